@@ -1,0 +1,416 @@
+// gpkv-gpu-bench: the CUDA backend of persistent hash tables (gpu::GphashGpu)
+// measured in direct and mirror mode, next to the link it runs over.
+//
+//   1. link calibration: random 8-byte reads / CAS of a registered tmpfs
+//      mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB and 4 GiB;
+//   2. per mode (direct, mirror, and the CPU backend on all hardware threads
+//      as the peer): YCSB LOAD (puts of --keys new records), then for each
+//      batch size YCSB C gets (uniform, scrambled zipfian 0.99) and uniform
+//      updates; GPU batches in device memory, plus one host-memory get
+//      point and a reopen; CPU batches in host memory;
+//   3. the model of pool transactions per operation of each mode.
+//
+// Prints a table for people and (--json FILE) one JSON object per
+// measurement. Keys and values are those of `gpkv bench`
+// (bench/gpkv_bench_workload.h); every get batch's first answer set is
+// checked against the records.
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/gpkv_bench_workload.h"
+#include "bench/gpu/link_calibration.h"
+#include "cpu/gphash.h"
+#include "gpu/device_memory.h"
+#include "gpu/gphash_gpu.h"
+#include "pm/pool.h"
+
+namespace gpkv::bench::gpu {
+namespace {
+
+using ::gpkv::gpu::DeviceBytes;
+using ::gpkv::gpu::GphashGpu;
+using ::gpkv::gpu::GpuIndexMode;
+using ::gpkv::gpu::GpuTableOptions;
+
+constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
+constexpr size_t kOpsPerPoint = size_t{1} << 22;
+constexpr size_t kOpArray = size_t{1} << 23;
+constexpr size_t kLoadBatch = size_t{1} << 20;
+
+struct Args {
+  uint64_t keys = uint64_t{1} << 24;
+  std::string dir = "/dev/shm";
+  std::vector<int> batch_log2 = {12, 14, 16, 18, 20, 22};
+  std::vector<std::string> modes = {"direct", "mirror", "cpu"};
+  std::string json;
+  bool calibrate = true;
+};
+
+struct Row {
+  std::string mode;
+  std::string workload;
+  uint64_t batch = 0;
+  uint64_t ops = 0;
+  double seconds = 0;
+  double mops() const { return static_cast<double>(ops) / seconds / 1e6; }
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool ParseArgs(int argc, char** argv, Args* args) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      size_t length = std::strlen(name);
+      return arg.compare(0, length, name) == 0 ? arg.c_str() + length : nullptr;
+    };
+    if (const char* v = value("--keys=")) {
+      args->keys = std::stoull(v);
+    } else if (const char* v = value("--dir=")) {
+      args->dir = v;
+    } else if (const char* v = value("--json=")) {
+      args->json = v;
+    } else if (const char* v = value("--batches=")) {
+      args->batch_log2.clear();
+      for (const char* p = v; *p != 0;) {
+        args->batch_log2.push_back(std::atoi(p));
+        while (*p != 0 && *p != ',') ++p;
+        if (*p == ',') ++p;
+      }
+    } else if (const char* v = value("--modes=")) {
+      args->modes.clear();
+      std::string list = v;
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > start) args->modes.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else if (arg == "--no-calibration") {
+      args->calibrate = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--batches=12,14,...] "
+                   "[--modes=direct,mirror,cpu] [--json=FILE] [--no-calibration]\n");
+      return arg == "--help";
+    }
+  }
+  return true;
+}
+
+#define BENCH_CHECK(expr)                                                             \
+  do {                                                                                \
+    ::gpkv::Status bench_status_ = (expr);                                            \
+    if (!bench_status_.ok()) {                                                        \
+      std::fprintf(stderr, "gpkv-gpu-bench: %s\n", bench_status_.ToString().c_str()); \
+      return bench_status_;                                                           \
+    }                                                                                 \
+  } while (0)
+
+// Host and device copies of the keys and values of a list of records.
+struct OpSet {
+  std::vector<uint64_t> records;
+  std::vector<uint8_t> keys;
+  std::vector<uint8_t> values;
+  DeviceBytes device_keys;
+  DeviceBytes device_values;
+};
+
+Status MakeOpSet(std::vector<uint64_t> records, OpSet* set) {
+  set->records = std::move(records);
+  size_t count = set->records.size();
+  set->keys.resize(count * 8);
+  set->values.resize(count * 8);
+  for (size_t i = 0; i < count; ++i) {
+    EncodeKey(set->records[i], kSeed, 8, &set->keys[i * 8]);
+    EncodeValue(set->records[i], 0, 8, &set->values[i * 8]);
+  }
+  auto keys = DeviceBytes::Allocate(count * 8);
+  if (!keys.ok()) return keys.status();
+  auto values = DeviceBytes::Allocate(count * 8);
+  if (!values.ok()) return values.status();
+  set->device_keys = std::move(keys.value());
+  set->device_values = std::move(values.value());
+  GPKV_RETURN_IF_ERROR(set->device_keys.CopyFromHost(set->keys.data(), count * 8));
+  return set->device_values.CopyFromHost(set->values.data(), count * 8);
+}
+
+// Copies `bytes` of device memory to the host.
+Status CopyToHost(void* host, const void* device, size_t bytes) {
+  if (cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return Status::IOError("cudaMemcpy of answers to the host failed");
+  }
+  return Status::OK();
+}
+
+// Where a get batch's answers go: device memory (GPU runs) or host memory.
+struct Outputs {
+  uint8_t* values = nullptr;
+  uint8_t* found = nullptr;
+  bool on_device = false;
+};
+
+// Checks one get batch's answers against the records.
+Status CheckAnswers(const OpSet& set, size_t first, size_t count, const Outputs& out,
+                    const std::string& what) {
+  std::vector<uint8_t> got(count * 8), hit(count);
+  if (out.on_device) {
+    GPKV_RETURN_IF_ERROR(CopyToHost(got.data(), out.values, count * 8));
+    GPKV_RETURN_IF_ERROR(CopyToHost(hit.data(), out.found, count));
+  } else {
+    std::memcpy(got.data(), out.values, count * 8);
+    std::memcpy(hit.data(), out.found, count);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (hit[i] != 1 || std::memcmp(&got[i * 8], &set.values[(first + i) * 8], 8) != 0) {
+      return Status::Corruption(what + ": wrong answer for op " + std::to_string(i));
+    }
+  }
+  return Status::OK();
+}
+
+// Runs `ops` operations of set in batches of `batch` (after one untimed
+// batch, whose get answers are checked). Batches come from device memory
+// when out.on_device, else from host memory.
+template <typename Table>
+Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, size_t ops,
+                   const Outputs& out, const std::string& what, double* seconds) {
+  const uint8_t* keys = out.on_device ? set.device_keys.data() : set.keys.data();
+  const uint8_t* values = out.on_device ? set.device_values.data() : set.values.data();
+  auto run = [&](size_t first) -> Status {
+    if (is_get) return table.Get(keys + first * 8, out.values, out.found, batch);
+    return table.Put(keys + first * 8, values + first * 8, batch);
+  };
+  GPKV_RETURN_IF_ERROR(run(0));
+  if (is_get) GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, batch, out, what));
+  double start = Now();
+  for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kOpArray));
+  *seconds = Now() - start;
+  return Status::OK();
+}
+
+// LOAD, then the sweep of batch sizes, on one open table.
+template <typename Table>
+Status RunWorkloads(const Args& args, const std::string& mode, Table& table, const OpSet& load,
+                    const OpSet& uniform, const OpSet& zipf, const Outputs& out,
+                    std::vector<Row>* rows) {
+  const uint8_t* load_keys = out.on_device ? load.device_keys.data() : load.keys.data();
+  const uint8_t* load_values = out.on_device ? load.device_values.data() : load.values.data();
+  double start = Now();
+  for (size_t done = 0; done < args.keys; done += kLoadBatch) {
+    size_t count = std::min<size_t>(kLoadBatch, args.keys - done);
+    BENCH_CHECK(table.Put(load_keys + done * 8, load_values + done * 8, count));
+  }
+  rows->push_back({mode, "LOAD (insert)", kLoadBatch, args.keys, Now() - start});
+  TableStats stats = table.Stats();
+  if (stats.keys != args.keys) {
+    return Status::Corruption("after LOAD the table holds " + std::to_string(stats.keys) +
+                              " keys, not " + std::to_string(args.keys));
+  }
+  std::printf("# %s: loaded %llu keys, load factor %.3f, %u levels, %llu resizes\n", mode.c_str(),
+              static_cast<unsigned long long>(stats.keys), stats.load_factor, stats.levels,
+              static_cast<unsigned long long>(stats.resizes));
+  for (int log2 : args.batch_log2) {
+    size_t batch = size_t{1} << log2;
+    size_t ops = std::max(kOpsPerPoint, 2 * batch);
+    double seconds = 0;
+    BENCH_CHECK(TimeBatches(table, uniform, true, batch, ops, out, mode + " C uniform", &seconds));
+    rows->push_back({mode, "C get uniform", batch, ops, seconds});
+    BENCH_CHECK(TimeBatches(table, zipf, true, batch, ops, out, mode + " C zipfian", &seconds));
+    rows->push_back({mode, "C get zipfian", batch, ops, seconds});
+    BENCH_CHECK(
+        TimeBatches(table, uniform, false, batch, ops, out, mode + " update uniform", &seconds));
+    rows->push_back({mode, "update uniform", batch, ops, seconds});
+  }
+  return Status::OK();
+}
+
+// A pool file for one mode: created, then unlinked (the mapping stays).
+Result<std::unique_ptr<pm::Pool>> BenchPool(const Args& args, const std::string& mode) {
+  std::string path =
+      args.dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
+  auto pool = pm::Pool::Create(path, args.keys * 96 + (uint64_t{256} << 20), SyncMode::kBatch);
+  std::remove(path.c_str());
+  return pool;
+}
+
+Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
+                  const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
+  auto pool = BenchPool(args, mode);
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = args.keys;
+  auto root = GphashGpu::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = mode == "mirror" ? GpuIndexMode::kMirror : GpuIndexMode::kDirect;
+  double open_start = Now();
+  auto opened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
+  if (!opened.ok()) return opened.status();
+  GphashGpu& table = **opened;
+  std::printf("# %s: open %.3f s, index %.1f MiB, pool %.1f GiB\n", mode.c_str(),
+              Now() - open_start, table.Stats().index_bytes / 1048576.0,
+              (*pool)->size() / 1073741824.0);
+  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
+  auto out_values = DeviceBytes::Allocate(largest * 8);
+  auto out_found = DeviceBytes::Allocate(largest);
+  if (!out_values.ok()) return out_values.status();
+  if (!out_found.ok()) return out_found.status();
+  Outputs out{out_values->data(), out_found->data(), true};
+  GPKV_RETURN_IF_ERROR(RunWorkloads(args, mode, table, load, uniform, zipf, out, rows));
+  // One point with the batch in host memory (copies in and out included).
+  size_t batch = size_t{1} << 20;
+  std::vector<uint8_t> values(batch * 8), found(batch);
+  double start = Now();
+  for (size_t done = 0; done < kOpsPerPoint; done += batch) {
+    BENCH_CHECK(table.Get(uniform.keys.data() + done * 8, values.data(), found.data(), batch));
+  }
+  rows->push_back({mode, "C get uniform, host batch", batch, kOpsPerPoint, Now() - start});
+  // And a reopen of the loaded table (recovery scan; mirror build).
+  opened.value().reset();
+  open_start = Now();
+  auto reopened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
+  if (!reopened.ok()) return reopened.status();
+  std::printf("# %s: reopen of the loaded table %.3f s\n", mode.c_str(), Now() - open_start);
+  return Status::OK();
+}
+
+// The CPU backend on the same records, host batches, all hardware threads.
+Status RunCpuMode(const Args& args, const OpSet& load, const OpSet& uniform, const OpSet& zipf,
+                  std::vector<Row>* rows) {
+  auto pool = BenchPool(args, "cpu");
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = args.keys;
+  auto root = cpu::Gphash::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  auto opened = cpu::Gphash::Open(**pool, "bench", *root, threads, nullptr);
+  if (!opened.ok()) return opened.status();
+  std::printf("# cpu: cpu::Gphash on %d threads\n", threads);
+  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
+  std::vector<uint8_t> values(largest * 8), found(largest);
+  Outputs out{values.data(), found.data(), false};
+  return RunWorkloads(args, "cpu", **opened, load, uniform, zipf, out, rows);
+}
+
+void PrintTransactionModel() {
+  std::printf(
+      "\npool transactions per operation (model, default 2L-2H-8S, 8-byte keys and values):\n"
+      "  direct get:    4 probe reads (64 B, one per candidate bucket) + key + value + slot "
+      "re-read = 7\n"
+      "  direct insert: 4 probe reads + CAS + key + value + publish = 8 (+2 system fences)\n"
+      "  direct update: 4 probe reads + key + value store = 6\n"
+      "  mirror get:    0 (HBM only)\n"
+      "  mirror insert: key + value + publish = 3 stores (probe and CAS in HBM)\n"
+      "  mirror update: 1 store\n");
+}
+
+int Main(int argc, char** argv) {
+  Args args;
+  if (!ParseArgs(argc, argv, &args)) return 1;
+  Status usable = GphashGpu::DeviceUsable();
+  if (!usable.ok()) {
+    std::fprintf(stderr, "gpkv-gpu-bench: %s\n", usable.ToString().c_str());
+    return 3;
+  }
+  const std::string device = ::gpkv::gpu::DeviceDescription();
+  std::printf("# device: %s\n# keys: %llu, pool dir %s\n", device.c_str(),
+              static_cast<unsigned long long>(args.keys), args.dir.c_str());
+
+  std::vector<LinkResult> link;
+  if (args.calibrate) {
+    Status calibrated = CalibrateLink(
+        args.dir, {uint64_t{256} << 20, uint64_t{512} << 20, uint64_t{1} << 30, uint64_t{4} << 30},
+        &link);
+    if (!calibrated.ok()) {
+      std::fprintf(stderr, "gpkv-gpu-bench: link calibration: %s\n", calibrated.ToString().c_str());
+      return 3;
+    }
+  }
+
+  // Records: LOAD inserts 0..keys-1; the gets and updates draw from them.
+  std::vector<uint64_t> records(args.keys);
+  for (uint64_t i = 0; i < args.keys; ++i) records[i] = i;
+  Random random(kSeed);
+  std::vector<uint64_t> uniform_records(kOpArray), zipf_records(kOpArray);
+  ScrambledZipfianGenerator zipfian(0, args.keys - 1);
+  for (size_t i = 0; i < kOpArray; ++i) {
+    uniform_records[i] = random.Uniform(args.keys);
+    zipf_records[i] = zipfian.Next(random);
+  }
+  OpSet load, uniform, zipf;
+  auto make_all = [&]() -> Status {
+    GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(records), &load));
+    GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(uniform_records), &uniform));
+    return MakeOpSet(std::move(zipf_records), &zipf);
+  };
+  Status made = make_all();
+  if (!made.ok()) {
+    std::fprintf(stderr, "gpkv-gpu-bench: %s\n", made.ToString().c_str());
+    return 3;
+  }
+
+  std::vector<Row> rows;
+  for (const std::string& mode : args.modes) {
+    Status ran = mode == "cpu" ? RunCpuMode(args, load, uniform, zipf, &rows)
+                               : RunGpuMode(args, mode, load, uniform, zipf, &rows);
+    if (!ran.ok()) {
+      std::fprintf(stderr, "gpkv-gpu-bench: %s mode: %s\n", mode.c_str(), ran.ToString().c_str());
+      return 3;
+    }
+  }
+
+  if (!link.empty()) {
+    std::printf("\nlink calibration (random 8-byte accesses, millions per second):\n");
+    std::printf("  %-9s %12s %12s %12s %12s\n", "region", "host read", "host CAS", "HBM read",
+                "HBM CAS");
+    for (const LinkResult& r : link) {
+      std::printf("  %6.0f MiB %12.1f %12.1f %12.1f %12.1f\n", r.region_bytes / 1048576.0,
+                  r.host_reads_per_s / 1e6, r.host_cas_per_s / 1e6, r.hbm_reads_per_s / 1e6,
+                  r.hbm_cas_per_s / 1e6);
+    }
+  }
+  PrintTransactionModel();
+  std::printf("\n%-7s %-27s %8s %10s %9s %10s\n", "mode", "workload", "batch", "ops", "seconds",
+              "Mops/s");
+  for (const Row& row : rows) {
+    std::printf("%-7s %-27s %8llu %10llu %9.3f %10.2f\n", row.mode.c_str(), row.workload.c_str(),
+                static_cast<unsigned long long>(row.batch),
+                static_cast<unsigned long long>(row.ops), row.seconds, row.mops());
+  }
+  if (!args.json.empty()) {
+    std::ofstream json(args.json);
+    for (const LinkResult& r : link) {
+      json << "{\"kind\":\"link\",\"device\":\"" << device
+           << "\",\"region_bytes\":" << r.region_bytes
+           << ",\"host_reads_per_s\":" << r.host_reads_per_s
+           << ",\"host_cas_per_s\":" << r.host_cas_per_s
+           << ",\"hbm_reads_per_s\":" << r.hbm_reads_per_s
+           << ",\"hbm_cas_per_s\":" << r.hbm_cas_per_s << "}\n";
+    }
+    for (const Row& row : rows) {
+      json << "{\"kind\":\"table\",\"system\":\"gpkv-gpu\",\"device\":\"" << device
+           << "\",\"mode\":\"" << row.mode << "\",\"workload\":\"" << row.workload
+           << "\",\"keys\":" << args.keys << ",\"batch\":" << row.batch << ",\"ops\":" << row.ops
+           << ",\"seconds\":" << row.seconds << ",\"mops\":" << row.mops() << "}\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpkv::bench::gpu
+
+int main(int argc, char** argv) { return gpkv::bench::gpu::Main(argc, argv); }

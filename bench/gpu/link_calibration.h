@@ -1,0 +1,29 @@
+// Link calibration for the GPU benchmark: random 8-byte reads and CAS by GPU
+// threads over a registered host mapping of a tmpfs file (what direct mode
+// touches) and over device memory (HBM), by the size of the region touched.
+// These are the ceilings the table's direct and mirror modes are measured
+// against (DESIGN.md "Performance model").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpkv/status.h"
+
+namespace gpkv::bench::gpu {
+
+struct LinkResult {
+  uint64_t region_bytes = 0;
+  double host_reads_per_s = 0;
+  double host_cas_per_s = 0;
+  double hbm_reads_per_s = 0;
+  double hbm_cas_per_s = 0;
+};
+
+// Maps a file of max(region sizes) bytes under `dir`, registers it with CUDA
+// and measures each region size; removes the file.
+Status CalibrateLink(const std::string& dir, const std::vector<uint64_t>& region_sizes,
+                     std::vector<LinkResult>* results);
+
+}  // namespace gpkv::bench::gpu

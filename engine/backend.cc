@@ -1,0 +1,43 @@
+#include "engine/backend.h"
+
+#if GPKV_HAVE_CUDA
+#include "gpu/gphash_gpu.h"
+#endif
+
+namespace gpkv::engine {
+
+Result<Backend> ChooseBackend(Backend requested) {
+  switch (requested) {
+    case Backend::kCpu:
+      return Backend::kCpu;
+    case Backend::kAuto:
+#if GPKV_HAVE_CUDA
+      if (gpu::GphashGpu::DeviceUsable().ok()) return Backend::kCuda;
+#endif
+      return Backend::kCpu;
+    case Backend::kCuda:
+#if GPKV_HAVE_CUDA
+      GPKV_RETURN_IF_ERROR(gpu::GphashGpu::DeviceUsable());
+      return Backend::kCuda;
+#else
+      return Status::Unsupported(
+          "this build of gpkv has no CUDA backend (nvcc was not found when it was built); "
+          "use the CPU backend");
+#endif
+  }
+  return Status::InvalidArgument("unknown backend " + std::to_string(static_cast<int>(requested)));
+}
+
+const char* BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kCpu:
+      return "cpu";
+    case Backend::kCuda:
+      return "cuda";
+    case Backend::kAuto:
+      return "auto";
+  }
+  return "unknown";
+}
+
+}  // namespace gpkv::engine

@@ -1,0 +1,158 @@
+// gpu::GphashGpu: the persistent hash table (GPHash layout,
+// format/gphash_layout.h) run by CUDA kernels — the GPU twin of cpu::Gphash.
+// A pool written by either backend opens, verifies and answers the same on
+// the other.
+//
+// Mapping: the pool mapping is registered with CUDA (gpu::PoolRegistration)
+// and kernels read and write the pool itself ("direct" mode). In "mirror"
+// mode the table also keeps a copy of its bucket levels in GPU memory: probes
+// and slot arbitration (CAS) run there and the pool receives only ordered
+// plain stores of the changed words. Values of up to 8 bytes (inline) only;
+// value cells (value_size > 8) are Unsupported on the GPU for now.
+//
+// Kernels: warp-cooperative work sharing, at most one operation per lane
+// (fewer per warp for small batches), batches run in bucket order after a
+// CUB sort that also resolves duplicate keys; each operation probes all
+// candidate slots at once (levels x hash locations x
+// slots per bucket: 32 for the default 2L-2H-8S, one per lane), filters by
+// fingerprint, inserts by CAS of the slot word EMPTY -> INSERT, writes key and
+// value, __threadfence_system(), publishes VALID|fingerprint. A put that
+// finds no EMPTY candidate is placed after a resize done here (new top level,
+// bottom level moved up, as the format describes).
+//
+// Durability: kernels order their pool stores with __threadfence_system()
+// (key and value before the publishing slot word); the host makes a write
+// batch durable with pool.Sync() when it completes. On a page-granular file
+// SyncMode::kStrict therefore gives no more than kBatch here. A process
+// killed during a batch leaves each operation applied or absent by the
+// protocol (not yet tested with SIGKILL).
+//
+// Who may call: engine/ (through the Table facade), tests and benchmarks.
+// This header needs no CUDA headers: streams are passed as CUstream_st*, which
+// is what cudaStream_t is.
+//
+// Thread safety: Put / Get / Erase (and their Async twins on distinct
+// streams) may be called from several threads at once. Write batches of one
+// table run one at a time on the device (each waits for the previous write
+// batch, in stream order); gets run beside them and see, per key, the old or
+// the new value. A resize takes the table exclusively and waits for the
+// table's work in flight on every stream. The table is the only writer of its
+// slots while it is open: do not open the same table with cpu::Gphash or a
+// second GphashGpu at the same time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpkv/status.h"
+#include "gpkv/table.h"
+#include "pm/pool.h"
+#include "recovery/report.h"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace gpkv::gpu {
+
+// Where the kernels probe and arbitrate.
+enum class GpuIndexMode : uint8_t {
+  kAuto = 0,    // kMirror when the index fits (see GpuTableOptions), else kDirect
+  kDirect = 1,  // the registered pool mapping itself
+  kMirror = 2,  // a copy of the bucket levels in GPU memory; the pool gets the writes
+};
+
+struct GpuTableOptions {
+  // CUDA device ordinal the table's kernels run on.
+  int device = 0;
+  GpuIndexMode index_mode = GpuIndexMode::kAuto;
+  // kAuto mirrors the index when twice its size (room for a resize) is at
+  // most this fraction of the device's free memory at open.
+  double mirror_memory_fraction = 0.5;
+};
+
+class GphashGpu {
+ public:
+  // OK when a CUDA device can run this backend; else Unsupported("no usable
+  // CUDA device: ..."). Cheap enough to call at DB open.
+  static Status DeviceUsable(int device = 0);
+
+  // Creates a table root and its levels exactly as the format describes (the
+  // same bytes cpu::Gphash::Create writes, up to the initial sizing and the
+  // random hash seed). Durable, unlinked: the caller links it into the
+  // catalog. Unsupported for value_size > 8.
+  static Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
+
+  // Opens the table rooted at root_offset on the GPU: validates the root and
+  // LevelSet (Corruption naming table and offset), registers the pool mapping
+  // (Unsupported when the file cannot be registered, e.g. on ext4), builds the
+  // mirror if chosen, then runs open-time recovery on the device: INSERT
+  // slots cleared, duplicates resolved (the winner rule), an interrupted
+  // resize finished. `report` (optional) receives what recovery changed. A
+  // read-only pool that needs recovery gives Corruption. Unsupported for
+  // value_size > 8 and when no device is usable.
+  // REQUIRES: the pool outlives the table.
+  static Result<std::unique_ptr<GphashGpu>> Open(pm::Pool& pool, const std::string& table_name,
+                                                 uint64_t root_offset,
+                                                 const GpuTableOptions& options,
+                                                 recovery::Report* report);
+  ~GphashGpu();
+
+  // Batches of `count` keys (key_size bytes each) and values (value_size
+  // bytes each), in host or device memory (any kind the CUDA runtime can
+  // copy; detected per call). See gpkv::Table for the contract: per-operation
+  // atomicity; within a batch, the last put of a key wins and the first erase
+  // of a key reports it. Each call waits for its kernels, and a write batch
+  // is durable on return (pool.Sync()). PoolFull when a resize cannot get
+  // pool space. `order_after` (optional, e.g. gpkv::BatchOptions::stream):
+  // the batch starts only after the work enqueued on that stream so far (the
+  // kernel that produced device-memory keys, say); the table keeps nothing of
+  // the stream after the call.
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count,
+             CUstream_st* order_after = nullptr);
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+             CUstream_st* order_after = nullptr);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+               CUstream_st* order_after = nullptr);
+
+  // Stream-ordered twins: enqueue the batch on `stream` and return. Outputs
+  // are written when the stream reaches them. A write batch (PutAsync,
+  // EraseAsync) is complete and durable only after Synchronize(stream)
+  // returns OK: that call also places the puts that found no room (resize).
+  // Until then a get on the same stream may miss those. One write batch per
+  // stream is outstanding at a time: a second PutAsync / EraseAsync on the
+  // stream first synchronizes the previous one (waits). Host input arrays
+  // are copied before return; device input arrays must stay valid until the
+  // stream reaches a get, and until Synchronize(stream) returns for a write
+  // (puts that found no room are re-read from them).
+  // REQUIRES: one thread at a time per stream.
+  Status PutAsync(const uint8_t* keys, const uint8_t* values, size_t count, CUstream_st* stream);
+  Status GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                  CUstream_st* stream);
+  Status EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count, CUstream_st* stream);
+  // Waits for `stream`, finishes its outstanding write batch and makes it
+  // durable.
+  Status Synchronize(CUstream_st* stream);
+  // Synchronize(stream), then drops the table's workspace (scratch arena) for
+  // it. REQUIRES: a stream given to an Async call stays valid until it is
+  // forgotten or the table is destroyed.
+  Status ForgetStream(CUstream_st* stream);
+
+  // Visits every live pair (see gpkv::Table::Scan) by reading the pool on
+  // the host; single-threaded.
+  Status Scan(const Table::ScanVisitor& visit) const;
+
+  TableStats Stats() const;
+  uint32_t key_size() const;
+  uint32_t value_size() const;
+  // True when the index is mirrored in GPU memory (mirror mode).
+  bool mirrored() const;
+
+  class Impl;
+
+ private:
+  explicit GphashGpu(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpkv::gpu

@@ -1,0 +1,139 @@
+// GphashGpu::Impl: the state of one table open on the GPU, shared by
+// gphash_gpu.cu (batches), gphash_open.cu (open, mirror, recovery) and
+// gphash_resize.cu. Internal to gpu/; includes the CUDA runtime.
+//
+// Locks, always taken in this order:
+//   write_mutex_      one write batch (or resize) of the table at a time on the
+//                     host; device order between write batches on different
+//                     streams comes from last_write_ (cudaStreamWaitEvent).
+//   view_mutex_       shared while a batch is enqueued with view_ (and, for
+//                     waiting calls, until it completes); exclusive while a
+//                     resize changes the levels.
+//   workspaces_mutex_ the workspace lists.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "gpu/gphash_gpu.h"
+#include "gpu/gphash_kernels.h"
+#include "gpu/gphash_root.h"
+#include "gpu/gphash_view.h"
+#include "gpu/gphash_workspace.h"
+#include "gpu/pool_registration.h"
+
+namespace gpkv::gpu {
+
+// Operations per kernel launch; larger host batches run in chunks, in order.
+constexpr size_t kMaxChunkOps = size_t{1} << 24;
+
+class GphashGpu::Impl {
+ public:
+  Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
+       std::unique_ptr<PoolRegistration> registration, const GphashRootSnapshot& snapshot);
+  ~Impl();
+
+  // ---- open (gphash_open.cu) ----
+  // Picks direct or mirror mode, builds the mirror, the view, recovers.
+  Status Initialize(recovery::Report* report);
+
+  // ---- batches (gphash_gpu.cu) ----
+  // stream: the Async calls' stream (null for the waiting calls, which run on
+  // a workspace of their own after order_after's work, if not null).
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, cudaStream_t stream,
+             bool wait, cudaStream_t order_after = nullptr);
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+             cudaStream_t stream, bool wait, cudaStream_t order_after = nullptr);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, cudaStream_t stream, bool wait,
+               cudaStream_t order_after = nullptr);
+  Status Synchronize(cudaStream_t stream);
+  Status ForgetStream(cudaStream_t stream);
+  Status Scan(const Table::ScanVisitor& visit) const;
+  TableStats Stats() const;
+
+  uint32_t key_size() const { return snapshot_.key_size; }
+  uint32_t value_size() const { return snapshot_.value_size; }
+  bool mirrored() const { return view_.mirrored; }
+
+ private:
+  friend class GphashGpu;
+
+  // ---- open, mirror, recovery (gphash_open.cu) ----
+  Status ChooseMirror(bool* mirror) const;
+  Status BuildMirror(Workspace& workspace);
+  void DropMirror();
+  // view_ from snapshot_ and the mirror.
+  void BuildView();
+  Status Recover(Workspace& workspace, recovery::Report* report);
+  Status CountLiveKeys(Workspace& workspace, uint64_t* live);
+
+  // ---- resize (gphash_resize.cu) ----
+  // Grows the table by one top level of twice the buckets and moves the
+  // bottom level up. REQUIRES: write_mutex_ held, view_mutex_ not held.
+  Status Resize();
+  // Allocates and publishes the new top level (LevelSet with the resizing
+  // flag). REQUIRES: view_mutex_ held exclusively.
+  Status StartResize();
+  // Moves the bottom level up and publishes the LevelSet without it.
+  // REQUIRES: view_mutex_ held exclusively, a resize in progress.
+  Status FinishResize(Workspace& workspace);
+  // Waits for the table's work on every stream.
+  Status WaitAllStreams();
+
+  // ---- batch helpers (gphash_gpu.cu) ----
+  // A workspace for one call on `stream` (null: one with its own stream,
+  // taken from the free list and given back by ~Lease).
+  Result<Workspace*> AcquireWorkspace(cudaStream_t stream);
+  void ReleaseWorkspace(Workspace* workspace, cudaStream_t stream);
+  struct Lease {
+    Impl* impl;
+    Workspace* workspace;
+    cudaStream_t stream;
+    ~Lease() { impl->ReleaseWorkspace(workspace, stream); }
+  };
+  bool IsDeviceMemory(const void* address) const;
+  // Orders this write batch after the previous one on the device.
+  Status BeginWrite(Workspace& workspace);
+  Status EndWrite(Workspace& workspace);
+  Status PutChunk(Workspace& workspace, const uint8_t* keys, const uint8_t* values, size_t count,
+                  bool wait);
+  Status EraseChunk(Workspace& workspace, const uint8_t* keys, uint8_t* erased, size_t count,
+                    bool wait);
+  Status GetChunk(Workspace& workspace, const uint8_t* keys, uint8_t* values, uint8_t* found,
+                  size_t count, bool wait);
+  // Finishes the workspace's pending write batch: waits, places failed puts
+  // after resizes, makes the batch durable. REQUIRES: write_mutex_ held.
+  Status FinishPendingWrite(Workspace& workspace);
+  Status CheckWritable() const;
+  std::string Where() const;
+
+  pm::Pool& pool_;
+  const std::string table_name_;
+  const GpuTableOptions options_;
+  std::unique_ptr<PoolRegistration> registration_;
+
+  GphashRootSnapshot snapshot_;  // guarded by view_mutex_
+  GphashView view_{};            // guarded by view_mutex_
+  bool use_mirror_ = false;
+  std::vector<uint8_t*> mirror_levels_;  // device copies, parallel to the LevelSet levels
+
+  mutable std::mutex write_mutex_;
+  mutable std::shared_mutex view_mutex_;
+  cudaEvent_t last_write_ = nullptr;
+
+  mutable std::mutex workspaces_mutex_;
+  std::vector<std::unique_ptr<Workspace>> own_workspaces_;  // every workspace with its own stream
+  std::vector<Workspace*> free_workspaces_;
+  std::map<cudaStream_t, std::unique_ptr<Workspace>> stream_workspaces_;
+
+  std::atomic<uint64_t> live_keys_{0};
+};
+
+}  // namespace gpkv::gpu

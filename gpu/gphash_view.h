@@ -1,0 +1,74 @@
+// gpu::GphashView: what a kernel needs to address one GPHash table — the
+// levels of the current LevelSet as device pointers, the geometry and the
+// hash seed. A small trivially copyable value passed to kernels by value (the
+// device-side "ref" of the table), rebuilt by the host whenever the LevelSet
+// changes.
+//
+// Two copies of the index may exist: `index_levels` is where probes read and
+// where the CAS on a slot word arbitrates (the HBM mirror in mirror mode, the
+// registered pool mapping in direct mode); `pool_levels` is the pool mapping,
+// which receives every write. In direct mode the two are the same pointers.
+//
+// Candidates of a key: c = (level * hash_locations + location) *
+// slots_per_bucket + slot, so one bucket's slot words are read by
+// slots_per_bucket adjacent lanes (one 64-byte read for 8 slots).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "format/gphash_layout.h"
+#include "format/hash.h"
+#include "format/hd.h"
+
+namespace gpkv::gpu {
+
+struct GphashView {
+  uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
+  uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
+  uint64_t bucket_counts[format::kMaxLevels];
+  uint32_t level_count;  // levels of the LevelSet, top (newest) first
+  uint32_t hash_locations;
+  uint32_t slots_per_bucket;
+  uint32_t key_size;
+  uint32_t value_size;
+  uint32_t bucket_bytes;
+  uint64_t hash_seed;
+  bool mirrored;  // index_levels is an HBM mirror: writes go to both copies
+};
+static_assert(std::is_trivially_copyable_v<GphashView>);
+
+// One candidate slot of a key.
+struct GphashCandidate {
+  uint32_t level;   // index into the view's levels (0 = top)
+  uint32_t slot;    // slot in the bucket
+  uint64_t bucket;  // bucket index in the level
+};
+
+GPKV_HD uint32_t CandidateCount(const GphashView& view, uint32_t levels) {
+  return levels * view.hash_locations * view.slots_per_bucket;
+}
+
+GPKV_HD GphashCandidate CandidateOf(const GphashView& view, const format::KeyHash& hash,
+                                    uint32_t candidate) {
+  GphashCandidate out;
+  uint32_t per_level = view.hash_locations * view.slots_per_bucket;
+  out.level = candidate / per_level;
+  uint32_t location = (candidate % per_level) / view.slots_per_bucket;
+  out.slot = candidate % view.slots_per_bucket;
+  out.bucket = format::BucketIndex(hash, location, view.bucket_counts[out.level]);
+  return out;
+}
+
+// Duplicate-resolution order as one number: smaller wins. Levels are ordered
+// newest first (highest level_id first, checked at open), then the lowest
+// bucket, then the lowest slot. REQUIRES: bucket < 2^56 (checked at open).
+GPKV_HD uint64_t WinnerRank(uint32_t level, uint64_t bucket, uint32_t slot) {
+  return (uint64_t{level} << 60) | (bucket << 4) | slot;
+}
+constexpr uint64_t kNoRank = ~uint64_t{0};
+
+// Largest bucket index the rank can hold.
+constexpr uint64_t kMaxBucketsPerLevel = uint64_t{1} << 56;
+
+}  // namespace gpkv::gpu

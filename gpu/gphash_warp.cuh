@@ -1,0 +1,352 @@
+// Warp-level operations on a GPHash table (format/gphash_layout.h), called by
+// the kernels of gphash_kernels.cu: one-shot probe of every candidate slot of
+// a key (one slot per lane, rounds of 32 when a key has more candidates),
+// get, put (insert or update), erase, and the pieces of resize and recovery.
+//
+// Work sharing (WCWS): each lane of a kernel holds one operation; the warp
+// runs the active lanes' operations one at a time, all 32 lanes cooperating
+// on each. Every function here is called by all 32 lanes of a warp with the
+// same arguments (warp-uniform key, hash, view) and under the full mask;
+// "uniform" results are the same in every lane on return, "held by lane L"
+// results are meaningful in lane L only.
+//
+// Memory: slot words, keys and values of the index copy are read with
+// volatile loads (never cached in L1: other warps and other batches write
+// them); slot words change by atomicCAS. Writes to the pool are plain stores
+// ordered by __threadfence_system(): key and value first, then the slot word
+// that publishes them.
+#pragma once
+
+#include <cstdint>
+
+#include "format/gphash_layout.h"
+#include "format/hash.h"
+#include "gpu/gphash_view.h"
+
+namespace gpkv::gpu::warp {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr uint32_t kWarpSize = 32;
+
+__device__ __forceinline__ uint32_t LaneId() { return threadIdx.x % kWarpSize; }
+
+__device__ __forceinline__ uint64_t LoadWord(const uint8_t* address) {
+  return *reinterpret_cast<const volatile uint64_t*>(address);
+}
+__device__ __forceinline__ void StoreWord(uint8_t* address, uint64_t value) {
+  *reinterpret_cast<volatile uint64_t*>(address) = value;
+}
+__device__ __forceinline__ bool CasWord(uint8_t* address, uint64_t expected, uint64_t desired) {
+  auto* word = reinterpret_cast<unsigned long long*>(address);
+  return atomicCAS(word, expected, desired) == expected;
+}
+
+// A key as kKeyWords little-endian 64-bit words (key_size = 8 * kKeyWords).
+template <int kKeyWords>
+struct Key {
+  uint64_t words[kKeyWords];
+};
+
+// Reads a key from a batch array. REQUIRES: `source` is 8-byte aligned.
+template <int kKeyWords>
+__device__ __forceinline__ Key<kKeyWords> LoadKey(const uint8_t* source) {
+  Key<kKeyWords> key;
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(source);
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) key.words[w] = words[w];
+  return key;
+}
+
+// Reads a key stored in a bucket (volatile: it may be rewritten).
+template <int kKeyWords>
+__device__ __forceinline__ Key<kKeyWords> LoadStoredKey(const uint8_t* source) {
+  Key<kKeyWords> key;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) key.words[w] = LoadWord(source + 8 * w);
+  return key;
+}
+
+// All lanes: lane `source_lane`'s key.
+template <int kKeyWords>
+__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, int source_lane) {
+  Key<kKeyWords> out;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) {
+    out.words[w] = __shfl_sync(kFullMask, key.words[w], source_lane);
+  }
+  return out;
+}
+
+template <int kKeyWords>
+__device__ __forceinline__ format::KeyHash HashOf(const Key<kKeyWords>& key, uint64_t seed) {
+  return format::HashKey(reinterpret_cast<const uint8_t*>(key.words), 8 * kKeyWords, seed);
+}
+
+// A value of `size` bytes (1..8) as its zero-padded value word.
+__device__ __forceinline__ uint64_t LoadValue(const uint8_t* source, uint32_t size) {
+  if (size == 8 && (reinterpret_cast<uintptr_t>(source) & 7) == 0) {
+    return *reinterpret_cast<const uint64_t*>(source);
+  }
+  uint64_t value = 0;
+  for (uint32_t b = 0; b < size; ++b) value |= uint64_t{source[b]} << (8 * b);
+  return value;
+}
+__device__ __forceinline__ void StoreValue(uint8_t* target, uint64_t value, uint32_t size) {
+  if (size == 8 && (reinterpret_cast<uintptr_t>(target) & 7) == 0) {
+    *reinterpret_cast<uint64_t*>(target) = value;
+    return;
+  }
+  for (uint32_t b = 0; b < size; ++b) target[b] = static_cast<uint8_t>(value >> (8 * b));
+}
+
+// Minimum of `value` over the warp (all lanes receive it).
+__device__ __forceinline__ uint64_t WarpMin(uint64_t value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    uint64_t other = __shfl_xor_sync(kFullMask, value, offset);
+    value = other < value ? other : value;
+  }
+  return value;
+}
+
+__device__ __forceinline__ uint8_t* IndexBucket(const GphashView& view, uint32_t level,
+                                                uint64_t bucket) {
+  return view.index_levels[level] + bucket * view.bucket_bytes;
+}
+__device__ __forceinline__ uint8_t* PoolBucket(const GphashView& view, uint32_t level,
+                                               uint64_t bucket) {
+  return view.pool_levels[level] + bucket * view.bucket_bytes;
+}
+
+// What one probe of a key found.
+struct Probe {
+  // Uniform. match_lane < 0: the key is VALID in no candidate slot.
+  uint64_t match_rank = kNoRank;
+  int match_lane = -1;
+  // Uniform. empty_lane < 0: no candidate slot is EMPTY (kWantEmpty only).
+  int empty_lane = -1;
+  uint32_t empty_level = ~0u;
+  uint32_t empty_count = 0;
+  // Held by match_lane: the winning slot (duplicate rule), its slot word and
+  // (kWantValue) its value word as read.
+  GphashCandidate match_slot{};
+  uint64_t match_word = 0;
+  uint64_t match_value = 0;
+  // Held by empty_lane: the EMPTY slot chosen for an insert and its word.
+  GphashCandidate empty_slot{};
+  uint64_t empty_word = 0;
+};
+
+enum ProbeFlags : uint32_t {
+  kWantValue = 1,     // read the value word of every matching slot
+  kWantEmpty = 2,     // choose an EMPTY slot for an insert
+  kEraseMatches = 4,  // CAS every matching slot VALID -> EMPTY
+};
+
+// Probes the candidates of `key` in levels [0, levels) of `view`. The insert
+// choice: the top-most level with an EMPTY candidate, in it the bucket with
+// the most EMPTY slots, in it the lowest EMPTY slot. With kEraseMatches,
+// *erased (uniform) says whether this call erased a slot.
+template <int kKeyWords>
+__device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKeyWords>& key,
+                         const format::KeyHash& hash, uint32_t flags, Probe& probe,
+                         bool* erased = nullptr) {
+  const uint32_t lane = LaneId();
+  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint32_t candidates = CandidateCount(view, levels);
+  const uint32_t slots = view.slots_per_bucket;
+  const uint32_t per_level = view.hash_locations * slots;
+  bool erased_here = false;
+  for (uint32_t base = 0; base < candidates; base += kWarpSize) {
+    const uint32_t candidate = base + lane;
+    const bool in_range = candidate < candidates;
+    GphashCandidate slot{};
+    uint64_t word = 0;
+    uint8_t* bucket = nullptr;
+    if (in_range) {
+      slot = CandidateOf(view, hash, candidate);
+      bucket = IndexBucket(view, slot.level, slot.bucket);
+      word = LoadWord(bucket + format::SlotWordOffset(slot.slot));
+    }
+    bool match = false;
+    uint64_t value = 0;
+    if (in_range && format::SlotMatches(word, fingerprint)) {
+      if (flags & kWantValue) {
+        value = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot.slot));
+      }
+      Key<kKeyWords> stored =
+          LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot.slot));
+      match = true;
+#pragma unroll
+      for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
+    }
+    if (flags & kEraseMatches) {
+      if (match) {
+        uint64_t empty = format::EmptyWord(word);
+        if (CasWord(bucket + format::SlotWordOffset(slot.slot), word, empty)) {
+          if (view.mirrored) {
+            StoreWord(PoolBucket(view, slot.level, slot.bucket) + format::SlotWordOffset(slot.slot),
+                      empty);
+          }
+          erased_here = true;
+        }
+      }
+    } else {
+      uint64_t rank = match ? WinnerRank(slot.level, slot.bucket, slot.slot) : kNoRank;
+      uint64_t round_min = WarpMin(rank);
+      if (round_min < probe.match_rank) {
+        unsigned winners = __ballot_sync(kFullMask, rank == round_min);
+        probe.match_rank = round_min;
+        probe.match_lane = __ffs(winners) - 1;
+        if (lane == static_cast<uint32_t>(probe.match_lane)) {
+          probe.match_slot = slot;
+          probe.match_word = word;
+          probe.match_value = value;
+        }
+      }
+    }
+    if (flags & kWantEmpty) {
+      unsigned empty_mask =
+          __ballot_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotEmpty);
+      const unsigned segment_mask = slots >= 32 ? ~0u : ((1u << slots) - 1);
+      bool chosen_here = false;
+      for (uint32_t first = 0; first < kWarpSize && empty_mask != 0; first += slots) {
+        unsigned segment = (empty_mask >> first) & segment_mask;
+        if (segment == 0) continue;
+        uint32_t level = (base + first) / per_level;
+        uint32_t count = __popc(segment);
+        if (level < probe.empty_level ||
+            (level == probe.empty_level && count > probe.empty_count)) {
+          probe.empty_level = level;
+          probe.empty_count = count;
+          probe.empty_lane = static_cast<int>(first) + __ffs(segment) - 1;
+          chosen_here = true;
+        }
+      }
+      if (chosen_here && lane == static_cast<uint32_t>(probe.empty_lane)) {
+        probe.empty_slot = slot;
+        probe.empty_word = word;
+      }
+    }
+  }
+  if (erased != nullptr) *erased = __any_sync(kFullMask, erased_here);
+}
+
+// Looks `key` up; true (uniform) when found, with its value word in *value
+// (uniform). A slot that changed while it was read (seqlock on the slot
+// word's version) is read again.
+template <int kKeyWords>
+__device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
+                        const format::KeyHash& hash, uint64_t* value) {
+  const uint32_t lane = LaneId();
+  for (;;) {
+    Probe probe;
+    ProbeKey(view, view.level_count, key, hash, kWantValue, probe);
+    if (probe.match_lane < 0) return false;
+    bool stable = true;
+    if (lane == static_cast<uint32_t>(probe.match_lane)) {
+      __threadfence();
+      const uint8_t* bucket = IndexBucket(view, probe.match_slot.level, probe.match_slot.bucket);
+      stable = LoadWord(bucket + format::SlotWordOffset(probe.match_slot.slot)) == probe.match_word;
+    }
+    if (__shfl_sync(kFullMask, stable, probe.match_lane)) {
+      *value = __shfl_sync(kFullMask, probe.match_value, probe.match_lane);
+      return true;
+    }
+  }
+}
+
+enum class PutOutcome : uint32_t { kInserted, kUpdated, kPresent, kNoRoom };
+
+// Reserves the slot probe.empty_slot (CAS EMPTY -> INSERT in the index copy),
+// writes key and value to the pool (and mirror), then publishes VALID. False
+// (uniform) when another writer took the slot first.
+template <int kKeyWords>
+__device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<kKeyWords>& key,
+                         uint64_t fingerprint, uint64_t value_word) {
+  bool reserved = false;
+  if (LaneId() == static_cast<uint32_t>(probe.empty_lane)) {
+    const GphashCandidate& slot = probe.empty_slot;
+    const uint32_t slots = view.slots_per_bucket;
+    uint8_t* index_bucket = IndexBucket(view, slot.level, slot.bucket);
+    uint64_t reservation = format::ReserveWord(probe.empty_word);
+    reserved =
+        CasWord(index_bucket + format::SlotWordOffset(slot.slot), probe.empty_word, reservation);
+    if (reserved) {
+      uint8_t* pool_bucket = PoolBucket(view, slot.level, slot.bucket);
+      uint32_t key_offset = format::KeyOffset(slots, view.key_size, slot.slot);
+      uint32_t value_offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
+#pragma unroll
+      for (int w = 0; w < kKeyWords; ++w) StoreWord(pool_bucket + key_offset + 8 * w, key.words[w]);
+      StoreWord(pool_bucket + value_offset, value_word);
+      if (view.mirrored) {
+#pragma unroll
+        for (int w = 0; w < kKeyWords; ++w) {
+          StoreWord(index_bucket + key_offset + 8 * w, key.words[w]);
+        }
+        StoreWord(index_bucket + value_offset, value_word);
+      }
+      __threadfence_system();
+      uint64_t published = format::PublishWord(reservation, fingerprint);
+      StoreWord(pool_bucket + format::SlotWordOffset(slot.slot), published);
+      if (view.mirrored) StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
+      __threadfence_system();
+    }
+  }
+  return __shfl_sync(kFullMask, reserved, probe.empty_lane);
+}
+
+// Inserts `key` -> `value_word` in levels [0, levels), or (update_existing)
+// stores the value word of the slot that holds the key (the duplicate-rule
+// winner). Without update_existing a present key is left as it is (kPresent).
+template <int kKeyWords>
+__device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key<kKeyWords>& key,
+                              const format::KeyHash& hash, uint64_t value_word,
+                              bool update_existing) {
+  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  for (;;) {
+    Probe probe;
+    ProbeKey(view, levels, key, hash, kWantEmpty, probe);
+    if (probe.match_lane >= 0) {
+      if (!update_existing) return PutOutcome::kPresent;
+      if (LaneId() == static_cast<uint32_t>(probe.match_lane)) {
+        const GphashCandidate& slot = probe.match_slot;
+        uint32_t offset = format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot);
+        StoreWord(PoolBucket(view, slot.level, slot.bucket) + offset, value_word);
+        if (view.mirrored)
+          StoreWord(IndexBucket(view, slot.level, slot.bucket) + offset, value_word);
+        __threadfence_system();
+      }
+      return PutOutcome::kUpdated;
+    }
+    if (probe.empty_lane < 0) return PutOutcome::kNoRoom;
+    if (InsertAt(view, probe, key, fingerprint, value_word)) return PutOutcome::kInserted;
+    // Another writer reserved the slot first: probe again.
+  }
+}
+
+// Erases every slot holding `key`; true (uniform) if one was erased.
+template <int kKeyWords>
+__device__ bool WarpErase(const GphashView& view, const Key<kKeyWords>& key,
+                          const format::KeyHash& hash) {
+  Probe probe;
+  bool erased = false;
+  ProbeKey(view, view.level_count, key, hash, kEraseMatches, probe, &erased);
+  if (erased) __threadfence_system();
+  return erased;
+}
+
+// CAS of one slot word from `word` to its EMPTY word in the index copy (and a
+// store to the pool copy when mirrored). Called by one lane.
+__device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level, uint64_t bucket,
+                                          uint32_t slot, uint64_t word) {
+  uint64_t empty = format::EmptyWord(word);
+  if (!CasWord(IndexBucket(view, level, bucket) + format::SlotWordOffset(slot), word, empty)) {
+    return false;
+  }
+  if (view.mirrored)
+    StoreWord(PoolBucket(view, level, bucket) + format::SlotWordOffset(slot), empty);
+  return true;
+}
+
+}  // namespace gpkv::gpu::warp

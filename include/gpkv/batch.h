@@ -1,0 +1,68 @@
+// Batch views: non-owning spans over caller memory that carry the keys,
+// values and per-key results of one batch call. A batch of n operations on a
+// table with key size K and value size V passes n*K key bytes and n*V value
+// bytes; per-key results (found / erased) are one byte per key (0 or 1).
+//
+// The memory may be host memory or (with the CUDA backend) device memory.
+// The spans are views only: the caller keeps the memory alive for the call.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace gpkv {
+
+// Read-only bytes of a batch (keys, or values to write).
+class ConstBytes {
+ public:
+  ConstBytes() = default;
+  ConstBytes(const void* data, size_t size) : data_(data), size_(size) {}
+  template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
+  ConstBytes(const std::vector<T>& v)  // NOLINT: implicit view, as std::span
+      : data_(v.data()), size_(v.size() * sizeof(T)) {}
+  template <typename T, size_t N, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
+  ConstBytes(const std::array<T, N>& a)  // NOLINT
+      : data_(a.data()), size_(N * sizeof(T)) {}
+
+  const void* data() const { return data_; }
+  const uint8_t* bytes() const { return static_cast<const uint8_t*>(data_); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  const void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Writable bytes of a batch (values read, found / erased flags).
+class MutableBytes {
+ public:
+  MutableBytes() = default;
+  MutableBytes(void* data, size_t size) : data_(data), size_(size) {}
+  template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
+  MutableBytes(std::vector<T>& v)  // NOLINT: implicit view, as std::span
+      : data_(v.data()), size_(v.size() * sizeof(T)) {}
+  template <typename T, size_t N, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
+  MutableBytes(std::array<T, N>& a)  // NOLINT
+      : data_(a.data()), size_(N * sizeof(T)) {}
+
+  void* data() const { return data_; }
+  uint8_t* bytes() const { return static_cast<uint8_t*>(data_); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Per-call options of a batch. `stream` is a cudaStream_t passed opaquely so
+// that this header compiles without CUDA; the CPU backend ignores it.
+struct BatchOptions {
+  void* stream = nullptr;
+};
+
+}  // namespace gpkv

@@ -1,0 +1,76 @@
+// gpkv::DB: one pool file holding a catalog of named tables.
+//
+//   gpkv::Options options;
+//   options.create_if_missing = true;
+//   auto db = gpkv::DB::Open("/dev/shm/pool.gpkv", options);
+//   if (!db.ok()) { ... db.status().ToString() ... }
+//   auto table = (*db)->CreateTable("users", gpkv::TableOptions{});
+//   GPKV_RETURN_IF_ERROR((*table)->Put(keys, values));
+//
+// Opening a pool runs recovery: reserved slots are cleared, an interrupted
+// resize is finished and unreferenced value blocks are reclaimed.
+//
+// Thread safety: all methods may be called from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "gpkv/table.h"
+
+namespace gpkv {
+
+// A table as the catalog records it.
+struct TableInfo {
+  std::string name;
+  uint64_t id = 0;
+  TableOptions options;
+};
+
+// Facts about the open pool.
+struct PoolInfo {
+  std::string path;
+  std::string uuid;  // 36-character text form
+  uint32_t format_version = 0;
+  uint64_t pool_size = 0;   // bytes of the file
+  uint64_t heap_bytes = 0;  // bytes available to tables
+  uint64_t used_bytes = 0;  // bytes in allocated extents
+  uint64_t extents = 0;     // allocated extents
+  uint64_t superblock_generation = 0;
+  bool is_pmem = false;  // cache-line persistence (a DAX mapping)
+  std::string backend;   // "cpu" or "cuda"
+};
+
+class DB {
+ public:
+  // Opens (or with options.create_if_missing creates) the pool at path.
+  // Errors: NotFound (no file, not creating), AlreadyExists
+  // (error_if_exists), Corruption (with file and offset), IOError,
+  // Unsupported (newer format version; CUDA requested but unusable).
+  static Result<std::unique_ptr<DB>> Open(const std::string& path, const Options& options);
+
+  virtual ~DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+
+  // Creates a table. AlreadyExists if the name is taken; InvalidArgument for
+  // bad sizes or geometry; Unsupported for kinds not built yet. The table is
+  // durable in the catalog when this returns.
+  virtual Result<Table*> CreateTable(const std::string& name, const TableOptions& options) = 0;
+  // Opens an existing table. NotFound if there is none of that name.
+  virtual Result<Table*> OpenTable(const std::string& name) = 0;
+  // Removes a table and frees its pool space. Table pointers to it become
+  // invalid. REQUIRES: no batch on the table is running.
+  virtual Status DropTable(const std::string& name) = 0;
+  virtual Result<std::vector<TableInfo>> ListTables() = 0;
+  virtual Result<PoolInfo> Info() = 0;
+
+ protected:
+  DB() = default;
+};
+
+}  // namespace gpkv

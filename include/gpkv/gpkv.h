@@ -1,0 +1,8 @@
+// Everything a user of gpkv includes.
+#pragma once
+
+#include "gpkv/batch.h"
+#include "gpkv/db.h"
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "gpkv/table.h"

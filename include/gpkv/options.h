@@ -1,0 +1,79 @@
+// Options of a DB (one pool file) and of its tables. Plain structs: every
+// field has a default and a comment. Options are read at Open / CreateTable;
+// changing a struct afterwards has no effect on an open DB or table.
+#pragma once
+
+#include <cstdint>
+
+namespace gpkv {
+
+// Where batches run. kAuto picks CUDA when a usable device is present and the
+// library was built with CUDA, else the CPU.
+enum class Backend : uint8_t { kAuto = 0, kCpu = 1, kCuda = 2 };
+
+// What a table can do. kHash: get / put / erase. kOrdered: also range, count,
+// successor. Stored in the catalog (values are part of the file format).
+enum class TableKind : uint8_t { kHash = 1, kOrdered = 2 };
+
+// Whether a table's contents live in the pool (kPersistent) or in GPU memory /
+// RAM and die with the process (kVolatile: declared in the catalog only).
+enum class Durability : uint8_t { kPersistent = 1, kVolatile = 2 };
+
+// When the pool is made durable.
+//  kBatch:  persist points order the stores (cache-line flush on a pmem
+//           mapping); one msync of the pool at the end of each write batch on
+//           a page-granular mapping (tmpfs, ext4). A process kill never loses
+//           an acknowledged operation or tears one; on a page-granular file a
+//           power failure during a batch may tear operations of that batch.
+//  kStrict: every persist point is made durable before the next store (msync
+//           per point on a page-granular mapping): per-operation atomicity
+//           against power failure on any file, at a large cost in speed.
+enum class SyncMode : uint8_t { kBatch = 0, kStrict = 1 };
+
+struct Options {
+  // Create the pool file when it does not exist.
+  bool create_if_missing = false;
+  // Fail with AlreadyExists when the pool file exists.
+  bool error_if_exists = false;
+  // Size of a new pool file in bytes (fixed for its life). Used at create only.
+  uint64_t pool_size = uint64_t{1} << 30;
+  // Open the pool read-only: every write fails with InvalidArgument, and
+  // recovery that would have to write reports Corruption instead.
+  bool read_only = false;
+  // Which backend runs batches.
+  Backend backend = Backend::kAuto;
+  // CPU backend worker threads per batch; 0 = all hardware threads.
+  int cpu_threads = 0;
+  // See SyncMode.
+  SyncMode sync_mode = SyncMode::kBatch;
+};
+
+// Shape of a persistent hash table (GPHash). The default is GPHash's
+// 2L-2H-8S: two levels (the lower one shared by pairs of upper buckets), two
+// hash locations per key per level, eight slots per bucket.
+struct HashGeometry {
+  // Levels of buckets, each half the size of the one above. 1..4.
+  uint8_t levels = 2;
+  // Candidate buckets per key per level. 1..4.
+  uint8_t hash_locations = 2;
+  // Slots per bucket: 4, 8 or 16.
+  uint8_t slots_per_bucket = 8;
+  // Buckets of the top level at create, a power of two; 0 = derived from
+  // TableOptions::expected_keys.
+  uint64_t initial_top_buckets = 0;
+};
+
+struct TableOptions {
+  TableKind kind = TableKind::kHash;
+  Durability durability = Durability::kPersistent;
+  // Key size in bytes: 8, 16 or 32. Every key value is legal.
+  uint32_t key_size = 8;
+  // Value size in bytes: 1 to 128. Values of up to 8 bytes sit in the slot;
+  // larger ones in value blocks replaced out of place.
+  uint32_t value_size = 8;
+  // Keys the table should hold before its first resize.
+  uint64_t expected_keys = uint64_t{1} << 20;
+  HashGeometry hash;
+};
+
+}  // namespace gpkv

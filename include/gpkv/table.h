@@ -1,0 +1,78 @@
+// gpkv::Table: one named table of a DB, operated on in batches.
+//
+// Durability: when a write batch (Put, Erase) returns OK, every operation in
+// it is durable in the pool (see SyncMode). Hash tables give per-operation
+// atomicity: a crash during a batch leaves each of its operations either fully
+// applied or absent. Within one batch, duplicate keys resolve to the last
+// occurrence.
+//
+// Thread safety: a Table may be used from several threads at once; concurrent
+// batches are allowed. Per key, a reader sees the old or the new value, never
+// a mix. A Table pointer is owned by its DB and stays valid until the table is
+// dropped or the DB is closed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "gpkv/batch.h"
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+
+namespace gpkv {
+
+// Counters of a table, read by Table::Stats().
+struct TableStats {
+  uint64_t keys = 0;         // live keys
+  uint64_t slots = 0;        // slots of all levels
+  double load_factor = 0.0;  // keys / slots
+  uint32_t levels = 0;       // levels in use (more than the geometry while resizing)
+  uint64_t top_buckets = 0;  // buckets of the top level
+  uint64_t resizes = 0;      // resizes since the table was created
+  uint64_t index_bytes = 0;  // pool bytes of bucket levels
+  uint64_t value_bytes = 0;  // pool bytes of value blocks (0 when values are inline)
+  bool resizing = false;     // a resize is in progress
+};
+
+class Table {
+ public:
+  virtual ~Table() = default;
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+
+  virtual const std::string& name() const = 0;
+  virtual const TableOptions& options() const = 0;
+
+  // Inserts or replaces n = keys.size() / key_size pairs.
+  // REQUIRES: keys.size() is a multiple of key_size; values.size() ==
+  //           n * value_size.
+  // Returns PoolFull when the pool cannot hold the table's growth; operations
+  // acknowledged before stay durable, and the operations of this batch are
+  // each either applied or absent.
+  virtual Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options = {}) = 0;
+
+  // Looks up n keys. values receives n * value_size bytes (a key not found
+  // leaves its value bytes zeroed); found, if not empty, receives n bytes,
+  // 1 where the key was found. "Not found" is a per-key result, not an error.
+  virtual Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+                     const BatchOptions& options = {}) = 0;
+
+  // Removes n keys. erased, if not empty, receives n bytes, 1 where the key
+  // was present.
+  virtual Status Erase(ConstBytes keys, MutableBytes erased = {},
+                       const BatchOptions& options = {}) = 0;
+
+  virtual Result<TableStats> Stats() = 0;
+
+  // Calls visit(key, value) for every live pair, in no particular order,
+  // until visit returns false. Sees a consistent view of each pair, not of the
+  // whole table: pairs written during the scan may or may not be visited.
+  using ScanVisitor = std::function<bool(const uint8_t* key, const uint8_t* value)>;
+  virtual Status Scan(const ScanVisitor& visit) = 0;
+
+ protected:
+  Table() = default;
+};
+
+}  // namespace gpkv

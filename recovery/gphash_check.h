@@ -1,0 +1,37 @@
+// Reading, checking and repairing a GPHash table's bytes without the backend:
+// used at open (engine, backends), by verify and by repair.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpkv/status.h"
+#include "pm/pool.h"
+#include "recovery/report.h"
+
+namespace gpkv::recovery {
+
+// Every extent the table rooted at root_offset references (root, levels of
+// the current LevelSet, value chunks), each bounds-checked. Corruption if the
+// root cannot be trusted.
+Result<std::vector<uint64_t>> GphashReferencedExtents(const pm::Pool& pool,
+                                                      const std::string& table_name,
+                                                      uint64_t root_offset);
+
+// Full read-only check of one table: root checksum and fields, LevelSet,
+// every slot word's state, every VALID key in one of its candidate buckets,
+// no key VALID twice, value references inside a chunk, cell-aligned and
+// unique. Appends findings and a TableReport to `report`.
+Status VerifyGphash(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
+                    uint64_t root_offset, Report& report, const ProgressFn& progress);
+
+// Repairs one table in place: slots with invalid states, keys outside their
+// candidate buckets and slots with invalid value references are dropped;
+// INSERT slots cleared; duplicates resolved. Appends to `report` what changed.
+// Corruption if the root itself cannot be trusted (the caller then drops the
+// table from the catalog).
+Status RepairGphash(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
+                    uint64_t root_offset, Report& report, const ProgressFn& progress);
+
+}  // namespace gpkv::recovery

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of pool files (called from .ci/run).
+#
+# Builds tests/fuzz/pool_fuzzer.cc with clang++ -fsanitize=fuzzer,address,
+# undefined directly against the library sources (engine/ pm/ format/ cpu/
+# recovery/, CPU only; the CMake build uses g++ and cannot link libFuzzer),
+# writes the seed pools of the current format, then fuzzes for a bounded time
+# over those seeds, the checked-in corpus (tests/fuzz/corpus/) and the corpus
+# kept from earlier runs. Prints the executions run and the crashes found;
+# exits 1 when the fuzzer found a crash or a violated property (its input is
+# left in the artifacts folder: turn it into a regression test under
+# tests/corruption/).
+#
+# Usage: scripts/ci-fuzz.sh [seconds]       (default GPKV_FUZZ_SECONDS or 120)
+# Environment: GPKV_FUZZ_BUILD (folder, default build-fuzz), GPKV_FUZZ_CXX
+# (default clang++-14, installed with apt-get when missing), GPKV_JOBS.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+seconds=${1:-${GPKV_FUZZ_SECONDS:-120}}
+out=${GPKV_FUZZ_BUILD:-build-fuzz}
+cxx=${GPKV_FUZZ_CXX:-clang++-14}
+jobs=${GPKV_JOBS:-$(nproc)}
+
+if ! command -v "$cxx" >/dev/null 2>&1 ||
+  ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+  [ ! -e /usr/lib/llvm-14/lib/libomp.so ]; then
+  echo "ci-fuzz: installing clang-14, its runtime libraries and libomp with apt-get" >&2
+  as_root=()
+  [ "$(id -u)" -ne 0 ] && as_root=(sudo)
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends clang-14 libclang-rt-14-dev libomp-14-dev
+fi
+
+mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$out/artifacts"
+common=(-std=c++17 -g -O1 -march=x86-64-v2 -fopenmp -fno-omit-frame-pointer
+  -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  -I. -Iinclude $(pkg-config --cflags libpmem2))
+
+# The library, instrumented for coverage (fuzzer-no-link); rebuilt per file
+# when its source or any header is newer than its object.
+shopt -s nullglob
+sources=(engine/*.cc pm/*.cc format/*.cc cpu/*.cc recovery/*.cc)
+newest_header=$(find include format pm cpu recovery engine -name '*.h' -printf '%T@\n' |
+  sort -n | tail -1)
+objects=()
+pids=()
+for source in "${sources[@]}"; do
+  object="$out/obj/${source//\//_}.o"
+  objects+=("$object")
+  if [ -f "$object" ] && [ "$object" -nt "$source" ] &&
+    [ "$(stat -c %Y "$object")" -ge "${newest_header%.*}" ]; then
+    continue
+  fi
+  "$cxx" "${common[@]}" -fsanitize=fuzzer-no-link -c "$source" -o "$object" &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then
+    wait "${pids[0]}"
+    pids=("${pids[@]:1}")
+  fi
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+echo "ci-fuzz: linking $out/pool_fuzzer" >&2
+"$cxx" "${common[@]}" -fsanitize=fuzzer -Itests/fuzz tests/fuzz/pool_fuzzer.cc "${objects[@]}" \
+  $(pkg-config --libs libpmem2) -lpthread -o "$out/pool_fuzzer"
+
+# Seeds of the current format (the checked-in ones may be older).
+rm -f "$out"/seeds/*
+GPKV_FUZZ_WRITE_SEEDS="$out/seeds" "$out/pool_fuzzer" >/dev/null
+
+before=$(ls "$out/artifacts" | wc -l)
+echo "ci-fuzz: fuzzing for ${seconds} s" >&2
+set +e
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+  "$out/pool_fuzzer" -max_total_time="$seconds" -max_len=1048576 -timeout=30 \
+  -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
+  "$out/corpus" "$out/seeds" tests/fuzz/corpus >"$out/fuzz.log" 2>&1
+status=$?
+set -e
+after=$(ls "$out/artifacts" | wc -l)
+executions=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$out/fuzz.log" | grep -Eo '[0-9]+$' |
+  tail -1)
+if [ -z "$executions" ]; then
+  # No final stats (the run stopped at a crash): take the last progress line.
+  executions=$(grep -Eo '^#[0-9]+' "$out/fuzz.log" | tail -1 | tr -d '#')
+fi
+crashes=$((after - before))
+corpus=$(ls "$out/corpus" | wc -l)
+echo "[crash totals] fuzz: ${executions:-0} executions in ${seconds} s, ${crashes} crashes or" \
+  "violated properties, corpus ${corpus} inputs (log $out/fuzz.log)"
+if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+  grep -E 'ERROR|SUMMARY|property violated|runtime error' "$out/fuzz.log" | head -20 >&2 || true
+  echo "ci-fuzz: the fuzzer found a problem (exit $status); inputs in $out/artifacts/:" >&2
+  ls -1 "$out/artifacts" | tail -n "$((crashes > 0 ? crashes : 5))" >&2
+  exit 1
+fi
+echo "ci-fuzz: ok" >&2

@@ -1,0 +1,254 @@
+// Minimal regression tests for what the corruption tests and the fuzzer found
+// (one test per finding; docs/GUARANTEES.md section 6 states the contract).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/pool_layout.h"
+#include "gpkv/db.h"
+#include "pool_map.h"
+#include "recovery/verify.h"
+#include "test_util.h"
+
+namespace gpkv::corruption {
+namespace {
+
+Options SmallPool() {
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = 4 << 20;
+  options.backend = Backend::kCpu;
+  options.cpu_threads = 1;
+  return options;
+}
+
+TableOptions SmallTable() {
+  TableOptions options;
+  options.expected_keys = 256;
+  return options;
+}
+
+std::vector<uint64_t> Keys() {
+  std::vector<uint64_t> keys;
+  for (uint64_t i = 1; i <= 500; ++i) keys.push_back(i * 0x9e3779b97f4a7c15ULL);
+  return keys;
+}
+
+// Two tables, "first" then "second", each with Keys() (value = ~key).
+void MakeTwoTablePool(const std::string& path) {
+  auto db = DB::Open(path, SmallPool());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  std::vector<uint64_t> keys = Keys(), values;
+  for (uint64_t key : keys) values.push_back(~key);
+  for (const char* name : {"first", "second"}) {
+    auto table = (*db)->CreateTable(name, SmallTable());
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_TRUE((*table)->Put(keys, values).ok());
+  }
+}
+
+// Number of Keys() that table `table_id` (found by id: repair renames tables
+// it rebuilds) of the pool at path holds with their values; -1 if the pool
+// does not open, 0 if the table is gone.
+int IntactKeys(const std::string& path, uint64_t table_id) {
+  Options options = SmallPool();
+  options.create_if_missing = false;
+  auto db = DB::Open(path, options);
+  if (!db.ok()) return -1;
+  auto tables = (*db)->ListTables();
+  if (!tables.ok()) return -1;
+  for (const TableInfo& info : *tables) {
+    if (info.id != table_id) continue;
+    auto table = (*db)->OpenTable(info.name);
+    if (!table.ok()) return 0;
+    std::vector<uint64_t> keys = Keys(), values(keys.size());
+    std::vector<uint8_t> found(keys.size());
+    if (!(*table)->Get(keys, values, found).ok()) return 0;
+    int intact = 0;
+    for (size_t i = 0; i < keys.size(); ++i) intact += found[i] && values[i] == ~keys[i];
+    return intact;
+  }
+  return 0;
+}
+
+uint64_t CurrentSuperblockOffset(const std::string& path) {
+  PoolMap map = ReadPoolMap(path);
+  return format::kSuperblockOffset[map.current_superblock];
+}
+
+// Found by RegionCorruption/superblock_current. Creating "second" wrote a
+// new superblock and freed the catalog the older copy points to. With the
+// current copy damaged, Pool::Open falls back to the older copy, whose
+// catalog extent is free (but still intact): DB::Open then succeeds without
+// "second" and its open-time recovery frees all of "second"'s extents as
+// unreachable. A damaged superblock silently destroys a table.
+TEST(CorruptionRegression, DamagedCurrentSuperblockDoesNotSilentlyLoseALaterTable) {
+  testutil::TempPool temp("sb-fallback");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  testutil::FlipByte(temp.path(), CurrentSuperblockOffset(temp.path()) + 16, 0x01);
+
+  Options options = SmallPool();
+  options.create_if_missing = false;
+  auto db = DB::Open(temp.path(), options);
+  if (db.ok()) {
+    auto second = (*db)->OpenTable("second");
+    EXPECT_TRUE(second.ok())
+        << "DB::Open succeeded on a pool whose current superblock is damaged, without the table "
+           "created last (the older superblock's catalog extent is not allocated); it should "
+           "refuse with Corruption";
+  } else {
+    EXPECT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+  }
+}
+
+// Same damage; repair must keep both tables (their roots are intact and
+// listed in the extent table) and leave a pool verify finds clean.
+TEST(CorruptionRegression, RepairOfADamagedCurrentSuperblockKeepsEveryTable) {
+  testutil::TempPool temp("sb-fallback-repair");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  testutil::FlipByte(temp.path(), CurrentSuperblockOffset(temp.path()) + 16, 0x01);
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
+  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+}
+
+// Offset (in the extent table) of the entry of the first allocated extent of
+// `kind`.
+uint64_t EntryOfKind(const std::string& path, uint32_t kind) {
+  PoolMap map = ReadPoolMap(path);
+  for (uint64_t entry : map.allocated_entries) {
+    if (map.At<format::ExtentEntry>(entry).kind == kind) return entry;
+  }
+  return 0;
+}
+
+// Found by RegionCorruption/extent_placement: one damaged extent table entry
+// makes ExtentAllocator::Load fail, so pm::Pool::Open fails and RepairPool
+// refuses the pool, although its contract refuses only an unreadable header
+// or two unreadable superblocks. Every table is intact.
+TEST(CorruptionRegression, RepairSalvagesAPoolWithOneInvalidExtentState) {
+  testutil::TempPool temp("extent-state");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindBucketLevel);
+  ASSERT_NE(entry, 0u);
+  testutil::FlipByte(temp.path(), entry + offsetof(format::ExtentEntry, state), 0x01);
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
+  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+}
+
+// Found by RegionCorruption/extent_placement: an entry whose offset moved by
+// one bit (into free heap) loads (it overlaps nothing), but the level it described is now
+// "referenced but not allocated"; repair then drops the whole table instead
+// of marking the level allocated again: 500 intact keys lost.
+TEST(CorruptionRegression, RepairKeepsATableWhoseLevelEntryOffsetMoved) {
+  testutil::TempPool temp("extent-offset");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  PoolMap map = ReadPoolMap(temp.path());
+  // A level entry and an offset bit whose flip moves the extent into free
+  // heap (so that the extent table still loads).
+  uint64_t moved = 0;
+  int moved_bit = 0;
+  for (uint64_t entry : map.allocated_entries) {
+    auto extent = map.At<format::ExtentEntry>(entry);
+    if (extent.kind != format::kExtentKindBucketLevel) continue;
+    for (int bit = 12; bit < 22 && moved == 0; ++bit) {
+      uint64_t begin = extent.offset ^ (uint64_t{1} << bit), end = begin + extent.length;
+      bool clear = begin >= map.header.heap_offset && end <= map.bytes.size();
+      for (const format::ExtentEntry& other : map.extents) {
+        if (other.offset != extent.offset && begin < other.offset + other.length &&
+            other.offset < end) {
+          clear = false;
+        }
+      }
+      if (clear) {
+        moved = entry;
+        moved_bit = bit;
+      }
+    }
+    if (moved != 0) break;
+  }
+  ASSERT_NE(moved, 0u) << "no level extent can move into free heap in this pool";
+  testutil::FlipByte(temp.path(), moved + moved_bit / 8,
+                     static_cast<uint8_t>(1u << (moved_bit % 8)));
+  auto before = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(before.ok());
+  EXPECT_TRUE(before->HasCorruption());
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  EXPECT_EQ(IntactKeys(temp.path(), 1) + IntactKeys(temp.path(), 2), 1000)
+      << "repair dropped a table whose bytes are all intact";
+}
+
+// Found by FuzzCorpus.SeededMutationsOfTheSeedsViolateNothing (a cut input
+// zeroes the end of the extent table): the current catalog's extent entry
+// reads free. Neither DB::Open nor ReadCatalog checks that the catalog extent
+// is allocated, so the pool opens and the allocator may hand the catalog's
+// bytes to the next extent: creating a table then destroys the catalog.
+TEST(CorruptionRegression, AFreeCatalogExtentIsNotHandedOutAgain) {
+  testutil::TempPool temp("catalog-free");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindCatalog);
+  ASSERT_NE(entry, 0u);
+  testutil::WriteBytes<uint64_t>(temp.path(), entry + offsetof(format::ExtentEntry, state),
+                                 format::kExtentFree);
+  Options options = SmallPool();
+  options.create_if_missing = false;
+  {
+    auto db = DB::Open(temp.path(), options);
+    if (!db.ok()) {
+      EXPECT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+      return;  // refusing is fine
+    }
+    auto third = (*db)->CreateTable("third", SmallTable());
+    if (third.ok()) {
+      std::vector<uint64_t> keys = Keys(), values(keys.size(), 7);
+      EXPECT_TRUE((*third)->Put(keys, values).ok());
+    } else {
+      EXPECT_TRUE(third.status().IsCorruption())
+          << "CreateTable on a pool whose catalog extent reads free: " << third.status().ToString();
+    }
+  }
+  EXPECT_EQ(IntactKeys(temp.path(), 1), 500) << "the pool opened, then lost table 'first'";
+  EXPECT_EQ(IntactKeys(temp.path(), 2), 500) << "the pool opened, then lost table 'second'";
+}
+
+// Same damage: a repair that returns OK must leave a pool verify finds clean
+// (it leaves the catalog extent "referenced but not allocated").
+TEST(CorruptionRegression, RepairReallocatesAFreeCatalogExtent) {
+  testutil::TempPool temp("catalog-free-repair");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindCatalog);
+  ASSERT_NE(entry, 0u);
+  testutil::WriteBytes<uint64_t>(temp.path(), entry + offsetof(format::ExtentEntry, state),
+                                 format::kExtentFree);
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
+  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+}
+
+}  // namespace
+}  // namespace gpkv::corruption

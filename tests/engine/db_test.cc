@@ -1,0 +1,199 @@
+// gpkv::DB and the catalog through the public API: create / open / drop /
+// list tables, reopen, batch validation and error messages.
+#include "gpkv/db.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "recovery/verify.h"
+#include "test_util.h"
+
+namespace gpkv {
+namespace {
+
+Options CreateOptions(uint64_t size = 64 << 20) {
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = size;
+  options.cpu_threads = 2;
+  return options;
+}
+
+TEST(DB, OpenWithoutCreateIfMissingIsNotFound) {
+  testutil::TempPool temp("nf");
+  auto db = DB::Open(temp.path(), Options{});
+  EXPECT_TRUE(db.status().IsNotFound()) << db.status().ToString();
+}
+
+TEST(DB, ErrorIfExistsRefusesAnExistingPool) {
+  testutil::TempPool temp("eie");
+  ASSERT_TRUE(DB::Open(temp.path(), CreateOptions()).ok());
+  Options options = CreateOptions();
+  options.error_if_exists = true;
+  EXPECT_TRUE(DB::Open(temp.path(), options).status().IsAlreadyExists());
+}
+
+TEST(DB, TablesSurviveReopenWithTheirOptionsAndContents) {
+  testutil::TempPool temp("reopen");
+  std::vector<uint64_t> keys = {1, 2, 3, 0, ~uint64_t{0}};
+  std::vector<uint64_t> values = {10, 20, 30, 40, 50};
+  {
+    auto db = DB::Open(temp.path(), CreateOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    TableOptions options;
+    options.expected_keys = 4096;
+    auto users = (*db)->CreateTable("users", options);
+    ASSERT_TRUE(users.ok()) << users.status().ToString();
+    options.key_size = 16;
+    options.value_size = 100;
+    ASSERT_TRUE((*db)->CreateTable("wide", options).ok());
+    ASSERT_TRUE((*users)->Put(keys, values).ok());
+  }
+  auto db = DB::Open(temp.path(), Options{});
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto tables = (*db)->ListTables();
+  ASSERT_TRUE(tables.ok());
+  ASSERT_EQ(tables->size(), 2u);
+  EXPECT_EQ((*tables)[0].name, "users");
+  EXPECT_EQ((*tables)[1].name, "wide");
+  EXPECT_EQ((*tables)[1].options.key_size, 16u);
+  EXPECT_EQ((*tables)[1].options.value_size, 100u);
+  auto users = (*db)->OpenTable("users");
+  ASSERT_TRUE(users.ok());
+  std::vector<uint64_t> got(keys.size());
+  std::vector<uint8_t> found(keys.size());
+  ASSERT_TRUE((*users)->Get(keys, got, found).ok());
+  EXPECT_EQ(got, values);
+  for (uint8_t f : found) EXPECT_EQ(f, 1);
+}
+
+TEST(DB, CreateTableTwiceIsAlreadyExists) {
+  testutil::TempPool temp("twice");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->CreateTable("t", TableOptions{}).ok());
+  EXPECT_TRUE((*db)->CreateTable("t", TableOptions{}).status().IsAlreadyExists());
+}
+
+TEST(DB, UnbuiltTableKindsAreUnsupported) {
+  testutil::TempPool temp("kinds");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok());
+  TableOptions ordered;
+  ordered.kind = TableKind::kOrdered;
+  EXPECT_TRUE((*db)->CreateTable("o", ordered).status().IsUnsupported());
+  TableOptions volatile_hash;
+  volatile_hash.durability = Durability::kVolatile;
+  EXPECT_TRUE((*db)->CreateTable("v", volatile_hash).status().IsUnsupported());
+  EXPECT_TRUE((*db)->ListTables()->empty());
+}
+
+TEST(DB, BadTableOptionsAreInvalidArgument) {
+  testutil::TempPool temp("badopts");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok());
+  TableOptions options;
+  options.key_size = 12;
+  EXPECT_TRUE((*db)->CreateTable("k12", options).status().IsInvalidArgument());
+  options = TableOptions{};
+  options.value_size = 0;
+  EXPECT_TRUE((*db)->CreateTable("v0", options).status().IsInvalidArgument());
+  options.value_size = 129;
+  EXPECT_TRUE((*db)->CreateTable("v129", options).status().IsInvalidArgument());
+  EXPECT_TRUE((*db)->CreateTable("", TableOptions{}).status().IsInvalidArgument());
+  EXPECT_TRUE(
+      (*db)->CreateTable(std::string(64, 'x'), TableOptions{}).status().IsInvalidArgument());
+}
+
+TEST(DB, DropTableFreesItsSpaceAndForgetsIt) {
+  testutil::TempPool temp("drop");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok());
+  uint64_t used_before = (*db)->Info()->used_bytes;
+  ASSERT_TRUE((*db)->CreateTable("t", TableOptions{}).ok());
+  EXPECT_GT((*db)->Info()->used_bytes, used_before);
+  ASSERT_TRUE((*db)->DropTable("t").ok());
+  EXPECT_TRUE((*db)->OpenTable("t").status().IsNotFound());
+  EXPECT_TRUE((*db)->DropTable("t").IsNotFound());
+  // Only the (empty) catalog remains.
+  EXPECT_LE((*db)->Info()->used_bytes, used_before + 4096);
+  db->reset();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+}
+
+TEST(Table, MismatchedSpansAreInvalidArgumentNamingTheTable) {
+  testutil::TempPool temp("spans");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("users", TableOptions{});
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> keys = {1, 2, 3};
+  std::vector<uint64_t> two_values = {1, 2};
+  Status status = (*table)->Put(keys, two_values);
+  ASSERT_TRUE(status.IsInvalidArgument());
+  EXPECT_NE(status.message().find("table 'users'"), std::string::npos) << status.ToString();
+  std::vector<uint8_t> seven_bytes(7);
+  EXPECT_TRUE((*table)->Put(ConstBytes(seven_bytes), ConstBytes(seven_bytes)).IsInvalidArgument());
+  std::vector<uint64_t> out(3);
+  std::vector<uint8_t> found(2);
+  EXPECT_TRUE((*table)->Get(keys, out, found).IsInvalidArgument());
+  EXPECT_TRUE((*table)->Put(ConstBytes(nullptr, 8), ConstBytes(nullptr, 8)).IsInvalidArgument());
+  EXPECT_TRUE((*table)->Put(ConstBytes(), ConstBytes()).ok());  // empty batch
+}
+
+TEST(DB, ReadOnlyOpenServesReadsAndRefusesWrites) {
+  testutil::TempPool temp("ro");
+  std::vector<uint64_t> keys = {7}, values = {70};
+  {
+    auto db = DB::Open(temp.path(), CreateOptions());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*(*db)->CreateTable("t", TableOptions{}))->Put(keys, values).ok());
+  }
+  Options options;
+  options.read_only = true;
+  auto db = DB::Open(temp.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("t");
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> got(1);
+  ASSERT_TRUE((*table)->Get(keys, got, {}).ok());
+  EXPECT_EQ(got[0], 70u);
+  EXPECT_TRUE((*table)->Put(keys, values).IsInvalidArgument());
+  EXPECT_TRUE((*db)->CreateTable("u", TableOptions{}).status().IsInvalidArgument());
+}
+
+TEST(DB, FullPoolIsPoolFullAndKeepsAcknowledgedData) {
+  testutil::TempPool temp("full");
+  auto db = DB::Open(temp.path(), CreateOptions(4 << 20));
+  ASSERT_TRUE(db.ok());
+  TableOptions options;
+  options.expected_keys = 1024;
+  auto table = (*db)->CreateTable("t", options);
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> acknowledged;
+  Status status;
+  for (uint64_t batch = 0; batch < 1000; ++batch) {
+    std::vector<uint64_t> keys(1024), values(1024);
+    for (uint64_t i = 0; i < 1024; ++i) keys[i] = values[i] = batch * 1024 + i + 1;
+    status = (*table)->Put(keys, values);
+    if (!status.ok()) break;
+    acknowledged.insert(acknowledged.end(), keys.begin(), keys.end());
+  }
+  ASSERT_TRUE(status.IsPoolFull()) << status.ToString();
+  ASSERT_FALSE(acknowledged.empty());
+  std::vector<uint64_t> got(acknowledged.size());
+  std::vector<uint8_t> found(acknowledged.size());
+  ASSERT_TRUE((*table)->Get(acknowledged, got, found).ok());
+  EXPECT_EQ(got, acknowledged);
+  db->reset();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->HasCorruption());
+}
+
+}  // namespace
+}  // namespace gpkv

@@ -1,0 +1,206 @@
+// One pool file, two backends: a table written by cpu::Gphash opens on the
+// GPU and answers the same, and the other way round, through resizes done by
+// either side; recovery::VerifyGphash accepts what the GPU wrote. Device
+// tests (label `gpu`); skipped when no CUDA device is usable.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/gphash.h"
+#include "gpu/gphash_gpu.h"
+#include "pm/pool.h"
+#include "recovery/gphash_check.h"
+#include "test_util.h"
+
+namespace gpkv::gpu {
+namespace {
+
+#define SKIP_WITHOUT_DEVICE()                            \
+  do {                                                   \
+    Status usable = GphashGpu::DeviceUsable();           \
+    if (!usable.ok()) GTEST_SKIP() << usable.ToString(); \
+  } while (0)
+
+// Expected contents: key bytes -> value bytes.
+using Contents = std::map<std::string, std::string>;
+
+struct Batch {
+  std::vector<uint8_t> keys;
+  std::vector<uint8_t> values;
+  size_t count = 0;
+};
+
+Batch RandomBatch(std::mt19937_64& rng, size_t count, uint32_t key_size, uint32_t value_size) {
+  Batch batch;
+  batch.count = count;
+  batch.keys.resize(count * key_size);
+  batch.values.resize(count * value_size);
+  for (auto& byte : batch.keys) byte = static_cast<uint8_t>(rng());
+  for (auto& byte : batch.values) byte = static_cast<uint8_t>(rng());
+  return batch;
+}
+
+void Apply(const Batch& batch, uint32_t key_size, uint32_t value_size, Contents* contents) {
+  for (size_t i = 0; i < batch.count; ++i) {
+    (*contents)[std::string(reinterpret_cast<const char*>(&batch.keys[i * key_size]), key_size)] =
+        std::string(reinterpret_cast<const char*>(&batch.values[i * value_size]), value_size);
+  }
+}
+
+// Looks every expected key up through `get` and checks the table has no more.
+template <typename Table>
+void ExpectContents(Table& table, const Contents& contents, uint32_t key_size, uint32_t value_size,
+                    const char* backend) {
+  std::vector<uint8_t> keys, values(contents.size() * value_size), found(contents.size());
+  for (const auto& [key, value] : contents) keys.insert(keys.end(), key.begin(), key.end());
+  ASSERT_TRUE(table.Get(keys.data(), values.data(), found.data(), contents.size()).ok());
+  size_t i = 0;
+  for (const auto& [key, value] : contents) {
+    ASSERT_EQ(found[i], 1) << backend << " op " << i;
+    ASSERT_EQ(std::memcmp(&values[i * value_size], value.data(), value_size), 0)
+        << backend << " op " << i;
+    ++i;
+  }
+  EXPECT_EQ(table.Stats().keys, contents.size()) << backend;
+  size_t scanned = 0;
+  ASSERT_TRUE(table
+                  .Scan([&](const uint8_t* key, const uint8_t*) {
+                    EXPECT_EQ(
+                        contents.count(std::string(reinterpret_cast<const char*>(key), key_size)),
+                        1u);
+                    ++scanned;
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(scanned, contents.size()) << backend;
+}
+
+void ExpectVerifies(const pm::Pool& pool, uint64_t root, size_t keys) {
+  recovery::Report report;
+  ASSERT_TRUE(recovery::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
+  EXPECT_FALSE(report.HasCorruption());
+  for (const auto& finding : report.findings) {
+    if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
+  }
+  ASSERT_EQ(report.tables.size(), 1u);
+  EXPECT_EQ(report.tables[0].keys, keys);
+}
+
+struct Shape {
+  const char* name;
+  uint32_t key_size;
+  uint32_t value_size;
+  GpuIndexMode mode;
+};
+
+class GphashCrossBackend : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape& shape = GetParam();
+  const uint32_t k = shape.key_size, v = shape.value_size;
+  testutil::TempPool temp(std::string("cross-") + shape.name);
+  std::mt19937_64 rng(99);
+  Contents contents;
+  uint64_t root = 0;
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = shape.mode;
+
+  // 1. CPU creates and writes (past its first resize), and erases some.
+  {
+    auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    TableOptions options;
+    options.key_size = k;
+    options.value_size = v;
+    options.expected_keys = 1000;
+    auto created = cpu::Gphash::Create(**pool, 1, options);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    root = *created;
+    auto table = cpu::Gphash::Open(**pool, "t", root, 4, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    Batch batch = RandomBatch(rng, 5000, k, v);
+    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    ASSERT_TRUE((*table)->Erase(batch.keys.data(), nullptr, 1000).ok());
+    for (size_t i = 0; i < 1000; ++i) {
+      contents.erase(std::string(reinterpret_cast<const char*>(&batch.keys[i * k]), k));
+    }
+    EXPECT_GT((*table)->Stats().resizes, 0u);
+  }
+  // 2. The GPU opens it, answers the same, writes more (resizing again).
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ExpectContents(**table, contents, k, v, "gpu reading cpu");
+    uint64_t resizes = (*table)->Stats().resizes;
+    Batch batch = RandomBatch(rng, 20000, k, v);
+    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    // Overwrite some CPU-written keys too.
+    Batch update = RandomBatch(rng, 0, k, v);
+    for (auto it = contents.begin(); update.count < 500; ++it, ++update.count) {
+      update.keys.insert(update.keys.end(), it->first.begin(), it->first.end());
+      for (uint32_t b = 0; b < v; ++b) update.values.push_back(static_cast<uint8_t>(rng()));
+    }
+    ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+    Apply(update, k, v, &contents);
+    EXPECT_GT((*table)->Stats().resizes, resizes);
+    ExpectContents(**table, contents, k, v, "gpu reading itself");
+  }
+  // 3. verify accepts the GPU's bytes; the CPU reads them and writes more.
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    ExpectVerifies(**pool, root, contents.size());
+    recovery::Report report;
+    auto table = cpu::Gphash::Open(**pool, "t", root, 4, &report);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_EQ(report.slots_cleared, 0u);
+    EXPECT_EQ(report.duplicates_removed, 0u);
+    ExpectContents(**table, contents, k, v, "cpu reading gpu");
+    Batch batch = RandomBatch(rng, 30000, k, v);
+    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+  }
+  // 4. And the GPU once more.
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ExpectContents(**table, contents, k, v, "gpu reading cpu again");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GphashCrossBackend,
+                         ::testing::Values(Shape{"k8_v8_direct", 8, 8, GpuIndexMode::kDirect},
+                                           Shape{"k8_v8_mirror", 8, 8, GpuIndexMode::kMirror},
+                                           Shape{"k16_v5_direct", 16, 5, GpuIndexMode::kDirect},
+                                           Shape{"k32_v8_mirror", 32, 8, GpuIndexMode::kMirror}),
+                         [](const ::testing::TestParamInfo<Shape>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("cross-create");
+  auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  auto root = GphashGpu::Create(**pool, 1, options);
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  ExpectVerifies(**pool, *root, 0);
+  auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ((*table)->Stats().keys, 0u);
+}
+
+}  // namespace
+}  // namespace gpkv::gpu

@@ -1,0 +1,355 @@
+// gpu::GphashGpu against an oracle (std::unordered_map) through resizes and
+// reopens, in direct and mirror mode; host vs device batch memory; Async
+// batches; read-only open. Device tests: skipped when no CUDA device is
+// usable (label `gpu`).
+#include "gpu/gphash_gpu.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpu/device_memory.h"
+#include "pm/pool.h"
+#include "test_util.h"
+
+namespace gpkv::gpu {
+namespace {
+
+constexpr uint64_t kPoolSize = uint64_t{256} << 20;
+
+#define SKIP_WITHOUT_DEVICE()                            \
+  do {                                                   \
+    Status usable = GphashGpu::DeviceUsable();           \
+    if (!usable.ok()) GTEST_SKIP() << usable.ToString(); \
+  } while (0)
+
+// A pool on /dev/shm with one GPU table; reopens both on demand.
+class TableHarness {
+ public:
+  TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode)
+      : temp_(tag), mode_(mode) {
+    auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
+    EXPECT_TRUE(pool.ok()) << pool.status().ToString();
+    pool_ = std::move(pool.value());
+    auto root = GphashGpu::Create(*pool_, 1, options);
+    EXPECT_TRUE(root.ok()) << root.status().ToString();
+    root_ = *root;
+    Open(/*read_only=*/false);
+  }
+
+  void Open(bool read_only, recovery::Report* report = nullptr) {
+    if (pool_ == nullptr) {
+      auto pool = pm::Pool::Open(temp_.path(), read_only, SyncMode::kBatch);
+      ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+      pool_ = std::move(pool.value());
+    }
+    GpuTableOptions options;
+    options.index_mode = mode_;
+    auto table = GphashGpu::Open(*pool_, "t", root_, options, report);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    table_ = std::move(table.value());
+  }
+
+  void Close() {
+    table_.reset();
+    pool_.reset();
+  }
+
+  void Reopen(bool read_only = false, recovery::Report* report = nullptr) {
+    Close();
+    Open(read_only, report);
+  }
+
+  // False when the table could not be created or opened (the failure is
+  // already reported); tests stop there.
+  bool ok() const { return table_ != nullptr; }
+  GphashGpu& table() { return *table_; }
+  pm::Pool& pool() { return *pool_; }
+  uint64_t root() const { return root_; }
+
+ private:
+  testutil::TempPool temp_;
+  GpuIndexMode mode_;
+  std::unique_ptr<pm::Pool> pool_;
+  std::unique_ptr<GphashGpu> table_;
+  uint64_t root_ = 0;
+};
+
+std::vector<uint8_t> RandomKeys(std::mt19937_64& rng, size_t count, uint32_t key_size) {
+  std::vector<uint8_t> keys(count * key_size);
+  for (size_t i = 0; i < keys.size(); i += 8) {
+    uint64_t word = rng();
+    std::memcpy(&keys[i], &word, 8);
+  }
+  return keys;
+}
+
+uint64_t ValueWord(const uint8_t* value, uint32_t value_size) {
+  uint64_t word = 0;
+  std::memcpy(&word, value, value_size);
+  return word;
+}
+
+struct OracleCase {
+  const char* name;
+  GpuIndexMode mode;
+  uint32_t key_size;
+  uint32_t value_size;
+};
+
+class GphashGpuOracle : public ::testing::TestWithParam<OracleCase> {};
+
+TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
+  SKIP_WITHOUT_DEVICE();
+  const OracleCase& param = GetParam();
+  const uint32_t key_size = param.key_size;
+  const uint32_t value_size = param.value_size;
+  TableOptions options;
+  options.key_size = key_size;
+  options.value_size = value_size;
+  options.expected_keys = 2000;  // small: the puts below force several resizes
+  TableHarness harness(std::string("oracle-") + param.name, options, param.mode);
+  ASSERT_TRUE(harness.ok());
+
+  std::mt19937_64 rng(20251123);
+  const size_t universe_size = 60000;
+  std::vector<uint8_t> universe = RandomKeys(rng, universe_size, key_size);
+  std::unordered_map<std::string, uint64_t> oracle;
+  auto key_at = [&](size_t i) { return &universe[i * key_size]; };
+  auto name_of = [&](const uint8_t* key) {
+    return std::string(reinterpret_cast<const char*>(key), key_size);
+  };
+  const uint64_t value_mask =
+      value_size == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * value_size)) - 1;
+
+  for (int round = 0; round < 60; ++round) {
+    size_t count = 1 + rng() % 8192;
+    std::vector<uint8_t> keys(count * key_size);
+    for (size_t i = 0; i < count; ++i) {
+      // Draw from a growing prefix so batches hold repeats and known keys.
+      size_t limit = std::min(universe_size, 2000 + static_cast<size_t>(round) * 1000);
+      std::memcpy(&keys[i * key_size], key_at(rng() % limit), key_size);
+    }
+    int kind = static_cast<int>(rng() % 10);
+    if (kind < 5) {
+      std::vector<uint8_t> values(count * value_size);
+      for (size_t i = 0; i < count; ++i) {
+        uint64_t value = rng() & value_mask;
+        std::memcpy(&values[i * value_size], &value, value_size);
+      }
+      ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), count).ok());
+      for (size_t i = 0; i < count; ++i) {
+        oracle[name_of(&keys[i * key_size])] = ValueWord(&values[i * value_size], value_size);
+      }
+    } else if (kind < 7) {
+      std::vector<uint8_t> erased(count, 7);
+      ASSERT_TRUE(harness.table().Erase(keys.data(), erased.data(), count).ok());
+      for (size_t i = 0; i < count; ++i) {
+        bool present = oracle.erase(name_of(&keys[i * key_size])) == 1;
+        ASSERT_EQ(erased[i], present ? 1 : 0) << "round " << round << " op " << i;
+      }
+    } else {
+      std::vector<uint8_t> values(count * value_size, 0xee);
+      std::vector<uint8_t> found(count, 7);
+      ASSERT_TRUE(harness.table().Get(keys.data(), values.data(), found.data(), count).ok());
+      for (size_t i = 0; i < count; ++i) {
+        auto it = oracle.find(name_of(&keys[i * key_size]));
+        ASSERT_EQ(found[i], it != oracle.end() ? 1 : 0) << "round " << round << " op " << i;
+        uint64_t expected = it != oracle.end() ? it->second : 0;
+        ASSERT_EQ(ValueWord(&values[i * value_size], value_size), expected)
+            << "round " << round << " op " << i;
+      }
+    }
+    if (round % 20 == 19) {
+      harness.Reopen();
+      ASSERT_TRUE(harness.ok());
+    }
+  }
+
+  TableStats stats = harness.table().Stats();
+  EXPECT_EQ(stats.keys, oracle.size());
+  EXPECT_GT(stats.resizes, 0u);
+  EXPECT_FALSE(stats.resizing);
+  EXPECT_EQ(stats.levels, 2u);
+  size_t scanned = 0;
+  ASSERT_TRUE(harness.table()
+                  .Scan([&](const uint8_t* key, const uint8_t* value) {
+                    auto it = oracle.find(name_of(key));
+                    EXPECT_NE(it, oracle.end());
+                    if (it != oracle.end()) EXPECT_EQ(ValueWord(value, value_size), it->second);
+                    ++scanned;
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(scanned, oracle.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, GphashGpuOracle,
+    ::testing::Values(OracleCase{"direct_k8_v8", GpuIndexMode::kDirect, 8, 8},
+                      OracleCase{"mirror_k8_v8", GpuIndexMode::kMirror, 8, 8},
+                      OracleCase{"direct_k16_v4", GpuIndexMode::kDirect, 16, 4},
+                      OracleCase{"mirror_k32_v3", GpuIndexMode::kMirror, 32, 3}),
+    [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
+
+TEST(GphashGpu, DeviceBatchesAnswerLikeHostBatches) {
+  SKIP_WITHOUT_DEVICE();
+  TableOptions options;
+  options.expected_keys = 50000;
+  TableHarness harness("device-batches", options, GpuIndexMode::kDirect);
+  ASSERT_TRUE(harness.ok());
+  std::mt19937_64 rng(7);
+  const size_t count = 40000;
+  std::vector<uint8_t> keys = RandomKeys(rng, count, 8);
+  std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+
+  // Put the first half from host memory, the second half from device memory.
+  const size_t half = count / 2;
+  ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), half).ok());
+  auto device_keys = DeviceBytes::Allocate(count * 8);
+  auto device_values = DeviceBytes::Allocate(count * 8);
+  auto device_found = DeviceBytes::Allocate(count);
+  ASSERT_TRUE(device_keys.ok() && device_values.ok() && device_found.ok());
+  ASSERT_TRUE(device_keys->CopyFromHost(keys.data(), count * 8).ok());
+  ASSERT_TRUE(device_values->CopyFromHost(values.data(), count * 8).ok());
+  ASSERT_TRUE(
+      harness.table()
+          .Put(device_keys->data() + half * 8, device_values->data() + half * 8, count - half)
+          .ok());
+
+  // Get everything into device memory, and into host memory.
+  auto device_out = DeviceBytes::Allocate(count * 8);
+  ASSERT_TRUE(device_out.ok());
+  ASSERT_TRUE(harness.table()
+                  .Get(device_keys->data(), device_out->data(), device_found->data(), count)
+                  .ok());
+  std::vector<uint8_t> from_device(count * 8), found_device(count);
+  ASSERT_TRUE(device_out->CopyToHost(from_device.data(), count * 8).ok());
+  ASSERT_TRUE(device_found->CopyToHost(found_device.data(), count).ok());
+  std::vector<uint8_t> from_host(count * 8), found_host(count);
+  ASSERT_TRUE(harness.table().Get(keys.data(), from_host.data(), found_host.data(), count).ok());
+  EXPECT_EQ(from_device, values);
+  EXPECT_EQ(from_host, values);
+  EXPECT_EQ(found_device, std::vector<uint8_t>(count, 1));
+  EXPECT_EQ(found_host, std::vector<uint8_t>(count, 1));
+
+  // Keys at an odd device address are staged, not misread.
+  auto odd = DeviceBytes::Allocate(8 * 10 + 1);
+  ASSERT_TRUE(odd.ok());
+  ASSERT_TRUE(odd->CopyFromHost(keys.data(), 80, 1).ok());
+  std::vector<uint8_t> odd_values(80);
+  ASSERT_TRUE(harness.table().Get(odd->data() + 1, odd_values.data(), nullptr, 10).ok());
+  EXPECT_EQ(std::vector<uint8_t>(values.begin(), values.begin() + 80), odd_values);
+
+  // Erase from device memory with the flags in device memory.
+  ASSERT_TRUE(harness.table().Erase(device_keys->data(), device_found->data(), half).ok());
+  ASSERT_TRUE(device_found->CopyToHost(found_device.data(), half).ok());
+  EXPECT_EQ(std::vector<uint8_t>(found_device.begin(), found_device.begin() + half),
+            std::vector<uint8_t>(half, 1));
+  EXPECT_EQ(harness.table().Stats().keys, count - half);
+}
+
+TEST(GphashGpu, WaitingBatchesOrderedAfterACallerStreamAnswerTheSame) {
+  SKIP_WITHOUT_DEVICE();
+  auto stream = DeviceStream::Create();
+  ASSERT_TRUE(stream.ok());
+  TableOptions options;
+  options.expected_keys = 4000;
+  TableHarness harness("order-after", options, GpuIndexMode::kDirect);
+  ASSERT_TRUE(harness.ok());
+  std::mt19937_64 rng(13);
+  const size_t count = 10000;  // past a resize
+  std::vector<uint8_t> keys = RandomKeys(rng, count, 8);
+  std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+  ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), count, stream->get()).ok());
+  std::vector<uint8_t> out(count * 8), found(count);
+  ASSERT_TRUE(
+      harness.table().Get(keys.data(), out.data(), found.data(), count, stream->get()).ok());
+  EXPECT_EQ(out, values);
+  EXPECT_EQ(found, std::vector<uint8_t>(count, 1));
+  std::vector<uint8_t> erased(count);
+  ASSERT_TRUE(harness.table().Erase(keys.data(), erased.data(), count, stream->get()).ok());
+  EXPECT_EQ(erased, std::vector<uint8_t>(count, 1));
+  EXPECT_EQ(harness.table().Stats().keys, 0u);
+}
+
+TEST(GphashGpu, AsyncBatchesAreCompleteAfterSynchronize) {
+  SKIP_WITHOUT_DEVICE();
+  auto stream = DeviceStream::Create();  // outlives the table
+  ASSERT_TRUE(stream.ok());
+  TableOptions options;
+  options.expected_keys = 1000;  // PutAsync overflows: Synchronize resizes
+  TableHarness harness("async", options, GpuIndexMode::kMirror);
+  ASSERT_TRUE(harness.ok());
+  std::mt19937_64 rng(11);
+  const size_t count = 30000;
+  std::vector<uint8_t> keys = RandomKeys(rng, count, 8);
+  std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+  ASSERT_TRUE(harness.table().PutAsync(keys.data(), values.data(), count, stream->get()).ok());
+  ASSERT_TRUE(harness.table().Synchronize(stream->get()).ok());
+  std::vector<uint8_t> out(count * 8);
+  std::vector<uint8_t> found(count);
+  ASSERT_TRUE(
+      harness.table().GetAsync(keys.data(), out.data(), found.data(), count, stream->get()).ok());
+  ASSERT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(out, values);
+  EXPECT_EQ(found, std::vector<uint8_t>(count, 1));
+  EXPECT_GT(harness.table().Stats().resizes, 0u);
+
+  std::vector<uint8_t> erased(count);
+  ASSERT_TRUE(harness.table().EraseAsync(keys.data(), erased.data(), count, stream->get()).ok());
+  ASSERT_TRUE(harness.table().Synchronize(stream->get()).ok());
+  EXPECT_EQ(erased, std::vector<uint8_t>(count, 1));
+  EXPECT_EQ(harness.table().Stats().keys, 0u);
+  EXPECT_TRUE(harness.table().ForgetStream(stream->get()).ok());
+}
+
+TEST(GphashGpu, ReadOnlyPoolAnswersGetsAndRefusesWrites) {
+  SKIP_WITHOUT_DEVICE();
+  TableOptions options;
+  TableHarness harness("read-only", options, GpuIndexMode::kAuto);
+  ASSERT_TRUE(harness.ok());
+  std::mt19937_64 rng(3);
+  const size_t count = 1000;
+  std::vector<uint8_t> keys = RandomKeys(rng, count, 8);
+  std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+  ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), count).ok());
+  harness.Reopen(/*read_only=*/true);
+  ASSERT_TRUE(harness.ok());
+  std::vector<uint8_t> out(count * 8);
+  ASSERT_TRUE(harness.table().Get(keys.data(), out.data(), nullptr, count).ok());
+  EXPECT_EQ(out, values);
+  EXPECT_TRUE(harness.table().Put(keys.data(), values.data(), count).IsInvalidArgument());
+}
+
+TEST(GphashGpu, WithoutADeviceOpenIsUnsupportedNotACrash) {
+  if (GphashGpu::DeviceUsable().ok()) GTEST_SKIP() << "a CUDA device is present";
+  testutil::TempPool temp("no-device");
+  auto pool = pm::Pool::Create(temp.path(), 16 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  options.expected_keys = 1000;
+  auto root = GphashGpu::Create(**pool, 1, options);  // host work only
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  auto table = GphashGpu::Open(**pool, "t", *root, GpuTableOptions{}, nullptr);
+  ASSERT_TRUE(table.status().IsUnsupported()) << table.status().ToString();
+  EXPECT_EQ(table.status().message().rfind("no usable CUDA device", 0), 0u)
+      << table.status().message();
+}
+
+TEST(GphashGpu, ValueCellTablesAreUnsupported) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("cells");
+  auto pool = pm::Pool::Create(temp.path(), 16 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  options.value_size = 16;
+  EXPECT_TRUE(GphashGpu::Create(**pool, 1, options).status().IsUnsupported());
+}
+
+}  // namespace
+}  // namespace gpkv::gpu

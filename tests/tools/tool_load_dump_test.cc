@@ -1,0 +1,133 @@
+// gpkv load and gpkv dump: generated and file loads, the dump format read
+// back by load, and no progress line when stderr is not a terminal.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tools/tool_runner.h"
+
+namespace gpkv::testing {
+namespace {
+
+class ToolLoadDump : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(scratch_.ok());
+    pool_ = scratch_.File("pool.gpkv");
+    ToolResult created = Run({"create", pool_, "--size", "128M"});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+  }
+  ToolResult Run(const std::vector<std::string>& args, const std::string& input = "") {
+    return RunTool(scratch_, args, input);
+  }
+  void CreateTable(const std::string& name, const std::vector<std::string>& options = {}) {
+    std::vector<std::string> args = {"tables", "create", pool_, name, "--expected-keys", "16K"};
+    args.insert(args.end(), options.begin(), options.end());
+    ToolResult result = Run(args);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+  }
+  std::vector<std::string> SortedDump(const std::string& table) {
+    ToolResult dump = Run({"dump", pool_, table});
+    EXPECT_EQ(dump.exit_code, 0) << dump.err;
+    std::vector<std::string> lines = Lines(dump.out);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  }
+
+  ScratchDir scratch_;
+  std::string pool_;
+};
+
+TEST_F(ToolLoadDump, LoadCountPutsThatManyKeysAndPrintsTheRate) {
+  CreateTable("t");
+  ToolResult load = Run({"load", pool_, "t", "--count", "10000", "--seed", "7"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_NE(load.out.find("loaded 10000 pairs into 't'"), std::string::npos) << load.out;
+  EXPECT_NE(load.out.find("keys/s"), std::string::npos) << load.out;
+  // stderr is a file here, not a terminal: no progress line.
+  EXPECT_EQ(load.err, "");
+  EXPECT_EQ(SortedDump("t").size(), 10000u);
+}
+
+TEST_F(ToolLoadDump, SequentialLoadGivesKeysFromStart) {
+  CreateTable("t");
+  ToolResult load = Run(
+      {"load", pool_, "t", "--count", "5000", "--sequential", "--start", "100", "--batch", "64"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ToolResult get = Run({"get", pool_, "t", "100", "5099"});
+  EXPECT_EQ(get.exit_code, 0) << get.out;
+  ToolResult outside = Run({"get", pool_, "t", "99", "5100"});
+  EXPECT_EQ(outside.out, "99 (not found)\n5100 (not found)\n");
+}
+
+TEST_F(ToolLoadDump, DumpOutputLoadsBackIntoAnIdenticalTable) {
+  CreateTable("source", {"--key-size", "16", "--value-size", "24"});
+  CreateTable("copy", {"--key-size", "16", "--value-size", "24"});
+  ASSERT_EQ(Run({"load", pool_, "source", "--count", "3000", "--seed", "3"}).exit_code, 0);
+  ToolResult dump = Run({"dump", pool_, "source"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  std::string file = scratch_.File("pairs.txt");
+  std::ofstream(file) << dump.out;
+
+  ToolResult load = Run({"load", pool_, "copy", "--file", file});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  std::vector<std::string> source = SortedDump("source");
+  EXPECT_EQ(source.size(), 3000u);
+  EXPECT_EQ(SortedDump("copy"), source);
+}
+
+TEST_F(ToolLoadDump, LoadReadsStdinSkippingBlankAndCommentLines) {
+  CreateTable("t");
+  ToolResult load =
+      Run({"load", pool_, "t", "--file", "-"}, "# key value\n1 10\n\n2 20\n  0x3 0x1e\n");
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_EQ(SortedDump("t"), (std::vector<std::string>{"1 10", "2 20", "3 30"}));
+}
+
+TEST_F(ToolLoadDump, ABadLineStopsTheLoadNamingTheLine) {
+  CreateTable("t");
+  ToolResult load = Run({"load", pool_, "t", "--file", "-"}, "1 10\n2 twenty\n");
+  EXPECT_EQ(load.exit_code, 1);
+  EXPECT_NE(load.err.find("<stdin>:2:"), std::string::npos) << load.err;
+  EXPECT_EQ(load.err.rfind("gpkv: load: ", 0), 0u) << load.err;
+}
+
+TEST_F(ToolLoadDump, LoadNeedsExactlyOneSource) {
+  CreateTable("t");
+  EXPECT_EQ(Run({"load", pool_, "t"}).exit_code, 1);
+  EXPECT_EQ(Run({"load", pool_, "t", "--count", "5", "--file", "-"}).exit_code, 1);
+  EXPECT_EQ(Run({"load", pool_, "t", "--file", scratch_.File("absent.txt")}).exit_code, 3);
+}
+
+TEST_F(ToolLoadDump, DumpJsonIsAnArrayOfPairs) {
+  CreateTable("t");
+  ASSERT_EQ(Run({"put", pool_, "t", "1", "10", "2", "20"}).exit_code, 0);
+  ToolResult dump = Run({"dump", pool_, "t", "--json"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  nlohmann::json pairs = nlohmann::json::parse(dump.out);
+  ASSERT_EQ(pairs.size(), 2u);
+  uint64_t sum = 0;
+  for (const nlohmann::json& pair : pairs)
+    sum += pair["key"].get<uint64_t>() * 1000 + pair["value"].get<uint64_t>();
+  EXPECT_EQ(sum, 1010u + 2020u);
+
+  CreateTable("empty");
+  ToolResult empty = Run({"dump", pool_, "empty", "--json"});
+  ASSERT_EQ(empty.exit_code, 0);
+  EXPECT_TRUE(nlohmann::json::parse(empty.out).empty());
+  EXPECT_EQ(Run({"dump", pool_, "empty"}).out, "");
+}
+
+TEST_F(ToolLoadDump, LoadedKeysSurviveAndCountInInfo) {
+  CreateTable("t");
+  ASSERT_EQ(Run({"load", pool_, "t", "--count", "20000", "--sequential"}).exit_code, 0);
+  nlohmann::json info = nlohmann::json::parse(Run({"info", pool_, "--json"}).out);
+  EXPECT_EQ(info["tables"][0]["stats"]["keys"], 20000);
+}
+
+}  // namespace
+}  // namespace gpkv::testing

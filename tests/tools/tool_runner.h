@@ -1,0 +1,109 @@
+// Runs the built gpkv tool (GPKV_TOOL_PATH) as a child process for the tests
+// under tests/tools, and gives each test a scratch directory for its pools.
+#pragma once
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gpkv::testing {
+
+struct ToolResult {
+  int exit_code = -1;  // the exit status, or 128 + signal
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+inline std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A directory on /dev/shm (else /tmp), removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    std::string pattern = base + "/gpkv-tool-test-XXXXXX";
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    if (mkdtemp(buffer.data()) != nullptr) path_ = buffer.data();
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  bool ok() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Runs `gpkv args...` with stdin from `input`, stdout and stderr captured
+// through files in `scratch`.
+inline ToolResult RunTool(const ScratchDir& scratch, const std::vector<std::string>& args,
+                          const std::string& input = "") {
+  const std::string in_path = scratch.File(".stdin");
+  const std::string out_path = scratch.File(".stdout");
+  const std::string err_path = scratch.File(".stderr");
+  {
+    std::ofstream in(in_path, std::ios::binary | std::ios::trunc);
+    in << input;
+  }
+  std::vector<std::string> argv_strings = {GPKV_TOOL_PATH};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_strings) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  ToolResult result;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int in_fd = open(in_path.c_str(), O_RDONLY);
+    int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in_fd < 0 || out_fd < 0 || err_fd < 0) _exit(126);
+    dup2(in_fd, STDIN_FILENO);
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (pid < 0) return result;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return result;
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadWholeFile(out_path);
+  result.err = ReadWholeFile(err_path);
+  return result;
+}
+
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace gpkv::testing

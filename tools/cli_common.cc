@@ -1,0 +1,93 @@
+#include "tools/cli_common.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+namespace gpkv::tools {
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case Code::kOk:
+      return kExitOk;
+    case Code::kCorruption:
+      return kExitCorruption;
+    case Code::kInvalidArgument:
+      return kExitUsage;
+    default:
+      return kExitError;
+  }
+}
+
+void PrintError(const std::string& command, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "gpkv: %s: %s\n", command.c_str(), message.c_str());
+}
+
+int Fail(const std::string& command, const Status& status) {
+  PrintError(command, status.ToString());
+  return ExitCodeFor(status);
+}
+
+void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write) {
+  cmd->add_option("pool", args->path, "pool file")->required();
+  if (!can_write) {
+    cmd->add_flag("--read-only", args->read_only,
+                  "open the pool read-only (no recovery: a pool that needs it reads as corrupt)");
+  }
+  cmd->add_option("--backend", args->backend, "where batches run: auto | cpu | cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "CPU worker threads; 0 = all hardware threads")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args) {
+  Options options;
+  options.create_if_missing = false;
+  options.read_only = args.read_only;
+  options.cpu_threads = args.threads;
+  options.backend = args.backend == "cuda"  ? Backend::kCuda
+                    : args.backend == "cpu" ? Backend::kCpu
+                                            : Backend::kAuto;
+  return DB::Open(args.path, options);
+}
+
+const char* KindName(TableKind kind) {
+  switch (kind) {
+    case TableKind::kHash:
+      return "hash";
+    case TableKind::kOrdered:
+      return "ordered";
+  }
+  return "unknown";
+}
+
+const char* DurabilityName(Durability durability) {
+  switch (durability) {
+    case Durability::kPersistent:
+      return "persistent";
+    case Durability::kVolatile:
+      return "volatile";
+  }
+  return "unknown";
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < sizeof(kUnits) / sizeof(kUnits[0])) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    std::snprintf(text, sizeof(text), "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
+  }
+  return text;
+}
+
+}  // namespace gpkv::tools

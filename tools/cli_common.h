@@ -1,0 +1,59 @@
+// Helpers shared by the commands of the gpkv tool: exit codes, error
+// printing, opening a pool from command-line options, and names of table
+// kinds. Used only by tools/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpkv/db.h"
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpkv::tools {
+
+// Exit codes of every gpkv command (STYLE.md point 13).
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 1;       // the command line is wrong
+constexpr int kExitCorruption = 2;  // the pool is corrupt
+constexpr int kExitError = 3;       // anything else (I/O, not found, pool full, ...)
+
+// The exit code for a failed Status: 2 for corruption, 1 for an argument the
+// library refused, 3 otherwise.
+int ExitCodeFor(const Status& status);
+
+// Prints "gpkv: <command>: <message>" to stderr.
+void PrintError(const std::string& command, const std::string& message);
+
+// Prints the error of `status` and returns its exit code.
+// REQUIRES: !status.ok().
+int Fail(const std::string& command, const Status& status);
+
+// How a command opens its pool.
+struct PoolArgs {
+  std::string path;
+  bool read_only = false;
+  std::string backend = "auto";  // auto | cpu | cuda
+  int threads = 0;               // CPU worker threads; 0 = all
+};
+
+// Adds POOL (positional, required) and the options of opening a pool to cmd.
+// `can_write`: whether the command writes (no --read-only flag then).
+void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write);
+
+// Opens an existing pool (never creates one).
+Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args);
+
+// "hash" / "ordered", "persistent" / "volatile".
+const char* KindName(TableKind kind);
+const char* DurabilityName(Durability durability);
+
+// "1.50 GiB" style, for people.
+std::string HumanBytes(uint64_t bytes);
+
+}  // namespace gpkv::tools

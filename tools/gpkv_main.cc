@@ -1,0 +1,81 @@
+// The gpkv tool: `gpkv <command> [options] POOL ...`. Creates, inspects,
+// loads, dumps, verifies, repairs and benchmarks pools.
+//
+// Exit codes (every command): 0 ok, 1 usage, 2 corruption found, 3 other
+// error. Errors go to stderr as "gpkv: <command>: <message>"; data goes to
+// stdout; progress appears on stderr only when it is a terminal.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "bench/gpkv_bench.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+
+namespace {
+
+constexpr const char* kDescription =
+    "gpkv: key-value tables in a persistent-memory pool file, run on the GPU or the CPU.\n"
+    "Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error.";
+
+bool IsCommand(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (command->check_name(name)) return true;
+  }
+  return false;
+}
+
+// Help and version requests exit 0 with their text on stdout; every other
+// parse error is a usage error.
+int HandleParseError(const CLI::App& app, const CLI::ParseError& error) {
+  if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+    return app.exit(error);
+  }
+  // Name the command that was being parsed ("gpkv tables create") in the hint.
+  std::string command = "gpkv";
+  for (const CLI::App* parsed = &app; !parsed->get_subcommands().empty();) {
+    parsed = parsed->get_subcommands().front();
+    command += " " + parsed->get_name();
+  }
+  std::fprintf(stderr, "gpkv: %s\ngpkv: see '%s --help'\n", error.what(), command.c_str());
+  return gpkv::tools::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(kDescription, "gpkv");
+  app.require_subcommand(1);
+  int exit_code = gpkv::tools::kExitOk;
+  gpkv::tools::RegisterCreateCommand(app, &exit_code);
+  gpkv::tools::RegisterInfoCommand(app, &exit_code);
+  gpkv::tools::RegisterTablesCommand(app, &exit_code);
+  gpkv::tools::RegisterPutCommand(app, &exit_code);
+  gpkv::tools::RegisterGetCommand(app, &exit_code);
+  gpkv::tools::RegisterDelCommand(app, &exit_code);
+  gpkv::tools::RegisterLoadCommand(app, &exit_code);
+  gpkv::tools::RegisterDumpCommand(app, &exit_code);
+  gpkv::tools::RegisterVerifyCommand(app, &exit_code);
+  gpkv::tools::RegisterRepairCommand(app, &exit_code);
+  gpkv::bench::RegisterBenchCommand(app, &exit_code);
+  // After the commands, which would otherwise inherit it.
+  app.footer(
+      "Commands take options and then the pool: gpkv <command> [options] POOL ...\n"
+      "Keys and values on the command line are unsigned numbers stored little-endian in\n"
+      "the table's key and value sizes: decimal (42) or hexadecimal (0x2a).");
+
+  if (argc <= 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return gpkv::tools::kExitUsage;
+  }
+  if (argv[1][0] != '-' && !IsCommand(app, argv[1])) {
+    std::fprintf(stderr, "gpkv: '%s' is not a gpkv command\ngpkv: see 'gpkv --help'\n", argv[1]);
+    return gpkv::tools::kExitUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return HandleParseError(app, error);
+  }
+  return exit_code;
+}

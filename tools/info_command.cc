@@ -1,0 +1,161 @@
+// `gpkv info POOL [--json]`: facts about the pool (PoolInfo) and the
+// counters of each table (TableStats).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+#include "tools/table_json.h"
+
+namespace gpkv::tools {
+namespace {
+
+struct InfoArgs {
+  PoolArgs pool;
+  bool json = false;
+};
+
+// One table as info shows it: the catalog's description and, when the table
+// could be opened, its counters.
+struct TableReport {
+  TableInfo info;
+  bool has_stats = false;
+  TableStats stats;
+  std::string error;  // why there are no stats
+};
+
+void PrintPoolText(const PoolInfo& pool, size_t table_count) {
+  std::printf("pool           %s\n", pool.path.c_str());
+  std::printf("uuid           %s\n", pool.uuid.c_str());
+  std::printf("format         %u\n", pool.format_version);
+  std::printf("size           %s (%llu bytes)\n", HumanBytes(pool.pool_size).c_str(),
+              static_cast<unsigned long long>(pool.pool_size));
+  std::printf("heap           %s\n", HumanBytes(pool.heap_bytes).c_str());
+  double used_percent =
+      pool.heap_bytes ? 100.0 * static_cast<double>(pool.used_bytes) / pool.heap_bytes : 0.0;
+  std::printf("used           %s (%.1f%%) in %llu extents\n", HumanBytes(pool.used_bytes).c_str(),
+              used_percent, static_cast<unsigned long long>(pool.extents));
+  std::printf("superblock     generation %llu\n",
+              static_cast<unsigned long long>(pool.superblock_generation));
+  std::printf("pmem mapping   %s\n", pool.is_pmem ? "yes" : "no");
+  std::printf("backend        %s\n", pool.backend.c_str());
+  std::printf("tables         %zu\n", table_count);
+}
+
+void PrintTableText(const TableReport& table) {
+  const TableOptions& options = table.info.options;
+  std::printf("\ntable '%s' (id %llu): %s, %s, key %u B, value %u B\n", table.info.name.c_str(),
+              static_cast<unsigned long long>(table.info.id), KindName(options.kind),
+              DurabilityName(options.durability), options.key_size, options.value_size);
+  if (options.kind == TableKind::kHash) {
+    std::printf("  geometry     %uL-%uH-%uS, expected keys %llu\n", options.hash.levels,
+                options.hash.hash_locations, options.hash.slots_per_bucket,
+                static_cast<unsigned long long>(options.expected_keys));
+  }
+  if (!table.has_stats) {
+    std::printf("  stats        unavailable: %s\n", table.error.c_str());
+    return;
+  }
+  const TableStats& stats = table.stats;
+  std::printf("  keys         %llu\n", static_cast<unsigned long long>(stats.keys));
+  std::printf("  slots        %llu (load factor %.3f)\n",
+              static_cast<unsigned long long>(stats.slots), stats.load_factor);
+  std::printf("  levels       %u, top level %llu buckets%s\n", stats.levels,
+              static_cast<unsigned long long>(stats.top_buckets),
+              stats.resizing ? ", resize in progress" : "");
+  std::printf("  resizes      %llu\n", static_cast<unsigned long long>(stats.resizes));
+  std::printf("  index        %s\n", HumanBytes(stats.index_bytes).c_str());
+  std::printf("  values       %s\n", HumanBytes(stats.value_bytes).c_str());
+}
+
+nlohmann::ordered_json PoolJson(const PoolInfo& pool) {
+  return {{"path", pool.path},
+          {"uuid", pool.uuid},
+          {"format_version", pool.format_version},
+          {"pool_size", pool.pool_size},
+          {"heap_bytes", pool.heap_bytes},
+          {"used_bytes", pool.used_bytes},
+          {"extents", pool.extents},
+          {"superblock_generation", pool.superblock_generation},
+          {"is_pmem", pool.is_pmem},
+          {"backend", pool.backend}};
+}
+
+nlohmann::ordered_json StatsJson(const TableStats& stats) {
+  return {{"keys", stats.keys},
+          {"slots", stats.slots},
+          {"load_factor", stats.load_factor},
+          {"levels", stats.levels},
+          {"top_buckets", stats.top_buckets},
+          {"resizes", stats.resizes},
+          {"index_bytes", stats.index_bytes},
+          {"value_bytes", stats.value_bytes},
+          {"resizing", stats.resizing}};
+}
+
+int RunInfo(const InfoArgs& args) {
+  Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
+  if (!db.ok()) return Fail("info", db.status());
+  Result<PoolInfo> pool = (*db)->Info();
+  if (!pool.ok()) return Fail("info", pool.status());
+  Result<std::vector<TableInfo>> infos = (*db)->ListTables();
+  if (!infos.ok()) return Fail("info", infos.status());
+
+  int exit_code = kExitOk;
+  std::vector<TableReport> tables;
+  for (const TableInfo& info : *infos) {
+    TableReport report;
+    report.info = info;
+    Result<Table*> table = (*db)->OpenTable(info.name);
+    Result<TableStats> stats = table.ok() ? (*table)->Stats() : Result<TableStats>(table.status());
+    if (stats.ok()) {
+      report.has_stats = true;
+      report.stats = *stats;
+    } else {
+      report.error = stats.status().ToString();
+      PrintError("info", "table '" + info.name + "': " + report.error);
+      if (exit_code == kExitOk) exit_code = ExitCodeFor(stats.status());
+    }
+    tables.push_back(std::move(report));
+  }
+
+  if (args.json) {
+    nlohmann::ordered_json out = {{"pool", PoolJson(*pool)},
+                                  {"tables", nlohmann::ordered_json::array()}};
+    for (const TableReport& table : tables) {
+      nlohmann::ordered_json entry = TableInfoJson(table.info);
+      if (table.has_stats) {
+        entry["stats"] = StatsJson(table.stats);
+      } else {
+        entry["error"] = table.error;
+      }
+      out["tables"].push_back(std::move(entry));
+    }
+    std::printf("%s\n",
+                out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  } else {
+    PrintPoolText(*pool, tables.size());
+    for (const TableReport& table : tables) PrintTableText(table);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void RegisterInfoCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<InfoArgs>();
+  CLI::App* cmd = app.add_subcommand("info", "show the pool and the counters of every table");
+  cmd->footer(
+      "Pool: size, heap use, extents, superblock generation, mapping and backend.\n"
+      "Tables: kind, sizes, geometry, keys, slots, load factor, levels, resizes, bytes.");
+  AddPoolArgs(cmd, &args->pool, /*can_write=*/false);
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->callback([args, exit_code]() { *exit_code = RunInfo(*args); });
+}
+
+}  // namespace gpkv::tools

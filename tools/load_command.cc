@@ -1,0 +1,221 @@
+// `gpkv load POOL TABLE --count N [--seed S] [--sequential]` loads generated
+// pairs; `gpkv load POOL TABLE --file F` loads "KEY VALUE" lines (F = - for
+// stdin; the format `gpkv dump` prints). Puts go in batches; the rate is
+// printed at the end.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+#include "tools/number_text.h"
+#include "tools/progress.h"
+#include "tools/table_args.h"
+
+namespace gpkv::tools {
+namespace {
+
+struct LoadArgs {
+  TableArgs table;
+  uint64_t count = 0;
+  uint64_t seed = 1;
+  bool sequential = false;
+  uint64_t start = 0;
+  std::string file;
+  uint64_t batch = 4096;
+};
+
+// SplitMix64: a small, well-mixed generator; the same seed gives the same
+// pairs on every machine.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  void Fill(uint8_t* bytes, size_t size) {
+    for (size_t i = 0; i < size; i += 8) {
+      uint64_t word = Next();
+      for (size_t j = 0; j < 8 && i + j < size; ++j) bytes[i + j] = (word >> (8 * j)) & 0xff;
+    }
+  }
+
+ private:
+  uint64_t state_;
+};
+
+// Collects pairs into batches and puts each full batch.
+class BatchLoader {
+ public:
+  BatchLoader(Table* table, uint32_t key_size, uint32_t value_size, uint64_t batch,
+              Progress* progress)
+      : table_(table),
+        key_size_(key_size),
+        value_size_(value_size),
+        batch_(batch),
+        progress_(progress) {
+    keys_.reserve(batch * key_size);
+    values_.reserve(batch * value_size);
+  }
+
+  // Space for one more pair; the caller fills key_size + value_size bytes.
+  void Append(uint8_t** key, uint8_t** value) {
+    keys_.resize(keys_.size() + key_size_);
+    values_.resize(values_.size() + value_size_);
+    *key = keys_.data() + keys_.size() - key_size_;
+    *value = values_.data() + values_.size() - value_size_;
+  }
+  // Puts the pending batch if it is full (or `force` and not empty).
+  Status Flush(bool force) {
+    size_t pending = keys_.size() / key_size_;
+    if (pending == 0 || (!force && pending < batch_)) return Status::OK();
+    GPKV_RETURN_IF_ERROR(table_->Put(keys_, values_));
+    loaded_ += pending;
+    keys_.clear();
+    values_.clear();
+    progress_->Update(loaded_);
+    return Status::OK();
+  }
+  uint64_t loaded() const { return loaded_; }
+
+ private:
+  Table* const table_;
+  const uint32_t key_size_;
+  const uint32_t value_size_;
+  const uint64_t batch_;
+  Progress* const progress_;
+  std::vector<uint8_t> keys_;
+  std::vector<uint8_t> values_;
+  uint64_t loaded_ = 0;
+};
+
+Status LoadGenerated(const LoadArgs& args, uint32_t key_size, uint32_t value_size,
+                     BatchLoader* loader) {
+  SplitMix64 random(args.seed);
+  for (uint64_t i = 0; i < args.count; ++i) {
+    uint8_t* key;
+    uint8_t* value;
+    loader->Append(&key, &value);
+    if (args.sequential) {
+      uint64_t number = args.start + i;
+      for (uint32_t j = 0; j < key_size; ++j) key[j] = j < 8 ? (number >> (8 * j)) & 0xff : 0;
+    } else {
+      random.Fill(key, key_size);
+    }
+    random.Fill(value, value_size);
+    GPKV_RETURN_IF_ERROR(loader->Flush(false));
+  }
+  return loader->Flush(true);
+}
+
+// Reads "KEY VALUE" lines; blank lines and lines starting with # are skipped.
+// A bad line stops the load (batches before it stay loaded) with
+// InvalidArgument naming the file and line.
+Status LoadLines(std::istream& in, const std::string& name, const LoadArgs& args, uint32_t key_size,
+                 uint32_t value_size, BatchLoader* loader) {
+  std::string line;
+  uint64_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    std::istringstream fields(line);
+    std::string key_text;
+    std::string value_text;
+    std::string extra;
+    if (!(fields >> key_text) || key_text[0] == '#') continue;
+    auto where = [&]() { return name + ":" + std::to_string(line_number) + ": "; };
+    if (!(fields >> value_text)) return Status::InvalidArgument(where() + "expected KEY VALUE");
+    if (fields >> extra) return Status::InvalidArgument(where() + "more than KEY VALUE");
+    uint8_t* key;
+    uint8_t* value;
+    loader->Append(&key, &value);
+    std::string error = ParseNumber(key_text, key_size, args.table.hex, key);
+    if (error.empty()) error = ParseNumber(value_text, value_size, args.table.hex, value);
+    if (!error.empty()) return Status::InvalidArgument(where() + error);
+    GPKV_RETURN_IF_ERROR(loader->Flush(false));
+  }
+  if (in.bad()) return Status::IOError(name + ": read failed");
+  return loader->Flush(true);
+}
+
+int RunLoad(const LoadArgs& args) {
+  if (args.file.empty() == (args.count == 0)) {
+    PrintError("load", "give either --count N (generated pairs) or --file F");
+    return kExitUsage;
+  }
+  std::ifstream file;
+  if (!args.file.empty() && args.file != "-") {
+    file.open(args.file);
+    if (!file) {
+      PrintError("load", "cannot open '" + args.file + "'");
+      return kExitError;
+    }
+  }
+  int exit_code = kExitOk;
+  OpenedTable opened;
+  if (!OpenTableOrFail("load", args.table, &opened, &exit_code)) return exit_code;
+
+  Progress progress("load", args.count);
+  BatchLoader loader(opened.table, opened.key_size, opened.value_size, args.batch, &progress);
+  auto start = std::chrono::steady_clock::now();
+  Status status;
+  if (args.file.empty()) {
+    status = LoadGenerated(args, opened.key_size, opened.value_size, &loader);
+  } else if (args.file == "-") {
+    status = LoadLines(std::cin, "<stdin>", args, opened.key_size, opened.value_size, &loader);
+  } else {
+    status = LoadLines(file, args.file, args, opened.key_size, opened.value_size, &loader);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.Finish();
+  if (!status.ok()) {
+    PrintError("load", status.ToString() + " (" + std::to_string(loader.loaded()) +
+                           " pairs were loaded before)");
+    return ExitCodeFor(status);
+  }
+  double rate = seconds > 0 ? static_cast<double>(loader.loaded()) / seconds : 0.0;
+  std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
+              static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
+              rate);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterLoadCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<LoadArgs>();
+  CLI::App* cmd = app.add_subcommand("load", "load generated pairs or pairs from a file");
+  cmd->footer(
+      "Puts go in durable batches. --count generates pairs from --seed; --file reads\n"
+      "'KEY VALUE' lines (the format gpkv dump prints; blank and # lines skipped; a bad\n"
+      "line stops the load, batches before it stay). Progress shows on a terminal;\n"
+      "the rate is printed at the end.\n"
+      "Examples: gpkv load pool.gpkv users --count 1M\n"
+      "          gpkv dump old.gpkv users | gpkv load new.gpkv users --file -");
+  AddTableArgs(cmd, &args->table, /*can_write=*/true);
+  CLI::Option* count =
+      cmd->add_option("--count", args->count, "generate N pairs (K, M, G suffixes: 1024s)")
+          ->transform(CLI::AsSizeValue(false));
+  CLI::Option* file = cmd->add_option("--file", args->file, "read pairs from F (- for stdin)");
+  count->excludes(file);
+  cmd->add_option("--seed", args->seed, "seed of generated keys and values")->capture_default_str();
+  cmd->add_flag("--sequential", args->sequential,
+                "generated keys are --start, --start + 1, ... instead of random");
+  cmd->add_option("--start", args->start, "first key of --sequential")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "pairs per Put batch")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->callback([args, exit_code]() { *exit_code = RunLoad(*args); });
+}
+
+}  // namespace gpkv::tools

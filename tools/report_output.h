@@ -1,0 +1,21 @@
+// Prints a recovery::Report (of `gpkv verify` or `gpkv repair`) for people or
+// as JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "recovery/report.h"
+
+namespace gpkv::tools {
+
+// The whole report as JSON: path, counts, "tables" and "findings" (each with
+// "severity": "info" | "recoverable" | "corruption").
+nlohmann::ordered_json ReportJson(const recovery::Report& report);
+
+// Findings, one per line, then per-table lines.
+void PrintFindingsText(const recovery::Report& report);
+
+// "N corruption, N recoverable, N info".
+std::string FindingCounts(const recovery::Report& report);
+
+}  // namespace gpkv::tools

@@ -1,0 +1,180 @@
+// `gpkv tables POOL [--json]`             lists the tables of a pool;
+// `gpkv tables create POOL NAME [...]`    creates one;
+// `gpkv tables drop POOL NAME`            drops one and frees its space.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+#include "tools/table_json.h"
+
+namespace gpkv::tools {
+namespace {
+
+struct ListArgs {
+  PoolArgs pool;
+  bool json = false;
+};
+
+struct CreateTableArgs {
+  PoolArgs pool;
+  std::string name;
+  std::string kind = "hash";
+  std::string durability = "persistent";
+  uint32_t key_size = 8;
+  uint32_t value_size = 8;
+  uint64_t expected_keys = uint64_t{1} << 20;
+  int levels = 2;
+  int hash_locations = 2;
+  int slots = 8;
+  uint64_t top_buckets = 0;
+};
+
+struct DropTableArgs {
+  PoolArgs pool;
+  std::string name;
+};
+
+int RunList(const ListArgs& args) {
+  Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
+  if (!db.ok()) return Fail("tables", db.status());
+  Result<std::vector<TableInfo>> tables = (*db)->ListTables();
+  if (!tables.ok()) return Fail("tables", tables.status());
+  if (args.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const TableInfo& info : *tables) out.push_back(TableInfoJson(info));
+    std::printf("%s\n",
+                out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+    return kExitOk;
+  }
+  if (tables->empty()) return kExitOk;
+  size_t name_width = 4;
+  for (const TableInfo& info : *tables) name_width = std::max(name_width, info.name.size());
+  std::printf("%-*s  %-7s  %-10s  %3s  %5s  %-8s  %s\n", static_cast<int>(name_width), "NAME",
+              "KIND", "DURABILITY", "KEY", "VALUE", "GEOMETRY", "EXPECTED_KEYS");
+  for (const TableInfo& info : *tables) {
+    const TableOptions& options = info.options;
+    std::string geometry = options.kind == TableKind::kHash
+                               ? std::to_string(options.hash.levels) + "L-" +
+                                     std::to_string(options.hash.hash_locations) + "H-" +
+                                     std::to_string(options.hash.slots_per_bucket) + "S"
+                               : "-";
+    std::printf("%-*s  %-7s  %-10s  %3u  %5u  %-8s  %llu\n", static_cast<int>(name_width),
+                info.name.c_str(), KindName(options.kind), DurabilityName(options.durability),
+                options.key_size, options.value_size, geometry.c_str(),
+                static_cast<unsigned long long>(options.expected_keys));
+  }
+  return kExitOk;
+}
+
+int RunCreateTable(const CreateTableArgs& args) {
+  TableOptions options;
+  options.kind = args.kind == "ordered" ? TableKind::kOrdered : TableKind::kHash;
+  options.durability =
+      args.durability == "volatile" ? Durability::kVolatile : Durability::kPersistent;
+  options.key_size = args.key_size;
+  options.value_size = args.value_size;
+  options.expected_keys = args.expected_keys;
+  options.hash.levels = static_cast<uint8_t>(args.levels);
+  options.hash.hash_locations = static_cast<uint8_t>(args.hash_locations);
+  options.hash.slots_per_bucket = static_cast<uint8_t>(args.slots);
+  options.hash.initial_top_buckets = args.top_buckets;
+  Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
+  if (!db.ok()) return Fail("tables create", db.status());
+  Result<Table*> table = (*db)->CreateTable(args.name, options);
+  if (!table.ok()) return Fail("tables create", table.status());
+  return kExitOk;
+}
+
+int RunDropTable(const DropTableArgs& args) {
+  Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
+  if (!db.ok()) return Fail("tables drop", db.status());
+  Status status = (*db)->DropTable(args.name);
+  if (!status.ok()) return Fail("tables drop", status);
+  return kExitOk;
+}
+
+void RegisterCreate(CLI::App* tables, int* exit_code) {
+  auto args = std::make_shared<CreateTableArgs>();
+  CLI::App* cmd = tables->add_subcommand("create", "create a table");
+  cmd->footer(
+      "Keys are 8, 16 or 32 bytes, values 1 to 128 bytes, fixed per table.\n"
+      "Example: gpkv tables create pool.gpkv users --value-size 16 --expected-keys 10M");
+  AddPoolArgs(cmd, &args->pool, /*can_write=*/true);
+  cmd->add_option("name", args->name, "table name (1 to 63 bytes)")->required();
+  cmd->add_option("--kind", args->kind, "hash | ordered")
+      ->check(CLI::IsMember({"hash", "ordered"}))
+      ->capture_default_str();
+  cmd->add_option("--durability", args->durability,
+                  "persistent (in the pool) | volatile (contents die with the process)")
+      ->check(CLI::IsMember({"persistent", "volatile"}))
+      ->capture_default_str();
+  cmd->add_option("--key-size", args->key_size, "key bytes: 8, 16 or 32")
+      ->check(CLI::IsMember({8, 16, 32}))
+      ->capture_default_str();
+  cmd->add_option("--value-size", args->value_size, "value bytes: 1 to 128")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
+  cmd->add_option("--expected-keys", args->expected_keys,
+                  "keys the table should hold before its first resize (K, M, G suffixes)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd->add_option("--levels", args->levels, "hash: levels of buckets, 1 to 4")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
+  cmd->add_option("--hash-locations", args->hash_locations,
+                  "hash: candidate buckets per key per level, 1 to 4")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
+  cmd->add_option("--slots", args->slots, "hash: slots per bucket: 4, 8 or 16")
+      ->check(CLI::IsMember({4, 8, 16}))
+      ->capture_default_str();
+  cmd->add_option("--top-buckets", args->top_buckets,
+                  "hash: top-level buckets at create, a power of two; 0 = from --expected-keys")
+      ->capture_default_str();
+  cmd->callback([args, exit_code]() { *exit_code = RunCreateTable(*args); });
+}
+
+void RegisterDrop(CLI::App* tables, int* exit_code) {
+  auto args = std::make_shared<DropTableArgs>();
+  CLI::App* cmd = tables->add_subcommand("drop", "drop a table and free its pool space");
+  AddPoolArgs(cmd, &args->pool, /*can_write=*/true);
+  cmd->add_option("name", args->name, "table name")->required();
+  cmd->callback([args, exit_code]() { *exit_code = RunDropTable(*args); });
+}
+
+}  // namespace
+
+void RegisterTablesCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ListArgs>();
+  CLI::App* tables = app.add_subcommand("tables", "list the tables of a pool; create or drop one");
+  tables->footer(
+      "gpkv tables POOL [--json]          list the tables\n"
+      "gpkv tables create POOL NAME ...   create one (gpkv tables create --help)\n"
+      "gpkv tables drop POOL NAME         drop one");
+  tables->require_subcommand(0, 1);
+  // Not required here: `gpkv tables create POOL NAME` gives the pool to create.
+  tables->add_option("pool", args->pool.path, "pool file (to list its tables)");
+  tables->add_flag("--read-only", args->pool.read_only, "open the pool read-only");
+  tables->add_flag("--json", args->json, "print JSON");
+  RegisterCreate(tables, exit_code);
+  RegisterDrop(tables, exit_code);
+  tables->callback([tables, args, exit_code]() {
+    if (!tables->get_subcommands().empty()) return;  // create / drop ran
+    if (args->pool.path.empty()) {
+      PrintError("tables", "a pool is required (gpkv tables POOL; see gpkv tables --help)");
+      *exit_code = kExitUsage;
+      return;
+    }
+    args->pool.backend = "cpu";  // listing reads the catalog only
+    *exit_code = RunList(*args);
+  });
+}
+
+}  // namespace gpkv::tools
