@@ -222,6 +222,7 @@ Status Gphash::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
 Status Gphash::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
 TableStats Gphash::Stats() const { return impl_->Stats(); }
 uint32_t Gphash::key_size() const { return impl_->key_size_; }
+uint64_t Gphash::TEST_StrayReclaims() const { return impl_->stray_reclaims_.load(); }
 uint32_t Gphash::value_size() const { return impl_->value_size_; }
 
 Result<uint64_t> Gphash::Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options) {

@@ -59,6 +59,10 @@ class Gphash {
   // REQUIRES: the table is unlinked from the catalog and not open.
   static Status Destroy(pm::Pool& pool, const std::string& table_name, uint64_t root_offset);
 
+  // Test hook: retired slots whose level was gone when they were reclaimed
+  // (never written; always 0 unless reclamation has a bug).
+  uint64_t TEST_StrayReclaims() const;
+
   class Impl;
 
  private:

@@ -134,7 +134,12 @@ Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t coun
   RunPartitioned(*batch, input, partitions, run, /*first_round=*/true);
   while (!batch->abort.load() && Pending(*batch)) {
     // Some puts found no free candidate slot: place them alone, then resume.
+    // What this batch retired so far goes to the limbo first: placement may
+    // resize, which drains the limbo and then frees the bottom level, and a
+    // tombstone still held here would later be "reclaimed" by a store into
+    // that freed (and perhaps reused) extent.
     epochs_.Leave(ticket);
+    RetireToLimbo(*batch);
     UnlockShared();
     LockExclusive();
     status = PlaceDeferred(*batch, input);
@@ -218,14 +223,7 @@ void Gphash::Impl::FinishBatch(BatchScratch& batch) {
   }
   keys_.fetch_add(delta, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(limbo_mutex_);
-  if (retired != 0) {
-    const uint64_t tag = epochs_.Current();
-    for (WorkerScratch& worker : batch.workers) {
-      for (const RetiredItem& item : worker.retired) limbo_.push_back({tag, item});
-      worker.retired.clear();
-    }
-    epochs_.Advance();
-  }
+  if (retired != 0) RetireToLimboLocked(batch);
   if (limbo_.empty()) return;
   const uint64_t safe = epochs_.SafeBound();
   std::vector<uint64_t>& cells = batch.workers[0].cells;  // the batch's own cache
@@ -239,13 +237,44 @@ void Gphash::Impl::FinishBatch(BatchScratch& batch) {
   }
 }
 
+void Gphash::Impl::RetireToLimbo(BatchScratch& batch) {
+  std::lock_guard<std::mutex> lock(limbo_mutex_);
+  RetireToLimboLocked(batch);
+}
+
+void Gphash::Impl::RetireToLimboLocked(BatchScratch& batch) {
+  const uint64_t tag = epochs_.Current();
+  bool any = false;
+  for (WorkerScratch& worker : batch.workers) {
+    for (const RetiredItem& item : worker.retired) limbo_.push_back({tag, item});
+    any |= !worker.retired.empty();
+    worker.retired.clear();
+  }
+  if (any) epochs_.Advance();
+}
+
 void Gphash::Impl::Reclaim(const RetiredItem& item, std::vector<uint64_t>* cells) {
   if (item.word == 0) {
     cells->push_back(item.offset);
     return;
   }
-  // The tombstone stays until now; only its owner (us) changes it.
+  // The tombstone stays until now; only its owner (us) changes it. A slot
+  // outside every current level would mean a level was freed under a retired
+  // tombstone: storing there could destroy whatever reuses the extent, so it
+  // is counted (tests check the count) and left alone.
+  if (!InCurrentLevel(item.offset)) {
+    stray_reclaims_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   pool_.Publish(pool_.At<uint64_t>(item.offset), format::EmptyWord(item.word));
+}
+
+bool Gphash::Impl::InCurrentLevel(uint64_t offset) const {
+  for (uint32_t level = 0; level < level_count_; ++level) {
+    const LevelRef& ref = levels_[level];
+    if (offset >= ref.offset && offset - ref.offset < ref.bucket_count * bucket_bytes_) return true;
+  }
+  return false;
 }
 
 void Gphash::Impl::DrainLimbo() {

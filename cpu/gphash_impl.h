@@ -206,8 +206,18 @@ class Gphash::Impl {
   // After the workers: key count, retired items into limbo, reclamation.
   // REQUIRES: shared lock held, the batch's epoch left.
   void FinishBatch(BatchScratch& batch);
+  // Moves the workers' retired slots and cells into the limbo, tagged with
+  // the current epoch. Every retired item must be in the limbo before its
+  // batch lets go of the shared lock: the exclusive side drains the limbo and
+  // may then free a level, and nothing outside the limbo would be drained.
+  void RetireToLimbo(BatchScratch& batch);
+  void RetireToLimboLocked(BatchScratch& batch);  // REQUIRES: limbo_mutex_ held
   // A slot becomes EMPTY; a cell goes to `cells` (a free-cell cache).
   void Reclaim(const RetiredItem& item, std::vector<uint64_t>* cells);
+  // True if pool offset `offset` lies in a level of the current LevelSet.
+  bool InCurrentLevel(uint64_t offset) const;
+  // Retired slots found outside every current level (a bug if ever > 0).
+  std::atomic<uint64_t> stray_reclaims_{0};
   // Moves the bottom level's keys up, erasing copies that lose to another.
   bool MoveBottomLevel();
   // Moves one bottom-level key to an upper level; false if none has room.

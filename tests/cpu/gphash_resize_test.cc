@@ -6,6 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <optional>
+
 #include "cpu/gphash_test_util.h"
 #include "pm/persist_hook.h"
 #include "recovery/gphash_check.h"
@@ -127,6 +130,49 @@ TEST_P(GphashResize, InterruptedResizeIsFinishedAtOpen) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ValueSizes, GphashResize, ::testing::Values(8u, 40u));
+
+// Regression (CI: ConcurrentHistory.HotKeysUnderHeavyContentionKeepTheirHistory
+// lost keys): a put batch that erased a racing insert's losing copy in the
+// bottom level, then resized for a deferred insert, reclaimed that slot after
+// the resize had freed the bottom level, storing an EMPTY word into the freed
+// extent (and, once the extent was reused by a new level, over a live slot).
+// The batch must hand its tombstones to the limbo before the resize drains it.
+TEST(GphashResizeReclaim, TombstoneOfABatchIsReclaimedBeforeItsLevelIsFreed) {
+  TestTable t("resize-tombstone", Options(8, 8, 2, 2, 8, /*expected_keys=*/64), uint64_t{64} << 20,
+              /*threads=*/1);
+  const uint64_t hot = 1;
+  ASSERT_TRUE(t.Put({hot}, 1).ok());
+  std::vector<uint8_t> key = t.Keys({hot});
+  recovery::GphashView view = t.View();
+  std::vector<SlotAt> copies = FindKey(t.pool(), view, key.data());
+  ASSERT_EQ(copies.size(), 1u);
+  const uint32_t bottom = static_cast<uint32_t>(view.levels.size() - 1);
+  ASSERT_LT(copies[0].level, bottom) << "the first copy should sit above the bottom level";
+
+  // A racing insert's leftover: a second, losing copy in the bottom level.
+  std::optional<SlotAt> loser =
+      FreeCandidate(t.pool(), view, key.data(), static_cast<int>(bottom), bottom, ~0ULL);
+  ASSERT_TRUE(loser.has_value());
+  std::memcpy(t.pool().At<uint8_t>(loser->key_offset), key.data(), 8);
+  std::memcpy(t.pool().At<uint8_t>(loser->value_offset),
+              t.pool().At<uint8_t>(copies[0].value_offset), 8);
+  const format::KeyHash hash = format::HashKey(key.data(), 8, view.hash_seed);
+  *t.pool().At<uint64_t>(loser->word_offset) =
+      format::PublishWord(format::ReserveWord(0), format::FingerprintOfHash(hash));
+  ASSERT_EQ(FindKey(t.pool(), view, key.data()).size(), 2u);
+
+  // One batch: the update of `hot` first (it erases the loser), then enough
+  // new keys to defer some and resize, which frees the old bottom level.
+  std::vector<uint64_t> ids = {hot};
+  for (uint64_t id = 1000; id < 3000; ++id) ids.push_back(id);
+  ASSERT_TRUE(t.Put(ids, 2).ok());
+  ASSERT_GT(t.table().Stats().resizes, 0u);
+  EXPECT_EQ(t.table().TEST_StrayReclaims(), 0u);
+  for (uint64_t id : ids) ASSERT_TRUE(t.Holds(id, 2)) << id;
+  t.Reopen();
+  for (uint64_t id : ids) ASSERT_TRUE(t.Holds(id, 2)) << id;
+  EXPECT_EQ(t.table().Stats().keys, ids.size());
+}
 
 TEST(GphashResizeLimits, PoolFullKeepsAcknowledgedDataAndEachOperationAppliedOrAbsent) {
   for (uint32_t value_size : {8u, 100u}) {
