@@ -223,18 +223,32 @@ struct Ops {
   }
 
   // Snapshots every candidate bucket and collects the VALID copies of the key.
+  // When it finds none, the snapshots are read again and the collect repeats
+  // until they agree: the buckets are read one after another, and a key moving
+  // between them (a racing insert's winning copy published, its losing copy
+  // erased) must not look absent.
   static uint32_t Collect(const Candidate* candidates, uint32_t count, const uint8_t* key,
                           uint64_t pattern, Snapshot<S>* snapshots, Copy* copies) {
-    uint32_t copy_count = 0;
-    for (uint32_t c = 0; c < count; ++c) {
-      TakeSnapshot<S>(candidates[c].bucket, pattern, &snapshots[c]);
-      for (uint32_t m = snapshots[c].match; m != 0; m &= m - 1) {
-        uint32_t slot = LowestBit(m);
-        if (!KeyEquals<K>(L::Key(candidates[c].bucket, slot), key)) continue;
-        if (copy_count < kMaxCopies) copies[copy_count++] = {c, slot, snapshots[c].words[slot]};
+    for (;;) {
+      uint32_t copy_count = 0;
+      for (uint32_t c = 0; c < count; ++c) {
+        TakeSnapshot<S>(candidates[c].bucket, pattern, &snapshots[c]);
+        for (uint32_t m = snapshots[c].match; m != 0; m &= m - 1) {
+          uint32_t slot = LowestBit(m);
+          if (!KeyEquals<K>(L::Key(candidates[c].bucket, slot), key)) continue;
+          if (copy_count < kMaxCopies) copies[copy_count++] = {c, slot, snapshots[c].words[slot]};
+        }
       }
+      if (copy_count > 0 || Stable(candidates, count, snapshots)) return copy_count;
     }
-    return copy_count;
+  }
+
+  // True if the first `count` candidate buckets still hold their snapshots.
+  static bool Stable(const Candidate* candidates, uint32_t count, const Snapshot<S>* snapshots) {
+    LoadFence();
+    bool stable = true;
+    for (uint32_t c = 0; c < count; ++c) stable &= Unchanged<S>(candidates[c].bucket, snapshots[c]);
+    return stable;
   }
 
   static uint32_t WinnerOf(const Candidate* candidates, const Copy* copies, uint32_t count) {
@@ -258,6 +272,11 @@ struct Ops {
     Copy copies[kMaxCopies];
     for (;;) {
       uint32_t copy_count = Collect(candidates, count, key, pattern, snapshots, copies);
+      // Several copies: the losers get erased, so the view must be one
+      // moment's. A collect stalled between buckets can hold a copy erased
+      // meanwhile beside one inserted since; taking the stale one as the
+      // winner would erase the live one.
+      if (copy_count > 1 && !Stable(candidates, count, snapshots)) continue;
       if (copy_count > 0) {
         uint32_t winner = WinnerOf(candidates, copies, copy_count);
         const Copy& target = copies[winner];
@@ -374,7 +393,14 @@ struct Ops {
         }
         examined = level_end[level];
       }
-      if (best < 0) return false;
+      if (best < 0) {
+        // "Not found" needs the double collect too: the buckets are read one
+        // after another, and a key can move between them meanwhile (a racing
+        // insert's winning copy published after its bucket was read, the
+        // losing copy erased before its bucket was read).
+        if (!Stable(candidates, examined, snapshots)) continue;
+        return false;
+      }
       LoadFence();
       uint64_t value_word = LoadRelaxed(L::Value(candidates[best].bucket, best_slot));
       if (table.cells_) {
