@@ -191,7 +191,8 @@ void RunHistory(const RunConfig& config, const char* label) {
   for (const Violation& v : violations) {
     ADD_FAILURE() << "key " << std::hex << v.read.key << std::dec << " read value id "
                   << v.read.value_id << " in [" << v.read.invoke << ", " << v.read.respond
-                  << "]: " << v.why;
+                  << "]: " << v.why << "\nwrites of the key around it:\n"
+                  << checker.Around(v.read.key, v.read.invoke, v.read.respond, 16);
   }
   EXPECT_EQ(violation_count, 0u);
   EXPECT_GT(stats->resizes, 0u) << "the table never resized during the concurrent run";

@@ -68,6 +68,24 @@ class HistoryChecker {
     return violations;
   }
 
+  // The writes of `key` around [from, to], one per line, for a failure message.
+  std::string Around(uint64_t key, uint64_t from, uint64_t to, size_t most = 8) const {
+    auto key_it = by_key_.find(key);
+    if (key_it == by_key_.end()) return "  (no writes of this key)\n";
+    std::string text;
+    const std::vector<Event>& list = key_it->second.writes;  // sorted by invoke
+    size_t end = 0;
+    while (end < list.size() && list[end].invoke <= to) ++end;
+    for (size_t i = end > most ? end - most : 0; i < end; ++i) {
+      const Event& write = list[i];
+      if (write.respond + 200 < from) continue;
+      text += "  " + std::string(write.value_id == kAbsent ? "erase" : "write ") +
+              std::to_string(write.value_id) + " [" + std::to_string(write.invoke) + ", " +
+              std::to_string(write.respond) + "]\n";
+    }
+    return text;
+  }
+
  private:
   struct KeyHistory {
     std::vector<Event> writes;          // sorted by invoke
