@@ -3,11 +3,13 @@
 //
 //   1. link calibration: random 8-byte reads / CAS of a registered tmpfs
 //      mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB and 4 GiB;
-//   2. per mode (direct, mirror, and the CPU backend on all hardware threads
-//      as the peer): YCSB LOAD (puts of --keys new records), then for each
-//      batch size YCSB C gets (uniform, scrambled zipfian 0.99) and uniform
-//      updates; GPU batches in device memory, plus one host-memory get
-//      point and a reopen; CPU batches in host memory;
+//   2. per mode (direct, mirror, the CPU backend on all hardware threads,
+//      and the naive baseline: thread-per-op linear probing with CAS over a
+//      registered file, bench/gpu/naive_table.h): YCSB LOAD (puts of --keys
+//      new records), then for each batch size YCSB C gets (uniform, scrambled
+//      zipfian 0.99), uniform updates and YCSB A (half gets, half updates;
+//      uniform and zipfian); GPU batches in device memory, plus one host-memory get point
+//      and a reopen; CPU batches in host memory;
 //   3. the model of pool transactions per operation of each mode.
 //
 // Prints a table for people and (--json FILE) one JSON object per
@@ -28,6 +30,7 @@
 
 #include "bench/gpkv_bench_workload.h"
 #include "bench/gpu/link_calibration.h"
+#include "bench/gpu/naive_table.h"
 #include "cpu/gphash.h"
 #include "gpu/device_memory.h"
 #include "gpu/gphash_gpu.h"
@@ -50,7 +53,7 @@ struct Args {
   uint64_t keys = uint64_t{1} << 24;
   std::string dir = "/dev/shm";
   std::vector<int> batch_log2 = {12, 14, 16, 18, 20, 22};
-  std::vector<std::string> modes = {"direct", "mirror", "cpu"};
+  std::vector<std::string> modes = {"direct", "mirror", "cpu", "naive"};
   std::string json;
   bool calibrate = true;
 };
@@ -102,7 +105,7 @@ bool ParseArgs(int argc, char** argv, Args* args) {
     } else {
       std::fprintf(stderr,
                    "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--batches=12,14,...] "
-                   "[--modes=direct,mirror,cpu] [--json=FILE] [--no-calibration]\n");
+                   "[--modes=direct,mirror,cpu,naive] [--json=FILE] [--no-calibration]\n");
       return arg == "--help";
     }
   }
@@ -200,6 +203,27 @@ Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, si
   return Status::OK();
 }
 
+// YCSB A: each batch is one get batch of half the operations, then one
+// update batch of the other half (uniform records; the first get's answers
+// are checked).
+template <typename Table>
+Status TimeYcsbA(Table& table, const OpSet& set, size_t batch, size_t ops, const Outputs& out,
+                 const std::string& what, double* seconds) {
+  const uint8_t* keys = out.on_device ? set.device_keys.data() : set.keys.data();
+  const uint8_t* values = out.on_device ? set.device_values.data() : set.values.data();
+  const size_t half = batch / 2;
+  auto run = [&](size_t first) -> Status {
+    GPKV_RETURN_IF_ERROR(table.Get(keys + first * 8, out.values, out.found, half));
+    return table.Put(keys + (first + half) * 8, values + (first + half) * 8, half);
+  };
+  GPKV_RETURN_IF_ERROR(run(0));
+  GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, half, out, what));
+  double start = Now();
+  for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kOpArray));
+  *seconds = Now() - start;
+  return Status::OK();
+}
+
 // LOAD, then the sweep of batch sizes, on one open table.
 template <typename Table>
 Status RunWorkloads(const Args& args, const std::string& mode, Table& table, const OpSet& load,
@@ -232,6 +256,10 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
     BENCH_CHECK(
         TimeBatches(table, uniform, false, batch, ops, out, mode + " update uniform", &seconds));
     rows->push_back({mode, "update uniform", batch, ops, seconds});
+    BENCH_CHECK(TimeYcsbA(table, uniform, batch, ops, out, mode + " A uniform", &seconds));
+    rows->push_back({mode, "A uniform (50% update)", batch, ops, seconds});
+    BENCH_CHECK(TimeYcsbA(table, zipf, batch, ops, out, mode + " A zipfian", &seconds));
+    rows->push_back({mode, "A zipfian (50% update)", batch, ops, seconds});
   }
   return Status::OK();
 }
@@ -305,6 +333,47 @@ Status RunCpuMode(const Args& args, const OpSet& load, const OpSet& uniform, con
   return RunWorkloads(args, "cpu", **opened, load, uniform, zipf, out, rows);
 }
 
+// The naive baseline on the same records: device batches, a registered file
+// in the same directory as the pools.
+Status RunNaiveMode(const Args& args, const OpSet& load, const OpSet& uniform, const OpSet& zipf,
+                    std::vector<Row>* rows) {
+  auto table = NaiveTable::Create(args.dir, args.keys);
+  if (!table.ok()) return table.status();
+  std::printf("# naive: %llu slots (%.1f MiB registered file)\n",
+              static_cast<unsigned long long>((*table)->Stats().slots),
+              (*table)->bytes() / 1048576.0);
+  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
+  auto out_values = DeviceBytes::Allocate(largest * 8);
+  auto out_found = DeviceBytes::Allocate(largest);
+  if (!out_values.ok()) return out_values.status();
+  if (!out_found.ok()) return out_found.status();
+  Outputs out{out_values->data(), out_found->data(), true};
+  return RunWorkloads(args, "naive", **table, load, uniform, zipf, out, rows);
+}
+
+// Each mode's YCSB A beside the naive baseline's at the same batch size
+// (issue #5: every mode >= 3x the naive baseline).
+void PrintNaiveRatios(const std::vector<Row>& rows) {
+  bool header = false;
+  for (const Row& naive : rows) {
+    if (naive.mode != "naive" || naive.workload.rfind("A ", 0) != 0) continue;
+    for (const Row& row : rows) {
+      if (row.mode == "naive" || row.workload != naive.workload || row.batch != naive.batch) {
+        continue;
+      }
+      if (!header) {
+        std::printf("\nYCSB A vs the naive baseline (target: every mode >= 3x):\n");
+        header = true;
+      }
+      double ratio = row.mops() / naive.mops();
+      std::printf("  %-7s %-9s batch %8llu: %10.2f vs %10.2f Mops/s = %6.2fx  %s\n",
+                  row.mode.c_str(), row.workload.substr(2, row.workload.find(' ', 2) - 2).c_str(),
+                  static_cast<unsigned long long>(row.batch), row.mops(), naive.mops(), ratio,
+                  ratio >= 3.0 ? "met" : "MISSED");
+    }
+  }
+}
+
 void PrintTransactionModel() {
   std::printf(
       "\npool transactions per operation (model, default 2L-2H-8S, 8-byte keys and values):\n"
@@ -314,7 +383,9 @@ void PrintTransactionModel() {
       "  direct update: 4 probe reads + key + value store = 6\n"
       "  mirror get:    0 (HBM only)\n"
       "  mirror insert: key + value + publish = 3 stores (probe and CAS in HBM)\n"
-      "  mirror update: 1 store\n");
+      "  mirror update: 1 store\n"
+      "  naive get:     1 + probe length reads of 16 B (linear probing, load factor <= 2/3)\n"
+      "  naive insert:  probe reads + CAS + value store; naive update: probe reads + 1 store\n");
 }
 
 int Main(int argc, char** argv) {
@@ -364,8 +435,9 @@ int Main(int argc, char** argv) {
 
   std::vector<Row> rows;
   for (const std::string& mode : args.modes) {
-    Status ran = mode == "cpu" ? RunCpuMode(args, load, uniform, zipf, &rows)
-                               : RunGpuMode(args, mode, load, uniform, zipf, &rows);
+    Status ran = mode == "cpu"     ? RunCpuMode(args, load, uniform, zipf, &rows)
+                 : mode == "naive" ? RunNaiveMode(args, load, uniform, zipf, &rows)
+                                   : RunGpuMode(args, mode, load, uniform, zipf, &rows);
     if (!ran.ok()) {
       std::fprintf(stderr, "gpkv-gpu-bench: %s mode: %s\n", mode.c_str(), ran.ToString().c_str());
       return 3;
@@ -390,6 +462,7 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long long>(row.batch),
                 static_cast<unsigned long long>(row.ops), row.seconds, row.mops());
   }
+  PrintNaiveRatios(rows);
   if (!args.json.empty()) {
     std::ofstream json(args.json);
     for (const LinkResult& r : link) {

@@ -1,12 +1,9 @@
 #include <cuda_runtime.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "bench/gpu/link_calibration.h"
+#include "bench/gpu/registered_file.h"
 #include "gpu/cuda_check.h"
 
 namespace gpkv::bench::gpu {
@@ -73,28 +70,13 @@ Status TimeAccesses(uint64_t* words, uint64_t bytes, bool cas, unsigned long lon
 Status CalibrateLink(const std::string& dir, const std::vector<uint64_t>& region_sizes,
                      std::vector<LinkResult>* results) {
   uint64_t largest = *std::max_element(region_sizes.begin(), region_sizes.end());
-  std::string path = dir + "/gpkv-gpu-bench-link-" + std::to_string(::getpid());
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return Status::IOError(path + ": cannot create: " + std::strerror(errno));
-  ::unlink(path.c_str());
-  if (::posix_fallocate(fd, 0, static_cast<off_t>(largest)) != 0) {
-    ::close(fd);
-    return Status::IOError(path + ": cannot reserve " + std::to_string(largest) + " bytes");
-  }
-  void* mapping = ::mmap(nullptr, largest, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) return Status::IOError(path + ": mmap: " + std::strerror(errno));
-  std::memset(mapping, 1, largest);  // not zeros; every page present
-  uint64_t* host_words = nullptr;
+  // Not zeros: the CAS kernel compares against 1.
+  auto file = RegisteredFile::Create(dir, "gpkv-gpu-bench-link", largest, 1);
+  if (!file.ok()) return file.status();
+  auto* host_words = static_cast<uint64_t*>((*file)->device());
   void* device_memory = nullptr;
   unsigned long long* sink = nullptr;
   auto run = [&]() -> Status {
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaHostRegister(mapping, largest, cudaHostRegisterMapped | cudaHostRegisterPortable),
-        "cudaHostRegister of " + path);
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaHostGetDevicePointer(reinterpret_cast<void**>(&host_words), mapping, 0),
-        "cudaHostGetDevicePointer");
     GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&device_memory, largest), "cudaMalloc (HBM region)");
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(device_memory, 1, largest), "cudaMemset");
     GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&sink, sizeof(*sink)), "cudaMalloc (sink)");
@@ -113,8 +95,6 @@ Status CalibrateLink(const std::string& dir, const std::vector<uint64_t>& region
   Status status = run();
   if (sink != nullptr) cudaFree(sink);
   if (device_memory != nullptr) cudaFree(device_memory);
-  if (host_words != nullptr) cudaHostUnregister(mapping);
-  ::munmap(mapping, largest);
   return status;
 }
 
