@@ -264,6 +264,19 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
   return Status::OK();
 }
 
+// RunWorkloads with the get answers in device memory (GPU tables).
+template <typename Table>
+Status RunOnDevice(const Args& args, const std::string& mode, Table& table, const OpSet& load,
+                   const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
+  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
+  auto out_values = DeviceBytes::Allocate(largest * 8);
+  auto out_found = DeviceBytes::Allocate(largest);
+  if (!out_values.ok()) return out_values.status();
+  if (!out_found.ok()) return out_found.status();
+  Outputs out{out_values->data(), out_found->data(), true};
+  return RunWorkloads(args, mode, table, load, uniform, zipf, out, rows);
+}
+
 // A pool file for one mode: created, then unlinked (the mapping stays).
 Result<std::unique_ptr<pm::Pool>> BenchPool(const Args& args, const std::string& mode) {
   std::string path =
@@ -290,13 +303,7 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   std::printf("# %s: open %.3f s, index %.1f MiB, pool %.1f GiB\n", mode.c_str(),
               Now() - open_start, table.Stats().index_bytes / 1048576.0,
               (*pool)->size() / 1073741824.0);
-  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
-  auto out_values = DeviceBytes::Allocate(largest * 8);
-  auto out_found = DeviceBytes::Allocate(largest);
-  if (!out_values.ok()) return out_values.status();
-  if (!out_found.ok()) return out_found.status();
-  Outputs out{out_values->data(), out_found->data(), true};
-  GPKV_RETURN_IF_ERROR(RunWorkloads(args, mode, table, load, uniform, zipf, out, rows));
+  GPKV_RETURN_IF_ERROR(RunOnDevice(args, mode, table, load, uniform, zipf, rows));
   // One point with the batch in host memory (copies in and out included).
   size_t batch = size_t{1} << 20;
   std::vector<uint8_t> values(batch * 8), found(batch);
@@ -342,13 +349,7 @@ Status RunNaiveMode(const Args& args, const OpSet& load, const OpSet& uniform, c
   std::printf("# naive: %llu slots (%.1f MiB registered file)\n",
               static_cast<unsigned long long>((*table)->Stats().slots),
               (*table)->bytes() / 1048576.0);
-  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
-  auto out_values = DeviceBytes::Allocate(largest * 8);
-  auto out_found = DeviceBytes::Allocate(largest);
-  if (!out_values.ok()) return out_values.status();
-  if (!out_found.ok()) return out_found.status();
-  Outputs out{out_values->data(), out_found->data(), true};
-  return RunWorkloads(args, "naive", **table, load, uniform, zipf, out, rows);
+  return RunOnDevice(args, "naive", **table, load, uniform, zipf, rows);
 }
 
 // Each mode's YCSB A beside the naive baseline's at the same batch size
