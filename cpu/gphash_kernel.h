@@ -409,12 +409,7 @@ struct Ops {
         if (value_word > table.pool_.size() - table.cell_size_) value_word = 0;
         CopyWordsOut(cell, table.base_ + value_word, table.cell_words_);
       }
-      LoadFence();
-      bool stable = true;
-      for (uint32_t c = 0; c < examined; ++c) {
-        stable &= Unchanged<S>(candidates[c].bucket, snapshots[c]);
-      }
-      if (!stable) continue;
+      if (!Stable(candidates, examined, snapshots)) continue;
       if (table.cells_) {
         std::memcpy(value_out, cell, table.value_size_);
       } else {
