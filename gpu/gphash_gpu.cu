@@ -85,10 +85,19 @@ Result<std::unique_ptr<GphashGpu>> GphashGpu::Open(pm::Pool& pool, const std::st
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device), "cudaSetDevice");
   auto snapshot = ReadGphashRoot(pool, table_name, root_offset);
   if (!snapshot.ok()) return snapshot.status();
-  auto registration = PoolRegistration::Acquire(pool);
-  if (!registration.ok()) return registration.status();
-  auto impl = std::make_unique<Impl>(pool, table_name, options, std::move(registration.value()),
-                                     snapshot.value());
+  // No registration: staged mode (asked for, or kAuto on a pool the GPU
+  // cannot map).
+  std::unique_ptr<PoolRegistration> registration;
+  if (options.index_mode != GpuIndexMode::kStaged) {
+    auto acquired = PoolRegistration::Acquire(pool);
+    if (acquired.ok()) {
+      registration = std::move(acquired.value());
+    } else if (!acquired.status().IsUnsupported() || options.index_mode != GpuIndexMode::kAuto) {
+      return acquired.status();
+    }
+  }
+  auto impl =
+      std::make_unique<Impl>(pool, table_name, options, std::move(registration), snapshot.value());
   GPKV_RETURN_IF_ERROR(impl->Initialize(report));
   return std::unique_ptr<GphashGpu>(new GphashGpu(std::move(impl)));
 }
@@ -130,6 +139,7 @@ TableStats GphashGpu::Stats() const { return impl_->Stats(); }
 uint32_t GphashGpu::key_size() const { return impl_->key_size(); }
 uint32_t GphashGpu::value_size() const { return impl_->value_size(); }
 bool GphashGpu::mirrored() const { return impl_->mirrored(); }
+bool GphashGpu::staged() const { return impl_->staged(); }
 
 // ---------------------------------------------------------------- helpers
 
@@ -210,8 +220,11 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
   Workspace& ws = **workspace;
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
   if (ws.pending().active) GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
-  for (size_t done = 0; done < count; done += kMaxChunkOps) {
-    size_t chunk = std::min(count - done, kMaxChunkOps);
+  // Staged mode drains its log in the call: it always waits.
+  wait = wait || staged_;
+  const size_t step = LaunchChunk(kMaxChunkOps);
+  for (size_t done = 0; done < count; done += step) {
+    size_t chunk = std::min(count - done, step);
     GPKV_RETURN_IF_ERROR(
         PutChunk(ws, keys + done * key_size(), values + done * value_size(), chunk, wait));
   }
@@ -273,6 +286,7 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
   ws.pending() = PendingWrite();
   if (!pending.active) return Status::OK();
   GPKV_RETURN_IF_ERROR(ws.Wait("write batch"));
+  GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "write batch"));
   BatchCounters counters = ws.host_counters();
   if (!pending.is_put) {
     live_keys_ -= counters.erased;
@@ -297,6 +311,7 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
     GPKV_RETURN_IF_ERROR(EndWrite(ws));
     GPKV_RETURN_IF_ERROR(ws.FetchCounters());
     GPKV_RETURN_IF_ERROR(ws.Wait("put batch after a resize"));
+    GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "put batch after a resize"));
     live_keys_ += ws.host_counters().inserted;
     failed = ws.host_counters().failed;
     std::swap(failed_ops, spare);
@@ -320,8 +335,10 @@ Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count
   Workspace& ws = **workspace;
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
   if (ws.pending().active) GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
-  for (size_t done = 0; done < count; done += kMaxChunkOps) {
-    size_t chunk = std::min(count - done, kMaxChunkOps);
+  wait = wait || staged_;  // as in Put
+  const size_t step = LaunchChunk(kMaxChunkOps);
+  for (size_t done = 0; done < count; done += step) {
+    size_t chunk = std::min(count - done, step);
     GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * key_size(),
                                     erased == nullptr ? nullptr : erased + done, chunk, wait));
   }

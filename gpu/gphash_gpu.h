@@ -7,7 +7,11 @@
 // and kernels read and write the pool itself ("direct" mode). In "mirror"
 // mode the table also keeps a copy of its bucket levels in GPU memory: probes
 // and slot arbitration (CAS) run there and the pool receives only ordered
-// plain stores of the changed words. Values of up to 8 bytes (inline) only;
+// plain stores of the changed words. In "staged" mode, for pool files CUDA
+// cannot register (ext4, say), the mirror is the only copy the GPU sees: the
+// kernels append their pool stores to a log in GPU memory and the host
+// applies each log to the pool before the batch returns (gphash_staged.cu).
+// Values of up to 8 bytes (inline) only;
 // value cells (value_size > 8) are Unsupported on the GPU for now.
 //
 // Kernels: warp-cooperative work sharing, at most one operation per lane
@@ -25,7 +29,11 @@
 // batch durable with pool.Sync() when it completes. On a page-granular file
 // SyncMode::kStrict therefore gives no more than kBatch here. A process
 // killed during a batch leaves each operation applied or absent by the
-// protocol (not yet tested with SIGKILL).
+// protocol (not yet tested with SIGKILL). Staged mode: the host stores each
+// batch's logged words with the CPU backend's primitives (pool.Persist /
+// Publish: key and value words, then publishing slot words, then emptied
+// slot words), so it gives what cpu::Gphash gives on the same pool and
+// SyncMode. Its Async write calls wait (the log is drained in the call).
 //
 // Who may call: engine/ (through the Table facade), tests and benchmarks.
 // This header needs no CUDA headers: streams are passed as CUstream_st*, which
@@ -57,9 +65,15 @@ namespace gpkv::gpu {
 
 // Where the kernels probe and arbitrate.
 enum class GpuIndexMode : uint8_t {
-  kAuto = 0,    // kMirror when the index fits (see GpuTableOptions), else kDirect
+  // kMirror when the index fits (see GpuTableOptions), else kDirect; kStaged
+  // when the pool mapping cannot be registered with CUDA (a file on ext4).
+  kAuto = 0,
   kDirect = 1,  // the registered pool mapping itself
   kMirror = 2,  // a copy of the bucket levels in GPU memory; the pool gets the writes
+  // The mirror without registering the pool: kernels log their pool stores in
+  // GPU memory and the host applies each log to the pool mapping, in the
+  // protocol's order, before the batch returns. For pools the GPU cannot map.
+  kStaged = 3,
 };
 
 struct GpuTableOptions {
@@ -85,7 +99,9 @@ class GphashGpu {
 
   // Opens the table rooted at root_offset on the GPU: validates the root and
   // LevelSet (Corruption naming table and offset), registers the pool mapping
-  // (Unsupported when the file cannot be registered, e.g. on ext4), builds the
+  // (when it cannot be registered, e.g. on ext4: kAuto goes on in staged
+  // mode, kDirect and kMirror are Unsupported; kStaged never registers;
+  // staged mode needs the index to fit in GPU memory), builds the
   // mirror if chosen, then runs open-time recovery on the device: INSERT
   // slots cleared, duplicates resolved (the winner rule), an interrupted
   // resize finished. `report` (optional) receives what recovery changed. A
@@ -145,8 +161,10 @@ class GphashGpu {
   TableStats Stats() const;
   uint32_t key_size() const;
   uint32_t value_size() const;
-  // True when the index is mirrored in GPU memory (mirror mode).
+  // True when the index is mirrored in GPU memory (mirror and staged mode).
   bool mirrored() const;
+  // True in staged mode: the pool is not mapped by the GPU.
+  bool staged() const;
 
   class Impl;
 

@@ -33,6 +33,9 @@ namespace gpkv::gpu {
 
 // Operations per kernel launch; larger host batches run in chunks, in order.
 constexpr size_t kMaxChunkOps = size_t{1} << 24;
+// Staged mode: operations (or slots, for resize and recovery) per launch, so
+// that one launch's log of pool stores has a known bound.
+constexpr size_t kStagedChunk = size_t{1} << 19;
 
 class GphashGpu::Impl {
  public:
@@ -61,6 +64,7 @@ class GphashGpu::Impl {
   uint32_t key_size() const { return snapshot_.key_size; }
   uint32_t value_size() const { return snapshot_.value_size; }
   bool mirrored() const { return view_.mirrored; }
+  bool staged() const { return staged_; }
 
  private:
   friend class GphashGpu;
@@ -73,6 +77,19 @@ class GphashGpu::Impl {
   void BuildView();
   Status Recover(Workspace& workspace, recovery::Report* report);
   Status CountLiveKeys(Workspace& workspace, uint64_t* live);
+
+  // ---- staged mode (gphash_staged.cu) ----
+  // Allocates the log of pool stores (device) and its host copy, sized for
+  // one launch of kStagedChunk operations or slots.
+  Status AllocateStagedLog();
+  void FreeStagedLog();
+  // Staged mode: waits for the workspace's stream, applies the stores its
+  // kernels logged to the pool (key and value words, then publishing slot
+  // words, then emptied slot words) and empties the log. No-op otherwise.
+  // REQUIRES: write_mutex_ held (or open), no other logging kernel in flight.
+  Status DrainStagedLog(Workspace& workspace, const char* what);
+  // Operations or slots per launch: kStagedChunk in staged mode, else `all`.
+  uint64_t LaunchChunk(uint64_t all) const { return staged_ ? kStagedChunk : all; }
 
   // ---- resize (gphash_resize.cu) ----
   // Grows the table by one top level of twice the buckets and moves the
@@ -123,6 +140,14 @@ class GphashGpu::Impl {
   GphashView view_{};            // guarded by view_mutex_
   bool use_mirror_ = false;
   std::vector<uint8_t*> mirror_levels_;  // device copies, parallel to the LevelSet levels
+
+  // Staged mode (registration_ is null): the log of pool stores.
+  bool staged_ = false;
+  StagedLog* staged_log_ = nullptr;          // device: entries, capacity, count
+  StagedStore* staged_entries_ = nullptr;    // device
+  StagedStore* staged_host_ = nullptr;       // pinned host copy
+  StagedLog* staged_host_header_ = nullptr;  // pinned host copy of *staged_log_
+  uint64_t staged_capacity_ = 0;
 
   mutable std::mutex write_mutex_;
   mutable std::shared_mutex view_mutex_;

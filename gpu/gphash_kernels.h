@@ -95,17 +95,27 @@ Status LaunchErase(const GphashView& view, const uint8_t* keys, const uint8_t* k
 // the level's offset in the pool (for first_invalid_offset).
 Status LaunchCountSlots(const GphashView& view, uint32_t level, uint64_t pool_offset,
                         BatchCounters* counters, cudaStream_t stream);
-// Clears the INSERT slots of level `level` (dry_run: counts them only).
-Status LaunchClearReserved(const GphashView& view, uint32_t level, bool dry_run,
+// Slots [first, end) of a level (slot = bucket * slots_per_bucket + slot in
+// bucket). The kernels below cover one range per launch, so that staged mode
+// can bound the stores of one launch (gphash_staged.cu).
+struct SlotRange {
+  uint64_t first;
+  uint64_t end;
+};
+
+// Clears the INSERT slots of `range` of level `level` (dry_run: counts them
+// only).
+Status LaunchClearReserved(const GphashView& view, uint32_t level, SlotRange range, bool dry_run,
                            BatchCounters* counters, cudaStream_t stream);
-// Erases every VALID slot of level `level` whose key is VALID in a slot that
-// wins the duplicate rule (dry_run: counts them only).
-Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, bool dry_run,
-                               BatchCounters* counters, cudaStream_t stream);
-// Moves every VALID slot of the bottom level (view.level_count - 1) into the
-// levels above it, each by insert-then-erase; a key already VALID above is
-// only erased below. Keys that found no room stay and count as failed.
-Status LaunchMigrateBottomLevel(const GphashView& view, BatchCounters* counters,
+// Erases every VALID slot in `range` of level `level` whose key is VALID in a
+// slot that wins the duplicate rule (dry_run: counts them only).
+Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, SlotRange range,
+                               bool dry_run, BatchCounters* counters, cudaStream_t stream);
+// Moves every VALID slot in `range` of the bottom level (view.level_count -
+// 1) into the levels above it, each by insert-then-erase; a key already VALID
+// above is only erased below. Keys that found no room stay and count as
+// failed.
+Status LaunchMigrateBottomLevel(const GphashView& view, SlotRange range, BatchCounters* counters,
                                 cudaStream_t stream);
 
 }  // namespace gpkv::gpu

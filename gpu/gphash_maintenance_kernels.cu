@@ -60,10 +60,11 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
-    ClearReservedKernel(GphashView view, uint32_t level, bool dry_run, BatchCounters* counters) {
-  const uint64_t index = ThreadIndex();
+    ClearReservedKernel(GphashView view, uint32_t level, SlotRange range, bool dry_run,
+                        BatchCounters* counters) {
+  const uint64_t index = range.first + ThreadIndex();
   unsigned long long cleared = 0;
-  if (index < SlotsOfLevel(view, level)) {
+  if (index < range.end) {
     LevelSlot at = SlotOfThread(view, level, index);
     uint64_t word = warp::LoadWord(at.index_bucket + format::SlotWordOffset(at.slot));
     if (format::SlotStateOf(word) == format::kSlotInsert && format::FingerprintOf(word) == 0) {
@@ -76,14 +77,14 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    ResolveDuplicatesKernel(GphashView view, uint32_t level, bool dry_run,
+    ResolveDuplicatesKernel(GphashView view, uint32_t level, SlotRange range, bool dry_run,
                             BatchCounters* counters) {
-  const uint64_t index = ThreadIndex();
+  const uint64_t index = range.first + ThreadIndex();
   bool has_op = false;
   LevelSlot at{};
   uint64_t word = 0;
   Key<kKeyWords> my_key{};
-  if (index < SlotsOfLevel(view, level)) {
+  if (index < range.end) {
     at = SlotOfThread(view, level, index);
     word = warp::LoadWord(at.index_bucket + format::SlotWordOffset(at.slot));
     has_op = format::SlotStateOf(word) == format::kSlotValid;
@@ -112,15 +113,15 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    MigrateBottomKernel(GphashView view, BatchCounters* counters) {
+    MigrateBottomKernel(GphashView view, SlotRange range, BatchCounters* counters) {
   const uint32_t bottom = view.level_count - 1;
-  const uint64_t index = ThreadIndex();
+  const uint64_t index = range.first + ThreadIndex();
   bool has_op = false;
   LevelSlot at{};
   uint64_t word = 0;
   uint64_t my_value = 0;
   Key<kKeyWords> my_key{};
-  if (index < SlotsOfLevel(view, bottom)) {
+  if (index < range.end) {
     at = SlotOfThread(view, bottom, index);
     word = warp::LoadWord(at.index_bucket + format::SlotWordOffset(at.slot));
     has_op = format::SlotStateOf(word) == format::kSlotValid;
@@ -167,33 +168,34 @@ Status LaunchCountSlots(const GphashView& view, uint32_t level, uint64_t pool_of
   return CheckLaunch("CountSlotsKernel");
 }
 
-Status LaunchClearReserved(const GphashView& view, uint32_t level, bool dry_run,
+Status LaunchClearReserved(const GphashView& view, uint32_t level, SlotRange range, bool dry_run,
                            BatchCounters* counters, cudaStream_t stream) {
-  uint64_t slots = view.bucket_counts[level] * view.slots_per_bucket;
-  ClearReservedKernel<<<BlocksFor(slots), kBlockThreads, 0, stream>>>(view, level, dry_run,
-                                                                      counters);
+  if (range.end <= range.first) return Status::OK();
+  ClearReservedKernel<<<BlocksFor(range.end - range.first), kBlockThreads, 0, stream>>>(
+      view, level, range, dry_run, counters);
   return CheckLaunch("ClearReservedKernel");
 }
 
-Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, bool dry_run,
-                               BatchCounters* counters, cudaStream_t stream) {
-  uint64_t slots = view.bucket_counts[level] * view.slots_per_bucket;
+Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, SlotRange range,
+                               bool dry_run, BatchCounters* counters, cudaStream_t stream) {
+  if (range.end <= range.first) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     ResolveDuplicatesKernel<decltype(words)::value>
-        <<<BlocksFor(slots), kBlockThreads, 0, stream>>>(view, level, dry_run, counters);
+        <<<BlocksFor(range.end - range.first), kBlockThreads, 0, stream>>>(view, level, range,
+                                                                           dry_run, counters);
     return CheckLaunch("ResolveDuplicatesKernel");
   });
 }
 
-Status LaunchMigrateBottomLevel(const GphashView& view, BatchCounters* counters,
+Status LaunchMigrateBottomLevel(const GphashView& view, SlotRange range, BatchCounters* counters,
                                 cudaStream_t stream) {
   if (view.level_count < 2) {
     return Status::InvalidArgument("resize: a level set being resized has at least two levels");
   }
-  uint64_t slots = view.bucket_counts[view.level_count - 1] * view.slots_per_bucket;
+  if (range.end <= range.first) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     MigrateBottomKernel<decltype(words)::value>
-        <<<BlocksFor(slots), kBlockThreads, 0, stream>>>(view, counters);
+        <<<BlocksFor(range.end - range.first), kBlockThreads, 0, stream>>>(view, range, counters);
     return CheckLaunch("MigrateBottomKernel");
   });
 }

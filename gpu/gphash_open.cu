@@ -1,6 +1,9 @@
 // GphashGpu::Impl: construction, the choice and build of the HBM mirror, the
 // device view, and open-time recovery run by kernels (census of slot states,
 // INSERT slots cleared, duplicates resolved, an interrupted resize finished).
+// Without a registration (staged mode) the mirror is required and recovery's
+// pool stores go through the staged log (gphash_staged.cu).
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <utility>
@@ -34,7 +37,8 @@ GphashGpu::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOpti
       table_name_(std::move(table_name)),
       options_(options),
       registration_(std::move(registration)),
-      snapshot_(snapshot) {}
+      snapshot_(snapshot),
+      staged_(registration_ == nullptr) {}
 
 GphashGpu::Impl::~Impl() {
   cudaSetDevice(options_.device);
@@ -56,6 +60,7 @@ GphashGpu::Impl::~Impl() {
   free_workspaces_.clear();
   own_workspaces_.clear();
   DropMirror();
+  FreeStagedLog();
   if (last_write_ != nullptr) cudaEventDestroy(last_write_);
 }
 
@@ -65,6 +70,20 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
   auto workspace = AcquireWorkspace(nullptr);
   if (!workspace.ok()) return workspace.status();
   Lease lease{this, *workspace, nullptr};
+  if (staged_) {
+    // The GPU cannot read the pool: it needs the whole index in its memory.
+    Status built = BuildMirror(**workspace);
+    if (built.code() == Code::kOutOfDeviceMemory) {
+      DropMirror();
+      return Status::OutOfDeviceMemory(
+          Where() + ": staged mode (the pool cannot be mapped by the GPU) needs the " +
+          std::to_string(IndexBytes(snapshot_)) + "-byte index in GPU memory: " + built.message());
+    }
+    GPKV_RETURN_IF_ERROR(built);
+    GPKV_RETURN_IF_ERROR(AllocateStagedLog());
+    BuildView();
+    return Recover(**workspace, report);
+  }
   GPKV_RETURN_IF_ERROR(ChooseMirror(&use_mirror_));
   if (use_mirror_) {
     Status built = BuildMirror(**workspace);
@@ -128,10 +147,13 @@ void GphashGpu::Impl::BuildView() {
   view.bucket_bytes = snapshot_.bucket_bytes;
   view.hash_seed = snapshot_.hash_seed;
   view.mirrored = use_mirror_;
+  view.staged_log = staged_ ? staged_log_ : nullptr;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
-    view.pool_levels[i] = registration_->device_base() + level_set.levels[i].offset;
+    view.pool_levels[i] =
+        staged_ ? nullptr : registration_->device_base() + level_set.levels[i].offset;
     view.index_levels[i] = use_mirror_ ? mirror_levels_[i] : view.pool_levels[i];
     view.bucket_counts[i] = level_set.levels[i].bucket_count;
+    view.pool_offsets[i] = level_set.levels[i].offset;
   }
   view_ = view;
 }
@@ -161,13 +183,25 @@ Status GphashGpu::Impl::Recover(Workspace& ws, recovery::Report* report) {
   GPKV_RETURN_IF_ERROR(CountLiveKeys(ws, &live));
 
   GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
-  for (uint32_t i = 0; i < view_.level_count; ++i) {
-    GPKV_RETURN_IF_ERROR(LaunchClearReserved(view_, i, dry_run, ws.device_counters(), ws.stream()));
-  }
-  for (uint32_t i = 0; i < view_.level_count; ++i) {
-    GPKV_RETURN_IF_ERROR(
-        LaunchResolveDuplicates(view_, i, dry_run, ws.device_counters(), ws.stream()));
-  }
+  // Each level in launches of LaunchChunk slots (staged mode drains its log
+  // after each).
+  auto each_range = [&](auto launch) -> Status {
+    for (uint32_t i = 0; i < view_.level_count; ++i) {
+      const uint64_t slots = view_.bucket_counts[i] * view_.slots_per_bucket;
+      const uint64_t step = LaunchChunk(slots);
+      for (uint64_t first = 0; first < slots; first += step) {
+        GPKV_RETURN_IF_ERROR(launch(i, SlotRange{first, std::min(slots, first + step)}));
+        GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "open-time recovery"));
+      }
+    }
+    return Status::OK();
+  };
+  GPKV_RETURN_IF_ERROR(each_range([&](uint32_t level, SlotRange range) {
+    return LaunchClearReserved(view_, level, range, dry_run, ws.device_counters(), ws.stream());
+  }));
+  GPKV_RETURN_IF_ERROR(each_range([&](uint32_t level, SlotRange range) {
+    return LaunchResolveDuplicates(view_, level, range, dry_run, ws.device_counters(), ws.stream());
+  }));
   GPKV_RETURN_IF_ERROR(ws.FetchCounters());
   GPKV_RETURN_IF_ERROR(ws.Wait("open-time recovery"));
   const uint64_t cleared = ws.host_counters().reserved;

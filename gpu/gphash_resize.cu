@@ -4,6 +4,8 @@
 // (insert-then-erase, MigrateBottomKernel); publish the LevelSet without the
 // bottom level and the flag; free the old bottom. A crash anywhere resumes
 // from the published LevelSet at the next open (gphash_open.cu).
+#include <algorithm>
+
 #include "gpu/cuda_check.h"
 #include "gpu/gphash_gpu_impl.h"
 #include "pm/extent_allocator.h"
@@ -52,9 +54,16 @@ Status GphashGpu::Impl::StartResize() {
     cudaError_t error = cudaMalloc(&copy, bytes);
     if (error == cudaSuccess) error = cudaMemset(copy, 0, bytes);
     if (error != cudaSuccess) {
-      // The mirror no longer fits: go on in direct mode.
       cudaGetLastError();
       if (copy != nullptr) cudaFree(copy);
+      if (staged_) {
+        // Staged mode has no direct mode to fall back to.
+        pool_.allocator().Free(*offset).IgnoreError();
+        return CudaStatus(error, Where() + ": staged mode: resize to " + std::to_string(buckets) +
+                                     " top buckets: the new level's " + std::to_string(bytes) +
+                                     " bytes do not fit in GPU memory");
+      }
+      // The mirror no longer fits: go on in direct mode.
       DropMirror();
     } else {
       mirror = static_cast<uint8_t*>(copy);
@@ -79,7 +88,13 @@ Status GphashGpu::Impl::StartResize() {
 
 Status GphashGpu::Impl::FinishResize(Workspace& ws) {
   GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
-  GPKV_RETURN_IF_ERROR(LaunchMigrateBottomLevel(view_, ws.device_counters(), ws.stream()));
+  const uint64_t slots = view_.bucket_counts[view_.level_count - 1] * view_.slots_per_bucket;
+  const uint64_t step = LaunchChunk(slots);
+  for (uint64_t first = 0; first < slots; first += step) {
+    GPKV_RETURN_IF_ERROR(LaunchMigrateBottomLevel(
+        view_, SlotRange{first, std::min(slots, first + step)}, ws.device_counters(), ws.stream()));
+    GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "moving the bottom level up"));
+  }
   GPKV_RETURN_IF_ERROR(ws.FetchCounters());
   GPKV_RETURN_IF_ERROR(ws.Wait("moving the bottom level up"));
   if (ws.host_counters().failed != 0) {

@@ -8,6 +8,9 @@
 // where the CAS on a slot word arbitrates (the HBM mirror in mirror mode, the
 // registered pool mapping in direct mode); `pool_levels` is the pool mapping,
 // which receives every write. In direct mode the two are the same pointers.
+// In staged mode (a pool the GPU cannot map) there is no device pointer to
+// the pool: every pool store is appended to `staged_log` instead, and the
+// host applies the log to the pool after the kernel (gphash_staged.cu).
 //
 // Candidates of a key: c = (level * hash_locations + location) *
 // slots_per_bucket + slot, so one bucket's slot words are read by
@@ -23,6 +26,26 @@
 
 namespace gpkv::gpu {
 
+// One pool store of staged mode: the pool offset of an 8-byte word with the
+// store's kind in its low bits (offsets are 8-byte aligned), and the word.
+enum StagedStoreKind : uint64_t {
+  kStagedData = 0,     // a key or value word (of a reserved slot, or an update)
+  kStagedPublish = 1,  // a slot word that publishes VALID
+  kStagedEmpty = 2,    // a slot word that goes back to EMPTY
+};
+constexpr uint64_t kStagedKindMask = 7;
+struct StagedStore {
+  uint64_t offset_and_kind;
+  uint64_t word;
+};
+// The log of one staged write kernel, in device memory. `count` may pass
+// `capacity`: the stores past it were not kept (the host sees it).
+struct StagedLog {
+  StagedStore* entries;
+  unsigned long long capacity;
+  unsigned long long count;
+};
+
 struct GphashView {
   uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
   uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
@@ -35,6 +58,10 @@ struct GphashView {
   uint32_t bucket_bytes;
   uint64_t hash_seed;
   bool mirrored;  // index_levels is an HBM mirror: writes go to both copies
+  // Staged mode: pool stores go to this log (device memory), addressed by the
+  // pool offsets of the levels; pool_levels are null. Null otherwise.
+  StagedLog* staged_log;
+  uint64_t pool_offsets[format::kMaxLevels];
 };
 static_assert(std::is_trivially_copyable_v<GphashView>);
 

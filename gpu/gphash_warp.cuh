@@ -14,7 +14,8 @@
 // volatile loads (never cached in L1: other warps and other batches write
 // them); slot words change by atomicCAS. Writes to the pool are plain stores
 // ordered by __threadfence_system(): key and value first, then the slot word
-// that publishes them.
+// that publishes them (PoolStore; in staged mode, entries of a log the host
+// applies in that order).
 #pragma once
 
 #include <cstdint>
@@ -118,6 +119,23 @@ __device__ __forceinline__ uint8_t* PoolBucket(const GphashView& view, uint32_t 
   return view.pool_levels[level] + bucket * view.bucket_bytes;
 }
 
+// Stores `word` at byte `offset` of bucket `bucket` of level `level` in the
+// pool: in place, or (staged mode) appended to the view's staged log in the
+// order the stores happen (one thread's stores keep their program order).
+__device__ __forceinline__ void PoolStore(const GphashView& view, uint32_t level, uint64_t bucket,
+                                          uint32_t offset, uint64_t word, StagedStoreKind kind) {
+  if (view.staged_log == nullptr) {
+    StoreWord(PoolBucket(view, level, bucket) + offset, word);
+    return;
+  }
+  StagedLog* log = view.staged_log;
+  unsigned long long at = atomicAdd(&log->count, 1ull);
+  if (at < log->capacity) {
+    uint64_t pool_offset = view.pool_offsets[level] + bucket * view.bucket_bytes + offset;
+    log->entries[at] = StagedStore{pool_offset | kind, word};
+  }
+}
+
 // What one probe of a key found.
 struct Probe {
   // Uniform. match_lane < 0: the key is VALID in no candidate slot.
@@ -185,8 +203,8 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
         uint64_t empty = format::EmptyWord(word);
         if (CasWord(bucket + format::SlotWordOffset(slot.slot), word, empty)) {
           if (view.mirrored) {
-            StoreWord(PoolBucket(view, slot.level, slot.bucket) + format::SlotWordOffset(slot.slot),
-                      empty);
+            PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), empty,
+                      kStagedEmpty);
           }
           erased_here = true;
         }
@@ -273,12 +291,13 @@ __device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<k
     reserved =
         CasWord(index_bucket + format::SlotWordOffset(slot.slot), probe.empty_word, reservation);
     if (reserved) {
-      uint8_t* pool_bucket = PoolBucket(view, slot.level, slot.bucket);
       uint32_t key_offset = format::KeyOffset(slots, view.key_size, slot.slot);
       uint32_t value_offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
 #pragma unroll
-      for (int w = 0; w < kKeyWords; ++w) StoreWord(pool_bucket + key_offset + 8 * w, key.words[w]);
-      StoreWord(pool_bucket + value_offset, value_word);
+      for (int w = 0; w < kKeyWords; ++w) {
+        PoolStore(view, slot.level, slot.bucket, key_offset + 8 * w, key.words[w], kStagedData);
+      }
+      PoolStore(view, slot.level, slot.bucket, value_offset, value_word, kStagedData);
       if (view.mirrored) {
 #pragma unroll
         for (int w = 0; w < kKeyWords; ++w) {
@@ -288,7 +307,8 @@ __device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<k
       }
       __threadfence_system();
       uint64_t published = format::PublishWord(reservation, fingerprint);
-      StoreWord(pool_bucket + format::SlotWordOffset(slot.slot), published);
+      PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,
+                kStagedPublish);
       if (view.mirrored) StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
       __threadfence_system();
     }
@@ -312,7 +332,7 @@ __device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key
       if (LaneId() == static_cast<uint32_t>(probe.match_lane)) {
         const GphashCandidate& slot = probe.match_slot;
         uint32_t offset = format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot);
-        StoreWord(PoolBucket(view, slot.level, slot.bucket) + offset, value_word);
+        PoolStore(view, slot.level, slot.bucket, offset, value_word, kStagedData);
         if (view.mirrored)
           StoreWord(IndexBucket(view, slot.level, slot.bucket) + offset, value_word);
         __threadfence_system();
@@ -345,7 +365,7 @@ __device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level
     return false;
   }
   if (view.mirrored)
-    StoreWord(PoolBucket(view, level, bucket) + format::SlotWordOffset(slot), empty);
+    PoolStore(view, level, bucket, format::SlotWordOffset(slot), empty, kStagedEmpty);
   return true;
 }
 

@@ -49,8 +49,8 @@ Result<std::unique_ptr<PoolRegistration>> PoolRegistration::Acquire(pm::Pool& po
     return Status::Unsupported(
         pool.path() + ": cannot register the pool mapping with CUDA (cudaHostRegister: " +
         cudaGetErrorString(error) +
-        "); the GPU backend's direct mode needs a pool on tmpfs (/dev/shm), hugetlbfs or "
-        "device-DAX, and staged mode is not built yet");
+        "); the GPU backend's direct and mirror modes need a pool on tmpfs (/dev/shm), "
+        "hugetlbfs or device-DAX; staged mode (GpuIndexMode::kAuto or kStaged) runs without");
   }
   void* device_base = nullptr;
   error = cudaHostGetDevicePointer(&device_base, pool.base(), 0);

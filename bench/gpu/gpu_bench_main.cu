@@ -1,9 +1,10 @@
 // gpkv-gpu-bench: the CUDA backend of persistent hash tables (gpu::GphashGpu)
-// measured in direct and mirror mode, next to the link it runs over.
+// measured in direct, mirror and staged mode, next to the link it runs over.
 //
 //   1. link calibration: random 8-byte reads / CAS of a registered tmpfs
 //      mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB and 4 GiB;
-//   2. per mode (direct, mirror, the CPU backend on all hardware threads,
+//   2. per mode (direct, mirror, staged (--staged-dir: a pool the GPU may
+//      not be able to map), the CPU backend on all hardware threads,
 //      and the naive baseline: thread-per-op linear probing with CAS over a
 //      registered file, bench/gpu/naive_table.h): YCSB LOAD (puts of --keys
 //      new records), then for each batch size YCSB C gets (uniform, scrambled
@@ -52,8 +53,9 @@ constexpr size_t kLoadBatch = size_t{1} << 20;
 struct Args {
   uint64_t keys = uint64_t{1} << 24;
   std::string dir = "/dev/shm";
+  std::string staged_dir;  // staged mode's pool directory; empty: dir
   std::vector<int> batch_log2 = {12, 14, 16, 18, 20, 22};
-  std::vector<std::string> modes = {"direct", "mirror", "cpu", "naive"};
+  std::vector<std::string> modes = {"direct", "mirror", "staged", "cpu", "naive"};
   std::string json;
   bool calibrate = true;
 };
@@ -82,6 +84,8 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->keys = std::stoull(v);
     } else if (const char* v = value("--dir=")) {
       args->dir = v;
+    } else if (const char* v = value("--staged-dir=")) {
+      args->staged_dir = v;
     } else if (const char* v = value("--json=")) {
       args->json = v;
     } else if (const char* v = value("--batches=")) {
@@ -104,8 +108,9 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->calibrate = false;
     } else {
       std::fprintf(stderr,
-                   "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--batches=12,14,...] "
-                   "[--modes=direct,mirror,cpu,naive] [--json=FILE] [--no-calibration]\n");
+                   "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--staged-dir=DIR] "
+                   "[--batches=12,14,...] [--modes=direct,mirror,staged,cpu,naive] [--json=FILE] "
+                   "[--no-calibration]\n");
       return arg == "--help";
     }
   }
@@ -279,8 +284,9 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
 
 // A pool file for one mode: created, then unlinked (the mapping stays).
 Result<std::unique_ptr<pm::Pool>> BenchPool(const Args& args, const std::string& mode) {
-  std::string path =
-      args.dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
+  const std::string& dir =
+      mode == "staged" && !args.staged_dir.empty() ? args.staged_dir : args.dir;
+  std::string path = dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
   auto pool = pm::Pool::Create(path, args.keys * 96 + (uint64_t{256} << 20), SyncMode::kBatch);
   std::remove(path.c_str());
   return pool;
@@ -295,14 +301,16 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   auto root = GphashGpu::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   GpuTableOptions gpu_options;
-  gpu_options.index_mode = mode == "mirror" ? GpuIndexMode::kMirror : GpuIndexMode::kDirect;
+  gpu_options.index_mode = mode == "mirror"   ? GpuIndexMode::kMirror
+                           : mode == "staged" ? GpuIndexMode::kStaged
+                                              : GpuIndexMode::kDirect;
   double open_start = Now();
   auto opened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
   if (!opened.ok()) return opened.status();
   GphashGpu& table = **opened;
-  std::printf("# %s: open %.3f s, index %.1f MiB, pool %.1f GiB\n", mode.c_str(),
+  std::printf("# %s: open %.3f s, index %.1f MiB, pool %.1f GiB (%s)\n", mode.c_str(),
               Now() - open_start, table.Stats().index_bytes / 1048576.0,
-              (*pool)->size() / 1073741824.0);
+              (*pool)->size() / 1073741824.0, (*pool)->path().c_str());
   GPKV_RETURN_IF_ERROR(RunOnDevice(args, mode, table, load, uniform, zipf, rows));
   // One point with the batch in host memory (copies in and out included).
   size_t batch = size_t{1} << 20;
@@ -385,6 +393,9 @@ void PrintTransactionModel() {
       "  mirror get:    0 (HBM only)\n"
       "  mirror insert: key + value + publish = 3 stores (probe and CAS in HBM)\n"
       "  mirror update: 1 store\n"
+      "  staged:        as mirror, but each store is a 16-byte log entry copied to the host\n"
+      "                 after the launch, which stores it in the pool (no link transaction\n"
+      "                 to the pool mapping)\n"
       "  naive get:     1 + probe length reads of 16 B (linear probing, load factor <= 2/3)\n"
       "  naive insert:  probe reads + CAS + value store; naive update: probe reads + 1 store\n");
 }

@@ -1,9 +1,12 @@
 // One pool file, two backends: a table written by cpu::Gphash opens on the
 // GPU and answers the same, and the other way round, through resizes done by
-// either side; recovery::VerifyGphash accepts what the GPU wrote. Device
-// tests (label `gpu`); skipped when no CUDA device is usable.
+// either side; recovery::VerifyGphash accepts what the GPU wrote (direct,
+// mirror and staged mode); staged mode runs a pool file CUDA cannot register.
+// Device tests (label `gpu`); skipped when no CUDA device is usable.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
@@ -183,7 +186,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GphashCrossBackend,
                          ::testing::Values(Shape{"k8_v8_direct", 8, 8, GpuIndexMode::kDirect},
                                            Shape{"k8_v8_mirror", 8, 8, GpuIndexMode::kMirror},
                                            Shape{"k16_v5_direct", 16, 5, GpuIndexMode::kDirect},
-                                           Shape{"k32_v8_mirror", 32, 8, GpuIndexMode::kMirror}),
+                                           Shape{"k32_v8_mirror", 32, 8, GpuIndexMode::kMirror},
+                                           Shape{"k8_v8_staged", 8, 8, GpuIndexMode::kStaged},
+                                           Shape{"k16_v5_staged", 16, 5, GpuIndexMode::kStaged}),
                          [](const ::testing::TestParamInfo<Shape>& info) {
                            return std::string(info.param.name);
                          });
@@ -200,6 +205,69 @@ TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
   auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ((*table)->Stats().keys, 0u);
+}
+
+// A pool file in the working directory (the build tree: ext4 or another disk
+// file system on the GPU machines, whose page-cache mappings CUDA cannot
+// register). kAuto runs it in staged mode; what it writes reads back on the
+// CPU and verifies.
+TEST(GphashCrossBackend, StagedModeRunsAPoolTheGpuCannotMap) {
+  SKIP_WITHOUT_DEVICE();
+  const std::string path = "gpkv-test-disk-" + std::to_string(::getpid()) + ".gpkv";
+  std::remove(path.c_str());
+  struct Remove {
+    std::string path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
+  const uint32_t k = 8, v = 8;
+  TableOptions options;
+  options.expected_keys = 4000;  // the puts below resize it several times
+  uint64_t root = 0;
+  Contents contents;
+  std::mt19937_64 rng(77);
+  {
+    auto pool = pm::Pool::Create(path, 64 << 20, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+    auto created = GphashGpu::Create(**pool, 1, options);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    root = *created;
+    GpuTableOptions direct;
+    direct.index_mode = GpuIndexMode::kDirect;
+    auto refused = GphashGpu::Open(**pool, "t", root, direct, nullptr);
+    if (refused.ok()) GTEST_SKIP() << "CUDA registers mappings of " << path << " here";
+    ASSERT_TRUE(refused.status().IsUnsupported()) << refused.status().ToString();
+
+    auto table = GphashGpu::Open(**pool, "t", root, GpuTableOptions{}, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_TRUE((*table)->staged());
+    for (int round = 0; round < 4; ++round) {
+      Batch batch = RandomBatch(rng, 25000, k, v);
+      ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+      Apply(batch, k, v, &contents);
+    }
+    // Erase every third key.
+    std::vector<uint8_t> erase_keys;
+    size_t i = 0;
+    for (auto it = contents.begin(); it != contents.end(); ++i) {
+      if (i % 3 != 0) {
+        ++it;
+        continue;
+      }
+      erase_keys.insert(erase_keys.end(), it->first.begin(), it->first.end());
+      it = contents.erase(it);
+    }
+    std::vector<uint8_t> erased(erase_keys.size() / k);
+    ASSERT_TRUE((*table)->Erase(erase_keys.data(), erased.data(), erased.size()).ok());
+    EXPECT_EQ(erased, std::vector<uint8_t>(erased.size(), 1));
+    EXPECT_GT((*table)->Stats().resizes, 0u);
+    ExpectContents(**table, contents, k, v, "staged");
+  }
+  auto pool = pm::Pool::Open(path, false, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  ExpectVerifies(**pool, root, contents.size());
+  auto table = cpu::Gphash::Open(**pool, "t", root, 2, nullptr);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ExpectContents(**table, contents, k, v, "cpu reading staged");
 }
 
 }  // namespace

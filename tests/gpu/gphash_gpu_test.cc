@@ -1,5 +1,5 @@
 // gpu::GphashGpu against an oracle (std::unordered_map) through resizes and
-// reopens, in direct and mirror mode; host vs device batch memory; Async
+// reopens, in direct, mirror and staged mode; host vs device batch memory; Async
 // batches; read-only open. Device tests: skipped when no CUDA device is
 // usable (label `gpu`).
 #include "gpu/gphash_gpu.h"
@@ -193,7 +193,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(OracleCase{"direct_k8_v8", GpuIndexMode::kDirect, 8, 8},
                       OracleCase{"mirror_k8_v8", GpuIndexMode::kMirror, 8, 8},
                       OracleCase{"direct_k16_v4", GpuIndexMode::kDirect, 16, 4},
-                      OracleCase{"mirror_k32_v3", GpuIndexMode::kMirror, 32, 3}),
+                      OracleCase{"mirror_k32_v3", GpuIndexMode::kMirror, 32, 3},
+                      OracleCase{"staged_k8_v8", GpuIndexMode::kStaged, 8, 8},
+                      OracleCase{"staged_k32_v3", GpuIndexMode::kStaged, 32, 3}),
     [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
 
 TEST(GphashGpu, DeviceBatchesAnswerLikeHostBatches) {
@@ -277,14 +279,17 @@ TEST(GphashGpu, WaitingBatchesOrderedAfterACallerStreamAnswerTheSame) {
   EXPECT_EQ(harness.table().Stats().keys, 0u);
 }
 
-TEST(GphashGpu, AsyncBatchesAreCompleteAfterSynchronize) {
+class GphashGpuAsync : public ::testing::TestWithParam<GpuIndexMode> {};
+
+TEST_P(GphashGpuAsync, AsyncBatchesAreCompleteAfterSynchronize) {
   SKIP_WITHOUT_DEVICE();
   auto stream = DeviceStream::Create();  // outlives the table
   ASSERT_TRUE(stream.ok());
   TableOptions options;
   options.expected_keys = 1000;  // PutAsync overflows: Synchronize resizes
-  TableHarness harness("async", options, GpuIndexMode::kMirror);
+  TableHarness harness("async", options, GetParam());
   ASSERT_TRUE(harness.ok());
+  EXPECT_EQ(harness.table().staged(), GetParam() == GpuIndexMode::kStaged);
   std::mt19937_64 rng(11);
   const size_t count = 30000;
   std::vector<uint8_t> keys = RandomKeys(rng, count, 8);
@@ -307,6 +312,13 @@ TEST(GphashGpu, AsyncBatchesAreCompleteAfterSynchronize) {
   EXPECT_EQ(harness.table().Stats().keys, 0u);
   EXPECT_TRUE(harness.table().ForgetStream(stream->get()).ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuAsync,
+                         ::testing::Values(GpuIndexMode::kMirror, GpuIndexMode::kStaged),
+                         [](const ::testing::TestParamInfo<GpuIndexMode>& info) {
+                           return std::string(info.param == GpuIndexMode::kStaged ? "staged"
+                                                                                  : "mirror");
+                         });
 
 TEST(GphashGpu, ReadOnlyPoolAnswersGetsAndRefusesWrites) {
   SKIP_WITHOUT_DEVICE();

@@ -1,0 +1,32 @@
+// The host half of staged mode (gpu::GphashGpu on a pool the GPU cannot
+// map): applies one kernel launch's log of pool stores to the pool mapping.
+// Plain C++ (no CUDA headers), parallel with OpenMP.
+//
+// Order: every key and value word first, then every slot word that publishes
+// VALID, then every slot word that goes back to EMPTY, each store made
+// durable with the pool's own primitives (pool.Persist / pool.Publish, as the
+// CPU backend writes). That is the protocol's order for every launch that
+// logs: a put batch (keys and values, then their publishing words), an erase
+// batch and recovery (emptied words only), a resize step (new copies
+// published before the old ones are emptied). Within one launch no word is
+// stored twice (one operation per key, one slot per reservation), so the
+// stores of one pass may run in any order.
+//
+// Who may call: gpu/gphash_staged.cu.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "gpkv/status.h"
+#include "gpu/gphash_view.h"
+#include "pm/pool.h"
+
+namespace gpkv::gpu {
+
+// Applies `count` logged stores to `pool`. Corruption naming `where` and the
+// offset when a store falls outside the pool (a kernel bug, never applied).
+Status ApplyStagedStores(pm::Pool& pool, const StagedStore* stores, size_t count,
+                         const std::string& where);
+
+}  // namespace gpkv::gpu
