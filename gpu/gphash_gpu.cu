@@ -16,6 +16,11 @@ namespace {
 // Resizes one write batch may trigger before it gives up (each doubles the
 // top level: a pool runs out of space long before).
 constexpr int kMaxResizesPerBatch = 40;
+// Before a resize, failed puts get kicks (LaunchKick: one warp, so only for a
+// few failed puts, which is how a table fills up) and are retried, up to
+// kMaxKickRounds times: a table fills to the CPU backend's load factor.
+constexpr uint64_t kMaxKickOps = 8192;
+constexpr int kMaxKickRounds = 8;
 
 bool Aligned8(const void* address) { return (reinterpret_cast<uintptr_t>(address) & 7) == 0; }
 
@@ -281,6 +286,23 @@ Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8
   return wait ? FinishPendingWrite(ws) : Status::OK();
 }
 
+Status GphashGpu::Impl::Kick(Workspace& ws, const uint8_t* keys, const uint32_t* ops,
+                             uint64_t count, bool* made_room) {
+  // A kick moves keys between buckets: no get may run meanwhile (a tile get
+  // stops at the first bucket that holds the key; see warp::TileGet).
+  std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
+  GPKV_RETURN_IF_ERROR(WaitAllStreams());
+  GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+  GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+  GPKV_RETURN_IF_ERROR(LaunchKick(view_, keys, ops, count, ws.device_counters(), ws.stream()));
+  GPKV_RETURN_IF_ERROR(EndWrite(ws));
+  GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+  GPKV_RETURN_IF_ERROR(ws.Wait("kicks"));
+  GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "kicks", /*in_order=*/true));
+  *made_room = ws.host_counters().kicked != 0;
+  return Status::OK();
+}
+
 Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
   PendingWrite pending = ws.pending();
   ws.pending() = PendingWrite();
@@ -296,13 +318,23 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
   uint64_t failed = counters.failed;
   uint32_t* failed_ops = pending.failed;
   uint32_t* spare = pending.spare;
-  for (int round = 0; failed > 0; ++round) {
-    if (round == kMaxResizesPerBatch) {
-      return Status::PoolFull(Where() + ": " + std::to_string(failed) +
-                              " puts found no free slot after " +
-                              std::to_string(kMaxResizesPerBatch) + " resizes");
+  int resizes = 0, kick_rounds = 0;
+  while (failed > 0) {
+    bool made_room = false;
+    if (failed <= kMaxKickOps && kick_rounds < kMaxKickRounds) {
+      ++kick_rounds;
+      GPKV_RETURN_IF_ERROR(Kick(ws, pending.keys, failed_ops, failed, &made_room));
     }
-    GPKV_RETURN_IF_ERROR(Resize());
+    if (!made_room) {
+      if (resizes == kMaxResizesPerBatch) {
+        return Status::PoolFull(Where() + ": " + std::to_string(failed) +
+                                " puts found no free slot after " +
+                                std::to_string(kMaxResizesPerBatch) + " resizes");
+      }
+      ++resizes;
+      kick_rounds = 0;
+      GPKV_RETURN_IF_ERROR(Resize());
+    }
     std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
     GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
     GPKV_RETURN_IF_ERROR(BeginWrite(ws));

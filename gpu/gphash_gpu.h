@@ -21,8 +21,11 @@
 // slots per bucket: 32 for the default 2L-2H-8S, one per lane), filters by
 // fingerprint, inserts by CAS of the slot word EMPTY -> INSERT, writes key and
 // value, __threadfence_system(), publishes VALID|fingerprint. A put that
-// finds no EMPTY candidate is placed after a resize done here (new top level,
-// bottom level moved up, as the format describes).
+// finds no EMPTY candidate is retried after a kick (one resident key of its
+// candidate buckets moved to another of its own, as cpu::Gphash does), and
+// placed after a resize (new top level, bottom level moved up, as the format
+// describes) when kicks find no room: both backends fill a table to the same
+// load factor.
 //
 // Durability: kernels order their pool stores with __threadfence_system()
 // (key and value before the publishing slot word); the host makes a write
@@ -65,8 +68,10 @@ namespace gpkv::gpu {
 
 // Where the kernels probe and arbitrate.
 enum class GpuIndexMode : uint8_t {
-  // kMirror when the index fits (see GpuTableOptions), else kDirect; kStaged
-  // when the pool mapping cannot be registered with CUDA (a file on ext4).
+  // kMirror when the index fits (see GpuTableOptions), else kDirect up to
+  // GpuTableOptions::direct_max_index_bytes, else Unsupported (the CPU
+  // backend is faster there); kStaged when the pool mapping cannot be
+  // registered with CUDA (a file on ext4).
   kAuto = 0,
   kDirect = 1,  // the registered pool mapping itself
   kMirror = 2,  // a copy of the bucket levels in GPU memory; the pool gets the writes
@@ -83,6 +88,19 @@ struct GpuTableOptions {
   // kAuto mirrors the index when twice its size (room for a resize) is at
   // most this fraction of the device's free memory at open.
   double mirror_memory_fraction = 0.5;
+  // kAuto runs direct mode only for an index of at most this many bytes (0:
+  // any size). Direct mode probes the pool over PCIe, and random accesses to
+  // a registered mapping fall off a cliff between 512 MiB and 1 GiB (H100,
+  // docs/bench/gpu-backend.md: ~600 M reads/s at 512 MiB, ~110 M/s at
+  // 1 GiB, ~48 M/s at 4 GiB): measured there, direct-mode YCSB C gets are
+  // 2.3-2.5x the CPU backend's (16 cores) at 288-576 MiB of index and
+  // 0.72x at 1152 MiB, 0.2-0.4x at 4.5 GiB. The default sits between.
+  uint64_t direct_max_index_bytes = uint64_t{768} << 20;
+  // Gets probe all candidate slots of a key at once with the whole warp, one
+  // key per warp at a time (the paper's one-shot probe), instead of a tile
+  // of slots_per_bucket lanes per key reading its buckets in the duplicate
+  // rule's order up to the first hit. For comparison in the benchmark.
+  bool one_shot_gets = false;
 };
 
 class GphashGpu {

@@ -87,7 +87,8 @@ class GphashGpu::Impl {
   // kernels logged to the pool (key and value words, then publishing slot
   // words, then emptied slot words) and empties the log. No-op otherwise.
   // REQUIRES: write_mutex_ held (or open), no other logging kernel in flight.
-  Status DrainStagedLog(Workspace& workspace, const char* what);
+  // in_order: apply the log in its order (a kick launch; see LaunchKick).
+  Status DrainStagedLog(Workspace& workspace, const char* what, bool in_order = false);
   // Operations or slots per launch: kStagedChunk in staged mode, else `all`.
   uint64_t LaunchChunk(uint64_t all) const { return staged_ ? kStagedChunk : all; }
 
@@ -126,8 +127,14 @@ class GphashGpu::Impl {
   Status GetChunk(Workspace& workspace, const uint8_t* keys, uint8_t* values, uint8_t* found,
                   size_t count, bool wait);
   // Finishes the workspace's pending write batch: waits, places failed puts
-  // after resizes, makes the batch durable. REQUIRES: write_mutex_ held.
+  // after kicks or resizes, makes the batch durable. REQUIRES: write_mutex_
+  // held.
   Status FinishPendingWrite(Workspace& workspace);
+  // Kicks (LaunchKick) for the `count` failed puts ops[] of the batch keys;
+  // *made_room: some kick moved a key or found a free candidate.
+  // REQUIRES: write_mutex_ held.
+  Status Kick(Workspace& workspace, const uint8_t* keys, const uint32_t* ops, uint64_t count,
+              bool* made_room);
   Status CheckWritable() const;
   std::string Where() const;
 

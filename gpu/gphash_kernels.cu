@@ -105,6 +105,45 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// GetKernel's twin with a tile of kSlots (= slots_per_bucket) lanes per key
+// (warp::TileGet): each tile runs the operations its own lanes hold, one
+// after another, 32 / kSlots tiles side by side.
+template <int kKeyWords, int kSlots>
+__global__ void __launch_bounds__(kBlockThreads)
+    GetTileKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
+                  const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
+                  uint32_t ops_per_warp) {
+  bool lane_holds_op;
+  const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
+  bool has_op = lane_holds_op && i < count;
+  uint64_t op = 0;
+  if (has_op) {
+    op = op_index != nullptr ? op_index[i] : i;
+    if (leaders != nullptr && leaders[i] != i) has_op = false;
+  }
+  Key<kKeyWords> my_key{};
+  if (has_op) my_key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
+  const uint32_t lane = warp::LaneId();
+  const uint32_t tile_base = lane / kSlots * kSlots;
+  const unsigned tile_mask = (kSlots == 32 ? kFullMask : ((1u << kSlots) - 1)) << tile_base;
+  unsigned active = __ballot_sync(kFullMask, has_op) & tile_mask;
+  while (active != 0) {
+    const int source = __ffs(active) - 1;
+    active &= active - 1;
+    Key<kKeyWords> key;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w)
+      key.words[w] = __shfl_sync(tile_mask, my_key.words[w], source);
+    uint64_t value = 0;
+    const bool hit =
+        warp::TileGet(view, tile_mask, tile_base, key, warp::HashOf(key, view.hash_seed), &value);
+    if (lane == static_cast<uint32_t>(source)) {
+      warp::StoreValue(values + op * view.value_size, hit ? value : 0, view.value_size);
+      if (found != nullptr) found[op] = hit ? 1 : 0;
+    }
+  }
+}
+
 // Sorted position p leads its run of equal keys unless position p - 1 holds
 // the same key; head_positions[p] = p for leaders, 0 otherwise (a max-scan
 // then gives every position its leader).
@@ -190,6 +229,18 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->updated, updated);
 }
 
+// One warp, the failed puts one after another (see LaunchKick).
+template <int kKeyWords>
+__global__ void KickKernel(GphashView view, const uint8_t* keys, const uint32_t* ops,
+                           uint64_t count, BatchCounters* counters) {
+  unsigned long long kicked = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(keys + uint64_t{ops[i]} * 8 * kKeyWords);
+    if (warp::WarpKick<kKeyWords>(view, warp::HashOf(key, view.hash_seed))) ++kicked;
+  }
+  if (warp::LaneId() == 0) atomicAdd(&counters->kicked, kicked);
+}
+
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
     EraseKernel(GphashView view, const uint8_t* keys, const uint8_t* keep, const uint32_t* op_index,
@@ -240,6 +291,38 @@ uint32_t OpsPerWarp(uint64_t count) {
 unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
   uint64_t warps = (count + ops_per_warp - 1) / ops_per_warp;
   return BlocksFor(warps * warp::kWarpSize);
+}
+
+// Launches the get kernel the view asks for: GetTileKernel, or (one-shot
+// gets) GetKernel.
+template <int kKeyWords>
+Status LaunchGetKernel(const GphashView& view, const uint8_t* keys, const uint32_t* op_index,
+                       const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
+                       uint32_t per_warp, cudaStream_t stream) {
+  const unsigned int blocks = WarpBlocksFor(count, per_warp);
+  if (view.one_shot_gets) {
+    GetKernel<kKeyWords><<<blocks, kBlockThreads, 0, stream>>>(view, keys, op_index, leaders,
+                                                               values, found, count, per_warp);
+    return CheckLaunch("GetKernel");
+  }
+  switch (view.slots_per_bucket) {
+    case 4:
+      GetTileKernel<kKeyWords, 4><<<blocks, kBlockThreads, 0, stream>>>(
+          view, keys, op_index, leaders, values, found, count, per_warp);
+      break;
+    case 8:
+      GetTileKernel<kKeyWords, 8><<<blocks, kBlockThreads, 0, stream>>>(
+          view, keys, op_index, leaders, values, found, count, per_warp);
+      break;
+    case 16:
+      GetTileKernel<kKeyWords, 16><<<blocks, kBlockThreads, 0, stream>>>(
+          view, keys, op_index, leaders, values, found, count, per_warp);
+      break;
+    default:
+      return Status::InvalidArgument("GPU gets support 4, 8 or 16 slots per bucket, not " +
+                                     std::to_string(view.slots_per_bucket));
+  }
+  return CheckLaunch("GetTileKernel");
 }
 
 }  // namespace
@@ -302,10 +385,8 @@ Status LaunchGet(const GphashView& view, const uint8_t* keys, uint8_t* values, u
                  size_t count, cudaStream_t stream) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
-    const uint32_t per_warp = OpsPerWarp(count);
-    GetKernel<decltype(words)::value><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
-        view, keys, nullptr, nullptr, values, found, count, per_warp);
-    return CheckLaunch("GetKernel");
+    return LaunchGetKernel<decltype(words)::value>(view, keys, nullptr, nullptr, values, found,
+                                                   count, OpsPerWarp(count), stream);
   });
 }
 
@@ -324,10 +405,9 @@ Status LaunchGetSorted(const GphashView& view, const uint8_t* keys, uint8_t* val
                                   scratch.scan_temp, temp_bytes, scratch.sort_keys_in,
                                   scratch.leaders, MaxPosition(), static_cast<int>(count), stream),
                               "cub::DeviceScan::InclusiveScan of the batch's run leaders");
-    const uint32_t per_warp = OpsPerWarp(count);
-    GetKernel<kKeyWords><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
-        view, keys, scratch.indices_out, scratch.leaders, values, found, count, per_warp);
-    GPKV_RETURN_IF_ERROR(CheckLaunch("GetKernel"));
+    GPKV_RETURN_IF_ERROR(LaunchGetKernel<kKeyWords>(view, keys, scratch.indices_out,
+                                                    scratch.leaders, values, found, count,
+                                                    OpsPerWarp(count), stream));
     ScatterAnswersKernel<<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         view.value_size, scratch.indices_out, scratch.leaders, values, found, count);
     return CheckLaunch("ScatterAnswersKernel");
@@ -343,6 +423,16 @@ Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* val
     PutKernel<decltype(words)::value><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
         view, keys, values, keep, op_index, count, failed, counters, per_warp);
     return CheckLaunch("PutKernel");
+  });
+}
+
+Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* ops, size_t count,
+                  BatchCounters* counters, cudaStream_t stream) {
+  if (count == 0) return Status::OK();
+  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+    KickKernel<decltype(words)::value>
+        <<<1, warp::kWarpSize, 0, stream>>>(view, keys, ops, count, counters);
+    return CheckLaunch("KickKernel");
   });
 }
 

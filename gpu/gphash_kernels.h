@@ -31,6 +31,7 @@ struct BatchCounters {
   unsigned long long duplicates;            // losers of duplicate resolution (counted or erased)
   unsigned long long invalid;               // slot words with an unknown state
   unsigned long long first_invalid_offset;  // pool offset of the first such word (min)
+  unsigned long long kicked;                // resident keys moved to make room (kicks)
 };
 
 // ---- within-batch duplicates ----
@@ -82,6 +83,16 @@ Status LaunchGetSorted(const GphashView& view, const uint8_t* keys, uint8_t* val
 Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* values,
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
                  BatchCounters* counters, cudaStream_t stream);
+
+// For each of the `count` failed puts ops[i] (batch indices into keys), one
+// after another in one warp: frees a slot among the key's candidate buckets
+// by moving one resident key to another of its own candidate buckets (a
+// kick, as cpu::Gphash does before it resizes), unless one is free already.
+// Counts the moves in counters->kicked. One warp on purpose: a slot a kick
+// empties may be refilled by the next kick, and one warp keeps the pool's
+// stores (and staged mode's log) in that order. The caller retries the puts.
+Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* ops, size_t count,
+                  BatchCounters* counters, cudaStream_t stream);
 
 // Erases operation i (op_index[i] when op_index is not null; skipping
 // keep[op] == 0); erased[op] (if not null) = 1 when the key was present.

@@ -93,6 +93,16 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
       GPKV_RETURN_IF_ERROR(built);
     }
   }
+  const uint64_t index_bytes = IndexBytes(snapshot_);
+  if (!use_mirror_ && options_.index_mode == GpuIndexMode::kAuto &&
+      options_.direct_max_index_bytes != 0 && index_bytes > options_.direct_max_index_bytes) {
+    return Status::Unsupported(
+        Where() + ": the " + std::to_string(index_bytes >> 20) +
+        " MiB index does not fit in GPU memory for mirror mode, and direct mode past " +
+        std::to_string(options_.direct_max_index_bytes >> 20) +
+        " MiB runs at the link's random-access rate beyond its translation cliff (slower than "
+        "the CPU backend; GpuTableOptions::direct_max_index_bytes)");
+  }
   BuildView();
   return Recover(**workspace, report);
 }
@@ -147,6 +157,7 @@ void GphashGpu::Impl::BuildView() {
   view.bucket_bytes = snapshot_.bucket_bytes;
   view.hash_seed = snapshot_.hash_seed;
   view.mirrored = use_mirror_;
+  view.one_shot_gets = options_.one_shot_gets;
   view.staged_log = staged_ ? staged_log_ : nullptr;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     view.pool_levels[i] =

@@ -49,7 +49,7 @@ void GphashGpu::Impl::FreeStagedLog() {
   staged_capacity_ = 0;
 }
 
-Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what) {
+Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_order) {
   if (!staged_) return Status::OK();
   const std::string context = Where() + ": staged mode, " + what;
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staged_host_header_, staged_log_, sizeof(StagedLog),
@@ -68,7 +68,7 @@ Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what) {
       cudaMemsetAsync(&staged_log_->count, 0, sizeof(staged_log_->count), ws.stream()),
       context + ": cudaMemsetAsync of the log count");
   GPKV_RETURN_IF_ERROR(ws.Wait(what));
-  GPKV_RETURN_IF_ERROR(ApplyStagedStores(pool_, staged_host_, kept, context));
+  GPKV_RETURN_IF_ERROR(ApplyStagedStores(pool_, staged_host_, kept, context, in_order));
   if (logged == kept) return Status::OK();
   // The launch stored more than the log holds (only an erase batch can, and
   // only when its keys had more than key_words + 2 duplicate copies each on

@@ -46,6 +46,10 @@ struct StagedLog {
   unsigned long long count;
 };
 
+// Most hash locations per level a table may have (checked at open,
+// gphash_root.cc).
+constexpr uint32_t kMaxHashLocations = 4;
+
 struct GphashView {
   uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
   uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
@@ -58,6 +62,10 @@ struct GphashView {
   uint32_t bucket_bytes;
   uint64_t hash_seed;
   bool mirrored;  // index_levels is an HBM mirror: writes go to both copies
+  // Gets probe every candidate slot at once with the whole warp (one key at a
+  // time) instead of a tile of slots_per_bucket lanes per key, bucket by
+  // bucket in winner order (GpuTableOptions::one_shot_gets).
+  bool one_shot_gets;
   // Staged mode: pool stores go to this log (device memory), addressed by the
   // pool offsets of the levels; pool_levels are null. Null otherwise.
   StagedLog* staged_log;

@@ -274,6 +274,71 @@ __device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
   }
 }
 
+// Looks `key` up with a tile of view.slots_per_bucket lanes (the lanes
+// [tile_base, tile_base + slots_per_bucket) of the warp, `tile_mask`): the
+// candidate buckets one at a time in the duplicate rule's order (top level
+// first; in a level, the lower bucket index first), one slot word per lane,
+// stopping at the first bucket that holds the key: its lowest matching slot
+// is the winner. Most keys sit in their first or second bucket, so a get
+// reads one or two buckets instead of all of them, and a warp runs 32 /
+// slots_per_bucket keys at once. True (tile-uniform) when found, with the
+// value word in *value. The slot is read again after key and value
+// (seqlock), and the whole probe repeated if it changed.
+// REQUIRES: keys move between slots only while no get runs (a resize or a
+// kick takes the table exclusively), so an early stop cannot miss a key in
+// flight between two buckets.
+template <int kKeyWords>
+__device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t tile_base,
+                        const Key<kKeyWords>& key, const format::KeyHash& hash, uint64_t* value) {
+  const uint32_t lane = LaneId();
+  const uint32_t slot = lane - tile_base;
+  const uint32_t slots = view.slots_per_bucket;
+  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  for (;;) {
+    bool retry = false;
+    for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
+      uint64_t buckets[kMaxHashLocations];
+      const uint32_t locations = view.hash_locations;
+      for (uint32_t location = 0; location < locations; ++location) {
+        uint64_t bucket = format::BucketIndex(hash, location, view.bucket_counts[level]);
+        uint32_t at = location;
+        for (; at > 0 && buckets[at - 1] > bucket; --at) buckets[at] = buckets[at - 1];
+        buckets[at] = bucket;
+      }
+      for (uint32_t i = 0; i < locations; ++i) {
+        if (i > 0 && buckets[i] == buckets[i - 1]) continue;
+        const uint8_t* bucket = IndexBucket(view, level, buckets[i]);
+        const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
+        bool match = false;
+        uint64_t value_word = 0;
+        if (format::SlotMatches(word, fingerprint)) {
+          value_word = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot));
+          const Key<kKeyWords> stored =
+              LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot));
+          match = true;
+#pragma unroll
+          for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
+        }
+        const unsigned matches = __ballot_sync(tile_mask, match);
+        if (matches == 0) continue;
+        const int winner = __ffs(matches) - 1;
+        bool stable = true;
+        if (lane == static_cast<uint32_t>(winner)) {
+          __threadfence();
+          stable = LoadWord(bucket + format::SlotWordOffset(slot)) == word;
+        }
+        if (!__shfl_sync(tile_mask, stable, winner)) {
+          retry = true;
+          break;
+        }
+        *value = __shfl_sync(tile_mask, value_word, winner);
+        return true;
+      }
+    }
+    if (!retry) return false;
+  }
+}
+
 enum class PutOutcome : uint32_t { kInserted, kUpdated, kPresent, kNoRoom };
 
 // Reserves the slot probe.empty_slot (CAS EMPTY -> INSERT in the index copy),
@@ -367,6 +432,94 @@ __device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level
   if (view.mirrored)
     PoolStore(view, level, bucket, format::SlotWordOffset(slot), empty, kStagedEmpty);
   return true;
+}
+
+// True (held by the calling lane) when bucket `bucket` of level `level` is a
+// candidate bucket of `hash`.
+__device__ __forceinline__ bool IsCandidateBucket(const GphashView& view,
+                                                  const format::KeyHash& hash, uint32_t level,
+                                                  uint64_t bucket) {
+  for (uint32_t location = 0; location < view.hash_locations; ++location) {
+    if (format::BucketIndex(hash, location, view.bucket_counts[level]) == bucket) return true;
+  }
+  return false;
+}
+
+// Makes room for `hash`'s key (a put that found no EMPTY candidate): moves
+// one resident key of its candidate buckets to an EMPTY slot of another of
+// the resident's own candidate buckets. The copy is published before the
+// source is emptied, so the resident stays visible to concurrent gets; if the
+// source changed meanwhile the copy is dropped again. A crash in between
+// leaves a duplicate with the same value, which recovery resolves. True
+// (uniform) when a resident moved or a candidate slot is EMPTY already.
+// REQUIRES: no other warp writes the table meanwhile (LaunchKick).
+template <int kKeyWords>
+__device__ bool WarpKick(const GphashView& view, const format::KeyHash& hash) {
+  const uint32_t lane = LaneId();
+  const uint32_t candidates = CandidateCount(view, view.level_count);
+  const uint32_t slots = view.slots_per_bucket;
+  for (uint32_t base = 0; base < candidates; base += kWarpSize) {
+    const uint32_t candidate = base + lane;
+    const bool in_range = candidate < candidates;
+    GphashCandidate slot{};
+    uint64_t word = 0;
+    uint8_t* bucket = nullptr;
+    if (in_range) {
+      slot = CandidateOf(view, hash, candidate);
+      bucket = IndexBucket(view, slot.level, slot.bucket);
+      word = LoadWord(bucket + format::SlotWordOffset(slot.slot));
+    }
+    if (__any_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotEmpty)) {
+      return true;
+    }
+    unsigned residents =
+        __ballot_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotValid);
+    Key<kKeyWords> my_resident{};
+    uint64_t my_value = 0;
+    if (residents & (1u << lane)) {
+      my_resident =
+          LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot.slot));
+      my_value = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot.slot));
+    }
+    while (residents != 0) {
+      const int source = __ffs(residents) - 1;
+      residents &= residents - 1;
+      const Key<kKeyWords> resident = ShuffleKey(my_resident, source);
+      const uint64_t value = __shfl_sync(kFullMask, my_value, source);
+      const format::KeyHash resident_hash = HashOf(resident, view.hash_seed);
+      Probe probe;
+      ProbeKey(view, view.level_count, resident, resident_hash, kWantEmpty, probe);
+      if (probe.empty_lane < 0) continue;  // the resident has no room elsewhere either
+      bool room_for_key = false;
+      if (lane == static_cast<uint32_t>(probe.empty_lane)) {
+        room_for_key =
+            IsCandidateBucket(view, hash, probe.empty_slot.level, probe.empty_slot.bucket);
+      }
+      if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
+      const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
+      if (!InsertAt(view, probe, resident, fingerprint, value)) continue;
+      bool moved = false;
+      if (lane == static_cast<uint32_t>(source)) {
+        moved = EraseSlot(view, slot.level, slot.bucket, slot.slot, word);
+      }
+      moved = __shfl_sync(kFullMask, moved, source);
+      if (!moved) {
+        if (lane == static_cast<uint32_t>(probe.empty_lane)) {
+          const uint64_t published =
+              format::PublishWord(format::ReserveWord(probe.empty_word), fingerprint);
+          EraseSlot(view, probe.empty_slot.level, probe.empty_slot.bucket, probe.empty_slot.slot,
+                    published);
+          __threadfence_system();
+        }
+        __syncwarp();
+        continue;
+      }
+      if (lane == static_cast<uint32_t>(source)) __threadfence_system();
+      __syncwarp();
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpkv::gpu::warp

@@ -24,9 +24,12 @@
 
 namespace gpkv::gpu {
 
-// Applies `count` logged stores to `pool`. Corruption naming `where` and the
-// offset when a store falls outside the pool (a kernel bug, never applied).
+// Applies `count` logged stores to `pool`: in the three passes above, or
+// (in_order) one after another in log order, for a launch whose stores may
+// hit one word twice (the kicks of LaunchKick run in one warp, so their log
+// order is their program order). Corruption naming `where` and the offset
+// when a store falls outside the pool (a kernel bug; nothing is applied).
 Status ApplyStagedStores(pm::Pool& pool, const StagedStore* stores, size_t count,
-                         const std::string& where);
+                         const std::string& where, bool in_order = false);
 
 }  // namespace gpkv::gpu

@@ -30,8 +30,9 @@ constexpr uint64_t kPoolSize = uint64_t{256} << 20;
 // A pool on /dev/shm with one GPU table; reopens both on demand.
 class TableHarness {
  public:
-  TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode)
-      : temp_(tag), mode_(mode) {
+  TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode,
+               bool one_shot_gets = false)
+      : temp_(tag), mode_(mode), one_shot_gets_(one_shot_gets) {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
@@ -49,6 +50,7 @@ class TableHarness {
     }
     GpuTableOptions options;
     options.index_mode = mode_;
+    options.one_shot_gets = one_shot_gets_;
     auto table = GphashGpu::Open(*pool_, "t", root_, options, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
@@ -74,6 +76,7 @@ class TableHarness {
  private:
   testutil::TempPool temp_;
   GpuIndexMode mode_;
+  bool one_shot_gets_;
   std::unique_ptr<pm::Pool> pool_;
   std::unique_ptr<GphashGpu> table_;
   uint64_t root_ = 0;
@@ -99,6 +102,10 @@ struct OracleCase {
   GpuIndexMode mode;
   uint32_t key_size;
   uint32_t value_size;
+  bool one_shot_gets = false;  // the whole-warp get probe instead of the tile probe
+  uint8_t slots_per_bucket = 8;
+  uint8_t hash_locations = 2;
+  uint8_t levels = 2;
 };
 
 class GphashGpuOracle : public ::testing::TestWithParam<OracleCase> {};
@@ -112,7 +119,11 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   options.key_size = key_size;
   options.value_size = value_size;
   options.expected_keys = 2000;  // small: the puts below force several resizes
-  TableHarness harness(std::string("oracle-") + param.name, options, param.mode);
+  options.hash.slots_per_bucket = param.slots_per_bucket;
+  options.hash.hash_locations = param.hash_locations;
+  options.hash.levels = param.levels;
+  TableHarness harness(std::string("oracle-") + param.name, options, param.mode,
+                       param.one_shot_gets);
   ASSERT_TRUE(harness.ok());
 
   std::mt19937_64 rng(20251123);
@@ -190,12 +201,18 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, GphashGpuOracle,
-    ::testing::Values(OracleCase{"direct_k8_v8", GpuIndexMode::kDirect, 8, 8},
-                      OracleCase{"mirror_k8_v8", GpuIndexMode::kMirror, 8, 8},
-                      OracleCase{"direct_k16_v4", GpuIndexMode::kDirect, 16, 4},
-                      OracleCase{"mirror_k32_v3", GpuIndexMode::kMirror, 32, 3},
-                      OracleCase{"staged_k8_v8", GpuIndexMode::kStaged, 8, 8},
-                      OracleCase{"staged_k32_v3", GpuIndexMode::kStaged, 32, 3}),
+    ::testing::Values(
+        OracleCase{"direct_k8_v8", GpuIndexMode::kDirect, 8, 8},
+        OracleCase{"mirror_k8_v8", GpuIndexMode::kMirror, 8, 8},
+        OracleCase{"direct_k16_v4", GpuIndexMode::kDirect, 16, 4},
+        OracleCase{"mirror_k32_v3", GpuIndexMode::kMirror, 32, 3},
+        OracleCase{"staged_k8_v8", GpuIndexMode::kStaged, 8, 8},
+        OracleCase{"staged_k32_v3", GpuIndexMode::kStaged, 32, 3},
+        OracleCase{"direct_k8_v8_one_shot", GpuIndexMode::kDirect, 8, 8, true},
+        OracleCase{"mirror_k16_v8_one_shot", GpuIndexMode::kMirror, 16, 8, true},
+        OracleCase{"direct_k8_v8_3L_3H_4S", GpuIndexMode::kDirect, 8, 8, false, 4, 3, 3},
+        OracleCase{"mirror_k8_v8_1L_4H_16S", GpuIndexMode::kMirror, 8, 8, false, 16, 4, 1},
+        OracleCase{"staged_k16_v8_2L_1H_16S", GpuIndexMode::kStaged, 16, 8, false, 16, 1, 2}),
     [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
 
 TEST(GphashGpu, DeviceBatchesAnswerLikeHostBatches) {
@@ -351,6 +368,30 @@ TEST(GphashGpu, WithoutADeviceOpenIsUnsupportedNotACrash) {
   ASSERT_TRUE(table.status().IsUnsupported()) << table.status().ToString();
   EXPECT_EQ(table.status().message().rfind("no usable CUDA device", 0), 0u)
       << table.status().message();
+}
+
+// kAuto without room for the mirror runs direct only up to
+// direct_max_index_bytes; past it Open says Unsupported (the engine's kAuto
+// then opens the table on the CPU backend).
+TEST(GphashGpu, AutoModeRefusesDirectModePastTheIndexLimit) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("auto-limit");
+  auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  options.expected_keys = 100000;  // a few MiB of index
+  auto root = GphashGpu::Create(**pool, 1, options);
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  GpuTableOptions gpu_options;
+  gpu_options.mirror_memory_fraction = 0;  // the mirror never fits
+  gpu_options.direct_max_index_bytes = 1 << 20;
+  auto refused = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+  ASSERT_TRUE(refused.status().IsUnsupported()) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("direct_max_index_bytes"), std::string::npos);
+  gpu_options.direct_max_index_bytes = 0;  // no limit: direct mode
+  auto direct = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  EXPECT_FALSE((*direct)->mirrored());
 }
 
 TEST(GphashGpu, ValueCellTablesAreUnsupported) {
