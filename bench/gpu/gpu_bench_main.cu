@@ -4,14 +4,17 @@
 //   1. link calibration: random 8-byte reads / CAS of a registered tmpfs
 //      mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB and 4 GiB;
 //   2. per mode (direct, mirror, staged (--staged-dir: a pool the GPU may
-//      not be able to map), the CPU backend on all hardware threads,
+//      not be able to map), each also as "<mode>+oneshot" with the one-shot
+//      whole-warp get probe, the CPU backend on all hardware threads,
 //      and the naive baseline: thread-per-op linear probing with CAS over a
 //      registered file, bench/gpu/naive_table.h): YCSB LOAD (puts of --keys
 //      new records), then for each batch size YCSB C gets (uniform, scrambled
 //      zipfian 0.99), uniform updates and YCSB A (half gets, half updates;
 //      uniform and zipfian); GPU batches in device memory, plus one host-memory get point
 //      and a reopen; CPU batches in host memory;
-//   3. the model of pool transactions per operation of each mode.
+//   3. per mode, the load factor a table reaches before its first resize;
+//   4. the model of pool transactions per operation of each mode, and
+//      issue #5's targets beside what this run measured (met / missed).
 //
 // Prints a table for people and (--json FILE) one JSON object per
 // measurement. Keys and values are those of `gpkv bench`
@@ -22,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -107,10 +111,11 @@ bool ParseArgs(int argc, char** argv, Args* args) {
     } else if (arg == "--no-calibration") {
       args->calibrate = false;
     } else {
-      std::fprintf(stderr,
-                   "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--staged-dir=DIR] "
-                   "[--batches=12,14,...] [--modes=direct,mirror,staged,cpu,naive] [--json=FILE] "
-                   "[--no-calibration]\n");
+      std::fprintf(
+          stderr,
+          "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--staged-dir=DIR] "
+          "[--batches=12,14,...] [--modes=direct,mirror,staged,cpu,naive,direct+oneshot,...] "
+          "[--json=FILE] [--no-calibration]\n");
       return arg == "--help";
     }
   }
@@ -282,10 +287,25 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
   return RunWorkloads(args, mode, table, load, uniform, zipf, out, rows);
 }
 
+// A GPU mode: direct, mirror or staged, with "+oneshot" for the whole-warp
+// one-shot get probe (GpuTableOptions::one_shot_gets) instead of the tile
+// probe: the step from warp cooperation to rank-ordered tiles in the factor
+// analysis.
+std::string BaseMode(const std::string& mode) { return mode.substr(0, mode.find('+')); }
+bool OneShotGets(const std::string& mode) {
+  return mode.size() > BaseMode(mode).size() && mode.substr(BaseMode(mode).size()) == "+oneshot";
+}
+GpuIndexMode ModeOption(const std::string& mode) {
+  const std::string base = BaseMode(mode);
+  return base == "mirror"   ? GpuIndexMode::kMirror
+         : base == "staged" ? GpuIndexMode::kStaged
+                            : GpuIndexMode::kDirect;
+}
+
 // A pool file for one mode: created, then unlinked (the mapping stays).
 Result<std::unique_ptr<pm::Pool>> BenchPool(const Args& args, const std::string& mode) {
   const std::string& dir =
-      mode == "staged" && !args.staged_dir.empty() ? args.staged_dir : args.dir;
+      BaseMode(mode) == "staged" && !args.staged_dir.empty() ? args.staged_dir : args.dir;
   std::string path = dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
   auto pool = pm::Pool::Create(path, args.keys * 96 + (uint64_t{256} << 20), SyncMode::kBatch);
   std::remove(path.c_str());
@@ -301,9 +321,8 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   auto root = GphashGpu::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   GpuTableOptions gpu_options;
-  gpu_options.index_mode = mode == "mirror"   ? GpuIndexMode::kMirror
-                           : mode == "staged" ? GpuIndexMode::kStaged
-                                              : GpuIndexMode::kDirect;
+  gpu_options.index_mode = ModeOption(mode);
+  gpu_options.one_shot_gets = OneShotGets(mode);
   double open_start = Now();
   auto opened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
   if (!opened.ok()) return opened.status();
@@ -327,6 +346,74 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   if (!reopened.ok()) return reopened.status();
   std::printf("# %s: reopen of the loaded table %.3f s\n", mode.c_str(), Now() - open_start);
   return Status::OK();
+}
+
+// The load factor a table of ~2^18 expected keys reaches before its first
+// resize: distinct keys in batches of 1/16 of the free slots (so the last
+// batches are small); the answer is the load factor before the batch that
+// resized, within that batch's size.
+struct LoadFactorRow {
+  std::string mode;
+  bool resized = false;
+  double load_factor = 0;
+  uint64_t batch = 0;  // precision: the size of the batch that resized
+  uint64_t slots = 0;
+};
+constexpr uint64_t kProbeKeys = uint64_t{1} << 18;
+
+template <typename Table>
+Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFactorRow>* out) {
+  LoadFactorRow row;
+  row.mode = mode;
+  std::vector<uint8_t> keys, values;
+  uint64_t next = 0;
+  for (;;) {
+    TableStats before = table.Stats();
+    if (next > 4 * before.slots) break;
+    uint64_t batch = std::max<uint64_t>(1, (before.slots - before.keys) / 16);
+    keys.resize(batch * 8);
+    values.resize(batch * 8);
+    for (uint64_t i = 0; i < batch; ++i, ++next) {
+      EncodeKey(next, kSeed ^ 0x1f, 8, &keys[i * 8]);
+      EncodeValue(next, 0, 8, &values[i * 8]);
+    }
+    GPKV_RETURN_IF_ERROR(table.Put(keys.data(), values.data(), batch));
+    if (table.Stats().resizes > 0) {
+      row.resized = true;
+      row.load_factor = before.load_factor;
+      row.batch = batch;
+      row.slots = before.slots;
+      break;
+    }
+  }
+  out->push_back(row);
+  return Status::OK();
+}
+
+// One probe per mode, on a small pool of its own in args.dir.
+Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
+                           std::vector<LoadFactorRow>* out) {
+  Args small = args;
+  small.keys = kProbeKeys;
+  auto pool = BenchPool(small, mode + "-lf");
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = kProbeKeys;
+  if (mode == "cpu") {
+    auto root = cpu::Gphash::Create(**pool, 1, options);
+    if (!root.ok()) return root.status();
+    auto table = cpu::Gphash::Open(**pool, "lf", *root,
+                                   static_cast<int>(std::thread::hardware_concurrency()), nullptr);
+    if (!table.ok()) return table.status();
+    return ProbeLoadFactor(**table, mode, out);
+  }
+  auto root = GphashGpu::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = ModeOption(mode);
+  auto table = GphashGpu::Open(**pool, "lf", *root, gpu_options, nullptr);
+  if (!table.ok()) return table.status();
+  return ProbeLoadFactor(**table, mode, out);
 }
 
 // The CPU backend on the same records, host batches, all hardware threads.
@@ -375,7 +462,7 @@ void PrintNaiveRatios(const std::vector<Row>& rows) {
         header = true;
       }
       double ratio = row.mops() / naive.mops();
-      std::printf("  %-7s %-9s batch %8llu: %10.2f vs %10.2f Mops/s = %6.2fx  %s\n",
+      std::printf("  %-14s %-9s batch %8llu: %10.2f vs %10.2f Mops/s = %6.2fx  %s\n",
                   row.mode.c_str(), row.workload.substr(2, row.workload.find(' ', 2) - 2).c_str(),
                   static_cast<unsigned long long>(row.batch), row.mops(), naive.mops(), ratio,
                   ratio >= 3.0 ? "met" : "MISSED");
@@ -400,6 +487,78 @@ void PrintTransactionModel() {
       "  naive insert:  probe reads + CAS + value store; naive update: probe reads + 1 store\n");
 }
 
+const Row* FindRow(const std::vector<Row>& rows, const std::string& mode,
+                   const std::string& workload, uint64_t batch) {
+  for (const Row& row : rows) {
+    if (row.mode == mode && row.workload == workload && row.batch == batch) return &row;
+  }
+  return nullptr;
+}
+
+const char* Verdict(bool met) { return met ? "met" : "MISSED"; }
+
+// Issue #5's targets beside this run's numbers. index_bytes: the loaded
+// table's index (its working set on the pool).
+void PrintTargets(const std::vector<Row>& rows, const std::vector<LinkResult>& link,
+                  const std::vector<LoadFactorRow>& load_factors, uint64_t index_bytes) {
+  std::printf("\nissue #5 targets (this run; ratios against the CPU backend of the same run):\n");
+  const uint64_t big = uint64_t{1} << 20, small = 4096;
+  for (const char* mode : {"mirror", "staged", "direct"}) {
+    for (uint64_t batch : {big, small}) {
+      const Row* gpu = FindRow(rows, mode, "C get zipfian", batch);
+      const Row* cpu = FindRow(rows, "cpu", "C get zipfian", batch);
+      if (gpu == nullptr || cpu == nullptr) continue;
+      const double ratio = gpu->mops() / cpu->mops();
+      std::printf("  %-6s YCSB C zipfian, batch %7llu: %8.1f Mops/s = %6.2fx cpu (%.1f)", mode,
+                  static_cast<unsigned long long>(batch), gpu->mops(), ratio, cpu->mops());
+      if (std::string(mode) == "mirror" && batch == big) {
+        std::printf("  [>= 10x: %s; >= 2000 Mops/s: %s]", Verdict(ratio >= 10),
+                    Verdict(gpu->mops() >= 2000));
+      } else if (std::string(mode) == "direct" && batch == big) {
+        std::printf("  [direct + BktCache >= 1x: BktCache not built; direct alone %s 1x]",
+                    ratio >= 1 ? ">=" : "<");
+      }
+      std::printf("\n");
+    }
+  }
+  // LOAD with the mirror against the pool's random-store rate at the index's
+  // size: each insert sends the pool 3 stores (key, value, slot word).
+  const Row* load = FindRow(rows, "mirror", "LOAD (insert)", kLoadBatch);
+  const LinkResult* at = nullptr;
+  for (const LinkResult& r : link) {
+    if (r.region_bytes == index_bytes) at = &r;
+  }
+  if (load != nullptr && at != nullptr) {
+    const double stores = at->host_stores_per_s / 1e6;
+    std::printf(
+        "  mirror LOAD: %.1f M inserts/s = %.1f M pool stores/s; random 8-byte stores to a "
+        "%.0f MiB registered region: %.1f M/s; inserts/s %.0f%% of it [>= 50%%: %s], stores/s "
+        "%.0f%% of it\n",
+        load->mops(), 3 * load->mops(), index_bytes / 1048576.0, stores,
+        100 * load->mops() / stores, Verdict(load->mops() >= 0.5 * stores),
+        300 * load->mops() / stores);
+  }
+  double cpu_lf = -1;
+  for (const LoadFactorRow& row : load_factors) {
+    if (row.mode == "cpu" && row.resized) cpu_lf = row.load_factor;
+  }
+  for (const LoadFactorRow& row : load_factors) {
+    if (!row.resized) {
+      std::printf("  load factor %-6s: no resize within 4x the slots\n", row.mode.c_str());
+      continue;
+    }
+    std::printf("  load factor before the first resize, %-6s: %.4f (%llu slots, last batch %llu)",
+                row.mode.c_str(), row.load_factor, static_cast<unsigned long long>(row.slots),
+                static_cast<unsigned long long>(row.batch));
+    if (row.mode != "cpu" && cpu_lf > 0) {
+      const double tolerance = static_cast<double>(row.batch) / row.slots + 0.005;
+      std::printf("  [equal to cpu %.4f within %.4f: %s]", cpu_lf, tolerance,
+                  Verdict(std::abs(row.load_factor - cpu_lf) <= tolerance));
+    }
+    std::printf("\n");
+  }
+}
+
 int Main(int argc, char** argv) {
   Args args;
   if (!ParseArgs(argc, argv, &args)) return 1;
@@ -412,11 +571,16 @@ int Main(int argc, char** argv) {
   std::printf("# device: %s\n# keys: %llu, pool dir %s\n", device.c_str(),
               static_cast<unsigned long long>(args.keys), args.dir.c_str());
 
+  // The index of a table loaded with --keys 8-byte keys at load factor 2/3:
+  // 24-byte slots (key, value, slot word), 1.5 slots per key.
+  const uint64_t index_bytes = args.keys * 36;
   std::vector<LinkResult> link;
   if (args.calibrate) {
-    Status calibrated = CalibrateLink(
-        args.dir, {uint64_t{256} << 20, uint64_t{512} << 20, uint64_t{1} << 30, uint64_t{4} << 30},
-        &link);
+    std::vector<uint64_t> regions = {uint64_t{256} << 20, uint64_t{512} << 20, uint64_t{1} << 30,
+                                     uint64_t{4} << 30, index_bytes};
+    std::sort(regions.begin(), regions.end());
+    regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+    Status calibrated = CalibrateLink(args.dir, regions, &link);
     if (!calibrated.ok()) {
       std::fprintf(stderr, "gpkv-gpu-bench: link calibration: %s\n", calibrated.ToString().c_str());
       return 3;
@@ -446,6 +610,16 @@ int Main(int argc, char** argv) {
   }
 
   std::vector<Row> rows;
+  std::vector<LoadFactorRow> load_factors;
+  for (const std::string& mode : args.modes) {
+    if (mode == "naive") continue;
+    Status probed = ProbeModeLoadFactor(args, mode, &load_factors);
+    if (!probed.ok()) {
+      std::fprintf(stderr, "gpkv-gpu-bench: %s load factor: %s\n", mode.c_str(),
+                   probed.ToString().c_str());
+      return 3;
+    }
+  }
   for (const std::string& mode : args.modes) {
     Status ran = mode == "cpu"     ? RunCpuMode(args, load, uniform, zipf, &rows)
                  : mode == "naive" ? RunNaiveMode(args, load, uniform, zipf, &rows)
@@ -458,23 +632,25 @@ int Main(int argc, char** argv) {
 
   if (!link.empty()) {
     std::printf("\nlink calibration (random 8-byte accesses, millions per second):\n");
-    std::printf("  %-9s %12s %12s %12s %12s\n", "region", "host read", "host CAS", "HBM read",
-                "HBM CAS");
+    std::printf("  %-9s %12s %12s %12s %12s %12s\n", "region", "host read", "host CAS",
+                "host store", "HBM read", "HBM CAS");
     for (const LinkResult& r : link) {
-      std::printf("  %6.0f MiB %12.1f %12.1f %12.1f %12.1f\n", r.region_bytes / 1048576.0,
-                  r.host_reads_per_s / 1e6, r.host_cas_per_s / 1e6, r.hbm_reads_per_s / 1e6,
-                  r.hbm_cas_per_s / 1e6);
+      std::printf("  %6.0f MiB %12.1f %12.1f %12.1f %12.1f %12.1f%s\n", r.region_bytes / 1048576.0,
+                  r.host_reads_per_s / 1e6, r.host_cas_per_s / 1e6, r.host_stores_per_s / 1e6,
+                  r.hbm_reads_per_s / 1e6, r.hbm_cas_per_s / 1e6,
+                  r.region_bytes == index_bytes ? "  (the table's index)" : "");
     }
   }
   PrintTransactionModel();
-  std::printf("\n%-7s %-27s %8s %10s %9s %10s\n", "mode", "workload", "batch", "ops", "seconds",
+  std::printf("\n%-14s %-27s %8s %10s %9s %10s\n", "mode", "workload", "batch", "ops", "seconds",
               "Mops/s");
   for (const Row& row : rows) {
-    std::printf("%-7s %-27s %8llu %10llu %9.3f %10.2f\n", row.mode.c_str(), row.workload.c_str(),
+    std::printf("%-14s %-27s %8llu %10llu %9.3f %10.2f\n", row.mode.c_str(), row.workload.c_str(),
                 static_cast<unsigned long long>(row.batch),
                 static_cast<unsigned long long>(row.ops), row.seconds, row.mops());
   }
   PrintNaiveRatios(rows);
+  PrintTargets(rows, link, load_factors, index_bytes);
   if (!args.json.empty()) {
     std::ofstream json(args.json);
     for (const LinkResult& r : link) {
@@ -482,8 +658,15 @@ int Main(int argc, char** argv) {
            << "\",\"region_bytes\":" << r.region_bytes
            << ",\"host_reads_per_s\":" << r.host_reads_per_s
            << ",\"host_cas_per_s\":" << r.host_cas_per_s
+           << ",\"host_stores_per_s\":" << r.host_stores_per_s
            << ",\"hbm_reads_per_s\":" << r.hbm_reads_per_s
            << ",\"hbm_cas_per_s\":" << r.hbm_cas_per_s << "}\n";
+    }
+    for (const LoadFactorRow& row : load_factors) {
+      json << "{\"kind\":\"load_factor\",\"device\":\"" << device << "\",\"mode\":\"" << row.mode
+           << "\",\"resized\":" << (row.resized ? "true" : "false")
+           << ",\"load_factor\":" << row.load_factor << ",\"slots\":" << row.slots
+           << ",\"batch\":" << row.batch << "}\n";
     }
     for (const Row& row : rows) {
       json << "{\"kind\":\"table\",\"system\":\"gpkv-gpu\",\"device\":\"" << device

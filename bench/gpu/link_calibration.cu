@@ -20,17 +20,21 @@ __device__ __forceinline__ uint64_t NextRandom(uint64_t& state) {
   return x ^ (x >> 31);
 }
 
-// Each thread reads (or CASes) kAccessesPerThread random aligned words of
-// words[0, word_mask]; independent addresses, so many are in flight.
-__global__ void RandomAccessKernel(uint64_t* words, uint64_t word_mask, bool cas, uint64_t seed,
-                                   unsigned long long* sink) {
+enum class Access { kRead, kCas, kStore };
+
+// Each thread reads (CASes, stores) kAccessesPerThread random aligned words
+// of words[0, word_count); independent addresses, so many are in flight.
+__global__ void RandomAccessKernel(uint64_t* words, uint64_t word_count, Access access,
+                                   uint64_t seed, unsigned long long* sink) {
   uint64_t state = seed ^ ((blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x) *
                            0xd1b54a32d192ed03ULL);
   uint64_t sum = 0;
   for (int i = 0; i < kAccessesPerThread; ++i) {
-    uint64_t* word = words + (NextRandom(state) & word_mask);
-    if (cas) {
+    uint64_t* word = words + __umul64hi(NextRandom(state), word_count);
+    if (access == Access::kCas) {
       sum += atomicCAS(reinterpret_cast<unsigned long long*>(word), 1ull, 1ull);
+    } else if (access == Access::kStore) {
+      *reinterpret_cast<volatile uint64_t*>(word) = 1;  // the value the region holds
     } else {
       sum += *reinterpret_cast<volatile uint64_t*>(word);
     }
@@ -38,7 +42,7 @@ __global__ void RandomAccessKernel(uint64_t* words, uint64_t word_mask, bool cas
   if (sum == 0x5eed) atomicAdd(sink, 1ull);  // keeps the loads alive
 }
 
-Status TimeAccesses(uint64_t* words, uint64_t bytes, bool cas, unsigned long long* sink,
+Status TimeAccesses(uint64_t* words, uint64_t bytes, Access access, unsigned long long* sink,
                     double* per_second) {
   int device = 0, sms = 0;
   cudaGetDevice(&device);
@@ -51,8 +55,7 @@ Status TimeAccesses(uint64_t* words, uint64_t bytes, bool cas, unsigned long lon
   float best_ms = 1e30f;
   for (int repeat = 0; repeat < 4; ++repeat) {  // the first is a warm-up (TLB, clocks)
     cudaEventRecord(start);
-    RandomAccessKernel<<<blocks, kThreadsPerBlock>>>(words, bytes / 8 - 1, cas, repeat * 7919,
-                                                     sink);
+    RandomAccessKernel<<<blocks, kThreadsPerBlock>>>(words, bytes / 8, access, repeat * 7919, sink);
     cudaEventRecord(stop);
     GPKV_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop), "RandomAccessKernel");
     float ms = 0;
@@ -84,10 +87,16 @@ Status CalibrateLink(const std::string& dir, const std::vector<uint64_t>& region
     for (uint64_t bytes : region_sizes) {
       LinkResult result;
       result.region_bytes = bytes;
-      GPKV_RETURN_IF_ERROR(TimeAccesses(host_words, bytes, false, sink, &result.host_reads_per_s));
-      GPKV_RETURN_IF_ERROR(TimeAccesses(host_words, bytes, true, sink, &result.host_cas_per_s));
-      GPKV_RETURN_IF_ERROR(TimeAccesses(hbm_words, bytes, false, sink, &result.hbm_reads_per_s));
-      GPKV_RETURN_IF_ERROR(TimeAccesses(hbm_words, bytes, true, sink, &result.hbm_cas_per_s));
+      GPKV_RETURN_IF_ERROR(
+          TimeAccesses(host_words, bytes, Access::kRead, sink, &result.host_reads_per_s));
+      GPKV_RETURN_IF_ERROR(
+          TimeAccesses(host_words, bytes, Access::kCas, sink, &result.host_cas_per_s));
+      GPKV_RETURN_IF_ERROR(
+          TimeAccesses(host_words, bytes, Access::kStore, sink, &result.host_stores_per_s));
+      GPKV_RETURN_IF_ERROR(
+          TimeAccesses(hbm_words, bytes, Access::kRead, sink, &result.hbm_reads_per_s));
+      GPKV_RETURN_IF_ERROR(
+          TimeAccesses(hbm_words, bytes, Access::kCas, sink, &result.hbm_cas_per_s));
       results->push_back(result);
     }
     return Status::OK();
