@@ -106,17 +106,21 @@ Result<std::unique_ptr<Table>> DBImpl::OpenBackend(const CatalogEntry& entry,
                                                    const TableOptions& options) {
 #if GPKV_HAVE_CUDA
   if (backend_ == Backend::kCuda) {
-    auto gpu = gpu::GphashGpu::Open(*pool_, entry.name, entry.root_offset, gpu::GpuTableOptions{},
-                                    nullptr);
+    gpu::GpuTableOptions gpu_options;
+    // Asked for CUDA: the GPU whatever the index size. kAuto: only where the
+    // GPU is measured faster than the CPU backend (see GpuTableOptions).
+    if (options_.backend == Backend::kCuda) gpu_options.direct_max_index_bytes = 0;
+    auto gpu = gpu::GphashGpu::Open(*pool_, entry.name, entry.root_offset, gpu_options, nullptr);
     if (gpu.ok()) {
       return std::unique_ptr<Table>(std::make_unique<PersistentHashTable>(
           entry.name, options, pool_->path(), pool_->read_only(), std::move(*gpu)));
     }
-    // kAuto: what the GPU cannot run here (values over 8 bytes, a file that
-    // cannot be registered) runs on the CPU; an explicit kCuda reports it.
-    if (!gpu.status().IsUnsupported() || options_.backend == Backend::kCuda) {
-      return gpu.status();
-    }
+    // kAuto: what the GPU cannot run here (values over 8 bytes, an index too
+    // large for GPU memory in staged mode, or past the link's cliff in direct
+    // mode) runs on the CPU; an explicit kCuda reports it.
+    const bool cpu_can_take_it =
+        gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
+    if (!cpu_can_take_it || options_.backend == Backend::kCuda) return gpu.status();
   }
 #endif
   auto cpu = cpu::Gphash::Open(*pool_, entry.name, entry.root_offset, threads(), nullptr);
