@@ -325,7 +325,31 @@ struct Ops {
       table.pool_.Persist(first, static_cast<size_t>(last - first));
       table.pool_.Publish(L::Word(bucket, slot), format::PublishWord(reserved, fingerprint));
       ++worker.key_delta;
+      ResolveRacingInsert(table, worker, key, pattern, candidates, count, snapshots, copies);
       return OpResult::kDone;
+    }
+  }
+
+  // Two puts of one key (from different batches) that both found no copy
+  // each reserve and publish a slot of their own. The put that has just
+  // published looks again, so that no duplicate outlives it: the duplicate
+  // rule's winner stays and the other copies are erased, this put's own
+  // included when it lost (the racing put then counts as the later one:
+  // both were in flight, and readers only ever saw the winner's value).
+  static void ResolveRacingInsert(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+                                  uint64_t pattern, const Candidate* candidates, uint32_t count,
+                                  Snapshot<S>* snapshots, Copy* copies) {
+    for (;;) {
+      const uint32_t copy_count = Collect(candidates, count, key, pattern, snapshots, copies);
+      if (copy_count <= 1) return;
+      if (!Stable(candidates, count, snapshots)) continue;  // as in Put: one moment's view
+      const uint32_t winner = WinnerOf(candidates, copies, copy_count);
+      for (uint32_t i = 0; i < copy_count; ++i) {
+        if (i == winner) continue;
+        EraseCopy(table, worker, candidates[copies[i].candidate].bucket, copies[i].slot,
+                  copies[i].word);
+      }
+      return;
     }
   }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cpu/gphash_test_util.h"
+#include "pm/persist_hook.h"
 #include "recovery/gphash_scan.h"
 
 namespace gpkv::gphash_test {
@@ -97,7 +98,9 @@ TEST(GphashConcurrency, ConcurrentBatchesOnDisjointKeysLoseNoAcknowledgedWrite) 
   EXPECT_EQ(t.table().Stats().keys, total);
 }
 
-TEST(GphashConcurrency, RacingInsertsOfOneKeyConvergeAndLaterOperationsActOnTheWinner) {
+// Racing inserts of one key may each publish a copy; the put that published
+// last resolves the duplicate before it returns, so none is left.
+TEST(GphashConcurrency, RacingInsertsOfOneKeyLeaveOneCopyAndLaterOperationsActOnTheWinner) {
   uint64_t duplicates = 0;
   for (int trial = 0; trial < 4; ++trial) {
     TestTable t("conc-race-" + std::to_string(trial),
@@ -155,6 +158,57 @@ TEST(GphashConcurrency, RacingInsertsOfOneKeyConvergeAndLaterOperationsActOnTheW
   }
   std::printf("duplicate slots left by racing inserts: %lu\n",
               static_cast<unsigned long>(duplicates));
+  EXPECT_EQ(duplicates, 0u);
+}
+
+// The race above, forced: put A of a new key reserves a slot and, at the
+// persist point just before it publishes (the hook), waits until put B of the
+// same key on another thread has inserted its own copy and returned. Each saw
+// no copy of the key, so both publish one; A, publishing last, must resolve
+// the duplicate before it returns.
+struct ForcedRace {
+  std::atomic<int> stage{0};  // 0: armed, 1: A waits before publishing, 2: B returned
+};
+ForcedRace g_forced_race;
+thread_local bool t_is_put_a = false;
+
+void HoldPutABeforeItPublishes(void*, const void*, size_t length, uint64_t) {
+  // A's first persist longer than one word is its key + value, just before
+  // the publish of the slot word.
+  if (!t_is_put_a || length <= 8 || g_forced_race.stage.load() != 0) return;
+  g_forced_race.stage.store(1);
+  while (g_forced_race.stage.load() != 2) std::this_thread::yield();
+}
+
+TEST(GphashConcurrency, AForcedInsertRaceLeavesOneCopy) {
+  TestTable t("conc-forced-race", Options(8, 8, 2, 2, 8, /*expected_keys=*/1000),
+              uint64_t{64} << 20, /*threads=*/1);  // one worker: the batch runs on its caller
+  const std::vector<uint64_t> ids = {SplitMix(42)};
+  const std::vector<uint8_t> keys = t.Keys(ids);
+  const std::vector<uint8_t> value_a = SelfDescribingValues(ids, 1, 8);
+  const std::vector<uint8_t> value_b = SelfDescribingValues(ids, 2, 8);
+  g_forced_race.stage.store(0);
+  pm::TEST_SetPersistHook(&HoldPutABeforeItPublishes, nullptr);
+  std::thread put_a([&] {
+    t_is_put_a = true;
+    EXPECT_TRUE(t.table().Put(keys.data(), value_a.data(), 1).ok());
+  });
+  while (g_forced_race.stage.load() != 1) std::this_thread::yield();
+  EXPECT_TRUE(t.table().Put(keys.data(), value_b.data(), 1).ok());
+  g_forced_race.stage.store(2);
+  put_a.join();
+  pm::TEST_SetPersistHook(nullptr, nullptr);
+
+  EXPECT_EQ(recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates, 0u);
+  EXPECT_EQ(t.table().Stats().keys, 1u);
+  auto got = t.Get(ids);
+  ASSERT_TRUE(got[0].has_value());
+  // Whichever copy the winner rule keeps (B may have taken the other bucket).
+  const int64_t version = VersionOf(ids[0], got[0]->data(), 8);
+  EXPECT_TRUE(version == 1 || version == 2) << version;
+  recovery::Report report;
+  t.Reopen(&report);
+  EXPECT_EQ(report.duplicates_removed, 0u);
 }
 
 // Writers update, erase and re-insert a small hot set of keys with
