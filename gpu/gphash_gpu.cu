@@ -90,10 +90,15 @@ Result<std::unique_ptr<GphashGpu>> GphashGpu::Open(pm::Pool& pool, const std::st
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device), "cudaSetDevice");
   auto snapshot = ReadGphashRoot(pool, table_name, root_offset);
   if (!snapshot.ok()) return snapshot.status();
-  // No registration: staged mode (asked for, or kAuto on a pool the GPU
-  // cannot map).
+  // No registration: staged mode (asked for; kAuto past staged_min_index_bytes
+  // when the mirror fits; kAuto on a pool the GPU cannot map).
+  bool staged = options.index_mode == GpuIndexMode::kStaged;
+  if (options.index_mode == GpuIndexMode::kAuto && options.staged_min_index_bytes != 0 &&
+      IndexBytes(*snapshot) > options.staged_min_index_bytes) {
+    GPKV_RETURN_IF_ERROR(MirrorFits(IndexBytes(*snapshot), options, &staged));
+  }
   std::unique_ptr<PoolRegistration> registration;
-  if (options.index_mode != GpuIndexMode::kStaged) {
+  if (!staged) {
     auto acquired = PoolRegistration::Acquire(pool);
     if (acquired.ok()) {
       registration = std::move(acquired.value());
@@ -147,6 +152,14 @@ bool GphashGpu::mirrored() const { return impl_->mirrored(); }
 bool GphashGpu::staged() const { return impl_->staged(); }
 
 // ---------------------------------------------------------------- helpers
+
+Status MirrorFits(uint64_t index_bytes, const GpuTableOptions& options, bool* fits) {
+  size_t free_bytes = 0, total_bytes = 0;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  *fits = 2.0 * static_cast<double>(index_bytes) <=
+          options.mirror_memory_fraction * static_cast<double>(free_bytes);
+  return Status::OK();
+}
 
 std::string GphashGpu::Impl::Where() const {
   return pool_.path() + ": table '" + table_name_ + "'";

@@ -68,10 +68,11 @@ namespace gpkv::gpu {
 
 // Where the kernels probe and arbitrate.
 enum class GpuIndexMode : uint8_t {
-  // kMirror when the index fits (see GpuTableOptions), else kDirect up to
-  // GpuTableOptions::direct_max_index_bytes, else Unsupported (the CPU
-  // backend is faster there); kStaged when the pool mapping cannot be
-  // registered with CUDA (a file on ext4).
+  // When the index fits in GPU memory (see GpuTableOptions): kMirror, or
+  // kStaged past staged_min_index_bytes. When it does not: kDirect up to
+  // direct_max_index_bytes, else Unsupported (the CPU backend is faster
+  // there). kStaged whenever the pool mapping cannot be registered with CUDA
+  // (a file on ext4). Chosen at open: a table that grows keeps its mode.
   kAuto = 0,
   kDirect = 1,  // the registered pool mapping itself
   kMirror = 2,  // a copy of the bucket levels in GPU memory; the pool gets the writes
@@ -91,11 +92,22 @@ struct GpuTableOptions {
   // kAuto runs direct mode only for an index of at most this many bytes (0:
   // any size). Direct mode probes the pool over PCIe, and random accesses to
   // a registered mapping fall off a cliff between 512 MiB and 1 GiB (H100,
-  // docs/bench/gpu-backend.md: ~600 M reads/s at 512 MiB, ~110 M/s at
-  // 1 GiB, ~48 M/s at 4 GiB): measured there, direct-mode YCSB C gets are
-  // 2.3-2.5x the CPU backend's (16 cores) at 288-576 MiB of index and
-  // 0.72x at 1152 MiB, 0.2-0.4x at 4.5 GiB. The default sits between.
+  // docs/bench/gpu-backend.md: ~600 M reads/s at 512 MiB, ~117 M/s at
+  // 1 GiB, ~48 M/s at 4 GiB). Measured against the CPU backend on 16 cores
+  // (runs 11-12): at 288 MiB of index direct gets are 1.9-3.2x, updates
+  // 3.5x; at 1152 MiB gets 1.3-2.1x but updates 1.0x, YCSB A uniform 0.67x,
+  // LOAD 0.79x; at 4.5 GiB updates 0.32x, LOAD 0.46x. Only reached when the
+  // mirror does not fit in GPU memory.
   uint64_t direct_max_index_bytes = uint64_t{768} << 20;
+  // kAuto runs staged rather than mirror mode when the index is larger than
+  // this (0: never). Past the link's cliff the GPU's stores to the pool are
+  // slow and the host's are not: measured (H100, 16 host cores, runs 10-12
+  // of docs/bench/gpu-backend.md) staged updates run at 138 vs 108 M/s
+  // (mirror) at 1152 MiB of index and 95 vs 37 M/s at 4.5 GiB, gets the same
+  // (both probe the HBM copy); LOAD is slower staged (43 vs 119 M/s at
+  // 1152 MiB, 33 vs 38 at 4.5 GiB); below the cliff mirror mode wins
+  // everything (270 vs 71-114 M/s updates at 288-576 MiB).
+  uint64_t staged_min_index_bytes = uint64_t{768} << 20;
   // Gets probe all candidate slots of a key at once with the whole warp, one
   // key per warp at a time (the paper's one-shot probe), instead of a tile
   // of slots_per_bucket lanes per key reading its buckets in the duplicate

@@ -31,6 +31,10 @@
 
 namespace gpkv::gpu {
 
+// kAuto's test for the mirror: twice the index (room for a resize) in at most
+// options.mirror_memory_fraction of the device's free memory.
+Status MirrorFits(uint64_t index_bytes, const GpuTableOptions& options, bool* fits);
+
 // Operations per kernel launch; larger host batches run in chunks, in order.
 constexpr size_t kMaxChunkOps = size_t{1} << 24;
 // Staged mode: operations (or slots, for resize and recovery) per launch, so

@@ -20,14 +20,6 @@ std::string Hex(uint64_t value) {
   return text;
 }
 
-uint64_t IndexBytes(const GphashRootSnapshot& snapshot) {
-  uint64_t bytes = 0;
-  for (uint32_t i = 0; i < snapshot.level_set.level_count; ++i) {
-    bytes += snapshot.level_set.levels[i].bucket_count * snapshot.bucket_bytes;
-  }
-  return bytes;
-}
-
 }  // namespace
 
 GphashGpu::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
@@ -114,12 +106,7 @@ Status GphashGpu::Impl::ChooseMirror(bool* mirror) const {
     *mirror = true;
     return Status::OK();
   }
-  size_t free_bytes = 0, total_bytes = 0;
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes),
-                            Where() + ": cudaMemGetInfo");
-  *mirror = 2.0 * static_cast<double>(IndexBytes(snapshot_)) <=
-            options_.mirror_memory_fraction * static_cast<double>(free_bytes);
-  return Status::OK();
+  return MirrorFits(IndexBytes(snapshot_), options_, mirror);
 }
 
 Status GphashGpu::Impl::BuildMirror(Workspace& ws) {

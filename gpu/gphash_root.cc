@@ -46,6 +46,18 @@ Status CheckGeometry(uint32_t key_size, uint32_t value_size, uint32_t levels,
   return Status::InvalidArgument(*why);
 }
 
+}  // namespace
+
+uint64_t IndexBytes(const GphashRootSnapshot& snapshot) {
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < snapshot.level_set.level_count; ++i) {
+    bytes += snapshot.level_set.levels[i].bucket_count * snapshot.bucket_bytes;
+  }
+  return bytes;
+}
+
+namespace {
+
 // Top-level buckets for `expected_keys` at 90% load over all levels (level i
 // holds top >> i buckets), at least 16: the sizing cpu::Gphash::Create uses.
 uint64_t TopBucketsFor(const TableOptions& options) {

@@ -50,6 +50,9 @@ Result<GphashRootSnapshot> PublishLevelSet(pm::Pool& pool, const GphashRootSnaps
 // cpu::Gphash::Create does: durable but unlinked; the caller links it).
 // InvalidArgument for bad options, Unsupported for value_size > 8, PoolFull
 // when the pool cannot hold it.
+// Pool bytes of the snapshot's bucket levels (the index).
+uint64_t IndexBytes(const GphashRootSnapshot& snapshot);
+
 Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
 
 // "<file>: table '<name>' <what> (offset 0x..)".

@@ -394,6 +394,37 @@ TEST(GphashGpu, AutoModeRefusesDirectModePastTheIndexLimit) {
   EXPECT_FALSE((*direct)->mirrored());
 }
 
+// kAuto with room for the mirror: mirror mode, or staged mode once the index
+// passes staged_min_index_bytes (the host writes the pool faster than the
+// GPU past the link's cliff).
+TEST(GphashGpu, AutoModeStagesAnIndexPastTheStagedLimit) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("auto-staged");
+  auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  options.expected_keys = 100000;  // a few MiB of index
+  auto root = GphashGpu::Create(**pool, 1, options);
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  GpuTableOptions gpu_options;
+  {
+    auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_TRUE((*table)->mirrored());
+    EXPECT_FALSE((*table)->staged());
+  }
+  gpu_options.staged_min_index_bytes = 1 << 20;
+  auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_TRUE((*table)->staged());
+  std::mt19937_64 rng(5);
+  std::vector<uint8_t> keys = RandomKeys(rng, 1000, 8), values = RandomKeys(rng, 1000, 8);
+  ASSERT_TRUE((*table)->Put(keys.data(), values.data(), 1000).ok());
+  std::vector<uint8_t> out(1000 * 8);
+  ASSERT_TRUE((*table)->Get(keys.data(), out.data(), nullptr, 1000).ok());
+  EXPECT_EQ(out, values);
+}
+
 TEST(GphashGpu, ValueCellTablesAreUnsupported) {
   SKIP_WITHOUT_DEVICE();
   testutil::TempPool temp("cells");
