@@ -101,18 +101,33 @@ struct GpuTableOptions {
   uint64_t direct_max_index_bytes = uint64_t{768} << 20;
   // kAuto runs staged rather than mirror mode when the index is larger than
   // this (0: never). Past the link's cliff the GPU's stores to the pool are
-  // slow and the host's are not: measured (H100, 16 host cores, runs 10-12
-  // of docs/bench/gpu-backend.md) staged updates run at 138 vs 108 M/s
-  // (mirror) at 1152 MiB of index and 95 vs 37 M/s at 4.5 GiB, gets the same
-  // (both probe the HBM copy); LOAD is slower staged (43 vs 119 M/s at
-  // 1152 MiB, 33 vs 38 at 4.5 GiB); below the cliff mirror mode wins
-  // everything (270 vs 71-114 M/s updates at 288-576 MiB).
+  // slow and the host's are not: measured (H100, 16 host cores, run 16 of
+  // docs/bench/gpu-backend.md, puts one per thread) staged updates run at
+  // 146 vs 107 M/s (mirror) at 1152 MiB of index and 108 vs 38 M/s at
+  // 4.5 GiB, gets the same (both probe the HBM copy); LOAD is slower staged
+  // at 1152 MiB (45 vs 91 M/s) and faster at 4.5 GiB (41 vs 27); below the
+  // cliff mirror mode wins everything (run 15, 576 MiB: 554 vs 159 M/s
+  // updates).
   uint64_t staged_min_index_bytes = uint64_t{768} << 20;
   // Gets probe all candidate slots of a key at once with the whole warp, one
   // key per warp at a time (the paper's one-shot probe), instead of a tile
   // of slots_per_bucket lanes per key reading its buckets in the duplicate
   // rule's order up to the first hit. For comparison in the benchmark.
   bool one_shot_gets = false;
+  // Gets and puts run one operation per thread, each reading its candidate
+  // slots one after another (no warp cooperation): the warp-agnostic
+  // baseline of the benchmark's factor analysis. Erases, kicks, resize and
+  // recovery stay warp-cooperative.
+  bool thread_per_op = false;
+  // Mirror and staged mode: puts run warp-cooperatively as in direct mode,
+  // instead of one per thread. One per thread is the default there: the
+  // probe and the CAS run in HBM, and what bounds a put is its ordered
+  // stores to the pool (each followed by __threadfence_system()), which 32
+  // threads overlap and one warp running its 32 puts in turn does not.
+  // Measured (H100, 16M keys, 2^20 batches, run 14): updates 552 vs 246 M/s,
+  // LOAD 198 vs 129 M/s. In direct mode the probe crosses the link and the
+  // warp's one-shot probe wins (warp 87 vs thread 17 M updates/s).
+  bool warp_puts = false;
 };
 
 class GphashGpu {

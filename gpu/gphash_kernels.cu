@@ -6,6 +6,7 @@
 
 #include "gpu/gphash_kernel_common.cuh"
 #include "gpu/gphash_kernels.h"
+#include "gpu/gphash_thread.cuh"
 
 namespace gpkv::gpu {
 namespace {
@@ -293,13 +294,64 @@ unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
   return BlocksFor(warps * warp::kWarpSize);
 }
 
+// One operation per thread (view.thread_gets), for gets.
+template <int kKeyWords>
+__global__ void __launch_bounds__(kBlockThreads)
+    GetThreadKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
+                    const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count) {
+  const uint64_t i = ThreadIndex();
+  if (i >= count || (leaders != nullptr && leaders[i] != i)) return;
+  const uint64_t op = op_index != nullptr ? op_index[i] : i;
+  const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
+  uint64_t value = 0;
+  const bool hit = thread::ThreadGet(view, key, warp::HashOf(key, view.hash_seed), &value);
+  warp::StoreValue(values + op * view.value_size, hit ? value : 0, view.value_size);
+  if (found != nullptr) found[op] = hit ? 1 : 0;
+}
+
+// ... and for puts (PutKernel's contract).
+template <int kKeyWords>
+__global__ void __launch_bounds__(kBlockThreads)
+    PutThreadKernel(GphashView view, const uint8_t* keys, const uint8_t* values,
+                    const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
+                    BatchCounters* counters) {
+  const uint64_t i = ThreadIndex();
+  bool has_op = i < count;
+  uint64_t op = 0;
+  if (has_op) {
+    op = op_index != nullptr ? op_index[i] : i;
+    if (keep != nullptr && keep[op] == 0) has_op = false;
+  }
+  unsigned long long inserted = 0, updated = 0;
+  if (has_op) {
+    const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
+    const uint64_t value = warp::LoadValue(values + op * view.value_size, view.value_size);
+    const warp::PutOutcome outcome =
+        thread::ThreadPut(view, key, warp::HashOf(key, view.hash_seed), value);
+    if (outcome == warp::PutOutcome::kInserted) {
+      inserted = 1;
+    } else if (outcome == warp::PutOutcome::kUpdated) {
+      updated = 1;
+    } else {
+      failed[atomicAdd(&counters->failed, 1ull)] = static_cast<uint32_t>(op);
+    }
+  }
+  AddWarpCount(&counters->inserted, inserted);
+  AddWarpCount(&counters->updated, updated);
+}
+
 // Launches the get kernel the view asks for: GetTileKernel, or (one-shot
-// gets) GetKernel.
+// gets) GetKernel, or (thread per op) GetThreadKernel.
 template <int kKeyWords>
 Status LaunchGetKernel(const GphashView& view, const uint8_t* keys, const uint32_t* op_index,
                        const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
                        uint32_t per_warp, cudaStream_t stream) {
   const unsigned int blocks = WarpBlocksFor(count, per_warp);
+  if (view.thread_gets) {
+    GetThreadKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
+        view, keys, op_index, leaders, values, found, count);
+    return CheckLaunch("GetThreadKernel");
+  }
   if (view.one_shot_gets) {
     GetKernel<kKeyWords><<<blocks, kBlockThreads, 0, stream>>>(view, keys, op_index, leaders,
                                                                values, found, count, per_warp);
@@ -419,6 +471,11 @@ Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* val
                  BatchCounters* counters, cudaStream_t stream) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+    if (view.thread_puts) {
+      PutThreadKernel<decltype(words)::value><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
+          view, keys, values, keep, op_index, count, failed, counters);
+      return CheckLaunch("PutThreadKernel");
+    }
     const uint32_t per_warp = OpsPerWarp(count);
     PutKernel<decltype(words)::value><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
         view, keys, values, keep, op_index, count, failed, counters, per_warp);

@@ -145,6 +145,8 @@ void GphashGpu::Impl::BuildView() {
   view.hash_seed = snapshot_.hash_seed;
   view.mirrored = use_mirror_;
   view.one_shot_gets = options_.one_shot_gets;
+  view.thread_gets = options_.thread_per_op;
+  view.thread_puts = options_.thread_per_op || (use_mirror_ && !options_.warp_puts);
   view.staged_log = staged_ ? staged_log_ : nullptr;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     view.pool_levels[i] =

@@ -66,6 +66,12 @@ struct GphashView {
   // time) instead of a tile of slots_per_bucket lanes per key, bucket by
   // bucket in winner order (GpuTableOptions::one_shot_gets).
   bool one_shot_gets;
+  // Gets (thread_gets) and puts (thread_puts) run one operation per thread
+  // (gphash_thread.cuh) instead of warp-cooperatively. Puts do in mirror and
+  // staged mode (see GpuTableOptions::warp_puts); both do for the benchmark's
+  // baseline (GpuTableOptions::thread_per_op).
+  bool thread_gets;
+  bool thread_puts;
   // Staged mode: pool stores go to this log (device memory), addressed by the
   // pool offsets of the levels; pool_levels are null. Null otherwise.
   StagedLog* staged_log;

@@ -4,8 +4,10 @@
 //   1. link calibration: random 8-byte reads / CAS of a registered tmpfs
 //      mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB and 4 GiB;
 //   2. per mode (direct, mirror, staged (--staged-dir: a pool the GPU may
-//      not be able to map), each also as "<mode>+oneshot" with the one-shot
-//      whole-warp get probe, the CPU backend on all hardware threads,
+//      not be able to map), each also as "<mode>+oneshot" (the one-shot
+//      whole-warp get probe), "<mode>+thread" (one operation per thread,
+//      no warp cooperation) or "<mode>+warpputs" (warp-cooperative puts in
+//      mirror / staged mode), the CPU backend on all hardware threads,
 //      and the naive baseline: thread-per-op linear probing with CAS over a
 //      registered file, bench/gpu/naive_table.h): YCSB LOAD (puts of --keys
 //      new records), then for each batch size YCSB C gets (uniform, scrambled
@@ -111,11 +113,11 @@ bool ParseArgs(int argc, char** argv, Args* args) {
     } else if (arg == "--no-calibration") {
       args->calibrate = false;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--staged-dir=DIR] "
-          "[--batches=12,14,...] [--modes=direct,mirror,staged,cpu,naive,direct+oneshot,...] "
-          "[--json=FILE] [--no-calibration]\n");
+      std::fprintf(stderr,
+                   "usage: gpkv-gpu-bench [--keys=N] [--dir=/dev/shm] [--staged-dir=DIR] "
+                   "[--batches=12,14,...] [--modes=direct,mirror,staged,cpu,naive,direct+oneshot,"
+                   "direct+thread,...] "
+                   "[--json=FILE] [--no-calibration]\n");
       return arg == "--help";
     }
   }
@@ -289,12 +291,17 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
 
 // A GPU mode: direct, mirror or staged, with "+oneshot" for the whole-warp
 // one-shot get probe (GpuTableOptions::one_shot_gets) instead of the tile
-// probe: the step from warp cooperation to rank-ordered tiles in the factor
-// analysis.
+// probe, "+thread" for one operation per thread (thread_per_op), or
+// "+warpputs" for warp-cooperative puts in mirror / staged mode: the steps
+// of the factor analysis.
 std::string BaseMode(const std::string& mode) { return mode.substr(0, mode.find('+')); }
 bool OneShotGets(const std::string& mode) {
-  return mode.size() > BaseMode(mode).size() && mode.substr(BaseMode(mode).size()) == "+oneshot";
+  return mode.substr(BaseMode(mode).size()) == "+oneshot";
 }
+bool ThreadPerOp(const std::string& mode) {
+  return mode.substr(BaseMode(mode).size()) == "+thread";
+}
+bool WarpPuts(const std::string& mode) { return mode.substr(BaseMode(mode).size()) == "+warpputs"; }
 GpuIndexMode ModeOption(const std::string& mode) {
   const std::string base = BaseMode(mode);
   return base == "mirror"   ? GpuIndexMode::kMirror
@@ -323,6 +330,8 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   GpuTableOptions gpu_options;
   gpu_options.index_mode = ModeOption(mode);
   gpu_options.one_shot_gets = OneShotGets(mode);
+  gpu_options.thread_per_op = ThreadPerOp(mode);
+  gpu_options.warp_puts = WarpPuts(mode);
   double open_start = Now();
   auto opened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
   if (!opened.ok()) return opened.status();
@@ -411,6 +420,9 @@ Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
   if (!root.ok()) return root.status();
   GpuTableOptions gpu_options;
   gpu_options.index_mode = ModeOption(mode);
+  gpu_options.one_shot_gets = OneShotGets(mode);
+  gpu_options.thread_per_op = ThreadPerOp(mode);
+  gpu_options.warp_puts = WarpPuts(mode);
   auto table = GphashGpu::Open(**pool, "lf", *root, gpu_options, nullptr);
   if (!table.ok()) return table.status();
   return ProbeLoadFactor(**table, mode, out);

@@ -31,8 +31,12 @@ constexpr uint64_t kPoolSize = uint64_t{256} << 20;
 class TableHarness {
  public:
   TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode,
-               bool one_shot_gets = false)
-      : temp_(tag), mode_(mode), one_shot_gets_(one_shot_gets) {
+               bool one_shot_gets = false, bool thread_per_op = false, bool warp_puts = false)
+      : temp_(tag),
+        mode_(mode),
+        one_shot_gets_(one_shot_gets),
+        thread_per_op_(thread_per_op),
+        warp_puts_(warp_puts) {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
@@ -51,6 +55,8 @@ class TableHarness {
     GpuTableOptions options;
     options.index_mode = mode_;
     options.one_shot_gets = one_shot_gets_;
+    options.thread_per_op = thread_per_op_;
+    options.warp_puts = warp_puts_;
     auto table = GphashGpu::Open(*pool_, "t", root_, options, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
@@ -77,6 +83,8 @@ class TableHarness {
   testutil::TempPool temp_;
   GpuIndexMode mode_;
   bool one_shot_gets_;
+  bool thread_per_op_;
+  bool warp_puts_;
   std::unique_ptr<pm::Pool> pool_;
   std::unique_ptr<GphashGpu> table_;
   uint64_t root_ = 0;
@@ -106,6 +114,8 @@ struct OracleCase {
   uint8_t slots_per_bucket = 8;
   uint8_t hash_locations = 2;
   uint8_t levels = 2;
+  bool thread_per_op = false;  // gets and puts one per thread (the baseline)
+  bool warp_puts = false;      // mirror / staged: warp-cooperative puts
 };
 
 class GphashGpuOracle : public ::testing::TestWithParam<OracleCase> {};
@@ -123,7 +133,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   options.hash.hash_locations = param.hash_locations;
   options.hash.levels = param.levels;
   TableHarness harness(std::string("oracle-") + param.name, options, param.mode,
-                       param.one_shot_gets);
+                       param.one_shot_gets, param.thread_per_op, param.warp_puts);
   ASSERT_TRUE(harness.ok());
 
   std::mt19937_64 rng(20251123);
@@ -212,7 +222,11 @@ INSTANTIATE_TEST_SUITE_P(
         OracleCase{"mirror_k16_v8_one_shot", GpuIndexMode::kMirror, 16, 8, true},
         OracleCase{"direct_k8_v8_3L_3H_4S", GpuIndexMode::kDirect, 8, 8, false, 4, 3, 3},
         OracleCase{"mirror_k8_v8_1L_4H_16S", GpuIndexMode::kMirror, 8, 8, false, 16, 4, 1},
-        OracleCase{"staged_k16_v8_2L_1H_16S", GpuIndexMode::kStaged, 16, 8, false, 16, 1, 2}),
+        OracleCase{"staged_k16_v8_2L_1H_16S", GpuIndexMode::kStaged, 16, 8, false, 16, 1, 2},
+        OracleCase{"direct_k8_v8_thread", GpuIndexMode::kDirect, 8, 8, false, 8, 2, 2, true},
+        OracleCase{"staged_k32_v5_thread", GpuIndexMode::kStaged, 32, 5, false, 8, 2, 2, true},
+        OracleCase{"mirror_k8_v8_warp_puts", GpuIndexMode::kMirror, 8, 8, false, 8, 2, 2, false,
+                   true}),
     [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
 
 TEST(GphashGpu, DeviceBatchesAnswerLikeHostBatches) {
