@@ -150,6 +150,11 @@ uint32_t GphashGpu::key_size() const { return impl_->key_size(); }
 uint32_t GphashGpu::value_size() const { return impl_->value_size(); }
 bool GphashGpu::mirrored() const { return impl_->mirrored(); }
 bool GphashGpu::staged() const { return impl_->staged(); }
+const GpuTableOptions& GphashGpu::options() const { return impl_->options_; }
+BktCacheStats GphashGpu::bkt_cache_stats() const {
+  std::shared_lock<std::shared_mutex> view_lock(impl_->view_mutex_);
+  return impl_->bkt_cache_ != nullptr ? impl_->bkt_cache_->stats() : BktCacheStats();
+}
 
 // ---------------------------------------------------------------- helpers
 
@@ -220,6 +225,19 @@ Status GphashGpu::Impl::EndWrite(Workspace& workspace) {
   return Status::OK();
 }
 
+Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
+  if (!bkt_cache_active_) return Status::OK();
+  if (ops_since_reload_.fetch_add(ops) + ops < options_.bkt_cache_reload_ops) return Status::OK();
+  // The reload's eviction and loading are ordered between write batches
+  // (last_write_), which needs the write lock; gets do not wait for it.
+  std::unique_lock<std::mutex> write_lock(write_mutex_, std::defer_lock);
+  if (!write_locked && !write_lock.try_lock()) return Status::OK();
+  std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+  if (!bkt_cache_active_ || bkt_cache_->Reloading()) return Status::OK();
+  ops_since_reload_ = 0;
+  return bkt_cache_->Reload(view_, last_write_);
+}
+
 // ---------------------------------------------------------------- writes
 
 Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
@@ -246,6 +264,7 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
     GPKV_RETURN_IF_ERROR(
         PutChunk(ws, keys + done * key_size(), values + done * value_size(), chunk, wait));
   }
+  GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
   return wait ? pool_.Sync() : Status::OK();
 }
 
@@ -387,6 +406,7 @@ Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count
     GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * key_size(),
                                     erased == nullptr ? nullptr : erased + done, chunk, wait));
   }
+  GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
   return wait ? pool_.Sync() : Status::OK();
 }
 
@@ -453,7 +473,7 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
                                   values + done * value_size(),
                                   found == nullptr ? nullptr : found + done, chunk, wait));
   }
-  return Status::OK();
+  return CountForBktCache(count, /*write_locked=*/false);
 }
 
 Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,

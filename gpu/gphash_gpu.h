@@ -11,6 +11,9 @@
 // cannot register (ext4, say), the mirror is the only copy the GPU sees: the
 // kernels append their pool stores to a log in GPU memory and the host
 // applies each log to the pool before the batch returns (gphash_staged.cu).
+// Direct mode keeps the most-read buckets in GPU memory too (the BktCache,
+// gpu/bkt_cache.h; GpuTableOptions::bkt_cache_fraction), re-ranked by their
+// access counts every bkt_cache_reload_ops operations.
 // Values of up to 8 bytes (inline) only;
 // value cells (value_size > 8) are Unsupported on the GPU for now.
 //
@@ -128,6 +131,32 @@ struct GpuTableOptions {
   // LOAD 198 vs 129 M/s. In direct mode the probe crosses the link and the
   // warp's one-shot probe wins (warp 87 vs thread 17 M updates/s).
   bool warp_puts = false;
+  // Direct mode: the BktCache (gpu/bkt_cache.h), copies of the most-read
+  // buckets in GPU memory, as this fraction of the table's buckets (0: none).
+  // Gets of a cached bucket read HBM instead of the pool; writes go to both.
+  // Not used with one_shot_gets or thread_per_op (their gets take no
+  // references on cache slots), nor in mirror and staged mode (the whole
+  // index is in GPU memory there). When its memory cannot be had the table
+  // runs without it (bkt_cache_stats().capacity_buckets == 0).
+  double bkt_cache_fraction = 0.2;
+  // Operations (gets, puts, erases) between two reloads of the BktCache,
+  // which re-ranks the buckets by their access counts on a stream of its
+  // own. Measured (H100, 16M keys, 20% cache, YCSB C zipfian): 2^23 beats
+  // 2^21 at every batch size (2^20: 393 vs 347 M gets/s; 2^16: 238 vs 208):
+  // longer periods rank better and copy fewer buckets.
+  uint64_t bkt_cache_reload_ops = uint64_t{1} << 23;
+};
+
+// What a table's BktCache did since the table was opened (all zero without
+// one). Bucket reads are those of gets (the tile probe reads a key's
+// candidate buckets one at a time up to the one that holds it).
+struct BktCacheStats {
+  uint64_t capacity_buckets = 0;  // cache slots
+  uint64_t table_buckets = 0;     // buckets of all levels
+  uint64_t reloads = 0;           // reloads started
+  uint64_t buckets_loaded = 0;    // bucket copies the reloads made
+  uint64_t get_cache_reads = 0;   // bucket reads of gets served by the cache
+  uint64_t get_pool_reads = 0;    // bucket reads of gets that crossed the link
 };
 
 class GphashGpu {
@@ -210,6 +239,10 @@ class GphashGpu {
   bool mirrored() const;
   // True in staged mode: the pool is not mapped by the GPU.
   bool staged() const;
+  // The BktCache's counters (direct mode).
+  BktCacheStats bkt_cache_stats() const;
+  // The options the table was opened with.
+  const GpuTableOptions& options() const;
 
   class Impl;
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/bkt_cache.h"
 #include "gpu/gphash_gpu.h"
 #include "gpu/gphash_kernels.h"
 #include "gpu/gphash_root.h"
@@ -95,6 +96,18 @@ class GphashGpu::Impl {
   Status DrainStagedLog(Workspace& workspace, const char* what, bool in_order = false);
   // Operations or slots per launch: kStagedChunk in staged mode, else `all`.
   uint64_t LaunchChunk(uint64_t all) const { return staged_ ? kStagedChunk : all; }
+
+  // ---- BktCache (gphash_open.cu) ----
+  // Sizes the BktCache for the current levels and turns it on, when direct
+  // mode runs with one (GpuTableOptions::bkt_cache_fraction); without its
+  // memory the table goes on without it. Rebuilds view_.
+  // REQUIRES: view_mutex_ held exclusively (or open), no kernel in flight.
+  Status SetUpBktCache();
+  // Counts `ops` operations towards the next BktCache reload and starts one
+  // when they are due (and none is running). write_locked: the caller holds
+  // write_mutex_; otherwise the reload waits for a later batch when a writer
+  // holds it. REQUIRES: view_mutex_ not held.
+  Status CountForBktCache(uint64_t ops, bool write_locked);
 
   // ---- resize (gphash_resize.cu) ----
   // Grows the table by one top level of twice the buckets and moves the
@@ -170,6 +183,12 @@ class GphashGpu::Impl {
   std::map<cudaStream_t, std::unique_ptr<Workspace>> stream_workspaces_;
 
   std::atomic<uint64_t> live_keys_{0};
+
+  // Direct mode's BktCache; in view_ while bkt_cache_active_ (guarded by
+  // view_mutex_). Off during a resize (bucket ids change).
+  std::unique_ptr<BktCache> bkt_cache_;
+  std::atomic<bool> bkt_cache_active_{false};
+  std::atomic<uint64_t> ops_since_reload_{0};
 };
 
 }  // namespace gpkv::gpu

@@ -128,6 +128,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const uint32_t tile_base = lane / kSlots * kSlots;
   const unsigned tile_mask = (kSlots == 32 ? kFullMask : ((1u << kSlots) - 1)) << tile_base;
   unsigned active = __ballot_sync(kFullMask, has_op) & tile_mask;
+  warp::ReadTally tally;
   while (active != 0) {
     const int source = __ffs(active) - 1;
     active &= active - 1;
@@ -136,12 +137,16 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (int w = 0; w < kKeyWords; ++w)
       key.words[w] = __shfl_sync(tile_mask, my_key.words[w], source);
     uint64_t value = 0;
-    const bool hit =
-        warp::TileGet(view, tile_mask, tile_base, key, warp::HashOf(key, view.hash_seed), &value);
+    const bool hit = warp::TileGet(view, tile_mask, tile_base, key,
+                                   warp::HashOf(key, view.hash_seed), &value, tally);
     if (lane == static_cast<uint32_t>(source)) {
       warp::StoreValue(values + op * view.value_size, hit ? value : 0, view.value_size);
       if (found != nullptr) found[op] = hit ? 1 : 0;
     }
+  }
+  if (view.cache.reads != nullptr) {
+    AddWarpCount(&view.cache.reads[0], tally.cache);
+    AddWarpCount(&view.cache.reads[1], tally.pool);
   }
 }
 

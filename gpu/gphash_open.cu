@@ -57,6 +57,10 @@ GphashGpu::Impl::~Impl() {
 }
 
 Status GphashGpu::Impl::Initialize(recovery::Report* report) {
+  if (!(options_.bkt_cache_fraction >= 0 && options_.bkt_cache_fraction <= 1)) {
+    return Status::InvalidArgument(Where() + ": bkt_cache_fraction must be in [0, 1], not " +
+                                   std::to_string(options_.bkt_cache_fraction));
+  }
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&last_write_, cudaEventDisableTiming),
                             Where() + ": cudaEventCreateWithFlags");
   auto workspace = AcquireWorkspace(nullptr);
@@ -96,7 +100,38 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
         "the CPU backend; GpuTableOptions::direct_max_index_bytes)");
   }
   BuildView();
-  return Recover(**workspace, report);
+  GPKV_RETURN_IF_ERROR(Recover(**workspace, report));
+  return SetUpBktCache();
+}
+
+Status GphashGpu::Impl::SetUpBktCache() {
+  bkt_cache_active_ = false;
+  if (use_mirror_ || staged_ || options_.bkt_cache_fraction <= 0 || options_.one_shot_gets ||
+      options_.thread_per_op) {
+    bkt_cache_.reset();
+    BuildView();
+    return Status::OK();
+  }
+  BuildView();  // without the cache: its shape follows the levels
+  auto shape = [&]() -> Status {
+    if (bkt_cache_ == nullptr) {
+      auto created = BktCache::Create(Where());
+      if (!created.ok()) return created.status();
+      bkt_cache_ = std::move(created.value());
+    }
+    return bkt_cache_->Shape(view_, options_.bkt_cache_fraction);
+  };
+  const Status shaped = shape();
+  if (!shaped.ok()) {
+    bkt_cache_.reset();
+    // The cache is an accelerator: without its memory, run without it.
+    if (shaped.code() != Code::kOutOfDeviceMemory && !shaped.IsUnsupported()) return shaped;
+    return Status::OK();
+  }
+  bkt_cache_active_ = true;
+  ops_since_reload_ = 0;
+  BuildView();
+  return Status::OK();
 }
 
 Status GphashGpu::Impl::ChooseMirror(bool* mirror) const {
@@ -148,6 +183,7 @@ void GphashGpu::Impl::BuildView() {
   view.thread_gets = options_.thread_per_op;
   view.thread_puts = options_.thread_per_op || (use_mirror_ && !options_.warp_puts);
   view.staged_log = staged_ ? staged_log_ : nullptr;
+  if (bkt_cache_active_) view.cache = bkt_cache_->view();
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     view.pool_levels[i] =
         staged_ ? nullptr : registration_->device_base() + level_set.levels[i].offset;

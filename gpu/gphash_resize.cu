@@ -18,6 +18,7 @@ Status GphashGpu::Impl::WaitAllStreams() {
   for (auto& [stream, workspace] : stream_workspaces_) {
     GPKV_RETURN_IF_ERROR(workspace->Wait("resize"));
   }
+  if (bkt_cache_ != nullptr) GPKV_RETURN_IF_ERROR(bkt_cache_->Wait());
   return Status::OK();
 }
 
@@ -27,10 +28,15 @@ Status GphashGpu::Impl::Resize() {
   auto workspace = AcquireWorkspace(nullptr);
   if (!workspace.ok()) return workspace.status();
   Lease lease{this, *workspace, nullptr};
+  // Bucket ids change with the levels: the BktCache is off until the new
+  // levels are in place, then sized for them and empty.
+  bkt_cache_active_ = false;
+  BuildView();
   if ((snapshot_.level_set.flags & format::kLevelSetResizing) == 0) {
     GPKV_RETURN_IF_ERROR(StartResize());
   }
-  return FinishResize(**workspace);
+  GPKV_RETURN_IF_ERROR(FinishResize(**workspace));
+  return SetUpBktCache();
 }
 
 Status GphashGpu::Impl::StartResize() {

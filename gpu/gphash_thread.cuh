@@ -128,8 +128,9 @@ __device__ warp::PutOutcome ThreadPut(const GphashView& view, const Key<kKeyWord
       const GphashCandidate& slot = probe.match;
       const uint32_t offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
       warp::PoolStore(view, slot.level, slot.bucket, offset, value_word, kStagedData);
-      if (view.mirrored) {
-        warp::StoreWord(warp::IndexBucket(view, slot.level, slot.bucket) + offset, value_word);
+      uint8_t* index_bucket = warp::IndexBucket(view, slot.level, slot.bucket);
+      if (warp::WritesBothCopies(view, index_bucket)) {
+        warp::StoreWord(index_bucket + offset, value_word);
       }
       __threadfence_system();
       return warp::PutOutcome::kUpdated;
@@ -144,18 +145,19 @@ __device__ warp::PutOutcome ThreadPut(const GphashView& view, const Key<kKeyWord
     }
     const uint32_t key_offset = format::KeyOffset(slots, view.key_size, slot.slot);
     const uint32_t value_offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
+    const bool both = warp::WritesBothCopies(view, index_bucket);
 #pragma unroll
     for (int w = 0; w < kKeyWords; ++w) {
       warp::PoolStore(view, slot.level, slot.bucket, key_offset + 8 * w, key.words[w], kStagedData);
-      if (view.mirrored) warp::StoreWord(index_bucket + key_offset + 8 * w, key.words[w]);
+      if (both) warp::StoreWord(index_bucket + key_offset + 8 * w, key.words[w]);
     }
     warp::PoolStore(view, slot.level, slot.bucket, value_offset, value_word, kStagedData);
-    if (view.mirrored) warp::StoreWord(index_bucket + value_offset, value_word);
+    if (both) warp::StoreWord(index_bucket + value_offset, value_word);
     __threadfence_system();
     const uint64_t published = format::PublishWord(reservation, fingerprint);
     warp::PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,
                     kStagedPublish);
-    if (view.mirrored) warp::StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
+    if (both) warp::StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
     __threadfence_system();
     return warp::PutOutcome::kInserted;
   }

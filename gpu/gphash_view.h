@@ -50,6 +50,28 @@ struct StagedLog {
 // gphash_root.cc).
 constexpr uint32_t kMaxHashLocations = 4;
 
+// The BktCache of direct mode (gpu/bkt_cache.h): copies of the hottest
+// buckets in GPU memory. A bucket's global id is level_base[level] + its
+// index in the level. slot_of[id] = cache slot + 1 (0: not cached);
+// bucket_of[slot] = the id it holds (kNoCachedBucket: none); refs[slot]
+// counts the gets reading the slot, so a reload waits before it reuses it;
+// counts[id] are the LFU access counts reloads rank buckets by. While a
+// bucket is cached its copy is where probes read and CAS arbitrates, as the
+// mirror is in mirror mode, and the pool gets the same ordered stores.
+// slot_of is null when the table has no cache.
+constexpr uint64_t kNoCachedBucket = ~uint64_t{0};
+struct BktCacheView {
+  uint32_t* slot_of;
+  uint64_t* bucket_of;
+  uint32_t* refs;
+  uint32_t* counts;
+  uint8_t* buckets;  // capacity * bucket_bytes
+  uint64_t capacity;
+  uint64_t level_base[format::kMaxLevels];
+  // Bucket reads of gets served by the cache ([0]) and by the pool ([1]).
+  unsigned long long* reads;
+};
+
 struct GphashView {
   uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
   uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
@@ -76,6 +98,7 @@ struct GphashView {
   // pool offsets of the levels; pool_levels are null. Null otherwise.
   StagedLog* staged_log;
   uint64_t pool_offsets[format::kMaxLevels];
+  BktCacheView cache;  // direct mode's hot-bucket cache (cache.slot_of null: none)
 };
 static_assert(std::is_trivially_copyable_v<GphashView>);
 

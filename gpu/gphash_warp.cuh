@@ -110,13 +110,92 @@ __device__ __forceinline__ uint64_t WarpMin(uint64_t value) {
   return value;
 }
 
+// The copy of a bucket where probes read and the CAS arbitrates: the BktCache
+// copy when the bucket is cached, else the index level's (pool or mirror).
+// Writers and anything else the table orders against cache reloads only
+// (BktCache::Reload); gets racing a reload use AcquireForGet.
 __device__ __forceinline__ uint8_t* IndexBucket(const GphashView& view, uint32_t level,
                                                 uint64_t bucket) {
+  if (view.cache.slot_of != nullptr) {
+    const uint32_t slot = *reinterpret_cast<const volatile uint32_t*>(
+        &view.cache.slot_of[view.cache.level_base[level] + bucket]);
+    if (slot != 0) return view.cache.buckets + uint64_t{slot - 1} * view.bucket_bytes;
+  }
   return view.index_levels[level] + bucket * view.bucket_bytes;
+}
+// True when stores to `index_bucket` (an IndexBucket) must be repeated in
+// the pool: it is the mirror's copy or the BktCache's.
+__device__ __forceinline__ bool WritesBothCopies(const GphashView& view,
+                                                 const uint8_t* index_bucket) {
+  return view.mirrored ||
+         (view.cache.slot_of != nullptr && index_bucket >= view.cache.buckets &&
+          index_bucket < view.cache.buckets + view.cache.capacity * view.bucket_bytes);
 }
 __device__ __forceinline__ uint8_t* PoolBucket(const GphashView& view, uint32_t level,
                                                uint64_t bucket) {
   return view.pool_levels[level] + bucket * view.bucket_bytes;
+}
+
+// A get's hold on the copy of one bucket it reads (AcquireForGet).
+struct GetHold {
+  const uint8_t* bucket;
+  uint32_t cache_slot;  // held by the tile's first lane: BktCache slot + 1, 0 for none
+};
+
+// Bucket reads of one lane's gets: from the BktCache and from the pool.
+struct ReadTally {
+  unsigned long long cache = 0;
+  unsigned long long pool = 0;
+};
+
+// Called by the lanes of a tile (tile_mask, first lane tile_base) with the
+// same level and bucket: the copy of the bucket the tile reads. With a
+// BktCache the first lane counts the access (LFU) and, if the bucket is
+// cached, takes a reference on its cache slot and then checks that the slot
+// still holds the bucket: a reload that evicts it clears slot_of and
+// bucket_of first and then waits for the slot's references to drain
+// (BktCache's EvictKernel), so either the get sees the bucket gone and reads
+// the pool's copy (the same bytes: writers store to both) or the reload
+// waits for it. Pair with ReleaseForGet.
+__device__ __forceinline__ GetHold AcquireForGet(const GphashView& view, unsigned tile_mask,
+                                                 uint32_t tile_base, uint32_t level,
+                                                 uint64_t bucket, ReadTally& tally) {
+  GetHold hold{view.index_levels[level] + bucket * view.bucket_bytes, 0};
+  const BktCacheView& cache = view.cache;
+  if (cache.slot_of == nullptr) return hold;
+  auto address = reinterpret_cast<unsigned long long>(hold.bucket);
+  if (LaneId() == tile_base) {
+    const uint64_t id = cache.level_base[level] + bucket;
+    atomicAdd(&cache.counts[id], 1u);
+    const uint32_t slot = *reinterpret_cast<const volatile uint32_t*>(&cache.slot_of[id]);
+    if (slot != 0) {
+      atomicAdd(&cache.refs[slot - 1], 1u);
+      __threadfence();
+      if (*reinterpret_cast<const volatile uint64_t*>(&cache.bucket_of[slot - 1]) == id) {
+        __threadfence();  // the slot's bytes were written before bucket_of named it
+        hold.cache_slot = slot;
+        address = reinterpret_cast<unsigned long long>(cache.buckets +
+                                                       uint64_t{slot - 1} * view.bucket_bytes);
+      } else {
+        atomicSub(&cache.refs[slot - 1], 1u);
+      }
+    }
+    if (hold.cache_slot != 0) {
+      ++tally.cache;
+    } else {
+      ++tally.pool;
+    }
+  }
+  hold.bucket = reinterpret_cast<const uint8_t*>(__shfl_sync(tile_mask, address, tile_base));
+  __syncwarp(tile_mask);
+  return hold;
+}
+__device__ __forceinline__ void ReleaseForGet(const GphashView& view, unsigned tile_mask,
+                                              uint32_t tile_base, const GetHold& hold) {
+  __syncwarp(tile_mask);
+  if (LaneId() == tile_base && hold.cache_slot != 0) {
+    atomicSub(&view.cache.refs[hold.cache_slot - 1], 1u);
+  }
 }
 
 // Stores `word` at byte `offset` of bucket `bucket` of level `level` in the
@@ -202,7 +281,7 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
       if (match) {
         uint64_t empty = format::EmptyWord(word);
         if (CasWord(bucket + format::SlotWordOffset(slot.slot), word, empty)) {
-          if (view.mirrored) {
+          if (WritesBothCopies(view, bucket)) {
             PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), empty,
                       kStagedEmpty);
           }
@@ -289,7 +368,8 @@ __device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
 // flight between two buckets.
 template <int kKeyWords>
 __device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t tile_base,
-                        const Key<kKeyWords>& key, const format::KeyHash& hash, uint64_t* value) {
+                        const Key<kKeyWords>& key, const format::KeyHash& hash, uint64_t* value,
+                        ReadTally& tally) {
   const uint32_t lane = LaneId();
   const uint32_t slot = lane - tile_base;
   const uint32_t slots = view.slots_per_bucket;
@@ -307,7 +387,8 @@ __device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t til
       }
       for (uint32_t i = 0; i < locations; ++i) {
         if (i > 0 && buckets[i] == buckets[i - 1]) continue;
-        const uint8_t* bucket = IndexBucket(view, level, buckets[i]);
+        const GetHold hold = AcquireForGet(view, tile_mask, tile_base, level, buckets[i], tally);
+        const uint8_t* bucket = hold.bucket;
         const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
         bool match = false;
         uint64_t value_word = 0;
@@ -320,18 +401,24 @@ __device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t til
           for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
         }
         const unsigned matches = __ballot_sync(tile_mask, match);
-        if (matches == 0) continue;
+        if (matches == 0) {
+          ReleaseForGet(view, tile_mask, tile_base, hold);
+          continue;
+        }
         const int winner = __ffs(matches) - 1;
         bool stable = true;
         if (lane == static_cast<uint32_t>(winner)) {
           __threadfence();
           stable = LoadWord(bucket + format::SlotWordOffset(slot)) == word;
         }
-        if (!__shfl_sync(tile_mask, stable, winner)) {
+        stable = __shfl_sync(tile_mask, stable, winner);
+        value_word = __shfl_sync(tile_mask, value_word, winner);
+        ReleaseForGet(view, tile_mask, tile_base, hold);
+        if (!stable) {
           retry = true;
           break;
         }
-        *value = __shfl_sync(tile_mask, value_word, winner);
+        *value = value_word;
         return true;
       }
     }
@@ -363,7 +450,8 @@ __device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<k
         PoolStore(view, slot.level, slot.bucket, key_offset + 8 * w, key.words[w], kStagedData);
       }
       PoolStore(view, slot.level, slot.bucket, value_offset, value_word, kStagedData);
-      if (view.mirrored) {
+      const bool both = WritesBothCopies(view, index_bucket);
+      if (both) {
 #pragma unroll
         for (int w = 0; w < kKeyWords; ++w) {
           StoreWord(index_bucket + key_offset + 8 * w, key.words[w]);
@@ -374,7 +462,7 @@ __device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<k
       uint64_t published = format::PublishWord(reservation, fingerprint);
       PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,
                 kStagedPublish);
-      if (view.mirrored) StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
+      if (both) StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
       __threadfence_system();
     }
   }
@@ -398,8 +486,8 @@ __device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key
         const GphashCandidate& slot = probe.match_slot;
         uint32_t offset = format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot);
         PoolStore(view, slot.level, slot.bucket, offset, value_word, kStagedData);
-        if (view.mirrored)
-          StoreWord(IndexBucket(view, slot.level, slot.bucket) + offset, value_word);
+        uint8_t* index_bucket = IndexBucket(view, slot.level, slot.bucket);
+        if (WritesBothCopies(view, index_bucket)) StoreWord(index_bucket + offset, value_word);
         __threadfence_system();
       }
       return PutOutcome::kUpdated;
@@ -426,10 +514,9 @@ __device__ bool WarpErase(const GphashView& view, const Key<kKeyWords>& key,
 __device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level, uint64_t bucket,
                                           uint32_t slot, uint64_t word) {
   uint64_t empty = format::EmptyWord(word);
-  if (!CasWord(IndexBucket(view, level, bucket) + format::SlotWordOffset(slot), word, empty)) {
-    return false;
-  }
-  if (view.mirrored)
+  uint8_t* index_bucket = IndexBucket(view, level, bucket);
+  if (!CasWord(index_bucket + format::SlotWordOffset(slot), word, empty)) return false;
+  if (WritesBothCopies(view, index_bucket))
     PoolStore(view, level, bucket, format::SlotWordOffset(slot), empty, kStagedEmpty);
   return true;
 }

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -32,11 +34,11 @@ class TableHarness {
  public:
   TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode,
                bool one_shot_gets = false, bool thread_per_op = false, bool warp_puts = false)
-      : temp_(tag),
-        mode_(mode),
-        one_shot_gets_(one_shot_gets),
-        thread_per_op_(thread_per_op),
-        warp_puts_(warp_puts) {
+      : TableHarness(tag, options, GpuOptions(mode, one_shot_gets, thread_per_op, warp_puts)) {}
+
+  TableHarness(const std::string& tag, const TableOptions& options,
+               const GpuTableOptions& gpu_options)
+      : temp_(tag), gpu_options_(gpu_options) {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
@@ -52,12 +54,7 @@ class TableHarness {
       ASSERT_TRUE(pool.ok()) << pool.status().ToString();
       pool_ = std::move(pool.value());
     }
-    GpuTableOptions options;
-    options.index_mode = mode_;
-    options.one_shot_gets = one_shot_gets_;
-    options.thread_per_op = thread_per_op_;
-    options.warp_puts = warp_puts_;
-    auto table = GphashGpu::Open(*pool_, "t", root_, options, report);
+    auto table = GphashGpu::Open(*pool_, "t", root_, gpu_options_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
   }
@@ -75,16 +72,25 @@ class TableHarness {
   // False when the table could not be created or opened (the failure is
   // already reported); tests stop there.
   bool ok() const { return table_ != nullptr; }
+  // Options of the next Open.
+  GpuTableOptions& gpu_options() { return gpu_options_; }
   GphashGpu& table() { return *table_; }
   pm::Pool& pool() { return *pool_; }
   uint64_t root() const { return root_; }
 
  private:
+  static GpuTableOptions GpuOptions(GpuIndexMode mode, bool one_shot_gets, bool thread_per_op,
+                                    bool warp_puts) {
+    GpuTableOptions options;
+    options.index_mode = mode;
+    options.one_shot_gets = one_shot_gets;
+    options.thread_per_op = thread_per_op;
+    options.warp_puts = warp_puts;
+    return options;
+  }
+
   testutil::TempPool temp_;
-  GpuIndexMode mode_;
-  bool one_shot_gets_;
-  bool thread_per_op_;
-  bool warp_puts_;
+  GpuTableOptions gpu_options_;
   std::unique_ptr<pm::Pool> pool_;
   std::unique_ptr<GphashGpu> table_;
   uint64_t root_ = 0;
@@ -116,6 +122,9 @@ struct OracleCase {
   uint8_t levels = 2;
   bool thread_per_op = false;  // gets and puts one per thread (the baseline)
   bool warp_puts = false;      // mirror / staged: warp-cooperative puts
+  // Direct mode: BktCache reloads every this many operations (0: the
+  // default, which these small runs never reach).
+  uint64_t bkt_cache_reload_ops = 0;
 };
 
 class GphashGpuOracle : public ::testing::TestWithParam<OracleCase> {};
@@ -132,8 +141,16 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   options.hash.slots_per_bucket = param.slots_per_bucket;
   options.hash.hash_locations = param.hash_locations;
   options.hash.levels = param.levels;
-  TableHarness harness(std::string("oracle-") + param.name, options, param.mode,
-                       param.one_shot_gets, param.thread_per_op, param.warp_puts);
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = param.mode;
+  gpu_options.one_shot_gets = param.one_shot_gets;
+  gpu_options.thread_per_op = param.thread_per_op;
+  gpu_options.warp_puts = param.warp_puts;
+  if (param.bkt_cache_reload_ops != 0) {
+    gpu_options.bkt_cache_reload_ops = param.bkt_cache_reload_ops;
+    gpu_options.bkt_cache_fraction = 0.3;
+  }
+  TableHarness harness(std::string("oracle-") + param.name, options, gpu_options);
   ASSERT_TRUE(harness.ok());
 
   std::mt19937_64 rng(20251123);
@@ -147,6 +164,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   const uint64_t value_mask =
       value_size == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * value_size)) - 1;
 
+  uint64_t cache_reloads = 0, cache_loaded = 0, cache_reads = 0;  // over the reopens
   for (int round = 0; round < 60; ++round) {
     size_t count = 1 + rng() % 8192;
     std::vector<uint8_t> keys(count * key_size);
@@ -186,6 +204,10 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
       }
     }
     if (round % 20 == 19) {
+      const BktCacheStats cache = harness.table().bkt_cache_stats();
+      cache_reloads += cache.reloads;
+      cache_loaded += cache.buckets_loaded;
+      cache_reads += cache.get_cache_reads;
       harness.Reopen();
       ASSERT_TRUE(harness.ok());
     }
@@ -207,6 +229,11 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
                   })
                   .ok());
   EXPECT_EQ(scanned, oracle.size());
+  if (param.bkt_cache_reload_ops != 0) {
+    EXPECT_GT(cache_reloads, 0u);
+    EXPECT_GT(cache_loaded, 0u);
+    EXPECT_GT(cache_reads, 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -226,7 +253,11 @@ INSTANTIATE_TEST_SUITE_P(
         OracleCase{"direct_k8_v8_thread", GpuIndexMode::kDirect, 8, 8, false, 8, 2, 2, true},
         OracleCase{"staged_k32_v5_thread", GpuIndexMode::kStaged, 32, 5, false, 8, 2, 2, true},
         OracleCase{"mirror_k8_v8_warp_puts", GpuIndexMode::kMirror, 8, 8, false, 8, 2, 2, false,
-                   true}),
+                   true},
+        OracleCase{"direct_k8_v8_bktcache_reloads", GpuIndexMode::kDirect, 8, 8, false, 8, 2, 2,
+                   false, false, 2048},
+        OracleCase{"direct_k32_v5_3L_3H_4S_bktcache_reloads", GpuIndexMode::kDirect, 32, 5, false,
+                   4, 3, 3, false, false, 2048}),
     [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
 
 TEST(GphashGpu, DeviceBatchesAnswerLikeHostBatches) {
@@ -350,6 +381,146 @@ INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuAsync,
                            return std::string(info.param == GpuIndexMode::kStaged ? "staged"
                                                                                   : "mirror");
                          });
+
+// Keys i of a table of `count` keys: key i -> value i * 3 + salt.
+void KeysAndValues(uint64_t first, size_t count, uint64_t salt, std::vector<uint8_t>* keys,
+                   std::vector<uint8_t>* values) {
+  keys->resize(count * 8);
+  values->resize(count * 8);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t key = (first + i) * 0x9E3779B97F4A7C15ull + 1;
+    const uint64_t value = (first + i) * 3 + salt;
+    std::memcpy(&(*keys)[i * 8], &key, 8);
+    std::memcpy(&(*values)[i * 8], &value, 8);
+  }
+}
+
+TEST(GphashGpuBktCache, HotGetsReadTheCacheAndWritesReachThePool) {
+  SKIP_WITHOUT_DEVICE();
+  TableOptions options;
+  options.expected_keys = 100000;
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = GpuIndexMode::kDirect;
+  gpu_options.bkt_cache_fraction = 0.2;
+  gpu_options.bkt_cache_reload_ops = 20000;
+  TableHarness harness("bktcache-hot", options, gpu_options);
+  ASSERT_TRUE(harness.ok());
+  std::vector<uint8_t> keys, values;
+  KeysAndValues(0, 100000, 0, &keys, &values);
+  ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), 100000).ok());
+  const BktCacheStats empty = harness.table().bkt_cache_stats();
+  EXPECT_GT(empty.capacity_buckets, 0u);
+  EXPECT_LE(empty.capacity_buckets, empty.table_buckets / 5 + 1);
+
+  // 1000 hot keys read over and over: after a reload their buckets are cached.
+  const size_t hot = 1000;
+  std::vector<uint8_t> out(hot * 8), found(hot);
+  for (int round = 0; round < 60; ++round) {
+    ASSERT_TRUE(harness.table().Get(keys.data(), out.data(), found.data(), hot).ok());
+    ASSERT_EQ(found, std::vector<uint8_t>(hot, 1)) << "round " << round;
+    ASSERT_EQ(0, std::memcmp(out.data(), values.data(), hot * 8)) << "round " << round;
+  }
+  const BktCacheStats before = harness.table().bkt_cache_stats();
+  EXPECT_GT(before.reloads, 0u);
+  EXPECT_GT(before.buckets_loaded, 0u);
+  ASSERT_TRUE(harness.table().Get(keys.data(), out.data(), found.data(), hot).ok());
+  const BktCacheStats after = harness.table().bkt_cache_stats();
+  const uint64_t cache_reads = after.get_cache_reads - before.get_cache_reads;
+  const uint64_t pool_reads = after.get_pool_reads - before.get_pool_reads;
+  EXPECT_GE(cache_reads + pool_reads, hot);
+  EXPECT_GE(cache_reads, 9 * (cache_reads + pool_reads) / 10)
+      << cache_reads << " cache reads, " << pool_reads << " pool reads";
+
+  // Updates and erases of cached keys reach the pool: a table opened without
+  // a cache reads them there.
+  std::vector<uint8_t> new_values;
+  KeysAndValues(0, hot, 7, &keys, &new_values);
+  ASSERT_TRUE(harness.table().Put(keys.data(), new_values.data(), hot).ok());
+  std::vector<uint8_t> erased(hot / 2);
+  ASSERT_TRUE(harness.table().Erase(keys.data() + hot / 2 * 8, erased.data(), hot / 2).ok());
+  EXPECT_EQ(erased, std::vector<uint8_t>(hot / 2, 1));
+  for (bool cached : {true, false}) {
+    if (!cached) {
+      harness.gpu_options().bkt_cache_fraction = 0;
+      recovery::Report report;
+      harness.Reopen(false, &report);
+      ASSERT_TRUE(harness.ok());
+      EXPECT_EQ(report.slots_cleared, 0u);
+      EXPECT_EQ(report.duplicates_removed, 0u);
+      EXPECT_EQ(harness.table().bkt_cache_stats().capacity_buckets, 0u);
+    }
+    ASSERT_TRUE(harness.table().Get(keys.data(), out.data(), found.data(), hot).ok());
+    for (size_t i = 0; i < hot; ++i) {
+      ASSERT_EQ(found[i], i < hot / 2 ? 1 : 0) << (cached ? "cached" : "pool") << " key " << i;
+      if (i < hot / 2) {
+        ASSERT_EQ(0, std::memcmp(&out[i * 8], &new_values[i * 8], 8)) << "key " << i;
+      }
+    }
+  }
+  EXPECT_EQ(harness.table().Stats().keys, 100000 - hot / 2);
+}
+
+// Gets on several threads (each its own stream) while the hot set moves, so
+// reloads evict and load buckets under them, and a writer thread inserts
+// (and resizes) meanwhile: no get may miss a key or read a wrong value.
+TEST(GphashGpuBktCache, GetsDuringReloadsAndWritesAnswerRight) {
+  SKIP_WITHOUT_DEVICE();
+  TableOptions options;
+  options.expected_keys = 150000;
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = GpuIndexMode::kDirect;
+  gpu_options.bkt_cache_fraction = 0.1;
+  gpu_options.bkt_cache_reload_ops = 8192;
+  TableHarness harness("bktcache-race", options, gpu_options);
+  ASSERT_TRUE(harness.ok());
+  const size_t loaded = 100000;
+  std::vector<uint8_t> keys, values;
+  KeysAndValues(0, loaded, 0, &keys, &values);
+  ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), loaded).ok());
+
+  std::atomic<bool> failed{false};
+  std::atomic<int> readers_done{0};
+  auto reader = [&](int id) {
+    std::mt19937_64 rng(100 + id);
+    const size_t batch = 4096;
+    std::vector<uint8_t> batch_keys(batch * 8), expected(batch * 8), out(batch * 8), found(batch);
+    for (int round = 0; round < 150 && !failed; ++round) {
+      // A window of 5000 hot keys that slides with the rounds.
+      const size_t window = (static_cast<size_t>(round) * 600 + id * 20000) % (loaded - 5000);
+      for (size_t i = 0; i < batch; ++i) {
+        const size_t k = rng() % 10 < 9 ? window + rng() % 5000 : rng() % loaded;
+        std::memcpy(&batch_keys[i * 8], &keys[k * 8], 8);
+        std::memcpy(&expected[i * 8], &values[k * 8], 8);
+      }
+      Status got = harness.table().Get(batch_keys.data(), out.data(), found.data(), batch);
+      if (!got.ok() || found != std::vector<uint8_t>(batch, 1) || out != expected) {
+        ADD_FAILURE() << "reader " << id << " round " << round << ": " << got.ToString();
+        failed = true;
+      }
+    }
+    ++readers_done;
+  };
+  auto writer = [&]() {
+    std::vector<uint8_t> fresh_keys, fresh_values;
+    for (uint64_t first = loaded; readers_done < 3 && !failed && first < 1500000; first += 4096) {
+      KeysAndValues(first, 4096, 0, &fresh_keys, &fresh_values);
+      if (!harness.table().Put(fresh_keys.data(), fresh_values.data(), 4096).ok()) {
+        ADD_FAILURE() << "put at " << first;
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < 3; ++id) threads.emplace_back(reader, id);
+  threads.emplace_back(writer);
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_FALSE(failed);
+  const BktCacheStats stats = harness.table().bkt_cache_stats();
+  EXPECT_GT(stats.reloads, 10u);
+  EXPECT_GT(stats.buckets_loaded, stats.capacity_buckets);  // the hot set moved
+  EXPECT_GT(stats.get_cache_reads, 0u);
+  EXPECT_GT(harness.table().Stats().resizes, 0u);
+}
 
 TEST(GphashGpu, ReadOnlyPoolAnswersGetsAndRefusesWrites) {
   SKIP_WITHOUT_DEVICE();
