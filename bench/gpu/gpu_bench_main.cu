@@ -4,11 +4,14 @@
 //   1. link calibration: random 8-byte reads / CAS of a registered tmpfs
 //      mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB and 4 GiB;
 //   2. per mode (direct, mirror, staged (--staged-dir: a pool the GPU may
-//      not be able to map), each also as "<mode>+oneshot" (the one-shot
-//      whole-warp get probe), "<mode>+thread" (one operation per thread,
-//      no warp cooperation) or "<mode>+warpputs" (warp-cooperative puts in
-//      mirror / staged mode), the CPU backend on all hardware threads,
-//      and the naive baseline: thread-per-op linear probing with CAS over a
+//      not be able to map), each with options after a '+' (ModeOptions:
+//      "+oneshot" the one-shot whole-warp get probe, "+thread" one
+//      operation per thread, "+warpputs" warp-cooperative puts in mirror /
+//      staged mode, "+nocache" direct mode without its BktCache, "+cacheP"
+//      and "+reloadN" its size and reload period; a table with a BktCache
+//      warms it with 2^22 untimed operations of each point's workload
+//      first), the CPU backend on all hardware threads, and the naive
+//      baseline: thread-per-op linear probing with CAS over a
 //      registered file, bench/gpu/naive_table.h): YCSB LOAD (puts of --keys
 //      new records), then for each batch size YCSB C gets (uniform, scrambled
 //      zipfian 0.99), uniform updates and YCSB A (half gets, half updates;
@@ -33,6 +36,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench/gpkv_bench_workload.h"
@@ -53,7 +57,11 @@ using ::gpkv::gpu::GpuTableOptions;
 
 constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
 constexpr size_t kOpsPerPoint = size_t{1} << 22;
-constexpr size_t kOpArray = size_t{1} << 23;
+// Operations drawn per workload. A point times the first kTimedSpan (at most
+// 2 * 2^22) and warms a BktCache on the rest, so the cache never sees the
+// timed keys in advance.
+constexpr size_t kOpArray = size_t{1} << 25;
+constexpr size_t kTimedSpan = size_t{1} << 23;
 constexpr size_t kLoadBatch = size_t{1} << 20;
 
 struct Args {
@@ -72,6 +80,10 @@ struct Row {
   uint64_t batch = 0;
   uint64_t ops = 0;
   double seconds = 0;
+  // Tables with a BktCache: the bucket reads of the point's gets that the
+  // cache served, and those that crossed the link, per get (-1: none).
+  double cache_reads_per_get = -1;
+  double pool_reads_per_get = -1;
   double mops() const { return static_cast<double>(ops) / seconds / 1e6; }
 };
 
@@ -195,12 +207,59 @@ Status CheckAnswers(const OpSet& set, size_t first, size_t count, const Outputs&
   return Status::OK();
 }
 
+// Untimed operations of a point's workload that warm a BktCache first: two
+// reload periods, at least this many.
+constexpr size_t kWarmupOps = size_t{1} << 22;
+
+// The BktCache counters of a GPU table (zero for other tables).
+template <typename Table>
+::gpkv::gpu::BktCacheStats CacheStats(Table& table) {
+  if constexpr (std::is_same_v<Table, GphashGpu>) {
+    return table.bkt_cache_stats();
+  } else {
+    return {};
+  }
+}
+
+// Times `run(first)` over `ops` operations in batches of `batch` into *row:
+// after a warm-up of kWarmupOps when the table has a BktCache, with the
+// cache's reads per get of the timed part (gets_per_op: the share of the
+// operations that are gets).
+template <typename Table, typename Run>
+Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run&& run, Row* row) {
+  const bool cached = CacheStats(table).capacity_buckets != 0;
+  if (cached) {
+    size_t warmup = kWarmupOps;
+    if constexpr (std::is_same_v<Table, GphashGpu>) {
+      warmup = std::max<size_t>(warmup, 2 * table.options().bkt_cache_reload_ops);
+    }
+    for (size_t done = 0; done < warmup; done += batch) {
+      GPKV_RETURN_IF_ERROR(run(kTimedSpan + done % (kOpArray - kTimedSpan)));
+    }
+  }
+  const auto before = CacheStats(table);
+  double start = Now();
+  for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kTimedSpan));
+  row->seconds = Now() - start;
+  row->batch = batch;
+  row->ops = ops;
+  if (cached && gets_per_op > 0) {
+    const auto after = CacheStats(table);
+    const double gets = gets_per_op * static_cast<double>(ops);
+    row->cache_reads_per_get =
+        static_cast<double>(after.get_cache_reads - before.get_cache_reads) / gets;
+    row->pool_reads_per_get =
+        static_cast<double>(after.get_pool_reads - before.get_pool_reads) / gets;
+  }
+  return Status::OK();
+}
+
 // Runs `ops` operations of set in batches of `batch` (after one untimed
 // batch, whose get answers are checked). Batches come from device memory
 // when out.on_device, else from host memory.
 template <typename Table>
 Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, size_t ops,
-                   const Outputs& out, const std::string& what, double* seconds) {
+                   const Outputs& out, const std::string& what, Row* row) {
   const uint8_t* keys = out.on_device ? set.device_keys.data() : set.keys.data();
   const uint8_t* values = out.on_device ? set.device_values.data() : set.values.data();
   auto run = [&](size_t first) -> Status {
@@ -209,10 +268,7 @@ Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, si
   };
   GPKV_RETURN_IF_ERROR(run(0));
   if (is_get) GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, batch, out, what));
-  double start = Now();
-  for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kOpArray));
-  *seconds = Now() - start;
-  return Status::OK();
+  return TimePoint(table, batch, ops, is_get ? 1.0 : 0.0, run, row);
 }
 
 // YCSB A: each batch is one get batch of half the operations, then one
@@ -220,7 +276,7 @@ Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, si
 // are checked).
 template <typename Table>
 Status TimeYcsbA(Table& table, const OpSet& set, size_t batch, size_t ops, const Outputs& out,
-                 const std::string& what, double* seconds) {
+                 const std::string& what, Row* row) {
   const uint8_t* keys = out.on_device ? set.device_keys.data() : set.keys.data();
   const uint8_t* values = out.on_device ? set.device_values.data() : set.values.data();
   const size_t half = batch / 2;
@@ -230,10 +286,7 @@ Status TimeYcsbA(Table& table, const OpSet& set, size_t batch, size_t ops, const
   };
   GPKV_RETURN_IF_ERROR(run(0));
   GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, half, out, what));
-  double start = Now();
-  for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kOpArray));
-  *seconds = Now() - start;
-  return Status::OK();
+  return TimePoint(table, batch, ops, 0.5, run, row);
 }
 
 // LOAD, then the sweep of batch sizes, on one open table.
@@ -260,18 +313,24 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
   for (int log2 : args.batch_log2) {
     size_t batch = size_t{1} << log2;
     size_t ops = std::max(kOpsPerPoint, 2 * batch);
-    double seconds = 0;
-    BENCH_CHECK(TimeBatches(table, uniform, true, batch, ops, out, mode + " C uniform", &seconds));
-    rows->push_back({mode, "C get uniform", batch, ops, seconds});
-    BENCH_CHECK(TimeBatches(table, zipf, true, batch, ops, out, mode + " C zipfian", &seconds));
-    rows->push_back({mode, "C get zipfian", batch, ops, seconds});
+    Row row;
+    row.mode = mode;
+    row.workload = "C get uniform";
+    BENCH_CHECK(TimeBatches(table, uniform, true, batch, ops, out, mode + " C uniform", &row));
+    rows->push_back(row);
+    row = Row{mode, "C get zipfian"};
+    BENCH_CHECK(TimeBatches(table, zipf, true, batch, ops, out, mode + " C zipfian", &row));
+    rows->push_back(row);
+    row = Row{mode, "update uniform"};
     BENCH_CHECK(
-        TimeBatches(table, uniform, false, batch, ops, out, mode + " update uniform", &seconds));
-    rows->push_back({mode, "update uniform", batch, ops, seconds});
-    BENCH_CHECK(TimeYcsbA(table, uniform, batch, ops, out, mode + " A uniform", &seconds));
-    rows->push_back({mode, "A uniform (50% update)", batch, ops, seconds});
-    BENCH_CHECK(TimeYcsbA(table, zipf, batch, ops, out, mode + " A zipfian", &seconds));
-    rows->push_back({mode, "A zipfian (50% update)", batch, ops, seconds});
+        TimeBatches(table, uniform, false, batch, ops, out, mode + " update uniform", &row));
+    rows->push_back(row);
+    row = Row{mode, "A uniform (50% update)"};
+    BENCH_CHECK(TimeYcsbA(table, uniform, batch, ops, out, mode + " A uniform", &row));
+    rows->push_back(row);
+    row = Row{mode, "A zipfian (50% update)"};
+    BENCH_CHECK(TimeYcsbA(table, zipf, batch, ops, out, mode + " A zipfian", &row));
+    rows->push_back(row);
   }
   return Status::OK();
 }
@@ -289,24 +348,50 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
   return RunWorkloads(args, mode, table, load, uniform, zipf, out, rows);
 }
 
-// A GPU mode: direct, mirror or staged, with "+oneshot" for the whole-warp
-// one-shot get probe (GpuTableOptions::one_shot_gets) instead of the tile
-// probe, "+thread" for one operation per thread (thread_per_op), or
-// "+warpputs" for warp-cooperative puts in mirror / staged mode: the steps
-// of the factor analysis.
+// A GPU mode: direct, mirror or staged, then options joined by '+':
+// "oneshot" for the whole-warp one-shot get probe (GpuTableOptions::
+// one_shot_gets) instead of the tile probe, "thread" for one operation per
+// thread (thread_per_op), "warpputs" for warp-cooperative puts in mirror /
+// staged mode: the steps of the factor analysis; "nocache" for direct mode
+// without its BktCache, "cacheP" for one of P percent of the buckets,
+// "reloadN" for a reload every 2^N operations.
 std::string BaseMode(const std::string& mode) { return mode.substr(0, mode.find('+')); }
-bool OneShotGets(const std::string& mode) {
-  return mode.substr(BaseMode(mode).size()) == "+oneshot";
-}
-bool ThreadPerOp(const std::string& mode) {
-  return mode.substr(BaseMode(mode).size()) == "+thread";
-}
-bool WarpPuts(const std::string& mode) { return mode.substr(BaseMode(mode).size()) == "+warpputs"; }
 GpuIndexMode ModeOption(const std::string& mode) {
   const std::string base = BaseMode(mode);
   return base == "mirror"   ? GpuIndexMode::kMirror
          : base == "staged" ? GpuIndexMode::kStaged
                             : GpuIndexMode::kDirect;
+}
+Result<GpuTableOptions> ModeOptions(const std::string& mode) {
+  GpuTableOptions options;
+  options.index_mode = ModeOption(mode);
+  for (size_t at = mode.find('+'); at != std::string::npos;) {
+    const size_t next = mode.find('+', at + 1);
+    const std::string option =
+        mode.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+    auto number = [&](const char* prefix) -> long {
+      const size_t length = std::strlen(prefix);
+      if (option.compare(0, length, prefix) != 0 || option.size() == length) return -1;
+      return std::strtol(option.c_str() + length, nullptr, 10);
+    };
+    if (option == "oneshot") {
+      options.one_shot_gets = true;
+    } else if (option == "thread") {
+      options.thread_per_op = true;
+    } else if (option == "warpputs") {
+      options.warp_puts = true;
+    } else if (option == "nocache") {
+      options.bkt_cache_fraction = 0;
+    } else if (number("cache") >= 0) {
+      options.bkt_cache_fraction = number("cache") / 100.0;
+    } else if (number("reload") >= 0) {
+      options.bkt_cache_reload_ops = uint64_t{1} << number("reload");
+    } else {
+      return Status::InvalidArgument("mode '" + mode + "': unknown option '" + option + "'");
+    }
+    at = next;
+  }
+  return options;
 }
 
 // A pool file for one mode: created, then unlinked (the mapping stays).
@@ -327,11 +412,9 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   options.expected_keys = args.keys;
   auto root = GphashGpu::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
-  GpuTableOptions gpu_options;
-  gpu_options.index_mode = ModeOption(mode);
-  gpu_options.one_shot_gets = OneShotGets(mode);
-  gpu_options.thread_per_op = ThreadPerOp(mode);
-  gpu_options.warp_puts = WarpPuts(mode);
+  auto mode_options = ModeOptions(mode);
+  if (!mode_options.ok()) return mode_options.status();
+  const GpuTableOptions gpu_options = *mode_options;
   double open_start = Now();
   auto opened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
   if (!opened.ok()) return opened.status();
@@ -340,6 +423,18 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
               Now() - open_start, table.Stats().index_bytes / 1048576.0,
               (*pool)->size() / 1073741824.0, (*pool)->path().c_str());
   GPKV_RETURN_IF_ERROR(RunOnDevice(args, mode, table, load, uniform, zipf, rows));
+  const auto cache = table.bkt_cache_stats();
+  if (cache.capacity_buckets != 0) {
+    std::printf(
+        "# %s: BktCache of %llu of %llu buckets (%.1f MiB), %llu reloads loaded %llu "
+        "buckets\n",
+        mode.c_str(), static_cast<unsigned long long>(cache.capacity_buckets),
+        static_cast<unsigned long long>(cache.table_buckets),
+        cache.capacity_buckets * table.Stats().index_bytes /
+            static_cast<double>(cache.table_buckets) / 1048576.0,
+        static_cast<unsigned long long>(cache.reloads),
+        static_cast<unsigned long long>(cache.buckets_loaded));
+  }
   // One point with the batch in host memory (copies in and out included).
   size_t batch = size_t{1} << 20;
   std::vector<uint8_t> values(batch * 8), found(batch);
@@ -418,12 +513,9 @@ Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
   }
   auto root = GphashGpu::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
-  GpuTableOptions gpu_options;
-  gpu_options.index_mode = ModeOption(mode);
-  gpu_options.one_shot_gets = OneShotGets(mode);
-  gpu_options.thread_per_op = ThreadPerOp(mode);
-  gpu_options.warp_puts = WarpPuts(mode);
-  auto table = GphashGpu::Open(**pool, "lf", *root, gpu_options, nullptr);
+  auto mode_options = ModeOptions(mode);
+  if (!mode_options.ok()) return mode_options.status();
+  auto table = GphashGpu::Open(**pool, "lf", *root, *mode_options, nullptr);
   if (!table.ok()) return table.status();
   return ProbeLoadFactor(**table, mode, out);
 }
@@ -485,10 +577,13 @@ void PrintNaiveRatios(const std::vector<Row>& rows) {
 void PrintTransactionModel() {
   std::printf(
       "\npool transactions per operation (model, default 2L-2H-8S, 8-byte keys and values):\n"
-      "  direct get:    4 probe reads (64 B, one per candidate bucket) + key + value + slot "
-      "re-read = 7\n"
+      "  direct get:    the candidate buckets in winner order up to the one holding the key\n"
+      "                 (1-4 bucket reads, ~1.5 on average; +oneshot: all 4) + key + value +\n"
+      "                 slot re-read\n"
       "  direct insert: 4 probe reads + CAS + key + value + publish = 8 (+2 system fences)\n"
       "  direct update: 4 probe reads + key + value store = 6\n"
+      "  direct + BktCache: the same, less the bucket reads of cached buckets (HBM); the\n"
+      "                 cache/get and pool/get columns below count them (measured)\n"
       "  mirror get:    0 (HBM only)\n"
       "  mirror insert: key + value + publish = 3 stores (probe and CAS in HBM)\n"
       "  mirror update: 1 store\n"
@@ -515,20 +610,19 @@ void PrintTargets(const std::vector<Row>& rows, const std::vector<LinkResult>& l
                   const std::vector<LoadFactorRow>& load_factors, uint64_t index_bytes) {
   std::printf("\nissue #5 targets (this run; ratios against the CPU backend of the same run):\n");
   const uint64_t big = uint64_t{1} << 20, small = 4096;
-  for (const char* mode : {"mirror", "staged", "direct"}) {
+  for (const char* mode : {"mirror", "staged", "direct", "direct+nocache"}) {
     for (uint64_t batch : {big, small}) {
       const Row* gpu = FindRow(rows, mode, "C get zipfian", batch);
       const Row* cpu = FindRow(rows, "cpu", "C get zipfian", batch);
       if (gpu == nullptr || cpu == nullptr) continue;
       const double ratio = gpu->mops() / cpu->mops();
-      std::printf("  %-6s YCSB C zipfian, batch %7llu: %8.1f Mops/s = %6.2fx cpu (%.1f)", mode,
+      std::printf("  %-14s YCSB C zipfian, batch %7llu: %8.1f Mops/s = %6.2fx cpu (%.1f)", mode,
                   static_cast<unsigned long long>(batch), gpu->mops(), ratio, cpu->mops());
       if (std::string(mode) == "mirror" && batch == big) {
         std::printf("  [>= 10x: %s; >= 2000 Mops/s: %s]", Verdict(ratio >= 10),
                     Verdict(gpu->mops() >= 2000));
       } else if (std::string(mode) == "direct" && batch == big) {
-        std::printf("  [direct + BktCache >= 1x: BktCache not built; direct alone %s 1x]",
-                    ratio >= 1 ? ">=" : "<");
+        std::printf("  [direct + BktCache >= 1x: %s]", Verdict(ratio >= 1));
       }
       std::printf("\n");
     }
@@ -656,12 +750,19 @@ int Main(int argc, char** argv) {
     }
   }
   PrintTransactionModel();
-  std::printf("\n%-14s %-27s %8s %10s %9s %10s\n", "mode", "workload", "batch", "ops", "seconds",
-              "Mops/s");
+  std::printf(
+      "\n(cache/get, pool/get: bucket reads per get served by the BktCache and read "
+      "over the link, measured)\n");
+  std::printf("\n%-14s %-27s %8s %10s %9s %10s %10s %10s\n", "mode", "workload", "batch", "ops",
+              "seconds", "Mops/s", "cache/get", "pool/get");
   for (const Row& row : rows) {
-    std::printf("%-14s %-27s %8llu %10llu %9.3f %10.2f\n", row.mode.c_str(), row.workload.c_str(),
+    std::printf("%-14s %-27s %8llu %10llu %9.3f %10.2f", row.mode.c_str(), row.workload.c_str(),
                 static_cast<unsigned long long>(row.batch),
                 static_cast<unsigned long long>(row.ops), row.seconds, row.mops());
+    if (row.cache_reads_per_get >= 0) {
+      std::printf(" %10.3f %10.3f", row.cache_reads_per_get, row.pool_reads_per_get);
+    }
+    std::printf("\n");
   }
   PrintNaiveRatios(rows);
   PrintTargets(rows, link, load_factors, index_bytes);
@@ -686,7 +787,12 @@ int Main(int argc, char** argv) {
       json << "{\"kind\":\"table\",\"system\":\"gpkv-gpu\",\"device\":\"" << device
            << "\",\"mode\":\"" << row.mode << "\",\"workload\":\"" << row.workload
            << "\",\"keys\":" << args.keys << ",\"batch\":" << row.batch << ",\"ops\":" << row.ops
-           << ",\"seconds\":" << row.seconds << ",\"mops\":" << row.mops() << "}\n";
+           << ",\"seconds\":" << row.seconds << ",\"mops\":" << row.mops();
+      if (row.cache_reads_per_get >= 0) {
+        json << ",\"cache_reads_per_get\":" << row.cache_reads_per_get
+             << ",\"pool_reads_per_get\":" << row.pool_reads_per_get;
+      }
+      json << "}\n";
     }
   }
   return 0;
