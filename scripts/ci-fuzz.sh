@@ -88,8 +88,9 @@ if [ -z "$executions" ]; then
 fi
 crashes=$((after - before))
 corpus=$(ls "$out/corpus" | wc -l)
+# Also kept in $out/fuzz-totals.log for scripts/crash-totals.sh.
 echo "[crash totals] fuzz: ${executions:-0} executions in ${seconds} s, ${crashes} crashes or" \
-  "violated properties, corpus ${corpus} inputs (log $out/fuzz.log)"
+  "violated properties, corpus ${corpus} inputs (log $out/fuzz.log)" | tee "$out/fuzz-totals.log"
 if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
   grep -E 'ERROR|SUMMARY|property violated|runtime error' "$out/fuzz.log" | head -20 >&2 || true
   echo "ci-fuzz: the fuzzer found a problem (exit $status); inputs in $out/artifacts/:" >&2

@@ -2,22 +2,29 @@
 # Sums the "[crash totals]" lines of a ctest run and prints them beside the
 # reliability targets of docs/GUARANTEES.md (met / missed). Run after
 # `ctest -L crash` (or any ctest run that includes the crash, corruption,
-# fuzz or concurrency tests); reads that run's Testing/Temporary/LastTest.log.
+# fuzz or concurrency tests); reads that run's Testing/Temporary/LastTest.log
+# and any further logs named after it (the TSan stage's ctest-tsan.log with
+# the concurrency totals, the fuzzing stage's fuzz-totals.log).
 #
-# Usage: scripts/crash-totals.sh [BUILD_DIR]     (default build-ci)
+# Usage: scripts/crash-totals.sh [BUILD_DIR [LOG...]]     (default build-ci)
 # Exits 1 when a target is missed: fewer than GPKV_MIN_CRASH_STATES (default
 # 10000) crash states, a lost acknowledged write, a pool failing verify, a
 # concurrency violation, or a problem in a corruption trial.
 set -euo pipefail
 build=${1:-build-ci}
+shift || true
+extra=()
+for file in "$@"; do
+  if [ -f "$file" ]; then extra+=("$file"); fi
+done
 log="$build/Testing/Temporary/LastTest.log"
 if [ ! -f "$log" ]; then
   echo "crash-totals: no ctest log at $log (run ctest -L crash in $build first)" >&2
   exit 1
 fi
 
-echo "== crash suite totals (from $log)"
-grep -o '\[crash totals\].*' "$log" || true
+echo "== crash suite totals (from $log${extra[*]:+ ${extra[*]}})"
+grep -ho '\[crash totals\].*' "$log" "${extra[@]}" || true
 
 awk -v min_states="${GPKV_MIN_CRASH_STATES:-10000}" '
   function count_before(line, words,    n, i, parts) {
@@ -40,6 +47,11 @@ awk -v min_states="${GPKV_MIN_CRASH_STATES:-10000}" '
     concurrent += count_before($0, " operations checked (")
     violations += count_before($0, " violations")
     fuzz += count_before($0, " inputs executed")
+    if (index($0, "] fuzz: ")) {
+      fuzz_ran = 1
+      fuzz_runs += count_before($0, " executions in")
+      fuzz_crashes += count_before($0, " crashes or violated")
+    }
   }
   function row(what, target, value, ok, ran) {
     if (!ran) {
@@ -59,5 +71,7 @@ awk -v min_states="${GPKV_MIN_CRASH_STATES:-10000}" '
     row("concurrent operations checked", ">= 1000000", concurrent, concurrent >= 1000000, concurrency_ran)
     row("concurrency violations", "0", violations, violations == 0, concurrency_ran)
     printf "  %-42s %-14s %-14s\n", "fuzz inputs executed in the tests", "", fuzz
+    if (fuzz_ran) printf "  %-42s %-14s %-14s\n", "libFuzzer executions", "reported", fuzz_runs
+    row("libFuzzer crashes or violated properties", "0", fuzz_crashes, fuzz_crashes == 0, fuzz_ran)
     exit missed
-  }' "$log"
+  }' "$log" "${extra[@]}"
