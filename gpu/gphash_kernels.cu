@@ -75,6 +75,23 @@ __global__ void __launch_bounds__(kBlockThreads)
   keep[op] = survives ? 1 : 0;
 }
 
+// The get a lane holds when each warp takes ops_per_warp operations: its
+// batch index *op (op_index[i] when op_index is not null) and key. False
+// when the lane holds none, or (with leaders) a repeat of a key its run's
+// leader looks up.
+template <int kKeyWords>
+__device__ __forceinline__ bool LaneGetOp(const uint8_t* keys, const uint32_t* op_index,
+                                          const uint32_t* leaders, uint64_t count,
+                                          uint32_t ops_per_warp, uint64_t* op,
+                                          Key<kKeyWords>* key) {
+  bool lane_holds_op;
+  const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
+  if (!lane_holds_op || i >= count || (leaders != nullptr && leaders[i] != i)) return false;
+  *op = op_index != nullptr ? op_index[i] : i;
+  *key = warp::LoadKey<kKeyWords>(keys + *op * 8 * kKeyWords);
+  return true;
+}
+
 // Looks up operation i (op_index[i] when op_index is not null); with
 // leaders, only the sorted positions that lead their key's run.
 template <int kKeyWords>
@@ -82,16 +99,9 @@ __global__ void __launch_bounds__(kBlockThreads)
     GetKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
               const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
               uint32_t ops_per_warp) {
-  bool lane_holds_op;
-  const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
-  bool has_op = lane_holds_op && i < count;
   uint64_t op = 0;
-  if (has_op) {
-    op = op_index != nullptr ? op_index[i] : i;
-    if (leaders != nullptr && leaders[i] != i) has_op = false;
-  }
   Key<kKeyWords> my_key{};
-  if (has_op) my_key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
+  const bool has_op = LaneGetOp(keys, op_index, leaders, count, ops_per_warp, &op, &my_key);
   unsigned active = __ballot_sync(kFullMask, has_op);
   while (active != 0) {
     const int source = __ffs(active) - 1;
@@ -114,16 +124,9 @@ __global__ void __launch_bounds__(kBlockThreads)
     GetTileKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
                   const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
                   uint32_t ops_per_warp) {
-  bool lane_holds_op;
-  const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
-  bool has_op = lane_holds_op && i < count;
   uint64_t op = 0;
-  if (has_op) {
-    op = op_index != nullptr ? op_index[i] : i;
-    if (leaders != nullptr && leaders[i] != i) has_op = false;
-  }
   Key<kKeyWords> my_key{};
-  if (has_op) my_key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
+  const bool has_op = LaneGetOp(keys, op_index, leaders, count, ops_per_warp, &op, &my_key);
   const uint32_t lane = warp::LaneId();
   const uint32_t tile_base = lane / kSlots * kSlots;
   const unsigned tile_mask = (kSlots == 32 ? kFullMask : ((1u << kSlots) - 1)) << tile_base;

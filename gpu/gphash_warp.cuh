@@ -215,6 +215,16 @@ __device__ __forceinline__ void PoolStore(const GphashView& view, uint32_t level
   }
 }
 
+// Candidate `candidate` of `hash`: its slot, the index copy of its bucket
+// and its slot word as read now.
+__device__ __forceinline__ void LoadCandidate(const GphashView& view, const format::KeyHash& hash,
+                                              uint32_t candidate, GphashCandidate* slot,
+                                              uint8_t** bucket, uint64_t* word) {
+  *slot = CandidateOf(view, hash, candidate);
+  *bucket = IndexBucket(view, slot->level, slot->bucket);
+  *word = LoadWord(*bucket + format::SlotWordOffset(slot->slot));
+}
+
 // What one probe of a key found.
 struct Probe {
   // Uniform. match_lane < 0: the key is VALID in no candidate slot.
@@ -260,11 +270,7 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
     GphashCandidate slot{};
     uint64_t word = 0;
     uint8_t* bucket = nullptr;
-    if (in_range) {
-      slot = CandidateOf(view, hash, candidate);
-      bucket = IndexBucket(view, slot.level, slot.bucket);
-      word = LoadWord(bucket + format::SlotWordOffset(slot.slot));
-    }
+    if (in_range) LoadCandidate(view, hash, candidate, &slot, &bucket, &word);
     bool match = false;
     uint64_t value = 0;
     if (in_range && format::SlotMatches(word, fingerprint)) {
@@ -551,11 +557,7 @@ __device__ bool WarpKick(const GphashView& view, const format::KeyHash& hash) {
     GphashCandidate slot{};
     uint64_t word = 0;
     uint8_t* bucket = nullptr;
-    if (in_range) {
-      slot = CandidateOf(view, hash, candidate);
-      bucket = IndexBucket(view, slot.level, slot.bucket);
-      word = LoadWord(bucket + format::SlotWordOffset(slot.slot));
-    }
+    if (in_range) LoadCandidate(view, hash, candidate, &slot, &bucket, &word);
     if (__any_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotEmpty)) {
       return true;
     }

@@ -395,15 +395,25 @@ void KeysAndValues(uint64_t first, size_t count, uint64_t salt, std::vector<uint
   }
 }
 
+// Direct mode with a BktCache of `fraction` of the buckets, reloaded every
+// `reload_ops` operations.
+GpuTableOptions CacheOptions(double fraction, uint64_t reload_ops) {
+  GpuTableOptions options;
+  options.index_mode = GpuIndexMode::kDirect;
+  options.bkt_cache_fraction = fraction;
+  options.bkt_cache_reload_ops = reload_ops;
+  return options;
+}
+
+TableOptions ExpectedKeys(uint64_t expected_keys) {
+  TableOptions options;
+  options.expected_keys = expected_keys;
+  return options;
+}
+
 TEST(GphashGpuBktCache, HotGetsReadTheCacheAndWritesReachThePool) {
   SKIP_WITHOUT_DEVICE();
-  TableOptions options;
-  options.expected_keys = 100000;
-  GpuTableOptions gpu_options;
-  gpu_options.index_mode = GpuIndexMode::kDirect;
-  gpu_options.bkt_cache_fraction = 0.2;
-  gpu_options.bkt_cache_reload_ops = 20000;
-  TableHarness harness("bktcache-hot", options, gpu_options);
+  TableHarness harness("bktcache-hot", ExpectedKeys(100000), CacheOptions(0.2, 20000));
   ASSERT_TRUE(harness.ok());
   std::vector<uint8_t> keys, values;
   KeysAndValues(0, 100000, 0, &keys, &values);
@@ -465,13 +475,7 @@ TEST(GphashGpuBktCache, HotGetsReadTheCacheAndWritesReachThePool) {
 // (and resizes) meanwhile: no get may miss a key or read a wrong value.
 TEST(GphashGpuBktCache, GetsDuringReloadsAndWritesAnswerRight) {
   SKIP_WITHOUT_DEVICE();
-  TableOptions options;
-  options.expected_keys = 150000;
-  GpuTableOptions gpu_options;
-  gpu_options.index_mode = GpuIndexMode::kDirect;
-  gpu_options.bkt_cache_fraction = 0.1;
-  gpu_options.bkt_cache_reload_ops = 8192;
-  TableHarness harness("bktcache-race", options, gpu_options);
+  TableHarness harness("bktcache-race", ExpectedKeys(150000), CacheOptions(0.1, 8192));
   ASSERT_TRUE(harness.ok());
   const size_t loaded = 100000;
   std::vector<uint8_t> keys, values;
