@@ -17,6 +17,10 @@ namespace gpkv {
 
 Result<std::unique_ptr<DB>> DB::Open(const std::string& path, const Options& options) {
   if (path.empty()) return Status::InvalidArgument("empty pool path");
+  if (!(options.gpu_cache_fraction >= 0 && options.gpu_cache_fraction <= 1)) {
+    return Status::InvalidArgument(path + ": Options::gpu_cache_fraction must be in [0, 1], not " +
+                                   std::to_string(options.gpu_cache_fraction));
+  }
   auto backend = engine::ChooseBackend(options.backend);
   if (!backend.ok()) return backend.status();
 
@@ -110,6 +114,7 @@ Result<std::unique_ptr<Table>> DBImpl::OpenBackend(const CatalogEntry& entry,
     // Asked for CUDA: the GPU whatever the index size. kAuto: only where the
     // GPU is measured faster than the CPU backend (see GpuTableOptions).
     if (options_.backend == Backend::kCuda) gpu_options.direct_max_index_bytes = 0;
+    gpu_options.bkt_cache_fraction = options_.gpu_cache_fraction;
     auto gpu = gpu::GphashGpu::Open(*pool_, entry.name, entry.root_offset, gpu_options, nullptr);
     if (gpu.ok()) {
       return std::unique_ptr<Table>(std::make_unique<PersistentHashTable>(

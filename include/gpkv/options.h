@@ -46,6 +46,11 @@ struct Options {
   int cpu_threads = 0;
   // See SyncMode.
   SyncMode sync_mode = SyncMode::kBatch;
+  // CUDA backend, direct mode (the GPU reads the pool over the link): the
+  // share of each table's buckets kept in GPU memory, the most-read ones
+  // (the BktCache), 0 to 1; 0 = none. The other modes hold the whole index
+  // in GPU memory.
+  double gpu_cache_fraction = 0.2;
 };
 
 // Shape of a persistent hash table (GPHash). The default is GPHash's

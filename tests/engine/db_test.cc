@@ -35,6 +35,20 @@ TEST(DB, ErrorIfExistsRefusesAnExistingPool) {
   EXPECT_TRUE(DB::Open(temp.path(), options).status().IsAlreadyExists());
 }
 
+TEST(DB, AGpuCacheFractionOutsideZeroToOneIsInvalidArgument) {
+  testutil::TempPool temp("gcf");
+  for (double fraction : {-0.1, 1.5}) {
+    Options options = CreateOptions();
+    options.gpu_cache_fraction = fraction;
+    auto db = DB::Open(temp.path(), options);
+    EXPECT_TRUE(db.status().IsInvalidArgument()) << db.status().ToString();
+    EXPECT_NE(db.status().message().find("gpu_cache_fraction"), std::string::npos);
+  }
+  Options options = CreateOptions();
+  options.gpu_cache_fraction = 0;  // no BktCache: valid on every backend
+  EXPECT_TRUE(DB::Open(temp.path(), options).ok());
+}
+
 TEST(DB, TablesSurviveReopenWithTheirOptionsAndContents) {
   testutil::TempPool temp("reopen");
   std::vector<uint64_t> keys = {1, 2, 3, 0, ~uint64_t{0}};
