@@ -233,6 +233,7 @@ Status BktCache::Shape(const GphashView& view, double fraction) {
   std::copy(level_base, level_base + format::kMaxLevels, view_.level_base);
   table_buckets_ = buckets;
   bucket_bytes_ = view.bucket_bytes;
+  reloads_since_shape_ = 0;
   return Reset();
 }
 
@@ -289,6 +290,7 @@ Status BktCache::Reload(const GphashView& view, cudaEvent_t last_write) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(reloaded_, stream_),
                             where_ + ": BktCache reload: cudaEventRecord");
   ++reloads_;
+  ++reloads_since_shape_;
   return Status::OK();
 }
 

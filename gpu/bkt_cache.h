@@ -32,6 +32,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -67,6 +68,8 @@ class BktCache {
   Status Reload(const GphashView& view, cudaEvent_t last_write);
   // True while an enqueued reload has not finished.
   bool Reloading() const;
+  // Reloads started since the last Shape.
+  uint64_t reloads() const { return reloads_since_shape_.load(); }
   // Waits for the cache's stream.
   Status Wait();
   cudaStream_t stream() const { return stream_; }
@@ -86,6 +89,7 @@ class BktCache {
   uint64_t allocated_capacity_ = 0;  // bucket_of, refs, buckets, free list
   uint32_t bucket_bytes_ = 0;
   uint64_t reloads_ = 0;
+  std::atomic<uint64_t> reloads_since_shape_{0};
 
   // Reload scratch (device).
   uint32_t* snapshot_in_ = nullptr;

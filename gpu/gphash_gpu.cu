@@ -227,7 +227,11 @@ Status GphashGpu::Impl::EndWrite(Workspace& workspace) {
 
 Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
   if (!bkt_cache_active_) return Status::OK();
-  if (ops_since_reload_.fetch_add(ops) + ops < options_.bkt_cache_reload_ops) return Status::OK();
+  // The first reload comes early, so that a new table's hot buckets are
+  // cached soon.
+  uint64_t due = options_.bkt_cache_reload_ops;
+  if (bkt_cache_->reloads() == 0) due = std::min<uint64_t>(due, kFirstBktCacheReloadOps);
+  if (ops_since_reload_.fetch_add(ops) + ops < due) return Status::OK();
   // The reload's eviction and loading are ordered between write batches
   // (last_write_), which needs the write lock; gets do not wait for it.
   std::unique_lock<std::mutex> write_lock(write_mutex_, std::defer_lock);
@@ -481,13 +485,15 @@ Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* va
   const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
   const bool stage_values = !IsDeviceMemory(values);
   const bool stage_found = found != nullptr && !IsDeviceMemory(found);
-  // Direct mode sorts the batch by bucket and reads each distinct key once
-  // (LaunchGetSorted); in mirror mode the unsorted kernel is faster. (Either
-  // kernel answers right on either view, should a resize drop the mirror.)
+  // Direct mode sorts a large batch by bucket and reads each distinct key
+  // once (LaunchGetSorted); in mirror mode, and for small batches, the
+  // unsorted kernel is faster. (Either kernel answers right on either view,
+  // should a resize drop the mirror.)
   bool sorted;
   {
     std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
-    sorted = !view_.mirrored;
+    const bool warm_cache = bkt_cache_active_ && bkt_cache_->reloads() != 0;
+    sorted = !view_.mirrored && (count >= options_.sorted_get_min_ops || !warm_cache);
   }
   size_t keys_at = 0, values_at = 0, found_at = 0;
   SortPlan sort;

@@ -36,6 +36,10 @@ namespace gpkv::gpu {
 // options.mirror_memory_fraction of the device's free memory.
 Status MirrorFits(uint64_t index_bytes, const GpuTableOptions& options, bool* fits);
 
+// Operations before a new table's first BktCache reload (later ones come
+// every GpuTableOptions::bkt_cache_reload_ops).
+constexpr uint64_t kFirstBktCacheReloadOps = uint64_t{1} << 20;
+
 // Operations per kernel launch; larger host batches run in chunks, in order.
 constexpr size_t kMaxChunkOps = size_t{1} << 24;
 // Staged mode: operations (or slots, for resize and recovery) per launch, so

@@ -7,7 +7,8 @@
 //      not be able to map), each with options after a '+' (ModeOptions:
 //      "+oneshot" the one-shot whole-warp get probe, "+thread" one
 //      operation per thread, "+warpputs" warp-cooperative puts in mirror /
-//      staged mode, "+nocache" direct mode without its BktCache, "+cacheP"
+//      staged mode, "+sortall" direct mode sorting small get batches too,
+//      "+nocache" direct mode without its BktCache, "+cacheP"
 //      and "+reloadN" its size and reload period; a table with a BktCache
 //      warms it with 2^22 untimed operations of each point's workload
 //      first), the CPU backend on all hardware threads, and the naive
@@ -352,7 +353,8 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
 // "oneshot" for the whole-warp one-shot get probe (GpuTableOptions::
 // one_shot_gets) instead of the tile probe, "thread" for one operation per
 // thread (thread_per_op), "warpputs" for warp-cooperative puts in mirror /
-// staged mode: the steps of the factor analysis; "nocache" for direct mode
+// staged mode: the steps of the factor analysis; "sortall" for direct mode
+// sorting small get batches too; "nocache" for direct mode
 // without its BktCache, "cacheP" for one of P percent of the buckets,
 // "reloadN" for a reload every 2^N operations.
 std::string BaseMode(const std::string& mode) { return mode.substr(0, mode.find('+')); }
@@ -380,6 +382,8 @@ Result<GpuTableOptions> ModeOptions(const std::string& mode) {
       options.thread_per_op = true;
     } else if (option == "warpputs") {
       options.warp_puts = true;
+    } else if (option == "sortall") {
+      options.sorted_get_min_ops = 0;
     } else if (option == "nocache") {
       options.bkt_cache_fraction = 0;
     } else if (number("cache") >= 0) {

@@ -125,6 +125,7 @@ struct OracleCase {
   // Direct mode: BktCache reloads every this many operations (0: the
   // default, which these small runs never reach).
   uint64_t bkt_cache_reload_ops = 0;
+  bool sort_all_gets = false;  // direct: sorted gets also for small batches
 };
 
 class GphashGpuOracle : public ::testing::TestWithParam<OracleCase> {};
@@ -150,6 +151,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
     gpu_options.bkt_cache_reload_ops = param.bkt_cache_reload_ops;
     gpu_options.bkt_cache_fraction = 0.3;
   }
+  if (param.sort_all_gets) gpu_options.sorted_get_min_ops = 0;
   TableHarness harness(std::string("oracle-") + param.name, options, gpu_options);
   ASSERT_TRUE(harness.ok());
 
@@ -254,8 +256,10 @@ INSTANTIATE_TEST_SUITE_P(
         OracleCase{"staged_k32_v5_thread", GpuIndexMode::kStaged, 32, 5, false, 8, 2, 2, true},
         OracleCase{"mirror_k8_v8_warp_puts", GpuIndexMode::kMirror, 8, 8, false, 8, 2, 2, false,
                    true},
-        OracleCase{"direct_k8_v8_bktcache_reloads", GpuIndexMode::kDirect, 8, 8, false, 8, 2, 2,
-                   false, false, 2048},
+        OracleCase{"direct_k8_v8_bktcache_reloads_sorted_gets", GpuIndexMode::kDirect, 8, 8, false,
+                   8, 2, 2, false, false, 2048, true},
+        OracleCase{"direct_k16_v8_sorted_gets", GpuIndexMode::kDirect, 16, 8, false, 8, 2, 2, false,
+                   false, 0, true},
         OracleCase{"direct_k32_v5_3L_3H_4S_bktcache_reloads", GpuIndexMode::kDirect, 32, 5, false,
                    4, 3, 3, false, false, 2048}),
     [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
