@@ -121,7 +121,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   bench->add_option("--keys", config->keys, "records loaded (16M = 16777216)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  bench->add_option("--ops", config->ops, "operations per workload; 0 = keys")
+  bench->add_option("--ops", config->ops, "operations per workload; 0 = keys (ycsb: 4 x keys)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   bench->add_option("--batch", config->batch, "operations per batch")

@@ -44,7 +44,12 @@ struct BenchConfig {
   Backend backend = Backend::kCpu;
   std::string rocksdb_dir = "/dev/shm/gpkv-bench-rocksdb";
 
-  uint64_t ops_or_keys() const { return ops > 0 ? ops : keys; }
+  // --ops 0: the sizes GPHash was evaluated with, 16M operations per micro
+  // workload and 64M per YCSB workload for 16M records.
+  uint64_t ops_or_keys() const {
+    if (ops > 0) return ops;
+    return suite == "ycsb" ? 4 * keys : keys;
+  }
 };
 
 // One workload of a sequence.
