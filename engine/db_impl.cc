@@ -120,9 +120,9 @@ Result<std::unique_ptr<Table>> DBImpl::OpenBackend(const CatalogEntry& entry,
       return std::unique_ptr<Table>(std::make_unique<PersistentHashTable>(
           entry.name, options, pool_->path(), pool_->read_only(), std::move(*gpu)));
     }
-    // kAuto: what the GPU cannot run here (values over 8 bytes, an index too
-    // large for GPU memory in staged mode, or past the link's cliff in direct
-    // mode) runs on the CPU; an explicit kCuda reports it.
+    // kAuto: what the GPU cannot run here (an index too large for GPU memory
+    // in staged mode, or past the link's cliff in direct mode) runs on the
+    // CPU; an explicit kCuda reports it.
     const bool cpu_can_take_it =
         gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
     if (!cpu_can_take_it || options_.backend == Backend::kCuda) return gpu.status();

@@ -3,6 +3,7 @@
 // durability). Open and recovery: gphash_open.cu; resize: gphash_resize.cu.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "gpu/cuda_check.h"
@@ -109,6 +110,7 @@ Result<std::unique_ptr<GphashGpu>> GphashGpu::Open(pm::Pool& pool, const std::st
   auto impl =
       std::make_unique<Impl>(pool, table_name, options, std::move(registration), snapshot.value());
   GPKV_RETURN_IF_ERROR(impl->Initialize(report));
+  if (impl->value_cells()) GPKV_RETURN_IF_ERROR(impl->LoadCellHeap());
   return std::unique_ptr<GphashGpu>(new GphashGpu(std::move(impl)));
 }
 
@@ -117,29 +119,35 @@ GphashGpu::~GphashGpu() = default;
 
 Status GphashGpu::Put(const uint8_t* keys, const uint8_t* values, size_t count,
                       CUstream_st* order_after) {
+  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, order_after);
   return impl_->Put(keys, values, count, nullptr, /*wait=*/true, order_after);
 }
 Status GphashGpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
                       CUstream_st* order_after) {
+  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, order_after);
   return impl_->Get(keys, values, found, count, nullptr, /*wait=*/true, order_after);
 }
 Status GphashGpu::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
                         CUstream_st* order_after) {
+  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, order_after);
   return impl_->Erase(keys, erased, count, nullptr, /*wait=*/true, order_after);
 }
 Status GphashGpu::PutAsync(const uint8_t* keys, const uint8_t* values, size_t count,
                            CUstream_st* stream) {
   if (stream == nullptr) return Status::InvalidArgument("PutAsync needs a stream");
+  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, stream);
   return impl_->Put(keys, values, count, stream, /*wait=*/false);
 }
 Status GphashGpu::GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
                            CUstream_st* stream) {
   if (stream == nullptr) return Status::InvalidArgument("GetAsync needs a stream");
+  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, stream);
   return impl_->Get(keys, values, found, count, stream, /*wait=*/false);
 }
 Status GphashGpu::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count,
                              CUstream_st* stream) {
   if (stream == nullptr) return Status::InvalidArgument("EraseAsync needs a stream");
+  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, stream);
   return impl_->Erase(keys, erased, count, stream, /*wait=*/false);
 }
 Status GphashGpu::Synchronize(CUstream_st* stream) { return impl_->Synchronize(stream); }
@@ -266,7 +274,7 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
   for (size_t done = 0; done < count; done += step) {
     size_t chunk = std::min(count - done, step);
     GPKV_RETURN_IF_ERROR(
-        PutChunk(ws, keys + done * key_size(), values + done * value_size(), chunk, wait));
+        PutChunk(ws, keys + done * key_size(), values + done * word_size(), chunk, wait));
   }
   GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
   return wait ? pool_.Sync() : Status::OK();
@@ -278,7 +286,7 @@ Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8
   const bool stage_values = !IsDeviceMemory(values);
   ArenaPlan plan;
   size_t keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
-  size_t values_at = stage_values ? plan.Take(count * value_size()) : 0;
+  size_t values_at = stage_values ? plan.Take(count * word_size()) : 0;
   size_t keep_at = plan.Take(count);
   size_t failed_at = plan.Take(count * sizeof(uint32_t));
   size_t spare_at = plan.Take(count * sizeof(uint32_t));
@@ -293,7 +301,7 @@ Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8
   }
   if (stage_values) {
     GPKV_RETURN_IF_ERROR(
-        StageIn(arena + values_at, values, count * value_size(), ws.stream(), "values"));
+        StageIn(arena + values_at, values, count * word_size(), ws.stream(), "values"));
   }
   uint8_t* keep = arena + keep_at;
   auto* failed = reinterpret_cast<uint32_t*>(arena + failed_at);
@@ -474,7 +482,7 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
   for (size_t done = 0; done < count; done += kMaxChunkOps) {
     size_t chunk = std::min(count - done, kMaxChunkOps);
     GPKV_RETURN_IF_ERROR(GetChunk(**workspace, keys + done * key_size(),
-                                  values + done * value_size(),
+                                  values + done * word_size(),
                                   found == nullptr ? nullptr : found + done, chunk, wait));
   }
   return CountForBktCache(count, /*write_locked=*/false);
@@ -500,7 +508,7 @@ Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* va
   auto plan_from = [&](size_t start, size_t* end) -> Status {
     ArenaPlan plan(start);
     keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
-    values_at = stage_values ? plan.Take(count * value_size()) : 0;
+    values_at = stage_values ? plan.Take(count * word_size()) : 0;
     found_at = stage_found ? plan.Take(count) : 0;
     if (sorted) GPKV_RETURN_IF_ERROR(PlanSort(plan, count, /*with_leaders=*/true, &sort));
     *end = plan.bytes();
@@ -533,9 +541,9 @@ Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* va
         LaunchGet(view_, device_keys, device_values, device_found, count, ws.stream()));
   }
   if (stage_values) {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(values, device_values, count * value_size(),
-                                              cudaMemcpyDefault, ws.stream()),
-                              Where() + ": cudaMemcpyAsync of the values found");
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(values, device_values, count * word_size(), cudaMemcpyDefault, ws.stream()),
+        Where() + ": cudaMemcpyAsync of the values found");
   }
   if (stage_found) {
     GPKV_CUDA_RETURN_IF_ERROR(
@@ -582,7 +590,10 @@ Status GphashGpu::Impl::Scan(const Table::ScanVisitor& visit) const {
   const uint32_t slots = snapshot_.slots_per_bucket;
   const uint32_t key_bytes = snapshot_.key_size;
   uint8_t key[32];
-  uint8_t value[8];
+  alignas(8) uint8_t value[kMaxValueBytes];
+  // A value cell read below stays out of reuse until the scan ends.
+  std::optional<EpochGuard> epoch_guard;
+  if (value_cells()) epoch_guard.emplace(epoch_);
   for (uint32_t level = 0; level < level_set.level_count; ++level) {
     const uint8_t* base = pool_.base() + level_set.levels[level].offset;
     for (uint64_t bucket = 0; bucket < level_set.levels[level].bucket_count; ++bucket) {
@@ -597,9 +608,15 @@ Status GphashGpu::Impl::Scan(const Table::ScanVisitor& visit) const {
               __atomic_load_n(reinterpret_cast<const uint64_t*>(
                                   at + format::ValueWordOffset(slots, key_bytes, slot)),
                               __ATOMIC_ACQUIRE);
+          if (value_cells()) {
+            // A word read from a slot that changed meanwhile is discarded
+            // below; the bound only keeps the copy inside the mapping.
+            if (value_word > pool_.size() - snapshot_.cell_size) value_word = 0;
+            std::memcpy(value, pool_.base() + value_word, snapshot_.value_size);
+          }
           std::atomic_thread_fence(std::memory_order_acquire);
           if (__atomic_load_n(word_at, __ATOMIC_ACQUIRE) != word) continue;
-          std::memcpy(value, &value_word, snapshot_.value_size);
+          if (!value_cells()) std::memcpy(value, &value_word, snapshot_.value_size);
           if (!visit(key, value)) return Status::OK();
           break;
         }
@@ -623,7 +640,7 @@ TableStats GphashGpu::Impl::Stats() const {
   stats.levels = level_set.level_count;
   stats.top_buckets = level_set.levels[0].bucket_count;
   stats.resizes = pool_.At<format::GphashRoot>(snapshot_.root_offset)->resizes;
-  stats.value_bytes = 0;
+  stats.value_bytes = heap_ != nullptr ? heap_->bytes() : 0;
   stats.resizing = (level_set.flags & format::kLevelSetResizing) != 0;
   return stats;
 }

@@ -14,8 +14,11 @@
 // Direct mode keeps the most-read buckets in GPU memory too (the BktCache,
 // gpu/bkt_cache.h; GpuTableOptions::bkt_cache_fraction), re-ranked by their
 // access counts every bkt_cache_reload_ops operations.
-// Values of up to 8 bytes (inline) only;
-// value cells (value_size > 8) are Unsupported on the GPU for now.
+// Values of up to 8 bytes live in the slot's value word; larger ones in
+// value cells (the word holds the cell's offset), written and read by
+// gphash_cells.cu around the same kernels: a put there also reads its keys'
+// value words before and after (to retire the cells it replaced), and every
+// call on such a table completes before it returns (the Async calls too).
 //
 // Kernels: warp-cooperative work sharing, at most one operation per lane
 // (fewer per warp for small batches), batches run in bucket order after a
@@ -177,7 +180,7 @@ class GphashGpu {
   // Creates a table root and its levels exactly as the format describes (the
   // same bytes cpu::Gphash::Create writes, up to the initial sizing and the
   // random hash seed). Durable, unlinked: the caller links it into the
-  // catalog. Unsupported for value_size > 8.
+  // catalog. Values over 8 bytes get value cells.
   static Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
 
   // Opens the table rooted at root_offset on the GPU: validates the root and
@@ -188,8 +191,10 @@ class GphashGpu {
   // mirror if chosen, then runs open-time recovery on the device: INSERT
   // slots cleared, duplicates resolved (the winner rule), an interrupted
   // resize finished. `report` (optional) receives what recovery changed. A
-  // read-only pool that needs recovery gives Corruption. Unsupported for
-  // value_size > 8 and when no device is usable.
+  // read-only pool that needs recovery gives Corruption. A value-cell table
+  // then scans its slots on the host to learn which cells are free
+  // (Corruption for a value word that is not a cell). Unsupported when no
+  // device is usable.
   // REQUIRES: the pool outlives the table.
   static Result<std::unique_ptr<GphashGpu>> Open(pm::Pool& pool, const std::string& table_name,
                                                  uint64_t root_offset,

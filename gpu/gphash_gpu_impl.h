@@ -10,6 +10,9 @@
 //                     waiting calls, until it completes); exclusive while a
 //                     resize changes the levels.
 //   workspaces_mutex_ the workspace lists.
+// A value-cell table's write batches also take cells_mutex_ first (before
+// write_mutex_): it makes the pre-read, the put or erase and the post-read of
+// gphash_cells.cu one unit, and guards retired_cells_.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu/epoch.h"
+#include "cpu/value_heap.h"
 #include "gpu/bkt_cache.h"
 #include "gpu/gphash_gpu.h"
 #include "gpu/gphash_kernels.h"
@@ -45,6 +50,25 @@ constexpr size_t kMaxChunkOps = size_t{1} << 24;
 // Staged mode: operations (or slots, for resize and recovery) per launch, so
 // that one launch's log of pool stores has a known bound.
 constexpr size_t kStagedChunk = size_t{1} << 19;
+// Value-cell tables: operations per round of gphash_cells.cu (its scratch
+// holds the words, flags and values of one round).
+constexpr size_t kCellChunkOps = size_t{1} << 20;
+
+// Largest value (TableOptions::value_size) of a table.
+constexpr uint32_t kMaxValueBytes = 128;
+
+// An announcement in an EpochManager for the guard's lifetime (cpu/epoch.h).
+class EpochGuard {
+ public:
+  explicit EpochGuard(cpu::EpochManager& epochs) : epochs_(epochs), ticket_(epochs.Enter()) {}
+  ~EpochGuard() { epochs_.Leave(ticket_); }
+  EpochGuard(const EpochGuard&) = delete;
+  EpochGuard& operator=(const EpochGuard&) = delete;
+
+ private:
+  cpu::EpochManager& epochs_;
+  const int ticket_;
+};
 
 class GphashGpu::Impl {
  public:
@@ -70,8 +94,29 @@ class GphashGpu::Impl {
   Status Scan(const Table::ScanVisitor& visit) const;
   TableStats Stats() const;
 
+  // ---- value cells (gphash_cells.cu) ----
+  // A value-cell table's batches: the kernels above run on value words (the
+  // cells' offsets) and these wrap them with the cells: write the values into
+  // free cells, read the words before and after a write batch to learn which
+  // cells it replaced (retired until no get can still read them) and which it
+  // did not use, and copy the cells of the words a get found. Each call
+  // completes before it returns (also for the Async calls, whose stream the
+  // batch is ordered after).
+  Status CellPut(const uint8_t* keys, const uint8_t* values, size_t count,
+                 cudaStream_t order_after);
+  Status CellGet(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                 cudaStream_t order_after);
+  Status CellErase(const uint8_t* keys, uint8_t* erased, size_t count, cudaStream_t order_after);
+  // After open-time recovery: the cells live keys reference (a host scan of
+  // the slots) become the heap's used cells, every other cell is free.
+  Status LoadCellHeap();
+
   uint32_t key_size() const { return snapshot_.key_size; }
   uint32_t value_size() const { return snapshot_.value_size; }
+  bool value_cells() const { return snapshot_.value_cells; }
+  // Bytes the kernels read and write per value: the value itself, or for a
+  // value-cell table its 8-byte value word (the cell's pool offset).
+  uint32_t word_size() const { return value_cells() ? 8 : snapshot_.value_size; }
   bool mirrored() const { return view_.mirrored; }
   bool staged() const { return staged_; }
 
@@ -159,6 +204,30 @@ class GphashGpu::Impl {
   Status CheckWritable() const;
   std::string Where() const;
 
+  // ---- value-cell helpers (gphash_cells.cu) ----
+  struct RetiredCell {
+    uint64_t cell;
+    uint64_t epoch;  // EpochManager::Current() after it was unlinked
+  };
+  // Gives the heap the retired cells no batch can still read.
+  // REQUIRES: cells_mutex_ held.
+  void ReclaimCells();
+  // Retires the `count` cells a write batch unlinked, then starts a new epoch.
+  // REQUIRES: cells_mutex_ held.
+  void RetireCells(const std::vector<uint64_t>& cells);
+  // One round (<= kCellChunkOps operations) of CellPut / CellGet / CellErase.
+  Status CellPutRound(Workspace& ws, const uint8_t* keys, const uint8_t* values, size_t count,
+                      cudaStream_t order_after);
+  Status CellGetRound(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
+                      size_t count, cudaStream_t order_after);
+  Status CellEraseRound(Workspace& ws, const uint8_t* keys, uint8_t* erased, size_t count,
+                        cudaStream_t order_after);
+  // Writes count values (host or device memory) into cells[] (pool
+  // offsets; device_cells is the workspace copy) and makes them visible
+  // before any later store.
+  Status FillCells(Workspace& ws, const uint64_t* cells, const uint64_t* device_cells,
+                   const uint8_t* values, size_t count);
+
   pm::Pool& pool_;
   const std::string table_name_;
   const GpuTableOptions options_;
@@ -187,6 +256,13 @@ class GphashGpu::Impl {
   std::map<cudaStream_t, std::unique_ptr<Workspace>> stream_workspaces_;
 
   std::atomic<uint64_t> live_keys_{0};
+
+  // Value-cell tables (value_cells()): free cells, and the epochs that keep a
+  // replaced cell out of reuse while a get may still copy it.
+  std::unique_ptr<cpu::ValueHeap> heap_;
+  mutable cpu::EpochManager epoch_;
+  mutable std::mutex cells_mutex_;
+  std::vector<RetiredCell> retired_cells_;  // guarded by cells_mutex_
 
   // Direct mode's BktCache; in view_ while bkt_cache_active_ (guarded by
   // view_mutex_). Off during a resize (bucket ids change).

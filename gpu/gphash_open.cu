@@ -175,7 +175,7 @@ void GphashGpu::Impl::BuildView() {
   view.hash_locations = snapshot_.hash_locations;
   view.slots_per_bucket = snapshot_.slots_per_bucket;
   view.key_size = snapshot_.key_size;
-  view.value_size = snapshot_.value_size;
+  view.value_size = word_size();
   view.bucket_bytes = snapshot_.bucket_bytes;
   view.hash_seed = snapshot_.hash_seed;
   view.mirrored = use_mirror_;

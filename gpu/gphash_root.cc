@@ -85,17 +85,13 @@ Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::strin
   // The one validation of a root that verify, repair and the CPU backend share.
   auto view = recovery::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
-  if (view->value_cells() || view->value_size > 8) {
-    return Status::Unsupported(TableWhere(pool, table_name, "root", root_offset) + ": values of " +
-                               std::to_string(view->value_size) +
-                               " bytes live in value cells, which the GPU backend does not "
-                               "support yet (inline values of up to 8 bytes only)");
-  }
   GphashRootSnapshot snapshot;
   snapshot.root_offset = root_offset;
   snapshot.table_id = view->table_id;
   snapshot.key_size = view->key_size;
   snapshot.value_size = view->value_size;
+  snapshot.value_cells = view->value_cells();
+  snapshot.cell_size = view->cell_size;
   snapshot.geometry_levels = view->geometry_levels;
   snapshot.hash_locations = view->hash_locations;
   snapshot.slots_per_bucket = view->slots_per_bucket;
@@ -130,11 +126,6 @@ Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const Table
   Status valid = CheckGeometry(options.key_size, options.value_size, geometry.levels,
                                geometry.hash_locations, geometry.slots_per_bucket, &why);
   if (!valid.ok()) return Status::InvalidArgument(pool.path() + ": new table: " + why);
-  if (options.value_size > 8) {
-    return Status::Unsupported(pool.path() +
-                               ": new table: the GPU backend stores values of up to 8 bytes "
-                               "(value cells are not built on the GPU yet)");
-  }
   uint64_t top = TopBucketsFor(options);
   if (!IsPowerOfTwo(top) || top < (uint64_t{1} << (geometry.levels - 1)) ||
       top > kMaxInitialTopBuckets) {
@@ -161,6 +152,20 @@ Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const Table
     level_set.levels[i] = {*level, buckets, geometry.levels - 1 - i};
   }
   level_set.checksum = LevelSetChecksum(level_set);
+  // Values over 8 bytes live in value cells: the first chunk of cells is
+  // allocated with the table, sized as cpu::Gphash::Create sizes it.
+  const bool cells = options.value_size > 8;
+  uint64_t cells_per_chunk = 0;
+  uint64_t first_chunk = 0;
+  if (cells) {
+    cells_per_chunk = std::clamp<uint64_t>(options.expected_keys / 4, 4096, uint64_t{1} << 22);
+    auto chunk =
+        pool.allocator().Allocate(cells_per_chunk * format::CellSizeFor(options.value_size),
+                                  format::kExtentKindValueChunk, table_id);
+    if (!chunk.ok()) return undo(chunk.status());
+    allocated.push_back(*chunk);
+    first_chunk = *chunk;
+  }
   auto root_offset =
       pool.allocator().Allocate(format::kGphashRootSize, format::kExtentKindTableRoot, table_id);
   if (!root_offset.ok()) return undo(root_offset.status());
@@ -173,15 +178,22 @@ Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const Table
   root.levels = geometry.levels;
   root.hash_locations = geometry.hash_locations;
   root.slots_per_bucket = geometry.slots_per_bucket;
-  root.value_mode = format::kValueInline;
+  root.value_mode = cells ? format::kValueBlocks : format::kValueInline;
   root.bucket_bytes = bucket_bytes;
   std::random_device random;
   root.hash_seed = (uint64_t{random()} << 32) | random();
+  if (cells) {
+    root.cell_size = format::CellSizeFor(options.value_size);
+    root.cells_per_chunk = cells_per_chunk;
+    root.value_chunks[0] = first_chunk;
+  }
   root.checksum = RootChecksum(root);
   root.active_levelset = format::MakeActiveLevelSetWord(1, 0);
   root.levelsets[0] = level_set;
   std::memcpy(pool.base() + *root_offset, &root, sizeof(root));
   pool.Persist(pool.base() + *root_offset, sizeof(root));
+  // The chunk list's commit word, published after the root that lists it.
+  if (cells) pool.Publish(&pool.At<GphashRoot>(*root_offset)->value_chunk_count, 1);
   GPKV_RETURN_IF_ERROR(pool.Sync());
   return *root_offset;
 }

@@ -24,6 +24,8 @@ struct GphashRootSnapshot {
   uint64_t table_id = 0;
   uint32_t key_size = 0;
   uint32_t value_size = 0;
+  bool value_cells = false;  // values over 8 bytes: the value word is a cell's offset
+  uint32_t cell_size = 0;    // bytes of a value cell (0 when inline)
   uint32_t geometry_levels = 0;
   uint32_t hash_locations = 0;
   uint32_t slots_per_bucket = 0;
@@ -35,8 +37,7 @@ struct GphashRootSnapshot {
 
 // Reads and checks the root at root_offset (recovery::ReadGphash): Corruption
 // naming the file, the table and the offset for any field out of range, a bad
-// checksum or a level outside the heap; Unsupported for value_size > 8
-// (value cells are not built on the GPU yet).
+// checksum or a level outside the heap.
 Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::string& table_name,
                                           uint64_t root_offset);
 
@@ -46,13 +47,13 @@ Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::strin
 Result<GphashRootSnapshot> PublishLevelSet(pm::Pool& pool, const GphashRootSnapshot& current,
                                            format::LevelSet next);
 
-// Creates a table root with options.hash geometry and its levels (as
-// cpu::Gphash::Create does: durable but unlinked; the caller links it).
-// InvalidArgument for bad options, Unsupported for value_size > 8, PoolFull
-// when the pool cannot hold it.
 // Pool bytes of the snapshot's bucket levels (the index).
 uint64_t IndexBytes(const GphashRootSnapshot& snapshot);
 
+// Creates a table root with options.hash geometry and its levels (as
+// cpu::Gphash::Create does: durable but unlinked; the caller links it).
+// InvalidArgument for bad options, PoolFull when the pool cannot hold it.
+// Values over 8 bytes get value cells (the root's first chunk), as on the CPU.
 Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
 
 // "<file>: table '<name>' <what> (offset 0x..)".

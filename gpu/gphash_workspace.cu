@@ -27,6 +27,7 @@ Result<std::unique_ptr<Workspace>> Workspace::Create(cudaStream_t stream) {
 Workspace::~Workspace() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (arena_ != nullptr) cudaFree(arena_);
+  if (host_arena_ != nullptr) cudaFreeHost(host_arena_);
   if (device_counters_ != nullptr) cudaFree(device_counters_);
   if (host_counters_ != nullptr) cudaFreeHost(host_counters_);
   if (order_event_ != nullptr) cudaEventDestroy(order_event_);
@@ -45,6 +46,21 @@ Status Workspace::Reserve(size_t bytes) {
                             "cudaMalloc of a " + std::to_string(grown) + "-byte scratch arena");
   arena_ = static_cast<uint8_t*>(arena);
   arena_bytes_ = grown;
+  return Status::OK();
+}
+
+Status Workspace::ReserveHost(size_t bytes) {
+  if (bytes <= host_arena_bytes_) return Status::OK();
+  size_t grown = host_arena_bytes_ * 2 > bytes ? host_arena_bytes_ * 2 : bytes;
+  GPKV_RETURN_IF_ERROR(Wait("growing the host scratch"));
+  if (host_arena_ != nullptr) cudaFreeHost(host_arena_);
+  host_arena_ = nullptr;
+  host_arena_bytes_ = 0;
+  void* arena = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&arena, grown),
+                            "cudaMallocHost of a " + std::to_string(grown) + "-byte host scratch");
+  host_arena_ = static_cast<uint8_t*>(arena);
+  host_arena_bytes_ = grown;
   return Status::OK();
 }
 

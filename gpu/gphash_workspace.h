@@ -65,6 +65,11 @@ class Workspace {
   uint8_t* arena() const { return arena_; }
   size_t arena_bytes() const { return arena_bytes_; }
 
+  // Makes the pinned host scratch at least `bytes` long (value-cell batches
+  // copy their value words there). Growing waits for the stream.
+  Status ReserveHost(size_t bytes);
+  uint8_t* host_arena() const { return host_arena_; }
+
   BatchCounters* device_counters() const { return device_counters_; }
   // Enqueues the zeroing of the device counters.
   Status ZeroCounters();
@@ -85,6 +90,8 @@ class Workspace {
   bool owns_stream_ = false;
   uint8_t* arena_ = nullptr;
   size_t arena_bytes_ = 0;
+  uint8_t* host_arena_ = nullptr;  // pinned
+  size_t host_arena_bytes_ = 0;
   BatchCounters* device_counters_ = nullptr;
   BatchCounters* host_counters_ = nullptr;
   cudaEvent_t order_event_ = nullptr;

@@ -4,9 +4,10 @@
 // through a pipe; the parent sends SIGKILL at a random moment of a random
 // batch, reopens the pool on the GPU (open-time recovery), and checks that
 // every acknowledged batch is there, that each operation of the batch in
-// flight is applied or absent (8-byte values: old or new, never another),
+// flight is applied or absent (its whole value old or new, never another),
 // and that recovery::VerifyGphash finds the pool clean. In direct, mirror and
-// staged mode. Device test (label `gpu`); skipped without a usable device.
+// staged mode, with 8-byte values in the slots and with 128-byte values in
+// value cells. Device test (label `gpu`); skipped without a usable device.
 //
 // The child is this test binary run again (fork + exec of /proc/self/exe with
 // a gtest filter naming the disabled test GphashGpuKillChild.DISABLED_Run and the plan in the
@@ -84,6 +85,16 @@ Step MakeStep(uint32_t step) {
   return out;
 }
 
+// The value_size bytes of a value whose model word is `word`: the word, then
+// words mixed from it (a value of one step differs from the others in every
+// word).
+void ExpandValue(uint64_t word, uint32_t value_size, uint8_t* out) {
+  for (uint32_t at = 0; at < value_size; at += 8) {
+    const uint64_t part = at == 0 ? word : Mix(word + at);
+    std::memcpy(out + at, &part, std::min<uint32_t>(8, value_size - at));
+  }
+}
+
 using Model = std::unordered_map<uint64_t, uint64_t>;
 
 void ApplyStep(const Step& step, Model* model) {
@@ -96,10 +107,14 @@ void ApplyStep(const Step& step, Model* model) {
   }
 }
 
+// A test case: "<mode>" (8-byte values) or "<mode>_cells" (128-byte values).
 GpuIndexMode ModeOf(const std::string& name) {
-  if (name == "direct") return GpuIndexMode::kDirect;
-  if (name == "staged") return GpuIndexMode::kStaged;
+  if (name.rfind("direct", 0) == 0) return GpuIndexMode::kDirect;
+  if (name.rfind("staged", 0) == 0) return GpuIndexMode::kStaged;
   return GpuIndexMode::kMirror;
+}
+uint32_t ValueSizeOf(const std::string& name) {
+  return name.size() > 6 && name.compare(name.size() - 6, 6, "_cells") == 0 ? 128 : 8;
 }
 
 // ---------------------------------------------------------------- child
@@ -110,14 +125,15 @@ struct Record {
   uint32_t step;
 };
 
-// Runs the workload. Env: "<pool path> <root offset> <mode> <pipe fd>".
+// Runs the workload. Env: "<pool path> <root offset> <case> <pipe fd>".
 TEST(GphashGpuKillChild, DISABLED_Run) {
   const char* spec = std::getenv(kChildEnv);
   if (spec == nullptr) GTEST_SKIP() << "run by GphashGpuKill tests only";
-  char path[512], mode[16];
+  char path[512], mode[32];
   unsigned long long root = 0;
   int fd = -1;
-  if (std::sscanf(spec, "%511s %llu %15s %d", path, &root, mode, &fd) != 4) _exit(20);
+  if (std::sscanf(spec, "%511s %llu %31s %d", path, &root, mode, &fd) != 4) _exit(20);
+  const uint32_t value_size = ValueSizeOf(mode);
   auto send = [fd](uint32_t type, uint32_t step) {
     Record record{type, step};
     if (write(fd, &record, sizeof(record)) != sizeof(record)) _exit(21);
@@ -136,13 +152,15 @@ TEST(GphashGpuKillChild, DISABLED_Run) {
   }
   send(kOpened, 0);
   std::vector<uint8_t> flags(kBatch);
+  std::vector<uint8_t> values(kBatch * value_size);
   for (uint32_t s = 0; s < kSteps; ++s) {
     Step step = MakeStep(s);
     const auto* keys = reinterpret_cast<const uint8_t*>(step.keys.data());
-    Status status = step.erase
-                        ? (*table)->Erase(keys, flags.data(), step.keys.size())
-                        : (*table)->Put(keys, reinterpret_cast<const uint8_t*>(step.values.data()),
-                                        step.keys.size());
+    for (size_t j = 0; j < step.values.size(); ++j) {
+      ExpandValue(step.values[j], value_size, &values[j * value_size]);
+    }
+    Status status = step.erase ? (*table)->Erase(keys, flags.data(), step.keys.size())
+                               : (*table)->Put(keys, values.data(), step.keys.size());
     if (!status.ok()) {
       std::fprintf(stderr, "kill child: step %u: %s\n", s, status.ToString().c_str());
       _exit(24);
@@ -232,6 +250,7 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     TableOptions options;
     options.expected_keys = 4096;
+    options.value_size = ValueSizeOf(GetParam());
     auto root = GphashGpu::Create(**pool, 1, options);
     ASSERT_TRUE(root.ok()) << root.status().ToString();
     root_ = *root;
@@ -255,13 +274,18 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
       options.index_mode = ModeOf(mode);
       auto table = GphashGpu::Open(**pool, "t", root_, options, nullptr);
       ASSERT_TRUE(table.ok()) << table.status().ToString();
-      std::vector<uint64_t> values(universe_.size());
+      const uint32_t value_size = ValueSizeOf(mode);
+      std::vector<uint8_t> values(universe_.size() * value_size);
       std::vector<uint8_t> found(universe_.size());
       ASSERT_TRUE((*table)
-                      ->Get(reinterpret_cast<const uint8_t*>(universe_.data()),
-                            reinterpret_cast<uint8_t*>(values.data()), found.data(),
-                            universe_.size())
+                      ->Get(reinterpret_cast<const uint8_t*>(universe_.data()), values.data(),
+                            found.data(), universe_.size())
                       .ok());
+      std::vector<uint8_t> expected(value_size);
+      auto holds = [&](size_t i, uint64_t word) {
+        ExpandValue(word, value_size, expected.data());
+        return std::memcmp(&values[i * value_size], expected.data(), value_size) == 0;
+      };
       uint64_t applied = 0, in_flight = 0;
       for (size_t i = 0; i < universe_.size(); ++i) {
         auto old_it = before.find(universe_[i]);
@@ -269,9 +293,9 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
         const bool old_present = old_it != before.end();
         const bool new_present = new_it != after.end();
         const bool matches_old =
-            found[i] == old_present && (!old_present || values[i] == old_it->second);
+            found[i] == old_present && (!old_present || holds(i, old_it->second));
         const bool matches_new =
-            found[i] == new_present && (!new_present || values[i] == new_it->second);
+            found[i] == new_present && (!new_present || holds(i, new_it->second));
         const bool changes =
             old_present != new_present || (old_present && old_it->second != new_it->second);
         if (changes) {
@@ -365,7 +389,9 @@ TEST_P(GphashGpuKill, EveryAcknowledgedBatchSurvivesSigkill) {
   EXPECT_GT(totals.kills, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuKill, ::testing::Values("direct", "mirror", "staged"),
+INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuKill,
+                         ::testing::Values("direct", "mirror", "staged", "direct_cells",
+                                           "mirror_cells", "staged_cells"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });
