@@ -27,6 +27,7 @@
 // (bench/gpkv_bench_workload.h); every get batch's first answer set is
 // checked against the records.
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -222,12 +223,31 @@ template <typename Table>
   }
 }
 
+// The timed part of a point as NVTX ranges "gpkv-timed" / "<what> batch
+// <n> ops <m>": `ncu --nvtx --nvtx-include gpkv-timed/` then counts the pool
+// (system-memory) transactions of exactly those kernels
+// (scripts/gpu-pool-transactions.py).
+class TimedRange {
+ public:
+  TimedRange(const std::string& what, size_t batch, size_t ops) {
+    nvtxRangePushA("gpkv-timed");
+    const std::string label =
+        what + " batch " + std::to_string(batch) + " ops " + std::to_string(ops);
+    nvtxRangePushA(label.c_str());
+  }
+  ~TimedRange() {
+    nvtxRangePop();
+    nvtxRangePop();
+  }
+};
+
 // Times `run(first)` over `ops` operations in batches of `batch` into *row:
 // after a warm-up of kWarmupOps when the table has a BktCache, with the
 // cache's reads per get of the timed part (gets_per_op: the share of the
 // operations that are gets).
 template <typename Table, typename Run>
-Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run&& run, Row* row) {
+Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run&& run, Row* row,
+                 const std::string& what) {
   const bool cached = CacheStats(table).capacity_buckets != 0;
   if (cached) {
     size_t warmup = kWarmupOps;
@@ -240,7 +260,10 @@ Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run
   }
   const auto before = CacheStats(table);
   double start = Now();
-  for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kTimedSpan));
+  {
+    TimedRange range(what, batch, ops);
+    for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kTimedSpan));
+  }
   row->seconds = Now() - start;
   row->batch = batch;
   row->ops = ops;
@@ -269,7 +292,7 @@ Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, si
   };
   GPKV_RETURN_IF_ERROR(run(0));
   if (is_get) GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, batch, out, what));
-  return TimePoint(table, batch, ops, is_get ? 1.0 : 0.0, run, row);
+  return TimePoint(table, batch, ops, is_get ? 1.0 : 0.0, run, row, what);
 }
 
 // YCSB A: each batch is one get batch of half the operations, then one
@@ -287,7 +310,7 @@ Status TimeYcsbA(Table& table, const OpSet& set, size_t batch, size_t ops, const
   };
   GPKV_RETURN_IF_ERROR(run(0));
   GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, half, out, what));
-  return TimePoint(table, batch, ops, 0.5, run, row);
+  return TimePoint(table, batch, ops, 0.5, run, row, what);
 }
 
 // LOAD, then the sweep of batch sizes, on one open table.
