@@ -1,7 +1,8 @@
 // One pool file, two backends: a table written by cpu::Gphash opens on the
 // GPU and answers the same, and the other way round, through resizes done by
-// either side; recovery::VerifyGphash accepts what the GPU wrote (direct,
-// mirror and staged mode); staged mode runs a pool file CUDA cannot register.
+// either side, with inline values and value cells (value_size > 8);
+// recovery::VerifyGphash accepts what the GPU wrote (direct, mirror and
+// staged mode); staged mode runs a pool file CUDA cannot register.
 // Device tests (label `gpu`); skipped when no CUDA device is usable.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "cpu/gphash.h"
+#include "format/gphash_layout.h"
 #include "gpu/gphash_gpu.h"
 #include "pm/pool.h"
 #include "recovery/gphash_check.h"
@@ -71,10 +73,13 @@ void ExpectContents(Table& table, const Contents& contents, uint32_t key_size, u
   EXPECT_EQ(table.Stats().keys, contents.size()) << backend;
   size_t scanned = 0;
   ASSERT_TRUE(table
-                  .Scan([&](const uint8_t* key, const uint8_t*) {
-                    EXPECT_EQ(
-                        contents.count(std::string(reinterpret_cast<const char*>(key), key_size)),
-                        1u);
+                  .Scan([&](const uint8_t* key, const uint8_t* value) {
+                    auto it =
+                        contents.find(std::string(reinterpret_cast<const char*>(key), key_size));
+                    EXPECT_NE(it, contents.end()) << backend;
+                    if (it != contents.end()) {
+                      EXPECT_EQ(std::memcmp(value, it->second.data(), value_size), 0) << backend;
+                    }
                     ++scanned;
                     return true;
                   })
@@ -91,6 +96,44 @@ void ExpectVerifies(const pm::Pool& pool, uint64_t root, size_t keys) {
   }
   ASSERT_EQ(report.tables.size(), 1u);
   EXPECT_EQ(report.tables[0].keys, keys);
+  const uint64_t cells =
+      report.tables[0].value_cells_in_use + report.tables[0].value_cells_unreferenced;
+  if (cells != 0) {
+    EXPECT_EQ(report.tables[0].value_cells_in_use, keys);  // one cell per key
+  }
+}
+
+// Keys of `contents` erased through `table`, every `stride`-th from the
+// first, up to `limit`; each must report found.
+template <typename Table>
+void EraseSome(Table& table, size_t stride, size_t limit, uint32_t key_size, Contents* contents) {
+  std::vector<uint8_t> keys;
+  size_t i = 0;
+  for (auto it = contents->begin(); it != contents->end() && keys.size() < limit * key_size; ++i) {
+    if (i % stride != 0) {
+      ++it;
+      continue;
+    }
+    keys.insert(keys.end(), it->first.begin(), it->first.end());
+    it = contents->erase(it);
+  }
+  std::vector<uint8_t> erased(keys.size() / key_size);
+  ASSERT_TRUE(table.Erase(keys.data(), erased.data(), erased.size()).ok());
+  EXPECT_EQ(erased, std::vector<uint8_t>(erased.size(), 1));
+}
+
+// New values for `count` keys of `contents`, every `stride`-th from the first.
+Batch UpdateSome(std::mt19937_64& rng, const Contents& contents, size_t stride, size_t count,
+                 uint32_t value_size) {
+  Batch update;
+  size_t i = 0;
+  for (auto it = contents.begin(); it != contents.end() && update.count < count; ++it, ++i) {
+    if (i % stride != 0) continue;
+    update.keys.insert(update.keys.end(), it->first.begin(), it->first.end());
+    for (uint32_t b = 0; b < value_size; ++b) update.values.push_back(static_cast<uint8_t>(rng()));
+    ++update.count;
+  }
+  return update;
 }
 
 struct Shape {
@@ -112,6 +155,9 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
   uint64_t root = 0;
   GpuTableOptions gpu_options;
   gpu_options.index_mode = shape.mode;
+  // Value bytes as the last writer left them: the other backend reads the
+  // same value chunks from the root.
+  uint64_t cpu_value_bytes = 0, gpu_value_bytes = 0;
 
   // 1. CPU creates and writes (past its first resize), and erases some.
   {
@@ -134,6 +180,10 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
       contents.erase(std::string(reinterpret_cast<const char*>(&batch.keys[i * k]), k));
     }
     EXPECT_GT((*table)->Stats().resizes, 0u);
+    cpu_value_bytes = (*table)->Stats().value_bytes;
+    if (v > 8) {
+      EXPECT_GE(cpu_value_bytes, contents.size() * format::CellSizeFor(v));
+    }
   }
   // 2. The GPU opens it, answers the same, writes more (resizing again).
   {
@@ -142,6 +192,7 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
     auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     ExpectContents(**table, contents, k, v, "gpu reading cpu");
+    EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes);
     uint64_t resizes = (*table)->Stats().resizes;
     Batch batch = RandomBatch(rng, 20000, k, v);
     ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
@@ -156,6 +207,10 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
     Apply(update, k, v, &contents);
     EXPECT_GT((*table)->Stats().resizes, resizes);
     ExpectContents(**table, contents, k, v, "gpu reading itself");
+    // Erase keys of both writers.
+    EraseSome(**table, 7, 1500, k, &contents);
+    ExpectContents(**table, contents, k, v, "gpu after its erases");
+    gpu_value_bytes = (*table)->Stats().value_bytes;
   }
   // 3. verify accepts the GPU's bytes; the CPU reads them and writes more.
   {
@@ -167,31 +222,69 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     EXPECT_EQ(report.slots_cleared, 0u);
     EXPECT_EQ(report.duplicates_removed, 0u);
+    EXPECT_EQ(report.cells_reclaimed, 0u);
     ExpectContents(**table, contents, k, v, "cpu reading gpu");
+    EXPECT_EQ((*table)->Stats().value_bytes, gpu_value_bytes);
     Batch batch = RandomBatch(rng, 30000, k, v);
     ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
     Apply(batch, k, v, &contents);
+    // Overwrite and erase keys the GPU wrote.
+    Batch update = UpdateSome(rng, contents, 3, 2000, v);
+    ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+    Apply(update, k, v, &contents);
+    EraseSome(**table, 11, 1000, k, &contents);
+    ExpectContents(**table, contents, k, v, "cpu reading itself");
+    cpu_value_bytes = (*table)->Stats().value_bytes;
   }
-  // 4. And the GPU once more.
+  // 4. The GPU once more: reads, then updates, erases and inserts.
   {
     auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok());
+    ExpectVerifies(**pool, root, contents.size());
     auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     ExpectContents(**table, contents, k, v, "gpu reading cpu again");
+    EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes);
+    Batch update = UpdateSome(rng, contents, 2, 5000, v);
+    ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+    Apply(update, k, v, &contents);
+    EraseSome(**table, 13, 1000, k, &contents);
+    Batch batch = RandomBatch(rng, 5000, k, v);
+    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    ExpectContents(**table, contents, k, v, "gpu reading itself again");
+  }
+  // 5. verify and the CPU accept that too.
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    ExpectVerifies(**pool, root, contents.size());
+    recovery::Report report;
+    auto table = cpu::Gphash::Open(**pool, "t", root, 4, &report);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_EQ(report.slots_cleared, 0u);
+    EXPECT_EQ(report.duplicates_removed, 0u);
+    EXPECT_EQ(report.cells_reclaimed, 0u);
+    ExpectContents(**table, contents, k, v, "cpu reading gpu again");
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, GphashCrossBackend,
-                         ::testing::Values(Shape{"k8_v8_direct", 8, 8, GpuIndexMode::kDirect},
-                                           Shape{"k8_v8_mirror", 8, 8, GpuIndexMode::kMirror},
-                                           Shape{"k16_v5_direct", 16, 5, GpuIndexMode::kDirect},
-                                           Shape{"k32_v8_mirror", 32, 8, GpuIndexMode::kMirror},
-                                           Shape{"k8_v8_staged", 8, 8, GpuIndexMode::kStaged},
-                                           Shape{"k16_v5_staged", 16, 5, GpuIndexMode::kStaged}),
-                         [](const ::testing::TestParamInfo<Shape>& info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GphashCrossBackend,
+    ::testing::Values(Shape{"k8_v8_direct", 8, 8, GpuIndexMode::kDirect},
+                      Shape{"k8_v8_mirror", 8, 8, GpuIndexMode::kMirror},
+                      Shape{"k16_v5_direct", 16, 5, GpuIndexMode::kDirect},
+                      Shape{"k32_v8_mirror", 32, 8, GpuIndexMode::kMirror},
+                      Shape{"k8_v8_staged", 8, 8, GpuIndexMode::kStaged},
+                      Shape{"k16_v5_staged", 16, 5, GpuIndexMode::kStaged},
+                      // Value cells.
+                      Shape{"k8_v16_direct", 8, 16, GpuIndexMode::kDirect},
+                      Shape{"k16_v16_mirror", 16, 16, GpuIndexMode::kMirror},
+                      Shape{"k8_v16_staged", 8, 16, GpuIndexMode::kStaged},
+                      Shape{"k32_v128_direct", 32, 128, GpuIndexMode::kDirect},
+                      Shape{"k8_v128_mirror", 8, 128, GpuIndexMode::kMirror},
+                      Shape{"k16_v128_staged", 16, 128, GpuIndexMode::kStaged}),
+    [](const ::testing::TestParamInfo<Shape>& info) { return std::string(info.param.name); });
 
 TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
   SKIP_WITHOUT_DEVICE();
@@ -205,6 +298,81 @@ TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
   auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ((*table)->Stats().keys, 0u);
+}
+
+// A cell table (value_size > 8) the GPU backend creates and writes opens on
+// the CPU, verifies and answers the same, and what the CPU then writes reads
+// back on the GPU; in each index mode.
+TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const uint32_t k = 8;
+  for (uint32_t v : {16u, 128u}) {
+    for (GpuIndexMode mode :
+         {GpuIndexMode::kDirect, GpuIndexMode::kMirror, GpuIndexMode::kStaged}) {
+      SCOPED_TRACE("value_size " + std::to_string(v) + " mode " +
+                   std::to_string(static_cast<int>(mode)));
+      testutil::TempPool temp("cross-cells-" + std::to_string(v) + "-" +
+                              std::to_string(static_cast<int>(mode)));
+      std::mt19937_64 rng(500 + v);
+      Contents contents;
+      GpuTableOptions gpu_options;
+      gpu_options.index_mode = mode;
+      uint64_t root = 0, gpu_value_bytes = 0, cpu_value_bytes = 0;
+      {
+        auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
+        ASSERT_TRUE(pool.ok());
+        TableOptions options;
+        options.key_size = k;
+        options.value_size = v;
+        options.expected_keys = 2000;  // the puts below resize it
+        auto created = GphashGpu::Create(**pool, 1, options);
+        ASSERT_TRUE(created.ok()) << created.status().ToString();
+        root = *created;
+        ExpectVerifies(**pool, root, 0);
+        auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
+        ASSERT_TRUE(table.ok()) << table.status().ToString();
+        EXPECT_EQ((*table)->value_size(), v);
+        Batch batch = RandomBatch(rng, 20000, k, v);
+        ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+        Apply(batch, k, v, &contents);
+        Batch update = UpdateSome(rng, contents, 4, 3000, v);
+        ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+        Apply(update, k, v, &contents);
+        EraseSome(**table, 9, 2000, k, &contents);
+        EXPECT_GT((*table)->Stats().resizes, 0u);
+        ExpectContents(**table, contents, k, v, "gpu");
+        gpu_value_bytes = (*table)->Stats().value_bytes;
+        EXPECT_GE(gpu_value_bytes, contents.size() * format::CellSizeFor(v));
+      }
+      {
+        auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+        ASSERT_TRUE(pool.ok());
+        ExpectVerifies(**pool, root, contents.size());
+        recovery::Report report;
+        auto table = cpu::Gphash::Open(**pool, "t", root, 2, &report);
+        ASSERT_TRUE(table.ok()) << table.status().ToString();
+        EXPECT_EQ(report.slots_cleared, 0u);
+        EXPECT_EQ(report.duplicates_removed, 0u);
+        EXPECT_EQ(report.cells_reclaimed, 0u);
+        ExpectContents(**table, contents, k, v, "cpu reading gpu");
+        EXPECT_EQ((*table)->Stats().value_bytes, gpu_value_bytes);
+        Batch update = UpdateSome(rng, contents, 3, 3000, v);
+        ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+        Apply(update, k, v, &contents);
+        Batch batch = RandomBatch(rng, 5000, k, v);
+        ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+        Apply(batch, k, v, &contents);
+        EraseSome(**table, 5, 1000, k, &contents);
+        cpu_value_bytes = (*table)->Stats().value_bytes;
+      }
+      auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+      ASSERT_TRUE(pool.ok());
+      auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      ExpectContents(**table, contents, k, v, "gpu reading cpu");
+      EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes);
+    }
+  }
 }
 
 // A pool file in the working directory (the build tree: ext4 or another disk

@@ -1,11 +1,17 @@
 // Open-time recovery of gpu::GphashGpu on pools crafted byte by byte with the
 // format/ functions: reserved (INSERT) slots cleared, duplicate keys resolved
-// by the winner rule, an interrupted resize finished. Device tests (label
-// `gpu`); skipped when no CUDA device is usable.
+// by the winner rule, an interrupted resize finished; with inline values and
+// with value cells (value_size > 8). Device tests (label `gpu`); skipped when
+// no CUDA device is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <random>
+#include <string>
+#include <tuple>
+#include <unordered_set>
 #include <vector>
 
 #include "format/gphash_layout.h"
@@ -14,6 +20,7 @@
 #include "gpu/gphash_root.h"
 #include "pm/extent_allocator.h"
 #include "pm/pool.h"
+#include "recovery/gphash_check.h"
 #include "test_util.h"
 
 namespace gpkv::gpu {
@@ -73,12 +80,47 @@ class HostTable {
     return reinterpret_cast<uint64_t*>(
         s.bucket + format::ValueWordOffset(snapshot_.slots_per_bucket, 8, s.slot));
   }
-  // Writes key -> value VALID into an EMPTY slot.
+  // Writes key -> value VALID into an EMPTY slot (value: the value word, a
+  // cell's offset in a cell table).
   void Place(const HostSlot& s, uint64_t key, uint64_t value) const {
     std::memcpy(s.bucket + format::KeyOffset(snapshot_.slots_per_bucket, 8, s.slot), &key, 8);
     *ValueWordOf(s) = value;
     uint64_t reserved = format::ReserveWord(*s.word());
     *s.word() = format::PublishWord(reserved, format::FingerprintOfHash(Hash(key)));
+  }
+  // The slot holding `key` VALID, if any.
+  const HostSlot* Holder(const std::vector<HostSlot>& candidates, uint64_t key) const {
+    for (const HostSlot& s : candidates) {
+      if (format::SlotStateOf(*s.word()) == format::kSlotValid && KeyOf(s) == key) return &s;
+    }
+    return nullptr;
+  }
+  // Cell table: pool offsets of the cells no VALID or INSERT slot of the
+  // current LevelSet references, the newest chunk's last cell first.
+  std::vector<uint64_t> UnreferencedCells() const {
+    const auto* root = pool_.At<format::GphashRoot>(snapshot_.root_offset);
+    std::unordered_set<uint64_t> referenced;
+    const format::LevelSet& levels = snapshot_.level_set;
+    for (uint32_t level = 0; level < levels.level_count; ++level) {
+      for (uint64_t bucket = 0; bucket < levels.levels[level].bucket_count; ++bucket) {
+        uint8_t* at =
+            pool_.At<uint8_t>(levels.levels[level].offset + bucket * snapshot_.bucket_bytes);
+        for (uint32_t slot = 0; slot < snapshot_.slots_per_bucket; ++slot) {
+          HostSlot s{at, slot, level, bucket};
+          if (format::SlotStateOf(*s.word()) != format::kSlotEmpty) {
+            referenced.insert(*ValueWordOf(s));
+          }
+        }
+      }
+    }
+    std::vector<uint64_t> cells;
+    for (uint64_t chunk = root->value_chunk_count; chunk-- > 0;) {
+      for (uint64_t cell = root->cells_per_chunk; cell-- > 0;) {
+        const uint64_t offset = root->value_chunks[chunk] + cell * root->cell_size;
+        if (referenced.count(offset) == 0) cells.push_back(offset);
+      }
+    }
+    return cells;
   }
 
  private:
@@ -90,12 +132,14 @@ struct Fixture {
   testutil::TempPool temp;
   std::unique_ptr<pm::Pool> pool;
   uint64_t root = 0;
-  explicit Fixture(const std::string& tag, uint64_t expected_keys) : temp(tag) {
+  explicit Fixture(const std::string& tag, uint64_t expected_keys, uint32_t value_size = 8)
+      : temp(tag) {
     auto created = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
     EXPECT_TRUE(created.ok());
     pool = std::move(created.value());
     TableOptions options;
     options.expected_keys = expected_keys;
+    options.value_size = value_size;
     auto made = GphashGpu::Create(*pool, 1, options);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     root = *made;
@@ -104,6 +148,74 @@ struct Fixture {
     return GphashGpu::Open(*pool, "t", root, GpuTableOptions{}, report);
   }
 };
+
+// Expected contents of a table with 8-byte keys: key -> value bytes.
+using Values = std::map<uint64_t, std::vector<uint8_t>>;
+
+std::vector<uint8_t> RandomValue(std::mt19937_64& rng, uint32_t value_size) {
+  std::vector<uint8_t> value(value_size);
+  for (uint8_t& byte : value) byte = static_cast<uint8_t>(rng());
+  return value;
+}
+
+// Puts keys with new random values and records them in `values`.
+Status PutRandom(GphashGpu& table, std::mt19937_64& rng, const std::vector<uint64_t>& keys,
+                 uint32_t value_size, Values* values) {
+  std::vector<uint8_t> bytes;
+  for (uint64_t key : keys) {
+    std::vector<uint8_t> value = RandomValue(rng, value_size);
+    bytes.insert(bytes.end(), value.begin(), value.end());
+    (*values)[key] = value;
+  }
+  return table.Put(reinterpret_cast<const uint8_t*>(keys.data()), bytes.data(), keys.size());
+}
+
+// Every key of `values` answers its full value, every key of `absent` is not
+// found, and the table holds no more keys.
+::testing::AssertionResult Answers(GphashGpu& table, const Values& values,
+                                   const std::vector<uint64_t>& absent, uint32_t value_size) {
+  std::vector<uint64_t> keys;
+  for (const auto& [key, value] : values) keys.push_back(key);
+  keys.insert(keys.end(), absent.begin(), absent.end());
+  std::vector<uint8_t> got(keys.size() * value_size, 0xee), found(keys.size(), 7);
+  Status status = table.Get(reinterpret_cast<const uint8_t*>(keys.data()), got.data(), found.data(),
+                            keys.size());
+  if (!status.ok()) return ::testing::AssertionFailure() << "Get: " << status.ToString();
+  size_t i = 0;
+  for (const auto& [key, value] : values) {
+    if (found[i] != 1) return ::testing::AssertionFailure() << "key " << key << " not found";
+    if (std::memcmp(&got[i * value_size], value.data(), value_size) != 0) {
+      return ::testing::AssertionFailure() << "key " << key << ": wrong value bytes";
+    }
+    ++i;
+  }
+  for (; i < keys.size(); ++i) {
+    if (found[i] != 0) return ::testing::AssertionFailure() << "key " << keys[i] << " found";
+  }
+  if (table.Stats().keys != values.size()) {
+    return ::testing::AssertionFailure()
+           << table.Stats().keys << " keys, expected " << values.size();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// recovery::VerifyGphash of the fixture's table (closed): nothing above
+// kInfo, `keys` keys, and in a cell table one cell per key.
+void ExpectVerifiesClean(const Fixture& fixture, uint64_t keys) {
+  recovery::Report report;
+  ASSERT_TRUE(recovery::VerifyGphash(*fixture.pool, "t", 1, fixture.root, report, nullptr).ok());
+  EXPECT_FALSE(report.HasCorruption());
+  for (const recovery::Finding& finding : report.findings) {
+    if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
+  }
+  ASSERT_EQ(report.tables.size(), 1u);
+  EXPECT_EQ(report.tables[0].keys, keys);
+  const uint64_t cells =
+      report.tables[0].value_cells_in_use + report.tables[0].value_cells_unreferenced;
+  if (cells != 0) {
+    EXPECT_EQ(report.tables[0].value_cells_in_use, keys);
+  }
+}
 
 TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
   SKIP_WITHOUT_DEVICE();
@@ -173,26 +285,31 @@ TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
   EXPECT_EQ(format::SlotStateOf(*candidates[reservation].word()), format::kSlotEmpty);
 }
 
-TEST(GphashGpuRecovery, InterruptedResizeIsFinishedAtOpen) {
-  SKIP_WITHOUT_DEVICE();
-  Fixture fixture("recovery-resize", 4000);
+// A crash after the first step of a resize of a table of `value_size`-byte
+// values: the new top level published with the resizing flag, some keys of the
+// bottom level already copied up (key and value word: in a cell table both
+// copies reference one cell). Open finishes the resize; every key keeps its
+// value (the shared cells stay with the winners: later puts, which take free
+// cells, must not overwrite them); verify finds nothing.
+void ExpectInterruptedResizeFinishedAtOpen(const std::string& tag, uint32_t value_size) {
+  Fixture fixture(tag, 4000, value_size);
   std::mt19937_64 rng(5);
   const size_t count = 4500;  // fills the top level: some keys sit in the bottom one
-  std::vector<uint64_t> keys(count), values(count);
+  std::vector<uint64_t> keys(count);
+  std::vector<uint8_t> values(count * value_size);
   for (size_t i = 0; i < count; ++i) {
     keys[i] = rng();
-    values[i] = rng();
+    for (uint32_t at = 0; at < value_size; at += 8) {
+      const uint64_t word = rng();
+      std::memcpy(&values[i * value_size + at], &word, std::min<uint32_t>(8, value_size - at));
+    }
   }
   {
     auto table = fixture.Open(nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
-    ASSERT_TRUE((*table)
-                    ->Put(reinterpret_cast<const uint8_t*>(keys.data()),
-                          reinterpret_cast<const uint8_t*>(values.data()), count)
-                    .ok());
+    ASSERT_TRUE(
+        (*table)->Put(reinterpret_cast<const uint8_t*>(keys.data()), values.data(), count).ok());
   }
-  // Crash after the first step of a resize: a new top level published with
-  // the resizing flag, and some keys of the bottom level already copied up.
   pm::Pool& pool = *fixture.pool;
   HostTable before(pool, fixture.root);
   const uint64_t resizes_before = pool.At<format::GphashRoot>(fixture.root)->resizes;
@@ -210,20 +327,22 @@ TEST(GphashGpuRecovery, InterruptedResizeIsFinishedAtOpen) {
   ASSERT_TRUE(PublishLevelSet(pool, before.snapshot(), next).ok());
   HostTable during(pool, fixture.root);
   size_t copied = 0;
+  std::vector<size_t> copied_keys;
   for (size_t i = 0; i < count && copied < 20; ++i) {
     std::vector<HostSlot> candidates = during.Candidates(keys[i]);
     const uint32_t bottom = next.level_count - 1;
-    bool in_bottom = false;
+    const HostSlot* in_bottom = nullptr;
     for (const HostSlot& s : candidates) {
       if (s.level == bottom && format::SlotStateOf(*s.word()) == format::kSlotValid &&
           during.KeyOf(s) == keys[i]) {
-        in_bottom = true;
+        in_bottom = &s;
       }
     }
-    if (!in_bottom) continue;
+    if (in_bottom == nullptr) continue;
     for (const HostSlot& s : candidates) {  // an EMPTY slot of the new top (level 0)
       if (s.level == 0 && format::SlotStateOf(*s.word()) == format::kSlotEmpty) {
-        during.Place(s, keys[i], values[i]);
+        during.Place(s, keys[i], *during.ValueWordOf(*in_bottom));
+        copied_keys.push_back(i);
         ++copied;
         break;
       }
@@ -236,20 +355,147 @@ TEST(GphashGpuRecovery, InterruptedResizeIsFinishedAtOpen) {
   auto table = fixture.Open(&report);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ(report.duplicates_removed, copied);
+  EXPECT_EQ(report.cells_reclaimed, 0u);  // each copy's cell is its winner's
   TableStats stats = (*table)->Stats();
   EXPECT_FALSE(stats.resizing);
   EXPECT_EQ(stats.levels, 2u);
   EXPECT_EQ(stats.top_buckets, buckets);
   EXPECT_EQ(stats.resizes, resizes_before + 1);
   EXPECT_EQ(stats.keys, count);
-  std::vector<uint64_t> got(count);
+  std::vector<uint8_t> got(count * value_size);
   std::vector<uint8_t> found(count);
-  ASSERT_TRUE((*table)
-                  ->Get(reinterpret_cast<const uint8_t*>(keys.data()),
-                        reinterpret_cast<uint8_t*>(got.data()), found.data(), count)
-                  .ok());
+  ASSERT_TRUE(
+      (*table)
+          ->Get(reinterpret_cast<const uint8_t*>(keys.data()), got.data(), found.data(), count)
+          .ok());
   EXPECT_EQ(got, values);
   EXPECT_EQ(found, std::vector<uint8_t>(count, 1));
+
+  // New keys and updates of the copied keys: every key still answers right.
+  Values expected;
+  for (size_t i = 0; i < count; ++i) {
+    expected[keys[i]].assign(&values[i * value_size], &values[(i + 1) * value_size]);
+  }
+  std::vector<uint64_t> fresh(2000);
+  for (uint64_t& key : fresh) key = rng();
+  ASSERT_TRUE(PutRandom(**table, rng, fresh, value_size, &expected).ok());
+  std::vector<uint64_t> updated;
+  for (size_t i : copied_keys) updated.push_back(keys[i]);
+  ASSERT_TRUE(PutRandom(**table, rng, updated, value_size, &expected).ok());
+  EXPECT_TRUE(Answers(**table, expected, {}, value_size));
+  table->reset();
+  ExpectVerifiesClean(fixture, expected.size());
+}
+
+TEST(GphashGpuRecovery, InterruptedResizeIsFinishedAtOpen) {
+  SKIP_WITHOUT_DEVICE();
+  ExpectInterruptedResizeFinishedAtOpen("recovery-resize", 8);
+}
+
+TEST(GphashGpuRecovery, CellTableInterruptedResizeIsFinishedAtOpen) {
+  SKIP_WITHOUT_DEVICE();
+  ExpectInterruptedResizeFinishedAtOpen("recovery-resize-cells", 100);
+}
+
+// A cell table (100-byte values) as a crash in the middle of a batch leaves
+// it: an insert that reserved its slot and wrote its key and cell; an update
+// that wrote its new cell but never swung the slot to it; a racing insert's
+// second VALID copy of a key, with a cell of its own. Reopened: every
+// acknowledged key answers its full value (the copy's where it wins by the
+// winner rule), the reserved key is absent, later writes take free cells
+// without touching live ones, and verify finds nothing.
+TEST(GphashGpuRecovery, CellTableKeepsEveryAcknowledgedValueAfterAnInterruptedBatch) {
+  SKIP_WITHOUT_DEVICE();
+  const uint32_t v = 100;
+  Fixture fixture("recovery-cells", 4000, v);
+  std::mt19937_64 rng(21);
+  Values expected;
+  std::vector<uint64_t> keys(3000);
+  for (uint64_t& key : keys) key = rng();
+  {
+    auto table = fixture.Open(nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_TRUE(PutRandom(**table, rng, keys, v, &expected).ok());
+    ASSERT_TRUE(PutRandom(**table, rng, std::vector<uint64_t>(keys.begin(), keys.begin() + 1000), v,
+                          &expected)
+                    .ok());
+    std::vector<uint8_t> erased(200);
+    ASSERT_TRUE(
+        (*table)->Erase(reinterpret_cast<const uint8_t*>(&keys[2800]), erased.data(), 200).ok());
+    EXPECT_EQ(erased, std::vector<uint8_t>(200, 1));
+    for (size_t i = 2800; i < 3000; ++i) expected.erase(keys[i]);
+    ASSERT_TRUE(Answers(**table, expected, {}, v));
+  }
+
+  HostTable host(*fixture.pool, fixture.root);
+  std::vector<uint64_t> free_cells = host.UnreferencedCells();
+  ASSERT_GE(free_cells.size(), 3u);
+  auto write_cell = [&](uint64_t cell, const std::vector<uint8_t>& value) {
+    std::memcpy(fixture.pool->At<uint8_t>(cell), value.data(), v);
+  };
+  // The interrupted insert.
+  const uint64_t reserved_key = rng();
+  uint64_t* reserved_word = nullptr;
+  for (const HostSlot& s : host.Candidates(reserved_key)) {
+    if (format::SlotStateOf(*s.word()) != format::kSlotEmpty) continue;
+    std::memcpy(s.bucket + format::KeyOffset(host.snapshot().slots_per_bucket, 8, s.slot),
+                &reserved_key, 8);
+    write_cell(free_cells[0], RandomValue(rng, v));
+    *host.ValueWordOf(s) = free_cells[0];
+    *s.word() = format::ReserveWord(*s.word());
+    reserved_word = s.word();
+    break;
+  }
+  ASSERT_NE(reserved_word, nullptr);
+  // The interrupted update of keys[0]: a new cell written, never referenced.
+  write_cell(free_cells[1], RandomValue(rng, v));
+  // The racing insert's copy: the first key with an EMPTY candidate slot.
+  bool placed = false;
+  for (size_t i = 1; i < 2800 && !placed; ++i) {
+    std::vector<HostSlot> candidates = host.Candidates(keys[i]);
+    const HostSlot* holder = host.Holder(candidates, keys[i]);
+    ASSERT_NE(holder, nullptr) << "key " << i;
+    for (const HostSlot& s : candidates) {
+      if (format::SlotStateOf(*s.word()) != format::kSlotEmpty) continue;
+      std::vector<uint8_t> other = RandomValue(rng, v);
+      write_cell(free_cells[2], other);
+      host.Place(s, keys[i], free_cells[2]);
+      auto rank = [](const HostSlot& slot) {
+        return std::make_tuple(slot.level, slot.bucket_index, slot.slot);  // smaller wins
+      };
+      if (rank(s) < rank(*holder)) expected[keys[i]] = other;
+      placed = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(placed);
+  ASSERT_TRUE(fixture.pool->Sync().ok());
+
+  {
+    recovery::Report report;
+    auto table = fixture.Open(&report);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_EQ(report.slots_cleared, 1u);
+    EXPECT_EQ(report.duplicates_removed, 1u);
+    EXPECT_EQ(format::SlotStateOf(*reserved_word), format::kSlotEmpty);
+    EXPECT_TRUE(Answers(**table, expected, {reserved_key}, v));
+    // Writes after recovery take free cells (the three above among them),
+    // never a live key's.
+    std::vector<uint64_t> fresh(3000);
+    for (uint64_t& key : fresh) key = rng();
+    ASSERT_TRUE(PutRandom(**table, rng, fresh, v, &expected).ok());
+    ASSERT_TRUE(PutRandom(**table, rng, std::vector<uint64_t>(keys.begin(), keys.begin() + 1500), v,
+                          &expected)
+                    .ok());
+    EXPECT_TRUE(Answers(**table, expected, {reserved_key}, v));
+  }
+  ExpectVerifiesClean(fixture, expected.size());
+  recovery::Report report;
+  auto table = fixture.Open(&report);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(report.slots_cleared, 0u);
+  EXPECT_EQ(report.duplicates_removed, 0u);
+  EXPECT_TRUE(Answers(**table, expected, {reserved_key}, v));
 }
 
 TEST(GphashGpuRecovery, CorruptRootIsCorruptionNamingTheTable) {
