@@ -169,8 +169,8 @@ void GphashGpu::Impl::RetireCells(const std::vector<uint64_t>& cells) {
 
 // ---------------------------------------------------------------- writes
 
-Status GphashGpu::Impl::CellPut(const uint8_t* keys, const uint8_t* values, size_t count,
-                                cudaStream_t order_after) {
+Status GphashGpu::Impl::CellWriteRounds(size_t count, cudaStream_t order_after,
+                                        const CellRound& round) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   if (count == 0) return Status::OK();
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
@@ -180,12 +180,19 @@ Status GphashGpu::Impl::CellPut(const uint8_t* keys, const uint8_t* values, size
   if (!workspace.ok()) return workspace.status();
   Lease lease{this, *workspace, nullptr};
   for (size_t done = 0; done < count; done += kCellChunkOps) {
-    const size_t round = std::min(count - done, kCellChunkOps);
-    GPKV_RETURN_IF_ERROR(CellPutRound(**workspace, keys + done * key_size(),
-                                      values + done * value_size(), round,
-                                      done == 0 ? order_after : nullptr));
+    GPKV_RETURN_IF_ERROR(round(**workspace, done, std::min(count - done, kCellChunkOps),
+                               done == 0 ? order_after : nullptr));
   }
   return Status::OK();
+}
+
+Status GphashGpu::Impl::CellPut(const uint8_t* keys, const uint8_t* values, size_t count,
+                                cudaStream_t order_after) {
+  return CellWriteRounds(count, order_after,
+                         [&](Workspace& ws, size_t done, size_t round, cudaStream_t after) {
+                           return CellPutRound(ws, keys + done * key_size(),
+                                               values + done * value_size(), round, after);
+                         });
 }
 
 Status GphashGpu::Impl::CellPutRound(Workspace& ws, const uint8_t* keys, const uint8_t* values,
@@ -274,21 +281,11 @@ Status GphashGpu::Impl::FillCells(Workspace& ws, const uint64_t* cells,
 
 Status GphashGpu::Impl::CellErase(const uint8_t* keys, uint8_t* erased, size_t count,
                                   cudaStream_t order_after) {
-  GPKV_RETURN_IF_ERROR(CheckWritable());
-  if (count == 0) return Status::OK();
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
-  std::lock_guard<std::mutex> cells_lock(cells_mutex_);
-  ReclaimCells();
-  auto workspace = AcquireWorkspace(nullptr);
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace, nullptr};
-  for (size_t done = 0; done < count; done += kCellChunkOps) {
-    const size_t round = std::min(count - done, kCellChunkOps);
-    GPKV_RETURN_IF_ERROR(CellEraseRound(**workspace, keys + done * key_size(),
-                                        erased == nullptr ? nullptr : erased + done, round,
-                                        done == 0 ? order_after : nullptr));
-  }
-  return Status::OK();
+  return CellWriteRounds(
+      count, order_after, [&](Workspace& ws, size_t done, size_t round, cudaStream_t after) {
+        return CellEraseRound(ws, keys + done * key_size(),
+                              erased == nullptr ? nullptr : erased + done, round, after);
+      });
 }
 
 Status GphashGpu::Impl::CellEraseRound(Workspace& ws, const uint8_t* keys, uint8_t* erased,

@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -215,6 +216,11 @@ class GphashGpu::Impl {
   // Retires the `count` cells a write batch unlinked, then starts a new epoch.
   // REQUIRES: cells_mutex_ held.
   void RetireCells(const std::vector<uint64_t>& cells);
+  // Runs round(workspace, first operation, operations, order_after) over the
+  // rounds (kCellChunkOps operations each) of a write batch on a value-cell
+  // table, with cells_mutex_ held and the reusable retired cells reclaimed.
+  using CellRound = std::function<Status(Workspace&, size_t, size_t, cudaStream_t)>;
+  Status CellWriteRounds(size_t count, cudaStream_t order_after, const CellRound& round);
   // One round (<= kCellChunkOps operations) of CellPut / CellGet / CellErase.
   Status CellPutRound(Workspace& ws, const uint8_t* keys, const uint8_t* values, size_t count,
                       cudaStream_t order_after);

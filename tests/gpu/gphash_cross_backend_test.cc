@@ -103,6 +103,24 @@ void ExpectVerifies(const pm::Pool& pool, uint64_t root, size_t keys) {
   }
 }
 
+// Opens the table on the CPU backend after the GPU wrote it: the pool
+// verifies, open-time recovery finds nothing to do, and the CPU answers
+// `contents`. Null (after a test failure) when the open fails.
+std::unique_ptr<cpu::Gphash> OpenCleanOnCpu(pm::Pool& pool, uint64_t root, const Contents& contents,
+                                            uint32_t key_size, uint32_t value_size, int threads,
+                                            const char* what) {
+  ExpectVerifies(pool, root, contents.size());
+  recovery::Report report;
+  auto table = cpu::Gphash::Open(pool, "t", root, threads, &report);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  if (!table.ok()) return nullptr;
+  EXPECT_EQ(report.slots_cleared, 0u);
+  EXPECT_EQ(report.duplicates_removed, 0u);
+  EXPECT_EQ(report.cells_reclaimed, 0u);
+  ExpectContents(**table, contents, key_size, value_size, what);
+  return std::move(table.value());
+}
+
 // Keys of `contents` erased through `table`, every `stride`-th from the
 // first, up to `limit`; each must report found.
 template <typename Table>
@@ -216,25 +234,19 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
   {
     auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok());
-    ExpectVerifies(**pool, root, contents.size());
-    recovery::Report report;
-    auto table = cpu::Gphash::Open(**pool, "t", root, 4, &report);
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
-    EXPECT_EQ(report.slots_cleared, 0u);
-    EXPECT_EQ(report.duplicates_removed, 0u);
-    EXPECT_EQ(report.cells_reclaimed, 0u);
-    ExpectContents(**table, contents, k, v, "cpu reading gpu");
-    EXPECT_EQ((*table)->Stats().value_bytes, gpu_value_bytes);
+    auto table = OpenCleanOnCpu(**pool, root, contents, k, v, 4, "cpu reading gpu");
+    ASSERT_NE(table, nullptr);
+    EXPECT_EQ(table->Stats().value_bytes, gpu_value_bytes);
     Batch batch = RandomBatch(rng, 30000, k, v);
-    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
     Apply(batch, k, v, &contents);
     // Overwrite and erase keys the GPU wrote.
     Batch update = UpdateSome(rng, contents, 3, 2000, v);
-    ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+    ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
     Apply(update, k, v, &contents);
-    EraseSome(**table, 11, 1000, k, &contents);
-    ExpectContents(**table, contents, k, v, "cpu reading itself");
-    cpu_value_bytes = (*table)->Stats().value_bytes;
+    EraseSome(*table, 11, 1000, k, &contents);
+    ExpectContents(*table, contents, k, v, "cpu reading itself");
+    cpu_value_bytes = table->Stats().value_bytes;
   }
   // 4. The GPU once more: reads, then updates, erases and inserts.
   {
@@ -258,14 +270,8 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
   {
     auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok());
-    ExpectVerifies(**pool, root, contents.size());
-    recovery::Report report;
-    auto table = cpu::Gphash::Open(**pool, "t", root, 4, &report);
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
-    EXPECT_EQ(report.slots_cleared, 0u);
-    EXPECT_EQ(report.duplicates_removed, 0u);
-    EXPECT_EQ(report.cells_reclaimed, 0u);
-    ExpectContents(**table, contents, k, v, "cpu reading gpu again");
+    auto table = OpenCleanOnCpu(**pool, root, contents, k, v, 4, "cpu reading gpu again");
+    ASSERT_NE(table, nullptr);
   }
 }
 
@@ -347,23 +353,17 @@ TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
       {
         auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
         ASSERT_TRUE(pool.ok());
-        ExpectVerifies(**pool, root, contents.size());
-        recovery::Report report;
-        auto table = cpu::Gphash::Open(**pool, "t", root, 2, &report);
-        ASSERT_TRUE(table.ok()) << table.status().ToString();
-        EXPECT_EQ(report.slots_cleared, 0u);
-        EXPECT_EQ(report.duplicates_removed, 0u);
-        EXPECT_EQ(report.cells_reclaimed, 0u);
-        ExpectContents(**table, contents, k, v, "cpu reading gpu");
-        EXPECT_EQ((*table)->Stats().value_bytes, gpu_value_bytes);
+        auto table = OpenCleanOnCpu(**pool, root, contents, k, v, 2, "cpu reading gpu");
+        ASSERT_NE(table, nullptr);
+        EXPECT_EQ(table->Stats().value_bytes, gpu_value_bytes);
         Batch update = UpdateSome(rng, contents, 3, 3000, v);
-        ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+        ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
         Apply(update, k, v, &contents);
         Batch batch = RandomBatch(rng, 5000, k, v);
-        ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+        ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
         Apply(batch, k, v, &contents);
-        EraseSome(**table, 5, 1000, k, &contents);
-        cpu_value_bytes = (*table)->Stats().value_bytes;
+        EraseSome(*table, 5, 1000, k, &contents);
+        cpu_value_bytes = table->Stats().value_bytes;
       }
       auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
       ASSERT_TRUE(pool.ok());
