@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpkv_bench_driver.h"
 #include "bench/gpkv_bench_suite.h"
 
 namespace gpkv::bench {
@@ -68,11 +69,14 @@ void AddYcsbTargets(const BenchConfig& config, const std::vector<std::string>& s
                     const std::vector<std::string>& workloads,
                     const std::vector<std::string>& distributions, BenchReport* report) {
   if (!Contains(config.key_sizes, 8u) || !Contains(config.value_sizes, 8u)) return;
-  const std::string rocksdb_why =
-      Contains(systems, std::string("rocksdb"))
-          ? "rocksdb failed in this run (see notes)"
-          : "rocksdb is not part of this run: it is built into the gpkv-bench program "
-            "(bench/), not the gpkv tool";
+  std::string rocksdb_why = "rocksdb failed in this run (see notes)";
+  if (!Contains(systems, std::string("rocksdb"))) {
+    bool built_in = false;
+    for (const DriverInfo& info : RegisteredDrivers()) built_in |= info.name == "rocksdb";
+    rocksdb_why = built_in ? "rocksdb was left out of this run (--systems)"
+                           : "rocksdb is not part of this run: it is built into the gpkv-bench "
+                             "program (bench/), not the gpkv tool";
+  }
   for (const std::string name : {"A", "B", "C", "D", "F"}) {
     if (!Contains(workloads, name)) continue;
     for (const std::string& distribution : distributions) {
