@@ -1,11 +1,14 @@
-// Helpers shared by the tests: temporary pool paths and byte pokes.
+// Helpers shared by the tests: temporary pool paths, byte pokes and
+// pseudo-random value bytes.
 #pragma once
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace gpkv::testutil {
@@ -24,6 +27,19 @@ class TempPool {
  private:
   std::string path_;
 };
+
+// Fills `size` bytes with consecutive outputs of the splitmix64 stream that
+// starts at `state`: streams of different seeds differ in every word.
+inline void SplitMix64Fill(uint64_t state, uint8_t* out, uint32_t size) {
+  for (uint32_t at = 0; at < size; at += 8) {
+    state += 0x9e3779b97f4a7c15ULL;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    std::memcpy(out + at, &z, std::min<uint32_t>(8, size - at));
+  }
+}
 
 template <typename T>
 inline void WriteBytes(const std::string& path, uint64_t offset, T value) {

@@ -33,6 +33,7 @@
 
 #include "gpkv/db.h"
 #include "recovery/verify.h"
+#include "test_util.h"
 
 namespace gpkv::crashtest {
 
@@ -59,15 +60,9 @@ using Model = std::map<std::string, TableModel>;
 // every write, so a torn or stale value never matches the expected one.
 inline std::string ValueFor(uint64_t key, uint64_t step, uint64_t op, uint32_t value_size) {
   std::string value(value_size, '\0');
-  uint64_t state = key ^ (step * 0x9e3779b97f4a7c15ULL) ^ (op << 48) ^ 0x5851f42d4c957f2dULL;
-  for (uint32_t i = 0; i < value_size; i += 8) {
-    state += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    std::memcpy(&value[i], &z, std::min<uint32_t>(8, value_size - i));
-  }
+  testutil::SplitMix64Fill(
+      key ^ (step * 0x9e3779b97f4a7c15ULL) ^ (op << 48) ^ 0x5851f42d4c957f2dULL,
+      reinterpret_cast<uint8_t*>(value.data()), value_size);
   return value;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,18 +18,13 @@
 #include "cpu/gphash.h"
 #include "format/gphash_layout.h"
 #include "gpu/gphash_gpu.h"
+#include "gpu_test_util.h"
 #include "pm/pool.h"
 #include "recovery/gphash_check.h"
 #include "test_util.h"
 
 namespace gpkv::gpu {
 namespace {
-
-#define SKIP_WITHOUT_DEVICE()                            \
-  do {                                                   \
-    Status usable = GphashGpu::DeviceUsable();           \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString(); \
-  } while (0)
 
 // Expected contents: key bytes -> value bytes.
 using Contents = std::map<std::string, std::string>;
@@ -71,36 +67,7 @@ void ExpectContents(Table& table, const Contents& contents, uint32_t key_size, u
     ++i;
   }
   EXPECT_EQ(table.Stats().keys, contents.size()) << backend;
-  size_t scanned = 0;
-  ASSERT_TRUE(table
-                  .Scan([&](const uint8_t* key, const uint8_t* value) {
-                    auto it =
-                        contents.find(std::string(reinterpret_cast<const char*>(key), key_size));
-                    EXPECT_NE(it, contents.end()) << backend;
-                    if (it != contents.end()) {
-                      EXPECT_EQ(std::memcmp(value, it->second.data(), value_size), 0) << backend;
-                    }
-                    ++scanned;
-                    return true;
-                  })
-                  .ok());
-  EXPECT_EQ(scanned, contents.size()) << backend;
-}
-
-void ExpectVerifies(const pm::Pool& pool, uint64_t root, size_t keys) {
-  recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
-  EXPECT_FALSE(report.HasCorruption());
-  for (const auto& finding : report.findings) {
-    if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
-  }
-  ASSERT_EQ(report.tables.size(), 1u);
-  EXPECT_EQ(report.tables[0].keys, keys);
-  const uint64_t cells =
-      report.tables[0].value_cells_in_use + report.tables[0].value_cells_unreferenced;
-  if (cells != 0) {
-    EXPECT_EQ(report.tables[0].value_cells_in_use, keys);  // one cell per key
-  }
+  gpu_test::ExpectScanFindsExactly(table, contents, key_size, value_size, backend);
 }
 
 // Opens the table on the CPU backend after the GPU wrote it: the pool
@@ -109,7 +76,7 @@ void ExpectVerifies(const pm::Pool& pool, uint64_t root, size_t keys) {
 std::unique_ptr<cpu::Gphash> OpenCleanOnCpu(pm::Pool& pool, uint64_t root, const Contents& contents,
                                             uint32_t key_size, uint32_t value_size, int threads,
                                             const char* what) {
-  ExpectVerifies(pool, root, contents.size());
+  gpu_test::ExpectVerifiesClean(pool, root, contents.size());
   recovery::Report report;
   auto table = cpu::Gphash::Open(pool, "t", root, threads, &report);
   EXPECT_TRUE(table.ok()) << table.status().ToString();
@@ -118,6 +85,21 @@ std::unique_ptr<cpu::Gphash> OpenCleanOnCpu(pm::Pool& pool, uint64_t root, const
   EXPECT_EQ(report.duplicates_removed, 0u);
   EXPECT_EQ(report.cells_reclaimed, 0u);
   ExpectContents(**table, contents, key_size, value_size, what);
+  return std::move(table.value());
+}
+
+// Opens the table on the GPU after the CPU wrote it: it answers `contents`
+// and counts the CPU's value bytes. Null (after a test failure) when the
+// open fails.
+std::unique_ptr<GphashGpu> OpenOnGpu(pm::Pool& pool, uint64_t root,
+                                     const GpuTableOptions& gpu_options, const Contents& contents,
+                                     uint32_t key_size, uint32_t value_size,
+                                     uint64_t cpu_value_bytes, const char* what) {
+  auto table = GphashGpu::Open(pool, "t", root, gpu_options, nullptr);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  if (!table.ok()) return nullptr;
+  ExpectContents(**table, contents, key_size, value_size, what);
+  EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes) << what;
   return std::move(table.value());
 }
 
@@ -207,13 +189,12 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
   {
     auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok());
-    auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
-    ExpectContents(**table, contents, k, v, "gpu reading cpu");
-    EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes);
-    uint64_t resizes = (*table)->Stats().resizes;
+    auto table =
+        OpenOnGpu(**pool, root, gpu_options, contents, k, v, cpu_value_bytes, "gpu reading cpu");
+    ASSERT_NE(table, nullptr);
+    uint64_t resizes = table->Stats().resizes;
     Batch batch = RandomBatch(rng, 20000, k, v);
-    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
     Apply(batch, k, v, &contents);
     // Overwrite some CPU-written keys too.
     Batch update = RandomBatch(rng, 0, k, v);
@@ -221,14 +202,14 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
       update.keys.insert(update.keys.end(), it->first.begin(), it->first.end());
       for (uint32_t b = 0; b < v; ++b) update.values.push_back(static_cast<uint8_t>(rng()));
     }
-    ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+    ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
     Apply(update, k, v, &contents);
-    EXPECT_GT((*table)->Stats().resizes, resizes);
-    ExpectContents(**table, contents, k, v, "gpu reading itself");
+    EXPECT_GT(table->Stats().resizes, resizes);
+    ExpectContents(*table, contents, k, v, "gpu reading itself");
     // Erase keys of both writers.
-    EraseSome(**table, 7, 1500, k, &contents);
-    ExpectContents(**table, contents, k, v, "gpu after its erases");
-    gpu_value_bytes = (*table)->Stats().value_bytes;
+    EraseSome(*table, 7, 1500, k, &contents);
+    ExpectContents(*table, contents, k, v, "gpu after its erases");
+    gpu_value_bytes = table->Stats().value_bytes;
   }
   // 3. verify accepts the GPU's bytes; the CPU reads them and writes more.
   {
@@ -252,19 +233,18 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
   {
     auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok());
-    ExpectVerifies(**pool, root, contents.size());
-    auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
-    ExpectContents(**table, contents, k, v, "gpu reading cpu again");
-    EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes);
+    gpu_test::ExpectVerifiesClean(**pool, root, contents.size());
+    auto table = OpenOnGpu(**pool, root, gpu_options, contents, k, v, cpu_value_bytes,
+                           "gpu reading cpu again");
+    ASSERT_NE(table, nullptr);
     Batch update = UpdateSome(rng, contents, 2, 5000, v);
-    ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+    ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
     Apply(update, k, v, &contents);
-    EraseSome(**table, 13, 1000, k, &contents);
+    EraseSome(*table, 13, 1000, k, &contents);
     Batch batch = RandomBatch(rng, 5000, k, v);
-    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
     Apply(batch, k, v, &contents);
-    ExpectContents(**table, contents, k, v, "gpu reading itself again");
+    ExpectContents(*table, contents, k, v, "gpu reading itself again");
   }
   // 5. verify and the CPU accept that too.
   {
@@ -300,7 +280,7 @@ TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
   TableOptions options;
   auto root = GphashGpu::Create(**pool, 1, options);
   ASSERT_TRUE(root.ok()) << root.status().ToString();
-  ExpectVerifies(**pool, *root, 0);
+  gpu_test::ExpectVerifiesClean(**pool, *root, 0);
   auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ((*table)->Stats().keys, 0u);
@@ -334,7 +314,7 @@ TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
         auto created = GphashGpu::Create(**pool, 1, options);
         ASSERT_TRUE(created.ok()) << created.status().ToString();
         root = *created;
-        ExpectVerifies(**pool, root, 0);
+        gpu_test::ExpectVerifiesClean(**pool, root, 0);
         auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
         ASSERT_TRUE(table.ok()) << table.status().ToString();
         EXPECT_EQ((*table)->value_size(), v);
@@ -367,10 +347,9 @@ TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
       }
       auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
       ASSERT_TRUE(pool.ok());
-      auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
-      ASSERT_TRUE(table.ok()) << table.status().ToString();
-      ExpectContents(**table, contents, k, v, "gpu reading cpu");
-      EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes);
+      auto table =
+          OpenOnGpu(**pool, root, gpu_options, contents, k, v, cpu_value_bytes, "gpu reading cpu");
+      ASSERT_NE(table, nullptr);
     }
   }
 }
@@ -432,7 +411,7 @@ TEST(GphashCrossBackend, StagedModeRunsAPoolTheGpuCannotMap) {
   }
   auto pool = pm::Pool::Open(path, false, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
-  ExpectVerifies(**pool, root, contents.size());
+  gpu_test::ExpectVerifiesClean(**pool, root, contents.size());
   auto table = cpu::Gphash::Open(**pool, "t", root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ExpectContents(**table, contents, k, v, "cpu reading staged");

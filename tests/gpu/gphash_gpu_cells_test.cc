@@ -155,19 +155,7 @@ TEST(GphashGpu, ValueCellTablesStoreFullValues) {
     for (size_t i = erased_count; i < count; ++i) {
       live[Bytes(&keys[i * 8], 8)] = Bytes(&expected[i * v], v);
     }
-    size_t scanned = 0;
-    ASSERT_TRUE(harness.table()
-                    .Scan([&](const uint8_t* key, const uint8_t* value) {
-                      auto it = live.find(Bytes(key, 8));
-                      EXPECT_NE(it, live.end());
-                      if (it != live.end()) {
-                        EXPECT_EQ(Bytes(value, v), it->second);
-                      }
-                      ++scanned;
-                      return true;
-                    })
-                    .ok());
-    EXPECT_EQ(scanned, live.size());
+    ExpectScanFindsExactly(harness.table(), live, 8, v);
 
     harness.Reopen();
     ASSERT_TRUE(harness.ok());
@@ -183,32 +171,11 @@ TEST(GphashGpu, ValueCellTablesStoreFullValues) {
   }
 }
 
-const char* ModeName(GpuIndexMode mode) {
-  switch (mode) {
-    case GpuIndexMode::kDirect:
-      return "direct";
-    case GpuIndexMode::kMirror:
-      return "mirror";
-    case GpuIndexMode::kStaged:
-      return "staged";
-    case GpuIndexMode::kAuto:
-      break;
-  }
-  return "auto";
-}
-
 // A value of value_size bytes that depends on every bit of (index, version):
 // splitmix64 from a seed of both.
 void VersionedValue(uint64_t index, uint64_t version, uint32_t value_size, uint8_t* out) {
-  uint64_t state = index * 0x9E3779B97F4A7C15ull ^ (version + 1) * 0xD1B54A32D192ED03ull;
-  for (uint32_t at = 0; at < value_size; at += 8) {
-    state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    std::memcpy(out + at, &z, std::min<uint32_t>(8, value_size - at));
-  }
+  testutil::SplitMix64Fill(index * 0x9E3779B97F4A7C15ull ^ (version + 1) * 0xD1B54A32D192ED03ull,
+                           out, value_size);
 }
 
 uint64_t IndexKey(uint64_t index) { return index * 0x9E3779B97F4A7C15ull + 1; }
@@ -280,20 +247,13 @@ class VersionedKeys {
   std::vector<uint8_t> keys_;
 };
 
-// recovery::VerifyGphash of the harness's table (closed): no corruption, no
-// finding above kInfo, `keys` keys, each with a cell of its own, and as many
-// cells as `value_bytes` holds.
-void ExpectVerifiesClean(TableHarness& harness, uint64_t keys, uint64_t cell_size,
-                         uint64_t value_bytes) {
-  recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(harness.pool(), "t", 1, harness.root(), report, nullptr).ok());
-  EXPECT_FALSE(report.HasCorruption());
-  for (const recovery::Finding& finding : report.findings) {
-    if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
-  }
-  ASSERT_EQ(report.tables.size(), 1u);
-  const recovery::TableReport& table = report.tables[0];
-  EXPECT_EQ(table.keys, keys);
+// ExpectVerifiesClean of the harness's table (closed), which holds `keys`
+// keys, each with a cell of its own, and as many cells as `value_bytes` holds.
+void ExpectCellsVerifyClean(TableHarness& harness, uint64_t keys, uint64_t cell_size,
+                            uint64_t value_bytes) {
+  recovery::TableReport table;
+  ExpectVerifiesClean(harness.pool(), harness.root(), keys, &table);
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(table.value_cells_in_use, keys);
   EXPECT_EQ((table.value_cells_in_use + table.value_cells_unreferenced) * cell_size, value_bytes);
 }
@@ -349,7 +309,7 @@ TEST_P(GphashGpuCells, UpdatesRecycleCells) {
     SCOPED_TRACE("reopen " + std::to_string(cycle));
     const uint64_t closed_bytes = harness.table().Stats().value_bytes;
     harness.CloseTable();
-    ExpectVerifiesClean(harness, key_count, cell_size, closed_bytes);
+    ExpectCellsVerifyClean(harness, key_count, cell_size, closed_bytes);
     recovery::Report report;
     harness.Open(/*read_only=*/false, &report);
     ASSERT_TRUE(harness.ok());
@@ -368,7 +328,7 @@ TEST_P(GphashGpuCells, UpdatesRecycleCells) {
   }
   const uint64_t closed_bytes = harness.table().Stats().value_bytes;
   harness.CloseTable();
-  ExpectVerifiesClean(harness, key_count, cell_size, closed_bytes);
+  ExpectCellsVerifyClean(harness, key_count, cell_size, closed_bytes);
 }
 
 // PutAsync / GetAsync / EraseAsync on a cell table: complete after

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "gpu/gphash_gpu.h"
+#include "gpu_test_util.h"
 #include "pm/pool.h"
 #include "recovery/gphash_check.h"
 #include "test_util.h"
@@ -172,12 +173,6 @@ TEST(GphashGpuKillChild, DISABLED_Run) {
 }
 
 // ---------------------------------------------------------------- parent
-
-#define SKIP_WITHOUT_DEVICE()                            \
-  do {                                                   \
-    Status usable = GphashGpu::DeviceUsable();           \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString(); \
-  } while (0)
 
 struct Child {
   pid_t pid = -1;

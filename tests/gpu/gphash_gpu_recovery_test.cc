@@ -18,6 +18,7 @@
 #include "format/hash.h"
 #include "gpu/gphash_gpu.h"
 #include "gpu/gphash_root.h"
+#include "gpu_test_util.h"
 #include "pm/extent_allocator.h"
 #include "pm/pool.h"
 #include "recovery/gphash_check.h"
@@ -27,12 +28,6 @@ namespace gpkv::gpu {
 namespace {
 
 using format::KeyHash;
-
-#define SKIP_WITHOUT_DEVICE()                            \
-  do {                                                   \
-    Status usable = GphashGpu::DeviceUsable();           \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString(); \
-  } while (0)
 
 // A slot of a table as the host sees it through the pool mapping.
 struct HostSlot {
@@ -197,24 +192,6 @@ Status PutRandom(GphashGpu& table, std::mt19937_64& rng, const std::vector<uint6
            << table.Stats().keys << " keys, expected " << values.size();
   }
   return ::testing::AssertionSuccess();
-}
-
-// recovery::VerifyGphash of the fixture's table (closed): nothing above
-// kInfo, `keys` keys, and in a cell table one cell per key.
-void ExpectVerifiesClean(const Fixture& fixture, uint64_t keys) {
-  recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(*fixture.pool, "t", 1, fixture.root, report, nullptr).ok());
-  EXPECT_FALSE(report.HasCorruption());
-  for (const recovery::Finding& finding : report.findings) {
-    if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
-  }
-  ASSERT_EQ(report.tables.size(), 1u);
-  EXPECT_EQ(report.tables[0].keys, keys);
-  const uint64_t cells =
-      report.tables[0].value_cells_in_use + report.tables[0].value_cells_unreferenced;
-  if (cells != 0) {
-    EXPECT_EQ(report.tables[0].value_cells_in_use, keys);
-  }
 }
 
 TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
@@ -384,7 +361,7 @@ void ExpectInterruptedResizeFinishedAtOpen(const std::string& tag, uint32_t valu
   ASSERT_TRUE(PutRandom(**table, rng, updated, value_size, &expected).ok());
   EXPECT_TRUE(Answers(**table, expected, {}, value_size));
   table->reset();
-  ExpectVerifiesClean(fixture, expected.size());
+  gpu_test::ExpectVerifiesClean(*fixture.pool, fixture.root, expected.size());
 }
 
 TEST(GphashGpuRecovery, InterruptedResizeIsFinishedAtOpen) {
@@ -489,7 +466,7 @@ TEST(GphashGpuRecovery, CellTableKeepsEveryAcknowledgedValueAfterAnInterruptedBa
                     .ok());
     EXPECT_TRUE(Answers(**table, expected, {reserved_key}, v));
   }
-  ExpectVerifiesClean(fixture, expected.size());
+  gpu_test::ExpectVerifiesClean(*fixture.pool, fixture.root, expected.size());
   recovery::Report report;
   auto table = fixture.Open(&report);
   ASSERT_TRUE(table.ok()) << table.status().ToString();

@@ -137,19 +137,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   } else {
     EXPECT_EQ(stats.value_bytes, 0u);
   }
-  size_t scanned = 0;
-  ASSERT_TRUE(harness.table()
-                  .Scan([&](const uint8_t* key, const uint8_t* value) {
-                    auto it = oracle.find(name_of(key));
-                    EXPECT_NE(it, oracle.end());
-                    if (it != oracle.end()) {
-                      EXPECT_EQ(Bytes(value, value_size), it->second);
-                    }
-                    ++scanned;
-                    return true;
-                  })
-                  .ok());
-  EXPECT_EQ(scanned, oracle.size());
+  ExpectScanFindsExactly(harness.table(), oracle, key_size, value_size);
   if (param.bkt_cache_reload_ops != 0) {
     EXPECT_GT(cache_reloads, 0u);
     EXPECT_GT(cache_loaded, 0u);
@@ -311,8 +299,7 @@ TEST_P(GphashGpuAsync, AsyncBatchesAreCompleteAfterSynchronize) {
 INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuAsync,
                          ::testing::Values(GpuIndexMode::kMirror, GpuIndexMode::kStaged),
                          [](const ::testing::TestParamInfo<GpuIndexMode>& info) {
-                           return std::string(info.param == GpuIndexMode::kStaged ? "staged"
-                                                                                  : "mirror");
+                           return std::string(ModeName(info.param));
                          });
 
 // Keys i of a table of `count` keys: key i -> value i * 3 + salt.

@@ -1,7 +1,8 @@
-// Helpers shared by the gpu::GphashGpu device tests (gphash_gpu_test.cc,
-// gphash_gpu_cells_test.cc): SKIP_WITHOUT_DEVICE, a GPU table in a fresh
-// /dev/shm pool that can be closed and reopened, and random keys and values
-// of any size. Header-only; for tests, not the library.
+// Helpers shared by the gpu::GphashGpu device tests: SKIP_WITHOUT_DEVICE, a
+// GPU table in a fresh /dev/shm pool that can be closed and reopened, random
+// keys and values of any size, and the checks of a table's contents (Scan)
+// and of a clean pool (recovery::VerifyGphash). Header-only; for tests, not
+// the library.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include "gpu/gphash_gpu.h"
 #include "pm/pool.h"
+#include "recovery/gphash_check.h"
 #include "recovery/report.h"
 #include "test_util.h"
 
@@ -102,6 +104,21 @@ class TableHarness {
   uint64_t root_ = 0;
 };
 
+// The mode's name in test names and pool tags.
+inline const char* ModeName(GpuIndexMode mode) {
+  switch (mode) {
+    case GpuIndexMode::kDirect:
+      return "direct";
+    case GpuIndexMode::kMirror:
+      return "mirror";
+    case GpuIndexMode::kStaged:
+      return "staged";
+    case GpuIndexMode::kAuto:
+      break;
+  }
+  return "auto";
+}
+
 inline std::vector<uint8_t> RandomKeys(std::mt19937_64& rng, size_t count, uint32_t key_size) {
   std::vector<uint8_t> keys(count * key_size);
   for (size_t i = 0; i < keys.size(); i += 8) {
@@ -122,6 +139,46 @@ inline void RandomValue(std::mt19937_64& rng, uint8_t* value, uint32_t value_siz
 
 inline std::string Bytes(const uint8_t* bytes, size_t size) {
   return std::string(reinterpret_cast<const char*>(bytes), size);
+}
+
+// Scans `table` (a GPU or CPU GPHash) and expects exactly the pairs of
+// `pairs`, a map of key bytes to value bytes; `what` labels failures.
+template <typename Table, typename Map>
+void ExpectScanFindsExactly(Table& table, const Map& pairs, uint32_t key_size, uint32_t value_size,
+                            const std::string& what = "") {
+  size_t scanned = 0;
+  ASSERT_TRUE(table
+                  .Scan([&](const uint8_t* key, const uint8_t* value) {
+                    auto it = pairs.find(Bytes(key, key_size));
+                    EXPECT_NE(it, pairs.end()) << what;
+                    if (it != pairs.end()) {
+                      EXPECT_EQ(Bytes(value, value_size), it->second) << what;
+                    }
+                    ++scanned;
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(scanned, pairs.size()) << what;
+}
+
+// recovery::VerifyGphash of table `root` (closed) in `pool`: no corruption,
+// no finding above kInfo, `keys` keys, and in a cell table one cell in use
+// per key. `table_report`, when given, receives the table's report.
+inline void ExpectVerifiesClean(const pm::Pool& pool, uint64_t root, uint64_t keys,
+                                recovery::TableReport* table_report = nullptr) {
+  recovery::Report report;
+  ASSERT_TRUE(recovery::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
+  EXPECT_FALSE(report.HasCorruption());
+  for (const recovery::Finding& finding : report.findings) {
+    if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
+  }
+  ASSERT_EQ(report.tables.size(), 1u);
+  const recovery::TableReport& table = report.tables[0];
+  EXPECT_EQ(table.keys, keys);
+  if (table.value_cells_in_use + table.value_cells_unreferenced != 0) {
+    EXPECT_EQ(table.value_cells_in_use, keys);
+  }
+  if (table_report != nullptr) *table_report = table;
 }
 
 }  // namespace gpkv::gpu::gpu_test
