@@ -1,7 +1,7 @@
 #include "engine/backend.h"
 
 #if GPKV_HAVE_CUDA
-#include "gpu/gphash_gpu.h"
+#include "tables/gphash/gpu/backend.h"
 #endif
 
 namespace gpkv::engine {

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <thread>
 
-#include "cpu/gphash.h"
 #include "engine/backend.h"
 #include "engine/catalog.h"
-#include "engine/persistent_hash_table.h"
 #include "pm/extent_allocator.h"
 #include "recovery/catalog.h"
-#include "recovery/gphash_check.h"
+#include "tables/gphash/check.h"
+#include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/table.h"
 
 namespace gpkv {
 

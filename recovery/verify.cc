@@ -7,13 +7,13 @@
 #include <set>
 
 #include "format/checksum.h"
-#include "format/gphash_layout.h"
 #include "format/pool_layout.h"
 #include "pm/extent_allocator.h"
 #include "pm/pool.h"
 #include "recovery/catalog.h"
-#include "recovery/gphash_check.h"
-#include "recovery/gphash_reader.h"
+#include "tables/gphash/check.h"
+#include "tables/gphash/layout.h"
+#include "tables/gphash/reader.h"
 
 namespace gpkv::recovery {
 namespace {

@@ -72,7 +72,7 @@ run_tsan() {
     cd "$tsan_dir"
     # report_atomic_races=0: the CPU kernel reads a bucket's slot words with
     # aligned 16-byte SSE loads while other threads CAS them, and validates
-    # the snapshot afterwards (cpu/gphash_kernel.h TakeSnapshot, a
+    # the snapshot afterwards (tables/gphash/cpu/kernel.h TakeSnapshot, a
     # seqlock-style read). TSan cannot see those loads as atomic and reports
     # every CAS against them; this keeps every race between plain accesses
     # (value cells, keys, the engine, allocators). Drop it once TakeSnapshot

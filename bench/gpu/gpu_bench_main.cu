@@ -44,10 +44,10 @@
 #include "bench/gpkv_bench_workload.h"
 #include "bench/gpu/link_calibration.h"
 #include "bench/gpu/naive_table.h"
-#include "cpu/gphash.h"
 #include "gpu/device_memory.h"
-#include "gpu/gphash_gpu.h"
 #include "pm/pool.h"
+#include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/gpu/backend.h"
 
 namespace gpkv::bench::gpu {
 namespace {

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "format/gphash_layout.h"
 #include "format/pool_layout.h"
 #include "pool_map.h"
+#include "tables/gphash/layout.h"
 
 namespace gpkv::corruption {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "format/gphash_layout.h"
 #include "format/pool_layout.h"
+#include "tables/gphash/layout.h"
 
 namespace gpkv::corruption {
 

@@ -23,11 +23,11 @@
 #include <vector>
 
 #include "crash_workload.h"
-#include "format/gphash_layout.h"
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
 #include "pm/persist_hook.h"
 #include "power_failure.h"
+#include "tables/gphash/layout.h"
 
 namespace gpkv::crashtest {
 

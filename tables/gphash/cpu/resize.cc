@@ -1,0 +1,290 @@
+// Growth of cpu::Gphash, all under the table's exclusive lock (or at open,
+// before the table is shared):
+//  - PlaceDeferred: puts that found no free candidate slot are retried alone;
+//    if still no slot is free, one resident key of a candidate bucket moves to
+//    another of its own candidate buckets (a kick); only if no resident key
+//    can move does the table resize.
+//  - Resize: a new top level of twice the buckets is published in a LevelSet
+//    with kLevelSetResizing; FinishResize then moves every key of the bottom
+//    level up (insert-then-erase, each step persisted) and publishes a LevelSet
+//    without the bottom level and without the flag, then frees the bottom. A
+//    crash anywhere leaves a LevelSet that Open finishes: a key copied but not
+//    yet erased is a duplicate whose upper copy wins (and both hold the same
+//    key and value word).
+// Moves never run concurrently with batches, so they erase a source slot
+// directly (no tombstone) and the moved value cell stays with the key.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/checksum.h"
+#include "pm/atomic_word.h"
+#include "pm/extent_allocator.h"
+#include "tables/gphash/cpu/backend_impl.h"
+
+namespace gpkv::cpu {
+namespace {
+
+constexpr uint64_t kMaxTopBuckets = uint64_t{1} << 40;
+
+}  // namespace
+
+void Gphash::Impl::PublishLevelSet(format::LevelSet set) {
+  uint32_t target = 1 - format::ActiveLevelSetIndex(pm::LoadRelaxed(&root_->active_levelset));
+  for (uint32_t i = set.level_count; i < format::kMaxLevels; ++i) set.levels[i] = {};
+  set.checksum = format::Checksum64(&set, offsetof(format::LevelSet, checksum));
+  std::memcpy(&root_->levelsets[target], &set, sizeof(set));
+  pool_.Persist(&root_->levelsets[target], sizeof(set));
+  pool_.Publish(&root_->active_levelset, format::MakeActiveLevelSetWord(set.generation, target));
+}
+
+void Gphash::Impl::ApplyLevelSet(const format::LevelSet& set) {
+  levelset_ = set;
+  level_count_ = set.level_count;
+  uint64_t slots = 0;
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < format::kMaxLevels; ++i) {
+    if (i < set.level_count) {
+      const format::LevelDesc& desc = set.levels[i];
+      levels_[i] = {base_ + desc.offset, desc.offset, desc.bucket_count, desc.level_id};
+      slots += desc.bucket_count * slots_per_bucket_;
+      bytes += desc.bucket_count * bucket_bytes_;
+    } else {
+      levels_[i] = {};
+    }
+  }
+  stat_slots_.store(slots);
+  stat_index_bytes_.store(bytes);
+  stat_top_buckets_.store(set.levels[0].bucket_count);
+  stat_levels_.store(set.level_count);
+  resizing_.store((set.flags & format::kLevelSetResizing) != 0);
+}
+
+Status Gphash::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input) {
+  DrainLimbo();  // no batch is active: every tombstone can be an empty slot again
+  for (WorkerScratch& worker : batch.workers) {
+    for (uint32_t op : worker.deferred) {
+      const format::KeyHash& hash = batch.hashes[op];
+      const uint8_t* key = input.keys + size_t{op} * key_size_;
+      const uint8_t* value = input.values + size_t{op} * value_size_;
+      for (int attempt = 0;; ++attempt) {
+        OpResult result = kernels_->put_one(*this, worker, key, value, hash);
+        if (result == OpResult::kDone) break;
+        if (result == OpResult::kError) return worker.status;
+        if (attempt > 2 * static_cast<int>(format::kMaxLevels) + 4) {
+          return Status::Corruption(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
+                                    ": a key finds no free slot even after resizing");
+        }
+        if (TryKick(hash)) continue;
+        GPKV_RETURN_IF_ERROR(Resize());
+      }
+    }
+    worker.deferred.clear();
+  }
+  return Status::OK();
+}
+
+bool Gphash::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* to_bucket,
+                            uint32_t to_slot, uint64_t to_expected) {
+  uint64_t* to_word = SlotWord(to_bucket, to_slot);
+  const uint64_t reserved = format::ReserveWord(to_expected);
+  if (!pm::CompareExchange(to_word, to_expected, reserved)) return false;
+  const uint64_t from_word = pm::LoadRelaxed(SlotWord(from_bucket, from_slot));
+  uint8_t* from_key = SlotKey(from_bucket, from_slot);
+  uint8_t* to_key = SlotKey(to_bucket, to_slot);
+  for (uint32_t i = 0; i < key_size_; i += 8)
+    pm::StoreRelaxed(to_key + i, pm::LoadRelaxed(from_key + i));
+  pm::StoreRelaxed(SlotValue(to_bucket, to_slot),
+                   pm::LoadRelaxed(SlotValue(from_bucket, from_slot)));
+  uint8_t* last = reinterpret_cast<uint8_t*>(SlotValue(to_bucket, to_slot) + 1);
+  pool_.Persist(to_key, static_cast<size_t>(last - to_key));
+  pool_.Publish(to_word, format::PublishWord(reserved, format::FingerprintOf(from_word)));
+  pool_.Publish(SlotWord(from_bucket, from_slot), format::EmptyWord(from_word));
+  return true;
+}
+
+bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
+  for (uint32_t level = 0; level < level_count_; ++level) {
+    for (uint32_t location = 0; location < hash_locations_; ++location) {
+      const uint64_t index = format::BucketIndex(hash, location, levels_[level].bucket_count);
+      uint8_t* bucket = Bucket(level, index);
+      for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+        const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
+        if (format::SlotStateOf(word) != format::kSlotValid) continue;
+        uint8_t key[32];
+        std::memcpy(key, SlotKey(bucket, slot), key_size_);
+        const format::KeyHash resident = Hash(key);
+        SlotCopy copies[8];
+        uint32_t count = FindCopies(key, resident, copies, 8);
+        bool self_lost = false;
+        const uint64_t winner_value = pm::LoadRelaxed(SlotValue(copies[0].bucket, copies[0].slot));
+        for (uint32_t i = 1; i < count; ++i) {  // leftovers of racing inserts: drop them
+          uint64_t cell = pm::LoadRelaxed(SlotValue(copies[i].bucket, copies[i].slot));
+          if (cells_ && cell != winner_value) heap_.Give(cell);
+          pool_.Publish(SlotWord(copies[i].bucket, copies[i].slot),
+                        format::EmptyWord(copies[i].word));
+          keys_.fetch_sub(1);
+          self_lost |= copies[i].bucket == bucket && copies[i].slot == slot;
+        }
+        if (self_lost) return true;
+        for (uint32_t other_level = 0; other_level < level_count_; ++other_level) {
+          for (uint32_t other_location = 0; other_location < hash_locations_; ++other_location) {
+            uint64_t other_index =
+                format::BucketIndex(resident, other_location, levels_[other_level].bucket_count);
+            uint8_t* other = Bucket(other_level, other_index);
+            if (other == bucket) continue;
+            for (uint32_t free_slot = 0; free_slot < slots_per_bucket_; ++free_slot) {
+              uint64_t free_word = pm::LoadRelaxed(SlotWord(other, free_slot));
+              if (format::SlotStateOf(free_word) != format::kSlotEmpty) continue;
+              if (MoveSlot(bucket, slot, other, free_slot, free_word)) return true;
+            }
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+Status Gphash::Impl::Resize() {
+  DrainLimbo();
+  const std::string where = pool_.Where("table '" + table_name_ + "' root", root_offset_);
+  if (level_count_ >= format::kMaxLevels) {
+    return Status::PoolFull(where + ": cannot grow past " + std::to_string(format::kMaxLevels) +
+                            " levels");
+  }
+  const uint64_t top = levels_[0].bucket_count * 2;
+  if (top > kMaxTopBuckets) return Status::PoolFull(where + ": top level cannot grow further");
+  auto offset =
+      pool_.allocator().Allocate(top * bucket_bytes_, format::kExtentKindBucketLevel, table_id_);
+  if (!offset.ok()) return offset.status();
+  format::LevelSet next = levelset_;
+  for (uint32_t i = next.level_count; i > 0; --i) next.levels[i] = next.levels[i - 1];
+  next.levels[0] = {*offset, top, next.next_level_id};
+  next.next_level_id += 1;
+  next.level_count += 1;
+  next.flags |= format::kLevelSetResizing;
+  next.generation += 1;
+  PublishLevelSet(next);
+  ApplyLevelSet(next);
+  return FinishResize();
+}
+
+Status Gphash::Impl::FinishResize() {
+  resizing_.store(true);
+  const bool moved_all = MoveBottomLevel();
+  format::LevelSet next = levelset_;
+  const uint32_t bottom = next.level_count - 1;
+  const uint64_t bottom_offset = next.levels[bottom].offset;
+  next.flags &= ~format::kLevelSetResizing;
+  next.generation += 1;
+  if (moved_all) {
+    next.levels[bottom] = {};
+    next.level_count -= 1;
+  }
+  PublishLevelSet(next);
+  ApplyLevelSet(next);
+  // From here the old bottom is unreachable: a crash before Free leaves it to
+  // the open-time sweep of unreachable extents.
+  if (moved_all) GPKV_RETURN_IF_ERROR(pool_.allocator().Free(bottom_offset));
+  pool_.Publish(&root_->resizes, pm::LoadRelaxed(&root_->resizes) + 1);
+  return Status::OK();
+}
+
+// The rehash: every key of the bottom level either moves up or, when a better
+// copy of it exists (an interrupted move, a racing insert), is erased. Keys
+// are partitioned among threads by hash, so all copies of one key are handled
+// by one thread in order and "is this copy the winner" cannot change under it.
+// A moving key goes to the new top level, into the bucket of the hash location
+// that placed it in the bottom (the new top has 2N / M such buckets per bottom
+// bucket, so it always fits), else into any other candidate bucket with room.
+// Returns false if some key stayed.
+bool Gphash::Impl::MoveBottomLevel() {
+  const uint32_t bottom = level_count_ - 1;
+  const uint64_t bottom_count = levels_[bottom].bucket_count;
+  const uint32_t partitions = static_cast<uint32_t>(
+      std::max<uint64_t>(1, std::min<uint64_t>(threads_, bottom_count / 256)));
+  std::atomic<bool> stuck{false};
+  std::atomic<uint64_t> dropped{0};
+  auto owned = [&](const format::KeyHash& hash, uint32_t partition) {
+    return ((hash.primary >> 32) * partitions >> 32) == partition;
+  };
+  auto prefetch_bucket = [&](uint64_t index, uint32_t partition) {
+    uint8_t* bucket = Bucket(bottom, index);
+    for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+      if (format::SlotStateOf(pm::LoadRelaxed(SlotWord(bucket, slot))) != format::kSlotValid)
+        continue;
+      format::KeyHash hash = Hash(SlotKey(bucket, slot));
+      if (!owned(hash, partition)) continue;
+      for (uint32_t level = 0; level < level_count_; ++level) {
+        for (uint32_t location = 0; location < hash_locations_; ++location) {
+          pm::Prefetch(
+              Bucket(level, format::BucketIndex(hash, location, levels_[level].bucket_count)));
+        }
+      }
+    }
+  };
+  auto run = [&](uint32_t partition) {
+    uint64_t erased = 0;
+    for (uint64_t index = 0; index < bottom_count; ++index) {
+      if (index + 1 < bottom_count) prefetch_bucket(index + 1, partition);
+      uint8_t* bucket = Bucket(bottom, index);
+      for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+        const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
+        if (format::SlotStateOf(word) != format::kSlotValid) continue;
+        const uint8_t* key = SlotKey(bucket, slot);
+        const format::KeyHash hash = Hash(key);
+        if (!owned(hash, partition)) continue;
+        SlotCopy copies[8];
+        uint32_t count = FindCopies(key, hash, copies, 8);
+        if (count > 0 && (copies[0].bucket != bucket || copies[0].slot != slot)) {
+          uint64_t cell = pm::LoadRelaxed(SlotValue(bucket, slot));
+          if (cells_ && cell != pm::LoadRelaxed(SlotValue(copies[0].bucket, copies[0].slot))) {
+            heap_.Give(cell);
+          }
+          pool_.Publish(SlotWord(bucket, slot), format::EmptyWord(word));
+          ++erased;
+          continue;
+        }
+        if (!MoveUp(bucket, index, slot, hash)) stuck.store(true);
+      }
+    }
+    dropped.fetch_add(erased);
+  };
+  if (partitions == 1) {
+    run(0);
+  } else {
+#pragma omp parallel for num_threads(static_cast <int>(partitions)) schedule(static, 1)
+    for (uint32_t partition = 0; partition < partitions; ++partition) run(partition);
+  }
+  keys_.fetch_sub(static_cast<int64_t>(dropped.load()));
+  return !stuck.load();
+}
+
+bool Gphash::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
+                          const format::KeyHash& hash) {
+  const uint32_t bottom = level_count_ - 1;
+  uint32_t home = 0;
+  while (home + 1 < hash_locations_ &&
+         format::BucketIndex(hash, home, levels_[bottom].bucket_count) != index) {
+    ++home;
+  }
+  for (uint32_t pass = 0; pass < 2; ++pass) {
+    for (uint32_t level = 0; level < bottom; ++level) {
+      for (uint32_t location = 0; location < hash_locations_; ++location) {
+        if (pass == 0 && (level != 0 || location != home)) continue;
+        uint8_t* target =
+            Bucket(level, format::BucketIndex(hash, location, levels_[level].bucket_count));
+        for (uint32_t free_slot = 0; free_slot < slots_per_bucket_; ++free_slot) {
+          uint64_t free_word = pm::LoadRelaxed(SlotWord(target, free_slot));
+          if (format::SlotStateOf(free_word) != format::kSlotEmpty) continue;
+          if (MoveSlot(bucket, slot, target, free_slot, free_word)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace gpkv::cpu

@@ -1,0 +1,648 @@
+// GphashGpu: the public calls and the batch paths (staging of host batches,
+// the duplicate pass, the kernels, failed puts placed after a resize,
+// durability). Open and recovery: gphash_open.cu; resize: gphash_resize.cu.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_memory.h"
+#include "tables/gphash/gpu/backend.h"
+#include "tables/gphash/gpu/backend_impl.h"
+
+namespace gpkv::gpu {
+namespace {
+
+// Resizes one write batch may trigger before it gives up (each doubles the
+// top level: a pool runs out of space long before).
+constexpr int kMaxResizesPerBatch = 40;
+// Before a resize, failed puts get kicks (LaunchKick: one warp, so only for a
+// few failed puts, which is how a table fills up) and are retried, up to
+// kMaxKickRounds times: a table fills to the CPU backend's load factor.
+constexpr uint64_t kMaxKickOps = 8192;
+constexpr int kMaxKickRounds = 8;
+
+bool Aligned8(const void* address) { return (reinterpret_cast<uintptr_t>(address) & 7) == 0; }
+
+// Copies `bytes` from `source` (host or device) to the device address
+// `target`, in stream order.
+Status StageIn(void* target, const void* source, size_t bytes, cudaStream_t stream,
+               const char* what) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDefault, stream),
+                            std::string("cudaMemcpyAsync of the batch ") + what);
+  return Status::OK();
+}
+
+// Where the sort / duplicate pass of one batch lives in the workspace arena.
+struct SortPlan {
+  size_t arrays[5] = {};  // sort keys in / out, indices in / out, leaders
+  size_t sort_temp = 0;
+  size_t sort_temp_bytes = 0;
+  size_t scan_temp = 0;
+  size_t scan_temp_bytes = 0;
+};
+
+// Plans the sort of `count` operations (with_leaders: also the leader
+// arrays of a deduplicated get).
+Status PlanSort(ArenaPlan& plan, size_t count, bool with_leaders, SortPlan* sort) {
+  GPKV_RETURN_IF_ERROR(DedupeSortTempBytes(count, &sort->sort_temp_bytes));
+  for (int i = 0; i < 4; ++i) sort->arrays[i] = plan.Take(count * sizeof(uint32_t));
+  sort->sort_temp = plan.Take(sort->sort_temp_bytes);
+  if (with_leaders) {
+    GPKV_RETURN_IF_ERROR(DedupeScanTempBytes(count, &sort->scan_temp_bytes));
+    sort->arrays[4] = plan.Take(count * sizeof(uint32_t));
+    sort->scan_temp = plan.Take(sort->scan_temp_bytes);
+  }
+  return Status::OK();
+}
+
+DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
+  DedupeScratch scratch{};
+  scratch.sort_keys_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[0]);
+  scratch.sort_keys_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[1]);
+  scratch.indices_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[2]);
+  scratch.indices_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[3]);
+  scratch.sort_temp = arena + sort.sort_temp;
+  scratch.sort_temp_bytes = sort.sort_temp_bytes;
+  if (sort.scan_temp_bytes != 0) {
+    scratch.leaders = reinterpret_cast<uint32_t*>(arena + sort.arrays[4]);
+    scratch.scan_temp = arena + sort.scan_temp;
+    scratch.scan_temp_bytes = sort.scan_temp_bytes;
+  }
+  return scratch;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public API
+
+Status GphashGpu::DeviceUsable(int device) { return gpu::DeviceUsable(device); }
+
+Result<uint64_t> GphashGpu::Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options) {
+  return CreateGphashRoot(pool, table_id, options);
+}
+
+Result<std::unique_ptr<GphashGpu>> GphashGpu::Open(pm::Pool& pool, const std::string& table_name,
+                                                   uint64_t root_offset,
+                                                   const GpuTableOptions& options,
+                                                   recovery::Report* report) {
+  GPKV_RETURN_IF_ERROR(gpu::DeviceUsable(options.device));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device), "cudaSetDevice");
+  auto snapshot = ReadGphashRoot(pool, table_name, root_offset);
+  if (!snapshot.ok()) return snapshot.status();
+  // No registration: staged mode (asked for; kAuto past staged_min_index_bytes
+  // when the mirror fits; kAuto on a pool the GPU cannot map).
+  bool staged = options.index_mode == GpuIndexMode::kStaged;
+  if (options.index_mode == GpuIndexMode::kAuto && options.staged_min_index_bytes != 0 &&
+      IndexBytes(*snapshot) > options.staged_min_index_bytes) {
+    GPKV_RETURN_IF_ERROR(MirrorFits(IndexBytes(*snapshot), options, &staged));
+  }
+  std::unique_ptr<PoolRegistration> registration;
+  if (!staged) {
+    auto acquired = PoolRegistration::Acquire(pool);
+    if (acquired.ok()) {
+      registration = std::move(acquired.value());
+    } else if (!acquired.status().IsUnsupported() || options.index_mode != GpuIndexMode::kAuto) {
+      return acquired.status();
+    }
+  }
+  auto impl =
+      std::make_unique<Impl>(pool, table_name, options, std::move(registration), snapshot.value());
+  GPKV_RETURN_IF_ERROR(impl->Initialize(report));
+  if (impl->value_cells()) GPKV_RETURN_IF_ERROR(impl->LoadCellHeap());
+  return std::unique_ptr<GphashGpu>(new GphashGpu(std::move(impl)));
+}
+
+GphashGpu::GphashGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GphashGpu::~GphashGpu() = default;
+
+Status GphashGpu::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                      CUstream_st* order_after) {
+  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, order_after);
+  return impl_->Put(keys, values, count, nullptr, /*wait=*/true, order_after);
+}
+Status GphashGpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                      CUstream_st* order_after) {
+  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, order_after);
+  return impl_->Get(keys, values, found, count, nullptr, /*wait=*/true, order_after);
+}
+Status GphashGpu::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+                        CUstream_st* order_after) {
+  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, order_after);
+  return impl_->Erase(keys, erased, count, nullptr, /*wait=*/true, order_after);
+}
+Status GphashGpu::PutAsync(const uint8_t* keys, const uint8_t* values, size_t count,
+                           CUstream_st* stream) {
+  if (stream == nullptr) return Status::InvalidArgument("PutAsync needs a stream");
+  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, stream);
+  return impl_->Put(keys, values, count, stream, /*wait=*/false);
+}
+Status GphashGpu::GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                           CUstream_st* stream) {
+  if (stream == nullptr) return Status::InvalidArgument("GetAsync needs a stream");
+  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, stream);
+  return impl_->Get(keys, values, found, count, stream, /*wait=*/false);
+}
+Status GphashGpu::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count,
+                             CUstream_st* stream) {
+  if (stream == nullptr) return Status::InvalidArgument("EraseAsync needs a stream");
+  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, stream);
+  return impl_->Erase(keys, erased, count, stream, /*wait=*/false);
+}
+Status GphashGpu::Synchronize(CUstream_st* stream) { return impl_->Synchronize(stream); }
+Status GphashGpu::ForgetStream(CUstream_st* stream) { return impl_->ForgetStream(stream); }
+Status GphashGpu::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
+TableStats GphashGpu::Stats() const { return impl_->Stats(); }
+uint32_t GphashGpu::key_size() const { return impl_->key_size(); }
+uint32_t GphashGpu::value_size() const { return impl_->value_size(); }
+bool GphashGpu::mirrored() const { return impl_->mirrored(); }
+bool GphashGpu::staged() const { return impl_->staged(); }
+const GpuTableOptions& GphashGpu::options() const { return impl_->options_; }
+BktCacheStats GphashGpu::bkt_cache_stats() const {
+  std::shared_lock<std::shared_mutex> view_lock(impl_->view_mutex_);
+  return impl_->bkt_cache_ != nullptr ? impl_->bkt_cache_->stats() : BktCacheStats();
+}
+
+// ---------------------------------------------------------------- helpers
+
+Status MirrorFits(uint64_t index_bytes, const GpuTableOptions& options, bool* fits) {
+  size_t free_bytes = 0, total_bytes = 0;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  *fits = 2.0 * static_cast<double>(index_bytes) <=
+          options.mirror_memory_fraction * static_cast<double>(free_bytes);
+  return Status::OK();
+}
+
+std::string GphashGpu::Impl::Where() const {
+  return pool_.path() + ": table '" + table_name_ + "'";
+}
+
+Status GphashGpu::Impl::CheckWritable() const {
+  if (pool_.read_only()) return Status::InvalidArgument(Where() + ": the pool is open read-only");
+  return Status::OK();
+}
+
+bool GphashGpu::Impl::IsDeviceMemory(const void* address) const {
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
+         attributes.device == options_.device;
+}
+
+Result<Workspace*> GphashGpu::Impl::AcquireWorkspace(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(workspaces_mutex_);
+  if (stream == nullptr) {
+    if (!free_workspaces_.empty()) {
+      Workspace* workspace = free_workspaces_.back();
+      free_workspaces_.pop_back();
+      return workspace;
+    }
+    auto created = Workspace::Create(nullptr);
+    if (!created.ok()) return created.status();
+    own_workspaces_.push_back(std::move(created.value()));
+    return own_workspaces_.back().get();
+  }
+  auto it = stream_workspaces_.find(stream);
+  if (it != stream_workspaces_.end()) return it->second.get();
+  auto created = Workspace::Create(stream);
+  if (!created.ok()) return created.status();
+  Workspace* workspace = created.value().get();
+  stream_workspaces_[stream] = std::move(created.value());
+  return workspace;
+}
+
+void GphashGpu::Impl::ReleaseWorkspace(Workspace* workspace, cudaStream_t stream) {
+  if (stream != nullptr || workspace == nullptr) return;
+  std::lock_guard<std::mutex> lock(workspaces_mutex_);
+  free_workspaces_.push_back(workspace);
+}
+
+Status GphashGpu::Impl::BeginWrite(Workspace& workspace) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(workspace.stream(), last_write_, 0),
+                            Where() + ": cudaStreamWaitEvent on the previous write batch");
+  return Status::OK();
+}
+
+Status GphashGpu::Impl::EndWrite(Workspace& workspace) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(last_write_, workspace.stream()),
+                            Where() + ": cudaEventRecord after a write batch");
+  return Status::OK();
+}
+
+Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
+  if (!bkt_cache_active_) return Status::OK();
+  // The first reload comes early, so that a new table's hot buckets are
+  // cached soon.
+  uint64_t due = options_.bkt_cache_reload_ops;
+  if (bkt_cache_->reloads() == 0) due = std::min<uint64_t>(due, kFirstBktCacheReloadOps);
+  if (ops_since_reload_.fetch_add(ops) + ops < due) return Status::OK();
+  // The reload's eviction and loading are ordered between write batches
+  // (last_write_), which needs the write lock; gets do not wait for it.
+  std::unique_lock<std::mutex> write_lock(write_mutex_, std::defer_lock);
+  if (!write_locked && !write_lock.try_lock()) return Status::OK();
+  std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+  if (!bkt_cache_active_ || bkt_cache_->Reloading()) return Status::OK();
+  ops_since_reload_ = 0;
+  return bkt_cache_->Reload(view_, last_write_);
+}
+
+// ---------------------------------------------------------------- writes
+
+Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                            cudaStream_t stream, bool wait, cudaStream_t order_after) {
+  GPKV_RETURN_IF_ERROR(CheckWritable());
+  if (count == 0) return Status::OK();
+  if (!wait && count > kMaxChunkOps) {
+    return Status::InvalidArgument(Where() + ": an Async batch holds at most " +
+                                   std::to_string(kMaxChunkOps) + " operations");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
+  std::lock_guard<std::mutex> write_lock(write_mutex_);
+  auto workspace = AcquireWorkspace(stream);
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace, stream};
+  Workspace& ws = **workspace;
+  if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
+  if (ws.pending().active) GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
+  // Staged mode drains its log in the call: it always waits.
+  wait = wait || staged_;
+  const size_t step = LaunchChunk(kMaxChunkOps);
+  for (size_t done = 0; done < count; done += step) {
+    size_t chunk = std::min(count - done, step);
+    GPKV_RETURN_IF_ERROR(
+        PutChunk(ws, keys + done * key_size(), values + done * word_size(), chunk, wait));
+  }
+  GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
+  return wait ? pool_.Sync() : Status::OK();
+}
+
+Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
+                                 size_t count, bool wait) {
+  const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
+  const bool stage_values = !IsDeviceMemory(values);
+  ArenaPlan plan;
+  size_t keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
+  size_t values_at = stage_values ? plan.Take(count * word_size()) : 0;
+  size_t keep_at = plan.Take(count);
+  size_t failed_at = plan.Take(count * sizeof(uint32_t));
+  size_t spare_at = plan.Take(count * sizeof(uint32_t));
+  SortPlan sort;
+  GPKV_RETURN_IF_ERROR(PlanSort(plan, count, /*with_leaders=*/false, &sort));
+  GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
+  uint8_t* arena = ws.arena();
+  const uint8_t* device_keys = stage_keys ? arena + keys_at : keys;
+  const uint8_t* device_values = stage_values ? arena + values_at : values;
+  if (stage_keys) {
+    GPKV_RETURN_IF_ERROR(StageIn(arena + keys_at, keys, count * key_size(), ws.stream(), "keys"));
+  }
+  if (stage_values) {
+    GPKV_RETURN_IF_ERROR(
+        StageIn(arena + values_at, values, count * word_size(), ws.stream(), "values"));
+  }
+  uint8_t* keep = arena + keep_at;
+  auto* failed = reinterpret_cast<uint32_t*>(arena + failed_at);
+  {
+    std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+    GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+    GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+    // Sorted by bucket, the last put of each key kept; run in sorted order.
+    DedupeScratch scratch = SortScratchAt(arena, sort);
+    GPKV_RETURN_IF_ERROR(LaunchMarkSurvivors(view_, device_keys, count, scratch,
+                                             /*keep_first=*/false, keep, ws.stream()));
+    GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, scratch.indices_out,
+                                   count, failed, ws.device_counters(), ws.stream()));
+    GPKV_RETURN_IF_ERROR(EndWrite(ws));
+    GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+    if (wait) GPKV_RETURN_IF_ERROR(ws.Wait("put batch"));
+  }
+  PendingWrite& pending = ws.pending();
+  pending.active = true;
+  pending.is_put = true;
+  pending.keys = device_keys;
+  pending.values = device_values;
+  pending.failed = failed;
+  pending.spare = reinterpret_cast<uint32_t*>(arena + spare_at);
+  pending.arena_end = plan.bytes();
+  return wait ? FinishPendingWrite(ws) : Status::OK();
+}
+
+Status GphashGpu::Impl::Kick(Workspace& ws, const uint8_t* keys, const uint32_t* ops,
+                             uint64_t count, bool* made_room) {
+  // A kick moves keys between buckets: no get may run meanwhile (a tile get
+  // stops at the first bucket that holds the key; see warp::TileGet).
+  std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
+  GPKV_RETURN_IF_ERROR(WaitAllStreams());
+  GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+  GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+  GPKV_RETURN_IF_ERROR(LaunchKick(view_, keys, ops, count, ws.device_counters(), ws.stream()));
+  GPKV_RETURN_IF_ERROR(EndWrite(ws));
+  GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+  GPKV_RETURN_IF_ERROR(ws.Wait("kicks"));
+  GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "kicks", /*in_order=*/true));
+  *made_room = ws.host_counters().kicked != 0;
+  return Status::OK();
+}
+
+Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
+  PendingWrite pending = ws.pending();
+  ws.pending() = PendingWrite();
+  if (!pending.active) return Status::OK();
+  GPKV_RETURN_IF_ERROR(ws.Wait("write batch"));
+  GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "write batch"));
+  BatchCounters counters = ws.host_counters();
+  if (!pending.is_put) {
+    live_keys_ -= counters.erased;
+    return Status::OK();
+  }
+  live_keys_ += counters.inserted;
+  uint64_t failed = counters.failed;
+  uint32_t* failed_ops = pending.failed;
+  uint32_t* spare = pending.spare;
+  int resizes = 0, kick_rounds = 0;
+  while (failed > 0) {
+    bool made_room = false;
+    if (failed <= kMaxKickOps && kick_rounds < kMaxKickRounds) {
+      ++kick_rounds;
+      GPKV_RETURN_IF_ERROR(Kick(ws, pending.keys, failed_ops, failed, &made_room));
+    }
+    if (!made_room) {
+      if (resizes == kMaxResizesPerBatch) {
+        return Status::PoolFull(Where() + ": " + std::to_string(failed) +
+                                " puts found no free slot after " +
+                                std::to_string(kMaxResizesPerBatch) + " resizes");
+      }
+      ++resizes;
+      kick_rounds = 0;
+      GPKV_RETURN_IF_ERROR(Resize());
+    }
+    std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+    GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+    GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+    GPKV_RETURN_IF_ERROR(LaunchPut(view_, pending.keys, pending.values, nullptr, failed_ops, failed,
+                                   spare, ws.device_counters(), ws.stream()));
+    GPKV_RETURN_IF_ERROR(EndWrite(ws));
+    GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+    GPKV_RETURN_IF_ERROR(ws.Wait("put batch after a resize"));
+    GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "put batch after a resize"));
+    live_keys_ += ws.host_counters().inserted;
+    failed = ws.host_counters().failed;
+    std::swap(failed_ops, spare);
+  }
+  return Status::OK();
+}
+
+Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+                              cudaStream_t stream, bool wait, cudaStream_t order_after) {
+  GPKV_RETURN_IF_ERROR(CheckWritable());
+  if (count == 0) return Status::OK();
+  if (!wait && count > kMaxChunkOps) {
+    return Status::InvalidArgument(Where() + ": an Async batch holds at most " +
+                                   std::to_string(kMaxChunkOps) + " operations");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
+  std::lock_guard<std::mutex> write_lock(write_mutex_);
+  auto workspace = AcquireWorkspace(stream);
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace, stream};
+  Workspace& ws = **workspace;
+  if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
+  if (ws.pending().active) GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
+  wait = wait || staged_;  // as in Put
+  const size_t step = LaunchChunk(kMaxChunkOps);
+  for (size_t done = 0; done < count; done += step) {
+    size_t chunk = std::min(count - done, step);
+    GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * key_size(),
+                                    erased == nullptr ? nullptr : erased + done, chunk, wait));
+  }
+  GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
+  return wait ? pool_.Sync() : Status::OK();
+}
+
+Status GphashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
+                                   size_t count, bool wait) {
+  const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
+  const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased);
+  ArenaPlan plan;
+  size_t keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
+  size_t erased_at = stage_erased ? plan.Take(count) : 0;
+  size_t keep_at = plan.Take(count);
+  SortPlan sort;
+  GPKV_RETURN_IF_ERROR(PlanSort(plan, count, /*with_leaders=*/false, &sort));
+  GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
+  uint8_t* arena = ws.arena();
+  const uint8_t* device_keys = stage_keys ? arena + keys_at : keys;
+  uint8_t* device_erased = stage_erased ? arena + erased_at : erased;
+  if (stage_keys) {
+    GPKV_RETURN_IF_ERROR(StageIn(arena + keys_at, keys, count * key_size(), ws.stream(), "keys"));
+  }
+  {
+    std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+    GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+    GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+    // Sorted by bucket, the first erase of each key kept; run in sorted order.
+    DedupeScratch scratch = SortScratchAt(arena, sort);
+    GPKV_RETURN_IF_ERROR(LaunchMarkSurvivors(view_, device_keys, count, scratch,
+                                             /*keep_first=*/true, arena + keep_at, ws.stream()));
+    GPKV_RETURN_IF_ERROR(LaunchErase(view_, device_keys, arena + keep_at, scratch.indices_out,
+                                     device_erased, count, ws.device_counters(), ws.stream()));
+    GPKV_RETURN_IF_ERROR(EndWrite(ws));
+    GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+    if (stage_erased) {
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(erased, device_erased, count, cudaMemcpyDefault, ws.stream()),
+          Where() + ": cudaMemcpyAsync of the erased flags");
+    }
+    if (wait) GPKV_RETURN_IF_ERROR(ws.Wait("erase batch"));
+  }
+  PendingWrite& pending = ws.pending();
+  pending.active = true;
+  pending.is_put = false;
+  pending.arena_end = plan.bytes();
+  return wait ? FinishPendingWrite(ws) : Status::OK();
+}
+
+// ---------------------------------------------------------------- reads
+
+Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                            cudaStream_t stream, bool wait, cudaStream_t order_after) {
+  if (count == 0) return Status::OK();
+  if (!wait && count > kMaxChunkOps) {
+    return Status::InvalidArgument(Where() + ": an Async batch holds at most " +
+                                   std::to_string(kMaxChunkOps) + " operations");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
+  auto workspace = AcquireWorkspace(stream);
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace, stream};
+  if (order_after != nullptr) GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(order_after));
+  for (size_t done = 0; done < count; done += kMaxChunkOps) {
+    size_t chunk = std::min(count - done, kMaxChunkOps);
+    GPKV_RETURN_IF_ERROR(GetChunk(**workspace, keys + done * key_size(),
+                                  values + done * word_size(),
+                                  found == nullptr ? nullptr : found + done, chunk, wait));
+  }
+  return CountForBktCache(count, /*write_locked=*/false);
+}
+
+Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                 uint8_t* found, size_t count, bool wait) {
+  const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
+  const bool stage_values = !IsDeviceMemory(values);
+  const bool stage_found = found != nullptr && !IsDeviceMemory(found);
+  // Direct mode sorts a large batch by bucket and reads each distinct key
+  // once (LaunchGetSorted); in mirror mode, and for small batches, the
+  // unsorted kernel is faster. (Either kernel answers right on either view,
+  // should a resize drop the mirror.)
+  bool sorted;
+  {
+    std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+    const bool warm_cache = bkt_cache_active_ && bkt_cache_->reloads() != 0;
+    sorted = !view_.mirrored && (count >= options_.sorted_get_min_ops || !warm_cache);
+  }
+  size_t keys_at = 0, values_at = 0, found_at = 0;
+  SortPlan sort;
+  auto plan_from = [&](size_t start, size_t* end) -> Status {
+    ArenaPlan plan(start);
+    keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
+    values_at = stage_values ? plan.Take(count * word_size()) : 0;
+    found_at = stage_found ? plan.Take(count) : 0;
+    if (sorted) GPKV_RETURN_IF_ERROR(PlanSort(plan, count, /*with_leaders=*/true, &sort));
+    *end = plan.bytes();
+    return Status::OK();
+  };
+  // An outstanding write batch of this stream keeps its scratch: plan after it.
+  size_t start = ws.pending().active ? ws.pending().arena_end : 0;
+  size_t end = 0;
+  GPKV_RETURN_IF_ERROR(plan_from(start, &end));
+  if (start != 0 && end > ws.arena_bytes()) {
+    std::lock_guard<std::mutex> write_lock(write_mutex_);
+    GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
+    GPKV_RETURN_IF_ERROR(pool_.Sync());
+    GPKV_RETURN_IF_ERROR(plan_from(0, &end));
+  }
+  GPKV_RETURN_IF_ERROR(ws.Reserve(end));
+  uint8_t* arena = ws.arena();
+  const uint8_t* device_keys = stage_keys ? arena + keys_at : keys;
+  uint8_t* device_values = stage_values ? arena + values_at : values;
+  uint8_t* device_found = stage_found ? arena + found_at : found;
+  if (stage_keys) {
+    GPKV_RETURN_IF_ERROR(StageIn(arena + keys_at, keys, count * key_size(), ws.stream(), "keys"));
+  }
+  std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+  if (sorted) {
+    GPKV_RETURN_IF_ERROR(LaunchGetSorted(view_, device_keys, device_values, device_found, count,
+                                         SortScratchAt(arena, sort), ws.stream()));
+  } else {
+    GPKV_RETURN_IF_ERROR(
+        LaunchGet(view_, device_keys, device_values, device_found, count, ws.stream()));
+  }
+  if (stage_values) {
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(values, device_values, count * word_size(), cudaMemcpyDefault, ws.stream()),
+        Where() + ": cudaMemcpyAsync of the values found");
+  }
+  if (stage_found) {
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(found, device_found, count, cudaMemcpyDefault, ws.stream()),
+        Where() + ": cudaMemcpyAsync of the found flags");
+  }
+  if (wait) GPKV_RETURN_IF_ERROR(ws.Wait("get batch"));
+  return Status::OK();
+}
+
+Status GphashGpu::Impl::Synchronize(cudaStream_t stream) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
+  Workspace* ws = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(workspaces_mutex_);
+    auto it = stream_workspaces_.find(stream);
+    if (it != stream_workspaces_.end()) ws = it->second.get();
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": cudaStreamSynchronize");
+  if (ws == nullptr || !ws->pending().active) return Status::OK();
+  std::lock_guard<std::mutex> write_lock(write_mutex_);
+  GPKV_RETURN_IF_ERROR(FinishPendingWrite(*ws));
+  return pool_.Sync();
+}
+
+Status GphashGpu::Impl::ForgetStream(cudaStream_t stream) {
+  GPKV_RETURN_IF_ERROR(Synchronize(stream));
+  std::unique_ptr<Workspace> forgotten;
+  {
+    std::lock_guard<std::mutex> lock(workspaces_mutex_);
+    auto it = stream_workspaces_.find(stream);
+    if (it == stream_workspaces_.end()) return Status::OK();
+    forgotten = std::move(it->second);
+    stream_workspaces_.erase(it);
+  }
+  return Status::OK();  // ~Workspace frees its arena
+}
+
+// ---------------------------------------------------------------- host reads
+
+Status GphashGpu::Impl::Scan(const Table::ScanVisitor& visit) const {
+  std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+  const format::LevelSet& level_set = snapshot_.level_set;
+  const uint32_t slots = snapshot_.slots_per_bucket;
+  const uint32_t key_bytes = snapshot_.key_size;
+  uint8_t key[32];
+  alignas(8) uint8_t value[kMaxValueBytes];
+  // A value cell read below stays out of reuse until the scan ends.
+  std::optional<EpochGuard> epoch_guard;
+  if (value_cells()) epoch_guard.emplace(epoch_);
+  for (uint32_t level = 0; level < level_set.level_count; ++level) {
+    const uint8_t* base = pool_.base() + level_set.levels[level].offset;
+    for (uint64_t bucket = 0; bucket < level_set.levels[level].bucket_count; ++bucket) {
+      const uint8_t* at = base + bucket * snapshot_.bucket_bytes;
+      for (uint32_t slot = 0; slot < slots; ++slot) {
+        const auto* word_at = reinterpret_cast<const uint64_t*>(at + format::SlotWordOffset(slot));
+        for (;;) {  // seqlock: read the slot again if it changed under us
+          uint64_t word = __atomic_load_n(word_at, __ATOMIC_ACQUIRE);
+          if (format::SlotStateOf(word) != format::kSlotValid) break;
+          std::memcpy(key, at + format::KeyOffset(slots, key_bytes, slot), key_bytes);
+          uint64_t value_word =
+              __atomic_load_n(reinterpret_cast<const uint64_t*>(
+                                  at + format::ValueWordOffset(slots, key_bytes, slot)),
+                              __ATOMIC_ACQUIRE);
+          if (value_cells()) {
+            // A word read from a slot that changed meanwhile is discarded
+            // below; the bound only keeps the copy inside the mapping.
+            if (value_word > pool_.size() - snapshot_.cell_size) value_word = 0;
+            std::memcpy(value, pool_.base() + value_word, snapshot_.value_size);
+          }
+          std::atomic_thread_fence(std::memory_order_acquire);
+          if (__atomic_load_n(word_at, __ATOMIC_ACQUIRE) != word) continue;
+          if (!value_cells()) std::memcpy(value, &value_word, snapshot_.value_size);
+          if (!visit(key, value)) return Status::OK();
+          break;
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+TableStats GphashGpu::Impl::Stats() const {
+  std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
+  TableStats stats;
+  const format::LevelSet& level_set = snapshot_.level_set;
+  stats.keys = live_keys_.load();
+  for (uint32_t level = 0; level < level_set.level_count; ++level) {
+    stats.slots += level_set.levels[level].bucket_count * snapshot_.slots_per_bucket;
+    stats.index_bytes += level_set.levels[level].bucket_count * snapshot_.bucket_bytes;
+  }
+  stats.load_factor =
+      stats.slots == 0 ? 0.0 : static_cast<double>(stats.keys) / static_cast<double>(stats.slots);
+  stats.levels = level_set.level_count;
+  stats.top_buckets = level_set.levels[0].bucket_count;
+  stats.resizes = pool_.At<format::GphashRoot>(snapshot_.root_offset)->resizes;
+  stats.value_bytes = heap_ != nullptr ? heap_->bytes() : 0;
+  stats.resizing = (level_set.flags & format::kLevelSetResizing) != 0;
+  return stats;
+}
+
+}  // namespace gpkv::gpu

@@ -1,0 +1,268 @@
+// gpu::GphashGpu: the persistent hash table (GPHash layout,
+// tables/gphash/layout.h) run by CUDA kernels — the GPU twin of cpu::Gphash.
+// A pool written by either backend opens, verifies and answers the same on
+// the other.
+//
+// Mapping: the pool mapping is registered with CUDA (gpu::PoolRegistration)
+// and kernels read and write the pool itself ("direct" mode). In "mirror"
+// mode the table also keeps a copy of its bucket levels in GPU memory: probes
+// and slot arbitration (CAS) run there and the pool receives only ordered
+// plain stores of the changed words. In "staged" mode, for pool files CUDA
+// cannot register (ext4, say), the mirror is the only copy the GPU sees: the
+// kernels append their pool stores to a log in GPU memory and the host
+// applies each log to the pool before the batch returns (gphash_staged.cu).
+// Direct mode keeps the most-read buckets in GPU memory too (the BktCache,
+// tables/gphash/gpu/bkt_cache.h; GpuTableOptions::bkt_cache_fraction), re-ranked by their
+// access counts every bkt_cache_reload_ops operations.
+// Values of up to 8 bytes live in the slot's value word; larger ones in
+// value cells (the word holds the cell's offset), written and read by
+// gphash_cells.cu around the same kernels: a put there also reads its keys'
+// value words before and after (to retire the cells it replaced), and every
+// call on such a table completes before it returns (the Async calls too).
+//
+// Kernels: warp-cooperative work sharing, at most one operation per lane
+// (fewer per warp for small batches), batches run in bucket order after a
+// CUB sort that also resolves duplicate keys; each operation probes all
+// candidate slots at once (levels x hash locations x
+// slots per bucket: 32 for the default 2L-2H-8S, one per lane), filters by
+// fingerprint, inserts by CAS of the slot word EMPTY -> INSERT, writes key and
+// value, __threadfence_system(), publishes VALID|fingerprint. A put that
+// finds no EMPTY candidate is retried after a kick (one resident key of its
+// candidate buckets moved to another of its own, as cpu::Gphash does), and
+// placed after a resize (new top level, bottom level moved up, as the format
+// describes) when kicks find no room: both backends fill a table to the same
+// load factor.
+//
+// Durability: kernels order their pool stores with __threadfence_system()
+// (key and value before the publishing slot word); the host makes a write
+// batch durable with pool.Sync() when it completes. On a page-granular file
+// SyncMode::kStrict therefore gives no more than kBatch here. A process
+// killed during a batch leaves each operation applied or absent by the
+// protocol (not yet tested with SIGKILL). Staged mode: the host stores each
+// batch's logged words with the CPU backend's primitives (pool.Persist /
+// Publish: key and value words, then publishing slot words, then emptied
+// slot words), so it gives what cpu::Gphash gives on the same pool and
+// SyncMode. Its Async write calls wait (the log is drained in the call).
+//
+// Who may call: engine/ (through the Table facade), tests and benchmarks.
+// This header needs no CUDA headers: streams are passed as CUstream_st*, which
+// is what cudaStream_t is.
+//
+// Thread safety: Put / Get / Erase (and their Async twins on distinct
+// streams) may be called from several threads at once. Write batches of one
+// table run one at a time on the device (each waits for the previous write
+// batch, in stream order); gets run beside them and see, per key, the old or
+// the new value. A resize takes the table exclusively and waits for the
+// table's work in flight on every stream. The table is the only writer of its
+// slots while it is open: do not open the same table with cpu::Gphash or a
+// second GphashGpu at the same time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gpkv/status.h"
+#include "gpkv/table.h"
+#include "pm/pool.h"
+#include "recovery/report.h"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace gpkv::gpu {
+
+// Where the kernels probe and arbitrate.
+enum class GpuIndexMode : uint8_t {
+  // When the index fits in GPU memory (see GpuTableOptions): kMirror, or
+  // kStaged past staged_min_index_bytes. When it does not: kDirect up to
+  // direct_max_index_bytes, else Unsupported (the CPU backend is faster
+  // there). kStaged whenever the pool mapping cannot be registered with CUDA
+  // (a file on ext4). Chosen at open: a table that grows keeps its mode.
+  kAuto = 0,
+  kDirect = 1,  // the registered pool mapping itself
+  kMirror = 2,  // a copy of the bucket levels in GPU memory; the pool gets the writes
+  // The mirror without registering the pool: kernels log their pool stores in
+  // GPU memory and the host applies each log to the pool mapping, in the
+  // protocol's order, before the batch returns. For pools the GPU cannot map.
+  kStaged = 3,
+};
+
+struct GpuTableOptions {
+  // CUDA device ordinal the table's kernels run on.
+  int device = 0;
+  GpuIndexMode index_mode = GpuIndexMode::kAuto;
+  // kAuto mirrors the index when twice its size (room for a resize) is at
+  // most this fraction of the device's free memory at open.
+  double mirror_memory_fraction = 0.5;
+  // kAuto runs direct mode only for an index of at most this many bytes (0:
+  // any size). Direct mode probes the pool over PCIe, and random accesses to
+  // a registered mapping fall off a cliff between 512 MiB and 1 GiB (H100,
+  // docs/bench/gpu-backend.md: ~600 M reads/s at 512 MiB, ~117 M/s at
+  // 1 GiB, ~48 M/s at 4 GiB). Measured against the CPU backend on 16 cores
+  // (runs 11-12): at 288 MiB of index direct gets are 1.9-3.2x, updates
+  // 3.5x; at 1152 MiB gets 1.3-2.1x but updates 1.0x, YCSB A uniform 0.67x,
+  // LOAD 0.79x; at 4.5 GiB updates 0.32x, LOAD 0.46x. Only reached when the
+  // mirror does not fit in GPU memory.
+  uint64_t direct_max_index_bytes = uint64_t{768} << 20;
+  // kAuto runs staged rather than mirror mode when the index is larger than
+  // this (0: never). Past the link's cliff the GPU's stores to the pool are
+  // slow and the host's are not: measured (H100, 16 host cores, run 16 of
+  // docs/bench/gpu-backend.md, puts one per thread) staged updates run at
+  // 146 vs 107 M/s (mirror) at 1152 MiB of index and 108 vs 38 M/s at
+  // 4.5 GiB, gets the same (both probe the HBM copy); LOAD is slower staged
+  // at 1152 MiB (45 vs 91 M/s) and faster at 4.5 GiB (41 vs 27); below the
+  // cliff mirror mode wins everything (run 15, 576 MiB: 554 vs 159 M/s
+  // updates).
+  uint64_t staged_min_index_bytes = uint64_t{768} << 20;
+  // Direct mode: get batches are sorted by bucket and each distinct key
+  // looked up once (fewer pages in flight over the link, one read of a hot
+  // key). Once the BktCache has reloaded (hot buckets then sit in GPU
+  // memory), batches of fewer than this many operations run as they come,
+  // saving the sort's launches. Measured (H100, 16M keys, batch 4096, YCSB C
+  // zipfian): 140 vs 66 M gets/s with the cache; without it the repeats of
+  // a hot key would all read one pool line over the link (11 vs 54 M/s), so
+  // a table without a warm cache always sorts. 0: sort every batch.
+  uint64_t sorted_get_min_ops = uint64_t{1} << 14;
+  // Gets probe all candidate slots of a key at once with the whole warp, one
+  // key per warp at a time (the paper's one-shot probe), instead of a tile
+  // of slots_per_bucket lanes per key reading its buckets in the duplicate
+  // rule's order up to the first hit. For comparison in the benchmark.
+  bool one_shot_gets = false;
+  // Gets and puts run one operation per thread, each reading its candidate
+  // slots one after another (no warp cooperation): the warp-agnostic
+  // baseline of the benchmark's factor analysis. Erases, kicks, resize and
+  // recovery stay warp-cooperative.
+  bool thread_per_op = false;
+  // Mirror and staged mode: puts run warp-cooperatively as in direct mode,
+  // instead of one per thread. One per thread is the default there: the
+  // probe and the CAS run in HBM, and what bounds a put is its ordered
+  // stores to the pool (each followed by __threadfence_system()), which 32
+  // threads overlap and one warp running its 32 puts in turn does not.
+  // Measured (H100, 16M keys, 2^20 batches, run 14): updates 552 vs 246 M/s,
+  // LOAD 198 vs 129 M/s. In direct mode the probe crosses the link and the
+  // warp's one-shot probe wins (warp 87 vs thread 17 M updates/s).
+  bool warp_puts = false;
+  // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the most-read
+  // buckets in GPU memory, as this fraction of the table's buckets (0: none).
+  // Gets of a cached bucket read HBM instead of the pool; writes go to both.
+  // Not used with one_shot_gets or thread_per_op (their gets take no
+  // references on cache slots), nor in mirror and staged mode (the whole
+  // index is in GPU memory there). When its memory cannot be had the table
+  // runs without it (bkt_cache_stats().capacity_buckets == 0).
+  double bkt_cache_fraction = 0.2;
+  // Operations (gets, puts, erases) between two reloads of the BktCache,
+  // which re-ranks the buckets by their access counts on a stream of its
+  // own. Measured (H100, 16M keys, 20% cache, YCSB C zipfian): 2^23 beats
+  // 2^21 at every batch size (2^20: 393 vs 347 M gets/s; 2^16: 238 vs 208):
+  // longer periods rank better and copy fewer buckets.
+  uint64_t bkt_cache_reload_ops = uint64_t{1} << 23;
+};
+
+// What a table's BktCache did since the table was opened (all zero without
+// one). Bucket reads are those of gets (the tile probe reads a key's
+// candidate buckets one at a time up to the one that holds it).
+struct BktCacheStats {
+  uint64_t capacity_buckets = 0;  // cache slots
+  uint64_t table_buckets = 0;     // buckets of all levels
+  uint64_t reloads = 0;           // reloads started
+  uint64_t buckets_loaded = 0;    // bucket copies the reloads made
+  uint64_t get_cache_reads = 0;   // bucket reads of gets served by the cache
+  uint64_t get_pool_reads = 0;    // bucket reads of gets that crossed the link
+};
+
+class GphashGpu {
+ public:
+  // OK when a CUDA device can run this backend; else Unsupported("no usable
+  // CUDA device: ..."). Cheap enough to call at DB open.
+  static Status DeviceUsable(int device = 0);
+
+  // Creates a table root and its levels exactly as the format describes (the
+  // same bytes cpu::Gphash::Create writes, up to the initial sizing and the
+  // random hash seed). Durable, unlinked: the caller links it into the
+  // catalog. Values over 8 bytes get value cells.
+  static Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
+
+  // Opens the table rooted at root_offset on the GPU: validates the root and
+  // LevelSet (Corruption naming table and offset), registers the pool mapping
+  // (when it cannot be registered, e.g. on ext4: kAuto goes on in staged
+  // mode, kDirect and kMirror are Unsupported; kStaged never registers;
+  // staged mode needs the index to fit in GPU memory), builds the
+  // mirror if chosen, then runs open-time recovery on the device: INSERT
+  // slots cleared, duplicates resolved (the winner rule), an interrupted
+  // resize finished. `report` (optional) receives what recovery changed. A
+  // read-only pool that needs recovery gives Corruption. A value-cell table
+  // then scans its slots on the host to learn which cells are free
+  // (Corruption for a value word that is not a cell). Unsupported when no
+  // device is usable.
+  // REQUIRES: the pool outlives the table.
+  static Result<std::unique_ptr<GphashGpu>> Open(pm::Pool& pool, const std::string& table_name,
+                                                 uint64_t root_offset,
+                                                 const GpuTableOptions& options,
+                                                 recovery::Report* report);
+  ~GphashGpu();
+
+  // Batches of `count` keys (key_size bytes each) and values (value_size
+  // bytes each), in host or device memory (any kind the CUDA runtime can
+  // copy; detected per call). See gpkv::Table for the contract: per-operation
+  // atomicity; within a batch, the last put of a key wins and the first erase
+  // of a key reports it. Each call waits for its kernels, and a write batch
+  // is durable on return (pool.Sync()). PoolFull when a resize cannot get
+  // pool space. `order_after` (optional, e.g. gpkv::BatchOptions::stream):
+  // the batch starts only after the work enqueued on that stream so far (the
+  // kernel that produced device-memory keys, say); the table keeps nothing of
+  // the stream after the call.
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count,
+             CUstream_st* order_after = nullptr);
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+             CUstream_st* order_after = nullptr);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+               CUstream_st* order_after = nullptr);
+
+  // Stream-ordered twins: enqueue the batch on `stream` and return. Outputs
+  // are written when the stream reaches them. A write batch (PutAsync,
+  // EraseAsync) is complete and durable only after Synchronize(stream)
+  // returns OK: that call also places the puts that found no room (resize).
+  // Until then a get on the same stream may miss those. One write batch per
+  // stream is outstanding at a time: a second PutAsync / EraseAsync on the
+  // stream first synchronizes the previous one (waits). Host input arrays
+  // are copied before return; device input arrays must stay valid until the
+  // stream reaches a get, and until Synchronize(stream) returns for a write
+  // (puts that found no room are re-read from them).
+  // REQUIRES: one thread at a time per stream.
+  Status PutAsync(const uint8_t* keys, const uint8_t* values, size_t count, CUstream_st* stream);
+  Status GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                  CUstream_st* stream);
+  Status EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count, CUstream_st* stream);
+  // Waits for `stream`, finishes its outstanding write batch and makes it
+  // durable.
+  Status Synchronize(CUstream_st* stream);
+  // Synchronize(stream), then drops the table's workspace (scratch arena) for
+  // it. REQUIRES: a stream given to an Async call stays valid until it is
+  // forgotten or the table is destroyed.
+  Status ForgetStream(CUstream_st* stream);
+
+  // Visits every live pair (see gpkv::Table::Scan) by reading the pool on
+  // the host; single-threaded.
+  Status Scan(const Table::ScanVisitor& visit) const;
+
+  TableStats Stats() const;
+  uint32_t key_size() const;
+  uint32_t value_size() const;
+  // True when the index is mirrored in GPU memory (mirror and staged mode).
+  bool mirrored() const;
+  // True in staged mode: the pool is not mapped by the GPU.
+  bool staged() const;
+  // The BktCache's counters (direct mode).
+  BktCacheStats bkt_cache_stats() const;
+  // The options the table was opened with.
+  const GpuTableOptions& options() const;
+
+  class Impl;
+
+ private:
+  explicit GphashGpu(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpkv::gpu

@@ -1,0 +1,138 @@
+// gpu::GphashView: what a kernel needs to address one GPHash table — the
+// levels of the current LevelSet as device pointers, the geometry and the
+// hash seed. A small trivially copyable value passed to kernels by value (the
+// device-side "ref" of the table), rebuilt by the host whenever the LevelSet
+// changes.
+//
+// Two copies of the index may exist: `index_levels` is where probes read and
+// where the CAS on a slot word arbitrates (the HBM mirror in mirror mode, the
+// registered pool mapping in direct mode); `pool_levels` is the pool mapping,
+// which receives every write. In direct mode the two are the same pointers.
+// In staged mode (a pool the GPU cannot map) there is no device pointer to
+// the pool: every pool store is appended to `staged_log` instead, and the
+// host applies the log to the pool after the kernel (gphash_staged.cu).
+//
+// Candidates of a key: c = (level * hash_locations + location) *
+// slots_per_bucket + slot, so one bucket's slot words are read by
+// slots_per_bucket adjacent lanes (one 64-byte read for 8 slots).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "format/hash.h"
+#include "format/hd.h"
+#include "tables/gphash/layout.h"
+
+namespace gpkv::gpu {
+
+// One pool store of staged mode: the pool offset of an 8-byte word with the
+// store's kind in its low bits (offsets are 8-byte aligned), and the word.
+enum StagedStoreKind : uint64_t {
+  kStagedData = 0,     // a key or value word (of a reserved slot, or an update)
+  kStagedPublish = 1,  // a slot word that publishes VALID
+  kStagedEmpty = 2,    // a slot word that goes back to EMPTY
+};
+constexpr uint64_t kStagedKindMask = 7;
+struct StagedStore {
+  uint64_t offset_and_kind;
+  uint64_t word;
+};
+// The log of one staged write kernel, in device memory. `count` may pass
+// `capacity`: the stores past it were not kept (the host sees it).
+struct StagedLog {
+  StagedStore* entries;
+  unsigned long long capacity;
+  unsigned long long count;
+};
+
+// Most hash locations per level a table may have (checked at open,
+// gphash_root.cc).
+constexpr uint32_t kMaxHashLocations = 4;
+
+// The BktCache of direct mode (tables/gphash/gpu/bkt_cache.h): copies of the hottest
+// buckets in GPU memory. A bucket's global id is level_base[level] + its
+// index in the level. slot_of[id] = cache slot + 1 (0: not cached);
+// bucket_of[slot] = the id it holds (kNoCachedBucket: none); refs[slot]
+// counts the gets reading the slot, so a reload waits before it reuses it;
+// counts[id] are the LFU access counts reloads rank buckets by. While a
+// bucket is cached its copy is where probes read and CAS arbitrates, as the
+// mirror is in mirror mode, and the pool gets the same ordered stores.
+// slot_of is null when the table has no cache.
+constexpr uint64_t kNoCachedBucket = ~uint64_t{0};
+struct BktCacheView {
+  uint32_t* slot_of;
+  uint64_t* bucket_of;
+  uint32_t* refs;
+  uint32_t* counts;
+  uint8_t* buckets;  // capacity * bucket_bytes
+  uint64_t capacity;
+  uint64_t level_base[format::kMaxLevels];
+  // Bucket reads of gets served by the cache ([0]) and by the pool ([1]).
+  unsigned long long* reads;
+};
+
+struct GphashView {
+  uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
+  uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
+  uint64_t bucket_counts[format::kMaxLevels];
+  uint32_t level_count;  // levels of the LevelSet, top (newest) first
+  uint32_t hash_locations;
+  uint32_t slots_per_bucket;
+  uint32_t key_size;
+  uint32_t value_size;
+  uint32_t bucket_bytes;
+  uint64_t hash_seed;
+  bool mirrored;  // index_levels is an HBM mirror: writes go to both copies
+  // Gets probe every candidate slot at once with the whole warp (one key at a
+  // time) instead of a tile of slots_per_bucket lanes per key, bucket by
+  // bucket in winner order (GpuTableOptions::one_shot_gets).
+  bool one_shot_gets;
+  // Gets (thread_gets) and puts (thread_puts) run one operation per thread
+  // (gphash_thread.cuh) instead of warp-cooperatively. Puts do in mirror and
+  // staged mode (see GpuTableOptions::warp_puts); both do for the benchmark's
+  // baseline (GpuTableOptions::thread_per_op).
+  bool thread_gets;
+  bool thread_puts;
+  // Staged mode: pool stores go to this log (device memory), addressed by the
+  // pool offsets of the levels; pool_levels are null. Null otherwise.
+  StagedLog* staged_log;
+  uint64_t pool_offsets[format::kMaxLevels];
+  BktCacheView cache;  // direct mode's hot-bucket cache (cache.slot_of null: none)
+};
+static_assert(std::is_trivially_copyable_v<GphashView>);
+
+// One candidate slot of a key.
+struct GphashCandidate {
+  uint32_t level;   // index into the view's levels (0 = top)
+  uint32_t slot;    // slot in the bucket
+  uint64_t bucket;  // bucket index in the level
+};
+
+GPKV_HD uint32_t CandidateCount(const GphashView& view, uint32_t levels) {
+  return levels * view.hash_locations * view.slots_per_bucket;
+}
+
+GPKV_HD GphashCandidate CandidateOf(const GphashView& view, const format::KeyHash& hash,
+                                    uint32_t candidate) {
+  GphashCandidate out;
+  uint32_t per_level = view.hash_locations * view.slots_per_bucket;
+  out.level = candidate / per_level;
+  uint32_t location = (candidate % per_level) / view.slots_per_bucket;
+  out.slot = candidate % view.slots_per_bucket;
+  out.bucket = format::BucketIndex(hash, location, view.bucket_counts[out.level]);
+  return out;
+}
+
+// Duplicate-resolution order as one number: smaller wins. Levels are ordered
+// newest first (highest level_id first, checked at open), then the lowest
+// bucket, then the lowest slot. REQUIRES: bucket < 2^56 (checked at open).
+GPKV_HD uint64_t WinnerRank(uint32_t level, uint64_t bucket, uint32_t slot) {
+  return (uint64_t{level} << 60) | (bucket << 4) | slot;
+}
+constexpr uint64_t kNoRank = ~uint64_t{0};
+
+// Largest bucket index the rank can hold.
+constexpr uint64_t kMaxBucketsPerLevel = uint64_t{1} << 56;
+
+}  // namespace gpkv::gpu

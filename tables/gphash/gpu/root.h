@@ -1,0 +1,63 @@
+// Host-side reading and writing of a GPHash table root for the GPU backend:
+// validation at open (recovery::ReadGphash, the check verify, repair and the
+// CPU backend share), table creation, and the LevelSet publish of a resize.
+// Plain host code over pm::Pool and the format/ functions; no CUDA.
+//
+// Who may call: gpu/ (GphashGpu and its resize).
+//
+// Thread safety: none; the caller serialises writers of one table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "pm/pool.h"
+#include "tables/gphash/layout.h"
+
+namespace gpkv::gpu {
+
+// A validated snapshot of a table root and its current LevelSet.
+struct GphashRootSnapshot {
+  uint64_t root_offset = 0;
+  uint64_t table_id = 0;
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  bool value_cells = false;  // values over 8 bytes: the value word is a cell's offset
+  uint32_t cell_size = 0;    // bytes of a value cell (0 when inline)
+  uint32_t geometry_levels = 0;
+  uint32_t hash_locations = 0;
+  uint32_t slots_per_bucket = 0;
+  uint32_t bucket_bytes = 0;
+  uint64_t hash_seed = 0;
+  uint64_t active_word = 0;    // root.active_levelset as read
+  format::LevelSet level_set;  // the LevelSet it selects
+};
+
+// Reads and checks the root at root_offset (recovery::ReadGphash): Corruption
+// naming the file, the table and the offset for any field out of range, a bad
+// checksum or a level outside the heap.
+Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::string& table_name,
+                                          uint64_t root_offset);
+
+// Writes `next` (checksum computed here) into the LevelSet slot not in use,
+// persists it, then publishes the root's active_levelset word with the next
+// generation. Returns the new snapshot.
+Result<GphashRootSnapshot> PublishLevelSet(pm::Pool& pool, const GphashRootSnapshot& current,
+                                           format::LevelSet next);
+
+// Pool bytes of the snapshot's bucket levels (the index).
+uint64_t IndexBytes(const GphashRootSnapshot& snapshot);
+
+// Creates a table root with options.hash geometry and its levels (as
+// cpu::Gphash::Create does: durable but unlinked; the caller links it).
+// InvalidArgument for bad options, PoolFull when the pool cannot hold it.
+// Values over 8 bytes get value cells (the root's first chunk), as on the CPU.
+Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
+
+// "<file>: table '<name>' <what> (offset 0x..)".
+std::string TableWhere(const pm::Pool& pool, const std::string& table_name, const std::string& what,
+                       uint64_t offset);
+
+}  // namespace gpkv::gpu

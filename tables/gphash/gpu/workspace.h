@@ -1,0 +1,101 @@
+// gpu::Workspace: what one stream of a GPU table needs to run batches — the
+// stream, a device scratch arena allocated once and grown (never a
+// cudaMalloc per batch), the batch counters in device memory and their
+// pinned host copy. A table keeps one workspace per user stream (the Async
+// calls) and a free list of workspaces with their own streams (the waiting
+// calls, one per concurrent caller).
+//
+// Who may call: gphash_gpu.cu.
+//
+// Thread safety: a workspace is used by one thread at a time (the table hands
+// it out under its mutex).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "gpkv/status.h"
+#include "tables/gphash/gpu/kernels.h"
+
+namespace gpkv::gpu {
+
+// Bump allocation of one batch's scratch from the arena: Take() returns
+// 256-byte aligned offsets; the arena is sized from the total.
+class ArenaPlan {
+ public:
+  explicit ArenaPlan(size_t start = 0) : used_(start) {}
+  size_t Take(size_t bytes) {
+    size_t offset = used_;
+    used_ += (bytes + 255) / 256 * 256;
+    return offset;
+  }
+  size_t bytes() const { return used_; }
+
+ private:
+  size_t used_ = 0;
+};
+
+// A write batch enqueued by PutAsync / EraseAsync that Synchronize must
+// finish (place the operations that found no room, then make it durable).
+struct PendingWrite {
+  bool active = false;
+  bool is_put = false;
+  const uint8_t* keys = nullptr;    // device copy of the batch keys
+  const uint8_t* values = nullptr;  // device copy of the batch values (put)
+  uint32_t* failed = nullptr;       // failed[] of the kernel
+  uint32_t* spare = nullptr;        // second failed[] buffer for relaunches
+  size_t arena_end = 0;             // arena bytes the batch occupies
+};
+
+class Workspace {
+ public:
+  // A workspace on `stream`, or on a stream of its own when stream is null.
+  static Result<std::unique_ptr<Workspace>> Create(cudaStream_t stream);
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  cudaStream_t stream() const { return stream_; }
+  // Makes the arena at least `bytes` long. Growing waits for the stream
+  // (work in flight may still use the old arena).
+  Status Reserve(size_t bytes);
+  uint8_t* arena() const { return arena_; }
+  size_t arena_bytes() const { return arena_bytes_; }
+
+  // Makes the pinned host scratch at least `bytes` long (value-cell batches
+  // copy their value words there). Growing waits for the stream.
+  Status ReserveHost(size_t bytes);
+  uint8_t* host_arena() const { return host_arena_; }
+
+  BatchCounters* device_counters() const { return device_counters_; }
+  // Enqueues the zeroing of the device counters.
+  Status ZeroCounters();
+  // Enqueues the copy of the device counters to host_counters().
+  Status FetchCounters();
+  const BatchCounters& host_counters() const { return *host_counters_; }
+  // Waits for everything enqueued on the stream.
+  Status Wait(const char* what);
+  // Makes work enqueued from now on wait for the work enqueued on `other`
+  // so far (an event recorded on `other`).
+  Status OrderAfter(cudaStream_t other);
+
+  PendingWrite& pending() { return pending_; }
+
+ private:
+  Workspace() = default;
+  cudaStream_t stream_ = nullptr;
+  bool owns_stream_ = false;
+  uint8_t* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  uint8_t* host_arena_ = nullptr;  // pinned
+  size_t host_arena_bytes_ = 0;
+  BatchCounters* device_counters_ = nullptr;
+  BatchCounters* host_counters_ = nullptr;
+  cudaEvent_t order_event_ = nullptr;
+  PendingWrite pending_;
+};
+
+}  // namespace gpkv::gpu

@@ -1,0 +1,310 @@
+#include "tables/gphash/reader.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "format/checksum.h"
+#include "format/pool_layout.h"
+
+namespace gpkv::recovery {
+namespace {
+
+using format::GphashRoot;
+using format::LevelSet;
+
+constexpr uint64_t kMaxBucketCount = uint64_t{1} << 40;
+constexpr uint64_t kMaxCellsPerChunk = uint64_t{1} << 22;
+
+bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
+
+struct Range {
+  uint64_t offset;
+  uint64_t length;
+  std::string what;
+  uint64_t field_offset;  // where the reference to it is stored
+};
+
+class RootChecker {
+ public:
+  RootChecker(const pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
+              bool require_allocated)
+      : pool_(pool),
+        table_(table_name),
+        root_offset_(root_offset),
+        require_allocated_(require_allocated) {}
+
+  Status Bad(uint64_t field, const std::string& why) const {
+    return Status::Corruption(pool_.Where("table '" + table_ + "' root", root_offset_ + field) +
+                              ": " + why);
+  }
+
+  Status Read(GphashView* view) {
+    GPKV_RETURN_IF_ERROR(
+        pool_.CheckRange(root_offset_, format::kGphashRootSize, "table '" + table_ + "' root"));
+    if (root_offset_ % format::kExtentAlignment != 0) {
+      return Bad(0, "root is not 4 KiB aligned");
+    }
+    std::memcpy(&root_, pool_.At<uint8_t>(root_offset_), sizeof(root_));
+    GPKV_RETURN_IF_ERROR(CheckFixedPart());
+    Fill(view);
+    GPKV_RETURN_IF_ERROR(CheckLevelSet(view));
+    GPKV_RETURN_IF_ERROR(CheckChunks(view));
+    GPKV_RETURN_IF_ERROR(CheckOverlaps());
+    return require_allocated_ ? CheckAllocated() : Status::OK();
+  }
+
+ private:
+  Status CheckFixedPart() {
+    if (root_.magic != format::kGphashRootMagic) {
+      return Bad(0, "bad magic " + HexOffset(root_.magic) + " (not a hash table root)");
+    }
+    uint64_t checksum = format::Checksum64(&root_, offsetof(GphashRoot, checksum));
+    if (checksum != root_.checksum) {
+      return Bad(offsetof(GphashRoot, checksum), "checksum mismatch (stored " +
+                                                     HexOffset(root_.checksum) + ", computed " +
+                                                     HexOffset(checksum) + ")");
+    }
+    if (root_.key_size != 8 && root_.key_size != 16 && root_.key_size != 32) {
+      return Bad(16, "key size " + std::to_string(root_.key_size) + " is not 8, 16 or 32");
+    }
+    if (root_.value_size < 1 || root_.value_size > 128) {
+      return Bad(20, "value size " + std::to_string(root_.value_size) + " is not 1..128");
+    }
+    if (root_.levels < 1 || root_.levels > 4 || root_.hash_locations < 1 ||
+        root_.hash_locations > 4 ||
+        (root_.slots_per_bucket != 4 && root_.slots_per_bucket != 8 &&
+         root_.slots_per_bucket != 16)) {
+      return Bad(24, "geometry " + std::to_string(root_.levels) + "L-" +
+                         std::to_string(root_.hash_locations) + "H-" +
+                         std::to_string(root_.slots_per_bucket) + "S is out of range");
+    }
+    uint8_t expected_mode = root_.value_size > 8 ? format::kValueBlocks : format::kValueInline;
+    if (root_.value_mode != expected_mode) {
+      return Bad(27, "value mode " + std::to_string(root_.value_mode) +
+                         " does not match value size " + std::to_string(root_.value_size));
+    }
+    uint32_t bucket_bytes = format::BucketBytes(root_.slots_per_bucket, root_.key_size);
+    if (root_.bucket_bytes != bucket_bytes) {
+      return Bad(28, "bucket size " + std::to_string(root_.bucket_bytes) + " is not " +
+                         std::to_string(bucket_bytes));
+    }
+    if (expected_mode == format::kValueBlocks) {
+      if (root_.cell_size != format::CellSizeFor(root_.value_size)) {
+        return Bad(40, "cell size " + std::to_string(root_.cell_size) +
+                           " does not fit value size " + std::to_string(root_.value_size));
+      }
+      if (root_.cells_per_chunk < 1 || root_.cells_per_chunk > kMaxCellsPerChunk) {
+        return Bad(48,
+                   "cells per chunk " + std::to_string(root_.cells_per_chunk) + " is out of range");
+      }
+    } else if (root_.cell_size != 0 || root_.cells_per_chunk != 0) {
+      return Bad(40, "inline values with a cell size");
+    }
+    return Status::OK();
+  }
+
+  void Fill(GphashView* view) {
+    view->table_name = table_;
+    view->root_offset = root_offset_;
+    view->table_id = root_.table_id;
+    view->key_size = root_.key_size;
+    view->value_size = root_.value_size;
+    view->geometry_levels = root_.levels;
+    view->hash_locations = root_.hash_locations;
+    view->slots_per_bucket = root_.slots_per_bucket;
+    view->value_mode = root_.value_mode;
+    view->bucket_bytes = root_.bucket_bytes;
+    view->cell_size = root_.cell_size;
+    view->hash_seed = root_.hash_seed;
+    view->cells_per_chunk = root_.cells_per_chunk;
+    view->chunk_bytes = root_.cells_per_chunk * root_.cell_size;
+    view->resizes = root_.resizes;
+    ranges_.push_back({root_offset_, format::kGphashRootSize, "root", 0});
+  }
+
+  Status CheckLevelSet(GphashView* view) {
+    view->active_word = root_.active_levelset;
+    uint32_t index = format::ActiveLevelSetIndex(root_.active_levelset);
+    uint64_t set_field = offsetof(GphashRoot, levelsets) + index * sizeof(LevelSet);
+    const LevelSet& set = root_.levelsets[index];
+    std::string which = "LevelSet " + std::to_string(index) + ": ";
+    if (format::Checksum64(&set, offsetof(LevelSet, checksum)) != set.checksum) {
+      return Bad(set_field + offsetof(LevelSet, checksum), which + "checksum mismatch");
+    }
+    if (set.generation != format::ActiveLevelSetGeneration(root_.active_levelset) ||
+        set.generation == 0) {
+      return Bad(set_field + 8, which + "generation " + std::to_string(set.generation) +
+                                    " does not match the active word " +
+                                    HexOffset(root_.active_levelset));
+    }
+    if (set.level_count < 1 || set.level_count > format::kMaxLevels) {
+      return Bad(set_field, which + "level count " + std::to_string(set.level_count) +
+                                " is not 1.." + std::to_string(format::kMaxLevels));
+    }
+    if ((set.flags & ~format::kLevelSetResizing) != 0) {
+      return Bad(set_field + 4, which + "unknown flags " + HexOffset(set.flags));
+    }
+    if ((set.flags & format::kLevelSetResizing) != 0 && set.level_count < 2) {
+      return Bad(set_field + 4, which + "resizing with a single level");
+    }
+    view->levelset = set;
+    view->resizing = (set.flags & format::kLevelSetResizing) != 0;
+    const uint64_t top = set.levels[0].bucket_count;
+    for (uint32_t i = 0; i < set.level_count; ++i) {
+      const format::LevelDesc& desc = set.levels[i];
+      uint64_t field = set_field + offsetof(LevelSet, levels) + i * sizeof(format::LevelDesc);
+      std::string level = which + "level " + std::to_string(i) + ": ";
+      if (!IsPowerOfTwo(desc.bucket_count) || desc.bucket_count > kMaxBucketCount ||
+          desc.bucket_count != (top >> i)) {
+        return Bad(field + 8, level + "bucket count " + std::to_string(desc.bucket_count) +
+                                  " is not a power of two half the level above");
+      }
+      if (desc.offset % format::kExtentAlignment != 0) {
+        return Bad(field, level + "offset " + HexOffset(desc.offset) + " is not 4 KiB aligned");
+      }
+      if (desc.level_id >= set.next_level_id ||
+          (i > 0 && desc.level_id >= set.levels[i - 1].level_id)) {
+        return Bad(field + 16,
+                   level + "level id " + std::to_string(desc.level_id) + " is out of order");
+      }
+      uint64_t bytes = desc.bucket_count * root_.bucket_bytes;
+      Status in_heap =
+          pool_.CheckRange(desc.offset, bytes, "table '" + table_ + "' level " + std::to_string(i));
+      if (!in_heap.ok()) return in_heap;
+      ranges_.push_back({desc.offset, bytes, "level " + std::to_string(i), field});
+      view->levels.push_back({desc.offset, desc.bucket_count, desc.level_id});
+    }
+    return Status::OK();
+  }
+
+  Status CheckChunks(GphashView* view) {
+    uint64_t count = root_.value_chunk_count;
+    if (root_.value_mode == format::kValueInline) {
+      if (count != 0) return Bad(80, "inline values with value chunks");
+      return Status::OK();
+    }
+    if (count > format::kMaxValueChunks) {
+      return Bad(80, "value chunk count " + std::to_string(count) + " exceeds " +
+                         std::to_string(format::kMaxValueChunks));
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t offset = root_.value_chunks[i];
+      uint64_t field = offsetof(GphashRoot, value_chunks) + i * 8;
+      if (offset % format::kExtentAlignment != 0) {
+        return Bad(field, "value chunk " + std::to_string(i) + " offset " + HexOffset(offset) +
+                              " is not 4 KiB aligned");
+      }
+      GPKV_RETURN_IF_ERROR(pool_.CheckRange(
+          offset, view->chunk_bytes, "table '" + table_ + "' value chunk " + std::to_string(i)));
+      ranges_.push_back({offset, view->chunk_bytes, "value chunk " + std::to_string(i), field});
+      view->chunks.push_back(offset);
+    }
+    return Status::OK();
+  }
+
+  Status CheckOverlaps() {
+    std::vector<Range> sorted = ranges_;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Range& a, const Range& b) { return a.offset < b.offset; });
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      if (sorted[i - 1].offset + sorted[i - 1].length > sorted[i].offset) {
+        return Bad(sorted[i].field_offset, sorted[i].what + " at " + HexOffset(sorted[i].offset) +
+                                               " overlaps " + sorted[i - 1].what + " at " +
+                                               HexOffset(sorted[i - 1].offset));
+      }
+    }
+    return Status::OK();
+  }
+
+  // Every range must be an allocated extent of its own: catches a flipped
+  // level or chunk offset (LevelSets and the chunk list carry no checksum of
+  // their own beyond the LevelSet's) that still lands aligned inside the heap.
+  Status CheckAllocated() {
+    const format::PoolHeader& header = pool_.header();
+    std::vector<std::pair<uint64_t, uint64_t>> extents;  // (offset, length)
+    const auto* entries = pool_.At<format::ExtentEntry>(header.extent_table_offset);
+    for (uint64_t i = 0; i < header.extent_capacity; ++i) {
+      format::ExtentEntry entry;
+      std::memcpy(&entry, &entries[i], sizeof(entry));
+      if (entry.state == format::kExtentAllocated) extents.emplace_back(entry.offset, entry.length);
+    }
+    std::sort(extents.begin(), extents.end());
+    for (const Range& range : ranges_) {
+      auto it = std::lower_bound(extents.begin(), extents.end(),
+                                 std::make_pair(range.offset, uint64_t{0}));
+      if (it == extents.end() || it->first != range.offset || it->second < range.length) {
+        return Bad(range.field_offset, range.what + " at " + HexOffset(range.offset) +
+                                           " is not an allocated extent of " +
+                                           std::to_string(range.length) + " bytes");
+      }
+    }
+    return Status::OK();
+  }
+
+  const pm::Pool& pool_;
+  const std::string& table_;
+  const uint64_t root_offset_;
+  const bool require_allocated_;
+  GphashRoot root_{};
+  std::vector<Range> ranges_;
+};
+
+}  // namespace
+
+std::string HexOffset(uint64_t value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "0x%" PRIx64, value);
+  return buffer;
+}
+
+std::string GphashView::TableRegion() const { return "table '" + table_name + "'"; }
+
+std::string GphashView::BucketRegion(uint32_t level, uint64_t bucket) const {
+  return "table '" + table_name + "' level " + std::to_string(level) + " bucket " +
+         std::to_string(bucket);
+}
+
+uint64_t GphashView::TotalSlots() const {
+  uint64_t slots = 0;
+  for (const GphashLevel& level : levels) slots += level.bucket_count * slots_per_bucket;
+  return slots;
+}
+
+Result<GphashView> ReadGphash(const pm::Pool& pool, const std::string& table_name,
+                              uint64_t root_offset, bool require_allocated) {
+  GphashView view;
+  RootChecker checker(pool, table_name, root_offset, require_allocated);
+  GPKV_RETURN_IF_ERROR(checker.Read(&view));
+  return view;
+}
+
+CellIndex::CellIndex(const GphashView& view)
+    : chunk_offsets_(view.chunks),
+      cell_size_(view.cell_size),
+      cells_per_chunk_(view.cells_per_chunk),
+      chunk_bytes_(view.chunk_bytes) {
+  for (size_t i = 0; i < view.chunks.size(); ++i) {
+    sorted_.push_back({view.chunks[i], i * view.cells_per_chunk});
+  }
+  std::sort(sorted_.begin(), sorted_.end(),
+            [](const Chunk& a, const Chunk& b) { return a.offset < b.offset; });
+}
+
+int64_t CellIndex::Lookup(uint64_t offset) const {
+  if (cell_size_ == 0) return -1;
+  auto it = std::upper_bound(sorted_.begin(), sorted_.end(), offset,
+                             [](uint64_t value, const Chunk& c) { return value < c.offset; });
+  if (it == sorted_.begin()) return -1;
+  --it;
+  uint64_t within = offset - it->offset;
+  if (within >= chunk_bytes_ || within % cell_size_ != 0) return -1;
+  return static_cast<int64_t>(it->first_cell + within / cell_size_);
+}
+
+uint64_t CellIndex::OffsetOf(uint64_t cell) const {
+  return chunk_offsets_[cell / cells_per_chunk_] + (cell % cells_per_chunk_) * cell_size_;
+}
+
+}  // namespace gpkv::recovery

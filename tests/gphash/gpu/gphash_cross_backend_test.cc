@@ -1,0 +1,421 @@
+// One pool file, two backends: a table written by cpu::Gphash opens on the
+// GPU and answers the same, and the other way round, through resizes done by
+// either side, with inline values and value cells (value_size > 8);
+// recovery::VerifyGphash accepts what the GPU wrote (direct, mirror and
+// staged mode); staged mode runs a pool file CUDA cannot register.
+// Device tests (label `gpu`); skipped when no CUDA device is usable.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "pm/pool.h"
+#include "tables/gphash/check.h"
+#include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/gpu/backend.h"
+#include "tables/gphash/layout.h"
+#include "test_util.h"
+
+namespace gpkv::gpu {
+namespace {
+
+// Expected contents: key bytes -> value bytes.
+using Contents = std::map<std::string, std::string>;
+
+struct Batch {
+  std::vector<uint8_t> keys;
+  std::vector<uint8_t> values;
+  size_t count = 0;
+};
+
+Batch RandomBatch(std::mt19937_64& rng, size_t count, uint32_t key_size, uint32_t value_size) {
+  Batch batch;
+  batch.count = count;
+  batch.keys.resize(count * key_size);
+  batch.values.resize(count * value_size);
+  for (auto& byte : batch.keys) byte = static_cast<uint8_t>(rng());
+  for (auto& byte : batch.values) byte = static_cast<uint8_t>(rng());
+  return batch;
+}
+
+void Apply(const Batch& batch, uint32_t key_size, uint32_t value_size, Contents* contents) {
+  for (size_t i = 0; i < batch.count; ++i) {
+    (*contents)[std::string(reinterpret_cast<const char*>(&batch.keys[i * key_size]), key_size)] =
+        std::string(reinterpret_cast<const char*>(&batch.values[i * value_size]), value_size);
+  }
+}
+
+// Looks every expected key up through `get` and checks the table has no more.
+template <typename Table>
+void ExpectContents(Table& table, const Contents& contents, uint32_t key_size, uint32_t value_size,
+                    const char* backend) {
+  std::vector<uint8_t> keys, values(contents.size() * value_size), found(contents.size());
+  for (const auto& [key, value] : contents) keys.insert(keys.end(), key.begin(), key.end());
+  ASSERT_TRUE(table.Get(keys.data(), values.data(), found.data(), contents.size()).ok());
+  size_t i = 0;
+  for (const auto& [key, value] : contents) {
+    ASSERT_EQ(found[i], 1) << backend << " op " << i;
+    ASSERT_EQ(std::memcmp(&values[i * value_size], value.data(), value_size), 0)
+        << backend << " op " << i;
+    ++i;
+  }
+  EXPECT_EQ(table.Stats().keys, contents.size()) << backend;
+  gpu_test::ExpectScanFindsExactly(table, contents, key_size, value_size, backend);
+}
+
+// Opens the table on the CPU backend after the GPU wrote it: the pool
+// verifies, open-time recovery finds nothing to do, and the CPU answers
+// `contents`. Null (after a test failure) when the open fails.
+std::unique_ptr<cpu::Gphash> OpenCleanOnCpu(pm::Pool& pool, uint64_t root, const Contents& contents,
+                                            uint32_t key_size, uint32_t value_size, int threads,
+                                            const char* what) {
+  gpu_test::ExpectVerifiesClean(pool, root, contents.size());
+  recovery::Report report;
+  auto table = cpu::Gphash::Open(pool, "t", root, threads, &report);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  if (!table.ok()) return nullptr;
+  EXPECT_EQ(report.slots_cleared, 0u);
+  EXPECT_EQ(report.duplicates_removed, 0u);
+  EXPECT_EQ(report.cells_reclaimed, 0u);
+  ExpectContents(**table, contents, key_size, value_size, what);
+  return std::move(table.value());
+}
+
+// Opens the table on the GPU after the CPU wrote it: it answers `contents`
+// and counts the CPU's value bytes. Null (after a test failure) when the
+// open fails.
+std::unique_ptr<GphashGpu> OpenOnGpu(pm::Pool& pool, uint64_t root,
+                                     const GpuTableOptions& gpu_options, const Contents& contents,
+                                     uint32_t key_size, uint32_t value_size,
+                                     uint64_t cpu_value_bytes, const char* what) {
+  auto table = GphashGpu::Open(pool, "t", root, gpu_options, nullptr);
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  if (!table.ok()) return nullptr;
+  ExpectContents(**table, contents, key_size, value_size, what);
+  EXPECT_EQ((*table)->Stats().value_bytes, cpu_value_bytes) << what;
+  return std::move(table.value());
+}
+
+// Keys of `contents` erased through `table`, every `stride`-th from the
+// first, up to `limit`; each must report found.
+template <typename Table>
+void EraseSome(Table& table, size_t stride, size_t limit, uint32_t key_size, Contents* contents) {
+  std::vector<uint8_t> keys;
+  size_t i = 0;
+  for (auto it = contents->begin(); it != contents->end() && keys.size() < limit * key_size; ++i) {
+    if (i % stride != 0) {
+      ++it;
+      continue;
+    }
+    keys.insert(keys.end(), it->first.begin(), it->first.end());
+    it = contents->erase(it);
+  }
+  std::vector<uint8_t> erased(keys.size() / key_size);
+  ASSERT_TRUE(table.Erase(keys.data(), erased.data(), erased.size()).ok());
+  EXPECT_EQ(erased, std::vector<uint8_t>(erased.size(), 1));
+}
+
+// New values for `count` keys of `contents`, every `stride`-th from the first.
+Batch UpdateSome(std::mt19937_64& rng, const Contents& contents, size_t stride, size_t count,
+                 uint32_t value_size) {
+  Batch update;
+  size_t i = 0;
+  for (auto it = contents.begin(); it != contents.end() && update.count < count; ++it, ++i) {
+    if (i % stride != 0) continue;
+    update.keys.insert(update.keys.end(), it->first.begin(), it->first.end());
+    for (uint32_t b = 0; b < value_size; ++b) update.values.push_back(static_cast<uint8_t>(rng()));
+    ++update.count;
+  }
+  return update;
+}
+
+struct Shape {
+  const char* name;
+  uint32_t key_size;
+  uint32_t value_size;
+  GpuIndexMode mode;
+};
+
+class GphashCrossBackend : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape& shape = GetParam();
+  const uint32_t k = shape.key_size, v = shape.value_size;
+  testutil::TempPool temp(std::string("cross-") + shape.name);
+  std::mt19937_64 rng(99);
+  Contents contents;
+  uint64_t root = 0;
+  GpuTableOptions gpu_options;
+  gpu_options.index_mode = shape.mode;
+  // Value bytes as the last writer left them: the other backend reads the
+  // same value chunks from the root.
+  uint64_t cpu_value_bytes = 0, gpu_value_bytes = 0;
+
+  // 1. CPU creates and writes (past its first resize), and erases some.
+  {
+    auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    TableOptions options;
+    options.key_size = k;
+    options.value_size = v;
+    options.expected_keys = 1000;
+    auto created = cpu::Gphash::Create(**pool, 1, options);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    root = *created;
+    auto table = cpu::Gphash::Open(**pool, "t", root, 4, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    Batch batch = RandomBatch(rng, 5000, k, v);
+    ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    ASSERT_TRUE((*table)->Erase(batch.keys.data(), nullptr, 1000).ok());
+    for (size_t i = 0; i < 1000; ++i) {
+      contents.erase(std::string(reinterpret_cast<const char*>(&batch.keys[i * k]), k));
+    }
+    EXPECT_GT((*table)->Stats().resizes, 0u);
+    cpu_value_bytes = (*table)->Stats().value_bytes;
+    if (v > 8) {
+      EXPECT_GE(cpu_value_bytes, contents.size() * format::CellSizeFor(v));
+    }
+  }
+  // 2. The GPU opens it, answers the same, writes more (resizing again).
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    auto table =
+        OpenOnGpu(**pool, root, gpu_options, contents, k, v, cpu_value_bytes, "gpu reading cpu");
+    ASSERT_NE(table, nullptr);
+    uint64_t resizes = table->Stats().resizes;
+    Batch batch = RandomBatch(rng, 20000, k, v);
+    ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    // Overwrite some CPU-written keys too.
+    Batch update = RandomBatch(rng, 0, k, v);
+    for (auto it = contents.begin(); update.count < 500; ++it, ++update.count) {
+      update.keys.insert(update.keys.end(), it->first.begin(), it->first.end());
+      for (uint32_t b = 0; b < v; ++b) update.values.push_back(static_cast<uint8_t>(rng()));
+    }
+    ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
+    Apply(update, k, v, &contents);
+    EXPECT_GT(table->Stats().resizes, resizes);
+    ExpectContents(*table, contents, k, v, "gpu reading itself");
+    // Erase keys of both writers.
+    EraseSome(*table, 7, 1500, k, &contents);
+    ExpectContents(*table, contents, k, v, "gpu after its erases");
+    gpu_value_bytes = table->Stats().value_bytes;
+  }
+  // 3. verify accepts the GPU's bytes; the CPU reads them and writes more.
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    auto table = OpenCleanOnCpu(**pool, root, contents, k, v, 4, "cpu reading gpu");
+    ASSERT_NE(table, nullptr);
+    EXPECT_EQ(table->Stats().value_bytes, gpu_value_bytes);
+    Batch batch = RandomBatch(rng, 30000, k, v);
+    ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    // Overwrite and erase keys the GPU wrote.
+    Batch update = UpdateSome(rng, contents, 3, 2000, v);
+    ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
+    Apply(update, k, v, &contents);
+    EraseSome(*table, 11, 1000, k, &contents);
+    ExpectContents(*table, contents, k, v, "cpu reading itself");
+    cpu_value_bytes = table->Stats().value_bytes;
+  }
+  // 4. The GPU once more: reads, then updates, erases and inserts.
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    gpu_test::ExpectVerifiesClean(**pool, root, contents.size());
+    auto table = OpenOnGpu(**pool, root, gpu_options, contents, k, v, cpu_value_bytes,
+                           "gpu reading cpu again");
+    ASSERT_NE(table, nullptr);
+    Batch update = UpdateSome(rng, contents, 2, 5000, v);
+    ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
+    Apply(update, k, v, &contents);
+    EraseSome(*table, 13, 1000, k, &contents);
+    Batch batch = RandomBatch(rng, 5000, k, v);
+    ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+    Apply(batch, k, v, &contents);
+    ExpectContents(*table, contents, k, v, "gpu reading itself again");
+  }
+  // 5. verify and the CPU accept that too.
+  {
+    auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    auto table = OpenCleanOnCpu(**pool, root, contents, k, v, 4, "cpu reading gpu again");
+    ASSERT_NE(table, nullptr);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GphashCrossBackend,
+    ::testing::Values(Shape{"k8_v8_direct", 8, 8, GpuIndexMode::kDirect},
+                      Shape{"k8_v8_mirror", 8, 8, GpuIndexMode::kMirror},
+                      Shape{"k16_v5_direct", 16, 5, GpuIndexMode::kDirect},
+                      Shape{"k32_v8_mirror", 32, 8, GpuIndexMode::kMirror},
+                      Shape{"k8_v8_staged", 8, 8, GpuIndexMode::kStaged},
+                      Shape{"k16_v5_staged", 16, 5, GpuIndexMode::kStaged},
+                      // Value cells.
+                      Shape{"k8_v16_direct", 8, 16, GpuIndexMode::kDirect},
+                      Shape{"k16_v16_mirror", 16, 16, GpuIndexMode::kMirror},
+                      Shape{"k8_v16_staged", 8, 16, GpuIndexMode::kStaged},
+                      Shape{"k32_v128_direct", 32, 128, GpuIndexMode::kDirect},
+                      Shape{"k8_v128_mirror", 8, 128, GpuIndexMode::kMirror},
+                      Shape{"k16_v128_staged", 16, 128, GpuIndexMode::kStaged}),
+    [](const ::testing::TestParamInfo<Shape>& info) { return std::string(info.param.name); });
+
+TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("cross-create");
+  auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  auto root = GphashGpu::Create(**pool, 1, options);
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  gpu_test::ExpectVerifiesClean(**pool, *root, 0);
+  auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ((*table)->Stats().keys, 0u);
+}
+
+// A cell table (value_size > 8) the GPU backend creates and writes opens on
+// the CPU, verifies and answers the same, and what the CPU then writes reads
+// back on the GPU; in each index mode.
+TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const uint32_t k = 8;
+  for (uint32_t v : {16u, 128u}) {
+    for (GpuIndexMode mode :
+         {GpuIndexMode::kDirect, GpuIndexMode::kMirror, GpuIndexMode::kStaged}) {
+      SCOPED_TRACE("value_size " + std::to_string(v) + " mode " +
+                   std::to_string(static_cast<int>(mode)));
+      testutil::TempPool temp("cross-cells-" + std::to_string(v) + "-" +
+                              std::to_string(static_cast<int>(mode)));
+      std::mt19937_64 rng(500 + v);
+      Contents contents;
+      GpuTableOptions gpu_options;
+      gpu_options.index_mode = mode;
+      uint64_t root = 0, gpu_value_bytes = 0, cpu_value_bytes = 0;
+      {
+        auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
+        ASSERT_TRUE(pool.ok());
+        TableOptions options;
+        options.key_size = k;
+        options.value_size = v;
+        options.expected_keys = 2000;  // the puts below resize it
+        auto created = GphashGpu::Create(**pool, 1, options);
+        ASSERT_TRUE(created.ok()) << created.status().ToString();
+        root = *created;
+        gpu_test::ExpectVerifiesClean(**pool, root, 0);
+        auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
+        ASSERT_TRUE(table.ok()) << table.status().ToString();
+        EXPECT_EQ((*table)->value_size(), v);
+        Batch batch = RandomBatch(rng, 20000, k, v);
+        ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+        Apply(batch, k, v, &contents);
+        Batch update = UpdateSome(rng, contents, 4, 3000, v);
+        ASSERT_TRUE((*table)->Put(update.keys.data(), update.values.data(), update.count).ok());
+        Apply(update, k, v, &contents);
+        EraseSome(**table, 9, 2000, k, &contents);
+        EXPECT_GT((*table)->Stats().resizes, 0u);
+        ExpectContents(**table, contents, k, v, "gpu");
+        gpu_value_bytes = (*table)->Stats().value_bytes;
+        EXPECT_GE(gpu_value_bytes, contents.size() * format::CellSizeFor(v));
+      }
+      {
+        auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+        ASSERT_TRUE(pool.ok());
+        auto table = OpenCleanOnCpu(**pool, root, contents, k, v, 2, "cpu reading gpu");
+        ASSERT_NE(table, nullptr);
+        EXPECT_EQ(table->Stats().value_bytes, gpu_value_bytes);
+        Batch update = UpdateSome(rng, contents, 3, 3000, v);
+        ASSERT_TRUE(table->Put(update.keys.data(), update.values.data(), update.count).ok());
+        Apply(update, k, v, &contents);
+        Batch batch = RandomBatch(rng, 5000, k, v);
+        ASSERT_TRUE(table->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+        Apply(batch, k, v, &contents);
+        EraseSome(*table, 5, 1000, k, &contents);
+        cpu_value_bytes = table->Stats().value_bytes;
+      }
+      auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
+      ASSERT_TRUE(pool.ok());
+      auto table =
+          OpenOnGpu(**pool, root, gpu_options, contents, k, v, cpu_value_bytes, "gpu reading cpu");
+      ASSERT_NE(table, nullptr);
+    }
+  }
+}
+
+// A pool file in the working directory (the build tree: ext4 or another disk
+// file system on the GPU machines, whose page-cache mappings CUDA cannot
+// register). kAuto runs it in staged mode; what it writes reads back on the
+// CPU and verifies.
+TEST(GphashCrossBackend, StagedModeRunsAPoolTheGpuCannotMap) {
+  SKIP_WITHOUT_DEVICE();
+  const std::string path = "gpkv-test-disk-" + std::to_string(::getpid()) + ".gpkv";
+  std::remove(path.c_str());
+  struct Remove {
+    std::string path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove{path};
+  const uint32_t k = 8, v = 8;
+  TableOptions options;
+  options.expected_keys = 4000;  // the puts below resize it several times
+  uint64_t root = 0;
+  Contents contents;
+  std::mt19937_64 rng(77);
+  {
+    auto pool = pm::Pool::Create(path, 64 << 20, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+    auto created = GphashGpu::Create(**pool, 1, options);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    root = *created;
+    GpuTableOptions direct;
+    direct.index_mode = GpuIndexMode::kDirect;
+    auto refused = GphashGpu::Open(**pool, "t", root, direct, nullptr);
+    if (refused.ok()) GTEST_SKIP() << "CUDA registers mappings of " << path << " here";
+    ASSERT_TRUE(refused.status().IsUnsupported()) << refused.status().ToString();
+
+    auto table = GphashGpu::Open(**pool, "t", root, GpuTableOptions{}, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_TRUE((*table)->staged());
+    for (int round = 0; round < 4; ++round) {
+      Batch batch = RandomBatch(rng, 25000, k, v);
+      ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+      Apply(batch, k, v, &contents);
+    }
+    // Erase every third key.
+    std::vector<uint8_t> erase_keys;
+    size_t i = 0;
+    for (auto it = contents.begin(); it != contents.end(); ++i) {
+      if (i % 3 != 0) {
+        ++it;
+        continue;
+      }
+      erase_keys.insert(erase_keys.end(), it->first.begin(), it->first.end());
+      it = contents.erase(it);
+    }
+    std::vector<uint8_t> erased(erase_keys.size() / k);
+    ASSERT_TRUE((*table)->Erase(erase_keys.data(), erased.data(), erased.size()).ok());
+    EXPECT_EQ(erased, std::vector<uint8_t>(erased.size(), 1));
+    EXPECT_GT((*table)->Stats().resizes, 0u);
+    ExpectContents(**table, contents, k, v, "staged");
+  }
+  auto pool = pm::Pool::Open(path, false, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  gpu_test::ExpectVerifiesClean(**pool, root, contents.size());
+  auto table = cpu::Gphash::Open(**pool, "t", root, 2, nullptr);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ExpectContents(**table, contents, k, v, "cpu reading staged");
+}
+
+}  // namespace
+}  // namespace gpkv::gpu
