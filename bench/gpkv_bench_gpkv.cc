@@ -1,6 +1,8 @@
 // The gpkv driver: one persistent hash table in a fresh pool file.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -49,14 +51,18 @@ class GpkvDriver : public Driver {
   std::vector<std::pair<std::string, std::string>> Facts() override {
     auto stats = table_->Stats();
     if (!stats.ok()) return {{"stats", stats.status().ToString()}};
-    return {{"keys", std::to_string(stats->keys)},
-            {"slots", std::to_string(stats->slots)},
-            {"load_factor", FormatDouble(stats->load_factor, 4)},
-            {"levels", std::to_string(stats->levels)},
-            {"top_buckets", std::to_string(stats->top_buckets)},
-            {"resizes", std::to_string(stats->resizes)},
-            {"index_bytes", std::to_string(stats->index_bytes)},
-            {"value_bytes", std::to_string(stats->value_bytes)}};
+    // The common counters, then the family's properties without the family
+    // prefix ("gphash.load-factor" -> "load_factor").
+    std::vector<std::pair<std::string, std::string>> facts = {
+        {"keys", std::to_string(stats->keys)}, {"bytes", std::to_string(stats->bytes)}};
+    for (const TableProperty& property : stats->properties) {
+      std::string name = property.name.substr(property.name.find('.') + 1);
+      std::replace(name.begin(), name.end(), '-', '_');
+      const bool whole = property.value == std::floor(property.value);
+      facts.emplace_back(name, whole ? std::to_string(static_cast<uint64_t>(property.value))
+                                     : FormatDouble(property.value, 4));
+    }
+    return facts;
   }
 
  private:

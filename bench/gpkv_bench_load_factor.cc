@@ -51,6 +51,10 @@ ResizeProbe ProbeGpkvLoadFactor(const DriverConfig& config, uint64_t expected_ke
   table_options.expected_keys = expected_keys;
   const uint64_t limit = 4 * expected_keys;
 
+  // The GPHash counters this probe reads (TableStats properties).
+  auto count_of = [](const TableStats& stats, const char* name) {
+    return static_cast<uint64_t>(stats.Property(name).value_or(0));
+  };
   auto run = [&]() -> Status {
     auto table = (*db)->CreateTable("lf_probe", table_options);
     if (!table.ok()) return table.status();
@@ -61,17 +65,18 @@ ResizeProbe ProbeGpkvLoadFactor(const DriverConfig& config, uint64_t expected_ke
       // Batches of 1/16 of the free slots: few batches (Stats may scan the
       // table), shrinking to single keys near the end, so the resize is
       // pinned to a small batch.
-      uint64_t free_slots = before->slots > before->keys ? before->slots - before->keys : 0;
+      const uint64_t slots = count_of(*before, "gphash.slots");
+      uint64_t free_slots = slots > before->keys ? slots - before->keys : 0;
       uint64_t count = std::min(std::max<uint64_t>(1, free_slots / 16), limit - inserted);
       GPKV_RETURN_IF_ERROR(PutRecords(*table, inserted, count, key_seed));
       auto after = (*table)->Stats();
       if (!after.ok()) return after.status();
       inserted += count;
-      if (after->resizes > before->resizes) {
+      if (count_of(*after, "gphash.resizes") > count_of(*before, "gphash.resizes")) {
         probe.resized = true;
-        probe.load_factor = before->load_factor;
+        probe.load_factor = before->Property("gphash.load-factor").value_or(0);
         probe.keys = before->keys;
-        probe.slots = before->slots;
+        probe.slots = slots;
         probe.inserted = inserted;
         probe.batch = count;
         probe.precision = count == 1 ? "1 key" : "batch of " + std::to_string(count) + " keys";

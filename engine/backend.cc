@@ -1,7 +1,7 @@
 #include "engine/backend.h"
 
 #if GPKV_HAVE_CUDA
-#include "tables/gphash/gpu/backend.h"
+#include "gpu/device_memory.h"
 #endif
 
 namespace gpkv::engine {
@@ -12,12 +12,12 @@ Result<Backend> ChooseBackend(Backend requested) {
       return Backend::kCpu;
     case Backend::kAuto:
 #if GPKV_HAVE_CUDA
-      if (gpu::GphashGpu::DeviceUsable().ok()) return Backend::kCuda;
+      if (gpu::DeviceUsable().ok()) return Backend::kCuda;
 #endif
       return Backend::kCpu;
     case Backend::kCuda:
 #if GPKV_HAVE_CUDA
-      GPKV_RETURN_IF_ERROR(gpu::GphashGpu::DeviceUsable());
+      GPKV_RETURN_IF_ERROR(gpu::DeviceUsable());
       return Backend::kCuda;
 #else
       return Status::Unsupported(

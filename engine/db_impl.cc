@@ -7,11 +7,10 @@
 
 #include "engine/backend.h"
 #include "engine/catalog.h"
+#include "engine/checked_table.h"
 #include "pm/extent_allocator.h"
 #include "recovery/catalog.h"
-#include "tables/gphash/check.h"
-#include "tables/gphash/cpu/backend.h"
-#include "tables/gphash/table.h"
+#include "tables/registry.h"
 
 namespace gpkv {
 
@@ -62,6 +61,10 @@ int DBImpl::threads() const {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+std::string DBImpl::TableWhere(const std::string& name) const {
+  return pool_->path() + ": table '" + name + "'";
+}
+
 Status DBImpl::Load() {
   std::lock_guard<std::mutex> lock(mutex_);
   auto catalog = recovery::ReadCatalog(*pool_);
@@ -69,69 +72,58 @@ Status DBImpl::Load() {
   catalog_ = std::move(catalog.value());
 
   if (!pool_->read_only()) {
-    // Extents a crash left allocated but unlinked: free them.
+    // Extents a crash left allocated but unlinked: free them. A persistent
+    // table whose family this build lacks owns extents we cannot name, so
+    // then nothing is freed.
     std::vector<uint64_t> reachable;
+    bool all_known = true;
     format::Superblock superblock = pool_->superblock();
     if (superblock.catalog_offset != 0) reachable.push_back(superblock.catalog_offset);
     for (const CatalogEntry& entry : catalog_) {
       if (entry.durability != static_cast<uint8_t>(Durability::kPersistent)) continue;
-      auto extents = recovery::GphashReferencedExtents(*pool_, entry.name, entry.root_offset);
+      auto family = tables::FamilyOf(TableWhere(entry.name), entry);
+      if (!family.ok()) {
+        all_known = false;
+        continue;
+      }
+      auto extents = (*family)->Extents(*pool_, entry, /*require_allocated=*/true);
       if (!extents.ok()) return extents.status();
-      reachable.insert(reachable.end(), extents->begin(), extents->end());
+      for (const tables::TableExtent& extent : *extents) reachable.push_back(extent.offset);
     }
-    auto freed = pool_->allocator().FreeUnreachable(reachable);
-    if (!freed.ok()) return freed.status();
+    if (all_known) {
+      auto freed = pool_->allocator().FreeUnreachable(reachable);
+      if (!freed.ok()) return freed.status();
+    }
     GPKV_RETURN_IF_ERROR(pool_->Sync());
   }
+  // Open every table now (running its recovery), except those of families
+  // this build lacks: OpenTable reports those.
   for (const CatalogEntry& entry : catalog_) {
-    if (entry.kind == static_cast<uint8_t>(TableKind::kHash) &&
-        entry.durability == static_cast<uint8_t>(Durability::kPersistent)) {
-      auto table = OpenEntry(entry);
-      if (!table.ok()) return table.status();
-    }
+    if (!tables::FamilyOf(TableWhere(entry.name), entry).ok()) continue;
+    auto table = OpenEntry(entry);
+    if (!table.ok()) return table.status();
   }
   return Status::OK();
 }
 
 Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
-  TableOptions options = TableOptionsOf(entry);
-  if (options.kind != TableKind::kHash || options.durability != Durability::kPersistent) {
-    return Status::Unsupported(pool_->path() + ": table '" + entry.name +
-                               "': only persistent hash tables are built so far");
-  }
-  auto table = OpenBackend(entry, options);
+  const std::string where = TableWhere(entry.name);
+  auto family = tables::FamilyOf(where, entry);
+  if (!family.ok()) return family.status();
+  auto options = TableOptionsOf(where, entry, **family);
+  if (!options.ok()) return options.status();
+  tables::OpenContext context;
+  context.pool = pool_.get();
+  context.backend = backend_;
+  context.db_options = &options_;
+  context.cpu_threads = threads();
+  auto table = (*family)->Open(context, entry, *options);
   if (!table.ok()) return table.status();
-  Table* raw = table->get();
-  tables_[entry.name] = std::move(table.value());
+  auto checked =
+      std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(), std::move(table.value()));
+  Table* raw = checked.get();
+  tables_[entry.name] = std::move(checked);
   return raw;
-}
-
-Result<std::unique_ptr<Table>> DBImpl::OpenBackend(const CatalogEntry& entry,
-                                                   const TableOptions& options) {
-#if GPKV_HAVE_CUDA
-  if (backend_ == Backend::kCuda) {
-    gpu::GpuTableOptions gpu_options;
-    // Asked for CUDA: the GPU whatever the index size. kAuto: only where the
-    // GPU is measured faster than the CPU backend (see GpuTableOptions).
-    if (options_.backend == Backend::kCuda) gpu_options.direct_max_index_bytes = 0;
-    gpu_options.bkt_cache_fraction = options_.gpu_cache_fraction;
-    auto gpu = gpu::GphashGpu::Open(*pool_, entry.name, entry.root_offset, gpu_options, nullptr);
-    if (gpu.ok()) {
-      return std::unique_ptr<Table>(std::make_unique<PersistentHashTable>(
-          entry.name, options, pool_->path(), pool_->read_only(), std::move(*gpu)));
-    }
-    // kAuto: what the GPU cannot run here (an index too large for GPU memory
-    // in staged mode, or past the link's cliff in direct mode) runs on the
-    // CPU; an explicit kCuda reports it.
-    const bool cpu_can_take_it =
-        gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
-    if (!cpu_can_take_it || options_.backend == Backend::kCuda) return gpu.status();
-  }
-#endif
-  auto cpu = cpu::Gphash::Open(*pool_, entry.name, entry.root_offset, threads(), nullptr);
-  if (!cpu.ok()) return cpu.status();
-  return std::unique_ptr<Table>(std::make_unique<PersistentHashTable>(
-      entry.name, options, pool_->path(), pool_->read_only(), std::move(*cpu)));
 }
 
 const CatalogEntry* DBImpl::FindEntry(const std::string& name) const {
@@ -141,8 +133,9 @@ const CatalogEntry* DBImpl::FindEntry(const std::string& name) const {
   return nullptr;
 }
 
-Status DBImpl::CheckNewTable(const std::string& name, const TableOptions& options) const {
-  const std::string where = pool_->path() + ": table '" + name + "'";
+Result<const tables::TableFamily*> DBImpl::CheckNewTable(const std::string& name,
+                                                         const TableOptions& options) const {
+  const std::string where = TableWhere(name);
   if (name.empty() || name.size() > format::kMaxTableNameLength ||
       name.find('\0') != std::string::npos) {
     return Status::InvalidArgument(where + ": a table name has 1 to " +
@@ -156,13 +149,14 @@ Status DBImpl::CheckNewTable(const std::string& name, const TableOptions& option
       options.durability != Durability::kVolatile) {
     return Status::InvalidArgument(where + ": unknown durability");
   }
-  if (options.kind == TableKind::kOrdered) {
-    return Status::Unsupported(where + ": ordered tables (LSM / B-Tree) are not built yet");
+  const tables::TableFamily* family = tables::FindFamily(options.kind, options.durability);
+  if (family == nullptr) {
+    return Status::Unsupported(where + ": " + tables::DurabilityName(options.durability) + " " +
+                               tables::KindName(options.kind) +
+                               " tables are not built into this gpkv yet");
   }
-  if (options.durability == Durability::kVolatile) {
-    return Status::Unsupported(where + ": volatile hash tables (slab hash) are not built yet");
-  }
-  return Status::OK();
+  GPKV_RETURN_IF_ERROR(family->CheckOptions(where, options));
+  return family;
 }
 
 Result<Table*> DBImpl::CreateTable(const std::string& name, const TableOptions& options) {
@@ -173,18 +167,19 @@ Result<Table*> DBImpl::CreateTable(const std::string& name, const TableOptions& 
   if (FindEntry(name) != nullptr) {
     return Status::AlreadyExists(pool_->path() + ": table '" + name + "' exists");
   }
-  GPKV_RETURN_IF_ERROR(CheckNewTable(name, options));
+  auto family = CheckNewTable(name, options);
+  if (!family.ok()) return family.status();
   std::lock_guard<std::mutex> metadata_lock(pool_->metadata_mutex());
   format::Superblock superblock = pool_->superblock();
   uint64_t table_id = superblock.next_table_id;
-  auto root = cpu::Gphash::Create(*pool_, table_id, options);
+  auto root = (*family)->Create(*pool_, table_id, options);
   if (!root.ok()) return root.status();
-  CatalogEntry entry = MakeCatalogEntry(name, table_id, options, *root);
+  CatalogEntry entry = MakeCatalogEntry(name, table_id, options, *root, **family);
   std::vector<CatalogEntry> next = catalog_;
   next.push_back(entry);
   Status published = recovery::PublishCatalog(*pool_, next, table_id + 1);
   if (!published.ok()) {
-    cpu::Gphash::Destroy(*pool_, name, *root).IgnoreError();  // unlinked: freed at open anyway
+    (*family)->Drop(*pool_, entry).IgnoreError();  // unlinked: freed at open anyway
     return published;
   }
   catalog_ = std::move(next);
@@ -218,9 +213,11 @@ Status DBImpl::DropTable(const std::string& name) {
   GPKV_RETURN_IF_ERROR(recovery::PublishCatalog(*pool_, next, pool_->superblock().next_table_id));
   catalog_ = std::move(next);
   tables_.erase(name);
-  if (entry.durability == static_cast<uint8_t>(Durability::kPersistent)) {
-    // Unlinked now: a crash from here on leaves unreachable extents, freed at open.
-    GPKV_RETURN_IF_ERROR(cpu::Gphash::Destroy(*pool_, name, entry.root_offset));
+  auto family = tables::FamilyOf(TableWhere(name), entry);
+  if (family.ok()) {
+    // Unlinked now: a crash from here on leaves unreachable extents, freed at
+    // open (persistent families); volatile ones free their memory on close.
+    GPKV_RETURN_IF_ERROR((*family)->Drop(*pool_, entry));
   }
   return pool_->Sync();
 }
@@ -229,7 +226,19 @@ Result<std::vector<TableInfo>> DBImpl::ListTables() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<TableInfo> out;
   for (const CatalogEntry& entry : catalog_) {
-    out.push_back(TableInfo{entry.name, entry.table_id, TableOptionsOf(entry)});
+    TableInfo info{entry.name, entry.table_id, {}};
+    info.options.kind = static_cast<TableKind>(entry.kind);
+    info.options.durability = static_cast<Durability>(entry.durability);
+    info.options.key_size = entry.key_size;
+    info.options.value_size = entry.value_size;
+    info.options.expected_keys = entry.expected_keys;
+    auto family = tables::FamilyOf(TableWhere(entry.name), entry);
+    if (family.ok()) {
+      auto options = TableOptionsOf(TableWhere(entry.name), entry, **family);
+      if (!options.ok()) return options.status();
+      info.options = *options;
+    }
+    out.push_back(std::move(info));
   }
   return out;
 }

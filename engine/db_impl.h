@@ -15,6 +15,7 @@
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
 #include "pm/pool.h"
+#include "tables/family.h"
 
 namespace gpkv::engine {
 
@@ -34,12 +35,15 @@ class DBImpl final : public DB {
   Result<PoolInfo> Info() override;
 
  private:
-  Status CheckNewTable(const std::string& name, const TableOptions& options) const;
+  // The family that will hold a new table; InvalidArgument or Unsupported
+  // naming the pool and the table when there is none for these options.
+  Result<const tables::TableFamily*> CheckNewTable(const std::string& name,
+                                                   const TableOptions& options) const;
+  // Opens the table of `entry` through its family (running its recovery) and
+  // keeps it in tables_.
   Result<Table*> OpenEntry(const format::CatalogEntry& entry);
-  // The table's backend: the GPU when the DB runs on CUDA (falling back to
-  // the CPU for what the GPU cannot run when the backend was kAuto).
-  Result<std::unique_ptr<Table>> OpenBackend(const format::CatalogEntry& entry,
-                                             const TableOptions& options);
+  // "<pool>: table '<name>'".
+  std::string TableWhere(const std::string& name) const;
   const format::CatalogEntry* FindEntry(const std::string& name) const;
   int threads() const;
 

@@ -23,7 +23,10 @@
 
 namespace gpkv::format {
 
-constexpr uint32_t kFormatVersion = 1;
+// Version 2: a catalog entry holds a per-family parameter block (version 1
+// had hash geometry in the generic record). Older pools are refused with an
+// error naming both versions.
+constexpr uint32_t kFormatVersion = 2;
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kExtentAlignment = 4096;
 
@@ -122,36 +125,44 @@ static_assert(std::is_trivially_copyable_v<ExtentEntry>);
 
 constexpr uint32_t kMaxTableNameLength = 63;
 
-// CatalogEntry, 128 bytes: one table.
+// Key and value sizes every table family supports (DESIGN.md: fixed-size
+// keys of 8, 16 or 32 bytes; values of 1 to 128 bytes).
+constexpr uint32_t kMinValueSize = 1;
+constexpr uint32_t kMaxValueSize = 128;
+constexpr bool IsValidKeySize(uint32_t key_size) {
+  return key_size == 8 || key_size == 16 || key_size == 32;
+}
+
+// Bytes of a catalog entry's family parameter block.
+constexpr uint32_t kCatalogParamsSize = 24;
+
+// CatalogEntry, 128 bytes: one table. The generic record every family has,
+// then the family's own parameter block (its layout.h draws those bytes; for
+// GPHash the hash geometry).
 //   0   char name[64]        NUL-terminated, 1..63 bytes
 //   64  u64 table_id
 //   72  u8  kind             TableKind (1 hash, 2 ordered)
 //   73  u8  durability       Durability (1 persistent, 2 volatile)
-//   74  u8  levels           HashGeometry
-//   75  u8  hash_locations
-//   76  u8  slots_per_bucket
-//   77  u8  reserved0[3]
+//   74  u8  reserved0[6]     zero
 //   80  u32 key_size
 //   84  u32 value_size
 //   88  u64 root_offset      table root extent (0 for volatile tables)
 //   96  u64 expected_keys
-//   104 u64 reserved[3]
+//   104 u8  params[24]       the family's parameter block
 struct CatalogEntry {
   char name[64];
   uint64_t table_id;
   uint8_t kind;
   uint8_t durability;
-  uint8_t levels;
-  uint8_t hash_locations;
-  uint8_t slots_per_bucket;
-  uint8_t reserved0[3];
+  uint8_t reserved0[6];
   uint32_t key_size;
   uint32_t value_size;
   uint64_t root_offset;
   uint64_t expected_keys;
-  uint64_t reserved[3];
+  uint8_t params[kCatalogParamsSize];
 };
 static_assert(sizeof(CatalogEntry) == 128);
+static_assert(offsetof(CatalogEntry, params) == 104);
 static_assert(std::is_trivially_copyable_v<CatalogEntry>);
 
 // Catalog, at superblock.catalog_offset: a 64-byte header then entries.

@@ -180,6 +180,14 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, bool read_only
         pool->Where("header", 8) + ": format version " + std::to_string(header.format_version) +
         " is newer than this gpkv supports (" + std::to_string(format::kFormatVersion) + ")");
   }
+  if (header.format_version != 0 && header.format_version < format::kFormatVersion) {
+    // Version 1 kept hash geometry in the generic catalog record; its tables
+    // cannot be read as version 2's per-family parameter blocks.
+    return Status::Unsupported(
+        pool->Where("header", 8) + ": format version " + std::to_string(header.format_version) +
+        " is older than this gpkv reads (version " + std::to_string(format::kFormatVersion) +
+        "); dump its tables with the gpkv that wrote it and load them into a new pool");
+  }
   if (header.checksum != HeaderChecksum(header)) {
     return Status::Corruption(pool->Where("header", 120) + ": checksum mismatch (stored " +
                               Hex(header.checksum) + ", computed " + Hex(HeaderChecksum(header)) +

@@ -5,6 +5,7 @@
 
 #include "format/checksum.h"
 #include "pm/extent_allocator.h"
+#include "tables/registry.h"
 
 namespace gpkv::recovery {
 
@@ -21,23 +22,32 @@ Status CheckCatalogEntry(const pm::Pool& pool, const CatalogEntry& entry, const 
     return bad("table name is empty or not terminated");
   }
   std::string table = "table '" + std::string(entry.name, name_length) + "'";
-  if (entry.kind != 1 && entry.kind != 2) {
-    return bad(table + " kind " + std::to_string(entry.kind) + " is not a table kind");
-  }
-  if (entry.durability != 1 && entry.durability != 2) {
-    return bad(table + " durability " + std::to_string(entry.durability) + " is not valid");
-  }
-  if (entry.key_size != 8 && entry.key_size != 16 && entry.key_size != 32) {
+  auto family = tables::FamilyOf(pool.Where(where, offset) + ": " + table, entry);
+  if (!family.ok() && family.status().IsCorruption()) return family.status();
+  if (!format::IsValidKeySize(entry.key_size)) {
     return bad(table + " key size " + std::to_string(entry.key_size) + " is not 8, 16 or 32");
   }
-  if (entry.value_size < 1 || entry.value_size > 128) {
+  if (entry.value_size < format::kMinValueSize || entry.value_size > format::kMaxValueSize) {
     return bad(table + " value size " + std::to_string(entry.value_size) + " is outside 1..128");
   }
-  if (entry.durability == 1) {
+  for (uint8_t byte : entry.reserved0) {
+    if (byte != 0) return bad(table + " reserved bytes are not zero");
+  }
+  if (entry.durability == static_cast<uint8_t>(Durability::kPersistent)) {
     if (entry.root_offset % format::kExtentAlignment != 0) {
       return bad(table + " root offset is not 4 KiB aligned");
     }
     GPKV_RETURN_IF_ERROR(pool.CheckRange(entry.root_offset, format::kPageSize, table + " root"));
+  }
+  // A family this build lacks (Unsupported) keeps its entry: its parameters
+  // are its own, and its table stays untouched.
+  if (family.ok()) {
+    TableOptions options;
+    options.key_size = entry.key_size;
+    options.value_size = entry.value_size;
+    GPKV_RETURN_IF_ERROR((*family)->DecodeParams(
+        pool.Where(where, offset + offsetof(CatalogEntry, params)) + ": " + table + " parameters",
+        entry.params, &options));
   }
   return Status::OK();
 }

@@ -11,9 +11,7 @@
 #include "pm/extent_allocator.h"
 #include "pm/pool.h"
 #include "recovery/catalog.h"
-#include "tables/gphash/check.h"
-#include "tables/gphash/layout.h"
-#include "tables/gphash/reader.h"
+#include "tables/registry.h"
 
 namespace gpkv::recovery {
 namespace {
@@ -53,24 +51,47 @@ int DamagedSuperblock(const pm::Pool& pool) {
   return -1;
 }
 
+std::string TableRegion(const format::CatalogEntry& entry) {
+  return std::string("table '") + entry.name + "'";
+}
+
+// The family of a catalog entry, or null (a family this build lacks).
+const tables::TableFamily* FamilyOrNull(const pm::Pool& pool, const format::CatalogEntry& entry) {
+  auto family = tables::FamilyOf(pool.path() + ": " + TableRegion(entry), entry);
+  return family.ok() ? *family : nullptr;
+}
+
+bool IsPersistent(const format::CatalogEntry& entry) {
+  return entry.durability == static_cast<uint8_t>(Durability::kPersistent);
+}
+
 // Reachable extents of the pool: the catalog and every table's extents.
-// Tables whose root cannot be trusted are reported and left out.
+// Tables whose root cannot be trusted are reported and left out. *complete is
+// false when a persistent table's family is not built in: its extents are
+// unknown, so no extent may be called unreachable.
 std::vector<uint64_t> ReachableExtents(const pm::Pool& pool,
                                        const std::vector<format::CatalogEntry>& catalog,
-                                       Report& report, std::set<uint64_t>* bad_tables) {
+                                       Report& report, std::set<uint64_t>* bad_tables,
+                                       bool* complete) {
   std::vector<uint64_t> reachable;
+  *complete = true;
   format::Superblock superblock = pool.superblock();
   if (superblock.catalog_offset != 0) reachable.push_back(superblock.catalog_offset);
   for (const format::CatalogEntry& entry : catalog) {
-    if (entry.durability != 1) continue;
-    auto extents = GphashReferencedExtents(pool, entry.name, entry.root_offset);
+    if (!IsPersistent(entry)) continue;
+    const tables::TableFamily* family = FamilyOrNull(pool, entry);
+    if (family == nullptr) {
+      *complete = false;
+      continue;
+    }
+    auto extents = family->Extents(pool, entry, /*require_allocated=*/true);
     if (!extents.ok()) {
-      Add(report, Severity::kCorruption, std::string("table '") + entry.name + "' root",
-          entry.root_offset, extents.status().ToString());
+      Add(report, Severity::kCorruption, TableRegion(entry) + " root", entry.root_offset,
+          extents.status().ToString());
       bad_tables->insert(entry.table_id);
       continue;
     }
-    reachable.insert(reachable.end(), extents->begin(), extents->end());
+    for (const tables::TableExtent& extent : *extents) reachable.push_back(extent.offset);
   }
   return reachable;
 }
@@ -104,12 +125,14 @@ Result<Report> VerifyPool(const std::string& path, const ProgressFn& progress) {
     return catalog.status();
   }
   std::set<uint64_t> bad_tables;
-  std::vector<uint64_t> reachable = ReachableExtents(pool, *catalog, report, &bad_tables);
+  bool complete = true;
+  std::vector<uint64_t> reachable =
+      ReachableExtents(pool, *catalog, report, &bad_tables, &complete);
   std::set<uint64_t> reachable_set(reachable.begin(), reachable.end());
   std::set<uint64_t> allocated;
   for (const format::ExtentEntry& extent : pool.allocator().AllocatedExtents()) {
     allocated.insert(extent.offset);
-    if (reachable_set.count(extent.offset) == 0) {
+    if (complete && reachable_set.count(extent.offset) == 0) {
       Add(report, Severity::kRecoverable, "extent", extent.offset,
           pool.Where("extent", extent.offset) + ": " + std::to_string(extent.length) +
               " bytes (kind " + std::to_string(extent.kind) +
@@ -123,12 +146,19 @@ Result<Report> VerifyPool(const std::string& path, const ProgressFn& progress) {
     }
   }
   for (const format::CatalogEntry& entry : *catalog) {
-    if (entry.durability != 1 || bad_tables.count(entry.table_id) != 0) continue;
-    Status status =
-        VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report, progress);
-    if (!status.ok() && !AsFinding(status, report, std::string("table '") + entry.name + "'")) {
-      return status;
+    if (bad_tables.count(entry.table_id) != 0) continue;
+    const tables::TableFamily* family = FamilyOrNull(pool, entry);
+    if (family == nullptr) {
+      Add(report, Severity::kInfo, TableRegion(entry), entry.root_offset,
+          pool.path() + ": " + TableRegion(entry) + ": " +
+              tables::DurabilityName(static_cast<Durability>(entry.durability)) + " " +
+              tables::KindName(static_cast<TableKind>(entry.kind)) +
+              " tables are not built into this gpkv; not checked");
+      continue;
     }
+    if (!IsPersistent(entry)) continue;
+    Status status = family->Verify(pool, entry, report, progress);
+    if (!status.ok() && !AsFinding(status, report, TableRegion(entry))) return status;
   }
   return report;
 }
@@ -136,28 +166,22 @@ Result<Report> VerifyPool(const std::string& path, const ProgressFn& progress) {
 namespace {
 
 // Catalog entries rebuilt from the table roots the extent table still lists
-// (for tables the catalog lost). Tables are named "recovered-<id>".
+// (for tables the catalog lost): each root is offered to every persistent
+// family. Tables are named "recovered-<id>".
 std::vector<format::CatalogEntry> SalvageCatalog(pm::Pool& pool, uint64_t* next_table_id) {
   std::vector<format::CatalogEntry> entries;
   for (const format::ExtentEntry& extent : pool.allocator().AllocatedExtents()) {
     if (extent.kind != format::kExtentKindTableRoot) continue;
     std::string name = "recovered-" + std::to_string(extent.owner_table_id);
-    auto view = ReadGphash(pool, name, extent.offset, /*require_allocated=*/false);
-    if (!view.ok()) continue;
-    format::CatalogEntry entry{};
-    std::snprintf(entry.name, sizeof(entry.name), "%s", name.c_str());
-    entry.table_id = view->table_id;
-    entry.kind = 1;
-    entry.durability = 1;
-    entry.levels = static_cast<uint8_t>(view->geometry_levels);
-    entry.hash_locations = static_cast<uint8_t>(view->hash_locations);
-    entry.slots_per_bucket = static_cast<uint8_t>(view->slots_per_bucket);
-    entry.key_size = view->key_size;
-    entry.value_size = view->value_size;
-    entry.root_offset = extent.offset;
-    if (!CheckCatalogEntry(pool, entry, "salvaged table", extent.offset).ok()) continue;
-    *next_table_id = std::max(*next_table_id, entry.table_id + 1);
-    entries.push_back(entry);
+    for (const tables::TableFamily* family : tables::Families()) {
+      if (family->durability() != Durability::kPersistent) continue;
+      auto entry = family->Salvage(pool, extent, name);
+      if (!entry.ok()) continue;
+      if (!CheckCatalogEntry(pool, *entry, "salvaged table", extent.offset).ok()) continue;
+      *next_table_id = std::max(*next_table_id, entry->table_id + 1);
+      entries.push_back(*entry);
+      break;
+    }
   }
   return entries;
 }
@@ -182,30 +206,17 @@ bool MergeSalvaged(pm::Pool& pool, std::vector<format::CatalogEntry>& catalog, R
 // Records in the extent table every extent of an intact table that the
 // extent table lost (a damaged entry, a stale superblock). Corruption if the
 // root cannot be trusted or an extent overlaps another one.
-Status AdoptTableExtents(pm::Pool& pool, const format::CatalogEntry& entry, Report& report) {
-  auto view = ReadGphash(pool, entry.name, entry.root_offset, /*require_allocated=*/false);
-  if (!view.ok()) return view.status();
-  struct Extent {
-    uint64_t offset;
-    uint64_t length;
-    format::ExtentKind kind;
-  };
-  std::vector<Extent> extents = {
-      {entry.root_offset, format::kGphashRootSize, format::kExtentKindTableRoot}};
-  for (uint32_t level = 0; level < view->levels.size(); ++level) {
-    extents.push_back(
-        {view->levels[level].offset, view->LevelBytes(level), format::kExtentKindBucketLevel});
-  }
-  for (uint64_t chunk : view->chunks) {
-    extents.push_back({chunk, view->chunk_bytes, format::kExtentKindValueChunk});
-  }
-  for (const Extent& extent : extents) {
+Status AdoptTableExtents(pm::Pool& pool, const tables::TableFamily& family,
+                         const format::CatalogEntry& entry, Report& report) {
+  auto extents = family.Extents(pool, entry, /*require_allocated=*/false);
+  if (!extents.ok()) return extents.status();
+  for (const tables::TableExtent& extent : *extents) {
     if (pool.allocator().IsAllocated(extent.offset, extent.length)) continue;
     GPKV_RETURN_IF_ERROR(
         pool.allocator().Adopt(extent.offset, extent.length, extent.kind, entry.table_id));
-    Add(report, Severity::kInfo, std::string("table '") + entry.name + "'", extent.offset,
-        pool.Where("extent", extent.offset) + ": table '" + entry.name +
-            "' uses it; allocated again in the extent table");
+    Add(report, Severity::kInfo, TableRegion(entry), extent.offset,
+        pool.Where("extent", extent.offset) + ": " + TableRegion(entry) +
+            " uses it; allocated again in the extent table");
   }
   return Status::OK();
 }
@@ -262,31 +273,39 @@ Result<Report> RepairPool(const std::string& path, const ProgressFn& progress) {
   if (!catalog_changed && superblock.catalog_offset != 0) {
     referenced.push_back(superblock.catalog_offset);
   }
+  bool complete = true;
   for (const format::CatalogEntry& entry : catalog) {
-    if (entry.durability != 1) continue;
-    auto view = ReadGphash(pool, entry.name, entry.root_offset, /*require_allocated=*/false);
-    if (!view.ok()) continue;
-    referenced.push_back(entry.root_offset);
-    for (const GphashLevel& level : view->levels) referenced.push_back(level.offset);
-    referenced.insert(referenced.end(), view->chunks.begin(), view->chunks.end());
+    if (!IsPersistent(entry)) continue;
+    const tables::TableFamily* family = FamilyOrNull(pool, entry);
+    if (family == nullptr) {
+      complete = false;
+      continue;
+    }
+    auto extents = family->Extents(pool, entry, /*require_allocated=*/false);
+    if (!extents.ok()) continue;
+    for (const tables::TableExtent& extent : *extents) referenced.push_back(extent.offset);
   }
-  auto unreferenced = pool.allocator().FreeUnreachable(referenced);
-  if (!unreferenced.ok()) return unreferenced.status();
+  // A table of a family this build lacks owns extents nobody here can name:
+  // free nothing then.
+  uint64_t unreferenced = 0;
+  if (complete) {
+    auto freed = pool.allocator().FreeUnreachable(referenced);
+    if (!freed.ok()) return freed.status();
+    unreferenced = *freed;
+  }
 
   std::vector<format::CatalogEntry> kept;
   for (const format::CatalogEntry& entry : catalog) {
-    if (entry.durability != 1) {
+    const tables::TableFamily* family = FamilyOrNull(pool, entry);
+    if (!IsPersistent(entry) || family == nullptr) {
       kept.push_back(entry);
       continue;
     }
-    Status repaired = AdoptTableExtents(pool, entry, report);
-    if (repaired.ok()) {
-      repaired =
-          RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report, progress);
-    }
+    Status repaired = AdoptTableExtents(pool, *family, entry, report);
+    if (repaired.ok()) repaired = family->Repair(pool, entry, report, progress);
     if (repaired.IsCorruption()) {
-      Add(report, Severity::kCorruption, std::string("table '") + entry.name + "'",
-          entry.root_offset, repaired.ToString() + "; table dropped from the catalog");
+      Add(report, Severity::kCorruption, TableRegion(entry), entry.root_offset,
+          repaired.ToString() + "; table dropped from the catalog");
       ++report.tables_dropped;
       catalog_changed = true;
       continue;
@@ -297,10 +316,14 @@ Result<Report> RepairPool(const std::string& path, const ProgressFn& progress) {
   if (catalog_changed) GPKV_RETURN_IF_ERROR(PublishCatalog(pool, kept, next_table_id));
 
   std::set<uint64_t> bad_tables;
-  std::vector<uint64_t> reachable = ReachableExtents(pool, kept, report, &bad_tables);
-  auto freed = pool.allocator().FreeUnreachable(reachable);
-  if (!freed.ok()) return freed.status();
-  report.extents_freed = *unreferenced + *freed;
+  std::vector<uint64_t> reachable = ReachableExtents(pool, kept, report, &bad_tables, &complete);
+  uint64_t freed = 0;
+  if (complete) {
+    auto swept = pool.allocator().FreeUnreachable(reachable);
+    if (!swept.ok()) return swept.status();
+    freed = *swept;
+  }
+  report.extents_freed = unreferenced + freed;
   report.extents = pool.allocator().AllocatedExtents().size();
   report.used_bytes = pool.allocator().used_bytes();
   report.superblock_generation = pool.superblock().generation;

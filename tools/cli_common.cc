@@ -53,26 +53,6 @@ Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args) {
   return DB::Open(args.path, options);
 }
 
-const char* KindName(TableKind kind) {
-  switch (kind) {
-    case TableKind::kHash:
-      return "hash";
-    case TableKind::kOrdered:
-      return "ordered";
-  }
-  return "unknown";
-}
-
-const char* DurabilityName(Durability durability) {
-  switch (durability) {
-    case Durability::kPersistent:
-      return "persistent";
-    case Durability::kVolatile:
-      return "volatile";
-  }
-  return "unknown";
-}
-
 std::string HumanBytes(uint64_t bytes) {
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double value = static_cast<double>(bytes);

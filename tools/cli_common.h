@@ -10,6 +10,7 @@
 #include "gpkv/db.h"
 #include "gpkv/options.h"
 #include "gpkv/status.h"
+#include "tables/registry.h"
 
 namespace CLI {
 class App;
@@ -49,9 +50,9 @@ void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write);
 // Opens an existing pool (never creates one).
 Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args);
 
-// "hash" / "ordered", "persistent" / "volatile".
-const char* KindName(TableKind kind);
-const char* DurabilityName(Durability durability);
+// "hash" / "ordered", "persistent" / "volatile" (the registry's names).
+using tables::DurabilityName;
+using tables::KindName;
 
 // "1.50 GiB" style, for people.
 std::string HumanBytes(uint64_t bytes);

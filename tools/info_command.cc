@@ -1,6 +1,7 @@
 // `gpkv info POOL [--json]`: facts about the pool (PoolInfo) and the
 // counters of each table (TableStats).
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,19 @@ struct TableReport {
   std::string error;  // why there are no stats
 };
 
+// Counts print as integers, ratios with three decimals.
+bool IsWhole(double value) { return value >= 0 && value < 9.0e15 && value == std::floor(value); }
+
+std::string PropertyText(double value) {
+  char text[64];
+  if (IsWhole(value)) {
+    std::snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(value));
+  } else {
+    std::snprintf(text, sizeof(text), "%.3f", value);
+  }
+  return text;
+}
+
 void PrintPoolText(const PoolInfo& pool, size_t table_count) {
   std::printf("pool           %s\n", pool.path.c_str());
   std::printf("uuid           %s\n", pool.uuid.c_str());
@@ -52,7 +66,7 @@ void PrintTableText(const TableReport& table) {
   std::printf("\ntable '%s' (id %llu): %s, %s, key %u B, value %u B\n", table.info.name.c_str(),
               static_cast<unsigned long long>(table.info.id), KindName(options.kind),
               DurabilityName(options.durability), options.key_size, options.value_size);
-  if (options.kind == TableKind::kHash) {
+  if (options.kind == TableKind::kHash && options.durability == Durability::kPersistent) {
     std::printf("  geometry     %uL-%uH-%uS, expected keys %llu\n", options.hash.levels,
                 options.hash.hash_locations, options.hash.slots_per_bucket,
                 static_cast<unsigned long long>(options.expected_keys));
@@ -62,15 +76,12 @@ void PrintTableText(const TableReport& table) {
     return;
   }
   const TableStats& stats = table.stats;
+  std::printf("  family       %s\n", stats.family.c_str());
   std::printf("  keys         %llu\n", static_cast<unsigned long long>(stats.keys));
-  std::printf("  slots        %llu (load factor %.3f)\n",
-              static_cast<unsigned long long>(stats.slots), stats.load_factor);
-  std::printf("  levels       %u, top level %llu buckets%s\n", stats.levels,
-              static_cast<unsigned long long>(stats.top_buckets),
-              stats.resizing ? ", resize in progress" : "");
-  std::printf("  resizes      %llu\n", static_cast<unsigned long long>(stats.resizes));
-  std::printf("  index        %s\n", HumanBytes(stats.index_bytes).c_str());
-  std::printf("  values       %s\n", HumanBytes(stats.value_bytes).c_str());
+  std::printf("  bytes        %s\n", HumanBytes(stats.bytes).c_str());
+  for (const TableProperty& property : stats.properties) {
+    std::printf("  %-24s %s\n", property.name.c_str(), PropertyText(property.value).c_str());
+  }
 }
 
 nlohmann::ordered_json PoolJson(const PoolInfo& pool) {
@@ -87,15 +98,18 @@ nlohmann::ordered_json PoolJson(const PoolInfo& pool) {
 }
 
 nlohmann::ordered_json StatsJson(const TableStats& stats) {
-  return {{"keys", stats.keys},
-          {"slots", stats.slots},
-          {"load_factor", stats.load_factor},
-          {"levels", stats.levels},
-          {"top_buckets", stats.top_buckets},
-          {"resizes", stats.resizes},
-          {"index_bytes", stats.index_bytes},
-          {"value_bytes", stats.value_bytes},
-          {"resizing", stats.resizing}};
+  nlohmann::ordered_json properties = nlohmann::ordered_json::object();
+  for (const TableProperty& property : stats.properties) {
+    if (IsWhole(property.value)) {
+      properties[property.name] = static_cast<uint64_t>(property.value);
+    } else {
+      properties[property.name] = property.value;
+    }
+  }
+  return {{"family", stats.family},
+          {"keys", stats.keys},
+          {"bytes", stats.bytes},
+          {"properties", std::move(properties)}};
 }
 
 int RunInfo(const InfoArgs& args) {
@@ -152,7 +166,9 @@ void RegisterInfoCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("info", "show the pool and the counters of every table");
   cmd->footer(
       "Pool: size, heap use, extents, superblock generation, mapping and backend.\n"
-      "Tables: kind, sizes, geometry, keys, slots, load factor, levels, resizes, bytes.");
+      "Tables: kind, family, sizes, geometry, keys, bytes, and the family's properties\n"
+      "(GPHash: gphash.slots, gphash.load-factor, gphash.levels, gphash.top-buckets,\n"
+      "gphash.resizes, gphash.index-bytes, gphash.value-bytes, gphash.resizing).");
   AddPoolArgs(cmd, &args->pool, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->callback([args, exit_code]() { *exit_code = RunInfo(*args); });

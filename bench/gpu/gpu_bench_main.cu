@@ -326,7 +326,7 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
     BENCH_CHECK(table.Put(load_keys + done * 8, load_values + done * 8, count));
   }
   rows->push_back({mode, "LOAD (insert)", kLoadBatch, args.keys, Now() - start});
-  TableStats stats = table.Stats();
+  gphash::Stats stats = table.Stats();
   if (stats.keys != args.keys) {
     return Status::Corruption("after LOAD the table holds " + std::to_string(stats.keys) +
                               " keys, not " + std::to_string(args.keys));
@@ -499,7 +499,7 @@ Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFa
   std::vector<uint8_t> keys, values;
   uint64_t next = 0;
   for (;;) {
-    TableStats before = table.Stats();
+    gphash::Stats before = table.Stats();
     if (next > 4 * before.slots) break;
     uint64_t batch = std::max<uint64_t>(1, (before.slots - before.keys) / 16);
     keys.resize(batch * 8);

@@ -118,10 +118,10 @@ Status NaiveTable::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, siz
   return Status::OK();
 }
 
-TableStats NaiveTable::Stats() const {
+gphash::Stats NaiveTable::Stats() const {
   unsigned long long keys = 0;
   cudaMemcpy(&keys, counters_, sizeof(keys), cudaMemcpyDeviceToHost);
-  TableStats stats;
+  gphash::Stats stats;
   stats.keys = keys;
   stats.slots = capacity_;
   stats.load_factor = static_cast<double>(keys) / static_cast<double>(capacity_);

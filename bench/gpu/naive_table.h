@@ -22,6 +22,7 @@
 #include "bench/gpu/registered_file.h"
 #include "gpkv/status.h"
 #include "gpkv/table.h"
+#include "tables/gphash/stats.h"
 
 namespace gpkv::bench::gpu {
 
@@ -39,7 +40,7 @@ class NaiveTable {
   // whole table. Durable on return. Get writes 0/1 into found.
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count);
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count);
-  TableStats Stats() const;
+  gphash::Stats Stats() const;
   uint64_t bytes() const { return bytes_; }
 
  private:

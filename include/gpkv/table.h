@@ -14,7 +14,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gpkv/batch.h"
 #include "gpkv/options.h"
@@ -22,17 +25,27 @@
 
 namespace gpkv {
 
-// Counters of a table, read by Table::Stats().
+// A named number a table family reports about one table, as RocksDB's
+// properties: "<family>.<name>", e.g. "gphash.load-factor". Each family's
+// names are listed in docs/ARCHITECTURE.md; `gpkv info` prints them all.
+struct TableProperty {
+  std::string name;
+  double value = 0;  // counts are whole numbers (exact below 2^53)
+};
+
+// Counters of a table, read by Table::Stats(): the fields every family has,
+// then the family's own properties.
 struct TableStats {
-  uint64_t keys = 0;         // live keys
-  uint64_t slots = 0;        // slots of all levels
-  double load_factor = 0.0;  // keys / slots
-  uint32_t levels = 0;       // levels in use (more than the geometry while resizing)
-  uint64_t top_buckets = 0;  // buckets of the top level
-  uint64_t resizes = 0;      // resizes since the table was created
-  uint64_t index_bytes = 0;  // pool bytes of bucket levels
-  uint64_t value_bytes = 0;  // pool bytes of value blocks (0 when values are inline)
-  bool resizing = false;     // a resize is in progress
+  TableKind kind = TableKind::kHash;
+  Durability durability = Durability::kPersistent;
+  std::string family;                     // the table family: "gphash", ...
+  uint64_t keys = 0;                      // live keys
+  uint64_t bytes = 0;                     // bytes the table occupies (pool bytes when persistent)
+  std::vector<TableProperty> properties;  // in the family's order
+
+  // The value of property `name`, or nullopt when the family has none of
+  // that name.
+  std::optional<double> Property(std::string_view name) const;
 };
 
 class Table {
@@ -64,6 +77,10 @@ class Table {
                        const BatchOptions& options = {}) = 0;
 
   virtual Result<TableStats> Stats() = 0;
+
+  // One property of Stats() by name (see TableProperty). NotFound naming the
+  // table when its family has no property of that name.
+  Result<double> GetProperty(std::string_view name);
 
   // Calls visit(key, value) for every live pair, in no particular order,
   // until visit returns false. Sees a consistent view of each pair, not of the

@@ -58,15 +58,21 @@ void AppendScan(const GphashView& view, SlotScanResult& scan, Report& report) {
 
 }  // namespace
 
-Result<std::vector<uint64_t>> GphashReferencedExtents(const pm::Pool& pool,
-                                                      const std::string& table_name,
-                                                      uint64_t root_offset) {
-  auto view = ReadGphash(pool, table_name, root_offset);
+Result<std::vector<tables::TableExtent>> GphashExtents(const pm::Pool& pool,
+                                                       const std::string& table_name,
+                                                       uint64_t root_offset,
+                                                       bool require_allocated) {
+  auto view = ReadGphash(pool, table_name, root_offset, require_allocated);
   if (!view.ok()) return view.status();
-  std::vector<uint64_t> extents;
-  extents.push_back(root_offset);
-  for (const GphashLevel& level : view->levels) extents.push_back(level.offset);
-  for (uint64_t chunk : view->chunks) extents.push_back(chunk);
+  std::vector<tables::TableExtent> extents = {
+      {root_offset, format::kGphashRootSize, format::kExtentKindTableRoot}};
+  for (uint32_t level = 0; level < view->levels.size(); ++level) {
+    extents.push_back(
+        {view->levels[level].offset, view->LevelBytes(level), format::kExtentKindBucketLevel});
+  }
+  for (uint64_t chunk : view->chunks) {
+    extents.push_back({chunk, view->chunk_bytes, format::kExtentKindValueChunk});
+  }
   return extents;
 }
 

@@ -9,15 +9,18 @@
 #include "gpkv/status.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/family.h"
 
 namespace gpkv::recovery {
 
 // Every extent the table rooted at root_offset references (root, levels of
-// the current LevelSet, value chunks), each bounds-checked. Corruption if the
-// root cannot be trusted.
-Result<std::vector<uint64_t>> GphashReferencedExtents(const pm::Pool& pool,
-                                                      const std::string& table_name,
-                                                      uint64_t root_offset);
+// the current LevelSet, value chunks) with its length and kind, each
+// bounds-checked. Corruption if the root cannot be trusted, or (with
+// require_allocated) an extent is not allocated in the extent table.
+Result<std::vector<tables::TableExtent>> GphashExtents(const pm::Pool& pool,
+                                                       const std::string& table_name,
+                                                       uint64_t root_offset,
+                                                       bool require_allocated);
 
 // Full read-only check of one table: root checksum and fields, LevelSet,
 // every slot word's state, every VALID key in one of its candidate buckets,

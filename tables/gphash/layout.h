@@ -81,6 +81,9 @@ constexpr uint32_t kMaxLevels = 8;
 constexpr uint32_t kMaxValueChunks = 432;
 constexpr uint32_t kLevelSetResizing = 1u;
 constexpr uint64_t kGphashRootSize = 4096;
+// Buckets of a top level, at most: a resize that would double it past this is
+// PoolFull on both backends.
+constexpr uint64_t kMaxTopBuckets = uint64_t{1} << 40;
 
 enum ValueMode : uint8_t { kValueInline = 0, kValueBlocks = 1 };
 
@@ -226,6 +229,22 @@ GPKV_HD uint64_t ActiveLevelSetGeneration(uint64_t active_word) { return active_
 GPKV_HD uint64_t MakeActiveLevelSetWord(uint64_t generation, uint32_t index) {
   return (generation << 1) | (index & 1);
 }
+
+// ---- catalog parameter block (format::CatalogEntry::params) ----
+// The hash geometry chosen at create; the root holds the same numbers and
+// recovery checks that they agree.
+//   0  u8 levels           1..4
+//   1  u8 hash_locations   1..4
+//   2  u8 slots_per_bucket 4, 8 or 16
+//   3  u8 reserved[21]     zero
+struct CatalogParams {
+  uint8_t levels;
+  uint8_t hash_locations;
+  uint8_t slots_per_bucket;
+  uint8_t reserved[21];
+};
+static_assert(sizeof(CatalogParams) == 24);
+static_assert(std::is_trivially_copyable_v<CatalogParams>);
 
 // Value cell size for a value of value_size bytes (multiple of 8).
 GPKV_HD uint32_t CellSizeFor(uint32_t value_size) { return (value_size + 7) / 8 * 8; }

@@ -1,8 +1,11 @@
-// engine::PersistentHashTable: the gpkv::Table of a persistent hash table.
-// Checks every batch's spans against the table's sizes, then hands the batch
-// to its backend: cpu::Gphash, or gpu::GphashGpu in a CUDA build. Both read
-// and write the same bytes. Thread-safe as gpkv::Table promises: the backends
-// handle concurrent batches.
+// gphash::GphashTable: the gpkv::Table of a persistent hash table. Hands each
+// batch to its backend, cpu::Gphash or (in a CUDA build) gpu::GphashGpu;
+// both read and write the same bytes. The engine checks every batch's spans
+// before they get here (engine/checked_table.h). Stats() reports the
+// backend's counters as "gphash.*" properties.
+//
+// Thread safety: as gpkv::Table promises; the backends handle concurrent
+// batches.
 #pragma once
 
 #include <memory>
@@ -10,19 +13,27 @@
 
 #include "gpkv/table.h"
 #include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/stats.h"
 #if GPKV_HAVE_CUDA
 #include "tables/gphash/gpu/backend.h"
 #endif
 
-namespace gpkv::engine {
+namespace gpkv::gphash {
 
-class PersistentHashTable final : public Table {
+// The family's name, the prefix of its property names.
+constexpr const char* kFamilyName = "gphash";
+
+// The public stats of a table from its backend's counters: keys, pool bytes
+// (root, index, value cells) and the properties gphash.slots,
+// gphash.load-factor, gphash.levels, gphash.top-buckets, gphash.resizes,
+// gphash.index-bytes, gphash.value-bytes, gphash.resizing (0 or 1).
+TableStats PublicStats(const Stats& stats);
+
+class GphashTable final : public Table {
  public:
-  PersistentHashTable(std::string name, TableOptions options, std::string pool_path, bool read_only,
-                      std::unique_ptr<cpu::Gphash> backend);
+  GphashTable(std::string name, TableOptions options, std::unique_ptr<cpu::Gphash> backend);
 #if GPKV_HAVE_CUDA
-  PersistentHashTable(std::string name, TableOptions options, std::string pool_path, bool read_only,
-                      std::unique_ptr<gpu::GphashGpu> backend);
+  GphashTable(std::string name, TableOptions options, std::unique_ptr<gpu::GphashGpu> backend);
 #endif
 
   const std::string& name() const override { return name_; }
@@ -35,19 +46,12 @@ class PersistentHashTable final : public Table {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
-  // InvalidArgument naming the table unless keys holds whole keys; sets *count.
-  Status CheckKeys(ConstBytes keys, size_t* count) const;
-  Status CheckSize(const char* what, size_t actual, size_t expected, const void* data) const;
-  Status CheckWritable() const;
-
   const std::string name_;
   const TableOptions options_;
-  const std::string pool_path_;
-  const bool read_only_;
   std::unique_ptr<cpu::Gphash> cpu_;  // exactly one of cpu_ / gpu_ is set
 #if GPKV_HAVE_CUDA
   std::unique_ptr<gpu::GphashGpu> gpu_;
 #endif
 };
 
-}  // namespace gpkv::engine
+}  // namespace gpkv::gphash

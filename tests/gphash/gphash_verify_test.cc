@@ -242,7 +242,9 @@ TEST(GphashVerify, UntrustworthyRootIsCorruption) {
     EXPECT_NE(status.message().find(c.says), std::string::npos)
         << c.name << ": " << status.message();
     EXPECT_NE(status.message().find("table 't' root"), std::string::npos) << status.message();
-    EXPECT_TRUE(recovery::GphashReferencedExtents(t.pool(), "t", t.root()).status().IsCorruption());
+    EXPECT_TRUE(recovery::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true)
+                    .status()
+                    .IsCorruption());
     EXPECT_TRUE(cpu::Gphash::Open(t.pool(), "t", t.root(), 1, nullptr).status().IsCorruption());
     *c.field ^= c.flip;
   }
@@ -251,10 +253,12 @@ TEST(GphashVerify, UntrustworthyRootIsCorruption) {
 
 TEST(GphashVerify, ReferencedExtentsAreRootLevelsAndChunks) {
   TestTable t("verify-extents", Options(8, 64));
-  auto extents = recovery::GphashReferencedExtents(t.pool(), "t", t.root());
+  auto extents = recovery::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true);
   ASSERT_TRUE(extents.ok());
-  EXPECT_EQ(extents->size(), 1u + 2u + 1u);
-  EXPECT_EQ((*extents)[0], t.root());
+  ASSERT_EQ(extents->size(), 1u + 2u + 1u);
+  EXPECT_EQ((*extents)[0].offset, t.root());
+  EXPECT_EQ((*extents)[0].kind, format::kExtentKindTableRoot);
+  EXPECT_EQ((*extents)[3].kind, format::kExtentKindValueChunk);
 }
 
 }  // namespace

@@ -74,6 +74,22 @@ TEST(Pool, NewerFormatVersionIsUnsupported) {
   EXPECT_TRUE(pool.status().IsUnsupported()) << pool.status().ToString();
 }
 
+TEST(Pool, OlderFormatVersionIsRefusedNamingBothVersions) {
+  testutil::TempPool temp("older");
+  ASSERT_TRUE(Pool::Create(temp.path(), kSize, SyncMode::kBatch).ok());
+  testutil::WriteBytes<uint32_t>(temp.path(), 8, format::kFormatVersion - 1);
+  auto pool = Pool::Open(temp.path(), false, SyncMode::kBatch);
+  ASSERT_TRUE(pool.status().IsUnsupported()) << pool.status().ToString();
+  const std::string& message = pool.status().message();
+  EXPECT_NE(message.find("format version " + std::to_string(format::kFormatVersion - 1)),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("version " + std::to_string(format::kFormatVersion) + ")"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find(temp.path()), std::string::npos) << message;
+}
+
 TEST(Pool, TruncatedFileIsCorruption) {
   testutil::TempPool temp("trunc");
   ASSERT_TRUE(Pool::Create(temp.path(), kSize, SyncMode::kBatch).ok());

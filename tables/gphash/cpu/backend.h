@@ -21,6 +21,7 @@
 #include "gpkv/table.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/gphash/stats.h"
 
 namespace gpkv::cpu {
 
@@ -51,7 +52,7 @@ class Gphash {
   // Visits every live pair (see gpkv::Table::Scan); single-threaded.
   Status Scan(const Table::ScanVisitor& visit) const;
 
-  TableStats Stats() const;
+  gphash::Stats Stats() const;
   uint32_t key_size() const;
   uint32_t value_size() const;
 

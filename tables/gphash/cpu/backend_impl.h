@@ -108,7 +108,7 @@ class Gphash::Impl {
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count);
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t count);
   Status Scan(const Table::ScanVisitor& visit);
-  TableStats Stats() const;
+  gphash::Stats Stats() const;
 
   // ---- layout (runtime geometry; the kernels use compile-time copies) ----
   uint8_t* Bucket(uint32_t level, uint64_t index) const {
@@ -192,9 +192,8 @@ class Gphash::Impl {
 
   // Installs `set` as the volatile level array (after it was published).
   void ApplyLevelSet(const format::LevelSet& set);
-  // Writes `set` into the inactive LevelSet slot, persists it and publishes
-  // the active word.
-  void PublishLevelSet(format::LevelSet set);
+  // Publishes *set (its generation is set here): gphash::PublishLevelSet.
+  void PublishLevelSet(format::LevelSet* set);
 
   BatchScratch* AcquireScratch(size_t count, uint32_t partitions);
   void ReleaseScratch(BatchScratch* scratch);

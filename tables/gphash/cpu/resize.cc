@@ -22,21 +22,11 @@
 #include "pm/atomic_word.h"
 #include "pm/extent_allocator.h"
 #include "tables/gphash/cpu/backend_impl.h"
+#include "tables/gphash/root.h"
 
 namespace gpkv::cpu {
-namespace {
-
-constexpr uint64_t kMaxTopBuckets = uint64_t{1} << 40;
-
-}  // namespace
-
-void Gphash::Impl::PublishLevelSet(format::LevelSet set) {
-  uint32_t target = 1 - format::ActiveLevelSetIndex(pm::LoadRelaxed(&root_->active_levelset));
-  for (uint32_t i = set.level_count; i < format::kMaxLevels; ++i) set.levels[i] = {};
-  set.checksum = format::Checksum64(&set, offsetof(format::LevelSet, checksum));
-  std::memcpy(&root_->levelsets[target], &set, sizeof(set));
-  pool_.Persist(&root_->levelsets[target], sizeof(set));
-  pool_.Publish(&root_->active_levelset, format::MakeActiveLevelSetWord(set.generation, target));
+void Gphash::Impl::PublishLevelSet(format::LevelSet* set) {
+  gphash::PublishLevelSet(pool_, root_offset_, set);
 }
 
 void Gphash::Impl::ApplyLevelSet(const format::LevelSet& set) {
@@ -150,23 +140,13 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
 Status Gphash::Impl::Resize() {
   DrainLimbo();
   const std::string where = pool_.Where("table '" + table_name_ + "' root", root_offset_);
-  if (level_count_ >= format::kMaxLevels) {
-    return Status::PoolFull(where + ": cannot grow past " + std::to_string(format::kMaxLevels) +
-                            " levels");
-  }
-  const uint64_t top = levels_[0].bucket_count * 2;
-  if (top > kMaxTopBuckets) return Status::PoolFull(where + ": top level cannot grow further");
+  GPKV_RETURN_IF_ERROR(gphash::CheckGrowth(where, levelset_));
+  const uint64_t top = gphash::GrownTopBuckets(levelset_);
   auto offset =
       pool_.allocator().Allocate(top * bucket_bytes_, format::kExtentKindBucketLevel, table_id_);
   if (!offset.ok()) return offset.status();
-  format::LevelSet next = levelset_;
-  for (uint32_t i = next.level_count; i > 0; --i) next.levels[i] = next.levels[i - 1];
-  next.levels[0] = {*offset, top, next.next_level_id};
-  next.next_level_id += 1;
-  next.level_count += 1;
-  next.flags |= format::kLevelSetResizing;
-  next.generation += 1;
-  PublishLevelSet(next);
+  format::LevelSet next = gphash::GrownLevelSet(levelset_, *offset);
+  PublishLevelSet(&next);
   ApplyLevelSet(next);
   return FinishResize();
 }
@@ -174,16 +154,9 @@ Status Gphash::Impl::Resize() {
 Status Gphash::Impl::FinishResize() {
   resizing_.store(true);
   const bool moved_all = MoveBottomLevel();
-  format::LevelSet next = levelset_;
-  const uint32_t bottom = next.level_count - 1;
-  const uint64_t bottom_offset = next.levels[bottom].offset;
-  next.flags &= ~format::kLevelSetResizing;
-  next.generation += 1;
-  if (moved_all) {
-    next.levels[bottom] = {};
-    next.level_count -= 1;
-  }
-  PublishLevelSet(next);
+  const uint64_t bottom_offset = levelset_.levels[levelset_.level_count - 1].offset;
+  format::LevelSet next = gphash::FinishedLevelSet(levelset_, moved_all);
+  PublishLevelSet(&next);
   ApplyLevelSet(next);
   // From here the old bottom is unreachable: a crash before Free leaves it to
   // the open-time sweep of unreachable extents.

@@ -10,6 +10,8 @@
 #include "gpu/device_memory.h"
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/gpu/backend_impl.h"
+#include "tables/gphash/root.h"
+#include "tables/gphash/scan.h"
 
 namespace gpkv::gpu {
 namespace {
@@ -80,7 +82,7 @@ DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
 Status GphashGpu::DeviceUsable(int device) { return gpu::DeviceUsable(device); }
 
 Result<uint64_t> GphashGpu::Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options) {
-  return CreateGphashRoot(pool, table_id, options);
+  return gphash::CreateTable(pool, table_id, options);
 }
 
 Result<std::unique_ptr<GphashGpu>> GphashGpu::Open(pm::Pool& pool, const std::string& table_name,
@@ -153,7 +155,7 @@ Status GphashGpu::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count,
 Status GphashGpu::Synchronize(CUstream_st* stream) { return impl_->Synchronize(stream); }
 Status GphashGpu::ForgetStream(CUstream_st* stream) { return impl_->ForgetStream(stream); }
 Status GphashGpu::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
-TableStats GphashGpu::Stats() const { return impl_->Stats(); }
+gphash::Stats GphashGpu::Stats() const { return impl_->Stats(); }
 uint32_t GphashGpu::key_size() const { return impl_->key_size(); }
 uint32_t GphashGpu::value_size() const { return impl_->value_size(); }
 bool GphashGpu::mirrored() const { return impl_->mirrored(); }
@@ -584,51 +586,19 @@ Status GphashGpu::Impl::ForgetStream(cudaStream_t stream) {
 
 // ---------------------------------------------------------------- host reads
 
+// The shared host scan (tables/gphash/scan.h), so both backends visit the
+// same pairs: under the view lock (no resize meanwhile) and, for value
+// cells, an epoch (no cell reused meanwhile).
 Status GphashGpu::Impl::Scan(const Table::ScanVisitor& visit) const {
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
-  const format::LevelSet& level_set = snapshot_.level_set;
-  const uint32_t slots = snapshot_.slots_per_bucket;
-  const uint32_t key_bytes = snapshot_.key_size;
-  uint8_t key[32];
-  alignas(8) uint8_t value[kMaxValueBytes];
-  // A value cell read below stays out of reuse until the scan ends.
   std::optional<EpochGuard> epoch_guard;
   if (value_cells()) epoch_guard.emplace(epoch_);
-  for (uint32_t level = 0; level < level_set.level_count; ++level) {
-    const uint8_t* base = pool_.base() + level_set.levels[level].offset;
-    for (uint64_t bucket = 0; bucket < level_set.levels[level].bucket_count; ++bucket) {
-      const uint8_t* at = base + bucket * snapshot_.bucket_bytes;
-      for (uint32_t slot = 0; slot < slots; ++slot) {
-        const auto* word_at = reinterpret_cast<const uint64_t*>(at + format::SlotWordOffset(slot));
-        for (;;) {  // seqlock: read the slot again if it changed under us
-          uint64_t word = __atomic_load_n(word_at, __ATOMIC_ACQUIRE);
-          if (format::SlotStateOf(word) != format::kSlotValid) break;
-          std::memcpy(key, at + format::KeyOffset(slots, key_bytes, slot), key_bytes);
-          uint64_t value_word =
-              __atomic_load_n(reinterpret_cast<const uint64_t*>(
-                                  at + format::ValueWordOffset(slots, key_bytes, slot)),
-                              __ATOMIC_ACQUIRE);
-          if (value_cells()) {
-            // A word read from a slot that changed meanwhile is discarded
-            // below; the bound only keeps the copy inside the mapping.
-            if (value_word > pool_.size() - snapshot_.cell_size) value_word = 0;
-            std::memcpy(value, pool_.base() + value_word, snapshot_.value_size);
-          }
-          std::atomic_thread_fence(std::memory_order_acquire);
-          if (__atomic_load_n(word_at, __ATOMIC_ACQUIRE) != word) continue;
-          if (!value_cells()) std::memcpy(value, &value_word, snapshot_.value_size);
-          if (!visit(key, value)) return Status::OK();
-          break;
-        }
-      }
-    }
-  }
-  return Status::OK();
+  return gphash::ScanLivePairs(pool_, snapshot_.root_offset, snapshot_.level_set, visit);
 }
 
-TableStats GphashGpu::Impl::Stats() const {
+gphash::Stats GphashGpu::Impl::Stats() const {
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
-  TableStats stats;
+  gphash::Stats stats;
   const format::LevelSet& level_set = snapshot_.level_set;
   stats.keys = live_keys_.load();
   for (uint32_t level = 0; level < level_set.level_count; ++level) {

@@ -67,6 +67,7 @@
 #include "gpkv/table.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/gphash/stats.h"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
@@ -246,7 +247,7 @@ class GphashGpu {
   // the host; single-threaded.
   Status Scan(const Table::ScanVisitor& visit) const;
 
-  TableStats Stats() const;
+  gphash::Stats Stats() const;
   uint32_t key_size() const;
   uint32_t value_size() const;
   // True when the index is mirrored in GPU memory (mirror and staged mode).

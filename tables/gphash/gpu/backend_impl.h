@@ -93,7 +93,7 @@ class GphashGpu::Impl {
   Status Synchronize(cudaStream_t stream);
   Status ForgetStream(cudaStream_t stream);
   Status Scan(const Table::ScanVisitor& visit) const;
-  TableStats Stats() const;
+  gphash::Stats Stats() const;
 
   // ---- value cells (gphash_cells.cu) ----
   // A value-cell table's batches: the kernels above run on value words (the

@@ -9,6 +9,7 @@
 #include "gpu/cuda_check.h"
 #include "pm/extent_allocator.h"
 #include "tables/gphash/gpu/backend_impl.h"
+#include "tables/gphash/root.h"
 
 namespace gpkv::gpu {
 
@@ -41,15 +42,8 @@ Status GphashGpu::Impl::Resize() {
 
 Status GphashGpu::Impl::StartResize() {
   const format::LevelSet& current = snapshot_.level_set;
-  if (current.level_count >= format::kMaxLevels) {
-    return Status::Corruption(Where() + ": cannot resize a level set of " +
-                              std::to_string(current.level_count) + " levels");
-  }
-  const uint64_t buckets = current.levels[0].bucket_count * 2;
-  if (buckets >= kMaxBucketsPerLevel) {
-    return Status::PoolFull(Where() + ": the top level cannot grow past " +
-                            std::to_string(current.levels[0].bucket_count) + " buckets");
-  }
+  GPKV_RETURN_IF_ERROR(gphash::CheckGrowth(Where(), current));
+  const uint64_t buckets = gphash::GrownTopBuckets(current);
   const uint64_t bytes = buckets * snapshot_.bucket_bytes;
   auto offset =
       pool_.allocator().Allocate(bytes, format::kExtentKindBucketLevel, snapshot_.table_id);
@@ -75,12 +69,7 @@ Status GphashGpu::Impl::StartResize() {
       mirror = static_cast<uint8_t*>(copy);
     }
   }
-  format::LevelSet next = current;
-  for (uint32_t i = current.level_count; i > 0; --i) next.levels[i] = current.levels[i - 1];
-  next.levels[0] = {*offset, buckets, current.next_level_id};
-  next.level_count = current.level_count + 1;
-  next.next_level_id = current.next_level_id + 1;
-  next.flags |= format::kLevelSetResizing;
+  format::LevelSet next = gphash::GrownLevelSet(current, *offset);
   auto published = PublishLevelSet(pool_, snapshot_, next);
   if (!published.ok()) {
     if (mirror != nullptr) cudaFree(mirror);
@@ -111,10 +100,7 @@ Status GphashGpu::Impl::FinishResize(Workspace& ws) {
   }
   const format::LevelSet& current = snapshot_.level_set;
   const format::LevelDesc bottom = current.levels[current.level_count - 1];
-  format::LevelSet next = current;
-  next.level_count = current.level_count - 1;
-  next.levels[next.level_count] = format::LevelDesc{};
-  next.flags &= ~format::kLevelSetResizing;
+  format::LevelSet next = gphash::FinishedLevelSet(current, /*drop_bottom=*/true);
   auto published = PublishLevelSet(pool_, snapshot_, next);
   if (!published.ok()) return published.status();
   snapshot_ = *published;

@@ -1,7 +1,8 @@
-// Host-side reading and writing of a GPHash table root for the GPU backend:
-// validation at open (recovery::ReadGphash, the check verify, repair and the
-// CPU backend share), table creation, and the LevelSet publish of a resize.
-// Plain host code over pm::Pool and the format/ functions; no CUDA.
+// The GPU backend's snapshot of a GPHash table root: validated at open by
+// recovery::ReadGphash (the check verify, repair and the CPU backend share)
+// and kept current by the LevelSet publishes of a resize, which
+// gphash::PublishLevelSet writes (tables/gphash/root.h, the one writer both
+// backends call). Plain host code; no CUDA.
 //
 // Who may call: gpu/ (GphashGpu and its resize).
 //
@@ -41,20 +42,13 @@ struct GphashRootSnapshot {
 Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::string& table_name,
                                           uint64_t root_offset);
 
-// Writes `next` (checksum computed here) into the LevelSet slot not in use,
-// persists it, then publishes the root's active_levelset word with the next
-// generation. Returns the new snapshot.
+// Publishes `next` with gphash::PublishLevelSet (the next generation, in the
+// LevelSet slot not in use) and returns the snapshot that holds it.
 Result<GphashRootSnapshot> PublishLevelSet(pm::Pool& pool, const GphashRootSnapshot& current,
                                            format::LevelSet next);
 
 // Pool bytes of the snapshot's bucket levels (the index).
 uint64_t IndexBytes(const GphashRootSnapshot& snapshot);
-
-// Creates a table root with options.hash geometry and its levels (as
-// cpu::Gphash::Create does: durable but unlinked; the caller links it).
-// InvalidArgument for bad options, PoolFull when the pool cannot hold it.
-// Values over 8 bytes get value cells (the root's first chunk), as on the CPU.
-Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
 
 // "<file>: table '<name>' <what> (offset 0x..)".
 std::string TableWhere(const pm::Pool& pool, const std::string& table_name, const std::string& what,

@@ -30,7 +30,7 @@ TEST_P(GphashGeometry, GrowsThroughResizesAndKeepsEveryKey) {
               Options(g.key_size, g.value_size, g.levels, g.locations, g.slots,
                       /*expected_keys=*/64),
               uint64_t{128} << 20);
-  TableStats before = t.table().Stats();
+  gphash::Stats before = t.table().Stats();
   EXPECT_EQ(before.levels, g.levels);
   EXPECT_GE(before.top_buckets, 16u);
 
@@ -41,7 +41,7 @@ TEST_P(GphashGeometry, GrowsThroughResizesAndKeepsEveryKey) {
     std::vector<uint64_t> batch(ids.begin() + begin, ids.begin() + begin + 1000);
     ASSERT_TRUE(t.Put(batch, 1).ok());
   }
-  TableStats after = t.table().Stats();
+  gphash::Stats after = t.table().Stats();
   EXPECT_EQ(after.keys, kKeys);
   EXPECT_GT(after.resizes, 2u);
   EXPECT_EQ(after.levels, g.levels);

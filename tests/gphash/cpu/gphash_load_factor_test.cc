@@ -24,7 +24,7 @@ double LoadBeforeFirstResize(uint8_t levels, uint8_t locations, uint8_t slots, u
     std::vector<uint64_t> ids(16);
     for (uint64_t& id : ids) id = random();
     EXPECT_TRUE(t.Put(ids, 1).ok());
-    TableStats stats = t.table().Stats();
+    gphash::Stats stats = t.table().Stats();
     if (stats.resizes > 0) break;
     keys_before = stats.keys;
   }

@@ -74,7 +74,7 @@ TEST_P(GphashOracle, MixedBatchesMatchAnUnorderedMapAcrossReopensAndResizes) {
       ASSERT_EQ(t.table().Stats().keys, oracle.size());
     }
   }
-  TableStats stats = t.table().Stats();
+  gphash::Stats stats = t.table().Stats();
   EXPECT_EQ(stats.keys, oracle.size());
   EXPECT_GE(stats.resizes, 2u);
   EXPECT_GT(gets_checked, c.operations / 10);

@@ -104,7 +104,7 @@ TEST_P(GphashResize, InterruptedResizeIsFinishedAtOpen) {
     }
     recovery::Report report;
     t.Reopen(&report);
-    TableStats stats = t.table().Stats();
+    gphash::Stats stats = t.table().Stats();
     EXPECT_FALSE(stats.resizing);
     EXPECT_EQ(stats.levels, 2u);
     EXPECT_GE(stats.top_buckets, 32u);

@@ -148,7 +148,7 @@ TEST(GphashGpu, ValueCellTablesStoreFullValues) {
     EXPECT_TRUE(
         GetsAnswer(harness.table(), keys.data(), count, v, expected.data(), present.data()));
 
-    TableStats stats = harness.table().Stats();
+    gphash::Stats stats = harness.table().Stats();
     EXPECT_EQ(stats.keys, count - erased_count);
     EXPECT_GE(stats.value_bytes, (count - erased_count) * format::CellSizeFor(v));
     std::unordered_map<std::string, std::string> live;

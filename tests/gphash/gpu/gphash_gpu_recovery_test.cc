@@ -333,7 +333,7 @@ void ExpectInterruptedResizeFinishedAtOpen(const std::string& tag, uint32_t valu
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ(report.duplicates_removed, copied);
   EXPECT_EQ(report.cells_reclaimed, 0u);  // each copy's cell is its winner's
-  TableStats stats = (*table)->Stats();
+  gphash::Stats stats = (*table)->Stats();
   EXPECT_FALSE(stats.resizing);
   EXPECT_EQ(stats.levels, 2u);
   EXPECT_EQ(stats.top_buckets, buckets);

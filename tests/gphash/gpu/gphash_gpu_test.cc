@@ -125,7 +125,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
     }
   }
 
-  TableStats stats = harness.table().Stats();
+  gphash::Stats stats = harness.table().Stats();
   EXPECT_EQ(stats.keys, oracle.size());
   EXPECT_GT(stats.resizes, 0u);
   EXPECT_FALSE(stats.resizing);

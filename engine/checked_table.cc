@@ -1,0 +1,74 @@
+#include "engine/checked_table.h"
+
+namespace gpkv::engine {
+
+CheckedTable::CheckedTable(std::string pool_path, bool read_only,
+                           std::unique_ptr<Table> family_table)
+    : pool_path_(std::move(pool_path)), read_only_(read_only), table_(std::move(family_table)) {}
+
+std::string CheckedTable::Where() const { return pool_path_ + ": table '" + name() + "'"; }
+
+Status CheckedTable::CheckKeys(ConstBytes keys, size_t* count) const {
+  const uint32_t key_size = options().key_size;
+  if (keys.size() % key_size != 0) {
+    return Status::InvalidArgument(Where() + ": " + std::to_string(keys.size()) +
+                                   " key bytes is not a multiple of the key size " +
+                                   std::to_string(key_size));
+  }
+  if (keys.data() == nullptr && keys.size() != 0) {
+    return Status::InvalidArgument(Where() + ": null keys");
+  }
+  *count = keys.size() / key_size;
+  return Status::OK();
+}
+
+Status CheckedTable::CheckSize(const char* what, size_t actual, size_t expected,
+                               const void* data) const {
+  if (actual != expected) {
+    return Status::InvalidArgument(Where() + ": " + what + " holds " + std::to_string(actual) +
+                                   " bytes, the batch needs " + std::to_string(expected));
+  }
+  if (data == nullptr && expected != 0) {
+    return Status::InvalidArgument(Where() + ": null " + what);
+  }
+  return Status::OK();
+}
+
+Status CheckedTable::CheckWritable() const {
+  if (read_only_) return Status::InvalidArgument(Where() + ": the pool is open read-only");
+  return Status::OK();
+}
+
+Status CheckedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckWritable());
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
+  GPKV_RETURN_IF_ERROR(
+      CheckSize("values", values.size(), count * this->options().value_size, values.data()));
+  if (count == 0) return Status::OK();
+  return table_->Put(keys, values, options);
+}
+
+Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+                         const BatchOptions& options) {
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
+  GPKV_RETURN_IF_ERROR(
+      CheckSize("values", values.size(), count * this->options().value_size, values.data()));
+  if (!found.empty()) GPKV_RETURN_IF_ERROR(CheckSize("found", found.size(), count, found.data()));
+  if (count == 0) return Status::OK();
+  return table_->Get(keys, values, found, options);
+}
+
+Status CheckedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckWritable());
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
+  if (!erased.empty()) {
+    GPKV_RETURN_IF_ERROR(CheckSize("erased", erased.size(), count, erased.data()));
+  }
+  if (count == 0) return Status::OK();
+  return table_->Erase(keys, erased, options);
+}
+
+}  // namespace gpkv::engine

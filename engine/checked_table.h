@@ -1,0 +1,43 @@
+// engine::CheckedTable: the gpkv::Table the DB hands out. Checks every
+// batch's spans against the table's key and value sizes (and writes against
+// a read-only pool) once, for every family, then passes the batch to the
+// family's table. Errors name the pool file and the table.
+//
+// Thread safety: as the family's table (gpkv::Table's contract); the checks
+// keep no state.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "gpkv/table.h"
+
+namespace gpkv::engine {
+
+class CheckedTable final : public Table {
+ public:
+  CheckedTable(std::string pool_path, bool read_only, std::unique_ptr<Table> family_table);
+
+  const std::string& name() const override { return table_->name(); }
+  const TableOptions& options() const override { return table_->options(); }
+  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
+  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+             const BatchOptions& options) override;
+  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  Result<TableStats> Stats() override { return table_->Stats(); }
+  Status Scan(const ScanVisitor& visit) override { return table_->Scan(visit); }
+
+ private:
+  // InvalidArgument naming the table unless keys holds whole keys; sets *count.
+  Status CheckKeys(ConstBytes keys, size_t* count) const;
+  Status CheckSize(const char* what, size_t actual, size_t expected, const void* data) const;
+  Status CheckWritable() const;
+  std::string Where() const;
+
+  const std::string pool_path_;
+  const bool read_only_;
+  const std::unique_ptr<Table> table_;
+};
+
+}  // namespace gpkv::engine

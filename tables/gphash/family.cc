@@ -1,0 +1,161 @@
+#include "tables/gphash/family.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "pm/extent_allocator.h"
+#include "tables/gphash/check.h"
+#include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/layout.h"
+#include "tables/gphash/reader.h"
+#include "tables/gphash/root.h"
+#include "tables/gphash/table.h"
+#if GPKV_HAVE_CUDA
+#include "tables/gphash/gpu/backend.h"
+#endif
+
+namespace gpkv::gphash {
+namespace {
+
+static_assert(sizeof(format::CatalogParams) == format::kCatalogParamsSize);
+
+std::string TableWhere(const pm::Pool& pool, const format::CatalogEntry& entry) {
+  return pool.path() + ": table '" + entry.name + "'";
+}
+
+// The GPU backend, when the DB runs on CUDA. Null when the table should run
+// on the CPU instead (Backend::kAuto and the GPU cannot take it here: an
+// index too large for GPU memory in staged mode, or past the link's cliff in
+// direct mode, where the CPU backend is measured faster).
+#if GPKV_HAVE_CUDA
+Result<std::unique_ptr<Table>> OpenOnGpu(const tables::OpenContext& context,
+                                         const format::CatalogEntry& entry,
+                                         const TableOptions& options) {
+  gpu::GpuTableOptions gpu_options;
+  // Asked for CUDA: the GPU whatever the index size. kAuto: only where the
+  // GPU is measured faster than the CPU backend (see GpuTableOptions).
+  const bool asked_for_cuda = context.db_options->backend == Backend::kCuda;
+  if (asked_for_cuda) gpu_options.direct_max_index_bytes = 0;
+  gpu_options.bkt_cache_fraction = context.db_options->gpu_cache_fraction;
+  auto gpu = gpu::GphashGpu::Open(*context.pool, entry.name, entry.root_offset, gpu_options,
+                                  context.report);
+  if (gpu.ok()) {
+    return std::unique_ptr<Table>(
+        std::make_unique<GphashTable>(entry.name, options, std::move(*gpu)));
+  }
+  const bool cpu_can_take_it =
+      gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
+  if (!cpu_can_take_it || asked_for_cuda) return gpu.status();
+  return std::unique_ptr<Table>();
+}
+#endif
+
+class GphashFamily final : public tables::TableFamily {
+ public:
+  const char* name() const override { return kFamilyName; }
+  TableKind kind() const override { return TableKind::kHash; }
+  Durability durability() const override { return Durability::kPersistent; }
+
+  Status CheckOptions(const std::string& where, const TableOptions& options) const override {
+    return gphash::CheckOptions(where, options);
+  }
+
+  void EncodeParams(const TableOptions& options,
+                    uint8_t (&params)[format::kCatalogParamsSize]) const override {
+    format::CatalogParams block{};
+    block.levels = options.hash.levels;
+    block.hash_locations = options.hash.hash_locations;
+    block.slots_per_bucket = options.hash.slots_per_bucket;
+    std::memcpy(params, &block, sizeof(block));
+  }
+
+  Status DecodeParams(const std::string& where, const uint8_t (&params)[format::kCatalogParamsSize],
+                      TableOptions* options) const override {
+    format::CatalogParams block;
+    std::memcpy(&block, params, sizeof(block));
+    options->hash.levels = block.levels;
+    options->hash.hash_locations = block.hash_locations;
+    options->hash.slots_per_bucket = block.slots_per_bucket;
+    options->hash.initial_top_buckets = 0;
+    Status valid = gphash::CheckOptions(where, *options);
+    if (!valid.ok()) return Status::Corruption(valid.message());
+    for (uint8_t byte : block.reserved) {
+      if (byte != 0) return Status::Corruption(where + ": reserved parameter bytes are not zero");
+    }
+    return Status::OK();
+  }
+
+  Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
+                          const TableOptions& options) const override {
+    return CreateTable(pool, table_id, options);
+  }
+
+  Result<std::unique_ptr<Table>> Open(const tables::OpenContext& context,
+                                      const format::CatalogEntry& entry,
+                                      const TableOptions& options) const override {
+#if GPKV_HAVE_CUDA
+    if (context.backend == Backend::kCuda) {
+      auto gpu = OpenOnGpu(context, entry, options);
+      if (!gpu.ok() || *gpu != nullptr) return gpu;
+    }
+#endif
+    auto cpu = cpu::Gphash::Open(*context.pool, entry.name, entry.root_offset, context.cpu_threads,
+                                 context.report);
+    if (!cpu.ok()) return cpu.status();
+    return std::unique_ptr<Table>(
+        std::make_unique<GphashTable>(entry.name, options, std::move(*cpu)));
+  }
+
+  Status Drop(pm::Pool& pool, const format::CatalogEntry& entry) const override {
+    return DropTable(pool, entry.name, entry.root_offset);
+  }
+
+  Result<std::vector<tables::TableExtent>> Extents(const pm::Pool& pool,
+                                                   const format::CatalogEntry& entry,
+                                                   bool require_allocated) const override {
+    return recovery::GphashExtents(pool, entry.name, entry.root_offset, require_allocated);
+  }
+
+  Status Verify(const pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
+                const recovery::ProgressFn& progress) const override {
+    return recovery::VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
+                                  progress);
+  }
+
+  Status Repair(pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
+                const recovery::ProgressFn& progress) const override {
+    return recovery::RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
+                                  progress);
+  }
+
+  Result<format::CatalogEntry> Salvage(const pm::Pool& pool, const format::ExtentEntry& root_extent,
+                                       const std::string& name) const override {
+    auto view = recovery::ReadGphash(pool, name, root_extent.offset, /*require_allocated=*/false);
+    if (!view.ok()) return view.status();
+    format::CatalogEntry entry{};
+    std::snprintf(entry.name, sizeof(entry.name), "%s", name.c_str());
+    entry.table_id = view->table_id;
+    entry.kind = static_cast<uint8_t>(kind());
+    entry.durability = static_cast<uint8_t>(durability());
+    entry.key_size = view->key_size;
+    entry.value_size = view->value_size;
+    entry.root_offset = root_extent.offset;
+    TableOptions options;
+    options.key_size = view->key_size;
+    options.value_size = view->value_size;
+    options.hash.levels = static_cast<uint8_t>(view->geometry_levels);
+    options.hash.hash_locations = static_cast<uint8_t>(view->hash_locations);
+    options.hash.slots_per_bucket = static_cast<uint8_t>(view->slots_per_bucket);
+    EncodeParams(options, entry.params);
+    return entry;
+  }
+};
+
+}  // namespace
+
+const tables::TableFamily& Family() {
+  static const GphashFamily family;
+  return family;
+}
+
+}  // namespace gpkv::gphash
