@@ -42,7 +42,8 @@ Status GphashGpu::Impl::Resize() {
 
 Status GphashGpu::Impl::StartResize() {
   const format::LevelSet& current = snapshot_.level_set;
-  GPKV_RETURN_IF_ERROR(gphash::CheckGrowth(Where(), current));
+  GPKV_RETURN_IF_ERROR(
+      gphash::CheckGrowth(TableWhere(pool_, table_name_, "root", snapshot_.root_offset), current));
   const uint64_t buckets = gphash::GrownTopBuckets(current);
   const uint64_t bytes = buckets * snapshot_.bucket_bytes;
   auto offset =

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "gphash/cpu/gphash_test_util.h"
+#include "gphash/full_level_set.h"
 #include "pm/persist_hook.h"
 #include "tables/gphash/check.h"
 #include "tables/gphash/slot_scan.h"
@@ -212,6 +213,38 @@ TEST(GphashResizeLimits, PoolFullKeepsAcknowledgedDataAndEachOperationAppliedOrA
     EXPECT_TRUE(t.Holds(acknowledged[0], 2));
     EXPECT_FALSE(t.Get({acknowledged[150]})[0].has_value());
   }
+}
+
+// A LevelSet of kMaxLevels levels cannot grow: the put that needs a resize is
+// PoolFull naming the table's root (as on the GPU backend:
+// tests/gphash/gpu/gphash_cross_backend_test.cc), everything acknowledged
+// stays, and the table reopens clean.
+TEST(GphashResizeLimits, AFullLevelSetIsPoolFullNamingTheRoot) {
+  TableOptions options = Options(8, 8);
+  options.hash.initial_top_buckets = 256;
+  TestTable t("resize-full-levelset", options, uint64_t{16} << 20, 2);
+  t.CloseTableOnly();
+  FillLevelSet(t.pool(), /*table_id=*/7, t.root());
+  t.OpenTable(nullptr);
+  ASSERT_EQ(t.table().Stats().levels, format::kMaxLevels);
+  std::vector<uint64_t> acknowledged;
+  Status status;
+  for (uint64_t next = 0; status.ok() && next < 100000; next += 64) {
+    std::vector<uint64_t> ids = Range(next, next + 64);
+    status = t.Put(ids, 1);
+    if (status.ok()) acknowledged.insert(acknowledged.end(), ids.begin(), ids.end());
+  }
+  ASSERT_TRUE(status.IsPoolFull()) << status.ToString();
+  EXPECT_NE(status.message().find(t.path() + ": table 't' root (offset "), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("cannot grow past 8 levels"), std::string::npos)
+      << status.message();
+  ASSERT_FALSE(acknowledged.empty());
+  for (uint64_t id : acknowledged) ASSERT_TRUE(t.Holds(id, 1)) << id;
+  recovery::Report report;
+  t.Reopen(&report);
+  EXPECT_FALSE(report.HasCorruption());
+  for (uint64_t id : acknowledged) ASSERT_TRUE(t.Holds(id, 1)) << id;
 }
 
 }  // namespace

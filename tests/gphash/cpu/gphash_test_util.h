@@ -255,4 +255,21 @@ inline std::optional<SlotAt> FreeCandidate(const pm::Pool& pool, const recovery:
   return std::nullopt;
 }
 
+// Writes a second VALID copy of `key` (held once, VALID) into a free
+// candidate slot of a lower level than its copy, so that the copy there loses
+// the duplicate rule: the state a racing insert or an interrupted move leaves
+// until open-time recovery erases it. False when no such slot is free.
+inline bool PlantLosingCopy(pm::Pool& pool, const recovery::GphashView& view, const uint8_t* key) {
+  std::vector<SlotAt> copies = FindKey(pool, view, key);
+  if (copies.size() != 1 || copies[0].level + 1 >= view.levels.size()) return false;
+  const SlotAt& winner = copies[0];
+  auto free = FreeCandidate(pool, view, key, static_cast<int>(winner.level + 1), winner.level,
+                            winner.bucket);
+  if (!free) return false;
+  std::memcpy(pool.At<uint8_t>(free->key_offset), key, view.key_size);
+  *pool.At<uint64_t>(free->value_offset) = *pool.At<uint64_t>(winner.value_offset);
+  *pool.At<uint64_t>(free->word_offset) = *pool.At<uint64_t>(winner.word_offset);
+  return true;
+}
+
 }  // namespace gpkv::gphash_test

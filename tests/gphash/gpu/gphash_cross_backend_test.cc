@@ -2,7 +2,10 @@
 // GPU and answers the same, and the other way round, through resizes done by
 // either side, with inline values and value cells (value_size > 8);
 // recovery::VerifyGphash accepts what the GPU wrote (direct, mirror and
-// staged mode); staged mode runs a pool file CUDA cannot register.
+// staged mode); staged mode runs a pool file CUDA cannot register. Both
+// backends give the same answers where the family's shared code decides:
+// Scan visits the same pairs (winners only), a full level set is PoolFull,
+// a corrupt root is the same error.
 // Device tests (label `gpu`); skipped when no CUDA device is usable.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "gphash/cpu/gphash_test_util.h"
+#include "gphash/full_level_set.h"
 #include "gpu_test_util.h"
 #include "pm/pool.h"
 #include "tables/gphash/check.h"
@@ -415,6 +420,139 @@ TEST(GphashCrossBackend, StagedModeRunsAPoolTheGpuCannotMap) {
   auto table = cpu::Gphash::Open(**pool, "t", root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ExpectContents(**table, contents, k, v, "cpu reading staged");
+}
+
+constexpr GpuIndexMode kModes[] = {GpuIndexMode::kDirect, GpuIndexMode::kMirror,
+                                   GpuIndexMode::kStaged};
+
+// Every pair a Scan visits, each once (a second visit fails the test).
+template <typename Table>
+Contents ScanAll(Table& table, uint32_t key_size, uint32_t value_size, const char* backend) {
+  Contents seen;
+  EXPECT_TRUE(table
+                  .Scan([&](const uint8_t* key, const uint8_t* value) {
+                    std::string k(reinterpret_cast<const char*>(key), key_size);
+                    EXPECT_EQ(seen.count(k), 0u) << backend << ": a key visited twice";
+                    seen[k] = std::string(reinterpret_cast<const char*>(value), value_size);
+                    return true;
+                  })
+                  .ok());
+  return seen;
+}
+
+// Keys held twice in the pool (a losing copy planted below the winner, as a
+// racing insert leaves it until recovery) are visited once by the GPU
+// backend's Scan, and the CPU backend scans the same pairs.
+TEST(GphashCrossBackend, ScanVisitsTheSamePairsOnBothBackends) {
+  SKIP_WITHOUT_DEVICE();
+  for (uint32_t v : {8u, 64u}) {
+    for (GpuIndexMode mode : kModes) {
+      SCOPED_TRACE("value_size " + std::to_string(v) + " mode " +
+                   std::to_string(static_cast<int>(mode)));
+      testutil::TempPool temp("cross-scan");
+      auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
+      ASSERT_TRUE(pool.ok());
+      TableOptions options;
+      options.value_size = v;
+      options.expected_keys = 1000;
+      auto root = GphashGpu::Create(**pool, 1, options);
+      ASSERT_TRUE(root.ok()) << root.status().ToString();
+      std::mt19937_64 rng(7);
+      Batch batch = RandomBatch(rng, 300, 8, v);
+      Contents contents;
+      Apply(batch, 8, v, &contents);
+      Contents on_gpu;
+      {
+        GpuTableOptions gpu_options;
+        gpu_options.index_mode = mode;
+        auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+        ASSERT_TRUE(table.ok()) << table.status().ToString();
+        ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
+        auto view = recovery::ReadGphash(**pool, "t", *root);
+        ASSERT_TRUE(view.ok());
+        uint32_t planted = 0;
+        for (size_t i = 0; i < batch.count && planted < 10; ++i) {
+          planted += gphash_test::PlantLosingCopy(**pool, *view, &batch.keys[i * 8]);
+        }
+        ASSERT_GT(planted, 0u);
+        on_gpu = ScanAll(**table, 8, v, "gpu");
+      }
+      EXPECT_EQ(on_gpu, contents);
+      auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      EXPECT_EQ(ScanAll(**table, 8, v, "cpu"), on_gpu);
+    }
+  }
+}
+
+// A level set of kMaxLevels levels cannot grow: PoolFull naming the table's
+// root on the GPU, as on the CPU (tests/gphash/cpu/gphash_resize_test.cc),
+// and every acknowledged put stays.
+TEST(GphashCrossBackend, AFullLevelSetIsPoolFullOnBothBackends) {
+  SKIP_WITHOUT_DEVICE();
+  for (GpuIndexMode mode : kModes) {
+    SCOPED_TRACE("mode " + std::to_string(static_cast<int>(mode)));
+    testutil::TempPool temp("cross-full-levelset");
+    auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    TableOptions options;
+    options.hash.initial_top_buckets = 256;
+    auto root = GphashGpu::Create(**pool, 7, options);
+    ASSERT_TRUE(root.ok()) << root.status().ToString();
+    gphash_test::FillLevelSet(**pool, 7, *root);
+    GpuTableOptions gpu_options;
+    gpu_options.index_mode = mode;
+    auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_EQ((*table)->Stats().levels, format::kMaxLevels);
+    std::mt19937_64 rng(11);
+    Contents acknowledged;
+    Status status;
+    for (int round = 0; status.ok() && round < 2000; ++round) {
+      Batch batch = RandomBatch(rng, 64, 8, 8);
+      status = (*table)->Put(batch.keys.data(), batch.values.data(), batch.count);
+      if (status.ok()) Apply(batch, 8, 8, &acknowledged);
+    }
+    ASSERT_TRUE(status.IsPoolFull()) << status.ToString();
+    EXPECT_NE(status.message().find(temp.path() + ": table 't' root (offset "), std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find("cannot grow past 8 levels"), std::string::npos)
+        << status.message();
+    ASSERT_FALSE(acknowledged.empty());
+    std::vector<uint8_t> keys, values(acknowledged.size() * 8), found(acknowledged.size());
+    for (const auto& [key, value] : acknowledged) keys.insert(keys.end(), key.begin(), key.end());
+    ASSERT_TRUE((*table)->Get(keys.data(), values.data(), found.data(), acknowledged.size()).ok());
+    size_t i = 0;
+    for (const auto& [key, value] : acknowledged) {
+      ASSERT_EQ(found[i], 1) << i;
+      ASSERT_EQ(std::memcmp(&values[i * 8], value.data(), 8), 0) << i;
+      ++i;
+    }
+  }
+}
+
+// A root that cannot be trusted is the same error, word for word, on both
+// backends: both read it through recovery::ReadGphash.
+TEST(GphashCrossBackend, ACorruptRootIsTheSameErrorOnBothBackends) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("cross-corrupt-root");
+  auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  TableOptions options;
+  options.expected_keys = 1000;
+  auto root = GphashGpu::Create(**pool, 1, options);
+  ASSERT_TRUE(root.ok());
+  auto* stored = (*pool)->At<format::GphashRoot>(*root);
+  for (uint64_t* field : {&stored->checksum, &stored->levelsets[0].levels[0].bucket_count}) {
+    *field ^= 0x40;
+    auto on_cpu = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
+    auto on_gpu = GphashGpu::Open(**pool, "t", *root, GpuTableOptions{}, nullptr);
+    ASSERT_TRUE(on_cpu.status().IsCorruption()) << on_cpu.status().ToString();
+    EXPECT_EQ(on_gpu.status().code(), on_cpu.status().code()) << on_gpu.status().ToString();
+    EXPECT_EQ(on_gpu.status().message(), on_cpu.status().message());
+    EXPECT_NE(on_cpu.status().message().find("table 't'"), std::string::npos);
+    *field ^= 0x40;
+  }
 }
 
 }  // namespace

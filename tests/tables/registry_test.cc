@@ -1,0 +1,217 @@
+// The registry and the family interface as the engine and recovery use them:
+// which (kind, durability) pairs have a family, what a catalog entry's kind,
+// durability and parameter block may hold, and how the GPHash family's
+// parameters go into the catalog and back.
+#include "tables/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "format/checksum.h"
+#include "format/pool_layout.h"
+#include "gpkv/db.h"
+#include "recovery/catalog.h"
+#include "recovery/verify.h"
+#include "tables/gphash/family.h"
+#include "tables/gphash/layout.h"
+#include "test_util.h"
+
+namespace gpkv {
+namespace {
+
+TEST(Registry, PersistentHashIsGphashAndTheOthersAreNotBuiltYet) {
+  const tables::TableFamily* hash = tables::FindFamily(TableKind::kHash, Durability::kPersistent);
+  ASSERT_NE(hash, nullptr);
+  EXPECT_STREQ(hash->name(), "gphash");
+  EXPECT_EQ(hash, &gphash::Family());
+  EXPECT_EQ(tables::FindFamily(TableKind::kOrdered, Durability::kPersistent), nullptr);
+  EXPECT_EQ(tables::FindFamily(TableKind::kHash, Durability::kVolatile), nullptr);
+  EXPECT_EQ(tables::FindFamily(TableKind::kOrdered, Durability::kVolatile), nullptr);
+  for (const tables::TableFamily* family : tables::Families()) {
+    EXPECT_EQ(tables::FindFamily(family->kind(), family->durability()), family)
+        << family->name() << ": two families for one (kind, durability)";
+  }
+}
+
+format::CatalogEntry EntryOf(uint8_t kind, uint8_t durability) {
+  format::CatalogEntry entry{};
+  std::strcpy(entry.name, "t");
+  entry.kind = kind;
+  entry.durability = durability;
+  return entry;
+}
+
+TEST(Registry, FamilyOfTellsCorruptValuesFromUnbuiltFamilies) {
+  EXPECT_TRUE(tables::FamilyOf("w", EntryOf(1, 1)).ok());
+  auto unbuilt = tables::FamilyOf("pool: table 't'", EntryOf(2, 1));
+  ASSERT_TRUE(unbuilt.status().IsUnsupported()) << unbuilt.status().ToString();
+  EXPECT_NE(unbuilt.status().message().find("pool: table 't': persistent ordered"),
+            std::string::npos)
+      << unbuilt.status().ToString();
+  EXPECT_TRUE(tables::FamilyOf("w", EntryOf(3, 1)).status().IsCorruption());
+  EXPECT_TRUE(tables::FamilyOf("w", EntryOf(0, 1)).status().IsCorruption());
+  EXPECT_TRUE(tables::FamilyOf("w", EntryOf(1, 3)).status().IsCorruption());
+}
+
+TEST(GphashFamily, ParametersRoundTripThroughTheCatalogBlock) {
+  const tables::TableFamily& family = gphash::Family();
+  for (uint8_t levels : {1, 2, 4}) {
+    for (uint8_t locations : {1, 3, 4}) {
+      for (uint8_t slots : {4, 8, 16}) {
+        TableOptions options;
+        options.hash.levels = levels;
+        options.hash.hash_locations = locations;
+        options.hash.slots_per_bucket = slots;
+        uint8_t params[format::kCatalogParamsSize];
+        std::memset(params, 0xee, sizeof(params));
+        family.EncodeParams(options, params);
+        TableOptions back;
+        ASSERT_TRUE(family.DecodeParams("w", params, &back).ok());
+        EXPECT_EQ(back.hash.levels, levels);
+        EXPECT_EQ(back.hash.hash_locations, locations);
+        EXPECT_EQ(back.hash.slots_per_bucket, slots);
+      }
+    }
+  }
+}
+
+TEST(GphashFamily, BadParameterBlocksAreCorruptionNamingWhere) {
+  const tables::TableFamily& family = gphash::Family();
+  TableOptions options;
+  uint8_t params[format::kCatalogParamsSize];
+  family.EncodeParams(options, params);
+  struct Case {
+    size_t byte;
+    uint8_t value;
+  };
+  for (Case c : {Case{0, 0}, Case{0, 5}, Case{1, 0}, Case{1, 9}, Case{2, 7}, Case{2, 32},
+                 Case{3, 1}, Case{23, 1}}) {
+    uint8_t bad[format::kCatalogParamsSize];
+    std::memcpy(bad, params, sizeof(bad));
+    bad[c.byte] = c.value;
+    TableOptions out;
+    Status status = family.DecodeParams("pool: catalog entry 0", bad, &out);
+    EXPECT_TRUE(status.IsCorruption()) << "byte " << c.byte << " = " << int{c.value};
+    EXPECT_EQ(status.message().rfind("pool: catalog entry 0", 0), 0u) << status.message();
+  }
+}
+
+TEST(GphashFamily, CheckOptionsRefusesWhatTheFormatCannotHold) {
+  const tables::TableFamily& family = gphash::Family();
+  TableOptions good;
+  EXPECT_TRUE(family.CheckOptions("w", good).ok());
+  auto refused = [&](auto edit) {
+    TableOptions options;
+    edit(options);
+    Status status = family.CheckOptions("pool: table 'x'", options);
+    return status.IsInvalidArgument() && status.message().rfind("pool: table 'x'", 0) == 0;
+  };
+  EXPECT_TRUE(refused([](TableOptions& o) { o.key_size = 12; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.value_size = 0; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.value_size = 129; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.levels = 5; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.hash_locations = 0; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.slots_per_bucket = 12; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.initial_top_buckets = 100; }));
+}
+
+// The catalog entry of table `name` in the pool at path, and its offset.
+uint64_t EntryOffset(const std::string& path, const std::string& name) {
+  auto pool = pm::Pool::Open(path, /*read_only=*/true, SyncMode::kBatch);
+  EXPECT_TRUE(pool.ok());
+  auto catalog = recovery::ReadCatalog(**pool);
+  EXPECT_TRUE(catalog.ok());
+  const uint64_t base = (*pool)->superblock().catalog_offset + sizeof(format::CatalogHeader);
+  for (size_t i = 0; i < catalog->size(); ++i) {
+    if (name == (*catalog)[i].name) return base + i * sizeof(format::CatalogEntry);
+  }
+  ADD_FAILURE() << "no table " << name;
+  return 0;
+}
+
+// Rewrites one catalog entry in place and fixes the catalog checksum, as a
+// pool written by a build with another family would look.
+void EditEntry(const std::string& path, const std::string& name,
+               void (*edit)(format::CatalogEntry&)) {
+  const uint64_t offset = EntryOffset(path, name);
+  auto pool = pm::Pool::Open(path, /*read_only=*/false, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok());
+  auto* entry = (*pool)->At<format::CatalogEntry>(offset);
+  edit(*entry);
+  const uint64_t catalog = (*pool)->superblock().catalog_offset;
+  auto* header = (*pool)->At<format::CatalogHeader>(catalog);
+  const uint8_t* bytes = (*pool)->At<uint8_t>(catalog);
+  header->checksum = format::Checksum64(bytes, offsetof(format::CatalogHeader, checksum)) ^
+                     format::Checksum64(bytes + sizeof(format::CatalogHeader),
+                                        header->entry_count * sizeof(format::CatalogEntry));
+  (*pool)->Persist(bytes, (*pool)->superblock().catalog_size);
+  ASSERT_TRUE((*pool)->Sync().ok());
+}
+
+TEST(Catalog, ATableOfAFamilyThisBuildLacksKeepsItsEntryAndItsExtents) {
+  testutil::TempPool temp("unbuilt-family");
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = uint64_t{64} << 20;
+  options.backend = Backend::kCpu;
+  uint64_t used_before = 0;
+  {
+    auto db = DB::Open(temp.path(), options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    TableOptions small;
+    small.expected_keys = 1000;
+    ASSERT_TRUE((*db)->CreateTable("kept", small).ok());
+    ASSERT_TRUE((*db)->CreateTable("future", small).ok());
+    used_before = (*(*db)->Info()).used_bytes;
+  }
+  // "future" now claims to be a persistent ordered table (no family here).
+  EditEntry(temp.path(), "future", [](format::CatalogEntry& e) { e.kind = 2; });
+  {
+    auto db = DB::Open(temp.path(), options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto future = (*db)->OpenTable("future");
+    ASSERT_TRUE(future.status().IsUnsupported()) << future.status().ToString();
+    EXPECT_NE(future.status().message().find("table 'future'"), std::string::npos);
+    EXPECT_TRUE((*db)->OpenTable("kept").ok());
+    // Its extents were not taken for crash leftovers.
+    EXPECT_EQ((*(*db)->Info()).used_bytes, used_before);
+    auto tables = (*db)->ListTables();
+    ASSERT_TRUE(tables.ok());
+    EXPECT_EQ(tables->size(), 2u);
+  }
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->HasCorruption());
+  bool said = false;
+  for (const auto& finding : report->findings) {
+    said |= finding.message.find("not built into this gpkv") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(Catalog, ACorruptParameterBlockIsCorruptionWithItsOffset) {
+  testutil::TempPool temp("bad-params");
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = uint64_t{64} << 20;
+  options.backend = Backend::kCpu;
+  {
+    auto db = DB::Open(temp.path(), options);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->CreateTable("t", TableOptions{}).ok());
+  }
+  const uint64_t params_offset =
+      EntryOffset(temp.path(), "t") + offsetof(format::CatalogEntry, params);
+  EditEntry(temp.path(), "t", [](format::CatalogEntry& e) { e.params[2] = 7; });
+  auto db = DB::Open(temp.path(), options);
+  ASSERT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+  char hex[32];
+  std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(params_offset));
+  EXPECT_NE(db.status().message().find(hex), std::string::npos) << db.status().ToString();
+  EXPECT_NE(db.status().message().find("table 't'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpkv
