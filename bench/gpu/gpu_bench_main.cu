@@ -55,6 +55,7 @@ namespace {
 using ::gpkv::gpu::DeviceBytes;
 using ::gpkv::gpu::GphashGpu;
 using ::gpkv::gpu::GpuIndexMode;
+using ::gpkv::gpu::GpuKernelVariants;
 using ::gpkv::gpu::GpuTableOptions;
 
 constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
@@ -373,7 +374,7 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
 }
 
 // A GPU mode: direct, mirror or staged, then options joined by '+':
-// "oneshot" for the whole-warp one-shot get probe (GpuTableOptions::
+// "oneshot" for the whole-warp one-shot get probe (GpuKernelVariants::
 // one_shot_gets) instead of the tile probe, "thread" for one operation per
 // thread (thread_per_op), "warpputs" for warp-cooperative puts in mirror /
 // staged mode: the steps of the factor analysis; "sortall" for direct mode
@@ -387,8 +388,13 @@ GpuIndexMode ModeOption(const std::string& mode) {
          : base == "staged" ? GpuIndexMode::kStaged
                             : GpuIndexMode::kDirect;
 }
-Result<GpuTableOptions> ModeOptions(const std::string& mode) {
+struct GpuMode {
   GpuTableOptions options;
+  GpuKernelVariants variants;
+};
+Result<GpuMode> ModeOptions(const std::string& mode) {
+  GpuTableOptions options;
+  GpuKernelVariants variants;
   options.index_mode = ModeOption(mode);
   for (size_t at = mode.find('+'); at != std::string::npos;) {
     const size_t next = mode.find('+', at + 1);
@@ -400,11 +406,11 @@ Result<GpuTableOptions> ModeOptions(const std::string& mode) {
       return std::strtol(option.c_str() + length, nullptr, 10);
     };
     if (option == "oneshot") {
-      options.one_shot_gets = true;
+      variants.one_shot_gets = true;
     } else if (option == "thread") {
-      options.thread_per_op = true;
+      variants.thread_per_op = true;
     } else if (option == "warpputs") {
-      options.warp_puts = true;
+      variants.warp_puts = true;
     } else if (option == "sortall") {
       options.sorted_get_min_ops = 0;
     } else if (option == "nocache") {
@@ -418,7 +424,7 @@ Result<GpuTableOptions> ModeOptions(const std::string& mode) {
     }
     at = next;
   }
-  return options;
+  return GpuMode{options, variants};
 }
 
 // A pool file for one mode: created, then unlinked (the mapping stays).
@@ -441,9 +447,10 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   if (!root.ok()) return root.status();
   auto mode_options = ModeOptions(mode);
   if (!mode_options.ok()) return mode_options.status();
-  const GpuTableOptions gpu_options = *mode_options;
+  const GpuMode gpu_mode = *mode_options;
   double open_start = Now();
-  auto opened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
+  auto opened = GphashGpu::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
+                                                 gpu_mode.variants, nullptr);
   if (!opened.ok()) return opened.status();
   GphashGpu& table = **opened;
   std::printf("# %s: open %.3f s, index %.1f MiB, pool %.1f GiB (%s)\n", mode.c_str(),
@@ -473,7 +480,8 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   // And a reopen of the loaded table (recovery scan; mirror build).
   opened.value().reset();
   open_start = Now();
-  auto reopened = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
+  auto reopened = GphashGpu::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
+                                                   gpu_mode.variants, nullptr);
   if (!reopened.ok()) return reopened.status();
   std::printf("# %s: reopen of the loaded table %.3f s\n", mode.c_str(), Now() - open_start);
   return Status::OK();
@@ -542,7 +550,8 @@ Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
   if (!root.ok()) return root.status();
   auto mode_options = ModeOptions(mode);
   if (!mode_options.ok()) return mode_options.status();
-  auto table = GphashGpu::Open(**pool, "lf", *root, *mode_options, nullptr);
+  auto table = GphashGpu::TEST_OpenWithVariants(**pool, "lf", *root, mode_options->options,
+                                                mode_options->variants, nullptr);
   if (!table.ok()) return table.status();
   return ProbeLoadFactor(**table, mode, out);
 }
