@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/gpkv_bench.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -60,7 +59,7 @@ int main(int argc, char** argv) {
   gpkv::tools::RegisterDumpCommand(app, &exit_code);
   gpkv::tools::RegisterVerifyCommand(app, &exit_code);
   gpkv::tools::RegisterRepairCommand(app, &exit_code);
-  gpkv::bench::RegisterBenchCommand(app, &exit_code);
+  gpkv::tools::RegisterBenchCommand(app, &exit_code);
   // After the commands, which would otherwise inherit it.
   app.footer(
       "Commands take options and then the pool: gpkv <command> [options] POOL ...\n"
