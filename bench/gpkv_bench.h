@@ -18,8 +18,9 @@
 // progress line and its exit codes, and prints the report with PrintText /
 // PrintJson (bench/gpkv_bench_report.h).
 //
-// Who may call: tools/, tests. Thread safety: one run at a time per process
-// (the systems' registry is global and the runs use every thread asked for).
+// Who may call: tools/, tests. Thread safety: one run at a time (a run
+// removes its pool file and RocksDB directory before and after, and uses
+// every thread it is given).
 #pragma once
 
 #include <cstdint>

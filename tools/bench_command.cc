@@ -3,6 +3,7 @@
 // bench/gpu/gpu_bench.h) with the tool's progress line, and prints the
 // report: a table, or JSON with --json.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
