@@ -1,14 +1,105 @@
-// `gpkv bench`: the benchmark subcommand of the gpkv tool (built into it).
+// The benchmark engine behind `gpkv bench`: runs one suite over the systems
+// built into this program and returns the report. The suites:
+//
+//   foundation  load, positive / negative get, update, erase on gpkv and
+//               libcuckoo; load factor before the first resize; the
+//               foundation targets (issue #3).
+//   ycsb        YCSB LOAD, A, B, C, F (zipfian and uniform) and D (latest),
+//               every system, with the YCSB targets (issue #4).
+//   sweep       one workload over batch sizes 2^min .. 2^max.
+//
+// The systems: "gpkv" (the library, on the backend of BenchConfig::backend)
+// and "libcuckoo" always; "rocksdb" and "rocksdb-nosync" when the build found
+// librocksdb (RocksdbBuiltIn()). The GPU micro-benchmarks are a suite of
+// their own: bench/gpu/gpu_bench.h.
+//
+// This library parses no command line, draws nothing on a terminal and never
+// exits: tools/bench_command.cc owns the `bench` command (CLI11), its
+// progress line and its exit codes, and prints the report with PrintText /
+// PrintJson (bench/gpkv_bench_report.h).
+//
+// Who may call: tools/, tests. Thread safety: one run at a time (a run
+// removes its pool file and RocksDB directory before and after, and uses
+// every thread it is given).
 #pragma once
 
-namespace CLI {
-class App;
-}
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/gpkv_bench_report.h"
+#include "gpkv/options.h"
+#include "gpkv/status.h"
 
 namespace gpkv::bench {
 
-// Adds the `bench` subcommand to the tool's CLI11 app. Its callback runs the
-// benchmark and sets `*exit_code` (0 ok, 1 usage, 3 error).
-void RegisterBenchCommand(CLI::App& app, int* exit_code);
+// What one run measures. Defaults are those of `gpkv bench`.
+struct BenchConfig {
+  std::string suite = "foundation";  // foundation | ycsb | sweep
+  std::string pool_path = "/dev/shm/gpkv-bench.gpkv";
+  uint64_t pool_size = 0;  // 0: computed from keys and sizes (PoolSizeFor)
+  uint64_t keys = uint64_t{16} << 20;
+  uint64_t ops = 0;  // 0: keys
+  uint64_t batch = 4096;
+  int threads = 2;
+  std::vector<uint32_t> key_sizes = {8};
+  std::vector<uint32_t> value_sizes = {8};
+  uint64_t seed = 1;
+  std::vector<std::string> systems;        // empty: the suite's default
+  std::vector<std::string> workloads;      // empty: the suite's default
+  std::vector<std::string> distributions;  // empty: the suite's default
+  int sweep_min_log2 = 8;
+  int sweep_max_log2 = 22;
+  uint64_t lf_keys = uint64_t{1} << 20;  // load-factor probe table; 0: skip the probe
+  double max_seconds = -1.0;             // per measurement; < 0: the suite's default
+  Backend backend = Backend::kCpu;
+  std::string rocksdb_dir = "/dev/shm/gpkv-bench-rocksdb";
+
+  // --ops 0: the sizes GPHash was evaluated with, 16M operations per micro
+  // workload and 64M per YCSB workload for 16M records.
+  uint64_t ops_or_keys() const {
+    if (ops > 0) return ops;
+    return suite == "ycsb" ? 4 * keys : keys;
+  }
+};
+
+// Where a run tells how far each measurement has got (the tool draws its
+// terminal progress line). Called on the thread that called RunBench,
+// between batches, never inside a timed part.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  // A measurement named `label` of `total` operations starts.
+  virtual void Start(const std::string& label, uint64_t total) = 0;
+  // `done` of its operations have run.
+  virtual void Update(uint64_t done) = 0;
+  // It has ended.
+  virtual void Finish() = 0;
+};
+
+// A system this program can measure: its name (for --systems) and what
+// "durable" means for it.
+struct SystemInfo {
+  std::string name;
+  std::string durability;
+};
+
+// The systems built into this program, in the order the suites run them.
+std::vector<SystemInfo> BuiltInSystems();
+
+// Whether this build links RocksDB ("rocksdb", "rocksdb-nosync").
+bool RocksdbBuiltIn();
+
+// OK when `config` can run. InvalidArgument (a message naming the option)
+// for a bad value; Unsupported for a system this build lacks (RocksDB in a
+// build without it).
+Status ValidateConfig(const BenchConfig& config);
+
+// Runs config.suite and fills `report` (machine, date, wall time, every
+// measurement, the targets and the notes). `progress` may be null. Returns
+// false when a system could not be created or a measurement failed (the
+// report's notes say which; the other measurements still ran).
+// REQUIRES: ValidateConfig(config).ok().
+bool RunBench(const BenchConfig& config, ProgressSink* progress, BenchReport* report);
 
 }  // namespace gpkv::bench

@@ -1,39 +1,38 @@
 // The registry of systems `gpkv bench` can measure.
 #include "bench/gpkv_bench_driver.h"
 
-#include <utility>
+#if GPKV_HAVE_ROCKSDB
+#include "bench/rocksdb_driver.h"
+#endif
 
 namespace gpkv::bench {
-namespace {
 
-std::vector<DriverInfo>& Registry() {
-  static std::vector<DriverInfo>* registry = [] {
+const std::vector<DriverInfo>& RegisteredDrivers() {
+  static const std::vector<DriverInfo>* registry = [] {
     auto* drivers = new std::vector<DriverInfo>;
     drivers->push_back({"gpkv",
                         "durable per batch (SyncMode::kBatch: pool persisted before return)",
                         CreateGpkvDriver});
     drivers->push_back({"libcuckoo", "volatile (DRAM, nothing persisted)", CreateCuckooDriver});
+#if GPKV_HAVE_ROCKSDB
+    drivers->push_back(
+        {"rocksdb",
+         "durable per batch (RocksDB 7.8, WAL on, WriteOptions.sync: each batch's "
+         "writes synced before it returns)",
+         [](const DriverConfig& config) { return CreateRocksdbDriver(config, true); }});
+    drivers->push_back(
+        {"rocksdb-nosync",
+         "WAL on, not synced (RocksDB 7.8, WriteOptions.sync = false: survives a process crash, "
+         "not a power failure)",
+         [](const DriverConfig& config) { return CreateRocksdbDriver(config, false); }});
+#endif
     return drivers;
   }();
   return *registry;
 }
 
-}  // namespace
-
-void RegisterDriver(DriverInfo info) {
-  for (DriverInfo& existing : Registry()) {
-    if (existing.name == info.name) {
-      existing = std::move(info);
-      return;
-    }
-  }
-  Registry().push_back(std::move(info));
-}
-
-const std::vector<DriverInfo>& RegisteredDrivers() { return Registry(); }
-
 const DriverInfo* FindDriver(const std::string& name) {
-  for (const DriverInfo& info : Registry()) {
+  for (const DriverInfo& info : RegisteredDrivers()) {
     if (info.name == name) return &info;
   }
   return nullptr;

@@ -4,7 +4,8 @@
 // Every driver is fed the same operations (bench/gpkv_bench_workload.h) and
 // runs each batch with the same number of threads. Built in: "gpkv" (the
 // library, durable per batch) and "libcuckoo" (a volatile DRAM hash map, the
-// ceiling). The gpkv-bench program (bench/bench_main.cc) adds RocksDB.
+// ceiling); "rocksdb" and "rocksdb-nosync" (bench/rocksdb_driver.h) when the
+// build found librocksdb.
 //
 // Thread safety: a driver is used by one benchmark thread at a time; it runs
 // each call with its own `threads` workers.
@@ -63,11 +64,8 @@ struct DriverInfo {
   std::function<Result<std::unique_ptr<Driver>>(const DriverConfig&)> create;
 };
 
-// Adds (or replaces, by name) a system. REQUIRES: called before the benchmark
-// runs (at program start); not thread-safe.
-void RegisterDriver(DriverInfo info);
-// The registered systems, in registration order. "gpkv" and "libcuckoo" are
-// always there.
+// The systems built into this program: "gpkv", "libcuckoo", then "rocksdb"
+// and "rocksdb-nosync" in a build with RocksDB.
 const std::vector<DriverInfo>& RegisteredDrivers();
 // nullptr if there is no system of that name.
 const DriverInfo* FindDriver(const std::string& name);

@@ -90,7 +90,7 @@ bool LoadFactorSection(const BenchConfig& config, BenchReport* report) {
 
 }  // namespace
 
-bool RunFoundation(const BenchConfig& config, BenchReport* report) {
+bool RunFoundation(const BenchConfig& config, ProgressSink* progress, BenchReport* report) {
   std::vector<std::string> systems = config.systems;
   if (systems.empty()) systems = {"gpkv", "libcuckoo"};
   report->config = ConfigJson(config, systems);
@@ -100,7 +100,8 @@ bool RunFoundation(const BenchConfig& config, BenchReport* report) {
   const uint32_t value_size = config.value_sizes.front();
   if (config.lf_keys > 0) ok &= LoadFactorSection(config, report);
   for (const std::string& system : systems) {
-    ok &= RunSequence(config, system, key_size, value_size, FoundationSteps(config), report);
+    ok &= RunSequence(config, system, key_size, value_size, FoundationSteps(config), progress,
+                      report);
   }
   AddReadAgreement(report);
   const std::string why = "gpkv or libcuckoo is missing from this run, or failed";

@@ -2,7 +2,8 @@
 // measurement beside its peers with its ratio to gpkv, the targets with the
 // measured values, as a text table for people or JSON for machines.
 //
-// Who may call: the suites of `gpkv bench`.
+// Who may call: the suites of `gpkv bench`, which fill a BenchReport, and
+// tools/bench_command.cc, which prints it.
 #pragma once
 
 #include <cstdint>

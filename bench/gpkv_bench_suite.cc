@@ -5,8 +5,6 @@
 #include <memory>
 #include <string>
 
-#include "tools/progress.h"
-
 namespace gpkv::bench {
 
 uint64_t PoolSizeFor(const BenchConfig& config, uint32_t key_size, uint32_t value_size) {
@@ -46,7 +44,8 @@ DriverConfig MakeDriverConfig(const BenchConfig& config, uint32_t key_size, uint
 }
 
 bool RunSequence(const BenchConfig& config, const std::string& system, uint32_t key_size,
-                 uint32_t value_size, const std::vector<Step>& steps, BenchReport* report) {
+                 uint32_t value_size, const std::vector<Step>& steps, ProgressSink* progress,
+                 BenchReport* report) {
   const std::string sizes =
       std::to_string(key_size) + " B keys / " + std::to_string(value_size) + " B values";
   const DriverInfo* info = FindDriver(system);
@@ -75,14 +74,17 @@ bool RunSequence(const BenchConfig& config, const std::string& system, uint32_t 
     params.key_seed = config.seed;
     params.run_seed = RunSeed(config.seed, step.spec.name, KeyChoiceName(step.spec.key_choice));
     params.max_seconds = step.max_seconds;
-    tools::Progress progress(
-        system + " " + step.spec.name +
-            (step.spec.is_load ? "" : std::string(" ") + KeyChoiceName(step.spec.key_choice)) +
-            " batch " + std::to_string(step.batch),
-        step.ops);
-    Measurement m = RunWorkload(**driver, step.spec, params, &state,
-                                [&](uint64_t done, uint64_t) { progress.Update(done); });
-    progress.Finish();
+    if (progress != nullptr) {
+      progress->Start(
+          system + " " + step.spec.name +
+              (step.spec.is_load ? "" : std::string(" ") + KeyChoiceName(step.spec.key_choice)) +
+              " batch " + std::to_string(step.batch),
+          step.ops);
+    }
+    Measurement m = RunWorkload(**driver, step.spec, params, &state, [&](uint64_t done, uint64_t) {
+      if (progress != nullptr) progress->Update(done);
+    });
+    if (progress != nullptr) progress->Finish();
     m.suite = config.suite;
     m.system = system;
     if (!m.error.empty()) {

@@ -74,8 +74,8 @@ void AddYcsbTargets(const BenchConfig& config, const std::vector<std::string>& s
     bool built_in = false;
     for (const DriverInfo& info : RegisteredDrivers()) built_in |= info.name == "rocksdb";
     rocksdb_why = built_in ? "rocksdb was left out of this run (--systems)"
-                           : "rocksdb is not part of this run: it is built into the gpkv-bench "
-                             "program (bench/), not the gpkv tool";
+                           : "rocksdb is not part of this run: this gpkv was built without "
+                             "RocksDB (librocksdb was not found when it was configured)";
   }
   for (const std::string name : {"A", "B", "C", "D", "F"}) {
     if (!Contains(workloads, name)) continue;
@@ -113,7 +113,7 @@ void AddMethodNotes(BenchReport* report) {
 
 }  // namespace
 
-bool RunYcsb(const BenchConfig& config, BenchReport* report) {
+bool RunYcsb(const BenchConfig& config, ProgressSink* progress, BenchReport* report) {
   std::vector<std::string> systems = DefaultSystems(config);
   std::vector<std::string> workloads = config.workloads;
   if (workloads.empty()) workloads = {"LOAD", "A", "B", "C", "F", "D"};
@@ -127,8 +127,9 @@ bool RunYcsb(const BenchConfig& config, BenchReport* report) {
   for (uint32_t key_size : config.key_sizes) {
     for (uint32_t value_size : config.value_sizes) {
       for (const std::string& system : systems) {
-        ok &= RunSequence(config, system, key_size, value_size,
-                          YcsbSteps(config, workloads, distributions, max_seconds), report);
+        ok &=
+            RunSequence(config, system, key_size, value_size,
+                        YcsbSteps(config, workloads, distributions, max_seconds), progress, report);
       }
     }
   }
@@ -138,7 +139,7 @@ bool RunYcsb(const BenchConfig& config, BenchReport* report) {
   return ok;
 }
 
-bool RunSweep(const BenchConfig& config, BenchReport* report) {
+bool RunSweep(const BenchConfig& config, ProgressSink* progress, BenchReport* report) {
   std::vector<std::string> systems = DefaultSystems(config);
   std::vector<std::string> workloads = config.workloads;
   if (workloads.empty()) workloads = {"C"};
@@ -169,7 +170,7 @@ bool RunSweep(const BenchConfig& config, BenchReport* report) {
   for (uint32_t key_size : config.key_sizes) {
     for (uint32_t value_size : config.value_sizes) {
       for (const std::string& system : systems) {
-        ok &= RunSequence(config, system, key_size, value_size, steps, report);
+        ok &= RunSequence(config, system, key_size, value_size, steps, progress, report);
       }
     }
   }

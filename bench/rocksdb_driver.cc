@@ -157,7 +157,9 @@ class RocksdbDriver : public Driver {
   rocksdb::WriteOptions write_options_;
 };
 
-Result<std::unique_ptr<Driver>> CreateRocksdb(const DriverConfig& config, bool sync) {
+}  // namespace
+
+Result<std::unique_ptr<Driver>> CreateRocksdbDriver(const DriverConfig& config, bool sync) {
   std::error_code ignored;
   std::filesystem::remove_all(config.rocksdb_dir, ignored);
   rocksdb::Options options;
@@ -175,19 +177,6 @@ Result<std::unique_ptr<Driver>> CreateRocksdb(const DriverConfig& config, bool s
   }
   return std::unique_ptr<Driver>(std::make_unique<RocksdbDriver>(
       config.rocksdb_dir, std::unique_ptr<rocksdb::DB>(db), config, sync));
-}
-
-}  // namespace
-
-void RegisterRocksdbDrivers() {
-  RegisterDriver({"rocksdb",
-                  "durable per batch (RocksDB 7.8, WAL on, WriteOptions.sync: each batch's "
-                  "writes synced before it returns)",
-                  [](const DriverConfig& config) { return CreateRocksdb(config, true); }});
-  RegisterDriver({"rocksdb-nosync",
-                  "WAL on, not synced (RocksDB 7.8, WriteOptions.sync = false: survives a "
-                  "process crash, not a power failure)",
-                  [](const DriverConfig& config) { return CreateRocksdb(config, false); }});
 }
 
 }  // namespace gpkv::bench

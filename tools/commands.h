@@ -19,5 +19,6 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code);    // load_command.cc
 void RegisterDumpCommand(CLI::App& app, int* exit_code);    // dump_command.cc
 void RegisterVerifyCommand(CLI::App& app, int* exit_code);  // verify_command.cc
 void RegisterRepairCommand(CLI::App& app, int* exit_code);  // verify_command.cc
+void RegisterBenchCommand(CLI::App& app, int* exit_code);   // bench_command.cc
 
 }  // namespace gpkv::tools

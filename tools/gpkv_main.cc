@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/gpkv_bench.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -31,13 +30,16 @@ int HandleParseError(const CLI::App& app, const CLI::ParseError& error) {
   if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
     return app.exit(error);
   }
-  // Name the command that was being parsed ("gpkv tables create") in the hint.
-  std::string command = "gpkv";
+  // Name the command that was being parsed ("gpkv: tables create: ...") in
+  // the message and in the hint.
+  std::string command;
   for (const CLI::App* parsed = &app; !parsed->get_subcommands().empty();) {
     parsed = parsed->get_subcommands().front();
-    command += " " + parsed->get_name();
+    command += (command.empty() ? "" : " ") + parsed->get_name();
   }
-  std::fprintf(stderr, "gpkv: %s\ngpkv: see '%s --help'\n", error.what(), command.c_str());
+  const std::string prefix = command.empty() ? "gpkv: " : "gpkv: " + command + ": ";
+  const std::string help = command.empty() ? "gpkv" : "gpkv " + command;
+  std::fprintf(stderr, "%s%s\ngpkv: see '%s --help'\n", prefix.c_str(), error.what(), help.c_str());
   return gpkv::tools::kExitUsage;
 }
 
@@ -57,7 +59,7 @@ int main(int argc, char** argv) {
   gpkv::tools::RegisterDumpCommand(app, &exit_code);
   gpkv::tools::RegisterVerifyCommand(app, &exit_code);
   gpkv::tools::RegisterRepairCommand(app, &exit_code);
-  gpkv::bench::RegisterBenchCommand(app, &exit_code);
+  gpkv::tools::RegisterBenchCommand(app, &exit_code);
   // After the commands, which would otherwise inherit it.
   app.footer(
       "Commands take options and then the pool: gpkv <command> [options] POOL ...\n"

@@ -1,6 +1,8 @@
-// Smoke test of `gpkv bench` (and of gpkv-bench, its RocksDB build, when it
-// was built): tiny runs of every suite must finish, report positive rates for
-// every system, and every system must give the same answers to the same reads.
+// Smoke test of `gpkv bench`: tiny runs of every suite must finish, report
+// positive rates for every system (RocksDB too when the tool was built with
+// it), and every system must give the same answers to the same reads; the GPU
+// suite must run on a device and say why not without one; the command line
+// behaves like a Unix tool's.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,9 +45,10 @@ RunResult RunProgram(const std::string& program, const std::string& args) {
   return result;
 }
 
-std::string RocksdbProgram() {
-  std::string tool = GPKV_TOOL_PATH;
-  return tool.substr(0, tool.find_last_of('/') + 1) + "gpkv-bench";
+// Whether the tool was built with RocksDB (`gpkv bench --list-systems`).
+bool RocksdbBuiltIn() {
+  RunResult run = RunProgram(GPKV_TOOL_PATH, "bench --list-systems");
+  return run.exit_code == 0 && run.out.find("rocksdb ") != std::string::npos;
 }
 
 // Common small-size options; pool and RocksDB directory in the test's scratch.
@@ -104,7 +107,7 @@ TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
   RunResult run =
       RunProgram(GPKV_TOOL_PATH,
                  "bench --suite ycsb --keys 10000 --ops 5000 --batch 512 --key-size 8,32 "
-                 "--value-size 8,128 " +
+                 "--value-size 8,128 --systems gpkv,libcuckoo " +
                      SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
@@ -114,9 +117,10 @@ TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
 }
 
 TEST(BenchSmoke, SweepSuiteRunsEveryBatchSize) {
-  RunResult run =
-      RunProgram(GPKV_TOOL_PATH,
-                 "bench --suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 " + SmallOptions());
+  RunResult run = RunProgram(GPKV_TOOL_PATH,
+                             "bench --suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 "
+                             "--systems gpkv,libcuckoo " +
+                                 SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
   ExpectSane(report, {"gpkv", "libcuckoo"});
@@ -124,11 +128,10 @@ TEST(BenchSmoke, SweepSuiteRunsEveryBatchSize) {
 }
 
 TEST(BenchSmoke, RocksdbAgreesWithGpkv) {
-  if (access(RocksdbProgram().c_str(), X_OK) != 0) {
-    GTEST_SKIP() << RocksdbProgram() << " was not built (no librocksdb)";
-  }
-  RunResult run = RunProgram(RocksdbProgram(),
-                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 " + SmallOptions());
+  if (!RocksdbBuiltIn()) GTEST_SKIP() << "gpkv was built without RocksDB";
+  // The ycsb suite's default systems: every one built in.
+  RunResult run = RunProgram(
+      GPKV_TOOL_PATH, "bench --suite ycsb --keys 10000 --ops 5000 --batch 512 " + SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
   ExpectSane(report, {"gpkv", "libcuckoo", "rocksdb", "rocksdb-nosync"});
@@ -136,10 +139,68 @@ TEST(BenchSmoke, RocksdbAgreesWithGpkv) {
   EXPECT_EQ(access(Scratch("rocksdb").c_str(), F_OK), -1) << "RocksDB directory left behind";
 }
 
-TEST(BenchSmoke, BadOptionIsAUsageError) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH, "bench --key-size 12 " + SmallOptions());
-  EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err.rfind("gpkv: ", 0), 0u) << run.err;
+TEST(BenchSmoke, RocksdbInABuildWithoutItIsAClearError) {
+  if (RocksdbBuiltIn()) GTEST_SKIP() << "gpkv was built with RocksDB";
+  RunResult run =
+      RunProgram(GPKV_TOOL_PATH, "bench --suite ycsb --systems gpkv,rocksdb " + SmallOptions());
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find("built without RocksDB"), std::string::npos) << run.err;
+}
+
+// A tiny GPU suite where a device is usable; elsewhere the reason, exit 3.
+TEST(BenchSmoke, GpuSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
+  RunResult run = RunProgram(GPKV_TOOL_PATH,
+                             "bench --suite gpu --keys 64K --modes mirror,cpu --batches 12 "
+                             "--no-calibration --json");
+  if (run.exit_code != 0) {
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << run.err;
+    EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "");
+    return;
+  }
+  // --json: stdout holds only the JSON lines; the tables went to stderr.
+  EXPECT_NE(run.err.find("# device: "), std::string::npos) << run.err;
+  std::istringstream lines(run.out);
+  std::string line;
+  int load_factors = 0, points = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    if (row["kind"] == "load_factor") ++load_factors;
+    if (row["kind"] == "table") {
+      ++points;
+      EXPECT_GT(row["mops"].get<double>(), 0.0) << line;
+      EXPECT_EQ(row["keys"], 65536) << line;
+    }
+  }
+  EXPECT_EQ(load_factors, 2);    // mirror, cpu
+  EXPECT_EQ(points, 2 * 6 + 1);  // LOAD + 5 points each, and mirror's host-batch point
+}
+
+TEST(BenchSmoke, HelpListsEverySuiteSystemAndGpuModeAndExits0) {
+  RunResult run = RunProgram(GPKV_TOOL_PATH, "bench --help");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  for (const char* name : {"foundation", "ycsb", "sweep", "gpu", "gpkv", "libcuckoo", "rocksdb",
+                           "rocksdb-nosync", "direct", "mirror", "staged", "naive", "--modes",
+                           "--batches", "--no-calibration", "--json"}) {
+    EXPECT_NE(run.out.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(BenchSmoke, UsageErrorsExit1NamingTheCommand) {
+  for (const std::string& args :
+       {std::string("--bogus"), "--key-size 12 " + SmallOptions(), std::string("--suite nosuch"),
+        std::string("--systems nosuch"), std::string("--suite gpu --modes direct+bogus"),
+        std::string("--suite gpu --modes nosuch"), std::string("--suite gpu --batches 40"),
+        std::string("--suite gpu --threads 4"), std::string("--suite ycsb --modes direct"),
+        std::string("--json a --json-file b")}) {
+    RunResult run = RunProgram(GPKV_TOOL_PATH, "bench " + args);
+    EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << args << ": " << run.err;
+    EXPECT_EQ(run.out, "") << args;
+  }
 }
 
 }  // namespace

@@ -125,6 +125,28 @@ struct GpuTableOptions {
   // a hot key would all read one pool line over the link (11 vs 54 M/s), so
   // a table without a warm cache always sorts. 0: sort every batch.
   uint64_t sorted_get_min_ops = uint64_t{1} << 14;
+  // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the most-read
+  // buckets in GPU memory, as this fraction of the table's buckets (0: none).
+  // Gets of a cached bucket read HBM instead of the pool; writes go to both.
+  // Not used with GpuKernelVariants::one_shot_gets or thread_per_op (their
+  // gets take no references on cache slots), nor in mirror and staged mode (the whole
+  // index is in GPU memory there). When its memory cannot be had the table
+  // runs without it (bkt_cache_stats().capacity_buckets == 0).
+  double bkt_cache_fraction = 0.2;
+  // Operations (gets, puts, erases) between two reloads of the BktCache,
+  // which re-ranks the buckets by their access counts on a stream of its
+  // own. Measured (H100, 16M keys, 20% cache, YCSB C zipfian): 2^23 beats
+  // 2^21 at every batch size (2^20: 393 vs 347 M gets/s; 2^16: 238 vs 208):
+  // longer periods rank better and copy fewer buckets.
+  uint64_t bkt_cache_reload_ops = uint64_t{1} << 23;
+};
+
+// Kernel variants that only the benchmark's factor analysis (`gpkv bench
+// --suite gpu`, modes "+oneshot", "+thread", "+warpputs") and the tests run,
+// to compare against the kernels the table picks. Not options: production
+// code opens tables with GphashGpu::Open, which runs none of them; only
+// GphashGpu::TEST_OpenWithVariants takes them.
+struct GpuKernelVariants {
   // Gets probe all candidate slots of a key at once with the whole warp, one
   // key per warp at a time (the paper's one-shot probe), instead of a tile
   // of slots_per_bucket lanes per key reading its buckets in the duplicate
@@ -144,20 +166,6 @@ struct GpuTableOptions {
   // LOAD 198 vs 129 M/s. In direct mode the probe crosses the link and the
   // warp's one-shot probe wins (warp 87 vs thread 17 M updates/s).
   bool warp_puts = false;
-  // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the most-read
-  // buckets in GPU memory, as this fraction of the table's buckets (0: none).
-  // Gets of a cached bucket read HBM instead of the pool; writes go to both.
-  // Not used with one_shot_gets or thread_per_op (their gets take no
-  // references on cache slots), nor in mirror and staged mode (the whole
-  // index is in GPU memory there). When its memory cannot be had the table
-  // runs without it (bkt_cache_stats().capacity_buckets == 0).
-  double bkt_cache_fraction = 0.2;
-  // Operations (gets, puts, erases) between two reloads of the BktCache,
-  // which re-ranks the buckets by their access counts on a stream of its
-  // own. Measured (H100, 16M keys, 20% cache, YCSB C zipfian): 2^23 beats
-  // 2^21 at every batch size (2^20: 393 vs 347 M gets/s; 2^16: 238 vs 208):
-  // longer periods rank better and copy fewer buckets.
-  uint64_t bkt_cache_reload_ops = uint64_t{1} << 23;
 };
 
 // What a table's BktCache did since the table was opened (all zero without
@@ -201,6 +209,11 @@ class GphashGpu {
                                                  uint64_t root_offset,
                                                  const GpuTableOptions& options,
                                                  recovery::Report* report);
+  // For the benchmark and the tests only: Open, running the kernel
+  // `variants` instead of the table's own (see GpuKernelVariants).
+  static Result<std::unique_ptr<GphashGpu>> TEST_OpenWithVariants(
+      pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
+      const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report);
   ~GphashGpu();
 
   // Batches of `count` keys (key_size bytes each) and values (value_size
@@ -262,6 +275,11 @@ class GphashGpu {
   class Impl;
 
  private:
+  static Result<std::unique_ptr<GphashGpu>> OpenWith(pm::Pool& pool, const std::string& table_name,
+                                                     uint64_t root_offset,
+                                                     const GpuTableOptions& options,
+                                                     const GpuKernelVariants& variants,
+                                                     recovery::Report* report);
   explicit GphashGpu(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -74,7 +74,8 @@ class EpochGuard {
 class GphashGpu::Impl {
  public:
   Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
-       std::unique_ptr<PoolRegistration> registration, const GphashRootSnapshot& snapshot);
+       const GpuKernelVariants& variants, std::unique_ptr<PoolRegistration> registration,
+       const GphashRootSnapshot& snapshot);
   ~Impl();
 
   // ---- open (gphash_open.cu) ----
@@ -237,6 +238,7 @@ class GphashGpu::Impl {
   pm::Pool& pool_;
   const std::string table_name_;
   const GpuTableOptions options_;
+  const GpuKernelVariants variants_;  // the benchmark's and the tests' (TEST_OpenWithVariants)
   std::unique_ptr<PoolRegistration> registration_;
 
   GphashRootSnapshot snapshot_;  // guarded by view_mutex_

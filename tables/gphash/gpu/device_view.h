@@ -86,12 +86,12 @@ struct GphashView {
   bool mirrored;  // index_levels is an HBM mirror: writes go to both copies
   // Gets probe every candidate slot at once with the whole warp (one key at a
   // time) instead of a tile of slots_per_bucket lanes per key, bucket by
-  // bucket in winner order (GpuTableOptions::one_shot_gets).
+  // bucket in winner order (GpuKernelVariants::one_shot_gets).
   bool one_shot_gets;
   // Gets (thread_gets) and puts (thread_puts) run one operation per thread
   // (gphash_thread.cuh) instead of warp-cooperatively. Puts do in mirror and
-  // staged mode (see GpuTableOptions::warp_puts); both do for the benchmark's
-  // baseline (GpuTableOptions::thread_per_op).
+  // staged mode (see GpuKernelVariants::warp_puts); both do for the benchmark's
+  // baseline (GpuKernelVariants::thread_per_op).
   bool thread_gets;
   bool thread_puts;
   // Staged mode: pool stores go to this log (device memory), addressed by the

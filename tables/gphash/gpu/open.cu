@@ -23,11 +23,13 @@ std::string Hex(uint64_t value) {
 }  // namespace
 
 GphashGpu::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
+                      const GpuKernelVariants& variants,
                       std::unique_ptr<PoolRegistration> registration,
                       const GphashRootSnapshot& snapshot)
     : pool_(pool),
       table_name_(std::move(table_name)),
       options_(options),
+      variants_(variants),
       registration_(std::move(registration)),
       snapshot_(snapshot),
       staged_(registration_ == nullptr) {}
@@ -106,8 +108,8 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
 
 Status GphashGpu::Impl::SetUpBktCache() {
   bkt_cache_active_ = false;
-  if (use_mirror_ || staged_ || options_.bkt_cache_fraction <= 0 || options_.one_shot_gets ||
-      options_.thread_per_op) {
+  if (use_mirror_ || staged_ || options_.bkt_cache_fraction <= 0 || variants_.one_shot_gets ||
+      variants_.thread_per_op) {
     bkt_cache_.reset();
     BuildView();
     return Status::OK();
@@ -179,9 +181,9 @@ void GphashGpu::Impl::BuildView() {
   view.bucket_bytes = snapshot_.bucket_bytes;
   view.hash_seed = snapshot_.hash_seed;
   view.mirrored = use_mirror_;
-  view.one_shot_gets = options_.one_shot_gets;
-  view.thread_gets = options_.thread_per_op;
-  view.thread_puts = options_.thread_per_op || (use_mirror_ && !options_.warp_puts);
+  view.one_shot_gets = variants_.one_shot_gets;
+  view.thread_gets = variants_.thread_per_op;
+  view.thread_puts = variants_.thread_per_op || (use_mirror_ && !variants_.warp_puts);
   view.staged_log = staged_ ? staged_log_ : nullptr;
   if (bkt_cache_active_) view.cache = bkt_cache_->view();
   for (uint32_t i = 0; i < level_set.level_count; ++i) {

@@ -4,8 +4,8 @@
 // layout and the same protocol (CAS EMPTY -> INSERT, key and value, fence,
 // publish; the duplicate rule's winner). Puts use it in mirror and staged
 // mode, where the probe runs in HBM and threads overlap their ordered pool
-// stores (GpuTableOptions::warp_puts); gets and puts use it everywhere with
-// GpuTableOptions::thread_per_op, the benchmark's baseline without warp
+// stores (GpuKernelVariants::warp_puts); gets and puts use it everywhere with
+// GpuKernelVariants::thread_per_op, the benchmark's baseline without warp
 // cooperation. Erases, kicks, resize and recovery stay warp-cooperative.
 //
 // Each function is called by one thread for its own operation; no warp-wide

@@ -60,15 +60,16 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   options.hash.levels = param.levels;
   GpuTableOptions gpu_options;
   gpu_options.index_mode = param.mode;
-  gpu_options.one_shot_gets = param.one_shot_gets;
-  gpu_options.thread_per_op = param.thread_per_op;
-  gpu_options.warp_puts = param.warp_puts;
   if (param.bkt_cache_reload_ops != 0) {
     gpu_options.bkt_cache_reload_ops = param.bkt_cache_reload_ops;
     gpu_options.bkt_cache_fraction = 0.3;
   }
   if (param.sort_all_gets) gpu_options.sorted_get_min_ops = 0;
-  TableHarness harness(std::string("oracle-") + param.name, options, gpu_options);
+  GpuKernelVariants variants;
+  variants.one_shot_gets = param.one_shot_gets;
+  variants.thread_per_op = param.thread_per_op;
+  variants.warp_puts = param.warp_puts;
+  TableHarness harness(std::string("oracle-") + param.name, options, gpu_options, variants);
   ASSERT_TRUE(harness.ok());
 
   std::mt19937_64 rng(20251123);

@@ -37,13 +37,15 @@ inline constexpr uint64_t kPoolSize = uint64_t{256} << 20;
 // A pool on /dev/shm with one GPU table; reopens both on demand.
 class TableHarness {
  public:
-  TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode,
-               bool one_shot_gets = false, bool thread_per_op = false, bool warp_puts = false)
-      : TableHarness(tag, options, GpuOptions(mode, one_shot_gets, thread_per_op, warp_puts)) {}
+  TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode)
+      : TableHarness(tag, options, GpuOptions(mode)) {}
 
+  // `variants`: kernel variants of the benchmark (GphashGpu::TEST_OpenWithVariants);
+  // the default opens with GphashGpu::Open.
   TableHarness(const std::string& tag, const TableOptions& options,
-               const GpuTableOptions& gpu_options)
-      : temp_(tag), gpu_options_(gpu_options) {
+               const GpuTableOptions& gpu_options,
+               const GpuKernelVariants& variants = GpuKernelVariants())
+      : temp_(tag), gpu_options_(gpu_options), variants_(variants) {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
@@ -59,7 +61,10 @@ class TableHarness {
       ASSERT_TRUE(pool.ok()) << pool.status().ToString();
       pool_ = std::move(pool.value());
     }
-    auto table = GphashGpu::Open(*pool_, "t", root_, gpu_options_, report);
+    const bool variant = variants_.one_shot_gets || variants_.thread_per_op || variants_.warp_puts;
+    auto table = variant ? GphashGpu::TEST_OpenWithVariants(*pool_, "t", root_, gpu_options_,
+                                                            variants_, report)
+                         : GphashGpu::Open(*pool_, "t", root_, gpu_options_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
   }
@@ -87,18 +92,15 @@ class TableHarness {
   uint64_t root() const { return root_; }
 
  private:
-  static GpuTableOptions GpuOptions(GpuIndexMode mode, bool one_shot_gets, bool thread_per_op,
-                                    bool warp_puts) {
+  static GpuTableOptions GpuOptions(GpuIndexMode mode) {
     GpuTableOptions options;
     options.index_mode = mode;
-    options.one_shot_gets = one_shot_gets;
-    options.thread_per_op = thread_per_op;
-    options.warp_puts = warp_puts;
     return options;
   }
 
   testutil::TempPool temp_;
   GpuTableOptions gpu_options_;
+  GpuKernelVariants variants_;
   std::unique_ptr<pm::Pool> pool_;
   std::unique_ptr<GphashGpu> table_;
   uint64_t root_ = 0;

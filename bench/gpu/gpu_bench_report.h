@@ -1,0 +1,63 @@
+// What the GPU suite measured (a row per point, a load factor per mode, the
+// link calibration) and how it prints it: the tables for people and one JSON
+// object per line for machines, in the format docs/bench/gpu-backend.md's
+// runs recorded.
+//
+// Who may call: gpu_bench_run.cu.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/gpu/link_calibration.h"
+
+namespace gpkv::bench::gpu {
+
+// Records per LOAD batch.
+inline constexpr size_t kLoadBatch = size_t{1} << 20;
+
+// One measured point.
+struct Row {
+  std::string mode;
+  std::string workload;
+  uint64_t batch = 0;
+  uint64_t ops = 0;
+  double seconds = 0;
+  // Tables with a BktCache: the bucket reads of the point's gets that the
+  // cache served, and those that crossed the link, per get (-1: none).
+  double cache_reads_per_get = -1;
+  double pool_reads_per_get = -1;
+  double mops() const { return static_cast<double>(ops) / seconds / 1e6; }
+};
+
+// The load factor a mode's table reaches before its first resize.
+struct LoadFactorRow {
+  std::string mode;
+  bool resized = false;
+  double load_factor = 0;
+  uint64_t batch = 0;  // precision: the size of the batch that resized
+  uint64_t slots = 0;
+};
+
+// The tables after the run, in this order. index_bytes: the loaded table's
+// index (its working set on the pool), marked in the link table.
+void PrintLinkCalibration(const std::vector<LinkResult>& link, uint64_t index_bytes,
+                          std::FILE* out);
+void PrintTransactionModel(std::FILE* out);
+void PrintRows(const std::vector<Row>& rows, std::FILE* out);
+// Each mode's YCSB A beside the naive baseline's at the same batch size.
+void PrintNaiveRatios(const std::vector<Row>& rows, std::FILE* out);
+// Issue #5's targets beside this run's numbers.
+void PrintTargets(const std::vector<Row>& rows, const std::vector<LinkResult>& link,
+                  const std::vector<LoadFactorRow>& load_factors, uint64_t index_bytes,
+                  std::FILE* out);
+
+// One JSON object per line: "link" per calibrated region, "load_factor" per
+// mode, "table" per row.
+std::string JsonLines(const std::string& device, uint64_t keys, const std::vector<LinkResult>& link,
+                      const std::vector<LoadFactorRow>& load_factors, const std::vector<Row>& rows);
+
+}  // namespace gpkv::bench::gpu

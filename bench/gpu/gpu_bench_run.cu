@@ -1,0 +1,499 @@
+// The GPU suite's measurements (see gpu_bench.h): the link calibration, the
+// load-factor probes and the timed points of each mode. CUDA code, built
+// with the CUDA backend only; gpu_bench.cc is the entry in every build.
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "bench/gpkv_bench_workload.h"
+#include "bench/gpu/gpu_bench_report.h"
+#include "bench/gpu/gpu_bench_run.h"
+#include "bench/gpu/gpu_modes.h"
+#include "bench/gpu/link_calibration.h"
+#include "bench/gpu/naive_table.h"
+#include "gpu/device_memory.h"
+#include "pm/pool.h"
+#include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/gpu/backend.h"
+
+namespace gpkv::bench::gpu {
+namespace {
+
+using ::gpkv::gpu::DeviceBytes;
+using ::gpkv::gpu::GphashGpu;
+
+constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
+constexpr size_t kOpsPerPoint = size_t{1} << 22;
+// Operations drawn per workload. A point times the first kTimedSpan (at most
+// 2 * 2^22) and warms a BktCache on the rest, so the cache never sees the
+// timed keys in advance.
+constexpr size_t kOpArray = size_t{1} << 25;
+constexpr size_t kTimedSpan = size_t{1} << 23;
+
+// The configuration of a run, and where its text goes.
+struct Args : GpuBenchConfig {
+  std::FILE* text = stdout;
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Host and device copies of the keys and values of a list of records.
+struct OpSet {
+  std::vector<uint64_t> records;
+  std::vector<uint8_t> keys;
+  std::vector<uint8_t> values;
+  DeviceBytes device_keys;
+  DeviceBytes device_values;
+};
+
+Status MakeOpSet(std::vector<uint64_t> records, OpSet* set) {
+  set->records = std::move(records);
+  size_t count = set->records.size();
+  set->keys.resize(count * 8);
+  set->values.resize(count * 8);
+  for (size_t i = 0; i < count; ++i) {
+    EncodeKey(set->records[i], kSeed, 8, &set->keys[i * 8]);
+    EncodeValue(set->records[i], 0, 8, &set->values[i * 8]);
+  }
+  auto keys = DeviceBytes::Allocate(count * 8);
+  if (!keys.ok()) return keys.status();
+  auto values = DeviceBytes::Allocate(count * 8);
+  if (!values.ok()) return values.status();
+  set->device_keys = std::move(keys.value());
+  set->device_values = std::move(values.value());
+  GPKV_RETURN_IF_ERROR(set->device_keys.CopyFromHost(set->keys.data(), count * 8));
+  return set->device_values.CopyFromHost(set->values.data(), count * 8);
+}
+
+// Copies `bytes` of device memory to the host.
+Status CopyToHost(void* host, const void* device, size_t bytes) {
+  if (cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return Status::IOError("cudaMemcpy of answers to the host failed");
+  }
+  return Status::OK();
+}
+
+// Where a get batch's answers go: device memory (GPU runs) or host memory.
+struct Outputs {
+  uint8_t* values = nullptr;
+  uint8_t* found = nullptr;
+  bool on_device = false;
+};
+
+// Checks one get batch's answers against the records.
+Status CheckAnswers(const OpSet& set, size_t first, size_t count, const Outputs& out,
+                    const std::string& what) {
+  std::vector<uint8_t> got(count * 8), hit(count);
+  if (out.on_device) {
+    GPKV_RETURN_IF_ERROR(CopyToHost(got.data(), out.values, count * 8));
+    GPKV_RETURN_IF_ERROR(CopyToHost(hit.data(), out.found, count));
+  } else {
+    std::memcpy(got.data(), out.values, count * 8);
+    std::memcpy(hit.data(), out.found, count);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (hit[i] != 1 || std::memcmp(&got[i * 8], &set.values[(first + i) * 8], 8) != 0) {
+      return Status::Corruption(what + ": wrong answer for op " + std::to_string(i));
+    }
+  }
+  return Status::OK();
+}
+
+// Untimed operations of a point's workload that warm a BktCache first: two
+// reload periods, at least this many.
+constexpr size_t kWarmupOps = size_t{1} << 22;
+
+// The BktCache counters of a GPU table (zero for other tables).
+template <typename Table>
+::gpkv::gpu::BktCacheStats CacheStats(Table& table) {
+  if constexpr (std::is_same_v<Table, GphashGpu>) {
+    return table.bkt_cache_stats();
+  } else {
+    return {};
+  }
+}
+
+// The timed part of a point as NVTX ranges "gpkv-timed" / "<what> batch
+// <n> ops <m>": `ncu --nvtx --nvtx-include gpkv-timed/` then counts the pool
+// (system-memory) transactions of exactly those kernels
+// (scripts/gpu-pool-transactions.py).
+class TimedRange {
+ public:
+  TimedRange(const std::string& what, size_t batch, size_t ops) {
+    nvtxRangePushA("gpkv-timed");
+    const std::string label =
+        what + " batch " + std::to_string(batch) + " ops " + std::to_string(ops);
+    nvtxRangePushA(label.c_str());
+  }
+  ~TimedRange() {
+    nvtxRangePop();
+    nvtxRangePop();
+  }
+};
+
+// Times `run(first)` over `ops` operations in batches of `batch` into *row:
+// after a warm-up of kWarmupOps when the table has a BktCache, with the
+// cache's reads per get of the timed part (gets_per_op: the share of the
+// operations that are gets).
+template <typename Table, typename Run>
+Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run&& run, Row* row,
+                 const std::string& what) {
+  const bool cached = CacheStats(table).capacity_buckets != 0;
+  if (cached) {
+    size_t warmup = kWarmupOps;
+    if constexpr (std::is_same_v<Table, GphashGpu>) {
+      warmup = std::max<size_t>(warmup, 2 * table.options().bkt_cache_reload_ops);
+    }
+    for (size_t done = 0; done < warmup; done += batch) {
+      GPKV_RETURN_IF_ERROR(run(kTimedSpan + done % (kOpArray - kTimedSpan)));
+    }
+  }
+  const auto before = CacheStats(table);
+  double start = Now();
+  {
+    TimedRange range(what, batch, ops);
+    for (size_t done = 0; done < ops; done += batch) GPKV_RETURN_IF_ERROR(run(done % kTimedSpan));
+  }
+  row->seconds = Now() - start;
+  row->batch = batch;
+  row->ops = ops;
+  if (cached && gets_per_op > 0) {
+    const auto after = CacheStats(table);
+    const double gets = gets_per_op * static_cast<double>(ops);
+    row->cache_reads_per_get =
+        static_cast<double>(after.get_cache_reads - before.get_cache_reads) / gets;
+    row->pool_reads_per_get =
+        static_cast<double>(after.get_pool_reads - before.get_pool_reads) / gets;
+  }
+  return Status::OK();
+}
+
+// Runs `ops` operations of set in batches of `batch` (after one untimed
+// batch, whose get answers are checked). Batches come from device memory
+// when out.on_device, else from host memory.
+template <typename Table>
+Status TimeBatches(Table& table, const OpSet& set, bool is_get, size_t batch, size_t ops,
+                   const Outputs& out, const std::string& what, Row* row) {
+  const uint8_t* keys = out.on_device ? set.device_keys.data() : set.keys.data();
+  const uint8_t* values = out.on_device ? set.device_values.data() : set.values.data();
+  auto run = [&](size_t first) -> Status {
+    if (is_get) return table.Get(keys + first * 8, out.values, out.found, batch);
+    return table.Put(keys + first * 8, values + first * 8, batch);
+  };
+  GPKV_RETURN_IF_ERROR(run(0));
+  if (is_get) GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, batch, out, what));
+  return TimePoint(table, batch, ops, is_get ? 1.0 : 0.0, run, row, what);
+}
+
+// YCSB A: each batch is one get batch of half the operations, then one
+// update batch of the other half (uniform records; the first get's answers
+// are checked).
+template <typename Table>
+Status TimeYcsbA(Table& table, const OpSet& set, size_t batch, size_t ops, const Outputs& out,
+                 const std::string& what, Row* row) {
+  const uint8_t* keys = out.on_device ? set.device_keys.data() : set.keys.data();
+  const uint8_t* values = out.on_device ? set.device_values.data() : set.values.data();
+  const size_t half = batch / 2;
+  auto run = [&](size_t first) -> Status {
+    GPKV_RETURN_IF_ERROR(table.Get(keys + first * 8, out.values, out.found, half));
+    return table.Put(keys + (first + half) * 8, values + (first + half) * 8, half);
+  };
+  GPKV_RETURN_IF_ERROR(run(0));
+  GPKV_RETURN_IF_ERROR(CheckAnswers(set, 0, half, out, what));
+  return TimePoint(table, batch, ops, 0.5, run, row, what);
+}
+
+// LOAD, then the sweep of batch sizes, on one open table.
+template <typename Table>
+Status RunWorkloads(const Args& args, const std::string& mode, Table& table, const OpSet& load,
+                    const OpSet& uniform, const OpSet& zipf, const Outputs& out,
+                    std::vector<Row>* rows) {
+  const uint8_t* load_keys = out.on_device ? load.device_keys.data() : load.keys.data();
+  const uint8_t* load_values = out.on_device ? load.device_values.data() : load.values.data();
+  double start = Now();
+  for (size_t done = 0; done < args.keys; done += kLoadBatch) {
+    size_t count = std::min<size_t>(kLoadBatch, args.keys - done);
+    GPKV_RETURN_IF_ERROR(table.Put(load_keys + done * 8, load_values + done * 8, count));
+  }
+  rows->push_back({mode, "LOAD (insert)", kLoadBatch, args.keys, Now() - start});
+  gphash::Stats stats = table.Stats();
+  if (stats.keys != args.keys) {
+    return Status::Corruption("after LOAD the table holds " + std::to_string(stats.keys) +
+                              " keys, not " + std::to_string(args.keys));
+  }
+  std::fprintf(args.text, "# %s: loaded %llu keys, load factor %.3f, %u levels, %llu resizes\n",
+               mode.c_str(), static_cast<unsigned long long>(stats.keys), stats.load_factor,
+               stats.levels, static_cast<unsigned long long>(stats.resizes));
+  for (int log2 : args.batch_log2) {
+    size_t batch = size_t{1} << log2;
+    size_t ops = std::max(kOpsPerPoint, 2 * batch);
+    Row row;
+    row.mode = mode;
+    row.workload = "C get uniform";
+    GPKV_RETURN_IF_ERROR(
+        TimeBatches(table, uniform, true, batch, ops, out, mode + " C uniform", &row));
+    rows->push_back(row);
+    row = Row{mode, "C get zipfian"};
+    GPKV_RETURN_IF_ERROR(
+        TimeBatches(table, zipf, true, batch, ops, out, mode + " C zipfian", &row));
+    rows->push_back(row);
+    row = Row{mode, "update uniform"};
+    GPKV_RETURN_IF_ERROR(
+        TimeBatches(table, uniform, false, batch, ops, out, mode + " update uniform", &row));
+    rows->push_back(row);
+    row = Row{mode, "A uniform (50% update)"};
+    GPKV_RETURN_IF_ERROR(TimeYcsbA(table, uniform, batch, ops, out, mode + " A uniform", &row));
+    rows->push_back(row);
+    row = Row{mode, "A zipfian (50% update)"};
+    GPKV_RETURN_IF_ERROR(TimeYcsbA(table, zipf, batch, ops, out, mode + " A zipfian", &row));
+    rows->push_back(row);
+  }
+  return Status::OK();
+}
+
+// RunWorkloads with the get answers in device memory (GPU tables).
+template <typename Table>
+Status RunOnDevice(const Args& args, const std::string& mode, Table& table, const OpSet& load,
+                   const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
+  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
+  auto out_values = DeviceBytes::Allocate(largest * 8);
+  auto out_found = DeviceBytes::Allocate(largest);
+  if (!out_values.ok()) return out_values.status();
+  if (!out_found.ok()) return out_found.status();
+  Outputs out{out_values->data(), out_found->data(), true};
+  return RunWorkloads(args, mode, table, load, uniform, zipf, out, rows);
+}
+
+// A pool file for one mode: created, then unlinked (the mapping stays).
+Result<std::unique_ptr<pm::Pool>> BenchPool(const Args& args, const std::string& mode) {
+  const std::string& dir =
+      BaseMode(mode) == "staged" && !args.staged_dir.empty() ? args.staged_dir : args.dir;
+  std::string path = dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
+  auto pool = pm::Pool::Create(path, args.keys * 96 + (uint64_t{256} << 20), SyncMode::kBatch);
+  std::remove(path.c_str());
+  return pool;
+}
+
+Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
+                  const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
+  auto pool = BenchPool(args, mode);
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = args.keys;
+  auto root = GphashGpu::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  auto mode_options = ParseGpuMode(mode);
+  if (!mode_options.ok()) return mode_options.status();
+  const GpuMode gpu_mode = *mode_options;
+  double open_start = Now();
+  auto opened = GphashGpu::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
+                                                 gpu_mode.variants, nullptr);
+  if (!opened.ok()) return opened.status();
+  GphashGpu& table = **opened;
+  std::fprintf(args.text, "# %s: open %.3f s, index %.1f MiB, pool %.1f GiB (%s)\n", mode.c_str(),
+               Now() - open_start, table.Stats().index_bytes / 1048576.0,
+               (*pool)->size() / 1073741824.0, (*pool)->path().c_str());
+  GPKV_RETURN_IF_ERROR(RunOnDevice(args, mode, table, load, uniform, zipf, rows));
+  const auto cache = table.bkt_cache_stats();
+  if (cache.capacity_buckets != 0) {
+    std::fprintf(args.text,
+                 "# %s: BktCache of %llu of %llu buckets (%.1f MiB), %llu reloads loaded %llu "
+                 "buckets\n",
+                 mode.c_str(), static_cast<unsigned long long>(cache.capacity_buckets),
+                 static_cast<unsigned long long>(cache.table_buckets),
+                 cache.capacity_buckets * table.Stats().index_bytes /
+                     static_cast<double>(cache.table_buckets) / 1048576.0,
+                 static_cast<unsigned long long>(cache.reloads),
+                 static_cast<unsigned long long>(cache.buckets_loaded));
+  }
+  // One point with the batch in host memory (copies in and out included).
+  size_t batch = size_t{1} << 20;
+  std::vector<uint8_t> values(batch * 8), found(batch);
+  double start = Now();
+  for (size_t done = 0; done < kOpsPerPoint; done += batch) {
+    GPKV_RETURN_IF_ERROR(
+        table.Get(uniform.keys.data() + done * 8, values.data(), found.data(), batch));
+  }
+  rows->push_back({mode, "C get uniform, host batch", batch, kOpsPerPoint, Now() - start});
+  // And a reopen of the loaded table (recovery scan; mirror build).
+  opened.value().reset();
+  open_start = Now();
+  auto reopened = GphashGpu::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
+                                                   gpu_mode.variants, nullptr);
+  if (!reopened.ok()) return reopened.status();
+  std::fprintf(args.text, "# %s: reopen of the loaded table %.3f s\n", mode.c_str(),
+               Now() - open_start);
+  return Status::OK();
+}
+
+// The load factor a table of ~2^18 expected keys reaches before its first
+// resize: distinct keys in batches of 1/16 of the free slots (so the last
+// batches are small); the answer is the load factor before the batch that
+// resized, within that batch's size.
+constexpr uint64_t kProbeKeys = uint64_t{1} << 18;
+
+template <typename Table>
+Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFactorRow>* out) {
+  LoadFactorRow row;
+  row.mode = mode;
+  std::vector<uint8_t> keys, values;
+  uint64_t next = 0;
+  for (;;) {
+    gphash::Stats before = table.Stats();
+    if (next > 4 * before.slots) break;
+    uint64_t batch = std::max<uint64_t>(1, (before.slots - before.keys) / 16);
+    keys.resize(batch * 8);
+    values.resize(batch * 8);
+    for (uint64_t i = 0; i < batch; ++i, ++next) {
+      EncodeKey(next, kSeed ^ 0x1f, 8, &keys[i * 8]);
+      EncodeValue(next, 0, 8, &values[i * 8]);
+    }
+    GPKV_RETURN_IF_ERROR(table.Put(keys.data(), values.data(), batch));
+    if (table.Stats().resizes > 0) {
+      row.resized = true;
+      row.load_factor = before.load_factor;
+      row.batch = batch;
+      row.slots = before.slots;
+      break;
+    }
+  }
+  out->push_back(row);
+  return Status::OK();
+}
+
+// One probe per mode, on a small pool of its own in args.dir.
+Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
+                           std::vector<LoadFactorRow>* out) {
+  Args small = args;
+  small.keys = kProbeKeys;
+  auto pool = BenchPool(small, mode + "-lf");
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = kProbeKeys;
+  if (mode == "cpu") {
+    auto root = cpu::Gphash::Create(**pool, 1, options);
+    if (!root.ok()) return root.status();
+    auto table = cpu::Gphash::Open(**pool, "lf", *root,
+                                   static_cast<int>(std::thread::hardware_concurrency()), nullptr);
+    if (!table.ok()) return table.status();
+    return ProbeLoadFactor(**table, mode, out);
+  }
+  auto root = GphashGpu::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  auto mode_options = ParseGpuMode(mode);
+  if (!mode_options.ok()) return mode_options.status();
+  auto table = GphashGpu::TEST_OpenWithVariants(**pool, "lf", *root, mode_options->options,
+                                                mode_options->variants, nullptr);
+  if (!table.ok()) return table.status();
+  return ProbeLoadFactor(**table, mode, out);
+}
+
+// The CPU backend on the same records, host batches, all hardware threads.
+Status RunCpuMode(const Args& args, const OpSet& load, const OpSet& uniform, const OpSet& zipf,
+                  std::vector<Row>* rows) {
+  auto pool = BenchPool(args, "cpu");
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = args.keys;
+  auto root = cpu::Gphash::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  auto opened = cpu::Gphash::Open(**pool, "bench", *root, threads, nullptr);
+  if (!opened.ok()) return opened.status();
+  std::fprintf(args.text, "# cpu: cpu::Gphash on %d threads\n", threads);
+  size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
+  std::vector<uint8_t> values(largest * 8), found(largest);
+  Outputs out{values.data(), found.data(), false};
+  return RunWorkloads(args, "cpu", **opened, load, uniform, zipf, out, rows);
+}
+
+// The naive baseline on the same records: device batches, a registered file
+// in the same directory as the pools.
+Status RunNaiveMode(const Args& args, const OpSet& load, const OpSet& uniform, const OpSet& zipf,
+                    std::vector<Row>* rows) {
+  auto table = NaiveTable::Create(args.dir, args.keys);
+  if (!table.ok()) return table.status();
+  std::fprintf(args.text, "# naive: %llu slots (%.1f MiB registered file)\n",
+               static_cast<unsigned long long>((*table)->Stats().slots),
+               (*table)->bytes() / 1048576.0);
+  return RunOnDevice(args, "naive", **table, load, uniform, zipf, rows);
+}
+// `status` with what failed in front of its message.
+Status Within(const std::string& what, const Status& status) {
+  return Status(status.code(), what + ": " + status.message());
+}
+
+}  // namespace
+
+Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::string* json_lines) {
+  Args args;
+  static_cast<GpuBenchConfig&>(args) = config;
+  args.text = text;
+  GPKV_RETURN_IF_ERROR(GphashGpu::DeviceUsable());
+  const std::string device = ::gpkv::gpu::DeviceDescription();
+  std::fprintf(text, "# device: %s\n# keys: %llu, pool dir %s\n", device.c_str(),
+               static_cast<unsigned long long>(args.keys), args.dir.c_str());
+
+  // The index of a table loaded with --keys 8-byte keys at load factor 2/3:
+  // 24-byte slots (key, value, slot word), 1.5 slots per key.
+  const uint64_t index_bytes = args.keys * 36;
+  std::vector<LinkResult> link;
+  if (args.calibrate) {
+    std::vector<uint64_t> regions = {uint64_t{256} << 20, uint64_t{512} << 20, uint64_t{1} << 30,
+                                     uint64_t{4} << 30, index_bytes};
+    std::sort(regions.begin(), regions.end());
+    regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+    Status calibrated = CalibrateLink(args.dir, regions, &link);
+    if (!calibrated.ok()) return Within("link calibration", calibrated);
+  }
+
+  // Records: LOAD inserts 0..keys-1; the gets and updates draw from them.
+  std::vector<uint64_t> records(args.keys);
+  for (uint64_t i = 0; i < args.keys; ++i) records[i] = i;
+  Random random(kSeed);
+  std::vector<uint64_t> uniform_records(kOpArray), zipf_records(kOpArray);
+  ScrambledZipfianGenerator zipfian(0, args.keys - 1);
+  for (size_t i = 0; i < kOpArray; ++i) {
+    uniform_records[i] = random.Uniform(args.keys);
+    zipf_records[i] = zipfian.Next(random);
+  }
+  OpSet load, uniform, zipf;
+  GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(records), &load));
+  GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(uniform_records), &uniform));
+  GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(zipf_records), &zipf));
+
+  std::vector<Row> rows;
+  std::vector<LoadFactorRow> load_factors;
+  for (const std::string& mode : args.modes) {
+    if (mode == "naive") continue;
+    Status probed = ProbeModeLoadFactor(args, mode, &load_factors);
+    if (!probed.ok()) return Within(mode + " load factor", probed);
+  }
+  for (const std::string& mode : args.modes) {
+    Status ran = mode == "cpu"     ? RunCpuMode(args, load, uniform, zipf, &rows)
+                 : mode == "naive" ? RunNaiveMode(args, load, uniform, zipf, &rows)
+                                   : RunGpuMode(args, mode, load, uniform, zipf, &rows);
+    if (!ran.ok()) return Within(mode + " mode", ran);
+  }
+
+  PrintLinkCalibration(link, index_bytes, text);
+  PrintTransactionModel(text);
+  PrintRows(rows, text);
+  PrintNaiveRatios(rows, text);
+  PrintTargets(rows, link, load_factors, index_bytes, text);
+  *json_lines = JsonLines(device, args.keys, link, load_factors, rows);
+  return Status::OK();
+}
+
+}  // namespace gpkv::bench::gpu

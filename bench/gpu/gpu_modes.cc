@@ -1,0 +1,84 @@
+// The modes of the GPU benchmark (see gpu_modes.h).
+#include "bench/gpu/gpu_modes.h"
+
+#include <cstdint>
+#include <string>
+
+namespace gpkv::bench::gpu {
+namespace {
+
+using ::gpkv::gpu::GpuIndexMode;
+
+// The number after `prefix` in `option` ("cache40" -> 40), or -1 when the
+// option is not `prefix` followed by 1 to 3 digits.
+int NumberAfter(const std::string& option, const std::string& prefix) {
+  if (option.compare(0, prefix.size(), prefix) != 0) return -1;
+  const std::string digits = option.substr(prefix.size());
+  if (digits.empty() || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return -1;
+  }
+  return std::stoi(digits);
+}
+
+}  // namespace
+
+std::string BaseMode(const std::string& mode) { return mode.substr(0, mode.find('+')); }
+
+Result<GpuMode> ParseGpuMode(const std::string& mode) {
+  const std::string base = BaseMode(mode);
+  GpuMode parsed;
+  if (base == "direct") {
+    parsed.options.index_mode = GpuIndexMode::kDirect;
+  } else if (base == "mirror") {
+    parsed.options.index_mode = GpuIndexMode::kMirror;
+  } else if (base == "staged") {
+    parsed.options.index_mode = GpuIndexMode::kStaged;
+  } else {
+    return Status::InvalidArgument("mode '" + mode + "': not direct, mirror or staged");
+  }
+  for (size_t at = mode.find('+'); at != std::string::npos;) {
+    const size_t next = mode.find('+', at + 1);
+    const std::string option =
+        mode.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+    if (option == "oneshot") {
+      parsed.variants.one_shot_gets = true;
+    } else if (option == "thread") {
+      parsed.variants.thread_per_op = true;
+    } else if (option == "warpputs") {
+      parsed.variants.warp_puts = true;
+    } else if (option == "sortall") {
+      parsed.options.sorted_get_min_ops = 0;
+    } else if (option == "nocache") {
+      parsed.options.bkt_cache_fraction = 0;
+    } else if (const int percent = NumberAfter(option, "cache"); percent >= 0 && percent <= 100) {
+      parsed.options.bkt_cache_fraction = percent / 100.0;
+    } else if (const int log2 = NumberAfter(option, "reload"); log2 >= 0 && log2 <= 40) {
+      parsed.options.bkt_cache_reload_ops = uint64_t{1} << log2;
+    } else {
+      return Status::InvalidArgument(
+          "mode '" + mode + "': unknown option '" + option +
+          "' (options: oneshot, thread, warpputs, sortall, nocache, cacheP with P <= 100, "
+          "reloadN with N <= 40)");
+    }
+    at = next;
+  }
+  return parsed;
+}
+
+Status CheckMode(const std::string& mode) {
+  if (mode == "cpu" || mode == "naive") return Status::OK();
+  const std::string base = BaseMode(mode);
+  if (base == "cpu" || base == "naive") {
+    return Status::InvalidArgument("mode '" + mode + "': " + base + " takes no options");
+  }
+  if (base != "direct" && base != "mirror" && base != "staged") {
+    return Status::InvalidArgument("mode '" + mode +
+                                   "' is not direct, mirror, staged (each with options after "
+                                   "'+'), cpu or naive");
+  }
+  auto parsed = ParseGpuMode(mode);
+  return parsed.ok() ? Status::OK() : parsed.status();
+}
+
+}  // namespace gpkv::bench::gpu

@@ -1,0 +1,43 @@
+// The modes of the GPU benchmark (`gpkv bench --suite gpu --modes ...`):
+//
+//   direct | mirror | staged [+OPTION]...   gpu::GphashGpu in that index mode
+//   cpu                                     cpu::Gphash on all hardware threads
+//   naive                                   the naive baseline (naive_table.h)
+//
+// Options of a GPU mode, joined by '+' ("direct+nocache+sortall"): the steps
+// of the factor analysis, "oneshot" (the whole-warp one-shot get probe,
+// GpuKernelVariants::one_shot_gets, instead of the tile probe), "thread"
+// (one operation per thread, thread_per_op) and "warpputs"
+// (warp-cooperative puts in mirror / staged mode, warp_puts); and the
+// tuning of direct mode, "sortall" (sort small get batches too), "nocache"
+// (no BktCache), "cacheP" (a BktCache of P percent of the buckets) and
+// "reloadN" (a reload every 2^N operations).
+//
+// Plain C++, no CUDA: the tool checks --modes in every build.
+#pragma once
+
+#include <string>
+
+#include "gpkv/status.h"
+#include "tables/gphash/gpu/backend.h"
+
+namespace gpkv::bench::gpu {
+
+// How the table of a GPU mode is opened.
+struct GpuMode {
+  ::gpkv::gpu::GpuTableOptions options;
+  ::gpkv::gpu::GpuKernelVariants variants;
+};
+
+// The mode without its options: "direct" of "direct+nocache".
+std::string BaseMode(const std::string& mode);
+
+// The table options of a direct, mirror or staged mode. InvalidArgument
+// naming the mode for another base or an unknown option.
+Result<GpuMode> ParseGpuMode(const std::string& mode);
+
+// OK when `mode` is one the benchmark runs: cpu, naive, or a GPU mode that
+// ParseGpuMode takes. InvalidArgument naming it otherwise.
+Status CheckMode(const std::string& mode);
+
+}  // namespace gpkv::bench::gpu

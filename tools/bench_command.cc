@@ -1,0 +1,310 @@
+// `gpkv bench [options]`: the benchmark. Parses the options, runs one suite
+// of the benchmark engine (bench/gpkv_bench.h; the GPU suite
+// bench/gpu/gpu_bench.h) with the tool's progress line, and prints the
+// report: a table, or JSON with --json.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/gpkv_bench.h"
+#include "bench/gpu/gpu_bench.h"
+#include "tools/cli_common.h"
+#include "tools/commands.h"
+#include "tools/progress.h"
+
+namespace gpkv::tools {
+namespace {
+
+// The engine's progress as the tool's terminal line (stderr, terminals only).
+class TerminalProgress : public bench::ProgressSink {
+ public:
+  void Start(const std::string& label, uint64_t total) override {
+    line_ = std::make_unique<Progress>(label, total);
+  }
+  void Update(uint64_t done) override {
+    if (line_ != nullptr) line_->Update(done);
+  }
+  void Finish() override { line_.reset(); }
+
+ private:
+  std::unique_ptr<Progress> line_;
+};
+
+struct BenchArgs {
+  bench::BenchConfig config;       // foundation, ycsb, sweep
+  bench::gpu::GpuBenchConfig gpu;  // gpu
+  std::string backend = "cpu";
+  bool no_calibration = false;
+  bool list_systems = false;
+  CLI::Option* json = nullptr;  // --json [FILE]
+  std::string json_value;
+  std::string json_file;
+  // Options that belong to the CPU suites only, or to the GPU suite only.
+  std::vector<CLI::Option*> table_options;
+  std::vector<CLI::Option*> gpu_options;
+};
+
+// Where the JSON report goes.
+struct JsonTarget {
+  bool to_stdout = false;  // instead of the table
+  std::string file;        // as well as the table
+};
+
+// The suites, systems and GPU modes, for `gpkv bench --help`.
+std::string HelpFooter() {
+  std::string text =
+      "Suites (--suite):\n"
+      "  foundation  load / get / update / erase of gpkv beside libcuckoo, and the load factor\n"
+      "              before the first resize (the default)\n"
+      "  ycsb        YCSB LOAD, A, B, C, F (zipfian, uniform), then D (latest), every system\n"
+      "  sweep       one workload over batch sizes 2^--sweep-min .. 2^--sweep-max\n"
+      "  gpu         the CUDA backend's micro-benchmarks: link calibration, then per --modes\n"
+      "              entry LOAD and YCSB C / update / A points per --batches size, load factors\n"
+      "              and the pool-transaction model";
+  if (!bench::gpu::GpuBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
+  text += "\n\nSystems (--systems; suites foundation, ycsb, sweep):\n";
+  for (const bench::SystemInfo& system : bench::BuiltInSystems()) {
+    text += "  " + system.name + std::string(16 - std::min<size_t>(15, system.name.size()), ' ') +
+            system.durability + "\n";
+  }
+  if (!bench::RocksdbBuiltIn()) {
+    text += "  rocksdb, rocksdb-nosync: not in this build (built without RocksDB)\n";
+  }
+  text +=
+      "  (gpkv runs on --backend cpu | auto | cuda; the engine picks the GPU mode)\n\n"
+      "GPU modes (--modes; suite gpu):\n"
+      "  direct, mirror, staged  the CUDA backend in that index mode; options after '+':\n"
+      "                          nocache, cacheP (P% of the buckets cached), reloadN (every\n"
+      "                          2^N operations), sortall, and the factor analysis's oneshot,\n"
+      "                          thread, warpputs (e.g. direct+nocache, mirror+warpputs)\n"
+      "  cpu                     the CPU backend on all hardware threads\n"
+      "  naive                   the naive GPU baseline (linear probing over a registered file)\n";
+  return text;
+}
+
+void AddOptions(CLI::App* bench, BenchArgs* args) {
+  bench::BenchConfig* config = &args->config;
+  auto table = [args](CLI::Option* option) {
+    args->table_options.push_back(option);
+    return option;
+  };
+  auto gpu = [args](CLI::Option* option) {
+    args->gpu_options.push_back(option);
+    return option;
+  };
+  bench->add_option("--suite", config->suite, "foundation | ycsb | sweep | gpu (below)")
+      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "gpu"}))
+      ->capture_default_str();
+  bench->add_option("--keys", config->keys, "records loaded (16M = 16777216)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  table(bench->add_option("--pool", config->pool_path, "pool file (removed before and after)"))
+      ->capture_default_str();
+  table(bench->add_option("--pool-size", config->pool_size, "pool bytes; 0 = from keys and sizes"))
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  table(
+      bench->add_option("--ops", config->ops, "operations per workload; 0 = keys (ycsb: 4 x keys)"))
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  table(bench->add_option("--batch", config->batch, "operations per batch"))
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  table(bench->add_option("--threads", config->threads, "threads of every system"))
+      ->capture_default_str();
+  table(
+      bench->add_option("--key-size", config->key_sizes, "key bytes: 8, 16, 32 (a list runs each)"))
+      ->delimiter(',')
+      ->capture_default_str();
+  table(bench->add_option("--value-size", config->value_sizes,
+                          "value bytes: 1..128 (a list runs each)"))
+      ->delimiter(',')
+      ->capture_default_str();
+  table(bench->add_option("--seed", config->seed, "seed of keys, values and operations"))
+      ->capture_default_str();
+  args->json = bench
+                   ->add_option("--json", args->json_value,
+                                "print JSON instead of the table; with FILE (--json=FILE), write "
+                                "the JSON to FILE and the table to stdout (suite gpu: one JSON "
+                                "object per line)")
+                   ->expected(0, 1)
+                   ->type_name("[FILE]");
+  bench->add_option("--json-file", args->json_file, "the same as --json=FILE");
+  table(bench->add_option("--systems", config->systems,
+                          "systems to run (default: foundation gpkv,libcuckoo; others all built "
+                          "in)"))
+      ->delimiter(',');
+  table(bench->add_option("--workloads", config->workloads,
+                          "ycsb / sweep workloads (default ycsb LOAD,A,B,C,F,D; sweep C)"))
+      ->delimiter(',');
+  table(bench->add_option("--distributions", config->distributions,
+                          "zipfian,uniform (default: ycsb both, sweep zipfian)"))
+      ->delimiter(',');
+  table(bench->add_option("--sweep-min", config->sweep_min_log2, "sweep: smallest batch, log2"))
+      ->capture_default_str();
+  table(bench->add_option("--sweep-max", config->sweep_max_log2, "sweep: largest batch, log2"))
+      ->capture_default_str();
+  table(bench->add_option("--lf-keys", config->lf_keys,
+                          "foundation: expected_keys of the load-factor probe table; 0 = skip"))
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  table(bench->add_option("--max-seconds", config->max_seconds,
+                          "stop a measurement after the batch that passes this (default: sweep "
+                          "5, others none)"));
+  table(bench->add_option("--backend", args->backend, "gpkv backend: cpu | auto | cuda"))
+      ->check(CLI::IsMember({"cpu", "auto", "cuda"}))
+      ->capture_default_str();
+  table(bench->add_option("--rocksdb-dir", config->rocksdb_dir,
+                          "RocksDB directory (removed before and after)"))
+      ->capture_default_str();
+  bench::gpu::GpuBenchConfig* gpu_config = &args->gpu;
+  gpu(bench->add_option("--modes", gpu_config->modes, "gpu: modes to run, in order (below)"))
+      ->delimiter(',')
+      ->capture_default_str();
+  gpu(bench->add_option(
+          "--batches", gpu_config->batch_log2,
+          "gpu: batch sizes, log2 (1.." + std::to_string(bench::gpu::kMaxBatchLog2) + ")"))
+      ->delimiter(',')
+      ->capture_default_str();
+  gpu(bench->add_option("--dir", gpu_config->dir,
+                        "gpu: directory of the pools and registered files (tmpfs registers)"))
+      ->capture_default_str();
+  gpu(bench->add_option("--staged-dir", gpu_config->staged_dir,
+                        "gpu: staged mode's pool directory (one the GPU may not map); "
+                        "default --dir"));
+  gpu(bench->add_flag("--no-calibration", args->no_calibration, "gpu: skip the link calibration"));
+  bench->add_flag("--list-systems", args->list_systems,
+                  "list the systems built into this program and exit");
+}
+
+// Empty when every option given belongs to the suite, else the usage error.
+std::string OptionsOutsideSuite(const BenchArgs& args) {
+  const bool gpu = args.config.suite == "gpu";
+  for (const CLI::Option* option : gpu ? args.table_options : args.gpu_options) {
+    if (option->count() == 0) continue;
+    return gpu ? option->get_name() + " does not apply to --suite gpu"
+               : option->get_name() + " applies to --suite gpu only";
+  }
+  return "";
+}
+
+// Fills *target from --json [FILE] and --json-file; false (after the usage
+// error) when they name two files.
+bool ReadJsonTarget(const BenchArgs& args, JsonTarget* target) {
+  if (args.json->count() > 0) {
+    target->to_stdout = args.json_value.empty();
+    target->file = args.json_value;
+  }
+  if (!args.json_file.empty()) {
+    if (!target->file.empty() && target->file != args.json_file) {
+      PrintError("bench", "--json=" + target->file + " and --json-file " + args.json_file +
+                              ": one JSON file at a time");
+      return false;
+    }
+    target->file = args.json_file;
+  }
+  return true;
+}
+
+// Writes `text` to `path`; false (after the error) when it cannot.
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  bool written = file != nullptr && std::fputs(text.c_str(), file) >= 0;
+  if (file != nullptr) written &= std::fclose(file) == 0;
+  if (!written) PrintError("bench", path + ": cannot write the JSON report");
+  return written;
+}
+
+int RunCpuSuite(const bench::BenchConfig& config, const JsonTarget& json) {
+  Status valid = bench::ValidateConfig(config);
+  if (!valid.ok()) {
+    PrintError("bench", valid.message());
+    return ExitCodeFor(valid);
+  }
+  TerminalProgress progress;
+  bench::BenchReport report;
+  bool ok = bench::RunBench(config, &progress, &report);
+  if (json.to_stdout) {
+    bench::PrintJson(report, stdout);
+  } else {
+    bench::PrintText(report, stdout);
+  }
+  std::fflush(stdout);
+  if (!json.file.empty()) {
+    std::FILE* file = std::fopen(json.file.c_str(), "w");
+    if (file == nullptr) {
+      PrintError("bench", json.file + ": cannot write the JSON report");
+      return kExitError;
+    }
+    bench::PrintJson(report, file);
+    std::fclose(file);
+  }
+  if (!ok) {
+    PrintError("bench", "some measurements failed (see the notes in the report)");
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+int RunGpuSuite(const bench::gpu::GpuBenchConfig& config, const JsonTarget& json) {
+  Status valid = bench::gpu::ValidateGpuBenchConfig(config);
+  if (!valid.ok()) {
+    PrintError("bench", valid.message());
+    return ExitCodeFor(valid);
+  }
+  // JSON on stdout: the lines for people go to stderr.
+  std::string json_lines;
+  Status ran = bench::gpu::RunGpuBench(config, json.to_stdout ? stderr : stdout, &json_lines);
+  std::fflush(stdout);
+  if (!ran.ok()) {
+    PrintError("bench", ran.ToString());
+    return kExitError;
+  }
+  if (json.to_stdout) std::fputs(json_lines.c_str(), stdout);
+  if (!json.file.empty() && !WriteFile(json.file, json_lines)) return kExitError;
+  return kExitOk;
+}
+
+int RunBenchCommand(BenchArgs& args) {
+  if (args.list_systems) {
+    for (const bench::SystemInfo& system : bench::BuiltInSystems()) {
+      std::printf("%-16s %s\n", system.name.c_str(), system.durability.c_str());
+    }
+    return kExitOk;
+  }
+  std::string misplaced = OptionsOutsideSuite(args);
+  if (!misplaced.empty()) {
+    PrintError("bench", misplaced);
+    return kExitUsage;
+  }
+  JsonTarget json;
+  if (!ReadJsonTarget(args, &json)) return kExitUsage;
+  if (args.config.suite == "gpu") {
+    args.gpu.keys = args.config.keys;
+    args.gpu.calibrate = !args.no_calibration;
+    return RunGpuSuite(args.gpu, json);
+  }
+  args.config.backend = args.backend == "cuda"   ? Backend::kCuda
+                        : args.backend == "auto" ? Backend::kAuto
+                                                 : Backend::kCpu;
+  return RunCpuSuite(args.config, json);
+}
+
+}  // namespace
+
+void RegisterBenchCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), or the CUDA "
+      "backend's modes beside the CPU backend and a naive GPU table (suite gpu): a table, or "
+      "JSON with --json.");
+  AddOptions(bench, args.get());
+  bench->footer(HelpFooter());
+  bench->callback([args, exit_code]() { *exit_code = RunBenchCommand(*args); });
+}
+
+}  // namespace gpkv::tools
