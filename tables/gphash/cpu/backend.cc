@@ -16,7 +16,7 @@ namespace gpkv::cpu {
 namespace {
 
 constexpr uint64_t kMinTopBuckets = 16;
-constexpr uint64_t kMaxInitialTopBuckets = uint64_t{1} << 40;
+constexpr uint64_t kMaxInitialTopBuckets = format::kMaxBucketCount;
 constexpr double kTargetLoad = 0.9;
 
 bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
@@ -24,18 +24,17 @@ bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) =
 Status CheckOptions(const pm::Pool& pool, uint64_t table_id, const TableOptions& options) {
   const std::string where = pool.path() + ": table id " + std::to_string(table_id) + ": ";
   const HashGeometry& geometry = options.hash;
-  if (options.key_size != 8 && options.key_size != 16 && options.key_size != 32) {
+  if (!format::IsValidKeySize(options.key_size)) {
     return Status::InvalidArgument(where + "key size " + std::to_string(options.key_size) +
                                    " is not 8, 16 or 32");
   }
-  if (options.value_size < 1 || options.value_size > 128) {
+  if (!format::IsValidValueSize(options.value_size)) {
     return Status::InvalidArgument(where + "value size " + std::to_string(options.value_size) +
-                                   " is not 1..128");
+                                   " is not " + std::to_string(format::kMinValueSize) + ".." +
+                                   std::to_string(format::kMaxValueSize));
   }
-  if (geometry.levels < 1 || geometry.levels > 4 || geometry.hash_locations < 1 ||
-      geometry.hash_locations > 4 ||
-      (geometry.slots_per_bucket != 4 && geometry.slots_per_bucket != 8 &&
-       geometry.slots_per_bucket != 16)) {
+  if (!format::IsValidGeometry(geometry.levels, geometry.hash_locations,
+                               geometry.slots_per_bucket)) {
     return Status::InvalidArgument(
         where + "geometry " + std::to_string(geometry.levels) + "L-" +
         std::to_string(geometry.hash_locations) + "H-" + std::to_string(geometry.slots_per_bucket) +
@@ -231,7 +230,7 @@ Result<uint64_t> Gphash::Create(pm::Pool& pool, uint64_t table_id, const TableOp
   const HashGeometry& geometry = options.hash;
   const uint64_t top = TopBucketsFor(options);
   const uint32_t bucket_bytes = format::BucketBytes(geometry.slots_per_bucket, options.key_size);
-  const bool cells = options.value_size > 8;
+  const bool cells = format::ValueModeFor(options.value_size) == format::kValueBlocks;
 
   CreateGuard guard(pool);
   auto root_offset =
@@ -264,7 +263,7 @@ Result<uint64_t> Gphash::Create(pm::Pool& pool, uint64_t table_id, const TableOp
   if (cells) {
     root->cell_size = format::CellSizeFor(options.value_size);
     root->cells_per_chunk =
-        std::clamp<uint64_t>(options.expected_keys / 4, 4096, uint64_t{1} << 22);
+        std::clamp<uint64_t>(options.expected_keys / 4, 4096, format::kMaxCellsPerChunk);
     auto chunk = guard.Allocate(root->cells_per_chunk * root->cell_size,
                                 format::kExtentKindValueChunk, table_id);
     if (!chunk.ok()) return chunk.status();

@@ -290,13 +290,10 @@ uint32_t Gphash::Impl::FindCopies(const uint8_t* key, const format::KeyHash& has
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   uint32_t found = 0;
   for (uint32_t level = 0; level < level_count_; ++level) {
-    uint64_t seen[4];
-    for (uint32_t location = 0; location < hash_locations_; ++location) {
-      uint64_t index = format::BucketIndex(hash, location, levels_[level].bucket_count);
-      bool repeat = false;
-      for (uint32_t i = 0; i < location; ++i) repeat |= seen[i] == index;
-      seen[location] = index;
-      if (repeat) continue;
+    const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
+        hash, hash_locations_, levels_[level].bucket_count, format::CandidateOrder::kFirstLocation);
+    for (uint32_t i = 0; i < buckets.count; ++i) {
+      const uint64_t index = buckets.buckets[i];
       uint8_t* bucket = Bucket(level, index);
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         uint64_t word = pm::LoadAcquire(SlotWord(bucket, slot));
@@ -306,9 +303,8 @@ uint32_t Gphash::Impl::FindCopies(const uint8_t* key, const format::KeyHash& has
         if (found < max) {
           out[found] = copy;
           // Keep the winner first.
-          if (found > 0 && format::SlotOutranks(levels_[level].level_id, index, slot,
-                                                levels_[out[0].level].level_id, out[0].bucket_index,
-                                                out[0].slot)) {
+          if (found > 0 && format::SlotOutranks(level, index, slot, out[0].level,
+                                                out[0].bucket_index, out[0].slot)) {
             std::swap(out[0], out[found]);
           }
         }

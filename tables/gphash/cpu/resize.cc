@@ -24,12 +24,6 @@
 #include "tables/gphash/cpu/backend_impl.h"
 
 namespace gpkv::cpu {
-namespace {
-
-constexpr uint64_t kMaxTopBuckets = uint64_t{1} << 40;
-
-}  // namespace
-
 void Gphash::Impl::PublishLevelSet(format::LevelSet set) {
   uint32_t target = 1 - format::ActiveLevelSetIndex(pm::LoadRelaxed(&root_->active_levelset));
   for (uint32_t i = set.level_count; i < format::kMaxLevels; ++i) set.levels[i] = {};
@@ -112,7 +106,7 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
         if (format::SlotStateOf(word) != format::kSlotValid) continue;
-        uint8_t key[32];
+        uint8_t key[format::kMaxKeySize];
         std::memcpy(key, SlotKey(bucket, slot), key_size_);
         const format::KeyHash resident = Hash(key);
         SlotCopy copies[8];
@@ -155,7 +149,8 @@ Status Gphash::Impl::Resize() {
                             " levels");
   }
   const uint64_t top = levels_[0].bucket_count * 2;
-  if (top > kMaxTopBuckets) return Status::PoolFull(where + ": top level cannot grow further");
+  if (top > format::kMaxBucketCount)
+    return Status::PoolFull(where + ": top level cannot grow further");
   auto offset =
       pool_.allocator().Allocate(top * bucket_bytes_, format::kExtentKindBucketLevel, table_id_);
   if (!offset.ok()) return offset.status();

@@ -589,8 +589,8 @@ Status GphashGpu::Impl::Scan(const Table::ScanVisitor& visit) const {
   const format::LevelSet& level_set = snapshot_.level_set;
   const uint32_t slots = snapshot_.slots_per_bucket;
   const uint32_t key_bytes = snapshot_.key_size;
-  uint8_t key[32];
-  alignas(8) uint8_t value[kMaxValueBytes];
+  uint8_t key[format::kMaxKeySize];
+  alignas(8) uint8_t value[format::kMaxValueSize];
   // A value cell read below stays out of reuse until the scan ends.
   std::optional<EpochGuard> epoch_guard;
   if (value_cells()) epoch_guard.emplace(epoch_);

@@ -51,12 +51,9 @@ constexpr size_t kMaxChunkOps = size_t{1} << 24;
 // Staged mode: operations (or slots, for resize and recovery) per launch, so
 // that one launch's log of pool stores has a known bound.
 constexpr size_t kStagedChunk = size_t{1} << 19;
-// Value-cell tables: operations per round of gphash_cells.cu (its scratch
-// holds the words, flags and values of one round).
+// Value-cell tables: operations per round of cells.cu (its scratch holds the
+// words, flags and values of one round).
 constexpr size_t kCellChunkOps = size_t{1} << 20;
-
-// Largest value (TableOptions::value_size) of a table.
-constexpr uint32_t kMaxValueBytes = 128;
 
 // An announcement in an EpochManager for the guard's lifetime (util/epoch.h).
 class EpochGuard {

@@ -365,6 +365,8 @@ Status LaunchGetKernel(const GphashView& view, const uint8_t* keys, const uint32
                                                                values, found, count, per_warp);
     return CheckLaunch("GetKernel");
   }
+  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
+                "GetTileKernel is instantiated for 4, 8 and 16 slots per bucket");
   switch (view.slots_per_bucket) {
     case 4:
       GetTileKernel<kKeyWords, 4><<<blocks, kBlockThreads, 0, stream>>>(

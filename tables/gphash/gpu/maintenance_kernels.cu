@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kBlockThreads)
           at.index_bucket + format::KeyOffset(view.slots_per_bucket, view.key_size, at.slot));
     }
   }
-  const uint64_t my_rank = WinnerRank(level, at.bucket, at.slot);
+  const uint64_t my_rank = format::WinnerRank(level, at.bucket, at.slot);
   unsigned long long losers = 0;
   unsigned active = __ballot_sync(kFullMask, has_op);
   while (active != 0) {

@@ -46,7 +46,7 @@ Status GphashGpu::Impl::StartResize() {
                               std::to_string(current.level_count) + " levels");
   }
   const uint64_t buckets = current.levels[0].bucket_count * 2;
-  if (buckets >= kMaxBucketsPerLevel) {
+  if (buckets >= format::kMaxRankedBucketCount) {
     return Status::PoolFull(Where() + ": the top level cannot grow past " +
                             std::to_string(current.levels[0].bucket_count) + " buckets");
   }

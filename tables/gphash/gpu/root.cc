@@ -16,7 +16,7 @@ namespace {
 using format::GphashRoot;
 using format::LevelSet;
 
-constexpr uint64_t kMaxInitialTopBuckets = uint64_t{1} << 40;
+constexpr uint64_t kMaxInitialTopBuckets = format::kMaxBucketCount;
 
 bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
@@ -30,15 +30,20 @@ uint64_t RootChecksum(const GphashRoot& root) {
 
 Status CheckGeometry(uint32_t key_size, uint32_t value_size, uint32_t levels,
                      uint32_t hash_locations, uint32_t slots_per_bucket, std::string* why) {
-  if (key_size != 8 && key_size != 16 && key_size != 32) {
+  if (!format::IsValidKeySize(key_size)) {
     *why = "key size " + std::to_string(key_size) + " is not 8, 16 or 32";
-  } else if (value_size < 1 || value_size > 128) {
-    *why = "value size " + std::to_string(value_size) + " is not 1..128";
-  } else if (levels < 1 || levels > 4) {
-    *why = "levels " + std::to_string(levels) + " is not 1..4";
-  } else if (hash_locations < 1 || hash_locations > 4) {
-    *why = "hash locations " + std::to_string(hash_locations) + " is not 1..4";
-  } else if (slots_per_bucket != 4 && slots_per_bucket != 8 && slots_per_bucket != 16) {
+  } else if (!format::IsValidValueSize(value_size)) {
+    *why = "value size " + std::to_string(value_size) + " is not " +
+           std::to_string(format::kMinValueSize) + ".." + std::to_string(format::kMaxValueSize);
+  } else if (!format::IsValidGeometryLevels(levels)) {
+    *why = "levels " + std::to_string(levels) + " is not " +
+           std::to_string(format::kMinGeometryLevels) + ".." +
+           std::to_string(format::kMaxGeometryLevels);
+  } else if (!format::IsValidHashLocations(hash_locations)) {
+    *why = "hash locations " + std::to_string(hash_locations) + " is not " +
+           std::to_string(format::kMinHashLocations) + ".." +
+           std::to_string(format::kMaxHashLocations);
+  } else if (!format::IsValidSlotsPerBucket(slots_per_bucket)) {
     *why = "slots per bucket " + std::to_string(slots_per_bucket) + " is not 4, 8 or 16";
   } else {
     return Status::OK();
@@ -154,11 +159,12 @@ Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const Table
   level_set.checksum = LevelSetChecksum(level_set);
   // Values over 8 bytes live in value cells: the first chunk of cells is
   // allocated with the table, sized as cpu::Gphash::Create sizes it.
-  const bool cells = options.value_size > 8;
+  const bool cells = format::ValueModeFor(options.value_size) == format::kValueBlocks;
   uint64_t cells_per_chunk = 0;
   uint64_t first_chunk = 0;
   if (cells) {
-    cells_per_chunk = std::clamp<uint64_t>(options.expected_keys / 4, 4096, uint64_t{1} << 22);
+    cells_per_chunk =
+        std::clamp<uint64_t>(options.expected_keys / 4, 4096, format::kMaxCellsPerChunk);
     auto chunk =
         pool.allocator().Allocate(cells_per_chunk * format::CellSizeFor(options.value_size),
                                   format::kExtentKindValueChunk, table_id);

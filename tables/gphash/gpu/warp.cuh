@@ -228,7 +228,7 @@ __device__ __forceinline__ void LoadCandidate(const GphashView& view, const form
 // What one probe of a key found.
 struct Probe {
   // Uniform. match_lane < 0: the key is VALID in no candidate slot.
-  uint64_t match_rank = kNoRank;
+  uint64_t match_rank = format::kNoWinnerRank;
   int match_lane = -1;
   // Uniform. empty_lane < 0: no candidate slot is EMPTY (kWantEmpty only).
   int empty_lane = -1;
@@ -262,7 +262,6 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   const uint32_t candidates = CandidateCount(view, levels);
   const uint32_t slots = view.slots_per_bucket;
-  const uint32_t per_level = view.hash_locations * slots;
   bool erased_here = false;
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
     const uint32_t candidate = base + lane;
@@ -295,7 +294,8 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
         }
       }
     } else {
-      uint64_t rank = match ? WinnerRank(slot.level, slot.bucket, slot.slot) : kNoRank;
+      uint64_t rank =
+          match ? format::WinnerRank(slot.level, slot.bucket, slot.slot) : format::kNoWinnerRank;
       uint64_t round_min = WarpMin(rank);
       if (round_min < probe.match_rank) {
         unsigned winners = __ballot_sync(kFullMask, rank == round_min);
@@ -316,7 +316,7 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
       for (uint32_t first = 0; first < kWarpSize && empty_mask != 0; first += slots) {
         unsigned segment = (empty_mask >> first) & segment_mask;
         if (segment == 0) continue;
-        uint32_t level = (base + first) / per_level;
+        uint32_t level = format::CandidateSlotAt(base + first, view.hash_locations, slots).level;
         uint32_t count = __popc(segment);
         if (level < probe.empty_level ||
             (level == probe.empty_level && count > probe.empty_count)) {
@@ -383,17 +383,11 @@ __device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t til
   for (;;) {
     bool retry = false;
     for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
-      uint64_t buckets[kMaxHashLocations];
-      const uint32_t locations = view.hash_locations;
-      for (uint32_t location = 0; location < locations; ++location) {
-        uint64_t bucket = format::BucketIndex(hash, location, view.bucket_counts[level]);
-        uint32_t at = location;
-        for (; at > 0 && buckets[at - 1] > bucket; --at) buckets[at] = buckets[at - 1];
-        buckets[at] = bucket;
-      }
-      for (uint32_t i = 0; i < locations; ++i) {
-        if (i > 0 && buckets[i] == buckets[i - 1]) continue;
-        const GetHold hold = AcquireForGet(view, tile_mask, tile_base, level, buckets[i], tally);
+      const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
+          hash, view.hash_locations, view.bucket_counts[level], format::CandidateOrder::kWinner);
+      for (uint32_t i = 0; i < buckets.count; ++i) {
+        const GetHold hold =
+            AcquireForGet(view, tile_mask, tile_base, level, buckets.buckets[i], tally);
         const uint8_t* bucket = hold.bucket;
         const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
         bool match = false;
@@ -527,17 +521,6 @@ __device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level
   return true;
 }
 
-// True (held by the calling lane) when bucket `bucket` of level `level` is a
-// candidate bucket of `hash`.
-__device__ __forceinline__ bool IsCandidateBucket(const GphashView& view,
-                                                  const format::KeyHash& hash, uint32_t level,
-                                                  uint64_t bucket) {
-  for (uint32_t location = 0; location < view.hash_locations; ++location) {
-    if (format::BucketIndex(hash, location, view.bucket_counts[level]) == bucket) return true;
-  }
-  return false;
-}
-
 // Makes room for `hash`'s key (a put that found no EMPTY candidate): moves
 // one resident key of its candidate buckets to an EMPTY slot of another of
 // the resident's own candidate buckets. The copy is published before the
@@ -581,8 +564,9 @@ __device__ bool WarpKick(const GphashView& view, const format::KeyHash& hash) {
       if (probe.empty_lane < 0) continue;  // the resident has no room elsewhere either
       bool room_for_key = false;
       if (lane == static_cast<uint32_t>(probe.empty_lane)) {
-        room_for_key =
-            IsCandidateBucket(view, hash, probe.empty_slot.level, probe.empty_slot.bucket);
+        room_for_key = format::IsCandidateBucket(hash, view.hash_locations,
+                                                 view.bucket_counts[probe.empty_slot.level],
+                                                 probe.empty_slot.bucket);
       }
       if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
       const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
