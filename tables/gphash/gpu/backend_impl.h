@@ -237,7 +237,7 @@ class GphashGpu::Impl {
   std::unique_ptr<PoolRegistration> registration_;
 
   GphashRootSnapshot snapshot_;  // guarded by view_mutex_
-  GphashView view_{};            // guarded by view_mutex_
+  GphashDeviceView view_{};      // guarded by view_mutex_
   bool use_mirror_ = false;
   std::vector<uint8_t*> mirror_levels_;  // device copies, parallel to the LevelSet levels
 

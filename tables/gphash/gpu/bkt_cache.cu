@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // takes a free slot; the warp copies it from the pool, then publishes G and
 // F. No writer runs meanwhile (Reload orders this after the last write).
 __global__ void __launch_bounds__(kBlockThreads)
-    LoadKernel(GphashView view, const uint32_t* sorted_counts, const uint32_t* sorted_ids,
+    LoadKernel(GphashDeviceView view, const uint32_t* sorted_counts, const uint32_t* sorted_ids,
                const uint32_t* free_slots, unsigned long long* counters) {
   const uint64_t position = ThreadIndex() / warp::kWarpSize;
   const uint32_t lane = warp::LaneId();
@@ -177,7 +177,7 @@ void BktCache::Free() {
   view_.capacity = 0;
 }
 
-Status BktCache::Shape(const GphashView& view, double fraction) {
+Status BktCache::Shape(const GphashDeviceView& view, double fraction) {
   uint64_t buckets = 0;
   uint64_t level_base[format::kMaxLevels] = {};
   for (uint32_t level = 0; level < view.level_count; ++level) {
@@ -255,7 +255,7 @@ Status BktCache::Reset() {
   return Status::OK();
 }
 
-Status BktCache::Reload(const GphashView& view, cudaEvent_t last_write) {
+Status BktCache::Reload(const GphashDeviceView& view, cudaEvent_t last_write) {
   const uint64_t buckets = table_buckets_;
   const uint64_t capacity = view_.capacity;
   SnapshotCountsKernel<<<BlocksFor(buckets), kBlockThreads, 0, stream_>>>(
@@ -280,7 +280,7 @@ Status BktCache::Reload(const GphashView& view, cudaEvent_t last_write) {
   EvictKernel<<<BlocksFor(capacity), kBlockThreads, 0, stream_>>>(view_, hot_, free_slots_,
                                                                   counters_);
   GPKV_RETURN_IF_ERROR(CheckLaunch("EvictKernel"));
-  GphashView load_view = view;
+  GphashDeviceView load_view = view;
   load_view.cache = view_;
   LoadKernel<<<BlocksFor(capacity * warp::kWarpSize), kBlockThreads, 0, stream_>>>(
       load_view, snapshot_out_, ids_out_, free_slots_, counters_);

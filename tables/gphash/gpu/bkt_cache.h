@@ -55,7 +55,7 @@ class BktCache {
   // Sizes the cache for the levels of `view` (capacity = fraction of their
   // buckets, at least 1), empties it and zeroes the counts. Allocates only
   // when the table grew past what the cache holds.
-  Status Shape(const GphashView& view, double fraction);
+  Status Shape(const GphashDeviceView& view, double fraction);
   // Empties the cache (every bucket read from the pool again) and zeroes the
   // counts, keeping the shape.
   Status Reset();
@@ -65,7 +65,7 @@ class BktCache {
   // Enqueues a reload (steps 1-5 above) on the cache's stream, its steps 4-5
   // after `last_write` and recording `last_write` after them. `view`: the
   // table's current view (the pool's levels to copy from). Returns at once.
-  Status Reload(const GphashView& view, cudaEvent_t last_write);
+  Status Reload(const GphashDeviceView& view, cudaEvent_t last_write);
   // True while an enqueued reload has not finished.
   bool Reloading() const;
   // Reloads started since the last Shape.

@@ -1,4 +1,4 @@
-// gpu::GphashView: what a kernel needs to address one GPHash table — the
+// gpu::GphashDeviceView: what a kernel needs to address one GPHash table — the
 // levels of the current LevelSet as device pointers, the geometry and the
 // hash seed. A small trivially copyable value passed to kernels by value (the
 // device-side "ref" of the table), rebuilt by the host whenever the LevelSet
@@ -15,6 +15,9 @@
 // Candidates of a key are numbered as format::CandidateSlotAt numbers them,
 // so one bucket's slot words are read by slots_per_bucket adjacent lanes (one
 // 64-byte read for 8 slots).
+//
+// Not to be confused with recovery::GphashView (tables/gphash/reader.h): the
+// host's validated copy of a table root.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +71,7 @@ struct BktCacheView {
   unsigned long long* reads;
 };
 
-struct GphashView {
+struct GphashDeviceView {
   uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
   uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
   uint64_t bucket_counts[format::kMaxLevels];
@@ -96,7 +99,7 @@ struct GphashView {
   uint64_t pool_offsets[format::kMaxLevels];
   BktCacheView cache;  // direct mode's hot-bucket cache (cache.slot_of null: none)
 };
-static_assert(std::is_trivially_copyable_v<GphashView>);
+static_assert(std::is_trivially_copyable_v<GphashDeviceView>);
 
 // One candidate slot of a key.
 struct GphashCandidate {
@@ -106,12 +109,12 @@ struct GphashCandidate {
 };
 
 // The candidate slots of a key in levels [0, levels) of the view.
-GPKV_HD uint32_t CandidateCount(const GphashView& view, uint32_t levels) {
+GPKV_HD uint32_t CandidateCount(const GphashDeviceView& view, uint32_t levels) {
   return format::CandidateSlotCount(levels, view.hash_locations, view.slots_per_bucket);
 }
 
 // Candidate `candidate` of `hash` (format::CandidateSlotAt's numbering).
-GPKV_HD GphashCandidate CandidateOf(const GphashView& view, const format::KeyHash& hash,
+GPKV_HD GphashCandidate CandidateOf(const GphashDeviceView& view, const format::KeyHash& hash,
                                     uint32_t candidate) {
   const format::CandidateSlot at =
       format::CandidateSlotAt(candidate, view.hash_locations, view.slots_per_bucket);

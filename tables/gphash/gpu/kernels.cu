@@ -96,7 +96,7 @@ __device__ __forceinline__ bool LaneGetOp(const uint8_t* keys, const uint32_t* o
 // leaders, only the sorted positions that lead their key's run.
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    GetKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
+    GetKernel(GphashDeviceView view, const uint8_t* keys, const uint32_t* op_index,
               const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
               uint32_t ops_per_warp) {
   uint64_t op = 0;
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // after another, 32 / kSlots tiles side by side.
 template <int kKeyWords, int kSlots>
 __global__ void __launch_bounds__(kBlockThreads)
-    GetTileKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
+    GetTileKernel(GphashDeviceView view, const uint8_t* keys, const uint32_t* op_index,
                   const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
                   uint32_t ops_per_warp) {
   uint64_t op = 0;
@@ -196,9 +196,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    PutKernel(GphashView view, const uint8_t* keys, const uint8_t* values, const uint8_t* keep,
-              const uint32_t* op_index, uint64_t count, uint32_t* failed, BatchCounters* counters,
-              uint32_t ops_per_warp) {
+    PutKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
+              const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
+              BatchCounters* counters, uint32_t ops_per_warp) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
   bool has_op = lane_holds_op && i < count;
@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 // One warp, the failed puts one after another (see LaunchKick).
 template <int kKeyWords>
-__global__ void KickKernel(GphashView view, const uint8_t* keys, const uint32_t* ops,
+__global__ void KickKernel(GphashDeviceView view, const uint8_t* keys, const uint32_t* ops,
                            uint64_t count, BatchCounters* counters) {
   unsigned long long kicked = 0;
   for (uint64_t i = 0; i < count; ++i) {
@@ -252,8 +252,9 @@ __global__ void KickKernel(GphashView view, const uint8_t* keys, const uint32_t*
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    EraseKernel(GphashView view, const uint8_t* keys, const uint8_t* keep, const uint32_t* op_index,
-                uint8_t* erased, uint64_t count, BatchCounters* counters, uint32_t ops_per_warp) {
+    EraseKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* keep,
+                const uint32_t* op_index, uint8_t* erased, uint64_t count, BatchCounters* counters,
+                uint32_t ops_per_warp) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
   const bool in_batch = lane_holds_op && i < count;
@@ -305,7 +306,7 @@ unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
 // One operation per thread (view.thread_gets), for gets.
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    GetThreadKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
+    GetThreadKernel(GphashDeviceView view, const uint8_t* keys, const uint32_t* op_index,
                     const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count) {
   const uint64_t i = ThreadIndex();
   if (i >= count || (leaders != nullptr && leaders[i] != i)) return;
@@ -320,7 +321,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ... and for puts (PutKernel's contract).
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    PutThreadKernel(GphashView view, const uint8_t* keys, const uint8_t* values,
+    PutThreadKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
                     const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
                     BatchCounters* counters) {
   const uint64_t i = ThreadIndex();
@@ -351,7 +352,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // Launches the get kernel the view asks for: GetTileKernel, or (one-shot
 // gets) GetKernel, or (thread per op) GetThreadKernel.
 template <int kKeyWords>
-Status LaunchGetKernel(const GphashView& view, const uint8_t* keys, const uint32_t* op_index,
+Status LaunchGetKernel(const GphashDeviceView& view, const uint8_t* keys, const uint32_t* op_index,
                        const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
                        uint32_t per_warp, cudaStream_t stream) {
   const unsigned int blocks = WarpBlocksFor(count, per_warp);
@@ -414,7 +415,7 @@ namespace {
 
 // Sorts the batch's operations by the low 32 bits of their primary hash.
 template <int kKeyWords>
-Status SortBatch(const GphashView& view, const uint8_t* keys, size_t count,
+Status SortBatch(const GphashDeviceView& view, const uint8_t* keys, size_t count,
                  const DedupeScratch& scratch, cudaStream_t stream) {
   SortKeyKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
       keys, count, view.hash_seed, scratch.sort_keys_in, scratch.indices_in);
@@ -430,7 +431,7 @@ Status SortBatch(const GphashView& view, const uint8_t* keys, size_t count,
 
 }  // namespace
 
-Status LaunchMarkSurvivors(const GphashView& view, const uint8_t* keys, size_t count,
+Status LaunchMarkSurvivors(const GphashDeviceView& view, const uint8_t* keys, size_t count,
                            const DedupeScratch& scratch, bool keep_first, uint8_t* keep,
                            cudaStream_t stream) {
   if (count == 0) return Status::OK();
@@ -443,7 +444,7 @@ Status LaunchMarkSurvivors(const GphashView& view, const uint8_t* keys, size_t c
   });
 }
 
-Status LaunchGet(const GphashView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
+Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
                  size_t count, cudaStream_t stream) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
@@ -452,8 +453,9 @@ Status LaunchGet(const GphashView& view, const uint8_t* keys, uint8_t* values, u
   });
 }
 
-Status LaunchGetSorted(const GphashView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
-                       size_t count, const DedupeScratch& scratch, cudaStream_t stream) {
+Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values,
+                       uint8_t* found, size_t count, const DedupeScratch& scratch,
+                       cudaStream_t stream) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     constexpr int kKeyWords = decltype(words)::value;
@@ -476,7 +478,7 @@ Status LaunchGetSorted(const GphashView& view, const uint8_t* keys, uint8_t* val
   });
 }
 
-Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* values,
+Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
                  BatchCounters* counters, cudaStream_t stream) {
   if (count == 0) return Status::OK();
@@ -493,8 +495,8 @@ Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* val
   });
 }
 
-Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* ops, size_t count,
-                  BatchCounters* counters, cudaStream_t stream) {
+Status LaunchKick(const GphashDeviceView& view, const uint8_t* keys, const uint32_t* ops,
+                  size_t count, BatchCounters* counters, cudaStream_t stream) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     KickKernel<decltype(words)::value>
@@ -503,7 +505,7 @@ Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* o
   });
 }
 
-Status LaunchErase(const GphashView& view, const uint8_t* keys, const uint8_t* keep,
+Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* keep,
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
                    cudaStream_t stream) {
   if (count == 0) return Status::OK();

@@ -22,7 +22,7 @@ __device__ __forceinline__ uint64_t ThreadIndex() {
   return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-__device__ __forceinline__ LevelSlot SlotOfThread(const GphashView& view, uint32_t level,
+__device__ __forceinline__ LevelSlot SlotOfThread(const GphashDeviceView& view, uint32_t level,
                                                   uint64_t index) {
   LevelSlot out;
   out.bucket = index / view.slots_per_bucket;
@@ -31,12 +31,12 @@ __device__ __forceinline__ LevelSlot SlotOfThread(const GphashView& view, uint32
   return out;
 }
 
-__device__ __forceinline__ uint64_t SlotsOfLevel(const GphashView& view, uint32_t level) {
+__device__ __forceinline__ uint64_t SlotsOfLevel(const GphashDeviceView& view, uint32_t level) {
   return view.bucket_counts[level] * view.slots_per_bucket;
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
-    CountSlotsKernel(GphashView view, uint32_t level, uint64_t pool_offset,
+    CountSlotsKernel(GphashDeviceView view, uint32_t level, uint64_t pool_offset,
                      BatchCounters* counters) {
   const uint64_t index = ThreadIndex();
   unsigned long long valid = 0, reserved = 0, invalid = 0;
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
-    ClearReservedKernel(GphashView view, uint32_t level, SlotRange range, bool dry_run,
+    ClearReservedKernel(GphashDeviceView view, uint32_t level, SlotRange range, bool dry_run,
                         BatchCounters* counters) {
   const uint64_t index = range.first + ThreadIndex();
   unsigned long long cleared = 0;
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    ResolveDuplicatesKernel(GphashView view, uint32_t level, SlotRange range, bool dry_run,
+    ResolveDuplicatesKernel(GphashDeviceView view, uint32_t level, SlotRange range, bool dry_run,
                             BatchCounters* counters) {
   const uint64_t index = range.first + ThreadIndex();
   bool has_op = false;
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    MigrateBottomKernel(GphashView view, SlotRange range, BatchCounters* counters) {
+    MigrateBottomKernel(GphashDeviceView view, SlotRange range, BatchCounters* counters) {
   const uint32_t bottom = view.level_count - 1;
   const uint64_t index = range.first + ThreadIndex();
   bool has_op = false;
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 }  // namespace
 
-Status LaunchCountSlots(const GphashView& view, uint32_t level, uint64_t pool_offset,
+Status LaunchCountSlots(const GphashDeviceView& view, uint32_t level, uint64_t pool_offset,
                         BatchCounters* counters, cudaStream_t stream) {
   uint64_t slots = view.bucket_counts[level] * view.slots_per_bucket;
   CountSlotsKernel<<<BlocksFor(slots), kBlockThreads, 0, stream>>>(view, level, pool_offset,
@@ -168,15 +168,15 @@ Status LaunchCountSlots(const GphashView& view, uint32_t level, uint64_t pool_of
   return CheckLaunch("CountSlotsKernel");
 }
 
-Status LaunchClearReserved(const GphashView& view, uint32_t level, SlotRange range, bool dry_run,
-                           BatchCounters* counters, cudaStream_t stream) {
+Status LaunchClearReserved(const GphashDeviceView& view, uint32_t level, SlotRange range,
+                           bool dry_run, BatchCounters* counters, cudaStream_t stream) {
   if (range.end <= range.first) return Status::OK();
   ClearReservedKernel<<<BlocksFor(range.end - range.first), kBlockThreads, 0, stream>>>(
       view, level, range, dry_run, counters);
   return CheckLaunch("ClearReservedKernel");
 }
 
-Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, SlotRange range,
+Status LaunchResolveDuplicates(const GphashDeviceView& view, uint32_t level, SlotRange range,
                                bool dry_run, BatchCounters* counters, cudaStream_t stream) {
   if (range.end <= range.first) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
@@ -187,8 +187,8 @@ Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, SlotRange
   });
 }
 
-Status LaunchMigrateBottomLevel(const GphashView& view, SlotRange range, BatchCounters* counters,
-                                cudaStream_t stream) {
+Status LaunchMigrateBottomLevel(const GphashDeviceView& view, SlotRange range,
+                                BatchCounters* counters, cudaStream_t stream) {
   if (view.level_count < 2) {
     return Status::InvalidArgument("resize: a level set being resized has at least two levels");
   }

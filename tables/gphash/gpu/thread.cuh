@@ -38,7 +38,7 @@ struct ThreadProbe {
 };
 
 template <int kKeyWords>
-__device__ bool SameKey(const uint8_t* bucket, const GphashView& view, uint32_t slot,
+__device__ bool SameKey(const uint8_t* bucket, const GphashDeviceView& view, uint32_t slot,
                         const Key<kKeyWords>& key) {
   const Key<kKeyWords> stored = warp::LoadStoredKey<kKeyWords>(
       bucket + format::KeyOffset(view.slots_per_bucket, view.key_size, slot));
@@ -49,7 +49,7 @@ __device__ bool SameKey(const uint8_t* bucket, const GphashView& view, uint32_t 
 }
 
 template <int kKeyWords>
-__device__ ThreadProbe ThreadProbeKey(const GphashView& view, uint32_t levels,
+__device__ ThreadProbe ThreadProbeKey(const GphashDeviceView& view, uint32_t levels,
                                       const Key<kKeyWords>& key, const format::KeyHash& hash,
                                       bool want_empty) {
   ThreadProbe probe;
@@ -106,7 +106,7 @@ __device__ ThreadProbe ThreadProbeKey(const GphashView& view, uint32_t levels,
 // Get of one key by one thread; the slot is read again after key and value
 // (seqlock) and the probe repeated if it changed.
 template <int kKeyWords>
-__device__ bool ThreadGet(const GphashView& view, const Key<kKeyWords>& key,
+__device__ bool ThreadGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                           const format::KeyHash& hash, uint64_t* value) {
   for (;;) {
     ThreadProbe probe = ThreadProbeKey(view, view.level_count, key, hash, false);
@@ -122,7 +122,7 @@ __device__ bool ThreadGet(const GphashView& view, const Key<kKeyWords>& key,
 
 // Insert or update of one key by one thread (warp::WarpPut's protocol).
 template <int kKeyWords>
-__device__ warp::PutOutcome ThreadPut(const GphashView& view, const Key<kKeyWords>& key,
+__device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kKeyWords>& key,
                                       const format::KeyHash& hash, uint64_t value_word) {
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   const uint32_t slots = view.slots_per_bucket;

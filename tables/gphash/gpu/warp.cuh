@@ -114,7 +114,7 @@ __device__ __forceinline__ uint64_t WarpMin(uint64_t value) {
 // copy when the bucket is cached, else the index level's (pool or mirror).
 // Writers and anything else the table orders against cache reloads only
 // (BktCache::Reload); gets racing a reload use AcquireForGet.
-__device__ __forceinline__ uint8_t* IndexBucket(const GphashView& view, uint32_t level,
+__device__ __forceinline__ uint8_t* IndexBucket(const GphashDeviceView& view, uint32_t level,
                                                 uint64_t bucket) {
   if (view.cache.slot_of != nullptr) {
     const uint32_t slot = *reinterpret_cast<const volatile uint32_t*>(
@@ -125,13 +125,13 @@ __device__ __forceinline__ uint8_t* IndexBucket(const GphashView& view, uint32_t
 }
 // True when stores to `index_bucket` (an IndexBucket) must be repeated in
 // the pool: it is the mirror's copy or the BktCache's.
-__device__ __forceinline__ bool WritesBothCopies(const GphashView& view,
+__device__ __forceinline__ bool WritesBothCopies(const GphashDeviceView& view,
                                                  const uint8_t* index_bucket) {
   return view.mirrored ||
          (view.cache.slot_of != nullptr && index_bucket >= view.cache.buckets &&
           index_bucket < view.cache.buckets + view.cache.capacity * view.bucket_bytes);
 }
-__device__ __forceinline__ uint8_t* PoolBucket(const GphashView& view, uint32_t level,
+__device__ __forceinline__ uint8_t* PoolBucket(const GphashDeviceView& view, uint32_t level,
                                                uint64_t bucket) {
   return view.pool_levels[level] + bucket * view.bucket_bytes;
 }
@@ -157,7 +157,7 @@ struct ReadTally {
 // (BktCache's EvictKernel), so either the get sees the bucket gone and reads
 // the pool's copy (the same bytes: writers store to both) or the reload
 // waits for it. Pair with ReleaseForGet.
-__device__ __forceinline__ GetHold AcquireForGet(const GphashView& view, unsigned tile_mask,
+__device__ __forceinline__ GetHold AcquireForGet(const GphashDeviceView& view, unsigned tile_mask,
                                                  uint32_t tile_base, uint32_t level,
                                                  uint64_t bucket, ReadTally& tally) {
   GetHold hold{view.index_levels[level] + bucket * view.bucket_bytes, 0};
@@ -190,7 +190,7 @@ __device__ __forceinline__ GetHold AcquireForGet(const GphashView& view, unsigne
   __syncwarp(tile_mask);
   return hold;
 }
-__device__ __forceinline__ void ReleaseForGet(const GphashView& view, unsigned tile_mask,
+__device__ __forceinline__ void ReleaseForGet(const GphashDeviceView& view, unsigned tile_mask,
                                               uint32_t tile_base, const GetHold& hold) {
   __syncwarp(tile_mask);
   if (LaneId() == tile_base && hold.cache_slot != 0) {
@@ -201,8 +201,9 @@ __device__ __forceinline__ void ReleaseForGet(const GphashView& view, unsigned t
 // Stores `word` at byte `offset` of bucket `bucket` of level `level` in the
 // pool: in place, or (staged mode) appended to the view's staged log in the
 // order the stores happen (one thread's stores keep their program order).
-__device__ __forceinline__ void PoolStore(const GphashView& view, uint32_t level, uint64_t bucket,
-                                          uint32_t offset, uint64_t word, StagedStoreKind kind) {
+__device__ __forceinline__ void PoolStore(const GphashDeviceView& view, uint32_t level,
+                                          uint64_t bucket, uint32_t offset, uint64_t word,
+                                          StagedStoreKind kind) {
   if (view.staged_log == nullptr) {
     StoreWord(PoolBucket(view, level, bucket) + offset, word);
     return;
@@ -217,9 +218,10 @@ __device__ __forceinline__ void PoolStore(const GphashView& view, uint32_t level
 
 // Candidate `candidate` of `hash`: its slot, the index copy of its bucket
 // and its slot word as read now.
-__device__ __forceinline__ void LoadCandidate(const GphashView& view, const format::KeyHash& hash,
-                                              uint32_t candidate, GphashCandidate* slot,
-                                              uint8_t** bucket, uint64_t* word) {
+__device__ __forceinline__ void LoadCandidate(const GphashDeviceView& view,
+                                              const format::KeyHash& hash, uint32_t candidate,
+                                              GphashCandidate* slot, uint8_t** bucket,
+                                              uint64_t* word) {
   *slot = CandidateOf(view, hash, candidate);
   *bucket = IndexBucket(view, slot->level, slot->bucket);
   *word = LoadWord(*bucket + format::SlotWordOffset(slot->slot));
@@ -255,7 +257,7 @@ enum ProbeFlags : uint32_t {
 // the most EMPTY slots, in it the lowest EMPTY slot. With kEraseMatches,
 // *erased (uniform) says whether this call erased a slot.
 template <int kKeyWords>
-__device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKeyWords>& key,
+__device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Key<kKeyWords>& key,
                          const format::KeyHash& hash, uint32_t flags, Probe& probe,
                          bool* erased = nullptr) {
   const uint32_t lane = LaneId();
@@ -339,7 +341,7 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
 // (uniform). A slot that changed while it was read (seqlock on the slot
 // word's version) is read again.
 template <int kKeyWords>
-__device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
+__device__ bool WarpGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                         const format::KeyHash& hash, uint64_t* value) {
   const uint32_t lane = LaneId();
   for (;;) {
@@ -373,7 +375,7 @@ __device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
 // kick takes the table exclusively), so an early stop cannot miss a key in
 // flight between two buckets.
 template <int kKeyWords>
-__device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t tile_base,
+__device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32_t tile_base,
                         const Key<kKeyWords>& key, const format::KeyHash& hash, uint64_t* value,
                         ReadTally& tally) {
   const uint32_t lane = LaneId();
@@ -432,8 +434,8 @@ enum class PutOutcome : uint32_t { kInserted, kUpdated, kPresent, kNoRoom };
 // writes key and value to the pool (and mirror), then publishes VALID. False
 // (uniform) when another writer took the slot first.
 template <int kKeyWords>
-__device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<kKeyWords>& key,
-                         uint64_t fingerprint, uint64_t value_word) {
+__device__ bool InsertAt(const GphashDeviceView& view, const Probe& probe,
+                         const Key<kKeyWords>& key, uint64_t fingerprint, uint64_t value_word) {
   bool reserved = false;
   if (LaneId() == static_cast<uint32_t>(probe.empty_lane)) {
     const GphashCandidate& slot = probe.empty_slot;
@@ -473,9 +475,9 @@ __device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<k
 // stores the value word of the slot that holds the key (the duplicate-rule
 // winner). Without update_existing a present key is left as it is (kPresent).
 template <int kKeyWords>
-__device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key<kKeyWords>& key,
-                              const format::KeyHash& hash, uint64_t value_word,
-                              bool update_existing) {
+__device__ PutOutcome WarpPut(const GphashDeviceView& view, uint32_t levels,
+                              const Key<kKeyWords>& key, const format::KeyHash& hash,
+                              uint64_t value_word, bool update_existing) {
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   for (;;) {
     Probe probe;
@@ -500,7 +502,7 @@ __device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key
 
 // Erases every slot holding `key`; true (uniform) if one was erased.
 template <int kKeyWords>
-__device__ bool WarpErase(const GphashView& view, const Key<kKeyWords>& key,
+__device__ bool WarpErase(const GphashDeviceView& view, const Key<kKeyWords>& key,
                           const format::KeyHash& hash) {
   Probe probe;
   bool erased = false;
@@ -511,8 +513,8 @@ __device__ bool WarpErase(const GphashView& view, const Key<kKeyWords>& key,
 
 // CAS of one slot word from `word` to its EMPTY word in the index copy (and a
 // store to the pool copy when mirrored). Called by one lane.
-__device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level, uint64_t bucket,
-                                          uint32_t slot, uint64_t word) {
+__device__ __forceinline__ bool EraseSlot(const GphashDeviceView& view, uint32_t level,
+                                          uint64_t bucket, uint32_t slot, uint64_t word) {
   uint64_t empty = format::EmptyWord(word);
   uint8_t* index_bucket = IndexBucket(view, level, bucket);
   if (!CasWord(index_bucket + format::SlotWordOffset(slot), word, empty)) return false;
@@ -530,7 +532,7 @@ __device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level
 // (uniform) when a resident moved or a candidate slot is EMPTY already.
 // REQUIRES: no other warp writes the table meanwhile (LaunchKick).
 template <int kKeyWords>
-__device__ bool WarpKick(const GphashView& view, const format::KeyHash& hash) {
+__device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& hash) {
   const uint32_t lane = LaneId();
   const uint32_t candidates = CandidateCount(view, view.level_count);
   const uint32_t slots = view.slots_per_bucket;
