@@ -1,14 +1,17 @@
 // Warp-level operations on a GPHash table (tables/gphash/layout.h), called by
-// the kernels of gphash_kernels.cu: one-shot probe of every candidate slot of
-// a key (one slot per lane, rounds of 32 when a key has more candidates),
-// get, put (insert or update), erase, and the pieces of resize and recovery.
+// the kernels of kernels.cu and maintenance_kernels.cu: one-shot probe of
+// every candidate slot of a key (one slot per lane, rounds of 32 when a key
+// has more candidates), get, put (insert or update), erase, and the pieces of
+// resize and recovery.
 //
-// Work sharing (WCWS): each lane of a kernel holds one operation; the warp
-// runs the active lanes' operations one at a time, all 32 lanes cooperating
-// on each. Every function here is called by all 32 lanes of a warp with the
-// same arguments (warp-uniform key, hash, view) and under the full mask;
-// "uniform" results are the same in every lane on return, "held by lane L"
-// results are meaningful in lane L only.
+// Work sharing (WCWS, warp::ShareWork in gpu/warp_work_sharing.cuh): each
+// lane of a kernel holds one operation; the warp runs the active lanes'
+// operations one at a time, all 32 lanes cooperating on each. Every function
+// here is called by all 32 lanes of a warp with the same arguments
+// (warp-uniform key, hash, view) and under the full mask, except those that
+// take a tile mask (TileGet and its helpers: the lanes of the tile, under
+// its mask); "uniform" results are the same in every lane on return, "held
+// by lane L" results are meaningful in lane L only.
 //
 // Memory: slot words, keys and values of the index copy are read with
 // volatile loads (never cached in L1: other warps and other batches write
@@ -21,15 +24,11 @@
 #include <cstdint>
 
 #include "format/hash.h"
+#include "gpu/warp_work_sharing.cuh"
 #include "tables/gphash/gpu/device_view.h"
 #include "tables/gphash/layout.h"
 
 namespace gpkv::gpu::warp {
-
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr uint32_t kWarpSize = 32;
-
-__device__ __forceinline__ uint32_t LaneId() { return threadIdx.x % kWarpSize; }
 
 __device__ __forceinline__ uint64_t LoadWord(const uint8_t* address) {
   return *reinterpret_cast<const volatile uint64_t*>(address);
@@ -67,14 +66,13 @@ __device__ __forceinline__ Key<kKeyWords> LoadStoredKey(const uint8_t* source) {
   return key;
 }
 
-// All lanes: lane `source_lane`'s key.
+// Every lane of `mask` (which calls it): lane `source_lane`'s key.
 template <int kKeyWords>
-__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, int source_lane) {
+__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, int source_lane,
+                                                     unsigned mask = kFullMask) {
   Key<kKeyWords> out;
 #pragma unroll
-  for (int w = 0; w < kKeyWords; ++w) {
-    out.words[w] = __shfl_sync(kFullMask, key.words[w], source_lane);
-  }
+  for (int w = 0; w < kKeyWords; ++w) out.words[w] = __shfl_sync(mask, key.words[w], source_lane);
   return out;
 }
 
@@ -216,15 +214,29 @@ __device__ __forceinline__ void PoolStore(const GphashDeviceView& view, uint32_t
   }
 }
 
-// Candidate `candidate` of `hash`: its slot, the index copy of its bucket
-// and its slot word as read now.
-__device__ __forceinline__ void LoadCandidate(const GphashDeviceView& view,
-                                              const format::KeyHash& hash, uint32_t candidate,
-                                              GphashCandidate* slot, uint8_t** bucket,
-                                              uint64_t* word) {
-  *slot = CandidateOf(view, hash, candidate);
-  *bucket = IndexBucket(view, slot->level, slot->bucket);
-  *word = LoadWord(*bucket + format::SlotWordOffset(slot->slot));
+// The candidate slot one lane reads in a round of a probe.
+struct LaneCandidate {
+  bool in_range = false;  // false: the round has fewer candidates left than lanes
+  GphashCandidate slot{};
+  uint8_t* bucket = nullptr;  // the index copy of its bucket
+  uint64_t word = 0;          // its slot word as read
+};
+
+// This lane's candidate in the round of a probe over `candidates` candidate
+// slots of `hash` that starts at candidate `base`: candidate base + lane, if
+// in range, with the index copy of its bucket and its slot word as read now.
+__device__ __forceinline__ LaneCandidate LoadLaneCandidate(const GphashDeviceView& view,
+                                                           const format::KeyHash& hash,
+                                                           uint32_t candidates, uint32_t base) {
+  LaneCandidate out;
+  const uint32_t candidate = base + LaneId();
+  out.in_range = candidate < candidates;
+  if (out.in_range) {
+    out.slot = CandidateOf(view, hash, candidate);
+    out.bucket = IndexBucket(view, out.slot.level, out.slot.bucket);
+    out.word = LoadWord(out.bucket + format::SlotWordOffset(out.slot.slot));
+  }
+  return out;
 }
 
 // What one probe of a key found.
@@ -266,12 +278,7 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
   const uint32_t slots = view.slots_per_bucket;
   bool erased_here = false;
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
-    const uint32_t candidate = base + lane;
-    const bool in_range = candidate < candidates;
-    GphashCandidate slot{};
-    uint64_t word = 0;
-    uint8_t* bucket = nullptr;
-    if (in_range) LoadCandidate(view, hash, candidate, &slot, &bucket, &word);
+    const auto [in_range, slot, bucket, word] = LoadLaneCandidate(view, hash, candidates, base);
     bool match = false;
     uint64_t value = 0;
     if (in_range && format::SlotMatches(word, fingerprint)) {
@@ -523,6 +530,50 @@ __device__ __forceinline__ bool EraseSlot(const GphashDeviceView& view, uint32_t
   return true;
 }
 
+// One step of WarpKick: moves the resident key `resident` (value word
+// `value`) that lane `source` found in its candidate slot `at` to an EMPTY
+// slot of another of the resident's candidate buckets. True (uniform) when
+// `hash`'s key has room now: the resident moved, or its move found an EMPTY
+// slot that is a candidate of `hash` already.
+template <int kKeyWords>
+__device__ bool KickResident(const GphashDeviceView& view, const format::KeyHash& hash,
+                             const Key<kKeyWords>& resident, uint64_t value, int source,
+                             const LaneCandidate& at) {
+  const uint32_t lane = LaneId();
+  const format::KeyHash resident_hash = HashOf(resident, view.hash_seed);
+  Probe probe;
+  ProbeKey(view, view.level_count, resident, resident_hash, kWantEmpty, probe);
+  if (probe.empty_lane < 0) return false;  // the resident has no room elsewhere either
+  bool room_for_key = false;
+  if (lane == static_cast<uint32_t>(probe.empty_lane)) {
+    room_for_key = format::IsCandidateBucket(hash, view.hash_locations,
+                                             view.bucket_counts[probe.empty_slot.level],
+                                             probe.empty_slot.bucket);
+  }
+  if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
+  const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
+  if (!InsertAt(view, probe, resident, fingerprint, value)) return false;
+  bool moved = false;
+  if (lane == static_cast<uint32_t>(source)) {
+    moved = EraseSlot(view, at.slot.level, at.slot.bucket, at.slot.slot, at.word);
+  }
+  moved = __shfl_sync(kFullMask, moved, source);
+  if (!moved) {
+    if (lane == static_cast<uint32_t>(probe.empty_lane)) {
+      const uint64_t published =
+          format::PublishWord(format::ReserveWord(probe.empty_word), fingerprint);
+      EraseSlot(view, probe.empty_slot.level, probe.empty_slot.bucket, probe.empty_slot.slot,
+                published);
+      __threadfence_system();
+    }
+    __syncwarp();
+    return false;
+  }
+  if (lane == static_cast<uint32_t>(source)) __threadfence_system();
+  __syncwarp();
+  return true;
+}
+
 // Makes room for `hash`'s key (a put that found no EMPTY candidate): moves
 // one resident key of its candidate buckets to an EMPTY slot of another of
 // the resident's own candidate buckets. The copy is published before the
@@ -530,69 +581,35 @@ __device__ __forceinline__ bool EraseSlot(const GphashDeviceView& view, uint32_t
 // source changed meanwhile the copy is dropped again. A crash in between
 // leaves a duplicate with the same value, which recovery resolves. True
 // (uniform) when a resident moved or a candidate slot is EMPTY already.
+// The residents of one round of candidates are tried one after another
+// (ShareWork: each lane offers the key of its candidate slot).
 // REQUIRES: no other warp writes the table meanwhile (LaunchKick).
 template <int kKeyWords>
 __device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& hash) {
-  const uint32_t lane = LaneId();
   const uint32_t candidates = CandidateCount(view, view.level_count);
   const uint32_t slots = view.slots_per_bucket;
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
-    const uint32_t candidate = base + lane;
-    const bool in_range = candidate < candidates;
-    GphashCandidate slot{};
-    uint64_t word = 0;
-    uint8_t* bucket = nullptr;
-    if (in_range) LoadCandidate(view, hash, candidate, &slot, &bucket, &word);
-    if (__any_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotEmpty)) {
+    const LaneCandidate mine = LoadLaneCandidate(view, hash, candidates, base);
+    if (__any_sync(kFullMask,
+                   mine.in_range && format::SlotStateOf(mine.word) == format::kSlotEmpty)) {
       return true;
     }
-    unsigned residents =
-        __ballot_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotValid);
+    const bool resident_here =
+        mine.in_range && format::SlotStateOf(mine.word) == format::kSlotValid;
     Key<kKeyWords> my_resident{};
     uint64_t my_value = 0;
-    if (residents & (1u << lane)) {
-      my_resident =
-          LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot.slot));
-      my_value = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot.slot));
+    if (resident_here) {
+      my_resident = LoadStoredKey<kKeyWords>(
+          mine.bucket + format::KeyOffset(slots, view.key_size, mine.slot.slot));
+      my_value =
+          LoadWord(mine.bucket + format::ValueWordOffset(slots, view.key_size, mine.slot.slot));
     }
-    while (residents != 0) {
-      const int source = __ffs(residents) - 1;
-      residents &= residents - 1;
+    const bool made_room = ShareWork(kFullMask, resident_here, [&](int source) {
       const Key<kKeyWords> resident = ShuffleKey(my_resident, source);
       const uint64_t value = __shfl_sync(kFullMask, my_value, source);
-      const format::KeyHash resident_hash = HashOf(resident, view.hash_seed);
-      Probe probe;
-      ProbeKey(view, view.level_count, resident, resident_hash, kWantEmpty, probe);
-      if (probe.empty_lane < 0) continue;  // the resident has no room elsewhere either
-      bool room_for_key = false;
-      if (lane == static_cast<uint32_t>(probe.empty_lane)) {
-        room_for_key = format::IsCandidateBucket(hash, view.hash_locations,
-                                                 view.bucket_counts[probe.empty_slot.level],
-                                                 probe.empty_slot.bucket);
-      }
-      if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
-      const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
-      if (!InsertAt(view, probe, resident, fingerprint, value)) continue;
-      bool moved = false;
-      if (lane == static_cast<uint32_t>(source)) {
-        moved = EraseSlot(view, slot.level, slot.bucket, slot.slot, word);
-      }
-      moved = __shfl_sync(kFullMask, moved, source);
-      if (!moved) {
-        if (lane == static_cast<uint32_t>(probe.empty_lane)) {
-          const uint64_t published =
-              format::PublishWord(format::ReserveWord(probe.empty_word), fingerprint);
-          EraseSlot(view, probe.empty_slot.level, probe.empty_slot.bucket, probe.empty_slot.slot,
-                    published);
-          __threadfence_system();
-        }
-        __syncwarp();
-        continue;
-      }
-      if (lane == static_cast<uint32_t>(source)) __threadfence_system();
-      __syncwarp();
-      return true;
-    }
+      return KickResident(view, hash, resident, value, source, mine);
+    });
+    if (made_room) return true;
   }
   return false;
 }
