@@ -63,12 +63,10 @@ DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
   scratch.sort_keys_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[1]);
   scratch.indices_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[2]);
   scratch.indices_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[3]);
-  scratch.sort_temp = arena + sort.sort_temp;
-  scratch.sort_temp_bytes = sort.sort_temp_bytes;
+  scratch.sort_temp = CubTempStorage{arena + sort.sort_temp, sort.sort_temp_bytes};
   if (sort.scan_temp_bytes != 0) {
     scratch.leaders = reinterpret_cast<uint32_t*>(arena + sort.arrays[4]);
-    scratch.scan_temp = arena + sort.scan_temp;
-    scratch.scan_temp_bytes = sort.scan_temp_bytes;
+    scratch.scan_temp = CubTempStorage{arena + sort.scan_temp, sort.scan_temp_bytes};
   }
   return scratch;
 }

@@ -167,7 +167,7 @@ void BktCache::Free() {
   FreeArray(&ids_in_);
   FreeArray(&ids_out_);
   FreeArray(&hot_);
-  FreeArray(&sort_temp_);
+  sort_temp_.Free();
   FreeArray(&view_.bucket_of);
   FreeArray(&view_.refs);
   FreeArray(&view_.buckets);
@@ -207,13 +207,16 @@ Status BktCache::Shape(const GphashDeviceView& view, double fraction) {
     GPKV_RETURN_IF_ERROR(AllocateArray(&ids_in_, buckets, where_));
     GPKV_RETURN_IF_ERROR(AllocateArray(&ids_out_, buckets, where_));
     GPKV_RETURN_IF_ERROR(AllocateArray(&hot_, buckets, where_));
-    sort_temp_bytes_ = 0;
-    GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
-                                  nullptr, sort_temp_bytes_, snapshot_in_, snapshot_out_, ids_in_,
-                                  ids_out_, static_cast<int>(buckets), 0, kCountBits),
-                              where_ + ": BktCache sort size");
-    GPKV_RETURN_IF_ERROR(
-        AllocateArray(reinterpret_cast<uint8_t**>(&sort_temp_), sort_temp_bytes_, where_));
+    size_t sort_bytes = 0;
+    auto sort = [&](void* storage, size_t& storage_bytes) {
+      return cub::DeviceRadixSort::SortPairsDescending(storage, storage_bytes, snapshot_in_,
+                                                       snapshot_out_, ids_in_, ids_out_,
+                                                       static_cast<int>(buckets), 0, kCountBits);
+    };
+    GPKV_RETURN_IF_ERROR(CubTempBytes(sort, &sort_bytes, where_ + ": BktCache sort size"));
+    GPKV_RETURN_IF_ERROR(sort_temp_.Allocate(
+        sort_bytes,
+        where_ + ": cudaMalloc of " + std::to_string(sort_bytes) + " bytes for the BktCache"));
     allocated_buckets_ = buckets;
   }
   if (capacity > allocated_capacity_) {
@@ -261,11 +264,12 @@ Status BktCache::Reload(const GphashDeviceView& view, cudaEvent_t last_write) {
   SnapshotCountsKernel<<<BlocksFor(buckets), kBlockThreads, 0, stream_>>>(
       view_.counts, view_.slot_of, buckets, snapshot_in_, ids_in_);
   GPKV_RETURN_IF_ERROR(CheckLaunch("SnapshotCountsKernel"));
-  size_t temp_bytes = sort_temp_bytes_;
-  GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
-                                sort_temp_, temp_bytes, snapshot_in_, snapshot_out_, ids_in_,
-                                ids_out_, static_cast<int>(buckets), 0, kCountBits, stream_),
-                            where_ + ": BktCache ranking sort");
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairsDescending(
+        storage, storage_bytes, snapshot_in_, snapshot_out_, ids_in_, ids_out_,
+        static_cast<int>(buckets), 0, kCountBits, stream_);
+  };
+  GPKV_RETURN_IF_ERROR(RunCub(sort, sort_temp_.storage(), where_ + ": BktCache ranking sort"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(hot_, 0, buckets, stream_),
                             where_ + ": BktCache reload");
   MarkHotKernel<<<BlocksFor(capacity), kBlockThreads, 0, stream_>>>(snapshot_out_, ids_out_,

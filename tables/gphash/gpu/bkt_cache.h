@@ -38,6 +38,7 @@
 #include <string>
 
 #include "gpkv/status.h"
+#include "gpu/cub_temp_storage.h"
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/gpu/device_view.h"
 
@@ -98,8 +99,7 @@ class BktCache {
   uint32_t* ids_out_ = nullptr;
   uint8_t* hot_ = nullptr;
   uint32_t* free_slots_ = nullptr;
-  void* sort_temp_ = nullptr;
-  size_t sort_temp_bytes_ = 0;
+  CubTempBuffer sort_temp_;  // of the ranking sort
   // [0] reads from the cache, [1] from the pool, [2] buckets loaded; then the
   // reload's free-list counters (free slots pushed, taken).
   unsigned long long* counters_ = nullptr;

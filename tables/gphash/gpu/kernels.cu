@@ -390,24 +390,22 @@ Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint
 }  // namespace
 
 Status DedupeSortTempBytes(size_t count, size_t* bytes) {
-  *bytes = 0;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cub::DeviceRadixSort::SortPairs(nullptr, *bytes, static_cast<const uint32_t*>(nullptr),
-                                      static_cast<uint32_t*>(nullptr),
-                                      static_cast<const uint32_t*>(nullptr),
-                                      static_cast<uint32_t*>(nullptr), static_cast<int>(count)),
-      "cub::DeviceRadixSort::SortPairs (size query)");
-  return Status::OK();
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairs(
+        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), static_cast<int>(count));
+  };
+  return CubTempBytes(sort, bytes, "cub::DeviceRadixSort::SortPairs (size query)");
 }
 
 Status DedupeScanTempBytes(size_t count, size_t* bytes) {
-  *bytes = 0;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cub::DeviceScan::InclusiveScan(nullptr, *bytes, static_cast<const uint32_t*>(nullptr),
-                                     static_cast<uint32_t*>(nullptr), MaxPosition(),
-                                     static_cast<int>(count)),
-      "cub::DeviceScan::InclusiveScan (size query)");
-  return Status::OK();
+  auto scan = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceScan::InclusiveScan(
+        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), MaxPosition(), static_cast<int>(count));
+  };
+  return CubTempBytes(scan, bytes, "cub::DeviceScan::InclusiveScan (size query)");
 }
 
 namespace {
@@ -419,13 +417,13 @@ Status SortBatch(const GphashDeviceView& view, const uint8_t* keys, size_t count
   SortKeyKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
       keys, count, view.hash_seed, scratch.sort_keys_in, scratch.indices_in);
   GPKV_RETURN_IF_ERROR(CheckLaunch("SortKeyKernel"));
-  size_t temp_bytes = scratch.sort_temp_bytes;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cub::DeviceRadixSort::SortPairs(scratch.sort_temp, temp_bytes, scratch.sort_keys_in,
-                                      scratch.sort_keys_out, scratch.indices_in,
-                                      scratch.indices_out, static_cast<int>(count), 0, 32, stream),
-      "cub::DeviceRadixSort::SortPairs of the batch's key hashes");
-  return Status::OK();
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairs(
+        storage, storage_bytes, scratch.sort_keys_in, scratch.sort_keys_out, scratch.indices_in,
+        scratch.indices_out, static_cast<int>(count), 0, 32, stream);
+  };
+  return RunCub(sort, scratch.sort_temp,
+                "cub::DeviceRadixSort::SortPairs of the batch's key hashes");
 }
 
 }  // namespace
@@ -463,11 +461,13 @@ Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_
     MarkLeadersKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         keys, count, scratch.sort_keys_out, scratch.indices_out, scratch.sort_keys_in);
     GPKV_RETURN_IF_ERROR(CheckLaunch("MarkLeadersKernel"));
-    size_t temp_bytes = scratch.scan_temp_bytes;
-    GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceScan::InclusiveScan(
-                                  scratch.scan_temp, temp_bytes, scratch.sort_keys_in,
-                                  scratch.leaders, MaxPosition(), static_cast<int>(count), stream),
-                              "cub::DeviceScan::InclusiveScan of the batch's run leaders");
+    auto scan = [&](void* storage, size_t& storage_bytes) {
+      return cub::DeviceScan::InclusiveScan(storage, storage_bytes, scratch.sort_keys_in,
+                                            scratch.leaders, MaxPosition(), static_cast<int>(count),
+                                            stream);
+    };
+    GPKV_RETURN_IF_ERROR(RunCub(scan, scratch.scan_temp,
+                                "cub::DeviceScan::InclusiveScan of the batch's run leaders"));
     const GetBatch batch{keys, scratch.indices_out, scratch.leaders, values, found, count};
     GPKV_RETURN_IF_ERROR(LaunchGetKernel<kKeyWords>(view, batch, OpsPerWarp(count), stream));
     ScatterAnswersKernel<<<BlocksFor(count), kBlockThreads, 0, stream>>>(

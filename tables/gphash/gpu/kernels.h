@@ -1,5 +1,5 @@
-// Launchers of the GPHash kernels (gphash_kernels.cu for batches,
-// gphash_maintenance_kernels.cu for open-time recovery and resize). Each
+// Launchers of the GPHash kernels (kernels.cu for batches,
+// maintenance_kernels.cu for open-time recovery and resize). Each
 // launcher enqueues its kernel(s) on `stream`, checks cudaPeekAtLastError and
 // names the kernel in any error; none waits for the stream.
 //
@@ -7,7 +7,7 @@
 // key), values value_size bytes per value (any alignment), flag arrays one
 // byte per operation. Counters are device memory the caller zeroed.
 //
-// Who may call: gphash_gpu.cu and gphash_resize.cu.
+// Who may call: backend.cu, open.cu and resize.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "gpkv/status.h"
+#include "gpu/cub_temp_storage.h"
 #include "tables/gphash/gpu/device_view.h"
 
 namespace gpkv::gpu {
@@ -45,17 +46,16 @@ struct BatchCounters {
 // the levels in address order: fewer distinct pages in flight, which is what
 // limits random access to a host mapping.
 struct DedupeScratch {
-  uint32_t* sort_keys_in;   // count
-  uint32_t* sort_keys_out;  // count
-  uint32_t* indices_in;     // count
-  uint32_t* indices_out;    // count: batch index of the operation at each sorted position
-  void* sort_temp;          // sort_temp_bytes (CUB)
-  size_t sort_temp_bytes;
-  uint32_t* leaders;  // count (gets only): sorted position of the key's first operation
-  void* scan_temp;    // scan_temp_bytes (CUB, gets only)
-  size_t scan_temp_bytes;
+  uint32_t* sort_keys_in;    // count
+  uint32_t* sort_keys_out;   // count
+  uint32_t* indices_in;      // count
+  uint32_t* indices_out;     // count: batch index of the operation at each sorted position
+  CubTempStorage sort_temp;  // DedupeSortTempBytes
+  uint32_t* leaders;         // count (gets only): sorted position of the key's first operation
+  CubTempStorage scan_temp;  // DedupeScanTempBytes (gets only)
 };
-// CUB's temporary storage for sorting / scanning `count` operations.
+// Phase one of CUB's temporary storage (gpu/cub_temp_storage.h) for sorting
+// / scanning `count` operations.
 Status DedupeSortTempBytes(size_t count, size_t* bytes);
 Status DedupeScanTempBytes(size_t count, size_t* bytes);
 // keep[i] = 1 unless a later operation (keep_first: an earlier one) of the
@@ -109,7 +109,7 @@ Status LaunchCountSlots(const GphashDeviceView& view, uint32_t level, uint64_t p
                         BatchCounters* counters, cudaStream_t stream);
 // Slots [first, end) of a level (slot = bucket * slots_per_bucket + slot in
 // bucket). The kernels below cover one range per launch, so that staged mode
-// can bound the stores of one launch (gphash_staged.cu).
+// can bound the stores of one launch (staged.cu).
 struct SlotRange {
   uint64_t first;
   uint64_t end;
