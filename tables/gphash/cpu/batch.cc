@@ -115,18 +115,31 @@ void Gphash::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& input, 
 }
 
 Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count) {
-  if (pool_.read_only()) {
-    return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
-                                   "': the pool is open read-only");
-  }
-  if (count == 0) return Status::OK();
   BatchInput input;
   input.keys = keys;
   input.values = values;
   input.count = count;
+  return RunWriteBatch(input, kernels_->put_worker);
+}
+
+Status Gphash::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
+  BatchInput input;
+  input.keys = keys;
+  input.flags_out = erased;
+  input.count = count;
+  return RunWriteBatch(input, kernels_->erase_worker);
+}
+
+Status Gphash::Impl::RunWriteBatch(const BatchInput& input, WorkerFn worker_fn) {
+  if (pool_.read_only()) {
+    return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
+                                   "': the pool is open read-only");
+  }
+  const size_t count = input.count;
+  if (count == 0) return Status::OK();
   const uint32_t partitions = PartitionsFor(count);
   BatchScratch* batch = AcquireScratch(count, partitions);
-  auto run = [&](WorkerScratch& worker) { kernels_->put_worker(*this, input, *batch, worker); };
+  auto run = [&](WorkerScratch& worker) { worker_fn(*this, input, *batch, worker); };
 
   Status status;
   LockShared();
@@ -158,30 +171,6 @@ Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t coun
   UnlockShared();
   ReleaseScratch(batch);
   return status.ok() ? synced : status;
-}
-
-Status Gphash::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
-  if (pool_.read_only()) {
-    return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
-                                   "': the pool is open read-only");
-  }
-  if (count == 0) return Status::OK();
-  BatchInput input;
-  input.keys = keys;
-  input.flags_out = erased;
-  input.count = count;
-  const uint32_t partitions = PartitionsFor(count);
-  BatchScratch* batch = AcquireScratch(count, partitions);
-  auto run = [&](WorkerScratch& worker) { kernels_->erase_worker(*this, input, *batch, worker); };
-  LockShared();
-  int ticket = epochs_.Enter();
-  RunPartitioned(*batch, input, partitions, run, /*first_round=*/true);
-  epochs_.Leave(ticket);
-  FinishBatch(*batch);
-  Status synced = pool_.Sync();
-  UnlockShared();
-  ReleaseScratch(batch);
-  return synced;
 }
 
 Status Gphash::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count) {

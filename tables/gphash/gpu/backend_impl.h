@@ -184,6 +184,13 @@ class GphashGpu::Impl {
   // Orders this write batch after the previous one on the device.
   Status BeginWrite(Workspace& workspace);
   Status EndWrite(Workspace& workspace);
+  // The frame of a Put or Erase call: checks, the write lock, a workspace,
+  // the previous pending write finished, then run_chunk(workspace, done,
+  // count, wait) for each launch-sized chunk [done, done + count) of the
+  // batch; durable on return when waiting (staged mode always waits).
+  template <typename RunChunk>
+  Status WriteBatch(size_t count, cudaStream_t stream, bool wait, cudaStream_t order_after,
+                    const RunChunk& run_chunk);
   Status PutChunk(Workspace& workspace, const uint8_t* keys, const uint8_t* values, size_t count,
                   bool wait);
   Status EraseChunk(Workspace& workspace, const uint8_t* keys, uint8_t* erased, size_t count,

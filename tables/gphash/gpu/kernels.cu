@@ -426,16 +426,26 @@ Status SortBatch(const GphashDeviceView& view, const uint8_t* keys, size_t count
                 "cub::DeviceRadixSort::SortPairs of the batch's key hashes");
 }
 
+// Sorts a batch of `count` operations (SortBatch), then enqueues
+// then(words), words a std::integral_constant of the key words
+// (DispatchKeyWords).
+template <typename Then>
+Status SortBatchThen(const GphashDeviceView& view, const uint8_t* keys, size_t count,
+                     const DedupeScratch& scratch, cudaStream_t stream, Then&& then) {
+  if (count == 0) return Status::OK();
+  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+    GPKV_RETURN_IF_ERROR(SortBatch<decltype(words)::value>(view, keys, count, scratch, stream));
+    return then(words);
+  });
+}
+
 }  // namespace
 
 Status LaunchMarkSurvivors(const GphashDeviceView& view, const uint8_t* keys, size_t count,
                            const DedupeScratch& scratch, bool keep_first, uint8_t* keep,
                            cudaStream_t stream) {
-  if (count == 0) return Status::OK();
-  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
-    constexpr int kKeyWords = decltype(words)::value;
-    GPKV_RETURN_IF_ERROR(SortBatch<kKeyWords>(view, keys, count, scratch, stream));
-    MarkSurvivorKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
+  return SortBatchThen(view, keys, count, scratch, stream, [&](auto words) -> Status {
+    MarkSurvivorKernel<decltype(words)::value><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         keys, count, scratch.sort_keys_out, scratch.indices_out, keep_first, keep);
     return CheckLaunch("MarkSurvivorKernel");
   });
@@ -453,10 +463,8 @@ Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* val
 Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values,
                        uint8_t* found, size_t count, const DedupeScratch& scratch,
                        cudaStream_t stream) {
-  if (count == 0) return Status::OK();
-  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+  return SortBatchThen(view, keys, count, scratch, stream, [&](auto words) -> Status {
     constexpr int kKeyWords = decltype(words)::value;
-    GPKV_RETURN_IF_ERROR(SortBatch<kKeyWords>(view, keys, count, scratch, stream));
     // The sort's input arrays are free again: sort_keys_in holds the heads.
     MarkLeadersKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         keys, count, scratch.sort_keys_out, scratch.indices_out, scratch.sort_keys_in);
