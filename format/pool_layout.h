@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "format/hd.h"
+
 namespace gpkv::format {
 
 // Version 2: a catalog entry holds a per-family parameter block (version 1
@@ -126,11 +128,21 @@ static_assert(std::is_trivially_copyable_v<ExtentEntry>);
 constexpr uint32_t kMaxTableNameLength = 63;
 
 // Key and value sizes every table family supports (DESIGN.md: fixed-size
-// keys of 8, 16 or 32 bytes; values of 1 to 128 bytes).
+// keys of 8, 16 or 32 bytes; values of 1 to 128 bytes). Pure functions the
+// kernels may call too.
+constexpr uint32_t kMinKeySize = 8;  // key sizes: the powers of two kMinKeySize..kMaxKeySize
+constexpr uint32_t kMaxKeySize = 32;
 constexpr uint32_t kMinValueSize = 1;
 constexpr uint32_t kMaxValueSize = 128;
-constexpr bool IsValidKeySize(uint32_t key_size) {
-  return key_size == 8 || key_size == 16 || key_size == 32;
+
+GPKV_HD constexpr bool IsPowerOfTwo(uint64_t value) {
+  return value != 0 && (value & (value - 1)) == 0;
+}
+GPKV_HD constexpr bool IsValidKeySize(uint32_t key_size) {
+  return IsPowerOfTwo(key_size) && key_size >= kMinKeySize && key_size <= kMaxKeySize;
+}
+GPKV_HD constexpr bool IsValidValueSize(uint32_t value_size) {
+  return value_size >= kMinValueSize && value_size <= kMaxValueSize;
 }
 
 // Bytes of a catalog entry's family parameter block.

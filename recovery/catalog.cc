@@ -27,7 +27,7 @@ Status CheckCatalogEntry(const pm::Pool& pool, const CatalogEntry& entry, const 
   if (!format::IsValidKeySize(entry.key_size)) {
     return bad(table + " key size " + std::to_string(entry.key_size) + " is not 8, 16 or 32");
   }
-  if (entry.value_size < format::kMinValueSize || entry.value_size > format::kMaxValueSize) {
+  if (!format::IsValidValueSize(entry.value_size)) {
     return bad(table + " value size " + std::to_string(entry.value_size) + " is outside 1..128");
   }
   for (uint8_t byte : entry.reserved0) {

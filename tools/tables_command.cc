@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpkv/db.h"
+#include "tables/gphash/layout.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/table_json.h"
@@ -35,6 +36,14 @@ struct CreateTableArgs {
   int slots = 8;
   uint64_t top_buckets = 0;
 };
+
+// The powers of two from `first` to `last` (the key sizes and slot counts a
+// hash table may have, tables/gphash/layout.h).
+std::vector<int> PowersOfTwo(uint32_t first, uint32_t last) {
+  std::vector<int> values;
+  for (uint32_t value = first; value <= last; value *= 2) values.push_back(static_cast<int>(value));
+  return values;
+}
 
 struct DropTableArgs {
   PoolArgs pool;
@@ -116,24 +125,27 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
       ->check(CLI::IsMember({"persistent", "volatile"}))
       ->capture_default_str();
   cmd->add_option("--key-size", args->key_size, "key bytes: 8, 16 or 32")
-      ->check(CLI::IsMember({8, 16, 32}))
+      ->check(CLI::IsMember(PowersOfTwo(format::kMinKeySize, format::kMaxKeySize)))
       ->capture_default_str();
   cmd->add_option("--value-size", args->value_size, "value bytes: 1 to 128")
-      ->check(CLI::Range(1, 128))
+      ->check(CLI::Range(static_cast<int>(format::kMinValueSize),
+                         static_cast<int>(format::kMaxValueSize)))
       ->capture_default_str();
   cmd->add_option("--expected-keys", args->expected_keys,
                   "keys the table should hold before its first resize (K, M, G suffixes)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   cmd->add_option("--levels", args->levels, "hash: levels of buckets, 1 to 4")
-      ->check(CLI::Range(1, 4))
+      ->check(CLI::Range(static_cast<int>(format::kMinGeometryLevels),
+                         static_cast<int>(format::kMaxGeometryLevels)))
       ->capture_default_str();
   cmd->add_option("--hash-locations", args->hash_locations,
                   "hash: candidate buckets per key per level, 1 to 4")
-      ->check(CLI::Range(1, 4))
+      ->check(CLI::Range(static_cast<int>(format::kMinHashLocations),
+                         static_cast<int>(format::kMaxHashLocations)))
       ->capture_default_str();
   cmd->add_option("--slots", args->slots, "hash: slots per bucket: 4, 8 or 16")
-      ->check(CLI::IsMember({4, 8, 16}))
+      ->check(CLI::IsMember(PowersOfTwo(format::kMinSlotsPerBucket, format::kMaxSlotsPerBucket)))
       ->capture_default_str();
   cmd->add_option("--top-buckets", args->top_buckets,
                   "hash: top-level buckets at create, a power of two; 0 = from --expected-keys")

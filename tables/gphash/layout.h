@@ -1,6 +1,9 @@
 // On-media layout of a persistent hash table (GPHash): table root, level
 // sets, buckets, slots and value blocks; and the pure functions over them
-// that the CPU backend, the GPU kernels and recovery all call.
+// that the CPU backend, the GPU kernels and recovery all call. Each rule of
+// the format is written here once: the limits (what a table may be), the
+// candidate buckets of a key and the order in which they are read, and the
+// winner rule of duplicate resolution.
 //
 // A table has levels of buckets, top (newest, largest) first; level i of a
 // table with top-level bucket count N has N >> i buckets, so a lower bucket
@@ -73,19 +76,65 @@
 
 #include "format/hash.h"
 #include "format/hd.h"
+#include "format/pool_layout.h"
 
 namespace gpkv::format {
 
 constexpr uint64_t kGphashRootMagic = 0x31544f4f52485047ULL;  // "GPHROOT1"
-constexpr uint32_t kMaxLevels = 8;
 constexpr uint32_t kMaxValueChunks = 432;
 constexpr uint32_t kLevelSetResizing = 1u;
 constexpr uint64_t kGphashRootSize = 4096;
-// Buckets of a top level, at most: a resize that would double it past this is
-// PoolFull on both backends.
-constexpr uint64_t kMaxTopBuckets = uint64_t{1} << 40;
 
 enum ValueMode : uint8_t { kValueInline = 0, kValueBlocks = 1 };
+
+// ---- limits ----
+// What a table may be. Checked when a table is created (both backends), when
+// its root is read (ReadGphash: a root outside them is corruption), and by
+// the engine and the CLI before that; the kernels are instantiated for
+// exactly these key sizes and slot counts.
+// Key and value sizes: the pool-wide limits of format/pool_layout.h
+// (kMinKeySize..kMaxKeySize, kMinValueSize..kMaxValueSize).
+// Values of up to this many bytes sit in the slot's value word; larger ones
+// in a value cell the value word points to.
+constexpr uint32_t kMaxInlineValueSize = 8;
+// Levels of the geometry chosen at create (GphashRoot::levels).
+constexpr uint32_t kMinGeometryLevels = 1;
+constexpr uint32_t kMaxGeometryLevels = 4;
+// Levels a LevelSet may hold: the geometry's, one more while a resize runs,
+// and any a resize could not empty.
+constexpr uint32_t kMaxLevels = 8;
+constexpr uint32_t kMinHashLocations = 1;
+constexpr uint32_t kMaxHashLocations = 4;
+// Slots per bucket: the powers of two kMinSlotsPerBucket..kMaxSlotsPerBucket.
+constexpr uint32_t kMinSlotsPerBucket = 4;
+constexpr uint32_t kMaxSlotsPerBucket = 16;
+// Buckets of one level (a power of two): a resize that would double the top
+// level past this is PoolFull on both backends.
+constexpr uint64_t kMaxBucketCount = uint64_t{1} << 40;
+constexpr uint64_t kMaxCellsPerChunk = uint64_t{1} << 22;
+// Candidate buckets of a key, over every level and hash location.
+constexpr uint32_t kMaxCandidateBuckets = kMaxLevels * kMaxHashLocations;
+static_assert(kMaxGeometryLevels < kMaxLevels, "a resize adds a level to the geometry's");
+
+GPKV_HD constexpr bool IsValidGeometryLevels(uint32_t levels) {
+  return levels >= kMinGeometryLevels && levels <= kMaxGeometryLevels;
+}
+GPKV_HD constexpr bool IsValidHashLocations(uint32_t hash_locations) {
+  return hash_locations >= kMinHashLocations && hash_locations <= kMaxHashLocations;
+}
+GPKV_HD constexpr bool IsValidSlotsPerBucket(uint32_t slots_per_bucket) {
+  return IsPowerOfTwo(slots_per_bucket) && slots_per_bucket >= kMinSlotsPerBucket &&
+         slots_per_bucket <= kMaxSlotsPerBucket;
+}
+GPKV_HD constexpr bool IsValidGeometry(uint32_t levels, uint32_t hash_locations,
+                                       uint32_t slots_per_bucket) {
+  return IsValidGeometryLevels(levels) && IsValidHashLocations(hash_locations) &&
+         IsValidSlotsPerBucket(slots_per_bucket);
+}
+// Where a table with values of `value_size` bytes keeps them.
+GPKV_HD constexpr ValueMode ValueModeFor(uint32_t value_size) {
+  return value_size > kMaxInlineValueSize ? kValueBlocks : kValueInline;
+}
 
 // ---- slot words ----
 enum SlotState : uint32_t { kSlotEmpty = 0, kSlotInsert = 1, kSlotValid = 2 };
@@ -133,16 +182,6 @@ GPKV_HD uint64_t FingerprintOfHash(const KeyHash& hash) {
   return (hash.secondary >> 12) & kFingerprintMask;
 }
 
-// Duplicate resolution: true if the slot (level_id_a, bucket_a, slot_a) wins
-// over (level_id_b, bucket_b, slot_b) when both hold the same key VALID: the
-// higher level_id, then the lower bucket index, then the lower slot.
-GPKV_HD bool SlotOutranks(uint64_t level_id_a, uint64_t bucket_a, uint32_t slot_a,
-                          uint64_t level_id_b, uint64_t bucket_b, uint32_t slot_b) {
-  if (level_id_a != level_id_b) return level_id_a > level_id_b;
-  if (bucket_a != bucket_b) return bucket_a < bucket_b;
-  return slot_a < slot_b;
-}
-
 // ---- buckets ----
 GPKV_HD uint32_t BucketBytes(uint32_t slots_per_bucket, uint32_t key_size) {
   uint32_t raw = slots_per_bucket * (16 + key_size);
@@ -170,6 +209,113 @@ GPKV_HD uint64_t BucketIndex(const KeyHash& hash, uint32_t location, uint64_t bu
     h = (sum << 29) | (sum >> 35);
   }
   return h & (bucket_count - 1);
+}
+
+// ---- candidate buckets ----
+// A key's candidate buckets: in each level of the LevelSet, top (index 0)
+// first, the bucket of each hash location, BucketIndex(hash, location, the
+// level's bucket_count). Two locations of a level may name the same bucket.
+
+// The orders in which CandidateBucketsOfLevel lists a level's candidates.
+enum class CandidateOrder : uint32_t {
+  // Hash location 0, 1, ...: a bucket two locations name comes twice.
+  kEveryLocation,
+  // Hash location order, each bucket once (where its first location puts it):
+  // the order in which an insert breaks ties between equally empty buckets.
+  kFirstLocation,
+  // Ascending bucket index, each bucket once: the winner rule's order within
+  // a level, so that reading levels top first and a level's buckets in this
+  // order, the first bucket that holds a key holds its winning copy.
+  kWinner,
+};
+
+// The candidate buckets of one level.
+struct LevelCandidates {
+  uint64_t buckets[kMaxHashLocations];  // [0, count)
+  uint32_t count;
+};
+
+// The candidate buckets of `hash` in a level of `bucket_count` buckets.
+// REQUIRES: hash_locations <= kMaxHashLocations; bucket_count a power of two.
+GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t hash_locations,
+                                                uint64_t bucket_count, CandidateOrder order) {
+  LevelCandidates out;
+  out.count = 0;
+  for (uint32_t location = 0; location < hash_locations; ++location) {
+    const uint64_t bucket = BucketIndex(hash, location, bucket_count);
+    if (order != CandidateOrder::kEveryLocation) {
+      bool repeat = false;
+      for (uint32_t i = 0; i < out.count; ++i) repeat |= out.buckets[i] == bucket;
+      if (repeat) continue;
+    }
+    uint32_t at = out.count++;
+    if (order == CandidateOrder::kWinner) {
+      for (; at > 0 && out.buckets[at - 1] > bucket; --at) out.buckets[at] = out.buckets[at - 1];
+    }
+    out.buckets[at] = bucket;
+  }
+  return out;
+}
+
+// True if bucket `bucket` of a level of `bucket_count` buckets is a candidate
+// bucket of `hash` (a VALID slot anywhere else is misplaced).
+GPKV_HD bool IsCandidateBucket(const KeyHash& hash, uint32_t hash_locations, uint64_t bucket_count,
+                               uint64_t bucket) {
+  for (uint32_t location = 0; location < hash_locations; ++location) {
+    if (BucketIndex(hash, location, bucket_count) == bucket) return true;
+  }
+  return false;
+}
+
+// The candidate slots of a key numbered for a probe that reads them all at
+// once (one per warp lane): candidate = (level * hash_locations + location) *
+// slots_per_bucket + slot, i.e. level by level from the top, location by
+// location (kEveryLocation), slot by slot, so a bucket's slots are adjacent.
+struct CandidateSlot {
+  uint32_t level;     // index in the LevelSet (0 = top)
+  uint32_t location;  // hash location: the bucket is BucketIndex(hash, location, ...)
+  uint32_t slot;      // slot in the bucket
+};
+GPKV_HD uint32_t CandidateSlotCount(uint32_t levels, uint32_t hash_locations,
+                                    uint32_t slots_per_bucket) {
+  return levels * hash_locations * slots_per_bucket;
+}
+GPKV_HD CandidateSlot CandidateSlotAt(uint32_t candidate, uint32_t hash_locations,
+                                      uint32_t slots_per_bucket) {
+  const uint32_t per_level = hash_locations * slots_per_bucket;
+  CandidateSlot out;
+  out.level = candidate / per_level;
+  out.location = (candidate % per_level) / slots_per_bucket;
+  out.slot = candidate % slots_per_bucket;
+  return out;
+}
+
+// ---- duplicate resolution (the winner rule) ----
+// If a key is VALID in several slots (racing inserts, an interrupted resize
+// or kick), the copy in the newest level wins — the highest level_id, which
+// is the lowest index in a LevelSet: level ids strictly decrease from the top
+// down (ReadGphash checks it, a resize puts a new id on top) — then the one
+// in the lowest bucket index, then in the lowest slot. Slots are named by
+// their level's index in one LevelSet.
+//
+// WinnerRank is that order as one number: the smaller rank wins.
+// REQUIRES: level < kMaxLevels, bucket < kMaxRankedBucketCount,
+// slot < kMaxSlotsPerBucket.
+constexpr uint64_t kMaxRankedBucketCount = uint64_t{1} << 56;
+// Ranks after every slot ("no copy found").
+constexpr uint64_t kNoWinnerRank = ~uint64_t{0};
+static_assert(kMaxLevels <= 15 && kMaxSlotsPerBucket <= 16 &&
+                  kMaxBucketCount <= kMaxRankedBucketCount,
+              "WinnerRank packs level, bucket and slot into 4 + 56 + 4 bits below kNoWinnerRank");
+
+GPKV_HD constexpr uint64_t WinnerRank(uint32_t level, uint64_t bucket, uint32_t slot) {
+  return (uint64_t{level} << 60) | (bucket << 4) | slot;
+}
+// True if the slot (level_a, bucket_a, slot_a) wins over (level_b, bucket_b,
+// slot_b) when both hold the same key VALID.
+GPKV_HD constexpr bool SlotOutranks(uint32_t level_a, uint64_t bucket_a, uint32_t slot_a,
+                                    uint32_t level_b, uint64_t bucket_b, uint32_t slot_b) {
+  return WinnerRank(level_a, bucket_a, slot_a) < WinnerRank(level_b, bucket_b, slot_b);
 }
 
 // ---- root ----
@@ -247,6 +393,7 @@ static_assert(sizeof(CatalogParams) == 24);
 static_assert(std::is_trivially_copyable_v<CatalogParams>);
 
 // Value cell size for a value of value_size bytes (multiple of 8).
-GPKV_HD uint32_t CellSizeFor(uint32_t value_size) { return (value_size + 7) / 8 * 8; }
+GPKV_HD constexpr uint32_t CellSizeFor(uint32_t value_size) { return (value_size + 7) / 8 * 8; }
+constexpr uint32_t kMaxCellSize = CellSizeFor(kMaxValueSize);
 
 }  // namespace gpkv::format

@@ -14,11 +14,6 @@ namespace {
 using format::GphashRoot;
 using format::LevelSet;
 
-constexpr uint64_t kMaxBucketCount = uint64_t{1} << 40;
-constexpr uint64_t kMaxCellsPerChunk = uint64_t{1} << 22;
-
-bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
-
 struct Range {
   uint64_t offset;
   uint64_t length;
@@ -66,21 +61,20 @@ class RootChecker {
                                                      HexOffset(root_.checksum) + ", computed " +
                                                      HexOffset(checksum) + ")");
     }
-    if (root_.key_size != 8 && root_.key_size != 16 && root_.key_size != 32) {
+    if (!format::IsValidKeySize(root_.key_size)) {
       return Bad(16, "key size " + std::to_string(root_.key_size) + " is not 8, 16 or 32");
     }
-    if (root_.value_size < 1 || root_.value_size > 128) {
-      return Bad(20, "value size " + std::to_string(root_.value_size) + " is not 1..128");
+    if (!format::IsValidValueSize(root_.value_size)) {
+      return Bad(20, "value size " + std::to_string(root_.value_size) + " is not " +
+                         std::to_string(format::kMinValueSize) + ".." +
+                         std::to_string(format::kMaxValueSize));
     }
-    if (root_.levels < 1 || root_.levels > 4 || root_.hash_locations < 1 ||
-        root_.hash_locations > 4 ||
-        (root_.slots_per_bucket != 4 && root_.slots_per_bucket != 8 &&
-         root_.slots_per_bucket != 16)) {
+    if (!format::IsValidGeometry(root_.levels, root_.hash_locations, root_.slots_per_bucket)) {
       return Bad(24, "geometry " + std::to_string(root_.levels) + "L-" +
                          std::to_string(root_.hash_locations) + "H-" +
                          std::to_string(root_.slots_per_bucket) + "S is out of range");
     }
-    uint8_t expected_mode = root_.value_size > 8 ? format::kValueBlocks : format::kValueInline;
+    const format::ValueMode expected_mode = format::ValueModeFor(root_.value_size);
     if (root_.value_mode != expected_mode) {
       return Bad(27, "value mode " + std::to_string(root_.value_mode) +
                          " does not match value size " + std::to_string(root_.value_size));
@@ -95,7 +89,7 @@ class RootChecker {
         return Bad(40, "cell size " + std::to_string(root_.cell_size) +
                            " does not fit value size " + std::to_string(root_.value_size));
       }
-      if (root_.cells_per_chunk < 1 || root_.cells_per_chunk > kMaxCellsPerChunk) {
+      if (root_.cells_per_chunk < 1 || root_.cells_per_chunk > format::kMaxCellsPerChunk) {
         return Bad(48,
                    "cells per chunk " + std::to_string(root_.cells_per_chunk) + " is out of range");
       }
@@ -156,7 +150,7 @@ class RootChecker {
       const format::LevelDesc& desc = set.levels[i];
       uint64_t field = set_field + offsetof(LevelSet, levels) + i * sizeof(format::LevelDesc);
       std::string level = which + "level " + std::to_string(i) + ": ";
-      if (!IsPowerOfTwo(desc.bucket_count) || desc.bucket_count > kMaxBucketCount ||
+      if (!format::IsPowerOfTwo(desc.bucket_count) || desc.bucket_count > format::kMaxBucketCount ||
           desc.bucket_count != (top >> i)) {
         return Bad(field + 8, level + "bucket count " + std::to_string(desc.bucket_count) +
                                   " is not a power of two half the level above");

@@ -15,10 +15,8 @@ namespace gpkv::gphash {
 namespace {
 
 constexpr uint64_t kMinTopBuckets = 16;
-constexpr uint64_t kMaxInitialTopBuckets = uint64_t{1} << 40;
+constexpr uint64_t kMaxInitialTopBuckets = format::kMaxBucketCount;
 constexpr double kTargetLoad = 0.9;
-
-bool IsPowerOfTwo(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
 
 // Extents allocated by CreateTable, freed again if it fails half way.
 class CreateGuard {
@@ -45,25 +43,24 @@ class CreateGuard {
 
 Status CheckOptions(const std::string& where, const TableOptions& options) {
   const HashGeometry& geometry = options.hash;
-  if (options.key_size != 8 && options.key_size != 16 && options.key_size != 32) {
+  if (!format::IsValidKeySize(options.key_size)) {
     return Status::InvalidArgument(where + ": key size " + std::to_string(options.key_size) +
                                    " is not 8, 16 or 32");
   }
-  if (options.value_size < 1 || options.value_size > 128) {
+  if (!format::IsValidValueSize(options.value_size)) {
     return Status::InvalidArgument(where + ": value size " + std::to_string(options.value_size) +
-                                   " is not 1..128");
+                                   " is not " + std::to_string(format::kMinValueSize) + ".." +
+                                   std::to_string(format::kMaxValueSize));
   }
-  if (geometry.levels < 1 || geometry.levels > 4 || geometry.hash_locations < 1 ||
-      geometry.hash_locations > 4 ||
-      (geometry.slots_per_bucket != 4 && geometry.slots_per_bucket != 8 &&
-       geometry.slots_per_bucket != 16)) {
+  if (!format::IsValidGeometry(geometry.levels, geometry.hash_locations,
+                               geometry.slots_per_bucket)) {
     return Status::InvalidArgument(
         where + ": geometry " + std::to_string(geometry.levels) + "L-" +
         std::to_string(geometry.hash_locations) + "H-" + std::to_string(geometry.slots_per_bucket) +
         "S is not supported (levels 1..4, hash locations 1..4, slots 4, 8 or 16)");
   }
   if (geometry.initial_top_buckets != 0 &&
-      (!IsPowerOfTwo(geometry.initial_top_buckets) ||
+      (!format::IsPowerOfTwo(geometry.initial_top_buckets) ||
        geometry.initial_top_buckets < (uint64_t{1} << (geometry.levels - 1)) ||
        geometry.initial_top_buckets > kMaxInitialTopBuckets)) {
     return Status::InvalidArgument(where + ": initial top buckets " +
@@ -93,7 +90,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   const HashGeometry& geometry = options.hash;
   const uint64_t top = InitialTopBuckets(options);
   const uint32_t bucket_bytes = format::BucketBytes(geometry.slots_per_bucket, options.key_size);
-  const bool cells = options.value_size > 8;
+  const bool cells = format::ValueModeFor(options.value_size) == format::kValueBlocks;
 
   CreateGuard guard(pool);
   auto root_offset =
@@ -125,7 +122,8 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.hash_seed = (uint64_t{random()} << 32) ^ random();
   if (cells) {
     root.cell_size = format::CellSizeFor(options.value_size);
-    root.cells_per_chunk = std::clamp<uint64_t>(options.expected_keys / 4, 4096, uint64_t{1} << 22);
+    root.cells_per_chunk =
+        std::clamp<uint64_t>(options.expected_keys / 4, 4096, format::kMaxCellsPerChunk);
     auto chunk = guard.Allocate(root.cells_per_chunk * root.cell_size,
                                 format::kExtentKindValueChunk, table_id);
     if (!chunk.ok()) return chunk.status();
@@ -163,7 +161,7 @@ Status CheckGrowth(const std::string& where, const format::LevelSet& current) {
     return Status::PoolFull(where + ": cannot grow past " + std::to_string(format::kMaxLevels) +
                             " levels");
   }
-  if (GrownTopBuckets(current) > format::kMaxTopBuckets) {
+  if (GrownTopBuckets(current) > format::kMaxBucketCount) {
     return Status::PoolFull(where + ": the top level cannot grow past " +
                             std::to_string(current.levels[0].bucket_count) + " buckets");
   }

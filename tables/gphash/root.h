@@ -49,7 +49,7 @@ uint64_t PublishLevelSet(pm::Pool& pool, uint64_t root_offset, format::LevelSet*
 // Resize, the two LevelSets it publishes (layout.h describes the protocol).
 // PoolFull, message starting with `where`, when `current` cannot grow: it
 // holds kMaxLevels levels already, or its top level would pass
-// kMaxTopBuckets.
+// kMaxBucketCount.
 Status CheckGrowth(const std::string& where, const format::LevelSet& current);
 // Buckets of the new top level: twice the current top's.
 uint64_t GrownTopBuckets(const format::LevelSet& current);

@@ -53,8 +53,7 @@ bool IsWinner(const ScanTable& table, const uint8_t* key, uint32_t level, uint64
         const uint64_t word = pm::LoadAcquire(table.SlotWord(bucket, other_slot));
         if (!format::SlotMatches(word, fingerprint)) continue;
         if (std::memcmp(table.SlotKey(bucket, other_slot), key, table.key_size) != 0) continue;
-        if (format::SlotOutranks(set.levels[other_level].level_id, other_index, other_slot,
-                                 set.levels[level].level_id, index, slot)) {
+        if (format::SlotOutranks(other_level, other_index, other_slot, level, index, slot)) {
           return false;
         }
       }

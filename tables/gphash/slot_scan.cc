@@ -118,6 +118,12 @@ class Scanner {
     return view_.BucketOffset(ref.level, ref.bucket) + format::SlotWordOffset(ref.slot);
   }
   bool Writing() const { return mode_ != SlotScanMode::kVerify; }
+  // The candidate buckets of `hash` in level `level`, each once.
+  format::LevelCandidates LevelBuckets(const KeyHash& hash, uint32_t level) const {
+    return format::CandidateBucketsOfLevel(hash, view_.hash_locations,
+                                           view_.levels[level].bucket_count,
+                                           format::CandidateOrder::kFirstLocation);
+  }
 
   void PrefetchCandidates(uint32_t level, uint64_t bucket_index) const {
     const uint8_t* bucket = Bucket(level, bucket_index);
@@ -128,8 +134,9 @@ class Scanner {
       }
       KeyHash hash = format::HashKey(bucket + format::KeyOffset(S_, K_, slot), K_, view_.hash_seed);
       for (uint32_t other = 0; other < view_.levels.size(); ++other) {
-        for (uint32_t location = 0; location < view_.hash_locations; ++location) {
-          uint64_t index = format::BucketIndex(hash, location, view_.levels[other].bucket_count);
+        const format::LevelCandidates buckets = LevelBuckets(hash, other);
+        for (uint32_t i = 0; i < buckets.count; ++i) {
+          const uint64_t index = buckets.buckets[i];
           if (other == level && index == bucket_index) continue;
           const uint8_t* candidate = Bucket(other, index);
           Prefetch(candidate);
@@ -210,14 +217,10 @@ class Scanner {
     if (format::FingerprintOfHash(*hash) != format::FingerprintOf(word)) {
       return Problem::kFingerprint;
     }
-    bool placed = false;
-    for (uint32_t location = 0; location < view_.hash_locations; ++location) {
-      if (format::BucketIndex(*hash, location, view_.levels[ref.level].bucket_count) ==
-          ref.bucket) {
-        placed = true;
-      }
+    if (!format::IsCandidateBucket(*hash, view_.hash_locations,
+                                   view_.levels[ref.level].bucket_count, ref.bucket)) {
+      return Problem::kMisplaced;
     }
-    if (!placed) return Problem::kMisplaced;
     return ValueProblem(bucket, ref.slot);
   }
 
@@ -256,15 +259,10 @@ class Scanner {
                  uint64_t* winner_value) const {
     const uint64_t fingerprint = format::FingerprintOfHash(hash);
     SlotRef best = self;
-    uint64_t best_level_id = view_.levels[self.level].level_id;
     for (uint32_t level = 0; level < view_.levels.size(); ++level) {
-      uint64_t seen[4];
-      for (uint32_t location = 0; location < view_.hash_locations; ++location) {
-        uint64_t index = format::BucketIndex(hash, location, view_.levels[level].bucket_count);
-        bool repeat = false;
-        for (uint32_t i = 0; i < location; ++i) repeat |= seen[i] == index;
-        seen[location] = index;
-        if (repeat) continue;
+      const format::LevelCandidates buckets = LevelBuckets(hash, level);
+      for (uint32_t i = 0; i < buckets.count; ++i) {
+        const uint64_t index = buckets.buckets[i];
         const uint8_t* bucket = Bucket(level, index);
         for (uint32_t slot = 0; slot < S_; ++slot) {
           SlotRef ref{level, index, slot};
@@ -274,10 +272,8 @@ class Scanner {
           }
           if (std::memcmp(bucket + format::KeyOffset(S_, K_, slot), key, K_) != 0) continue;
           if (ValueProblem(bucket, slot) != Problem::kNone) continue;
-          uint64_t level_id = view_.levels[level].level_id;
-          if (format::SlotOutranks(level_id, index, slot, best_level_id, best.bucket, best.slot)) {
+          if (format::SlotOutranks(level, index, slot, best.level, best.bucket, best.slot)) {
             best = ref;
-            best_level_id = level_id;
           }
         }
       }

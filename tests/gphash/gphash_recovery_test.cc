@@ -30,9 +30,8 @@ void CopySlot(TestTable& t, const SlotAt& from, const SlotAt& to, uint64_t value
   Word(t, to.word_offset) = Word(t, from.word_offset);
 }
 
-bool Outranks(const recovery::GphashView& view, const SlotAt& a, const SlotAt& b) {
-  return format::SlotOutranks(view.levels[a.level].level_id, a.bucket, a.slot,
-                              view.levels[b.level].level_id, b.bucket, b.slot);
+bool Outranks(const SlotAt& a, const SlotAt& b) {
+  return format::SlotOutranks(a.level, a.bucket, a.slot, b.level, b.bucket, b.slot);
 }
 
 // A free candidate slot of `key` that outranks `original` (or does not).
@@ -41,12 +40,11 @@ std::optional<SlotAt> FreeSlotRanked(TestTable& t, const uint8_t* key, const Slo
   recovery::GphashView view = t.View();
   format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
-    for (uint32_t location = 0; location < view.hash_locations; ++location) {
-      uint64_t bucket = format::BucketIndex(hash, location, view.levels[level].bucket_count);
+    for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
       for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);
         if (Word(t, at.word_offset) != 0) continue;
-        if (Outranks(view, at, original) == outranking) return at;
+        if (Outranks(at, original) == outranking) return at;
       }
     }
   }

@@ -121,10 +121,8 @@ TEST(GphashVerify, MisplacedKeyIsCorruption) {
   format::KeyHash hash = format::HashKey(t.Keys({42}).data(), 8, view.hash_seed);
   uint64_t wrong = 0;
   for (;; ++wrong) {
-    bool candidate = false;
-    for (uint32_t location = 0; location < view.hash_locations; ++location) {
-      candidate |= format::BucketIndex(hash, location, view.levels[0].bucket_count) == wrong;
-    }
+    const bool candidate =
+        format::IsCandidateBucket(hash, view.hash_locations, view.levels[0].bucket_count, wrong);
     uint64_t word = Word(t, Locate(view, 0, wrong, 0).word_offset);
     if (!candidate && word == 0) break;
   }

@@ -79,10 +79,13 @@ struct BatchInput {
   size_t count = 0;
 };
 
+// A worker's share of a write batch (Kernels::put_worker, erase_worker).
+using WorkerFn = void (*)(Gphash::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
+
 // The hot-path routines, instantiated per (slots per bucket, key size).
 struct Kernels {
-  void (*put_worker)(Gphash::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
-  void (*erase_worker)(Gphash::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
+  WorkerFn put_worker;
+  WorkerFn erase_worker;
   void (*get_range)(Gphash::Impl&, const BatchInput&, BatchScratch&, size_t begin, size_t end);
   OpResult (*put_one)(Gphash::Impl&, WorkerScratch&, const uint8_t* key, const uint8_t* value,
                       const format::KeyHash& hash);
@@ -195,6 +198,10 @@ class Gphash::Impl {
   // Publishes *set (its generation is set here): gphash::PublishLevelSet.
   void PublishLevelSet(format::LevelSet* set);
 
+  // A put or erase batch: every worker runs `worker_fn` on its share under
+  // the shared lock; operations that found no free slot (puts) are placed
+  // under the exclusive lock between rounds. Durable on return.
+  Status RunWriteBatch(const BatchInput& input, WorkerFn worker_fn);
   BatchScratch* AcquireScratch(size_t count, uint32_t partitions);
   void ReleaseScratch(BatchScratch* scratch);
   uint32_t PartitionsFor(size_t count) const;

@@ -115,18 +115,31 @@ void Gphash::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& input, 
 }
 
 Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count) {
-  if (pool_.read_only()) {
-    return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
-                                   "': the pool is open read-only");
-  }
-  if (count == 0) return Status::OK();
   BatchInput input;
   input.keys = keys;
   input.values = values;
   input.count = count;
+  return RunWriteBatch(input, kernels_->put_worker);
+}
+
+Status Gphash::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
+  BatchInput input;
+  input.keys = keys;
+  input.flags_out = erased;
+  input.count = count;
+  return RunWriteBatch(input, kernels_->erase_worker);
+}
+
+Status Gphash::Impl::RunWriteBatch(const BatchInput& input, WorkerFn worker_fn) {
+  if (pool_.read_only()) {
+    return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
+                                   "': the pool is open read-only");
+  }
+  const size_t count = input.count;
+  if (count == 0) return Status::OK();
   const uint32_t partitions = PartitionsFor(count);
   BatchScratch* batch = AcquireScratch(count, partitions);
-  auto run = [&](WorkerScratch& worker) { kernels_->put_worker(*this, input, *batch, worker); };
+  auto run = [&](WorkerScratch& worker) { worker_fn(*this, input, *batch, worker); };
 
   Status status;
   LockShared();
@@ -158,30 +171,6 @@ Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t coun
   UnlockShared();
   ReleaseScratch(batch);
   return status.ok() ? synced : status;
-}
-
-Status Gphash::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
-  if (pool_.read_only()) {
-    return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
-                                   "': the pool is open read-only");
-  }
-  if (count == 0) return Status::OK();
-  BatchInput input;
-  input.keys = keys;
-  input.flags_out = erased;
-  input.count = count;
-  const uint32_t partitions = PartitionsFor(count);
-  BatchScratch* batch = AcquireScratch(count, partitions);
-  auto run = [&](WorkerScratch& worker) { kernels_->erase_worker(*this, input, *batch, worker); };
-  LockShared();
-  int ticket = epochs_.Enter();
-  RunPartitioned(*batch, input, partitions, run, /*first_round=*/true);
-  epochs_.Leave(ticket);
-  FinishBatch(*batch);
-  Status synced = pool_.Sync();
-  UnlockShared();
-  ReleaseScratch(batch);
-  return synced;
 }
 
 Status Gphash::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count) {
@@ -290,13 +279,10 @@ uint32_t Gphash::Impl::FindCopies(const uint8_t* key, const format::KeyHash& has
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   uint32_t found = 0;
   for (uint32_t level = 0; level < level_count_; ++level) {
-    uint64_t seen[4];
-    for (uint32_t location = 0; location < hash_locations_; ++location) {
-      uint64_t index = format::BucketIndex(hash, location, levels_[level].bucket_count);
-      bool repeat = false;
-      for (uint32_t i = 0; i < location; ++i) repeat |= seen[i] == index;
-      seen[location] = index;
-      if (repeat) continue;
+    const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
+        hash, hash_locations_, levels_[level].bucket_count, format::CandidateOrder::kFirstLocation);
+    for (uint32_t i = 0; i < buckets.count; ++i) {
+      const uint64_t index = buckets.buckets[i];
       uint8_t* bucket = Bucket(level, index);
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         uint64_t word = pm::LoadAcquire(SlotWord(bucket, slot));
@@ -306,9 +292,8 @@ uint32_t Gphash::Impl::FindCopies(const uint8_t* key, const format::KeyHash& has
         if (found < max) {
           out[found] = copy;
           // Keep the winner first.
-          if (found > 0 && format::SlotOutranks(levels_[level].level_id, index, slot,
-                                                levels_[out[0].level].level_id, out[0].bucket_index,
-                                                out[0].slot)) {
+          if (found > 0 && format::SlotOutranks(level, index, slot, out[0].level,
+                                                out[0].bucket_index, out[0].slot)) {
             std::swap(out[0], out[found]);
           }
         }

@@ -22,7 +22,7 @@ namespace gpkv::cpu::kernel {
 
 using format::KeyHash;
 
-constexpr uint32_t kMaxCandidates = format::kMaxLevels * 4;
+constexpr uint32_t kMaxCandidates = format::kMaxCandidateBuckets;
 constexpr uint32_t kMaxCopies = 8;
 constexpr size_t kFarAhead = 16;
 constexpr size_t kNearAhead = 8;
@@ -51,21 +51,26 @@ struct Candidate {
   uint32_t level;
 };
 
+// The candidate buckets of one level of `table`, each once, in hash-location
+// order (the order a put breaks ties in).
+inline format::LevelCandidates LevelBuckets(const Gphash::Impl& table, const KeyHash& hash,
+                                            uint32_t level) {
+  return format::CandidateBucketsOfLevel(hash, table.hash_locations_,
+                                         table.levels_[level].bucket_count,
+                                         format::CandidateOrder::kFirstLocation);
+}
+
 // The candidate buckets of `hash`, top level first; level_end[p] is one past
-// the last candidate of level p. Hash locations that coincide are listed once.
+// the last candidate of level p.
 template <uint32_t S, uint32_t K>
 inline uint32_t Candidates(const Gphash::Impl& table, const KeyHash& hash, Candidate* out,
                            uint32_t* level_end) {
   uint32_t count = 0;
   for (uint32_t level = 0; level < table.level_count_; ++level) {
-    const LevelRef& ref = table.levels_[level];
-    const uint32_t first = count;
-    for (uint32_t location = 0; location < table.hash_locations_; ++location) {
-      uint64_t index = format::BucketIndex(hash, location, ref.bucket_count);
-      bool repeat = false;
-      for (uint32_t i = first; i < count; ++i) repeat |= out[i].index == index;
-      if (repeat) continue;
-      out[count++] = {ref.base + index * Layout<S, K>::kBucketBytes, index, level};
+    const format::LevelCandidates buckets = LevelBuckets(table, hash, level);
+    for (uint32_t i = 0; i < buckets.count; ++i) {
+      const uint64_t index = buckets.buckets[i];
+      out[count++] = {table.levels_[level].base + index * Layout<S, K>::kBucketBytes, index, level};
     }
     level_end[level] = count;
   }
@@ -135,14 +140,11 @@ struct Copy {
   uint64_t word;
 };
 
-// Ranks copies: the top level first (highest level id), then the lowest bucket
-// index, then the lowest slot (format::SlotOutranks over candidates).
+// The winner rule over copies (format::SlotOutranks).
 inline bool Outranks(const Candidate* candidates, const Copy& a, const Copy& b) {
   const Candidate& x = candidates[a.candidate];
   const Candidate& y = candidates[b.candidate];
-  if (x.level != y.level) return x.level < y.level;
-  if (x.index != y.index) return x.index < y.index;
-  return a.slot < b.slot;
+  return format::SlotOutranks(x.level, x.index, a.slot, y.level, y.index, b.slot);
 }
 
 template <uint32_t S, uint32_t K>
@@ -172,7 +174,7 @@ struct Ops {
 
   // Writes the value into `cell` (zero padded) and persists it.
   static void FillCell(Gphash::Impl& table, uint64_t cell, const uint8_t* value) {
-    alignas(8) uint8_t buffer[136];
+    alignas(8) uint8_t buffer[format::kMaxCellSize];
     std::memcpy(buffer, value, table.value_size_);
     std::memset(buffer + table.value_size_, 0, table.cell_size_ - table.value_size_);
     pm::CopyWordsIn(table.base_ + cell, buffer, table.cell_words_);
@@ -397,7 +399,7 @@ struct Ops {
     uint32_t level_end[format::kMaxLevels];
     Candidates<S, K>(table, hash, candidates, level_end);
     Snapshot<S> snapshots[kMaxCandidates];
-    alignas(8) uint8_t cell[136];
+    alignas(8) uint8_t cell[format::kMaxCellSize];
     for (;;) {
       int best = -1;
       uint32_t best_slot = 0;
@@ -408,8 +410,8 @@ struct Ops {
           for (uint32_t m = snapshots[c].match; m != 0; m &= m - 1) {
             uint32_t slot = LowestBit(m);
             if (!KeyEquals<K>(L::Key(candidates[c].bucket, slot), key)) continue;
-            if (best < 0 || candidates[c].index < candidates[best].index ||
-                (candidates[c].index == candidates[best].index && slot < best_slot)) {
+            if (best < 0 || format::SlotOutranks(level, candidates[c].index, slot, level,
+                                                 candidates[best].index, best_slot)) {
               best = static_cast<int>(c);
               best_slot = slot;
             }
@@ -446,10 +448,9 @@ struct Ops {
   // ---- prefetching ----
   static void PrefetchBuckets(const Gphash::Impl& table, const KeyHash& hash) {
     for (uint32_t level = 0; level < table.level_count_; ++level) {
-      const LevelRef& ref = table.levels_[level];
-      for (uint32_t location = 0; location < table.hash_locations_; ++location) {
-        const uint8_t* bucket =
-            ref.base + format::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
+      const format::LevelCandidates buckets = LevelBuckets(table, hash, level);
+      for (uint32_t i = 0; i < buckets.count; ++i) {
+        const uint8_t* bucket = table.levels_[level].base + buckets.buckets[i] * L::kBucketBytes;
         pm::Prefetch(bucket);
         if (S == 16) pm::Prefetch(bucket + 64);
       }
@@ -465,10 +466,9 @@ struct Ops {
     uint8_t* free_bucket = nullptr;
     uint32_t free_slot = 0;
     for (uint32_t level = 0; level < table.level_count_; ++level) {
-      const LevelRef& ref = table.levels_[level];
-      for (uint32_t location = 0; location < table.hash_locations_; ++location) {
-        uint8_t* bucket =
-            ref.base + format::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
+      const format::LevelCandidates buckets = LevelBuckets(table, hash, level);
+      for (uint32_t i = 0; i < buckets.count; ++i) {
+        uint8_t* bucket = table.levels_[level].base + buckets.buckets[i] * L::kBucketBytes;
         Snapshot<S> snapshot;
         TakeSnapshot<S>(bucket, pattern, &snapshot);
         for (uint32_t m = snapshot.match; m != 0; m &= m - 1) {

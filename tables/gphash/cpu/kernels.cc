@@ -28,6 +28,9 @@ const Kernels* KernelsForKey(uint32_t key_size) {
 }  // namespace
 
 const Kernels* SelectKernels(uint32_t slots_per_bucket, uint32_t key_size) {
+  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16 &&
+                    format::kMinKeySize == 8 && format::kMaxKeySize == 32,
+                "the kernels are instantiated for every geometry of tables/gphash/layout.h");
   switch (slots_per_bucket) {
     case 4:
       return KernelsForKey<4>(key_size);

@@ -102,7 +102,7 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
         if (format::SlotStateOf(word) != format::kSlotValid) continue;
-        uint8_t key[32];
+        uint8_t key[format::kMaxKeySize];
         std::memcpy(key, SlotKey(bucket, slot), key_size_);
         const format::KeyHash resident = Hash(key);
         SlotCopy copies[8];

@@ -65,12 +65,10 @@ DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
   scratch.sort_keys_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[1]);
   scratch.indices_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[2]);
   scratch.indices_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[3]);
-  scratch.sort_temp = arena + sort.sort_temp;
-  scratch.sort_temp_bytes = sort.sort_temp_bytes;
+  scratch.sort_temp = CubTempStorage{arena + sort.sort_temp, sort.sort_temp_bytes};
   if (sort.scan_temp_bytes != 0) {
     scratch.leaders = reinterpret_cast<uint32_t*>(arena + sort.arrays[4]);
-    scratch.scan_temp = arena + sort.scan_temp;
-    scratch.scan_temp_bytes = sort.scan_temp_bytes;
+    scratch.scan_temp = CubTempStorage{arena + sort.scan_temp, sort.scan_temp_bytes};
   }
   return scratch;
 }
@@ -266,8 +264,9 @@ Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
 
 // ---------------------------------------------------------------- writes
 
-Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
-                            cudaStream_t stream, bool wait, cudaStream_t order_after) {
+template <typename RunChunk>
+Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
+                                   cudaStream_t order_after, const RunChunk& run_chunk) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   if (count == 0) return Status::OK();
   if (!wait && count > kMaxChunkOps) {
@@ -286,12 +285,19 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
   wait = wait || staged_;
   const size_t step = LaunchChunk(kMaxChunkOps);
   for (size_t done = 0; done < count; done += step) {
-    size_t chunk = std::min(count - done, step);
-    GPKV_RETURN_IF_ERROR(
-        PutChunk(ws, keys + done * key_size(), values + done * word_size(), chunk, wait));
+    GPKV_RETURN_IF_ERROR(run_chunk(ws, done, std::min(count - done, step), wait));
   }
   GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
   return wait ? pool_.Sync() : Status::OK();
+}
+
+Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                            cudaStream_t stream, bool wait, cudaStream_t order_after) {
+  return WriteBatch(count, stream, wait, order_after,
+                    [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
+                      return PutChunk(ws, keys + done * key_size(), values + done * word_size(),
+                                      chunk, wait_chunk);
+                    });
 }
 
 Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
@@ -411,29 +417,12 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
 
 Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
                               cudaStream_t stream, bool wait, cudaStream_t order_after) {
-  GPKV_RETURN_IF_ERROR(CheckWritable());
-  if (count == 0) return Status::OK();
-  if (!wait && count > kMaxChunkOps) {
-    return Status::InvalidArgument(Where() + ": an Async batch holds at most " +
-                                   std::to_string(kMaxChunkOps) + " operations");
-  }
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
-  std::lock_guard<std::mutex> write_lock(write_mutex_);
-  auto workspace = AcquireWorkspace(stream);
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace, stream};
-  Workspace& ws = **workspace;
-  if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
-  if (ws.pending().active) GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
-  wait = wait || staged_;  // as in Put
-  const size_t step = LaunchChunk(kMaxChunkOps);
-  for (size_t done = 0; done < count; done += step) {
-    size_t chunk = std::min(count - done, step);
-    GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * key_size(),
-                                    erased == nullptr ? nullptr : erased + done, chunk, wait));
-  }
-  GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
-  return wait ? pool_.Sync() : Status::OK();
+  return WriteBatch(count, stream, wait, order_after,
+                    [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
+                      return EraseChunk(ws, keys + done * key_size(),
+                                        erased == nullptr ? nullptr : erased + done, chunk,
+                                        wait_chunk);
+                    });
 }
 
 Status GphashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,

@@ -51,12 +51,9 @@ constexpr size_t kMaxChunkOps = size_t{1} << 24;
 // Staged mode: operations (or slots, for resize and recovery) per launch, so
 // that one launch's log of pool stores has a known bound.
 constexpr size_t kStagedChunk = size_t{1} << 19;
-// Value-cell tables: operations per round of gphash_cells.cu (its scratch
-// holds the words, flags and values of one round).
+// Value-cell tables: operations per round of cells.cu (its scratch holds the
+// words, flags and values of one round).
 constexpr size_t kCellChunkOps = size_t{1} << 20;
-
-// Largest value (TableOptions::value_size) of a table.
-constexpr uint32_t kMaxValueBytes = 128;
 
 // An announcement in an EpochManager for the guard's lifetime (util/epoch.h).
 class EpochGuard {
@@ -188,6 +185,13 @@ class GphashGpu::Impl {
   // Orders this write batch after the previous one on the device.
   Status BeginWrite(Workspace& workspace);
   Status EndWrite(Workspace& workspace);
+  // The frame of a Put or Erase call: checks, the write lock, a workspace,
+  // the previous pending write finished, then run_chunk(workspace, done,
+  // count, wait) for each launch-sized chunk [done, done + count) of the
+  // batch; durable on return when waiting (staged mode always waits).
+  template <typename RunChunk>
+  Status WriteBatch(size_t count, cudaStream_t stream, bool wait, cudaStream_t order_after,
+                    const RunChunk& run_chunk);
   Status PutChunk(Workspace& workspace, const uint8_t* keys, const uint8_t* values, size_t count,
                   bool wait);
   Status EraseChunk(Workspace& workspace, const uint8_t* keys, uint8_t* erased, size_t count,
@@ -242,7 +246,7 @@ class GphashGpu::Impl {
   std::unique_ptr<PoolRegistration> registration_;
 
   GphashRootSnapshot snapshot_;  // guarded by view_mutex_
-  GphashView view_{};            // guarded by view_mutex_
+  GphashDeviceView view_{};      // guarded by view_mutex_
   bool use_mirror_ = false;
   std::vector<uint8_t*> mirror_levels_;  // device copies, parallel to the LevelSet levels
 

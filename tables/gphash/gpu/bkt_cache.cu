@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // takes a free slot; the warp copies it from the pool, then publishes G and
 // F. No writer runs meanwhile (Reload orders this after the last write).
 __global__ void __launch_bounds__(kBlockThreads)
-    LoadKernel(GphashView view, const uint32_t* sorted_counts, const uint32_t* sorted_ids,
+    LoadKernel(GphashDeviceView view, const uint32_t* sorted_counts, const uint32_t* sorted_ids,
                const uint32_t* free_slots, unsigned long long* counters) {
   const uint64_t position = ThreadIndex() / warp::kWarpSize;
   const uint32_t lane = warp::LaneId();
@@ -167,7 +167,7 @@ void BktCache::Free() {
   FreeArray(&ids_in_);
   FreeArray(&ids_out_);
   FreeArray(&hot_);
-  FreeArray(&sort_temp_);
+  sort_temp_.Free();
   FreeArray(&view_.bucket_of);
   FreeArray(&view_.refs);
   FreeArray(&view_.buckets);
@@ -177,7 +177,7 @@ void BktCache::Free() {
   view_.capacity = 0;
 }
 
-Status BktCache::Shape(const GphashView& view, double fraction) {
+Status BktCache::Shape(const GphashDeviceView& view, double fraction) {
   uint64_t buckets = 0;
   uint64_t level_base[format::kMaxLevels] = {};
   for (uint32_t level = 0; level < view.level_count; ++level) {
@@ -207,13 +207,16 @@ Status BktCache::Shape(const GphashView& view, double fraction) {
     GPKV_RETURN_IF_ERROR(AllocateArray(&ids_in_, buckets, where_));
     GPKV_RETURN_IF_ERROR(AllocateArray(&ids_out_, buckets, where_));
     GPKV_RETURN_IF_ERROR(AllocateArray(&hot_, buckets, where_));
-    sort_temp_bytes_ = 0;
-    GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
-                                  nullptr, sort_temp_bytes_, snapshot_in_, snapshot_out_, ids_in_,
-                                  ids_out_, static_cast<int>(buckets), 0, kCountBits),
-                              where_ + ": BktCache sort size");
-    GPKV_RETURN_IF_ERROR(
-        AllocateArray(reinterpret_cast<uint8_t**>(&sort_temp_), sort_temp_bytes_, where_));
+    size_t sort_bytes = 0;
+    auto sort = [&](void* storage, size_t& storage_bytes) {
+      return cub::DeviceRadixSort::SortPairsDescending(storage, storage_bytes, snapshot_in_,
+                                                       snapshot_out_, ids_in_, ids_out_,
+                                                       static_cast<int>(buckets), 0, kCountBits);
+    };
+    GPKV_RETURN_IF_ERROR(CubTempBytes(sort, &sort_bytes, where_ + ": BktCache sort size"));
+    GPKV_RETURN_IF_ERROR(sort_temp_.Allocate(
+        sort_bytes,
+        where_ + ": cudaMalloc of " + std::to_string(sort_bytes) + " bytes for the BktCache"));
     allocated_buckets_ = buckets;
   }
   if (capacity > allocated_capacity_) {
@@ -255,17 +258,18 @@ Status BktCache::Reset() {
   return Status::OK();
 }
 
-Status BktCache::Reload(const GphashView& view, cudaEvent_t last_write) {
+Status BktCache::Reload(const GphashDeviceView& view, cudaEvent_t last_write) {
   const uint64_t buckets = table_buckets_;
   const uint64_t capacity = view_.capacity;
   SnapshotCountsKernel<<<BlocksFor(buckets), kBlockThreads, 0, stream_>>>(
       view_.counts, view_.slot_of, buckets, snapshot_in_, ids_in_);
   GPKV_RETURN_IF_ERROR(CheckLaunch("SnapshotCountsKernel"));
-  size_t temp_bytes = sort_temp_bytes_;
-  GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
-                                sort_temp_, temp_bytes, snapshot_in_, snapshot_out_, ids_in_,
-                                ids_out_, static_cast<int>(buckets), 0, kCountBits, stream_),
-                            where_ + ": BktCache ranking sort");
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairsDescending(
+        storage, storage_bytes, snapshot_in_, snapshot_out_, ids_in_, ids_out_,
+        static_cast<int>(buckets), 0, kCountBits, stream_);
+  };
+  GPKV_RETURN_IF_ERROR(RunCub(sort, sort_temp_.storage(), where_ + ": BktCache ranking sort"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(hot_, 0, buckets, stream_),
                             where_ + ": BktCache reload");
   MarkHotKernel<<<BlocksFor(capacity), kBlockThreads, 0, stream_>>>(snapshot_out_, ids_out_,
@@ -280,7 +284,7 @@ Status BktCache::Reload(const GphashView& view, cudaEvent_t last_write) {
   EvictKernel<<<BlocksFor(capacity), kBlockThreads, 0, stream_>>>(view_, hot_, free_slots_,
                                                                   counters_);
   GPKV_RETURN_IF_ERROR(CheckLaunch("EvictKernel"));
-  GphashView load_view = view;
+  GphashDeviceView load_view = view;
   load_view.cache = view_;
   LoadKernel<<<BlocksFor(capacity * warp::kWarpSize), kBlockThreads, 0, stream_>>>(
       load_view, snapshot_out_, ids_out_, free_slots_, counters_);

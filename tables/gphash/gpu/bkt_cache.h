@@ -38,6 +38,7 @@
 #include <string>
 
 #include "gpkv/status.h"
+#include "gpu/cub_temp_storage.h"
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/gpu/device_view.h"
 
@@ -55,7 +56,7 @@ class BktCache {
   // Sizes the cache for the levels of `view` (capacity = fraction of their
   // buckets, at least 1), empties it and zeroes the counts. Allocates only
   // when the table grew past what the cache holds.
-  Status Shape(const GphashView& view, double fraction);
+  Status Shape(const GphashDeviceView& view, double fraction);
   // Empties the cache (every bucket read from the pool again) and zeroes the
   // counts, keeping the shape.
   Status Reset();
@@ -65,7 +66,7 @@ class BktCache {
   // Enqueues a reload (steps 1-5 above) on the cache's stream, its steps 4-5
   // after `last_write` and recording `last_write` after them. `view`: the
   // table's current view (the pool's levels to copy from). Returns at once.
-  Status Reload(const GphashView& view, cudaEvent_t last_write);
+  Status Reload(const GphashDeviceView& view, cudaEvent_t last_write);
   // True while an enqueued reload has not finished.
   bool Reloading() const;
   // Reloads started since the last Shape.
@@ -98,8 +99,7 @@ class BktCache {
   uint32_t* ids_out_ = nullptr;
   uint8_t* hot_ = nullptr;
   uint32_t* free_slots_ = nullptr;
-  void* sort_temp_ = nullptr;
-  size_t sort_temp_bytes_ = 0;
+  CubTempBuffer sort_temp_;  // of the ranking sort
   // [0] reads from the cache, [1] from the pool, [2] buckets loaded; then the
   // reload's free-list counters (free slots pushed, taken).
   unsigned long long* counters_ = nullptr;

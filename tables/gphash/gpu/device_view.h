@@ -1,4 +1,4 @@
-// gpu::GphashView: what a kernel needs to address one GPHash table — the
+// gpu::GphashDeviceView: what a kernel needs to address one GPHash table — the
 // levels of the current LevelSet as device pointers, the geometry and the
 // hash seed. A small trivially copyable value passed to kernels by value (the
 // device-side "ref" of the table), rebuilt by the host whenever the LevelSet
@@ -10,11 +10,14 @@
 // which receives every write. In direct mode the two are the same pointers.
 // In staged mode (a pool the GPU cannot map) there is no device pointer to
 // the pool: every pool store is appended to `staged_log` instead, and the
-// host applies the log to the pool after the kernel (gphash_staged.cu).
+// host applies the log to the pool after the kernel (staged.cu).
 //
-// Candidates of a key: c = (level * hash_locations + location) *
-// slots_per_bucket + slot, so one bucket's slot words are read by
-// slots_per_bucket adjacent lanes (one 64-byte read for 8 slots).
+// Candidates of a key are numbered as format::CandidateSlotAt numbers them,
+// so one bucket's slot words are read by slots_per_bucket adjacent lanes (one
+// 64-byte read for 8 slots).
+//
+// Not to be confused with recovery::GphashView (tables/gphash/reader.h): the
+// host's validated copy of a table root.
 #pragma once
 
 #include <cstdint>
@@ -46,10 +49,6 @@ struct StagedLog {
   unsigned long long count;
 };
 
-// Most hash locations per level a table may have (checked at open,
-// gphash_root.cc).
-constexpr uint32_t kMaxHashLocations = 4;
-
 // The BktCache of direct mode (tables/gphash/gpu/bkt_cache.h): copies of the hottest
 // buckets in GPU memory. A bucket's global id is level_base[level] + its
 // index in the level. slot_of[id] = cache slot + 1 (0: not cached);
@@ -72,7 +71,7 @@ struct BktCacheView {
   unsigned long long* reads;
 };
 
-struct GphashView {
+struct GphashDeviceView {
   uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
   uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
   uint64_t bucket_counts[format::kMaxLevels];
@@ -89,7 +88,7 @@ struct GphashView {
   // bucket in winner order (GpuKernelVariants::one_shot_gets).
   bool one_shot_gets;
   // Gets (thread_gets) and puts (thread_puts) run one operation per thread
-  // (gphash_thread.cuh) instead of warp-cooperatively. Puts do in mirror and
+  // (thread.cuh) instead of warp-cooperatively. Puts do in mirror and
   // staged mode (see GpuKernelVariants::warp_puts); both do for the benchmark's
   // baseline (GpuKernelVariants::thread_per_op).
   bool thread_gets;
@@ -100,7 +99,7 @@ struct GphashView {
   uint64_t pool_offsets[format::kMaxLevels];
   BktCacheView cache;  // direct mode's hot-bucket cache (cache.slot_of null: none)
 };
-static_assert(std::is_trivially_copyable_v<GphashView>);
+static_assert(std::is_trivially_copyable_v<GphashDeviceView>);
 
 // One candidate slot of a key.
 struct GphashCandidate {
@@ -109,30 +108,21 @@ struct GphashCandidate {
   uint64_t bucket;  // bucket index in the level
 };
 
-GPKV_HD uint32_t CandidateCount(const GphashView& view, uint32_t levels) {
-  return levels * view.hash_locations * view.slots_per_bucket;
+// The candidate slots of a key in levels [0, levels) of the view.
+GPKV_HD uint32_t CandidateCount(const GphashDeviceView& view, uint32_t levels) {
+  return format::CandidateSlotCount(levels, view.hash_locations, view.slots_per_bucket);
 }
 
-GPKV_HD GphashCandidate CandidateOf(const GphashView& view, const format::KeyHash& hash,
+// Candidate `candidate` of `hash` (format::CandidateSlotAt's numbering).
+GPKV_HD GphashCandidate CandidateOf(const GphashDeviceView& view, const format::KeyHash& hash,
                                     uint32_t candidate) {
+  const format::CandidateSlot at =
+      format::CandidateSlotAt(candidate, view.hash_locations, view.slots_per_bucket);
   GphashCandidate out;
-  uint32_t per_level = view.hash_locations * view.slots_per_bucket;
-  out.level = candidate / per_level;
-  uint32_t location = (candidate % per_level) / view.slots_per_bucket;
-  out.slot = candidate % view.slots_per_bucket;
-  out.bucket = format::BucketIndex(hash, location, view.bucket_counts[out.level]);
+  out.level = at.level;
+  out.slot = at.slot;
+  out.bucket = format::BucketIndex(hash, at.location, view.bucket_counts[at.level]);
   return out;
 }
-
-// Duplicate-resolution order as one number: smaller wins. Levels are ordered
-// newest first (highest level_id first, checked at open), then the lowest
-// bucket, then the lowest slot. REQUIRES: bucket < 2^56 (checked at open).
-GPKV_HD uint64_t WinnerRank(uint32_t level, uint64_t bucket, uint32_t slot) {
-  return (uint64_t{level} << 60) | (bucket << 4) | slot;
-}
-constexpr uint64_t kNoRank = ~uint64_t{0};
-
-// Largest bucket index the rank can hold.
-constexpr uint64_t kMaxBucketsPerLevel = uint64_t{1} << 56;
 
 }  // namespace gpkv::gpu

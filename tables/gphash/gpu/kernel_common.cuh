@@ -44,6 +44,8 @@ __device__ __forceinline__ void AddWarpCount(unsigned long long* counter,
 // 32; InvalidArgument otherwise.
 template <typename Launch>
 Status DispatchKeyWords(uint32_t key_size, Launch&& launch) {
+  static_assert(format::kMinKeySize == 8 && format::kMaxKeySize == 32,
+                "the kernels are instantiated for every key size of tables/gphash/layout.h");
   switch (key_size) {
     case 8:
       return launch(std::integral_constant<int, 1>());

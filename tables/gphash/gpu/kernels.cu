@@ -1,6 +1,7 @@
 // Batch kernels of the GPHash GPU backend: get, put, erase and the
 // within-batch duplicate pass. One thread per operation; each warp shares
-// out its 32 operations (gphash_warp.cuh).
+// out its operations (warp::ShareWork) to the warp-level operations of
+// warp.cuh.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -16,6 +17,12 @@ using warp::kFullMask;
 
 __device__ __forceinline__ uint64_t ThreadIndex() {
   return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+// The batch index of the operation at position i: op_index[i], or i when
+// op_index is null.
+__device__ __forceinline__ uint64_t OpAt(const uint32_t* op_index, uint64_t i) {
+  return op_index != nullptr ? op_index[i] : i;
 }
 
 // The batch position a lane holds when each warp takes ops_per_warp
@@ -75,78 +82,84 @@ __global__ void __launch_bounds__(kBlockThreads)
   keep[op] = survives ? 1 : 0;
 }
 
+// The arrays of a get batch (LaunchGetKernel): operation op has its key at
+// keys + op * key_size and its answer at values + op * value_size and
+// found[op] (found may be null). Position i runs operation OpAt(op_index,
+// i); with leaders, only the positions that lead their key's run
+// (leaders[i] == i).
+struct GetBatch {
+  const uint8_t* keys;
+  const uint32_t* op_index;
+  const uint32_t* leaders;
+  uint8_t* values;
+  uint8_t* found;
+  uint64_t count;
+};
+
+// True if position i of the batch looks its key up.
+__device__ __forceinline__ bool LooksUp(const GetBatch& batch, uint64_t i) {
+  return i < batch.count && (batch.leaders == nullptr || batch.leaders[i] == i);
+}
+
+// The answer of get `op`: its value (zeros when not found) and found flag.
+__device__ __forceinline__ void StoreGetAnswer(const GphashDeviceView& view, const GetBatch& batch,
+                                               uint64_t op, bool hit, uint64_t value) {
+  warp::StoreValue(batch.values + op * view.value_size, hit ? value : 0, view.value_size);
+  if (batch.found != nullptr) batch.found[op] = hit ? 1 : 0;
+}
+
 // The get a lane holds when each warp takes ops_per_warp operations: its
-// batch index *op (op_index[i] when op_index is not null) and key. False
-// when the lane holds none, or (with leaders) a repeat of a key its run's
-// leader looks up.
+// batch index *op and key. False when the lane holds none, or (with
+// leaders) a repeat of a key its run's leader looks up.
 template <int kKeyWords>
-__device__ __forceinline__ bool LaneGetOp(const uint8_t* keys, const uint32_t* op_index,
-                                          const uint32_t* leaders, uint64_t count,
-                                          uint32_t ops_per_warp, uint64_t* op,
-                                          Key<kKeyWords>* key) {
+__device__ __forceinline__ bool LaneGetOp(const GetBatch& batch, uint32_t ops_per_warp,
+                                          uint64_t* op, Key<kKeyWords>* key) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
-  if (!lane_holds_op || i >= count || (leaders != nullptr && leaders[i] != i)) return false;
-  *op = op_index != nullptr ? op_index[i] : i;
-  *key = warp::LoadKey<kKeyWords>(keys + *op * 8 * kKeyWords);
+  if (!lane_holds_op || !LooksUp(batch, i)) return false;
+  *op = OpAt(batch.op_index, i);
+  *key = warp::LoadKey<kKeyWords>(batch.keys + *op * 8 * kKeyWords);
   return true;
 }
 
-// Looks up operation i (op_index[i] when op_index is not null); with
-// leaders, only the sorted positions that lead their key's run.
+// Looks the batch's keys up, one at a time with the whole warp (one-shot
+// probe of every candidate slot, warp::WarpGet).
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    GetKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
-              const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
-              uint32_t ops_per_warp) {
+    GetKernel(GphashDeviceView view, GetBatch batch, uint32_t ops_per_warp) {
   uint64_t op = 0;
   Key<kKeyWords> my_key{};
-  const bool has_op = LaneGetOp(keys, op_index, leaders, count, ops_per_warp, &op, &my_key);
-  unsigned active = __ballot_sync(kFullMask, has_op);
-  while (active != 0) {
-    const int source = __ffs(active) - 1;
-    active &= active - 1;
-    Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
+  const bool has_op = LaneGetOp(batch, ops_per_warp, &op, &my_key);
+  warp::ShareWork(kFullMask, has_op, [&](int source) {
+    const Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
     uint64_t value = 0;
-    bool hit = warp::WarpGet(view, key, warp::HashOf(key, view.hash_seed), &value);
-    if (warp::LaneId() == static_cast<uint32_t>(source)) {
-      warp::StoreValue(values + op * view.value_size, hit ? value : 0, view.value_size);
-      if (found != nullptr) found[op] = hit ? 1 : 0;
-    }
-  }
+    const bool hit = warp::WarpGet(view, key, warp::HashOf(key, view.hash_seed), &value);
+    if (warp::LaneId() == static_cast<uint32_t>(source))
+      StoreGetAnswer(view, batch, op, hit, value);
+  });
 }
 
 // GetKernel's twin with a tile of kSlots (= slots_per_bucket) lanes per key
 // (warp::TileGet): each tile runs the operations its own lanes hold, one
-// after another, 32 / kSlots tiles side by side.
+// after another (ShareWork under the tile's mask), 32 / kSlots tiles side by
+// side.
 template <int kKeyWords, int kSlots>
 __global__ void __launch_bounds__(kBlockThreads)
-    GetTileKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
-                  const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
-                  uint32_t ops_per_warp) {
+    GetTileKernel(GphashDeviceView view, GetBatch batch, uint32_t ops_per_warp) {
   uint64_t op = 0;
   Key<kKeyWords> my_key{};
-  const bool has_op = LaneGetOp(keys, op_index, leaders, count, ops_per_warp, &op, &my_key);
+  const bool has_op = LaneGetOp(batch, ops_per_warp, &op, &my_key);
   const uint32_t lane = warp::LaneId();
   const uint32_t tile_base = lane / kSlots * kSlots;
   const unsigned tile_mask = (kSlots == 32 ? kFullMask : ((1u << kSlots) - 1)) << tile_base;
-  unsigned active = __ballot_sync(kFullMask, has_op) & tile_mask;
   warp::ReadTally tally;
-  while (active != 0) {
-    const int source = __ffs(active) - 1;
-    active &= active - 1;
-    Key<kKeyWords> key;
-#pragma unroll
-    for (int w = 0; w < kKeyWords; ++w)
-      key.words[w] = __shfl_sync(tile_mask, my_key.words[w], source);
+  warp::ShareWork(tile_mask, has_op, [&](int source) {
+    const Key<kKeyWords> key = warp::ShuffleKey(my_key, source, tile_mask);
     uint64_t value = 0;
     const bool hit = warp::TileGet(view, tile_mask, tile_base, key,
                                    warp::HashOf(key, view.hash_seed), &value, tally);
-    if (lane == static_cast<uint32_t>(source)) {
-      warp::StoreValue(values + op * view.value_size, hit ? value : 0, view.value_size);
-      if (found != nullptr) found[op] = hit ? 1 : 0;
-    }
-  }
+    if (lane == static_cast<uint32_t>(source)) StoreGetAnswer(view, batch, op, hit, value);
+  });
   if (view.cache.reads != nullptr) {
     AddWarpCount(&view.cache.reads[0], tally.cache);
     AddWarpCount(&view.cache.reads[1], tally.pool);
@@ -194,19 +207,40 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (found != nullptr) found[target] = found[source];
 }
 
+// The write a thread holds: position i of the batch runs operation *op =
+// OpAt(op_index, i), unless keep (when not null) marks that operation as
+// superseded by another of its key.
+__device__ __forceinline__ bool HoldsWrite(bool in_batch, uint64_t i, const uint32_t* op_index,
+                                           const uint8_t* keep, uint64_t* op) {
+  if (!in_batch) return false;
+  *op = OpAt(op_index, i);
+  return keep == nullptr || keep[*op] != 0;
+}
+
+// Counts a put's outcome in the thread's counts; a put that found no room
+// goes into failed[] (its batch index).
+__device__ __forceinline__ void CountPut(warp::PutOutcome outcome, uint64_t op, uint32_t* failed,
+                                         BatchCounters* counters, unsigned long long* inserted,
+                                         unsigned long long* updated) {
+  if (outcome == warp::PutOutcome::kInserted) {
+    ++*inserted;
+  } else if (outcome == warp::PutOutcome::kUpdated) {
+    ++*updated;
+  } else {
+    unsigned long long position = atomicAdd(&counters->failed, 1ull);
+    failed[position] = static_cast<uint32_t>(op);
+  }
+}
+
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    PutKernel(GphashView view, const uint8_t* keys, const uint8_t* values, const uint8_t* keep,
-              const uint32_t* op_index, uint64_t count, uint32_t* failed, BatchCounters* counters,
-              uint32_t ops_per_warp) {
+    PutKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
+              const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
+              BatchCounters* counters, uint32_t ops_per_warp) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
-  bool has_op = lane_holds_op && i < count;
   uint64_t op = 0;
-  if (has_op) {
-    op = op_index != nullptr ? op_index[i] : i;
-    if (keep != nullptr && keep[op] == 0) has_op = false;
-  }
+  const bool has_op = HoldsWrite(lane_holds_op && i < count, i, op_index, keep, &op);
   Key<kKeyWords> my_key{};
   uint64_t my_value = 0;
   if (has_op) {
@@ -215,32 +249,22 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
   unsigned long long inserted = 0;
   unsigned long long updated = 0;
-  unsigned active = __ballot_sync(kFullMask, has_op);
-  while (active != 0) {
-    const int source = __ffs(active) - 1;
-    active &= active - 1;
-    Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
-    uint64_t value = __shfl_sync(kFullMask, my_value, source);
-    warp::PutOutcome outcome =
+  warp::ShareWork(kFullMask, has_op, [&](int source) {
+    const Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
+    const uint64_t value = __shfl_sync(kFullMask, my_value, source);
+    const warp::PutOutcome outcome =
         warp::WarpPut(view, view.level_count, key, warp::HashOf(key, view.hash_seed), value, true);
     if (warp::LaneId() == static_cast<uint32_t>(source)) {
-      if (outcome == warp::PutOutcome::kInserted) {
-        ++inserted;
-      } else if (outcome == warp::PutOutcome::kUpdated) {
-        ++updated;
-      } else {
-        unsigned long long position = atomicAdd(&counters->failed, 1ull);
-        failed[position] = static_cast<uint32_t>(op);
-      }
+      CountPut(outcome, op, failed, counters, &inserted, &updated);
     }
-  }
+  });
   AddWarpCount(&counters->inserted, inserted);
   AddWarpCount(&counters->updated, updated);
 }
 
 // One warp, the failed puts one after another (see LaunchKick).
 template <int kKeyWords>
-__global__ void KickKernel(GphashView view, const uint8_t* keys, const uint32_t* ops,
+__global__ void KickKernel(GphashDeviceView view, const uint8_t* keys, const uint32_t* ops,
                            uint64_t count, BatchCounters* counters) {
   unsigned long long kicked = 0;
   for (uint64_t i = 0; i < count; ++i) {
@@ -252,32 +276,26 @@ __global__ void KickKernel(GphashView view, const uint8_t* keys, const uint32_t*
 
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    EraseKernel(GphashView view, const uint8_t* keys, const uint8_t* keep, const uint32_t* op_index,
-                uint8_t* erased, uint64_t count, BatchCounters* counters, uint32_t ops_per_warp) {
+    EraseKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* keep,
+                const uint32_t* op_index, uint8_t* erased, uint64_t count, BatchCounters* counters,
+                uint32_t ops_per_warp) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
   const bool in_batch = lane_holds_op && i < count;
   uint64_t op = 0;
-  bool has_op = false;
-  if (in_batch) {
-    op = op_index != nullptr ? op_index[i] : i;
-    has_op = keep == nullptr || keep[op] != 0;
-    if (!has_op && erased != nullptr) erased[op] = 0;
-  }
+  const bool has_op = HoldsWrite(in_batch, i, op_index, keep, &op);
+  if (in_batch && !has_op && erased != nullptr) erased[op] = 0;
   Key<kKeyWords> my_key{};
   if (has_op) my_key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
   unsigned long long erased_count = 0;
-  unsigned active = __ballot_sync(kFullMask, has_op);
-  while (active != 0) {
-    const int source = __ffs(active) - 1;
-    active &= active - 1;
-    Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
-    bool hit = warp::WarpErase(view, key, warp::HashOf(key, view.hash_seed));
+  warp::ShareWork(kFullMask, has_op, [&](int source) {
+    const Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
+    const bool hit = warp::WarpErase(view, key, warp::HashOf(key, view.hash_seed));
     if (warp::LaneId() == static_cast<uint32_t>(source)) {
       if (erased != nullptr) erased[op] = hit ? 1 : 0;
       if (hit) ++erased_count;
     }
-  }
+  });
   AddWarpCount(&counters->erased, erased_count);
 }
 
@@ -305,44 +323,32 @@ unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
 // One operation per thread (view.thread_gets), for gets.
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    GetThreadKernel(GphashView view, const uint8_t* keys, const uint32_t* op_index,
-                    const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count) {
+    GetThreadKernel(GphashDeviceView view, GetBatch batch) {
   const uint64_t i = ThreadIndex();
-  if (i >= count || (leaders != nullptr && leaders[i] != i)) return;
-  const uint64_t op = op_index != nullptr ? op_index[i] : i;
-  const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
+  if (!LooksUp(batch, i)) return;
+  const uint64_t op = OpAt(batch.op_index, i);
+  const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(batch.keys + op * 8 * kKeyWords);
   uint64_t value = 0;
   const bool hit = thread::ThreadGet(view, key, warp::HashOf(key, view.hash_seed), &value);
-  warp::StoreValue(values + op * view.value_size, hit ? value : 0, view.value_size);
-  if (found != nullptr) found[op] = hit ? 1 : 0;
+  StoreGetAnswer(view, batch, op, hit, value);
 }
 
 // ... and for puts (PutKernel's contract).
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
-    PutThreadKernel(GphashView view, const uint8_t* keys, const uint8_t* values,
+    PutThreadKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
                     const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
                     BatchCounters* counters) {
   const uint64_t i = ThreadIndex();
-  bool has_op = i < count;
   uint64_t op = 0;
-  if (has_op) {
-    op = op_index != nullptr ? op_index[i] : i;
-    if (keep != nullptr && keep[op] == 0) has_op = false;
-  }
+  const bool has_op = HoldsWrite(i < count, i, op_index, keep, &op);
   unsigned long long inserted = 0, updated = 0;
   if (has_op) {
     const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(keys + op * 8 * kKeyWords);
     const uint64_t value = warp::LoadValue(values + op * view.value_size, view.value_size);
     const warp::PutOutcome outcome =
         thread::ThreadPut(view, key, warp::HashOf(key, view.hash_seed), value);
-    if (outcome == warp::PutOutcome::kInserted) {
-      inserted = 1;
-    } else if (outcome == warp::PutOutcome::kUpdated) {
-      updated = 1;
-    } else {
-      failed[atomicAdd(&counters->failed, 1ull)] = static_cast<uint32_t>(op);
-    }
+    CountPut(outcome, op, failed, counters, &inserted, &updated);
   }
   AddWarpCount(&counters->inserted, inserted);
   AddWarpCount(&counters->updated, updated);
@@ -351,32 +357,28 @@ __global__ void __launch_bounds__(kBlockThreads)
 // Launches the get kernel the view asks for: GetTileKernel, or (one-shot
 // gets) GetKernel, or (thread per op) GetThreadKernel.
 template <int kKeyWords>
-Status LaunchGetKernel(const GphashView& view, const uint8_t* keys, const uint32_t* op_index,
-                       const uint32_t* leaders, uint8_t* values, uint8_t* found, uint64_t count,
-                       uint32_t per_warp, cudaStream_t stream) {
-  const unsigned int blocks = WarpBlocksFor(count, per_warp);
+Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint32_t per_warp,
+                       cudaStream_t stream) {
+  const unsigned int blocks = WarpBlocksFor(batch.count, per_warp);
   if (view.thread_gets) {
-    GetThreadKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
-        view, keys, op_index, leaders, values, found, count);
+    GetThreadKernel<kKeyWords><<<BlocksFor(batch.count), kBlockThreads, 0, stream>>>(view, batch);
     return CheckLaunch("GetThreadKernel");
   }
   if (view.one_shot_gets) {
-    GetKernel<kKeyWords><<<blocks, kBlockThreads, 0, stream>>>(view, keys, op_index, leaders,
-                                                               values, found, count, per_warp);
+    GetKernel<kKeyWords><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
     return CheckLaunch("GetKernel");
   }
+  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
+                "GetTileKernel is instantiated for 4, 8 and 16 slots per bucket");
   switch (view.slots_per_bucket) {
     case 4:
-      GetTileKernel<kKeyWords, 4><<<blocks, kBlockThreads, 0, stream>>>(
-          view, keys, op_index, leaders, values, found, count, per_warp);
+      GetTileKernel<kKeyWords, 4><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
       break;
     case 8:
-      GetTileKernel<kKeyWords, 8><<<blocks, kBlockThreads, 0, stream>>>(
-          view, keys, op_index, leaders, values, found, count, per_warp);
+      GetTileKernel<kKeyWords, 8><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
       break;
     case 16:
-      GetTileKernel<kKeyWords, 16><<<blocks, kBlockThreads, 0, stream>>>(
-          view, keys, op_index, leaders, values, found, count, per_warp);
+      GetTileKernel<kKeyWords, 16><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
       break;
     default:
       return Status::InvalidArgument("GPU gets support 4, 8 or 16 slots per bucket, not " +
@@ -388,93 +390,101 @@ Status LaunchGetKernel(const GphashView& view, const uint8_t* keys, const uint32
 }  // namespace
 
 Status DedupeSortTempBytes(size_t count, size_t* bytes) {
-  *bytes = 0;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cub::DeviceRadixSort::SortPairs(nullptr, *bytes, static_cast<const uint32_t*>(nullptr),
-                                      static_cast<uint32_t*>(nullptr),
-                                      static_cast<const uint32_t*>(nullptr),
-                                      static_cast<uint32_t*>(nullptr), static_cast<int>(count)),
-      "cub::DeviceRadixSort::SortPairs (size query)");
-  return Status::OK();
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairs(
+        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), static_cast<int>(count));
+  };
+  return CubTempBytes(sort, bytes, "cub::DeviceRadixSort::SortPairs (size query)");
 }
 
 Status DedupeScanTempBytes(size_t count, size_t* bytes) {
-  *bytes = 0;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cub::DeviceScan::InclusiveScan(nullptr, *bytes, static_cast<const uint32_t*>(nullptr),
-                                     static_cast<uint32_t*>(nullptr), MaxPosition(),
-                                     static_cast<int>(count)),
-      "cub::DeviceScan::InclusiveScan (size query)");
-  return Status::OK();
+  auto scan = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceScan::InclusiveScan(
+        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), MaxPosition(), static_cast<int>(count));
+  };
+  return CubTempBytes(scan, bytes, "cub::DeviceScan::InclusiveScan (size query)");
 }
 
 namespace {
 
 // Sorts the batch's operations by the low 32 bits of their primary hash.
 template <int kKeyWords>
-Status SortBatch(const GphashView& view, const uint8_t* keys, size_t count,
+Status SortBatch(const GphashDeviceView& view, const uint8_t* keys, size_t count,
                  const DedupeScratch& scratch, cudaStream_t stream) {
   SortKeyKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
       keys, count, view.hash_seed, scratch.sort_keys_in, scratch.indices_in);
   GPKV_RETURN_IF_ERROR(CheckLaunch("SortKeyKernel"));
-  size_t temp_bytes = scratch.sort_temp_bytes;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cub::DeviceRadixSort::SortPairs(scratch.sort_temp, temp_bytes, scratch.sort_keys_in,
-                                      scratch.sort_keys_out, scratch.indices_in,
-                                      scratch.indices_out, static_cast<int>(count), 0, 32, stream),
-      "cub::DeviceRadixSort::SortPairs of the batch's key hashes");
-  return Status::OK();
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairs(
+        storage, storage_bytes, scratch.sort_keys_in, scratch.sort_keys_out, scratch.indices_in,
+        scratch.indices_out, static_cast<int>(count), 0, 32, stream);
+  };
+  return RunCub(sort, scratch.sort_temp,
+                "cub::DeviceRadixSort::SortPairs of the batch's key hashes");
+}
+
+// Sorts a batch of `count` operations (SortBatch), then enqueues
+// then(words), words a std::integral_constant of the key words
+// (DispatchKeyWords).
+template <typename Then>
+Status SortBatchThen(const GphashDeviceView& view, const uint8_t* keys, size_t count,
+                     const DedupeScratch& scratch, cudaStream_t stream, Then&& then) {
+  if (count == 0) return Status::OK();
+  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+    GPKV_RETURN_IF_ERROR(SortBatch<decltype(words)::value>(view, keys, count, scratch, stream));
+    return then(words);
+  });
 }
 
 }  // namespace
 
-Status LaunchMarkSurvivors(const GphashView& view, const uint8_t* keys, size_t count,
+Status LaunchMarkSurvivors(const GphashDeviceView& view, const uint8_t* keys, size_t count,
                            const DedupeScratch& scratch, bool keep_first, uint8_t* keep,
                            cudaStream_t stream) {
-  if (count == 0) return Status::OK();
-  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
-    constexpr int kKeyWords = decltype(words)::value;
-    GPKV_RETURN_IF_ERROR(SortBatch<kKeyWords>(view, keys, count, scratch, stream));
-    MarkSurvivorKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
+  return SortBatchThen(view, keys, count, scratch, stream, [&](auto words) -> Status {
+    MarkSurvivorKernel<decltype(words)::value><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         keys, count, scratch.sort_keys_out, scratch.indices_out, keep_first, keep);
     return CheckLaunch("MarkSurvivorKernel");
   });
 }
 
-Status LaunchGet(const GphashView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
+Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
                  size_t count, cudaStream_t stream) {
   if (count == 0) return Status::OK();
+  const GetBatch batch{keys, nullptr, nullptr, values, found, count};
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
-    return LaunchGetKernel<decltype(words)::value>(view, keys, nullptr, nullptr, values, found,
-                                                   count, OpsPerWarp(count), stream);
+    return LaunchGetKernel<decltype(words)::value>(view, batch, OpsPerWarp(count), stream);
   });
 }
 
-Status LaunchGetSorted(const GphashView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
-                       size_t count, const DedupeScratch& scratch, cudaStream_t stream) {
-  if (count == 0) return Status::OK();
-  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values,
+                       uint8_t* found, size_t count, const DedupeScratch& scratch,
+                       cudaStream_t stream) {
+  return SortBatchThen(view, keys, count, scratch, stream, [&](auto words) -> Status {
     constexpr int kKeyWords = decltype(words)::value;
-    GPKV_RETURN_IF_ERROR(SortBatch<kKeyWords>(view, keys, count, scratch, stream));
     // The sort's input arrays are free again: sort_keys_in holds the heads.
     MarkLeadersKernel<kKeyWords><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         keys, count, scratch.sort_keys_out, scratch.indices_out, scratch.sort_keys_in);
     GPKV_RETURN_IF_ERROR(CheckLaunch("MarkLeadersKernel"));
-    size_t temp_bytes = scratch.scan_temp_bytes;
-    GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceScan::InclusiveScan(
-                                  scratch.scan_temp, temp_bytes, scratch.sort_keys_in,
-                                  scratch.leaders, MaxPosition(), static_cast<int>(count), stream),
-                              "cub::DeviceScan::InclusiveScan of the batch's run leaders");
-    GPKV_RETURN_IF_ERROR(LaunchGetKernel<kKeyWords>(view, keys, scratch.indices_out,
-                                                    scratch.leaders, values, found, count,
-                                                    OpsPerWarp(count), stream));
+    auto scan = [&](void* storage, size_t& storage_bytes) {
+      return cub::DeviceScan::InclusiveScan(storage, storage_bytes, scratch.sort_keys_in,
+                                            scratch.leaders, MaxPosition(), static_cast<int>(count),
+                                            stream);
+    };
+    GPKV_RETURN_IF_ERROR(RunCub(scan, scratch.scan_temp,
+                                "cub::DeviceScan::InclusiveScan of the batch's run leaders"));
+    const GetBatch batch{keys, scratch.indices_out, scratch.leaders, values, found, count};
+    GPKV_RETURN_IF_ERROR(LaunchGetKernel<kKeyWords>(view, batch, OpsPerWarp(count), stream));
     ScatterAnswersKernel<<<BlocksFor(count), kBlockThreads, 0, stream>>>(
         view.value_size, scratch.indices_out, scratch.leaders, values, found, count);
     return CheckLaunch("ScatterAnswersKernel");
   });
 }
 
-Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* values,
+Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
                  BatchCounters* counters, cudaStream_t stream) {
   if (count == 0) return Status::OK();
@@ -491,8 +501,8 @@ Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* val
   });
 }
 
-Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* ops, size_t count,
-                  BatchCounters* counters, cudaStream_t stream) {
+Status LaunchKick(const GphashDeviceView& view, const uint8_t* keys, const uint32_t* ops,
+                  size_t count, BatchCounters* counters, cudaStream_t stream) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     KickKernel<decltype(words)::value>
@@ -501,7 +511,7 @@ Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* o
   });
 }
 
-Status LaunchErase(const GphashView& view, const uint8_t* keys, const uint8_t* keep,
+Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* keep,
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
                    cudaStream_t stream) {
   if (count == 0) return Status::OK();

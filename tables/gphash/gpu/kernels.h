@@ -1,5 +1,5 @@
-// Launchers of the GPHash kernels (gphash_kernels.cu for batches,
-// gphash_maintenance_kernels.cu for open-time recovery and resize). Each
+// Launchers of the GPHash kernels (kernels.cu for batches,
+// maintenance_kernels.cu for open-time recovery and resize). Each
 // launcher enqueues its kernel(s) on `stream`, checks cudaPeekAtLastError and
 // names the kernel in any error; none waits for the stream.
 //
@@ -7,7 +7,7 @@
 // key), values value_size bytes per value (any alignment), flag arrays one
 // byte per operation. Counters are device memory the caller zeroed.
 //
-// Who may call: gphash_gpu.cu and gphash_resize.cu.
+// Who may call: backend.cu, open.cu and resize.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "gpkv/status.h"
+#include "gpu/cub_temp_storage.h"
 #include "tables/gphash/gpu/device_view.h"
 
 namespace gpkv::gpu {
@@ -45,22 +46,21 @@ struct BatchCounters {
 // the levels in address order: fewer distinct pages in flight, which is what
 // limits random access to a host mapping.
 struct DedupeScratch {
-  uint32_t* sort_keys_in;   // count
-  uint32_t* sort_keys_out;  // count
-  uint32_t* indices_in;     // count
-  uint32_t* indices_out;    // count: batch index of the operation at each sorted position
-  void* sort_temp;          // sort_temp_bytes (CUB)
-  size_t sort_temp_bytes;
-  uint32_t* leaders;  // count (gets only): sorted position of the key's first operation
-  void* scan_temp;    // scan_temp_bytes (CUB, gets only)
-  size_t scan_temp_bytes;
+  uint32_t* sort_keys_in;    // count
+  uint32_t* sort_keys_out;   // count
+  uint32_t* indices_in;      // count
+  uint32_t* indices_out;     // count: batch index of the operation at each sorted position
+  CubTempStorage sort_temp;  // DedupeSortTempBytes
+  uint32_t* leaders;         // count (gets only): sorted position of the key's first operation
+  CubTempStorage scan_temp;  // DedupeScanTempBytes (gets only)
 };
-// CUB's temporary storage for sorting / scanning `count` operations.
+// Phase one of CUB's temporary storage (gpu/cub_temp_storage.h) for sorting
+// / scanning `count` operations.
 Status DedupeSortTempBytes(size_t count, size_t* bytes);
 Status DedupeScanTempBytes(size_t count, size_t* bytes);
 // keep[i] = 1 unless a later operation (keep_first: an earlier one) of the
 // batch has the same key; scratch.indices_out holds the sorted order.
-Status LaunchMarkSurvivors(const GphashView& view, const uint8_t* keys, size_t count,
+Status LaunchMarkSurvivors(const GphashDeviceView& view, const uint8_t* keys, size_t count,
                            const DedupeScratch& scratch, bool keep_first, uint8_t* keep,
                            cudaStream_t stream);
 
@@ -68,19 +68,20 @@ Status LaunchMarkSurvivors(const GphashView& view, const uint8_t* keys, size_t c
 
 // values[i] = the value of keys[i], or zero bytes; found[i] (if found is not
 // null) = 1 / 0.
-Status LaunchGet(const GphashView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
+Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
                  size_t count, cudaStream_t stream);
 // The same answers, with the batch sorted by bucket first and each distinct
 // key looked up once (its answer copied to the repeats): for direct mode,
 // where a hot key read by many warps at once and scattered pages cost most.
-Status LaunchGetSorted(const GphashView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
-                       size_t count, const DedupeScratch& scratch, cudaStream_t stream);
+Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values,
+                       uint8_t* found, size_t count, const DedupeScratch& scratch,
+                       cudaStream_t stream);
 
 // Inserts or updates operation i (i < count), which is operation
 // op_index[i] of the batch when op_index is not null. Operations with
 // keep[op] == 0 are skipped (keep may be null). Operations that found no
 // EMPTY candidate are appended to failed[] (their batch index) and counted.
-Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* values,
+Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
                  BatchCounters* counters, cudaStream_t stream);
 
@@ -91,12 +92,12 @@ Status LaunchPut(const GphashView& view, const uint8_t* keys, const uint8_t* val
 // Counts the moves in counters->kicked. One warp on purpose: a slot a kick
 // empties may be refilled by the next kick, and one warp keeps the pool's
 // stores (and staged mode's log) in that order. The caller retries the puts.
-Status LaunchKick(const GphashView& view, const uint8_t* keys, const uint32_t* ops, size_t count,
-                  BatchCounters* counters, cudaStream_t stream);
+Status LaunchKick(const GphashDeviceView& view, const uint8_t* keys, const uint32_t* ops,
+                  size_t count, BatchCounters* counters, cudaStream_t stream);
 
 // Erases operation i (op_index[i] when op_index is not null; skipping
 // keep[op] == 0); erased[op] (if not null) = 1 when the key was present.
-Status LaunchErase(const GphashView& view, const uint8_t* keys, const uint8_t* keep,
+Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* keep,
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
                    cudaStream_t stream);
 
@@ -104,11 +105,11 @@ Status LaunchErase(const GphashView& view, const uint8_t* keys, const uint8_t* k
 
 // Counts VALID / INSERT / invalid slot words of level `level`; pool_offset is
 // the level's offset in the pool (for first_invalid_offset).
-Status LaunchCountSlots(const GphashView& view, uint32_t level, uint64_t pool_offset,
+Status LaunchCountSlots(const GphashDeviceView& view, uint32_t level, uint64_t pool_offset,
                         BatchCounters* counters, cudaStream_t stream);
 // Slots [first, end) of a level (slot = bucket * slots_per_bucket + slot in
 // bucket). The kernels below cover one range per launch, so that staged mode
-// can bound the stores of one launch (gphash_staged.cu).
+// can bound the stores of one launch (staged.cu).
 struct SlotRange {
   uint64_t first;
   uint64_t end;
@@ -116,17 +117,17 @@ struct SlotRange {
 
 // Clears the INSERT slots of `range` of level `level` (dry_run: counts them
 // only).
-Status LaunchClearReserved(const GphashView& view, uint32_t level, SlotRange range, bool dry_run,
-                           BatchCounters* counters, cudaStream_t stream);
+Status LaunchClearReserved(const GphashDeviceView& view, uint32_t level, SlotRange range,
+                           bool dry_run, BatchCounters* counters, cudaStream_t stream);
 // Erases every VALID slot in `range` of level `level` whose key is VALID in a
 // slot that wins the duplicate rule (dry_run: counts them only).
-Status LaunchResolveDuplicates(const GphashView& view, uint32_t level, SlotRange range,
+Status LaunchResolveDuplicates(const GphashDeviceView& view, uint32_t level, SlotRange range,
                                bool dry_run, BatchCounters* counters, cudaStream_t stream);
 // Moves every VALID slot in `range` of the bottom level (view.level_count -
 // 1) into the levels above it, each by insert-then-erase; a key already VALID
 // above is only erased below. Keys that found no room stay and count as
 // failed.
-Status LaunchMigrateBottomLevel(const GphashView& view, SlotRange range, BatchCounters* counters,
-                                cudaStream_t stream);
+Status LaunchMigrateBottomLevel(const GphashDeviceView& view, SlotRange range,
+                                BatchCounters* counters, cudaStream_t stream);
 
 }  // namespace gpkv::gpu

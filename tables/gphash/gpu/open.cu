@@ -172,7 +172,7 @@ void GphashGpu::Impl::DropMirror() {
 
 void GphashGpu::Impl::BuildView() {
   const format::LevelSet& level_set = snapshot_.level_set;
-  GphashView view{};
+  GphashDeviceView view{};
   view.level_count = level_set.level_count;
   view.hash_locations = snapshot_.hash_locations;
   view.slots_per_bucket = snapshot_.slots_per_bucket;

@@ -38,7 +38,7 @@ struct ThreadProbe {
 };
 
 template <int kKeyWords>
-__device__ bool SameKey(const uint8_t* bucket, const GphashView& view, uint32_t slot,
+__device__ bool SameKey(const uint8_t* bucket, const GphashDeviceView& view, uint32_t slot,
                         const Key<kKeyWords>& key) {
   const Key<kKeyWords> stored = warp::LoadStoredKey<kKeyWords>(
       bucket + format::KeyOffset(view.slots_per_bucket, view.key_size, slot));
@@ -49,17 +49,21 @@ __device__ bool SameKey(const uint8_t* bucket, const GphashView& view, uint32_t 
 }
 
 template <int kKeyWords>
-__device__ ThreadProbe ThreadProbeKey(const GphashView& view, uint32_t levels,
+__device__ ThreadProbe ThreadProbeKey(const GphashDeviceView& view, uint32_t levels,
                                       const Key<kKeyWords>& key, const format::KeyHash& hash,
                                       bool want_empty) {
   ThreadProbe probe;
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   const uint32_t slots = view.slots_per_bucket;
-  uint64_t best_rank = kNoRank;
+  uint64_t best_rank = format::kNoWinnerRank;
   uint32_t empty_count = 0;
   for (uint32_t level = 0; level < levels; ++level) {
-    for (uint32_t location = 0; location < view.hash_locations; ++location) {
-      const uint64_t index = format::BucketIndex(hash, location, view.bucket_counts[level]);
+    // Every location, as the warp probe reads them (and breaks ties).
+    const format::LevelCandidates buckets =
+        format::CandidateBucketsOfLevel(hash, view.hash_locations, view.bucket_counts[level],
+                                        format::CandidateOrder::kEveryLocation);
+    for (uint32_t i = 0; i < buckets.count; ++i) {
+      const uint64_t index = buckets.buckets[i];
       const uint8_t* bucket = warp::IndexBucket(view, level, index);
       uint32_t empties = 0;
       int first_empty = -1;
@@ -75,7 +79,7 @@ __device__ ThreadProbe ThreadProbeKey(const GphashView& view, uint32_t levels,
           continue;
         }
         if (!format::SlotMatches(word, fingerprint)) continue;
-        const uint64_t rank = WinnerRank(level, index, slot);
+        const uint64_t rank = format::WinnerRank(level, index, slot);
         if (rank >= best_rank) continue;
         const uint64_t value =
             warp::LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot));
@@ -102,7 +106,7 @@ __device__ ThreadProbe ThreadProbeKey(const GphashView& view, uint32_t levels,
 // Get of one key by one thread; the slot is read again after key and value
 // (seqlock) and the probe repeated if it changed.
 template <int kKeyWords>
-__device__ bool ThreadGet(const GphashView& view, const Key<kKeyWords>& key,
+__device__ bool ThreadGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                           const format::KeyHash& hash, uint64_t* value) {
   for (;;) {
     ThreadProbe probe = ThreadProbeKey(view, view.level_count, key, hash, false);
@@ -118,7 +122,7 @@ __device__ bool ThreadGet(const GphashView& view, const Key<kKeyWords>& key,
 
 // Insert or update of one key by one thread (warp::WarpPut's protocol).
 template <int kKeyWords>
-__device__ warp::PutOutcome ThreadPut(const GphashView& view, const Key<kKeyWords>& key,
+__device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kKeyWords>& key,
                                       const format::KeyHash& hash, uint64_t value_word) {
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   const uint32_t slots = view.slots_per_bucket;

@@ -1,14 +1,17 @@
 // Warp-level operations on a GPHash table (tables/gphash/layout.h), called by
-// the kernels of gphash_kernels.cu: one-shot probe of every candidate slot of
-// a key (one slot per lane, rounds of 32 when a key has more candidates),
-// get, put (insert or update), erase, and the pieces of resize and recovery.
+// the kernels of kernels.cu and maintenance_kernels.cu: one-shot probe of
+// every candidate slot of a key (one slot per lane, rounds of 32 when a key
+// has more candidates), get, put (insert or update), erase, and the pieces of
+// resize and recovery.
 //
-// Work sharing (WCWS): each lane of a kernel holds one operation; the warp
-// runs the active lanes' operations one at a time, all 32 lanes cooperating
-// on each. Every function here is called by all 32 lanes of a warp with the
-// same arguments (warp-uniform key, hash, view) and under the full mask;
-// "uniform" results are the same in every lane on return, "held by lane L"
-// results are meaningful in lane L only.
+// Work sharing (WCWS, warp::ShareWork in gpu/warp_work_sharing.cuh): each
+// lane of a kernel holds one operation; the warp runs the active lanes'
+// operations one at a time, all 32 lanes cooperating on each. Every function
+// here is called by all 32 lanes of a warp with the same arguments
+// (warp-uniform key, hash, view) and under the full mask, except those that
+// take a tile mask (TileGet and its helpers: the lanes of the tile, under
+// its mask); "uniform" results are the same in every lane on return, "held
+// by lane L" results are meaningful in lane L only.
 //
 // Memory: slot words, keys and values of the index copy are read with
 // volatile loads (never cached in L1: other warps and other batches write
@@ -21,15 +24,11 @@
 #include <cstdint>
 
 #include "format/hash.h"
+#include "gpu/warp_work_sharing.cuh"
 #include "tables/gphash/gpu/device_view.h"
 #include "tables/gphash/layout.h"
 
 namespace gpkv::gpu::warp {
-
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr uint32_t kWarpSize = 32;
-
-__device__ __forceinline__ uint32_t LaneId() { return threadIdx.x % kWarpSize; }
 
 __device__ __forceinline__ uint64_t LoadWord(const uint8_t* address) {
   return *reinterpret_cast<const volatile uint64_t*>(address);
@@ -67,14 +66,13 @@ __device__ __forceinline__ Key<kKeyWords> LoadStoredKey(const uint8_t* source) {
   return key;
 }
 
-// All lanes: lane `source_lane`'s key.
+// Every lane of `mask` (which calls it): lane `source_lane`'s key.
 template <int kKeyWords>
-__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, int source_lane) {
+__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, int source_lane,
+                                                     unsigned mask = kFullMask) {
   Key<kKeyWords> out;
 #pragma unroll
-  for (int w = 0; w < kKeyWords; ++w) {
-    out.words[w] = __shfl_sync(kFullMask, key.words[w], source_lane);
-  }
+  for (int w = 0; w < kKeyWords; ++w) out.words[w] = __shfl_sync(mask, key.words[w], source_lane);
   return out;
 }
 
@@ -114,7 +112,7 @@ __device__ __forceinline__ uint64_t WarpMin(uint64_t value) {
 // copy when the bucket is cached, else the index level's (pool or mirror).
 // Writers and anything else the table orders against cache reloads only
 // (BktCache::Reload); gets racing a reload use AcquireForGet.
-__device__ __forceinline__ uint8_t* IndexBucket(const GphashView& view, uint32_t level,
+__device__ __forceinline__ uint8_t* IndexBucket(const GphashDeviceView& view, uint32_t level,
                                                 uint64_t bucket) {
   if (view.cache.slot_of != nullptr) {
     const uint32_t slot = *reinterpret_cast<const volatile uint32_t*>(
@@ -125,13 +123,13 @@ __device__ __forceinline__ uint8_t* IndexBucket(const GphashView& view, uint32_t
 }
 // True when stores to `index_bucket` (an IndexBucket) must be repeated in
 // the pool: it is the mirror's copy or the BktCache's.
-__device__ __forceinline__ bool WritesBothCopies(const GphashView& view,
+__device__ __forceinline__ bool WritesBothCopies(const GphashDeviceView& view,
                                                  const uint8_t* index_bucket) {
   return view.mirrored ||
          (view.cache.slot_of != nullptr && index_bucket >= view.cache.buckets &&
           index_bucket < view.cache.buckets + view.cache.capacity * view.bucket_bytes);
 }
-__device__ __forceinline__ uint8_t* PoolBucket(const GphashView& view, uint32_t level,
+__device__ __forceinline__ uint8_t* PoolBucket(const GphashDeviceView& view, uint32_t level,
                                                uint64_t bucket) {
   return view.pool_levels[level] + bucket * view.bucket_bytes;
 }
@@ -157,7 +155,7 @@ struct ReadTally {
 // (BktCache's EvictKernel), so either the get sees the bucket gone and reads
 // the pool's copy (the same bytes: writers store to both) or the reload
 // waits for it. Pair with ReleaseForGet.
-__device__ __forceinline__ GetHold AcquireForGet(const GphashView& view, unsigned tile_mask,
+__device__ __forceinline__ GetHold AcquireForGet(const GphashDeviceView& view, unsigned tile_mask,
                                                  uint32_t tile_base, uint32_t level,
                                                  uint64_t bucket, ReadTally& tally) {
   GetHold hold{view.index_levels[level] + bucket * view.bucket_bytes, 0};
@@ -190,7 +188,7 @@ __device__ __forceinline__ GetHold AcquireForGet(const GphashView& view, unsigne
   __syncwarp(tile_mask);
   return hold;
 }
-__device__ __forceinline__ void ReleaseForGet(const GphashView& view, unsigned tile_mask,
+__device__ __forceinline__ void ReleaseForGet(const GphashDeviceView& view, unsigned tile_mask,
                                               uint32_t tile_base, const GetHold& hold) {
   __syncwarp(tile_mask);
   if (LaneId() == tile_base && hold.cache_slot != 0) {
@@ -201,8 +199,9 @@ __device__ __forceinline__ void ReleaseForGet(const GphashView& view, unsigned t
 // Stores `word` at byte `offset` of bucket `bucket` of level `level` in the
 // pool: in place, or (staged mode) appended to the view's staged log in the
 // order the stores happen (one thread's stores keep their program order).
-__device__ __forceinline__ void PoolStore(const GphashView& view, uint32_t level, uint64_t bucket,
-                                          uint32_t offset, uint64_t word, StagedStoreKind kind) {
+__device__ __forceinline__ void PoolStore(const GphashDeviceView& view, uint32_t level,
+                                          uint64_t bucket, uint32_t offset, uint64_t word,
+                                          StagedStoreKind kind) {
   if (view.staged_log == nullptr) {
     StoreWord(PoolBucket(view, level, bucket) + offset, word);
     return;
@@ -215,20 +214,35 @@ __device__ __forceinline__ void PoolStore(const GphashView& view, uint32_t level
   }
 }
 
-// Candidate `candidate` of `hash`: its slot, the index copy of its bucket
-// and its slot word as read now.
-__device__ __forceinline__ void LoadCandidate(const GphashView& view, const format::KeyHash& hash,
-                                              uint32_t candidate, GphashCandidate* slot,
-                                              uint8_t** bucket, uint64_t* word) {
-  *slot = CandidateOf(view, hash, candidate);
-  *bucket = IndexBucket(view, slot->level, slot->bucket);
-  *word = LoadWord(*bucket + format::SlotWordOffset(slot->slot));
+// The candidate slot one lane reads in a round of a probe.
+struct LaneCandidate {
+  bool in_range = false;  // false: the round has fewer candidates left than lanes
+  GphashCandidate slot{};
+  uint8_t* bucket = nullptr;  // the index copy of its bucket
+  uint64_t word = 0;          // its slot word as read
+};
+
+// This lane's candidate in the round of a probe over `candidates` candidate
+// slots of `hash` that starts at candidate `base`: candidate base + lane, if
+// in range, with the index copy of its bucket and its slot word as read now.
+__device__ __forceinline__ LaneCandidate LoadLaneCandidate(const GphashDeviceView& view,
+                                                           const format::KeyHash& hash,
+                                                           uint32_t candidates, uint32_t base) {
+  LaneCandidate out;
+  const uint32_t candidate = base + LaneId();
+  out.in_range = candidate < candidates;
+  if (out.in_range) {
+    out.slot = CandidateOf(view, hash, candidate);
+    out.bucket = IndexBucket(view, out.slot.level, out.slot.bucket);
+    out.word = LoadWord(out.bucket + format::SlotWordOffset(out.slot.slot));
+  }
+  return out;
 }
 
 // What one probe of a key found.
 struct Probe {
   // Uniform. match_lane < 0: the key is VALID in no candidate slot.
-  uint64_t match_rank = kNoRank;
+  uint64_t match_rank = format::kNoWinnerRank;
   int match_lane = -1;
   // Uniform. empty_lane < 0: no candidate slot is EMPTY (kWantEmpty only).
   int empty_lane = -1;
@@ -255,22 +269,16 @@ enum ProbeFlags : uint32_t {
 // the most EMPTY slots, in it the lowest EMPTY slot. With kEraseMatches,
 // *erased (uniform) says whether this call erased a slot.
 template <int kKeyWords>
-__device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKeyWords>& key,
+__device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Key<kKeyWords>& key,
                          const format::KeyHash& hash, uint32_t flags, Probe& probe,
                          bool* erased = nullptr) {
   const uint32_t lane = LaneId();
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   const uint32_t candidates = CandidateCount(view, levels);
   const uint32_t slots = view.slots_per_bucket;
-  const uint32_t per_level = view.hash_locations * slots;
   bool erased_here = false;
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
-    const uint32_t candidate = base + lane;
-    const bool in_range = candidate < candidates;
-    GphashCandidate slot{};
-    uint64_t word = 0;
-    uint8_t* bucket = nullptr;
-    if (in_range) LoadCandidate(view, hash, candidate, &slot, &bucket, &word);
+    const auto [in_range, slot, bucket, word] = LoadLaneCandidate(view, hash, candidates, base);
     bool match = false;
     uint64_t value = 0;
     if (in_range && format::SlotMatches(word, fingerprint)) {
@@ -295,7 +303,8 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
         }
       }
     } else {
-      uint64_t rank = match ? WinnerRank(slot.level, slot.bucket, slot.slot) : kNoRank;
+      uint64_t rank =
+          match ? format::WinnerRank(slot.level, slot.bucket, slot.slot) : format::kNoWinnerRank;
       uint64_t round_min = WarpMin(rank);
       if (round_min < probe.match_rank) {
         unsigned winners = __ballot_sync(kFullMask, rank == round_min);
@@ -316,7 +325,7 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
       for (uint32_t first = 0; first < kWarpSize && empty_mask != 0; first += slots) {
         unsigned segment = (empty_mask >> first) & segment_mask;
         if (segment == 0) continue;
-        uint32_t level = (base + first) / per_level;
+        uint32_t level = format::CandidateSlotAt(base + first, view.hash_locations, slots).level;
         uint32_t count = __popc(segment);
         if (level < probe.empty_level ||
             (level == probe.empty_level && count > probe.empty_count)) {
@@ -339,7 +348,7 @@ __device__ void ProbeKey(const GphashView& view, uint32_t levels, const Key<kKey
 // (uniform). A slot that changed while it was read (seqlock on the slot
 // word's version) is read again.
 template <int kKeyWords>
-__device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
+__device__ bool WarpGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                         const format::KeyHash& hash, uint64_t* value) {
   const uint32_t lane = LaneId();
   for (;;) {
@@ -373,7 +382,7 @@ __device__ bool WarpGet(const GphashView& view, const Key<kKeyWords>& key,
 // kick takes the table exclusively), so an early stop cannot miss a key in
 // flight between two buckets.
 template <int kKeyWords>
-__device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t tile_base,
+__device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32_t tile_base,
                         const Key<kKeyWords>& key, const format::KeyHash& hash, uint64_t* value,
                         ReadTally& tally) {
   const uint32_t lane = LaneId();
@@ -383,17 +392,11 @@ __device__ bool TileGet(const GphashView& view, unsigned tile_mask, uint32_t til
   for (;;) {
     bool retry = false;
     for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
-      uint64_t buckets[kMaxHashLocations];
-      const uint32_t locations = view.hash_locations;
-      for (uint32_t location = 0; location < locations; ++location) {
-        uint64_t bucket = format::BucketIndex(hash, location, view.bucket_counts[level]);
-        uint32_t at = location;
-        for (; at > 0 && buckets[at - 1] > bucket; --at) buckets[at] = buckets[at - 1];
-        buckets[at] = bucket;
-      }
-      for (uint32_t i = 0; i < locations; ++i) {
-        if (i > 0 && buckets[i] == buckets[i - 1]) continue;
-        const GetHold hold = AcquireForGet(view, tile_mask, tile_base, level, buckets[i], tally);
+      const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
+          hash, view.hash_locations, view.bucket_counts[level], format::CandidateOrder::kWinner);
+      for (uint32_t i = 0; i < buckets.count; ++i) {
+        const GetHold hold =
+            AcquireForGet(view, tile_mask, tile_base, level, buckets.buckets[i], tally);
         const uint8_t* bucket = hold.bucket;
         const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
         bool match = false;
@@ -438,8 +441,8 @@ enum class PutOutcome : uint32_t { kInserted, kUpdated, kPresent, kNoRoom };
 // writes key and value to the pool (and mirror), then publishes VALID. False
 // (uniform) when another writer took the slot first.
 template <int kKeyWords>
-__device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<kKeyWords>& key,
-                         uint64_t fingerprint, uint64_t value_word) {
+__device__ bool InsertAt(const GphashDeviceView& view, const Probe& probe,
+                         const Key<kKeyWords>& key, uint64_t fingerprint, uint64_t value_word) {
   bool reserved = false;
   if (LaneId() == static_cast<uint32_t>(probe.empty_lane)) {
     const GphashCandidate& slot = probe.empty_slot;
@@ -479,9 +482,9 @@ __device__ bool InsertAt(const GphashView& view, const Probe& probe, const Key<k
 // stores the value word of the slot that holds the key (the duplicate-rule
 // winner). Without update_existing a present key is left as it is (kPresent).
 template <int kKeyWords>
-__device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key<kKeyWords>& key,
-                              const format::KeyHash& hash, uint64_t value_word,
-                              bool update_existing) {
+__device__ PutOutcome WarpPut(const GphashDeviceView& view, uint32_t levels,
+                              const Key<kKeyWords>& key, const format::KeyHash& hash,
+                              uint64_t value_word, bool update_existing) {
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   for (;;) {
     Probe probe;
@@ -506,7 +509,7 @@ __device__ PutOutcome WarpPut(const GphashView& view, uint32_t levels, const Key
 
 // Erases every slot holding `key`; true (uniform) if one was erased.
 template <int kKeyWords>
-__device__ bool WarpErase(const GphashView& view, const Key<kKeyWords>& key,
+__device__ bool WarpErase(const GphashDeviceView& view, const Key<kKeyWords>& key,
                           const format::KeyHash& hash) {
   Probe probe;
   bool erased = false;
@@ -517,8 +520,8 @@ __device__ bool WarpErase(const GphashView& view, const Key<kKeyWords>& key,
 
 // CAS of one slot word from `word` to its EMPTY word in the index copy (and a
 // store to the pool copy when mirrored). Called by one lane.
-__device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level, uint64_t bucket,
-                                          uint32_t slot, uint64_t word) {
+__device__ __forceinline__ bool EraseSlot(const GphashDeviceView& view, uint32_t level,
+                                          uint64_t bucket, uint32_t slot, uint64_t word) {
   uint64_t empty = format::EmptyWord(word);
   uint8_t* index_bucket = IndexBucket(view, level, bucket);
   if (!CasWord(index_bucket + format::SlotWordOffset(slot), word, empty)) return false;
@@ -527,15 +530,48 @@ __device__ __forceinline__ bool EraseSlot(const GphashView& view, uint32_t level
   return true;
 }
 
-// True (held by the calling lane) when bucket `bucket` of level `level` is a
-// candidate bucket of `hash`.
-__device__ __forceinline__ bool IsCandidateBucket(const GphashView& view,
-                                                  const format::KeyHash& hash, uint32_t level,
-                                                  uint64_t bucket) {
-  for (uint32_t location = 0; location < view.hash_locations; ++location) {
-    if (format::BucketIndex(hash, location, view.bucket_counts[level]) == bucket) return true;
+// One step of WarpKick: moves the resident key `resident` (value word
+// `value`) that lane `source` found in its candidate slot `at` to an EMPTY
+// slot of another of the resident's candidate buckets. True (uniform) when
+// `hash`'s key has room now: the resident moved, or its move found an EMPTY
+// slot that is a candidate of `hash` already.
+template <int kKeyWords>
+__device__ bool KickResident(const GphashDeviceView& view, const format::KeyHash& hash,
+                             const Key<kKeyWords>& resident, uint64_t value, int source,
+                             const LaneCandidate& at) {
+  const uint32_t lane = LaneId();
+  const format::KeyHash resident_hash = HashOf(resident, view.hash_seed);
+  Probe probe;
+  ProbeKey(view, view.level_count, resident, resident_hash, kWantEmpty, probe);
+  if (probe.empty_lane < 0) return false;  // the resident has no room elsewhere either
+  bool room_for_key = false;
+  if (lane == static_cast<uint32_t>(probe.empty_lane)) {
+    room_for_key = format::IsCandidateBucket(hash, view.hash_locations,
+                                             view.bucket_counts[probe.empty_slot.level],
+                                             probe.empty_slot.bucket);
   }
-  return false;
+  if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
+  const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
+  if (!InsertAt(view, probe, resident, fingerprint, value)) return false;
+  bool moved = false;
+  if (lane == static_cast<uint32_t>(source)) {
+    moved = EraseSlot(view, at.slot.level, at.slot.bucket, at.slot.slot, at.word);
+  }
+  moved = __shfl_sync(kFullMask, moved, source);
+  if (!moved) {
+    if (lane == static_cast<uint32_t>(probe.empty_lane)) {
+      const uint64_t published =
+          format::PublishWord(format::ReserveWord(probe.empty_word), fingerprint);
+      EraseSlot(view, probe.empty_slot.level, probe.empty_slot.bucket, probe.empty_slot.slot,
+                published);
+      __threadfence_system();
+    }
+    __syncwarp();
+    return false;
+  }
+  if (lane == static_cast<uint32_t>(source)) __threadfence_system();
+  __syncwarp();
+  return true;
 }
 
 // Makes room for `hash`'s key (a put that found no EMPTY candidate): moves
@@ -545,68 +581,35 @@ __device__ __forceinline__ bool IsCandidateBucket(const GphashView& view,
 // source changed meanwhile the copy is dropped again. A crash in between
 // leaves a duplicate with the same value, which recovery resolves. True
 // (uniform) when a resident moved or a candidate slot is EMPTY already.
+// The residents of one round of candidates are tried one after another
+// (ShareWork: each lane offers the key of its candidate slot).
 // REQUIRES: no other warp writes the table meanwhile (LaunchKick).
 template <int kKeyWords>
-__device__ bool WarpKick(const GphashView& view, const format::KeyHash& hash) {
-  const uint32_t lane = LaneId();
+__device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& hash) {
   const uint32_t candidates = CandidateCount(view, view.level_count);
   const uint32_t slots = view.slots_per_bucket;
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
-    const uint32_t candidate = base + lane;
-    const bool in_range = candidate < candidates;
-    GphashCandidate slot{};
-    uint64_t word = 0;
-    uint8_t* bucket = nullptr;
-    if (in_range) LoadCandidate(view, hash, candidate, &slot, &bucket, &word);
-    if (__any_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotEmpty)) {
+    const LaneCandidate mine = LoadLaneCandidate(view, hash, candidates, base);
+    if (__any_sync(kFullMask,
+                   mine.in_range && format::SlotStateOf(mine.word) == format::kSlotEmpty)) {
       return true;
     }
-    unsigned residents =
-        __ballot_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotValid);
+    const bool resident_here =
+        mine.in_range && format::SlotStateOf(mine.word) == format::kSlotValid;
     Key<kKeyWords> my_resident{};
     uint64_t my_value = 0;
-    if (residents & (1u << lane)) {
-      my_resident =
-          LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot.slot));
-      my_value = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot.slot));
+    if (resident_here) {
+      my_resident = LoadStoredKey<kKeyWords>(
+          mine.bucket + format::KeyOffset(slots, view.key_size, mine.slot.slot));
+      my_value =
+          LoadWord(mine.bucket + format::ValueWordOffset(slots, view.key_size, mine.slot.slot));
     }
-    while (residents != 0) {
-      const int source = __ffs(residents) - 1;
-      residents &= residents - 1;
+    const bool made_room = ShareWork(kFullMask, resident_here, [&](int source) {
       const Key<kKeyWords> resident = ShuffleKey(my_resident, source);
       const uint64_t value = __shfl_sync(kFullMask, my_value, source);
-      const format::KeyHash resident_hash = HashOf(resident, view.hash_seed);
-      Probe probe;
-      ProbeKey(view, view.level_count, resident, resident_hash, kWantEmpty, probe);
-      if (probe.empty_lane < 0) continue;  // the resident has no room elsewhere either
-      bool room_for_key = false;
-      if (lane == static_cast<uint32_t>(probe.empty_lane)) {
-        room_for_key =
-            IsCandidateBucket(view, hash, probe.empty_slot.level, probe.empty_slot.bucket);
-      }
-      if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
-      const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
-      if (!InsertAt(view, probe, resident, fingerprint, value)) continue;
-      bool moved = false;
-      if (lane == static_cast<uint32_t>(source)) {
-        moved = EraseSlot(view, slot.level, slot.bucket, slot.slot, word);
-      }
-      moved = __shfl_sync(kFullMask, moved, source);
-      if (!moved) {
-        if (lane == static_cast<uint32_t>(probe.empty_lane)) {
-          const uint64_t published =
-              format::PublishWord(format::ReserveWord(probe.empty_word), fingerprint);
-          EraseSlot(view, probe.empty_slot.level, probe.empty_slot.bucket, probe.empty_slot.slot,
-                    published);
-          __threadfence_system();
-        }
-        __syncwarp();
-        continue;
-      }
-      if (lane == static_cast<uint32_t>(source)) __threadfence_system();
-      __syncwarp();
-      return true;
-    }
+      return KickResident(view, hash, resident, value, source, mine);
+    });
+    if (made_room) return true;
   }
   return false;
 }

@@ -35,32 +35,35 @@ Workspace::~Workspace() {
 }
 
 Status Workspace::Reserve(size_t bytes) {
-  if (bytes <= arena_bytes_) return Status::OK();
-  size_t grown = arena_bytes_ * 2 > bytes ? arena_bytes_ * 2 : bytes;
-  GPKV_RETURN_IF_ERROR(Wait("growing the scratch arena"));
-  if (arena_ != nullptr) cudaFree(arena_);
-  arena_ = nullptr;
-  arena_bytes_ = 0;
-  void* arena = nullptr;
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&arena, grown),
-                            "cudaMalloc of a " + std::to_string(grown) + "-byte scratch arena");
-  arena_ = static_cast<uint8_t*>(arena);
-  arena_bytes_ = grown;
-  return Status::OK();
+  return Grow(bytes, /*pinned_host=*/false, &arena_, &arena_bytes_);
 }
 
 Status Workspace::ReserveHost(size_t bytes) {
-  if (bytes <= host_arena_bytes_) return Status::OK();
-  size_t grown = host_arena_bytes_ * 2 > bytes ? host_arena_bytes_ * 2 : bytes;
-  GPKV_RETURN_IF_ERROR(Wait("growing the host scratch"));
-  if (host_arena_ != nullptr) cudaFreeHost(host_arena_);
-  host_arena_ = nullptr;
-  host_arena_bytes_ = 0;
-  void* arena = nullptr;
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&arena, grown),
-                            "cudaMallocHost of a " + std::to_string(grown) + "-byte host scratch");
-  host_arena_ = static_cast<uint8_t*>(arena);
-  host_arena_bytes_ = grown;
+  return Grow(bytes, /*pinned_host=*/true, &host_arena_, &host_arena_bytes_);
+}
+
+Status Workspace::Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes) {
+  if (bytes <= *buffer_bytes) return Status::OK();
+  const size_t grown = *buffer_bytes * 2 > bytes ? *buffer_bytes * 2 : bytes;
+  const char* what = pinned_host ? "host scratch" : "scratch arena";
+  GPKV_RETURN_IF_ERROR(
+      Wait(pinned_host ? "growing the host scratch" : "growing the scratch arena"));
+  if (*buffer != nullptr) {
+    if (pinned_host) {
+      cudaFreeHost(*buffer);
+    } else {
+      cudaFree(*buffer);
+    }
+  }
+  *buffer = nullptr;
+  *buffer_bytes = 0;
+  void* allocated = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(
+      pinned_host ? cudaMallocHost(&allocated, grown) : cudaMalloc(&allocated, grown),
+      std::string(pinned_host ? "cudaMallocHost" : "cudaMalloc") + " of a " +
+          std::to_string(grown) + "-byte " + what);
+  *buffer = static_cast<uint8_t*>(allocated);
+  *buffer_bytes = grown;
   return Status::OK();
 }
 

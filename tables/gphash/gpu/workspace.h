@@ -5,7 +5,8 @@
 // calls) and a free list of workspaces with their own streams (the waiting
 // calls, one per concurrent caller).
 //
-// Who may call: gphash_gpu.cu.
+// Who may call: the GPU backend (backend.cu, cells.cu, open.cu, resize.cu,
+// staged.cu).
 //
 // Thread safety: a workspace is used by one thread at a time (the table hands
 // it out under its mutex).
@@ -86,6 +87,9 @@ class Workspace {
 
  private:
   Workspace() = default;
+  // Reserve and ReserveHost: makes *buffer (device memory, or pinned host
+  // memory) at least `bytes` long, doubling it at least.
+  Status Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes);
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
   uint8_t* arena_ = nullptr;

@@ -209,19 +209,23 @@ inline SlotAt Locate(const recovery::GphashView& view, uint32_t level, uint64_t 
   return at;
 }
 
+// The candidate buckets of `hash` in level `level` of `view`, each once
+// (format::CandidateBucketsOfLevel).
+inline std::vector<uint64_t> CandidateBuckets(const recovery::GphashView& view,
+                                              const format::KeyHash& hash, uint32_t level) {
+  const format::LevelCandidates candidates =
+      format::CandidateBucketsOfLevel(hash, view.hash_locations, view.levels[level].bucket_count,
+                                      format::CandidateOrder::kFirstLocation);
+  return std::vector<uint64_t>(candidates.buckets, candidates.buckets + candidates.count);
+}
+
 // Every VALID slot holding `key`.
 inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const recovery::GphashView& view,
                                    const uint8_t* key) {
   std::vector<SlotAt> out;
   format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
-    for (uint32_t location = 0; location < view.hash_locations; ++location) {
-      uint64_t bucket = format::BucketIndex(hash, location, view.levels[level].bucket_count);
-      bool repeat = false;
-      for (uint32_t l = 0; l < location; ++l) {
-        repeat |= format::BucketIndex(hash, l, view.levels[level].bucket_count) == bucket;
-      }
-      if (repeat) continue;
+    for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
       for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);
         uint64_t word = *pool.At<uint64_t>(at.word_offset);
@@ -243,8 +247,7 @@ inline std::optional<SlotAt> FreeCandidate(const pm::Pool& pool, const recovery:
   format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
     if (level_wanted >= 0 && level != static_cast<uint32_t>(level_wanted)) continue;
-    for (uint32_t location = 0; location < view.hash_locations; ++location) {
-      uint64_t bucket = format::BucketIndex(hash, location, view.levels[level].bucket_count);
+    for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
       if (level == not_level && bucket == not_bucket) continue;
       for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);

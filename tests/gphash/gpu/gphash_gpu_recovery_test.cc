@@ -54,15 +54,15 @@ class HostTable {
     std::vector<HostSlot> out;
     KeyHash hash = Hash(key);
     const format::LevelSet& levels = snapshot_.level_set;
-    for (uint32_t level = 0; level < levels.level_count; ++level) {
-      for (uint32_t location = 0; location < snapshot_.hash_locations; ++location) {
-        uint64_t bucket = format::BucketIndex(hash, location, levels.levels[level].bucket_count);
-        uint8_t* at =
-            pool_.At<uint8_t>(levels.levels[level].offset + bucket * snapshot_.bucket_bytes);
-        for (uint32_t slot = 0; slot < snapshot_.slots_per_bucket; ++slot) {
-          out.push_back({at, slot, level, bucket});
-        }
-      }
+    const uint32_t count = format::CandidateSlotCount(levels.level_count, snapshot_.hash_locations,
+                                                      snapshot_.slots_per_bucket);
+    for (uint32_t candidate = 0; candidate < count; ++candidate) {
+      const format::CandidateSlot slot =
+          format::CandidateSlotAt(candidate, snapshot_.hash_locations, snapshot_.slots_per_bucket);
+      const format::LevelDesc& level = levels.levels[slot.level];
+      const uint64_t bucket = format::BucketIndex(hash, slot.location, level.bucket_count);
+      out.push_back({pool_.At<uint8_t>(level.offset + bucket * snapshot_.bucket_bytes), slot.slot,
+                     slot.level, bucket});
     }
     return out;
   }
