@@ -19,10 +19,6 @@ namespace {
 
 static_assert(sizeof(format::CatalogParams) == format::kCatalogParamsSize);
 
-std::string TableWhere(const pm::Pool& pool, const format::CatalogEntry& entry) {
-  return pool.path() + ": table '" + entry.name + "'";
-}
-
 // The GPU backend, when the DB runs on CUDA. Null when the table should run
 // on the CPU instead (Backend::kAuto and the GPU cannot take it here: an
 // index too large for GPU memory in staged mode, or past the link's cliff in

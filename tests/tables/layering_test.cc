@@ -1,0 +1,163 @@
+// The layering rules of DESIGN.md, checked on the source tree (GPKV_SOURCE_DIR):
+//  - a family's layout.h includes only the standard library and format/
+//    headers, which themselves include only the standard library and format/;
+//  - nothing outside gpu/, tables/<family>/gpu/, bench/gpu/ and the device
+//    tests includes CUDA (a CUDA header, CUB, NVTX or a .cuh file), and the
+//    public headers never do;
+//  - no family includes another family's files;
+//  - engine/ and recovery/ reach families only through tables/registry.h and
+//    tables/family.h;
+//  - bench/ includes nothing of tools/ (tools/ is above it).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace gpkv {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = GPKV_SOURCE_DIR;
+
+struct Include {
+  std::string target;  // what is included
+  bool angled = false;
+  int line = 0;
+};
+
+std::vector<Include> IncludesOf(const fs::path& file) {
+  static const std::regex kInclude(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
+  std::vector<Include> out;
+  std::ifstream in(file);
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    std::smatch match;
+    if (std::regex_search(text, match, kInclude)) {
+      out.push_back({match[2].str(), match[1].str() == "<", line});
+    }
+  }
+  return out;
+}
+
+// Source files under `dir` (relative to the root), recursively.
+std::vector<fs::path> SourcesUnder(const std::string& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(kRoot / dir)) return out;
+  for (const auto& entry : fs::recursive_directory_iterator(kRoot / dir)) {
+    const std::string extension = entry.path().extension().string();
+    if (extension == ".h" || extension == ".cc" || extension == ".cu" || extension == ".cuh") {
+      out.push_back(fs::relative(entry.path(), kRoot));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Families() {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(kRoot / "tables")) {
+    if (entry.is_directory()) out.push_back(entry.path().filename().string());
+  }
+  return out;
+}
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+bool IsCudaInclude(const Include& include) {
+  const std::string& t = include.target;
+  const bool cuh = t.size() > 4 && t.compare(t.size() - 4, 4, ".cuh") == 0;
+  return StartsWith(t, "cuda") || StartsWith(t, "cub/") || StartsWith(t, "thrust/") ||
+         StartsWith(t, "nvtx") || StartsWith(t, "cooperative_groups") || cuh;
+}
+
+TEST(Layering, TheTreeHasFamilies) {
+  ASSERT_FALSE(Families().empty()) << kRoot;
+  ASSERT_TRUE(fs::exists(kRoot / "tables/gphash/layout.h"));
+}
+
+TEST(Layering, ALayoutHeaderIncludesOnlyTheStandardLibraryAndFormat) {
+  for (const std::string& family : Families()) {
+    const fs::path layout = fs::path("tables") / family / "layout.h";
+    if (!fs::exists(kRoot / layout)) continue;
+    std::vector<fs::path> to_check = {layout};
+    for (size_t i = 0; i < to_check.size(); ++i) {
+      for (const Include& include : IncludesOf(kRoot / to_check[i])) {
+        if (include.angled) {
+          // Standard headers have no directory and no .h (<cstdint>, ...).
+          EXPECT_EQ(include.target.find_first_of("/."), std::string::npos)
+              << to_check[i] << ":" << include.line << " includes <" << include.target
+              << ">, not a standard library header";
+          continue;
+        }
+        EXPECT_TRUE(StartsWith(include.target, "format/"))
+            << to_check[i] << ":" << include.line << " includes \"" << include.target
+            << "\": a layout.h may include only the standard library and format/";
+        if (StartsWith(include.target, "format/")) to_check.push_back(include.target);
+      }
+    }
+  }
+}
+
+TEST(Layering, OnlyGpuFoldersIncludeCuda) {
+  size_t checked = 0;
+  for (const std::string& dir : {"include", "engine", "pm", "format", "util", "recovery", "tools",
+                                 "tables", "bench", "gpu", "tests"}) {
+    for (const fs::path& file : SourcesUnder(dir)) {
+      const std::string path = file.string();
+      const bool gpu_folder = !StartsWith(path, "include/") &&
+                              (StartsWith(path, "gpu/") || path.find("/gpu/") != std::string::npos);
+      if (gpu_folder) continue;
+      ++checked;
+      for (const Include& include : IncludesOf(kRoot / file)) {
+        EXPECT_FALSE(IsCudaInclude(include))
+            << path << ":" << include.line << " includes " << include.target
+            << " outside gpu/ and tables/<family>/gpu/";
+      }
+    }
+  }
+  EXPECT_GT(checked, 100u);
+}
+
+TEST(Layering, NoFamilyIncludesAnother) {
+  for (const std::string& family : Families()) {
+    for (const fs::path& file : SourcesUnder("tables/" + family)) {
+      for (const Include& include : IncludesOf(kRoot / file)) {
+        if (include.angled || !StartsWith(include.target, "tables/")) continue;
+        const bool own = StartsWith(include.target, "tables/" + family + "/");
+        EXPECT_TRUE(own || include.target == "tables/family.h")
+            << file << ":" << include.line << " includes " << include.target;
+      }
+    }
+  }
+}
+
+TEST(Layering, EngineAndRecoveryReachFamiliesOnlyThroughTheRegistry) {
+  for (const std::string& dir : {"engine", "recovery"}) {
+    for (const fs::path& file : SourcesUnder(dir)) {
+      for (const Include& include : IncludesOf(kRoot / file)) {
+        if (include.angled || !StartsWith(include.target, "tables/")) continue;
+        EXPECT_TRUE(include.target == "tables/registry.h" || include.target == "tables/family.h")
+            << file << ":" << include.line << " includes " << include.target;
+      }
+    }
+  }
+}
+
+TEST(Layering, BenchDoesNotIncludeTools) {
+  for (const fs::path& file : SourcesUnder("bench")) {
+    for (const Include& include : IncludesOf(kRoot / file)) {
+      EXPECT_FALSE(StartsWith(include.target, "tools/"))
+          << file << ":" << include.line << " includes " << include.target;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpkv
