@@ -223,9 +223,12 @@ enum class CandidateOrder : uint32_t {
   // Hash location order, each bucket once (where its first location puts it):
   // the order in which an insert breaks ties between equally empty buckets.
   kFirstLocation,
-  // Ascending bucket index, each bucket once: the winner rule's order within
-  // a level, so that reading levels top first and a level's buckets in this
-  // order, the first bucket that holds a key holds its winning copy.
+  // Ascending bucket index: the winner rule's order within a level, so that
+  // reading levels top first and a level's buckets in this order, the first
+  // bucket that holds a key holds its winning copy. A bucket two locations
+  // name comes twice, next to itself: readers skip it with RepeatsPrevious
+  // (no pass to drop repeats: this order serves the GPU's get path, where
+  // the registers a compaction costs cut occupancy by a third).
   kWinner,
 };
 
@@ -243,7 +246,7 @@ GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t ha
   out.count = 0;
   for (uint32_t location = 0; location < hash_locations; ++location) {
     const uint64_t bucket = BucketIndex(hash, location, bucket_count);
-    if (order != CandidateOrder::kEveryLocation) {
+    if (order == CandidateOrder::kFirstLocation) {
       bool repeat = false;
       for (uint32_t i = 0; i < out.count; ++i) repeat |= out.buckets[i] == bucket;
       if (repeat) continue;
@@ -255,6 +258,12 @@ GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t ha
     out.buckets[at] = bucket;
   }
   return out;
+}
+
+// True if candidate i names the same bucket as candidate i - 1 (kWinner
+// lists a bucket two locations name twice, next to itself).
+GPKV_HD bool RepeatsPrevious(const LevelCandidates& candidates, uint32_t i) {
+  return i > 0 && candidates.buckets[i] == candidates.buckets[i - 1];
 }
 
 // True if bucket `bucket` of a level of `bucket_count` buckets is a candidate

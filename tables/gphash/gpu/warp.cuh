@@ -395,6 +395,7 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
       const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
           hash, view.hash_locations, view.bucket_counts[level], format::CandidateOrder::kWinner);
       for (uint32_t i = 0; i < buckets.count; ++i) {
+        if (format::RepeatsPrevious(buckets, i)) continue;
         const GetHold hold =
             AcquireForGet(view, tile_mask, tile_base, level, buckets.buckets[i], tally);
         const uint8_t* bucket = hold.bucket;
