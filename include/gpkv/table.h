@@ -31,7 +31,7 @@ struct TableStats {
   uint64_t top_buckets = 0;  // buckets of the top level
   uint64_t resizes = 0;      // resizes since the table was created
   uint64_t index_bytes = 0;  // pool bytes of bucket levels
-  uint64_t value_bytes = 0;  // pool bytes of value blocks (0 when values are inline)
+  uint64_t value_bytes = 0;  // pool bytes of value cells (0 when values are inline)
   bool resizing = false;     // a resize is in progress
 };
 

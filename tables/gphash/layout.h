@@ -1,5 +1,5 @@
 // On-media layout of a persistent hash table (GPHash): table root, level
-// sets, buckets, slots and value blocks; and the pure functions over them
+// sets, buckets, slots and value cells; and the pure functions over them
 // that the CPU backend, the GPU kernels and recovery all call.
 //
 // A table has levels of buckets, top (newest, largest) first; level i of a
@@ -82,7 +82,7 @@ constexpr uint32_t kMaxValueChunks = 432;
 constexpr uint32_t kLevelSetResizing = 1u;
 constexpr uint64_t kGphashRootSize = 4096;
 
-enum ValueMode : uint8_t { kValueInline = 0, kValueBlocks = 1 };
+enum ValueMode : uint8_t { kValueInline = 0, kValueCells = 1 };
 
 // ---- slot words ----
 enum SlotState : uint32_t { kSlotEmpty = 0, kSlotInsert = 1, kSlotValid = 2 };

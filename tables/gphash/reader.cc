@@ -80,7 +80,7 @@ class RootChecker {
                          std::to_string(root_.hash_locations) + "H-" +
                          std::to_string(root_.slots_per_bucket) + "S is out of range");
     }
-    uint8_t expected_mode = root_.value_size > 8 ? format::kValueBlocks : format::kValueInline;
+    uint8_t expected_mode = root_.value_size > 8 ? format::kValueCells : format::kValueInline;
     if (root_.value_mode != expected_mode) {
       return Bad(27, "value mode " + std::to_string(root_.value_mode) +
                          " does not match value size " + std::to_string(root_.value_size));
@@ -90,7 +90,7 @@ class RootChecker {
       return Bad(28, "bucket size " + std::to_string(root_.bucket_bytes) + " is not " +
                          std::to_string(bucket_bytes));
     }
-    if (expected_mode == format::kValueBlocks) {
+    if (expected_mode == format::kValueCells) {
       if (root_.cell_size != format::CellSizeFor(root_.value_size)) {
         return Bad(40, "cell size " + std::to_string(root_.cell_size) +
                            " does not fit value size " + std::to_string(root_.value_size));

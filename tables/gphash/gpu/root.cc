@@ -178,7 +178,7 @@ Result<uint64_t> CreateGphashRoot(pm::Pool& pool, uint64_t table_id, const Table
   root.levels = geometry.levels;
   root.hash_locations = geometry.hash_locations;
   root.slots_per_bucket = geometry.slots_per_bucket;
-  root.value_mode = cells ? format::kValueBlocks : format::kValueInline;
+  root.value_mode = cells ? format::kValueCells : format::kValueInline;
   root.bucket_bytes = bucket_bytes;
   std::random_device random;
   root.hash_seed = (uint64_t{random()} << 32) | random();
