@@ -10,7 +10,7 @@
 // which receives every write. In direct mode the two are the same pointers.
 // In staged mode (a pool the GPU cannot map) there is no device pointer to
 // the pool: every pool store is appended to `staged_log` instead, and the
-// host applies the log to the pool after the kernel (gphash_staged.cu).
+// host applies the log to the pool after the kernel (staged.cu).
 //
 // Candidates of a key: c = (level * hash_locations + location) *
 // slots_per_bucket + slot, so one bucket's slot words are read by
@@ -47,7 +47,7 @@ struct StagedLog {
 };
 
 // Most hash locations per level a table may have (checked at open,
-// gphash_root.cc).
+// root.cc).
 constexpr uint32_t kMaxHashLocations = 4;
 
 // The BktCache of direct mode (tables/gphash/gpu/bkt_cache.h): copies of the hottest
@@ -89,7 +89,7 @@ struct GphashView {
   // bucket in winner order (GpuTableOptions::one_shot_gets).
   bool one_shot_gets;
   // Gets (thread_gets) and puts (thread_puts) run one operation per thread
-  // (gphash_thread.cuh) instead of warp-cooperatively. Puts do in mirror and
+  // (thread.cuh) instead of warp-cooperatively. Puts do in mirror and
   // staged mode (see GpuTableOptions::warp_puts); both do for the benchmark's
   // baseline (GpuTableOptions::thread_per_op).
   bool thread_gets;

@@ -1,6 +1,6 @@
 // Batch kernels of the GPHash GPU backend: get, put, erase and the
 // within-batch duplicate pass. One thread per operation; each warp shares
-// out its 32 operations (gphash_warp.cuh).
+// out its 32 operations (warp.cuh).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 

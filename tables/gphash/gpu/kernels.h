@@ -1,5 +1,5 @@
-// Launchers of the GPHash kernels (gphash_kernels.cu for batches,
-// gphash_maintenance_kernels.cu for open-time recovery and resize). Each
+// Launchers of the GPHash kernels (kernels.cu for batches,
+// maintenance_kernels.cu for open-time recovery and resize). Each
 // launcher enqueues its kernel(s) on `stream`, checks cudaPeekAtLastError and
 // names the kernel in any error; none waits for the stream.
 //
@@ -7,7 +7,7 @@
 // key), values value_size bytes per value (any alignment), flag arrays one
 // byte per operation. Counters are device memory the caller zeroed.
 //
-// Who may call: gphash_gpu.cu and gphash_resize.cu.
+// Who may call: backend.cu and resize.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -100,7 +100,7 @@ Status LaunchErase(const GphashView& view, const uint8_t* keys, const uint8_t* k
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
                    cudaStream_t stream);
 
-// ---- recovery and resize (gphash_maintenance_kernels.cu) ----
+// ---- recovery and resize (maintenance_kernels.cu) ----
 
 // Counts VALID / INSERT / invalid slot words of level `level`; pool_offset is
 // the level's offset in the pool (for first_invalid_offset).
@@ -108,7 +108,7 @@ Status LaunchCountSlots(const GphashView& view, uint32_t level, uint64_t pool_of
                         BatchCounters* counters, cudaStream_t stream);
 // Slots [first, end) of a level (slot = bucket * slots_per_bucket + slot in
 // bucket). The kernels below cover one range per launch, so that staged mode
-// can bound the stores of one launch (gphash_staged.cu).
+// can bound the stores of one launch (staged.cu).
 struct SlotRange {
   uint64_t first;
   uint64_t end;

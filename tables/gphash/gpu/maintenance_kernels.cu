@@ -1,7 +1,7 @@
 // Maintenance kernels of the GPHash GPU backend: slot census, open-time
 // recovery (INSERT slots cleared, duplicates resolved) and the move of the
 // bottom level's keys during a resize. One thread per slot of a level; warps
-// share out the slots that need a probe (gphash_warp.cuh).
+// share out the slots that need a probe (warp.cuh).
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/kernels.h"
 

@@ -1,5 +1,5 @@
 // Warp-level operations on a GPHash table (tables/gphash/layout.h), called by
-// the kernels of gphash_kernels.cu: one-shot probe of every candidate slot of
+// the batch kernels (kernels.cu): one-shot probe of every candidate slot of
 // a key (one slot per lane, rounds of 32 when a key has more candidates),
 // get, put (insert or update), erase, and the pieces of resize and recovery.
 //

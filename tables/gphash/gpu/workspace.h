@@ -5,7 +5,7 @@
 // calls) and a free list of workspaces with their own streams (the waiting
 // calls, one per concurrent caller).
 //
-// Who may call: gphash_gpu.cu.
+// Who may call: backend.cu.
 //
 // Thread safety: a workspace is used by one thread at a time (the table hands
 // it out under its mutex).
