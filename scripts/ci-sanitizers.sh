@@ -15,6 +15,9 @@
 #     between an atomic and a plain access are not reported (see
 #     report_atomic_races below: the kernel's SSE slot snapshots).
 #
+# Both builds are also -DGPKV_CHECKED=ON: reading a Result that holds an
+# error aborts there (include/gpkv/status.h) instead of reading garbage.
+#
 # Usage: scripts/ci-sanitizers.sh [asan|tsan|all]   (default all)
 # Environment: GPKV_JOBS (build jobs, default nproc), GPKV_ASAN_BUILD /
 # GPKV_TSAN_BUILD (build folders, default build-asan / build-tsan),
@@ -33,6 +36,7 @@ run_asan() {
   cmake -S . -B "$asan_dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGPKV_SANITIZE=address,undefined \
+    -DGPKV_CHECKED=ON \
     -DGPKV_WITH_CUDA=OFF \
     -DGPKV_BUILD_BENCH=ON \
     -DGPKV_BUILD_TESTS=ON
@@ -59,6 +63,7 @@ run_tsan() {
   cmake -S . -B "$tsan_dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGPKV_SANITIZE=thread \
+    -DGPKV_CHECKED=ON \
     -DGPKV_WITH_CUDA=OFF \
     -DGPKV_BUILD_BENCH=OFF \
     -DGPKV_BUILD_TESTS=ON
