@@ -8,12 +8,17 @@
 // (every store so far is in the file); with kPowerFailure the stores not yet
 // persisted are each kept or dropped first (testutil::PowerFailureSimulator);
 // with kNone it only counts persist points. One worker thread per batch, so
-// point k of one run is point k of the next.
+// point k of one run is point k of the next. With a KillTimer (SIGKILL
+// tests) the child has the kernel send it SIGKILL at a moment of its run.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -51,6 +56,23 @@ struct ChildPlan {
   // With kNone: also report each resize's start and end (records 3 and 4),
   // seen at the persist point that publishes a table's LevelSet.
   bool report_resizes = false;
+
+  // With kNone: SIGKILL from a kernel timer the child arms when it sends the
+  // `after_count`-th record of type `after_type` (a RecordType), `delay`
+  // seconds later, scaled by the child's pace: its time from `started_ns`
+  // (steady_clock at the fork) to that record, against `reference_at`, the
+  // same time in a run at the reference pace. The signal comes at any
+  // instruction of any thread, and no process's scheduling delays it (the
+  // parent's wake-up would, by more than a resize lasts on a loaded machine).
+  struct KillTimer {
+    bool armed = false;
+    uint32_t after_type = 0;
+    uint64_t after_count = 0;
+    double reference_at = 0;
+    double delay = 0;
+    int64_t started_ns = 0;
+  };
+  KillTimer kill;
 };
 
 struct ChildOutcome {
@@ -72,17 +94,57 @@ enum RecordType : uint32_t {
   kEnd = 2,
   kResizeStarted = 3,
   kResizeFinished = 4,
+  kKillArmed = 5,  // points: the pace scale of the delay, in thousandths
 };
 
 struct Record {
   uint32_t type;  // RecordType
   uint32_t step;
   uint64_t points;
+  int64_t sent_ns;  // steady_clock (one clock for every process) when it was sent
 };
 
-inline void Send(int fd, uint32_t type, uint32_t step) {
-  Record record{type, step, pm::TEST_PersistPointCount()};
+inline int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+inline void SendRecord(int fd, const Record& record) {
   if (write(fd, &record, sizeof(record)) != sizeof(record)) _exit(13);
+}
+
+// The child's ChildPlan::KillTimer and how many of its records were sent.
+inline ChildPlan::KillTimer g_kill_timer;
+inline std::atomic<uint64_t> g_kill_records_seen{0};
+
+// Arms the timer of g_kill_timer once its record has been sent (records of
+// one type come from one thread at a time: the main thread, or the one that
+// publishes a resize under the table's exclusive lock).
+inline void MaybeArmKill(int fd, const Record& sent) {
+  const ChildPlan::KillTimer& plan = g_kill_timer;
+  if (!plan.armed || sent.type != plan.after_type) return;
+  if (g_kill_records_seen.fetch_add(1) + 1 != plan.after_count) return;
+  double seconds = 1e-9 * static_cast<double>(sent.sent_ns - plan.started_ns);
+  double scale = std::clamp(seconds / std::max(plan.reference_at, 1e-6), 0.125, 8.0);
+  double delay = plan.delay * scale;
+  sigevent event{};
+  event.sigev_notify = SIGEV_SIGNAL;
+  event.sigev_signo = SIGKILL;
+  timer_t timer;
+  if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) _exit(14);
+  itimerspec when{};
+  auto nanos = static_cast<int64_t>(delay * 1e9);
+  when.it_value.tv_sec = nanos / 1000000000;
+  when.it_value.tv_nsec = std::max<int64_t>(nanos % 1000000000, 1);  // 0 would disarm it
+  SendRecord(fd, Record{kKillArmed, 0, static_cast<uint64_t>(scale * 1000), SteadyNanos()});
+  if (timer_settime(timer, 0, &when, nullptr) != 0) _exit(14);
+}
+
+inline void Send(int fd, uint32_t type, uint32_t step) {
+  Record record{type, step, pm::TEST_PersistPointCount(), SteadyNanos()};
+  SendRecord(fd, record);
+  MaybeArmKill(fd, record);
 }
 
 // Watches the persist points for the publish of a table's active LevelSet
@@ -123,6 +185,7 @@ inline void WatchPersist(void*, const void* address, size_t length, uint64_t) {
 }
 
 [[noreturn]] inline void RunChild(const ChildPlan& plan, int fd) {
+  g_kill_timer = plan.kill;
   switch (plan.mode) {
     case CrashMode::kNone:
       if (plan.report_resizes) {

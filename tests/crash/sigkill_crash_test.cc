@@ -4,14 +4,23 @@
 // operation of the batch in flight is applied or absent (crash_workload.h:
 // CheckAfterCrash).
 //
-// Kill times are relative to what the child reports, so that load on the
-// machine does not make the runs end before the kill: a calibration run
-// records when each step ends and when each resize starts and finishes (the
-// child watches the publish of a table's LevelSet). The first test picks a
-// step at random and kills at a random moment of it; the second picks a
-// resize at random and kills at a random moment of it, and requires that many
-// kills (a fifth; timing on a loaded machine is not exact) find the pool resizing (a LevelSet with
-// the resizing flag, read before the reopen finishes the resize).
+// Kill times follow the child's own progress, so that the machine's load
+// changes neither where the kills land nor how many runs finish before their
+// kill: a reference run without a kill records when each step ends and when
+// each resize starts and finishes (the child stamps each record with the
+// time it sent it, and watches the publish of a table's LevelSet for
+// resizes). A kill is planned in that timeline as a record and a delay after
+// it. The child itself arms a kernel timer that sends it SIGKILL when it
+// sends that record, with the delay scaled by how long it took to get there
+// against the reference run (ChildPlan::KillTimer): a loaded machine slows
+// the child and the timer alike, and the parent's wake-ups, late by more
+// than a resize lasts on a loaded machine, are out of the path. The first
+// test picks a step at random and kills at a random moment of it; the second
+// picks a moment at random of the time spent resizing and requires that a
+// quarter of the kills find the pool resizing (a LevelSet with the resizing
+// flag, read before the reopen finishes the resize). Both run until they
+// have their kills (runs that finish first are checked too, and counted as
+// crash states); the verdict is the check of every run's pool.
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <signal.h>
@@ -21,7 +30,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
-#include <thread>
 
 #include "crash_child.h"
 #include "crash_workload.h"
@@ -74,22 +82,22 @@ class SigkillCrash : public ::testing::Test {
     return plan;
   }
 
-  // A child whose records are read with the time they arrive.
+  // A child and the records it sends, each with the time the child sent it
+  // (seconds since the fork).
   struct Run {
     pid_t pid = -1;
     int fd = -1;
-    Stopwatch clock;
+    int64_t started_ns = detail::SteadyNanos();
     size_t acknowledged = 0;
-    uint64_t resizes_started = 0;
-    bool ended = false;
+    double kill_scale = 0;  // from the kKillArmed record; 0 when the child never armed it
 
     // Reads one record; false at the end of the stream.
     bool Next(detail::Record* record, double* seconds) {
       if (read(fd, record, sizeof(*record)) != sizeof(*record)) return false;
-      *seconds = clock.seconds();
+      *seconds = 1e-9 * static_cast<double>(record->sent_ns - started_ns);
       if (record->type == detail::kAcknowledged) acknowledged = record->step + 1;
-      if (record->type == detail::kResizeStarted) ++resizes_started;
-      if (record->type == detail::kEnd) ended = true;
+      if (record->type == detail::kKillArmed)
+        kill_scale = 1e-3 * static_cast<double>(record->points);
       return true;
     }
     // Reads what is left and reaps the child; returns its exit code.
@@ -105,8 +113,8 @@ class SigkillCrash : public ::testing::Test {
     }
   };
 
-  // When things happen in a run without a kill: the end of each step and
-  // each resize, in seconds since the fork.
+  // When things happen in the reference run (no kill): the end of each step
+  // and each resize, in seconds since the fork.
   struct Timeline {
     double opened = 0;
     std::vector<double> step_end;
@@ -134,17 +142,22 @@ class SigkillCrash : public ::testing::Test {
     return timeline;
   }
 
-  // Where a kill goes: after the record `trigger_type` has been seen
-  // `trigger_count` times, wait `delay` seconds.
-  struct KillPlan {
-    uint32_t trigger_type;
-    uint64_t trigger_count;
-    double delay;
-  };
-
-  KillPlan PlanKill(const Timeline& timeline, bool aim_at_resizes, std::mt19937_64& random) {
+  // A kill planned in the reference run's time (ChildPlan::KillTimer): a
+  // random moment of a random step, or (aim_at_resizes) of the time spent
+  // resizing.
+  ChildPlan::KillTimer PlanKill(const Timeline& timeline, bool aim_at_resizes,
+                                std::mt19937_64& random) {
     auto uniform = [&](double span) {
       return std::uniform_real_distribution<double>(0.0, std::max(span, 1e-6))(random);
+    };
+    auto kill = [](uint32_t type, uint64_t count, double at, double delay) {
+      ChildPlan::KillTimer timer;
+      timer.armed = true;
+      timer.after_type = type;
+      timer.after_count = count;
+      timer.reference_at = at;
+      timer.delay = delay;
+      return timer;
     };
     if (aim_at_resizes && !timeline.resizes.empty()) {
       // A moment drawn uniformly over the time spent resizing: the resize it
@@ -155,42 +168,48 @@ class SigkillCrash : public ::testing::Test {
       for (size_t r = 0; r < timeline.resizes.size(); ++r) {
         double length = timeline.resizes[r].second - timeline.resizes[r].first;
         if (at <= length || r + 1 == timeline.resizes.size()) {
-          // The wake-up and the signal take time too: aim a little early.
-          return KillPlan{detail::kResizeStarted, r + 1, 0.8 * std::min(at, length)};
+          return kill(detail::kResizeStarted, r + 1, timeline.resizes[r].first,
+                      std::min(at, length));
         }
         at -= length;
       }
     }
     size_t step = random() % timeline.step_end.size();
     double begin = step == 0 ? timeline.opened : timeline.step_end[step - 1];
-    if (step == 0) return KillPlan{detail::kOpened, 1, uniform(timeline.step_end[0] - begin)};
-    return KillPlan{detail::kAcknowledged, step, uniform(timeline.step_end[step] - begin)};
+    double delay = uniform(timeline.step_end[step] - begin);
+    if (step == 0) return kill(detail::kOpened, 1, begin, delay);
+    return kill(detail::kAcknowledged, step, begin, delay);
   }
 
-  KillTotals KillRepeatedly(uint64_t iterations, uint64_t seed, bool aim_at_resizes,
-                            const char* label) {
+  // Kills children until `min_kills` runs were killed and (aim_at_resizes)
+  // `min_during_resize` of the kills found a table resizing; every run, killed
+  // or finished first, is a crash state checked. Since kill times follow the
+  // child's progress, these counts do not depend on the machine's load; the
+  // cap on runs only catches a timing that does not.
+  KillTotals KillRepeatedly(uint64_t min_kills, uint64_t min_during_resize, uint64_t seed,
+                            bool aim_at_resizes, const char* label) {
     KillTotals totals;
     Timeline timeline = Calibrate();
     if (HasFailure()) return totals;
     std::mt19937_64 random(seed);
     Stopwatch watch;
     std::vector<std::string> errors;
-    for (uint64_t i = 0; i < iterations; ++i) {
+    std::vector<double> scales;
+    const uint64_t max_runs = 2 * (min_kills + min_during_resize) + 20;
+    uint64_t runs = 0;
+    for (;
+         runs < max_runs && (totals.kills < min_kills || totals.during_resize < min_during_resize);
+         ++runs) {
       FreshCopy();
-      KillPlan kill_plan = PlanKill(timeline, aim_at_resizes, random);
+      ChildPlan plan = Plan();
+      plan.kill = PlanKill(timeline, aim_at_resizes, random);
       Run run;
-      run.pid = StartChild(Plan(), &run.fd);
+      plan.kill.started_ns = run.started_ns;
+      run.pid = StartChild(plan, &run.fd);
       EXPECT_GT(run.pid, 0);
       if (run.pid <= 0) break;
-      detail::Record record;
-      double seconds;
-      uint64_t seen = 0;
-      while (seen < kill_plan.trigger_count && run.Next(&record, &seconds)) {
-        if (record.type == kill_plan.trigger_type) ++seen;
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(kill_plan.delay));
-      kill(run.pid, SIGKILL);
       int exit_code = run.Finish();
+      if (run.kill_scale > 0) scales.push_back(run.kill_scale);
       if (exit_code == 0) {
         ++totals.completed;
       } else if (exit_code == 128 + SIGKILL) {
@@ -217,33 +236,43 @@ class SigkillCrash : public ::testing::Test {
       if (result.verify_failed) ++totals.failing_verify;
       if (!result.ok()) {
         ++totals.failed;
-        char where[160];
+        char where[200];
         std::snprintf(where, sizeof(where),
-                      "kill %llu, %.4f s after a record of type %u, %zu "
-                      "steps acknowledged: ",
-                      static_cast<unsigned long long>(i), kill_plan.delay, kill_plan.trigger_type,
+                      "run %llu, %.4f s (x%.2f for the pace) after record %llu of type %u, "
+                      "%zu steps acknowledged: ",
+                      static_cast<unsigned long long>(runs), plan.kill.delay, run.kill_scale,
+                      static_cast<unsigned long long>(plan.kill.after_count), plan.kill.after_type,
                       run.acknowledged);
         errors.push_back(where + result.first_error);
         if (totals.failed >= 5) break;
       }
     }
     double run_seconds = timeline.step_end.empty() ? 0 : timeline.step_end.back();
+    std::sort(scales.begin(), scales.end());
+    double median_scale = scales.empty() ? 1.0 : scales[scales.size() / 2];
     std::printf(
         "[crash totals] %s: %llu crash states checked (%llu SIGKILLs at random times in a run of "
-        "%.2f s with %zu resizes, %llu of them during a resize; %llu runs finished first), %llu "
-        "acknowledged writes lost, %llu in-flight ops half-applied, %llu pools failing verify "
-        "(%.0f s)\n",
+        "%.3f s with %zu resizes, %llu of them during a resize; %llu runs finished first; kill "
+        "delays scaled x%.2f for the child's pace (median)), %llu acknowledged writes lost, %llu "
+        "in-flight ops half-applied, %llu pools failing verify (%.0f s)\n",
         label, static_cast<unsigned long long>(totals.kills + totals.completed),
         static_cast<unsigned long long>(totals.kills), run_seconds, timeline.resizes.size(),
         static_cast<unsigned long long>(totals.during_resize),
-        static_cast<unsigned long long>(totals.completed),
+        static_cast<unsigned long long>(totals.completed), median_scale,
         static_cast<unsigned long long>(totals.lost_writes),
         static_cast<unsigned long long>(totals.half_applied),
         static_cast<unsigned long long>(totals.failing_verify), watch.seconds());
     std::fflush(stdout);
     for (size_t i = 0; i < errors.size() && i < 5; ++i) ADD_FAILURE() << errors[i];
     EXPECT_EQ(totals.failed, 0u);
-    EXPECT_GT(totals.kills, iterations / 2) << "most runs should have been killed";
+    if (totals.failed == 0) {
+      EXPECT_GE(totals.kills, min_kills)
+          << runs << " runs, " << totals.completed
+          << " finished before their kill: the kill times do not follow the child";
+      EXPECT_GE(totals.during_resize, min_during_resize)
+          << runs << " runs: too few kills landed during a resize for this test to say anything "
+          << "about them";
+    }
     return totals;
   }
 
@@ -259,7 +288,8 @@ TEST_F(SigkillCrash, RandomKillsDuringLongBatchesLoseNoAcknowledgedBatch) {
   params.seed = CrashSeed(77);
   Prepare(params, /*expected_keys=*/128);
   ASSERT_FALSE(HasFatalFailure());
-  KillRepeatedly(Scaled(200), params.seed, /*aim_at_resizes=*/false, "sigkill during long batches");
+  KillRepeatedly(Scaled(200), /*min_during_resize=*/0, params.seed, /*aim_at_resizes=*/false,
+                 "sigkill during long batches");
 }
 
 TEST_F(SigkillCrash, RandomKillsDuringResizeLoseNoAcknowledgedBatch) {
@@ -271,11 +301,9 @@ TEST_F(SigkillCrash, RandomKillsDuringResizeLoseNoAcknowledgedBatch) {
   params.seed = CrashSeed(78);
   Prepare(params, /*expected_keys=*/32);
   ASSERT_FALSE(HasFatalFailure());
-  uint64_t iterations = Scaled(200);
-  KillTotals totals =
-      KillRepeatedly(iterations, params.seed, /*aim_at_resizes=*/true, "sigkill during resize");
-  EXPECT_GE(totals.during_resize, iterations / 5)
-      << "too few kills landed during a resize for this test to say anything about them";
+  const uint64_t kills = Scaled(200);
+  KillRepeatedly(kills, /*min_during_resize=*/kills / 4, params.seed, /*aim_at_resizes=*/true,
+                 "sigkill during resize");
 }
 
 }  // namespace
