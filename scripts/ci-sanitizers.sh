@@ -48,7 +48,7 @@ run_asan() {
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
     export GPKV_CRASH_SCALE=${GPKV_CRASH_SCALE:-0.25}
     set +e
-    ctest --output-on-failure --verbose -L 'corruption|crash|limits|fuzz' --no-tests=error \
+    ctest --output-on-failure --verbose -L 'corruption|crash|limits|fuzz' --no-tests=error -j"$jobs" \
       --timeout 3600 2>&1 | tee ctest-asan.log
     status=${PIPESTATUS[0]}
     set -e
@@ -87,7 +87,7 @@ run_tsan() {
     export GPKV_CONCURRENCY_BATCHES=${GPKV_CONCURRENCY_BATCHES:-1024}  # still > 1M operations per test
     export OMP_NUM_THREADS=1
     set +e
-    ctest --output-on-failure --verbose -L concurrency --no-tests=error --timeout 3600 2>&1 |
+    ctest --output-on-failure --verbose -L concurrency --no-tests=error -j"$jobs" --timeout 3600 2>&1 |
       tee ctest-tsan.log
     status=${PIPESTATUS[0]}
     set -e
