@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -57,20 +56,16 @@ struct ChildPlan {
   // seen at the persist point that publishes a table's LevelSet.
   bool report_resizes = false;
 
-  // With kNone: SIGKILL from a kernel timer the child arms when it sends the
-  // `after_count`-th record of type `after_type` (a RecordType), `delay`
-  // seconds later, scaled by the child's pace: its time from `started_ns`
-  // (steady_clock at the fork) to that record, against `reference_at`, the
-  // same time in a run at the reference pace. The signal comes at any
-  // instruction of any thread, and no process's scheduling delays it (the
-  // parent's wake-up would, by more than a resize lasts on a loaded machine).
+  // With kNone: SIGKILL from a kernel timer the child arms at persist point
+  // `at_point` (0-based, from DB::Open), `delay` seconds later. The signal
+  // comes at any instruction of any thread, a little after that point of the
+  // work however much load stretches the run, and no other process's
+  // scheduling delays it (a parent's sleep and wake-up would: on a loaded
+  // machine, by more than a resize lasts).
   struct KillTimer {
     bool armed = false;
-    uint32_t after_type = 0;
-    uint64_t after_count = 0;
-    double reference_at = 0;
+    uint64_t at_point = 0;
     double delay = 0;
-    int64_t started_ns = 0;
   };
   KillTimer kill;
 };
@@ -94,7 +89,6 @@ enum RecordType : uint32_t {
   kEnd = 2,
   kResizeStarted = 3,
   kResizeFinished = 4,
-  kKillArmed = 5,  // points: the pace scale of the delay, in thousandths
 };
 
 struct Record {
@@ -110,41 +104,24 @@ inline int64_t SteadyNanos() {
       .count();
 }
 
-inline void SendRecord(int fd, const Record& record) {
+inline void Send(int fd, uint32_t type, uint32_t step) {
+  Record record{type, step, pm::TEST_PersistPointCount(), SteadyNanos()};
   if (write(fd, &record, sizeof(record)) != sizeof(record)) _exit(13);
 }
 
-// The child's ChildPlan::KillTimer and how many of its records were sent.
-inline ChildPlan::KillTimer g_kill_timer;
-inline std::atomic<uint64_t> g_kill_records_seen{0};
-
-// Arms the timer of g_kill_timer once its record has been sent (records of
-// one type come from one thread at a time: the main thread, or the one that
-// publishes a resize under the table's exclusive lock).
-inline void MaybeArmKill(int fd, const Record& sent) {
-  const ChildPlan::KillTimer& plan = g_kill_timer;
-  if (!plan.armed || sent.type != plan.after_type) return;
-  if (g_kill_records_seen.fetch_add(1) + 1 != plan.after_count) return;
-  double seconds = 1e-9 * static_cast<double>(sent.sent_ns - plan.started_ns);
-  double scale = std::clamp(seconds / std::max(plan.reference_at, 1e-6), 0.125, 8.0);
-  double delay = plan.delay * scale;
+// Arms a one-shot timer that has the kernel send this process SIGKILL in
+// `delay` seconds.
+inline void ArmKillTimer(double delay) {
   sigevent event{};
   event.sigev_notify = SIGEV_SIGNAL;
   event.sigev_signo = SIGKILL;
   timer_t timer;
   if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) _exit(14);
   itimerspec when{};
-  auto nanos = static_cast<int64_t>(delay * 1e9);
+  auto nanos = std::max<int64_t>(static_cast<int64_t>(delay * 1e9), 1);  // 0 would disarm it
   when.it_value.tv_sec = nanos / 1000000000;
-  when.it_value.tv_nsec = std::max<int64_t>(nanos % 1000000000, 1);  // 0 would disarm it
-  SendRecord(fd, Record{kKillArmed, 0, static_cast<uint64_t>(scale * 1000), SteadyNanos()});
+  when.it_value.tv_nsec = nanos % 1000000000;
   if (timer_settime(timer, 0, &when, nullptr) != 0) _exit(14);
-}
-
-inline void Send(int fd, uint32_t type, uint32_t step) {
-  Record record{type, step, pm::TEST_PersistPointCount(), SteadyNanos()};
-  SendRecord(fd, record);
-  MaybeArmKill(fd, record);
 }
 
 // Watches the persist points for the publish of a table's active LevelSet
@@ -156,13 +133,15 @@ struct ResizeWatch {
   int fd = -1;
 };
 inline ResizeWatch g_resize_watch;
+inline ChildPlan::KillTimer g_kill_timer;
 
 inline void WatchMap(void*, const uint8_t* base, size_t size, const char*) {
   g_resize_watch.base = base;
   g_resize_watch.size = size;
 }
 
-inline void WatchPersist(void*, const void* address, size_t length, uint64_t) {
+inline void WatchPersist(void*, const void* address, size_t length, uint64_t index) {
+  if (g_kill_timer.armed && index == g_kill_timer.at_point) ArmKillTimer(g_kill_timer.delay);
   const ResizeWatch& watch = g_resize_watch;
   const uint8_t* at = static_cast<const uint8_t*>(address);
   if (length != 8 || watch.base == nullptr || at < watch.base || at >= watch.base + watch.size) {
@@ -188,7 +167,7 @@ inline void WatchPersist(void*, const void* address, size_t length, uint64_t) {
   g_kill_timer = plan.kill;
   switch (plan.mode) {
     case CrashMode::kNone:
-      if (plan.report_resizes) {
+      if (plan.report_resizes || plan.kill.armed) {
         g_resize_watch.fd = fd;
         pm::TEST_SetMapHook(&WatchMap, nullptr);
         pm::TEST_SetPersistHook(&WatchPersist, nullptr);
