@@ -2,8 +2,9 @@
 // copy in memory and every open table.
 //
 // Thread safety: catalog changes (create / drop) and table lookups serialise
-// on mutex_ (which is also the pool's metadata mutex for catalog writes);
-// batches on tables run outside it.
+// on mutex_; a catalog write also takes the pool's metadata mutex inside it
+// (pm::Pool::metadata_mutex(), which repair takes too); batches on tables run
+// outside both.
 #pragma once
 
 #include <map>

@@ -7,7 +7,7 @@
 //   4 KiB          4 KiB              Superblock A
 //   8 KiB          4 KiB              Superblock B
 //   12 KiB         extent_capacity*32 ExtentEntry[extent_capacity]
-//   heap_offset    heap_size          extents (catalog, table roots, levels, value blocks)
+//   heap_offset    heap_size          extents (catalog, table roots, levels, value chunks)
 //
 // Commit rule: the only in-place commit is an aligned 8-byte store that is
 // then persisted. Superblocks are written out of place (the other slot) and

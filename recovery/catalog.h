@@ -23,8 +23,10 @@ namespace gpkv::recovery {
 Result<std::vector<format::CatalogEntry>> ReadCatalog(const pm::Pool& pool,
                                                       bool require_allocated = true);
 
-// Checks one entry's fields (name, kind, durability, sizes, geometry); shared
-// with the engine, which checks an entry before it writes it.
+// Checks one entry's fields (name, kind, durability, sizes, geometry): each
+// entry ReadCatalog returns, and each table repair salvages from a damaged
+// catalog. (The engine checks new tables' options itself, before it makes an
+// entry.)
 Status CheckCatalogEntry(const pm::Pool& pool, const format::CatalogEntry& entry,
                          const std::string& where, uint64_t offset);
 

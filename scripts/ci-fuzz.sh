@@ -2,8 +2,10 @@
 # Coverage-guided fuzzing of pool files (called from .ci/run).
 #
 # Builds tests/fuzz/pool_fuzzer.cc with clang++ -fsanitize=fuzzer,address,
-# undefined directly against the library sources (engine/ pm/ format/ util/
-# recovery/ tables/ without the families' gpu/ folders, CPU only; the CMake build uses g++ and cannot link libFuzzer),
+# undefined directly against the library sources (the CPU-only part of the
+# CMakeLists.txt glob: engine/ pm/ format/ util/ recovery/ and each table
+# family's shared and cpu/ code; the CMake build uses g++ and cannot link
+# libFuzzer),
 # writes the seed pools of the current format, then fuzzes for a bounded time
 # over those seeds, the checked-in corpus (tests/fuzz/corpus/) and the corpus
 # kept from earlier runs. Prints the executions run and the crashes found;
@@ -41,8 +43,10 @@ common=(-std=c++17 -g -O1 -march=x86-64-v2 -fopenmp -fno-omit-frame-pointer
 # The library, instrumented for coverage (fuzzer-no-link); rebuilt per file
 # when its source or any header is newer than its object.
 shopt -s nullglob
-sources=(engine/*.cc pm/*.cc format/*.cc util/*.cc recovery/*.cc tables/*.cc tables/*/*.cc
-  tables/*/cpu/*.cc)
+# Keep in step with GPKV_SOURCES in CMakeLists.txt (a folder missing here
+# fails the link below, not silently).
+sources=(engine/*.cc pm/*.cc format/*.cc util/*.cc recovery/*.cc
+  tables/*.cc tables/*/*.cc tables/*/cpu/*.cc)
 newest_header=$(find include format pm util recovery engine tables -name '*.h' -printf '%T@\n' |
   sort -n | tail -1)
 objects=()

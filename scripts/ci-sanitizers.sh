@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checked builds of gpkv for CI (called from .ci/run):
-#  1. ASan + UBSan (-DGPKV_SANITIZE=address,undefined, CPU only, with the
-#     benchmarks): builds everything and runs the crash, corruption, limits and
-#     fuzz tests (`ctest -L 'corruption|crash|limits|fuzz'`). UBSan halts on the
+#  1. ASan + UBSan (-DGPKV_SANITIZE=address,undefined, CPU only): builds the
+#     gpkv tool and the crash, corruption, limits and fuzz tests, and runs
+#     them (`ctest -L 'corruption|crash|limits|fuzz'`). UBSan halts on the
 #     first report. The crash suite runs at GPKV_CRASH_SCALE (default 0.25 of
 #     its sample counts: the sanitizers make each crash state several times
 #     slower; the plain build runs the full counts).
@@ -14,6 +14,9 @@
 #     threads running batches on one table at once, which this keeps. Races
 #     between an atomic and a plain access are not reported (see
 #     report_atomic_races below: the kernel's SSE slot snapshots).
+#
+# Both builds are also -DGPKV_CHECKED=ON: reading a Result that holds an
+# error aborts there (include/gpkv/status.h) instead of reading garbage.
 #
 # Usage: scripts/ci-sanitizers.sh [asan|tsan|all]   (default all)
 # Environment: GPKV_JOBS (build jobs, default nproc), GPKV_ASAN_BUILD /
@@ -33,10 +36,17 @@ run_asan() {
   cmake -S . -B "$asan_dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGPKV_SANITIZE=address,undefined \
+    -DGPKV_CHECKED=ON \
     -DGPKV_WITH_CUDA=OFF \
     -DGPKV_BUILD_BENCH=ON \
     -DGPKV_BUILD_TESTS=ON
-  cmake --build "$asan_dir" -j"$jobs"
+  # Only what this stage runs: the tests of its labels and the gpkv tool they
+  # call (the plain build compiles everything else).
+  targets=(gpkv_tool)
+  for source in tests/{corruption,crash,limits,fuzz}/*_test.cc; do
+    targets+=("$(basename "$source" .cc)")
+  done
+  cmake --build "$asan_dir" -j"$jobs" --target "${targets[@]}"
   echo "== ASan + UBSan: ctest -L 'corruption|crash|limits|fuzz'" >&2
   (
     cd "$asan_dir"
@@ -44,7 +54,7 @@ run_asan() {
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
     export GPKV_CRASH_SCALE=${GPKV_CRASH_SCALE:-0.25}
     set +e
-    ctest --output-on-failure --verbose -L 'corruption|crash|limits|fuzz' --no-tests=error \
+    ctest --output-on-failure --verbose -L 'corruption|crash|limits|fuzz' --no-tests=error -j"$jobs" \
       --timeout 3600 2>&1 | tee ctest-asan.log
     status=${PIPESTATUS[0]}
     set -e
@@ -59,6 +69,7 @@ run_tsan() {
   cmake -S . -B "$tsan_dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGPKV_SANITIZE=thread \
+    -DGPKV_CHECKED=ON \
     -DGPKV_WITH_CUDA=OFF \
     -DGPKV_BUILD_BENCH=OFF \
     -DGPKV_BUILD_TESTS=ON
@@ -82,7 +93,7 @@ run_tsan() {
     export GPKV_CONCURRENCY_BATCHES=${GPKV_CONCURRENCY_BATCHES:-1024}  # still > 1M operations per test
     export OMP_NUM_THREADS=1
     set +e
-    ctest --output-on-failure --verbose -L concurrency --no-tests=error --timeout 3600 2>&1 |
+    ctest --output-on-failure --verbose -L concurrency --no-tests=error -j"$jobs" --timeout 3600 2>&1 |
       tee ctest-tsan.log
     status=${PIPESTATUS[0]}
     set -e

@@ -1,4 +1,6 @@
-// Epoch-based reclamation for the CPU GPHash backend.
+// util::EpochManager: epoch-based reclamation for host code: when a slot or
+// value cell that a batch unlinked may be reused (the CPU GPHash backend's
+// slots and cells, the GPU backend's cells). Knows no table family.
 //
 // Why: a batch may still hold a reference to a slot or a value cell that a
 // concurrent batch has just unlinked (a reader between its two seqlock reads,

@@ -8,7 +8,7 @@
 //   GPKV_RETURN_IF_ERROR((*table)->Put(keys, values));
 //
 // Opening a pool runs recovery: reserved slots are cleared, an interrupted
-// resize is finished and unreferenced value blocks are reclaimed.
+// resize is finished and unreferenced value cells are reclaimed.
 //
 // Thread safety: all methods may be called from several threads at once.
 #pragma once

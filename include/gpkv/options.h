@@ -74,7 +74,7 @@ struct TableOptions {
   // Key size in bytes: 8, 16 or 32. Every key value is legal.
   uint32_t key_size = 8;
   // Value size in bytes: 1 to 128. Values of up to 8 bytes sit in the slot;
-  // larger ones in value blocks replaced out of place.
+  // larger ones in value cells replaced out of place.
   uint32_t value_size = 8;
   // Keys the table should hold before its first resize.
   uint64_t expected_keys = uint64_t{1} << 20;

@@ -6,6 +6,14 @@
 //   corruption: pool.gpkv table 'users' bucket 1834 (offset 0x3a000):
 //   fingerprint state 7 is not a valid state
 //
+// Checked builds (NDEBUG not defined, or GPKV_CHECKED defined) abort with
+// the status on stderr when a Result without a value is read: the caller
+// skipped ok(), and going on would read an empty std::optional (undefined
+// behaviour that usually shows up far away). Release builds do not check.
+// The check is compiled into the caller's code: where the caller and
+// libgpkv were built differently, a Result type both use may get either
+// copy (the linker keeps one).
+//
 // Thread safety: Status and Result are values; distinct objects may be used
 // from distinct threads freely.
 #pragma once
@@ -14,6 +22,14 @@
 #include <optional>
 #include <string>
 #include <utility>
+
+#if !defined(NDEBUG) || defined(GPKV_CHECKED)
+#define GPKV_INTERNAL_CHECK_RESULTS 1
+#include <cstdio>
+#include <cstdlib>
+#else
+#define GPKV_INTERNAL_CHECK_RESULTS 0
+#endif
 
 namespace gpkv {
 
@@ -73,8 +89,21 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+namespace detail {
+
+#if GPKV_INTERNAL_CHECK_RESULTS
+[[noreturn]] inline void DieOnMissingValue(const Status& status) {
+  std::fprintf(stderr, "gpkv: a Result's value was read, but it holds none (%s)\n",
+               status.ToString().c_str());
+  std::abort();
+}
+#endif
+
+}  // namespace detail
+
 // A value or the Status that explains why there is none.
-// REQUIRES: value() / operator* / operator-> only when ok().
+// REQUIRES: value() / operator* / operator-> only when ok() (checked builds
+// abort otherwise, see above).
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -83,15 +112,29 @@ class [[nodiscard]] Result {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
+  T& value() & { return *CheckedValue(); }
+  const T& value() const& { return *CheckedValue(); }
+  T&& value() && { return std::move(*CheckedValue()); }
+  T& operator*() & { return *CheckedValue(); }
+  const T& operator*() const& { return *CheckedValue(); }
+  T* operator->() { return &*CheckedValue(); }
+  const T* operator->() const { return &*CheckedValue(); }
 
  private:
+  std::optional<T>& CheckedValue() {
+    CheckHasValue();
+    return value_;
+  }
+  const std::optional<T>& CheckedValue() const {
+    CheckHasValue();
+    return value_;
+  }
+  void CheckHasValue() const {
+#if GPKV_INTERNAL_CHECK_RESULTS
+    if (!value_.has_value()) detail::DieOnMissingValue(status_);
+#endif
+  }
+
   Status status_;
   std::optional<T> value_;
 };

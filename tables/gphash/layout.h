@@ -1,5 +1,5 @@
 // On-media layout of a persistent hash table (GPHash): table root, level
-// sets, buckets, slots and value blocks; and the pure functions over them
+// sets, buckets, slots and value cells; and the pure functions over them
 // that the CPU backend, the GPU kernels and recovery all call. Each rule of
 // the format is written here once: the limits (what a table may be), the
 // candidate buckets of a key and the order in which they are read, and the
@@ -85,7 +85,7 @@ constexpr uint32_t kMaxValueChunks = 432;
 constexpr uint32_t kLevelSetResizing = 1u;
 constexpr uint64_t kGphashRootSize = 4096;
 
-enum ValueMode : uint8_t { kValueInline = 0, kValueBlocks = 1 };
+enum ValueMode : uint8_t { kValueInline = 0, kValueCells = 1 };
 
 // ---- limits ----
 // What a table may be. Checked when a table is created (both backends), when
@@ -133,7 +133,7 @@ GPKV_HD constexpr bool IsValidGeometry(uint32_t levels, uint32_t hash_locations,
 }
 // Where a table with values of `value_size` bytes keeps them.
 GPKV_HD constexpr ValueMode ValueModeFor(uint32_t value_size) {
-  return value_size > kMaxInlineValueSize ? kValueBlocks : kValueInline;
+  return value_size > kMaxInlineValueSize ? kValueCells : kValueInline;
 }
 
 // ---- slot words ----

@@ -84,7 +84,7 @@ class RootChecker {
       return Bad(28, "bucket size " + std::to_string(root_.bucket_bytes) + " is not " +
                          std::to_string(bucket_bytes));
     }
-    if (expected_mode == format::kValueBlocks) {
+    if (expected_mode == format::kValueCells) {
       if (root_.cell_size != format::CellSizeFor(root_.value_size)) {
         return Bad(40, "cell size " + std::to_string(root_.cell_size) +
                            " does not fit value size " + std::to_string(root_.value_size));

@@ -48,7 +48,7 @@ struct GphashView {
   uint64_t chunk_bytes = 0;         // cells_per_chunk * cell_size
   uint64_t resizes = 0;
 
-  bool value_cells() const { return value_mode == format::kValueBlocks; }
+  bool value_cells() const { return value_mode == format::kValueCells; }
   // "table 'users'"
   std::string TableRegion() const;
   // "table 'users' level 1 bucket 1834"

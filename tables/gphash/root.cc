@@ -90,7 +90,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   const HashGeometry& geometry = options.hash;
   const uint64_t top = InitialTopBuckets(options);
   const uint32_t bucket_bytes = format::BucketBytes(geometry.slots_per_bucket, options.key_size);
-  const bool cells = format::ValueModeFor(options.value_size) == format::kValueBlocks;
+  const bool cells = format::ValueModeFor(options.value_size) == format::kValueCells;
 
   CreateGuard guard(pool);
   auto root_offset =
@@ -116,7 +116,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.levels = geometry.levels;
   root.hash_locations = geometry.hash_locations;
   root.slots_per_bucket = geometry.slots_per_bucket;
-  root.value_mode = cells ? format::kValueBlocks : format::kValueInline;
+  root.value_mode = cells ? format::kValueCells : format::kValueInline;
   root.bucket_bytes = bucket_bytes;
   std::random_device random;
   root.hash_seed = (uint64_t{random()} << 32) ^ random();

@@ -76,7 +76,7 @@ Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const format::L
   table.hash_locations = root->hash_locations;
   table.bucket_bytes = root->bucket_bytes;
   table.cell_size = root->cell_size;
-  table.value_cells = root->value_mode == format::kValueBlocks;
+  table.value_cells = root->value_mode == format::kValueCells;
   table.hash_seed = root->hash_seed;
   table.level_set = &level_set;
 

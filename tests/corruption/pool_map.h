@@ -85,7 +85,7 @@ inline void MapTable(PoolMap& map, const format::CatalogEntry& entry) {
   table.value_size = root.value_size;
   table.slots_per_bucket = root.slots_per_bucket;
   table.bucket_bytes = root.bucket_bytes;
-  table.cell_size = root.value_mode == format::kValueBlocks ? root.cell_size : 0;
+  table.cell_size = root.value_mode == format::kValueCells ? root.cell_size : 0;
   table.value_chunk_count = root.value_chunk_count;
   uint32_t index = format::ActiveLevelSetIndex(root.active_levelset);
   table.active_levelset = entry.root_offset + offsetof(format::GphashRoot, levelsets) +

@@ -8,12 +8,16 @@
 // (every store so far is in the file); with kPowerFailure the stores not yet
 // persisted are each kept or dropped first (testutil::PowerFailureSimulator);
 // with kNone it only counts persist points. One worker thread per batch, so
-// point k of one run is point k of the next.
+// point k of one run is point k of the next. With a KillTimer (SIGKILL
+// tests) the child has the kernel send it SIGKILL at a moment of its run.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -51,6 +55,19 @@ struct ChildPlan {
   // With kNone: also report each resize's start and end (records 3 and 4),
   // seen at the persist point that publishes a table's LevelSet.
   bool report_resizes = false;
+
+  // With kNone: SIGKILL from a kernel timer the child arms at persist point
+  // `at_point` (0-based, from DB::Open), `delay` seconds later. The signal
+  // comes at any instruction of any thread, a little after that point of the
+  // work however much load stretches the run, and no other process's
+  // scheduling delays it (a parent's sleep and wake-up would: on a loaded
+  // machine, by more than a resize lasts).
+  struct KillTimer {
+    bool armed = false;
+    uint64_t at_point = 0;
+    double delay = 0;
+  };
+  KillTimer kill;
 };
 
 struct ChildOutcome {
@@ -78,11 +95,33 @@ struct Record {
   uint32_t type;  // RecordType
   uint32_t step;
   uint64_t points;
+  int64_t sent_ns;  // steady_clock (one clock for every process) when it was sent
 };
 
+inline int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 inline void Send(int fd, uint32_t type, uint32_t step) {
-  Record record{type, step, pm::TEST_PersistPointCount()};
+  Record record{type, step, pm::TEST_PersistPointCount(), SteadyNanos()};
   if (write(fd, &record, sizeof(record)) != sizeof(record)) _exit(13);
+}
+
+// Arms a one-shot timer that has the kernel send this process SIGKILL in
+// `delay` seconds.
+inline void ArmKillTimer(double delay) {
+  sigevent event{};
+  event.sigev_notify = SIGEV_SIGNAL;
+  event.sigev_signo = SIGKILL;
+  timer_t timer;
+  if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) _exit(14);
+  itimerspec when{};
+  auto nanos = std::max<int64_t>(static_cast<int64_t>(delay * 1e9), 1);  // 0 would disarm it
+  when.it_value.tv_sec = nanos / 1000000000;
+  when.it_value.tv_nsec = nanos % 1000000000;
+  if (timer_settime(timer, 0, &when, nullptr) != 0) _exit(14);
 }
 
 // Watches the persist points for the publish of a table's active LevelSet
@@ -94,13 +133,15 @@ struct ResizeWatch {
   int fd = -1;
 };
 inline ResizeWatch g_resize_watch;
+inline ChildPlan::KillTimer g_kill_timer;
 
 inline void WatchMap(void*, const uint8_t* base, size_t size, const char*) {
   g_resize_watch.base = base;
   g_resize_watch.size = size;
 }
 
-inline void WatchPersist(void*, const void* address, size_t length, uint64_t) {
+inline void WatchPersist(void*, const void* address, size_t length, uint64_t index) {
+  if (g_kill_timer.armed && index == g_kill_timer.at_point) ArmKillTimer(g_kill_timer.delay);
   const ResizeWatch& watch = g_resize_watch;
   const uint8_t* at = static_cast<const uint8_t*>(address);
   if (length != 8 || watch.base == nullptr || at < watch.base || at >= watch.base + watch.size) {
@@ -123,9 +164,10 @@ inline void WatchPersist(void*, const void* address, size_t length, uint64_t) {
 }
 
 [[noreturn]] inline void RunChild(const ChildPlan& plan, int fd) {
+  g_kill_timer = plan.kill;
   switch (plan.mode) {
     case CrashMode::kNone:
-      if (plan.report_resizes) {
+      if (plan.report_resizes || plan.kill.armed) {
         g_resize_watch.fd = fd;
         pm::TEST_SetMapHook(&WatchMap, nullptr);
         pm::TEST_SetPersistHook(&WatchPersist, nullptr);

@@ -4,14 +4,21 @@
 // operation of the batch in flight is applied or absent (crash_workload.h:
 // CheckAfterCrash).
 //
-// Kill times are relative to what the child reports, so that load on the
-// machine does not make the runs end before the kill: a calibration run
-// records when each step ends and when each resize starts and finishes (the
-// child watches the publish of a table's LevelSet). The first test picks a
-// step at random and kills at a random moment of it; the second picks a
-// resize at random and kills at a random moment of it, and requires that many
-// kills (a fifth; timing on a loaded machine is not exact) find the pool resizing (a LevelSet with
-// the resizing flag, read before the reopen finishes the resize).
+// Kills are placed in the child's work, not in the parent's clock, so that
+// the machine's load changes neither where they land nor how many runs finish
+// before their kill (on a loaded 2-core machine one run of the same workload
+// takes 0.01 s, the next 0.7 s): a reference run without a kill records the
+// persist points where each step ends and each resize starts and finishes
+// (the child watches the publish of a table's LevelSet). A kill is planned at
+// a persist point drawn from those and a delay of a few points' time; the
+// child arms a kernel timer at that point (ChildPlan::KillTimer), which sends
+// it SIGKILL at whatever instruction any of its threads is at. The first test
+// draws the point over the whole run; the second over the points inside
+// resizes, and requires that half the kills find the pool resizing (a
+// LevelSet with the resizing flag, read before the reopen finishes the
+// resize). Both run until they have their kills (runs that finish first are
+// checked too, and counted as crash states); the verdict is the check of
+// every run's pool.
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <signal.h>
@@ -21,7 +28,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
-#include <thread>
 
 #include "crash_child.h"
 #include "crash_workload.h"
@@ -31,7 +37,7 @@
 namespace gpkv::crashtest {
 namespace {
 
-constexpr uint64_t kPoolSize = 64 << 20;
+constexpr uint64_t kPoolSize = 16 << 20;
 constexpr int kWorkers = 2;
 
 struct KillTotals {
@@ -74,22 +80,19 @@ class SigkillCrash : public ::testing::Test {
     return plan;
   }
 
-  // A child whose records are read with the time they arrive.
+  // A child and the records it sends.
   struct Run {
     pid_t pid = -1;
     int fd = -1;
-    Stopwatch clock;
+    int64_t started_ns = detail::SteadyNanos();
     size_t acknowledged = 0;
-    uint64_t resizes_started = 0;
-    bool ended = false;
 
-    // Reads one record; false at the end of the stream.
+    // Reads one record (and its time: seconds since the fork, by the child's
+    // clock); false at the end of the stream.
     bool Next(detail::Record* record, double* seconds) {
       if (read(fd, record, sizeof(*record)) != sizeof(*record)) return false;
-      *seconds = clock.seconds();
+      *seconds = 1e-9 * static_cast<double>(record->sent_ns - started_ns);
       if (record->type == detail::kAcknowledged) acknowledged = record->step + 1;
-      if (record->type == detail::kResizeStarted) ++resizes_started;
-      if (record->type == detail::kEnd) ended = true;
       return true;
     }
     // Reads what is left and reaps the child; returns its exit code.
@@ -105,12 +108,14 @@ class SigkillCrash : public ::testing::Test {
     }
   };
 
-  // When things happen in a run without a kill: the end of each step and
-  // each resize, in seconds since the fork.
+  // The reference run (no kill), in persist points counted from the open:
+  // where the open and the run end and where each resize starts and
+  // finishes; and how long the steps took.
   struct Timeline {
-    double opened = 0;
-    std::vector<double> step_end;
-    std::vector<std::pair<double, double>> resizes;  // start, finish
+    uint64_t opened = 0;                                 // points of the open (recovery)
+    uint64_t end = 0;                                    // points of the whole run
+    std::vector<std::pair<uint64_t, uint64_t>> resizes;  // first point inside, point after
+    double seconds = 0;                                  // from the open to the end
   };
 
   Timeline Calibrate() {
@@ -120,76 +125,85 @@ class SigkillCrash : public ::testing::Test {
     run.pid = StartChild(Plan(), &run.fd);
     EXPECT_GT(run.pid, 0);
     detail::Record record;
-    double seconds;
+    double seconds, opened_at = 0;
     while (run.Next(&record, &seconds)) {
-      if (record.type == detail::kOpened) timeline.opened = seconds;
-      if (record.type == detail::kAcknowledged) timeline.step_end.push_back(seconds);
-      if (record.type == detail::kResizeStarted) timeline.resizes.push_back({seconds, seconds});
+      // A resize record is sent at the persist point (counted) that
+      // publishes the LevelSet, before its stores are durable: point
+      // record.points - 1 publishes, so a kill after it finds the new flag.
+      if (record.type == detail::kOpened) {
+        timeline.opened = record.points;
+        opened_at = seconds;
+      }
+      if (record.type == detail::kEnd) {
+        timeline.end = record.points;
+        timeline.seconds = seconds - opened_at;
+      }
+      if (record.type == detail::kResizeStarted) {
+        timeline.resizes.push_back({record.points - 1, record.points - 1});
+      }
       if (record.type == detail::kResizeFinished && !timeline.resizes.empty()) {
-        timeline.resizes.back().second = seconds;
+        timeline.resizes.back().second = record.points - 1;
       }
     }
     EXPECT_EQ(run.Finish(), 0) << "calibration run";
     EXPECT_EQ(run.acknowledged, steps_.size());
+    EXPECT_GT(timeline.end, timeline.opened + 64);
     return timeline;
   }
 
-  // Where a kill goes: after the record `trigger_type` has been seen
-  // `trigger_count` times, wait `delay` seconds.
-  struct KillPlan {
-    uint32_t trigger_type;
-    uint64_t trigger_count;
-    double delay;
-  };
-
-  KillPlan PlanKill(const Timeline& timeline, bool aim_at_resizes, std::mt19937_64& random) {
-    auto uniform = [&](double span) {
-      return std::uniform_real_distribution<double>(0.0, std::max(span, 1e-6))(random);
-    };
-    if (aim_at_resizes && !timeline.resizes.empty()) {
-      // A moment drawn uniformly over the time spent resizing: the resize it
-      // falls in, weighted by its duration, then the offset into it.
-      double total = 0;
-      for (const auto& window : timeline.resizes) total += window.second - window.first;
-      double at = uniform(total);
-      for (size_t r = 0; r < timeline.resizes.size(); ++r) {
-        double length = timeline.resizes[r].second - timeline.resizes[r].first;
-        if (at <= length || r + 1 == timeline.resizes.size()) {
-          // The wake-up and the signal take time too: aim a little early.
-          return KillPlan{detail::kResizeStarted, r + 1, 0.8 * std::min(at, length)};
+  // A persist point drawn uniformly over the run's steps, or (aim_at_resizes)
+  // over the points inside its resizes, and a delay after it drawn over the
+  // time of a few points: the kill lands between points, anywhere.
+  ChildPlan::KillTimer PlanKill(const Timeline& timeline, bool aim_at_resizes,
+                                std::mt19937_64& random) {
+    ChildPlan::KillTimer kill;
+    kill.armed = true;
+    // The last points of a run may not come in another run (two workers per
+    // batch make the count vary a little): leave them out.
+    uint64_t last = timeline.end - 16;
+    kill.at_point = timeline.opened + random() % (last - timeline.opened);
+    uint64_t inside = 0;
+    for (const auto& [first, after] : timeline.resizes) inside += after - first;
+    if (aim_at_resizes && inside > 0) {
+      uint64_t at = random() % inside;
+      for (const auto& [first, after] : timeline.resizes) {
+        if (at < after - first) {
+          kill.at_point = std::min(first + at, last);
+          break;
         }
-        at -= length;
+        at -= after - first;
       }
     }
-    size_t step = random() % timeline.step_end.size();
-    double begin = step == 0 ? timeline.opened : timeline.step_end[step - 1];
-    if (step == 0) return KillPlan{detail::kOpened, 1, uniform(timeline.step_end[0] - begin)};
-    return KillPlan{detail::kAcknowledged, step, uniform(timeline.step_end[step] - begin)};
+    double per_point = timeline.seconds / static_cast<double>(timeline.end - timeline.opened);
+    kill.delay = std::uniform_real_distribution<double>(0.0, 4 * per_point)(random);
+    return kill;
   }
 
-  KillTotals KillRepeatedly(uint64_t iterations, uint64_t seed, bool aim_at_resizes,
-                            const char* label) {
+  // Kills children until `min_kills` runs were killed and (aim_at_resizes)
+  // `min_during_resize` of the kills found a table resizing; every run, killed
+  // or finished first, is a crash state checked. Kills are placed in the
+  // child's work, so these counts do not depend on the machine's load; the
+  // cap on runs only catches a placement that misses.
+  KillTotals KillRepeatedly(uint64_t min_kills, uint64_t min_during_resize, uint64_t seed,
+                            bool aim_at_resizes, const char* label) {
     KillTotals totals;
     Timeline timeline = Calibrate();
     if (HasFailure()) return totals;
     std::mt19937_64 random(seed);
     Stopwatch watch;
     std::vector<std::string> errors;
-    for (uint64_t i = 0; i < iterations; ++i) {
+    const uint64_t max_runs = 2 * (min_kills + min_during_resize) + 20;
+    uint64_t runs = 0;
+    for (;
+         runs < max_runs && (totals.kills < min_kills || totals.during_resize < min_during_resize);
+         ++runs) {
       FreshCopy();
-      KillPlan kill_plan = PlanKill(timeline, aim_at_resizes, random);
+      ChildPlan plan = Plan();
+      plan.kill = PlanKill(timeline, aim_at_resizes, random);
       Run run;
-      run.pid = StartChild(Plan(), &run.fd);
+      run.pid = StartChild(plan, &run.fd);
       EXPECT_GT(run.pid, 0);
       if (run.pid <= 0) break;
-      detail::Record record;
-      double seconds;
-      uint64_t seen = 0;
-      while (seen < kill_plan.trigger_count && run.Next(&record, &seconds)) {
-        if (record.type == kill_plan.trigger_type) ++seen;
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(kill_plan.delay));
-      kill(run.pid, SIGKILL);
       int exit_code = run.Finish();
       if (exit_code == 0) {
         ++totals.completed;
@@ -217,24 +231,27 @@ class SigkillCrash : public ::testing::Test {
       if (result.verify_failed) ++totals.failing_verify;
       if (!result.ok()) {
         ++totals.failed;
-        char where[160];
+        char where[200];
         std::snprintf(where, sizeof(where),
-                      "kill %llu, %.4f s after a record of type %u, %zu "
-                      "steps acknowledged: ",
-                      static_cast<unsigned long long>(i), kill_plan.delay, kill_plan.trigger_type,
-                      run.acknowledged);
+                      "run %llu, %.2f us after persist point %llu, %zu steps "
+                      "acknowledged: ",
+                      static_cast<unsigned long long>(runs), 1e6 * plan.kill.delay,
+                      static_cast<unsigned long long>(plan.kill.at_point), run.acknowledged);
         errors.push_back(where + result.first_error);
         if (totals.failed >= 5) break;
       }
     }
-    double run_seconds = timeline.step_end.empty() ? 0 : timeline.step_end.back();
+    uint64_t inside = 0;
+    for (const auto& [first, after] : timeline.resizes) inside += after - first;
     std::printf(
         "[crash totals] %s: %llu crash states checked (%llu SIGKILLs at random times in a run of "
-        "%.2f s with %zu resizes, %llu of them during a resize; %llu runs finished first), %llu "
-        "acknowledged writes lost, %llu in-flight ops half-applied, %llu pools failing verify "
-        "(%.0f s)\n",
+        "%llu persist points, %.3f s, with %zu resizes over %llu points; %llu kills during a "
+        "resize; %llu runs finished first), %llu acknowledged writes lost, %llu in-flight ops "
+        "half-applied, %llu pools failing verify (%.0f s)\n",
         label, static_cast<unsigned long long>(totals.kills + totals.completed),
-        static_cast<unsigned long long>(totals.kills), run_seconds, timeline.resizes.size(),
+        static_cast<unsigned long long>(totals.kills),
+        static_cast<unsigned long long>(timeline.end - timeline.opened), timeline.seconds,
+        timeline.resizes.size(), static_cast<unsigned long long>(inside),
         static_cast<unsigned long long>(totals.during_resize),
         static_cast<unsigned long long>(totals.completed),
         static_cast<unsigned long long>(totals.lost_writes),
@@ -243,7 +260,14 @@ class SigkillCrash : public ::testing::Test {
     std::fflush(stdout);
     for (size_t i = 0; i < errors.size() && i < 5; ++i) ADD_FAILURE() << errors[i];
     EXPECT_EQ(totals.failed, 0u);
-    EXPECT_GT(totals.kills, iterations / 2) << "most runs should have been killed";
+    if (totals.failed == 0) {
+      EXPECT_GE(totals.kills, min_kills)
+          << runs << " runs, " << totals.completed
+          << " finished before their kill: the kill times do not follow the child";
+      EXPECT_GE(totals.during_resize, min_during_resize)
+          << runs << " runs: too few kills landed during a resize for this test to say anything "
+          << "about them";
+    }
     return totals;
   }
 
@@ -259,23 +283,23 @@ TEST_F(SigkillCrash, RandomKillsDuringLongBatchesLoseNoAcknowledgedBatch) {
   params.seed = CrashSeed(77);
   Prepare(params, /*expected_keys=*/128);
   ASSERT_FALSE(HasFatalFailure());
-  KillRepeatedly(Scaled(200), params.seed, /*aim_at_resizes=*/false, "sigkill during long batches");
+  KillRepeatedly(Scaled(200), /*min_during_resize=*/0, params.seed, /*aim_at_resizes=*/false,
+                 "sigkill during long batches");
 }
 
 TEST_F(SigkillCrash, RandomKillsDuringResizeLoseNoAcknowledgedBatch) {
-  // Few, large put batches into tables made for 32 keys: most of the run is
-  // resizing (each table doubles about ten times).
+  // Few, large put batches into tables made for 32 keys: each table doubles
+  // about ten times, and a third of the run's persist points are inside a
+  // resize.
   WorkloadParams params;
   params.total_ops = 40000;
   params.batch = 10000;
   params.seed = CrashSeed(78);
   Prepare(params, /*expected_keys=*/32);
   ASSERT_FALSE(HasFatalFailure());
-  uint64_t iterations = Scaled(200);
-  KillTotals totals =
-      KillRepeatedly(iterations, params.seed, /*aim_at_resizes=*/true, "sigkill during resize");
-  EXPECT_GE(totals.during_resize, iterations / 5)
-      << "too few kills landed during a resize for this test to say anything about them";
+  const uint64_t kills = Scaled(200);
+  KillRepeatedly(kills, /*min_during_resize=*/kills / 2, params.seed, /*aim_at_resizes=*/true,
+                 "sigkill during resize");
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ TEST(GphashLayout, ValueSizesAreOneToOneHundredTwentyEight) {
 
 TEST(GphashLayout, ValuesOverEightBytesLiveInCells) {
   for (uint32_t size = format::kMinValueSize; size <= format::kMaxValueSize; ++size) {
-    EXPECT_EQ(format::ValueModeFor(size), size <= 8 ? format::kValueInline : format::kValueBlocks);
+    EXPECT_EQ(format::ValueModeFor(size), size <= 8 ? format::kValueInline : format::kValueCells);
     const uint32_t cell = format::CellSizeFor(size);
     EXPECT_EQ(cell % 8, 0u);
     EXPECT_GE(cell, size);

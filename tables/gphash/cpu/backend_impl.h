@@ -1,4 +1,4 @@
-// Internals of cpu::Gphash shared by cpu/gphash*.cc. Not for use outside cpu/.
+// Internals of cpu::Gphash shared by the files of tables/gphash/cpu/. Not for use outside cpu/.
 //
 // Concurrency model:
 //  - mutex_ (shared_mutex): batches hold it shared; resizes (and the
@@ -136,7 +136,7 @@ class Gphash::Impl {
   uint32_t FindCopies(const uint8_t* key, const format::KeyHash& hash, SlotCopy* out,
                       uint32_t max) const;
 
-  // ---- resize and placement (gphash_resize.cc); REQUIRES: exclusive ----
+  // ---- resize and placement (resize.cc); REQUIRES: exclusive ----
   // Reclaims every retired slot and cell (no batch is active).
   void DrainLimbo();
   // Places the deferred puts of a batch: retry, relocate one resident key

@@ -1,6 +1,6 @@
 // GphashGpu: the public calls and the batch paths (staging of host batches,
 // the duplicate pass, the kernels, failed puts placed after a resize,
-// durability). Open and recovery: gphash_open.cu; resize: gphash_resize.cu.
+// durability). Open and recovery: open.cu; resize: resize.cu.
 #include <algorithm>
 #include <cstring>
 #include <optional>

@@ -10,35 +10,46 @@
 // plain stores of the changed words. In "staged" mode, for pool files CUDA
 // cannot register (ext4, say), the mirror is the only copy the GPU sees: the
 // kernels append their pool stores to a log in GPU memory and the host
-// applies each log to the pool before the batch returns (gphash_staged.cu).
+// applies each log to the pool before the batch returns (staged.cu).
 // Direct mode keeps the most-read buckets in GPU memory too (the BktCache,
 // tables/gphash/gpu/bkt_cache.h; GpuTableOptions::bkt_cache_fraction), re-ranked by their
 // access counts every bkt_cache_reload_ops operations.
 // Values of up to 8 bytes live in the slot's value word; larger ones in
 // value cells (the word holds the cell's offset), written and read by
-// gphash_cells.cu around the same kernels: a put there also reads its keys'
+// cells.cu around the same kernels: a put there also reads its keys'
 // value words before and after (to retire the cells it replaced), and every
 // call on such a table completes before it returns (the Async calls too).
 //
-// Kernels: warp-cooperative work sharing, at most one operation per lane
-// (fewer per warp for small batches), batches run in bucket order after a
-// CUB sort that also resolves duplicate keys; each operation probes all
-// candidate slots at once (levels x hash locations x
-// slots per bucket: 32 for the default 2L-2H-8S, one per lane), filters by
-// fingerprint, inserts by CAS of the slot word EMPTY -> INSERT, writes key and
-// value, __threadfence_system(), publishes VALID|fingerprint. A put that
-// finds no EMPTY candidate is retried after a kick (one resident key of its
-// candidate buckets moved to another of its own, as cpu::Gphash does), and
-// placed after a resize (new top level, bottom level moved up, as the format
-// describes) when kicks find no room: both backends fill a table to the same
-// load factor.
+// Kernels (kernels.cu) as they run by default; one_shot_gets, thread_per_op
+// and warp_puts below switch to the benchmark's alternatives. A write batch
+// is sorted by bucket with CUB, which also resolves duplicate keys (the last
+// put and the first erase of a key are kept), and runs in that order; a
+// direct-mode get batch is sorted too and reads each distinct key once (see
+// sorted_get_min_ops). Then:
+//  - gets: a tile of slots_per_bucket lanes per key reads the key's candidate
+//    buckets one at a time, in the duplicate rule's order, up to the first
+//    that holds it (32 / slots_per_bucket keys per warp side by side);
+//  - puts in direct mode, erases, kicks, resize and recovery: work sharing,
+//    the warp running its lanes' operations one after another, all 32 lanes
+//    probing all candidate slots of each at once (levels x hash locations x
+//    slots per bucket: 32 for the default 2L-2H-8S, one per lane) and
+//    filtering by fingerprint;
+//  - puts in mirror and staged mode: one operation per thread (warp_puts).
+// Small batches give each warp fewer operations. A put inserts by CAS of the
+// slot word EMPTY -> INSERT, writes key and value, __threadfence_system(),
+// publishes VALID|fingerprint. A put that finds no EMPTY candidate is retried
+// after a kick (one resident key of its candidate buckets moved to another of
+// its own, as cpu::Gphash does), and placed after a resize (new top level,
+// bottom level moved up, as the format describes) when kicks find no room:
+// both backends fill a table to the same load factor.
 //
 // Durability: kernels order their pool stores with __threadfence_system()
 // (key and value before the publishing slot word); the host makes a write
 // batch durable with pool.Sync() when it completes. On a page-granular file
 // SyncMode::kStrict therefore gives no more than kBatch here. A process
-// killed during a batch leaves each operation applied or absent by the
-// protocol (not yet tested with SIGKILL). Staged mode: the host stores each
+// killed during a batch leaves each operation applied or absent (SIGKILL
+// tested in every mode, inline values and value cells:
+// tests/gphash/gpu/gphash_gpu_kill_test.cc). Staged mode: the host stores each
 // batch's logged words with the CPU backend's primitives (pool.Persist /
 // Publish: key and value words, then publishing slot words, then emptied
 // slot words), so it gives what cpu::Gphash gives on the same pool and
@@ -97,33 +108,24 @@ struct GpuTableOptions {
   // most this fraction of the device's free memory at open.
   double mirror_memory_fraction = 0.5;
   // kAuto runs direct mode only for an index of at most this many bytes (0:
-  // any size). Direct mode probes the pool over PCIe, and random accesses to
-  // a registered mapping fall off a cliff between 512 MiB and 1 GiB (H100,
-  // docs/bench/gpu-backend.md: ~600 M reads/s at 512 MiB, ~117 M/s at
-  // 1 GiB, ~48 M/s at 4 GiB). Measured against the CPU backend on 16 cores
-  // (runs 11-12): at 288 MiB of index direct gets are 1.9-3.2x, updates
-  // 3.5x; at 1152 MiB gets 1.3-2.1x but updates 1.0x, YCSB A uniform 0.67x,
-  // LOAD 0.79x; at 4.5 GiB updates 0.32x, LOAD 0.46x. Only reached when the
-  // mirror does not fit in GPU memory.
+  // any size): direct mode probes the pool over PCIe, and random accesses to
+  // a registered mapping fall off a cliff past 512 MiB, where the CPU
+  // backend wins. Only reached when the mirror does not fit in GPU memory.
+  // Measurements: docs/ARCHITECTURE.md, "GpuTableOptions defaults".
   uint64_t direct_max_index_bytes = uint64_t{768} << 20;
   // kAuto runs staged rather than mirror mode when the index is larger than
-  // this (0: never). Past the link's cliff the GPU's stores to the pool are
-  // slow and the host's are not: measured (H100, 16 host cores, run 16 of
-  // docs/bench/gpu-backend.md, puts one per thread) staged updates run at
-  // 146 vs 107 M/s (mirror) at 1152 MiB of index and 108 vs 38 M/s at
-  // 4.5 GiB, gets the same (both probe the HBM copy); LOAD is slower staged
-  // at 1152 MiB (45 vs 91 M/s) and faster at 4.5 GiB (41 vs 27); below the
-  // cliff mirror mode wins everything (run 15, 576 MiB: 554 vs 159 M/s
-  // updates).
+  // this (0: never): past the link's cliff the GPU's stores to the pool are
+  // slow and the host's are not; below it mirror mode wins. Measurements:
+  // docs/ARCHITECTURE.md, "GpuTableOptions defaults".
   uint64_t staged_min_index_bytes = uint64_t{768} << 20;
   // Direct mode: get batches are sorted by bucket and each distinct key
   // looked up once (fewer pages in flight over the link, one read of a hot
   // key). Once the BktCache has reloaded (hot buckets then sit in GPU
   // memory), batches of fewer than this many operations run as they come,
-  // saving the sort's launches. Measured (H100, 16M keys, batch 4096, YCSB C
-  // zipfian): 140 vs 66 M gets/s with the cache; without it the repeats of
-  // a hot key would all read one pool line over the link (11 vs 54 M/s), so
-  // a table without a warm cache always sorts. 0: sort every batch.
+  // saving the sort's launches. A table without a warm cache always sorts:
+  // the repeats of a hot key would all read one pool line over the link.
+  // 0: sort every batch. Measurements: docs/ARCHITECTURE.md,
+  // "GpuTableOptions defaults".
   uint64_t sorted_get_min_ops = uint64_t{1} << 14;
   // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the most-read
   // buckets in GPU memory, as this fraction of the table's buckets (0: none).
@@ -161,10 +163,9 @@ struct GpuKernelVariants {
   // instead of one per thread. One per thread is the default there: the
   // probe and the CAS run in HBM, and what bounds a put is its ordered
   // stores to the pool (each followed by __threadfence_system()), which 32
-  // threads overlap and one warp running its 32 puts in turn does not.
-  // Measured (H100, 16M keys, 2^20 batches, run 14): updates 552 vs 246 M/s,
-  // LOAD 198 vs 129 M/s. In direct mode the probe crosses the link and the
-  // warp's one-shot probe wins (warp 87 vs thread 17 M updates/s).
+  // threads overlap and one warp running its 32 puts in turn does not. In
+  // direct mode the probe crosses the link and the warp's one-shot probe
+  // wins. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions defaults".
   bool warp_puts = false;
 };
 

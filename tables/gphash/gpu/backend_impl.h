@@ -1,6 +1,6 @@
 // GphashGpu::Impl: the state of one table open on the GPU, shared by
-// gphash_gpu.cu (batches), gphash_open.cu (open, mirror, recovery) and
-// gphash_resize.cu. Internal to gpu/; includes the CUDA runtime.
+// backend.cu (batches), open.cu (open, mirror, recovery) and
+// resize.cu. Internal to gpu/; includes the CUDA runtime.
 //
 // Locks, always taken in this order:
 //   write_mutex_      one write batch (or resize) of the table at a time on the
@@ -12,7 +12,7 @@
 //   workspaces_mutex_ the workspace lists.
 // A value-cell table's write batches also take cells_mutex_ first (before
 // write_mutex_): it makes the pre-read, the put or erase and the post-read of
-// gphash_cells.cu one unit, and guards retired_cells_.
+// cells.cu one unit, and guards retired_cells_.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -75,11 +75,11 @@ class GphashGpu::Impl {
        const GphashRootSnapshot& snapshot);
   ~Impl();
 
-  // ---- open (gphash_open.cu) ----
+  // ---- open (open.cu) ----
   // Picks direct or mirror mode, builds the mirror, the view, recovers.
   Status Initialize(recovery::Report* report);
 
-  // ---- batches (gphash_gpu.cu) ----
+  // ---- batches (backend.cu) ----
   // stream: the Async calls' stream (null for the waiting calls, which run on
   // a workspace of their own after order_after's work, if not null).
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count, cudaStream_t stream,
@@ -93,7 +93,7 @@ class GphashGpu::Impl {
   Status Scan(const Table::ScanVisitor& visit) const;
   gphash::Stats Stats() const;
 
-  // ---- value cells (gphash_cells.cu) ----
+  // ---- value cells (cells.cu) ----
   // A value-cell table's batches: the kernels above run on value words (the
   // cells' offsets) and these wrap them with the cells: write the values into
   // free cells, read the words before and after a write batch to learn which
@@ -122,7 +122,7 @@ class GphashGpu::Impl {
  private:
   friend class GphashGpu;
 
-  // ---- open, mirror, recovery (gphash_open.cu) ----
+  // ---- open, mirror, recovery (open.cu) ----
   Status ChooseMirror(bool* mirror) const;
   Status BuildMirror(Workspace& workspace);
   void DropMirror();
@@ -131,7 +131,7 @@ class GphashGpu::Impl {
   Status Recover(Workspace& workspace, recovery::Report* report);
   Status CountLiveKeys(Workspace& workspace, uint64_t* live);
 
-  // ---- staged mode (gphash_staged.cu) ----
+  // ---- staged mode (staged.cu) ----
   // Allocates the log of pool stores (device) and its host copy, sized for
   // one launch of kStagedChunk operations or slots.
   Status AllocateStagedLog();
@@ -145,7 +145,7 @@ class GphashGpu::Impl {
   // Operations or slots per launch: kStagedChunk in staged mode, else `all`.
   uint64_t LaunchChunk(uint64_t all) const { return staged_ ? kStagedChunk : all; }
 
-  // ---- BktCache (gphash_open.cu) ----
+  // ---- BktCache (open.cu) ----
   // Sizes the BktCache for the current levels and turns it on, when direct
   // mode runs with one (GpuTableOptions::bkt_cache_fraction); without its
   // memory the table goes on without it. Rebuilds view_.
@@ -157,7 +157,7 @@ class GphashGpu::Impl {
   // holds it. REQUIRES: view_mutex_ not held.
   Status CountForBktCache(uint64_t ops, bool write_locked);
 
-  // ---- resize (gphash_resize.cu) ----
+  // ---- resize (resize.cu) ----
   // Grows the table by one top level of twice the buckets and moves the
   // bottom level up. REQUIRES: write_mutex_ held, view_mutex_ not held.
   Status Resize();
@@ -170,7 +170,7 @@ class GphashGpu::Impl {
   // Waits for the table's work on every stream.
   Status WaitAllStreams();
 
-  // ---- batch helpers (gphash_gpu.cu) ----
+  // ---- batch helpers (backend.cu) ----
   // A workspace for one call on `stream` (null: one with its own stream,
   // taken from the free list and given back by ~Lease).
   Result<Workspace*> AcquireWorkspace(cudaStream_t stream);
@@ -210,7 +210,7 @@ class GphashGpu::Impl {
   Status CheckWritable() const;
   std::string Where() const;
 
-  // ---- value-cell helpers (gphash_cells.cu) ----
+  // ---- value-cell helpers (cells.cu) ----
   struct RetiredCell {
     uint64_t cell;
     uint64_t epoch;  // EpochManager::Current() after it was unlinked

@@ -1,4 +1,4 @@
-// The host half of value-cell batches on the GPU backend (gphash_cells.cu):
+// The host half of value-cell batches on the GPU backend (cells.cu):
 // copying values into and out of their cells in the pool mapping, for
 // batches whose values are in host memory (and for every batch in staged
 // mode, where the GPU cannot map the pool). Plain C++ (no CUDA headers),

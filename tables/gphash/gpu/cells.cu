@@ -1,7 +1,7 @@
 // GphashGpu::Impl's batches on value-cell tables (values over 8 bytes,
 // tables/gphash/layout.h): a value lives in a cell of the table's value
 // chunks and the slot's value word holds the cell's pool offset. The batch
-// kernels of gphash_kernels.cu move value words only (word_size() is 8
+// kernels (kernels.cu) move value words only (word_size() is 8
 // here); this file wraps them with the cells.
 //
 // Put:   take free cells from the heap (cpu::ValueHeap, the CPU backend's),

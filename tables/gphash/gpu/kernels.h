@@ -101,7 +101,7 @@ Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
                    cudaStream_t stream);
 
-// ---- recovery and resize (gphash_maintenance_kernels.cu) ----
+// ---- recovery and resize (maintenance_kernels.cu) ----
 
 // Counts VALID / INSERT / invalid slot words of level `level`; pool_offset is
 // the level's offset in the pool (for first_invalid_offset).

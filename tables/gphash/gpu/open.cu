@@ -2,7 +2,7 @@
 // device view, and open-time recovery run by kernels (census of slot states,
 // INSERT slots cleared, duplicates resolved, an interrupted resize finished).
 // Without a registration (staged mode) the mirror is required and recovery's
-// pool stores go through the staged log (gphash_staged.cu).
+// pool stores go through the staged log (staged.cu).
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>

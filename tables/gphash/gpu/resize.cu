@@ -3,7 +3,7 @@
 // resizing flag; move every VALID slot of the bottom level up on the device
 // (insert-then-erase, MigrateBottomKernel); publish the LevelSet without the
 // bottom level and the flag; free the old bottom. A crash anywhere resumes
-// from the published LevelSet at the next open (gphash_open.cu).
+// from the published LevelSet at the next open (open.cu).
 #include <algorithm>
 
 #include "gpu/cuda_check.h"
