@@ -392,12 +392,12 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
   for (;;) {
     bool retry = false;
     for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
-      const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
-          hash, view.hash_locations, view.bucket_counts[level], format::CandidateOrder::kWinner);
-      for (uint32_t i = 0; i < buckets.count; ++i) {
-        if (format::RepeatsPrevious(buckets, i)) continue;
-        const GetHold hold =
-            AcquireForGet(view, tile_mask, tile_base, level, buckets.buckets[i], tally);
+      uint64_t buckets[format::kMaxHashLocations];
+      const uint32_t count =
+          format::WinnerOrderBuckets(hash, view.hash_locations, view.bucket_counts[level], buckets);
+      for (uint32_t i = 0; i < count; ++i) {
+        if (i > 0 && buckets[i] == buckets[i - 1]) continue;  // two locations, one bucket
+        const GetHold hold = AcquireForGet(view, tile_mask, tile_base, level, buckets[i], tally);
         const uint8_t* bucket = hold.bucket;
         const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
         bool match = false;
