@@ -257,22 +257,34 @@ GPKV_HD uint32_t WinnerOrderBuckets(const KeyHash& hash, uint32_t hash_locations
   return hash_locations;
 }
 
+// The same in kFirstLocation order (each bucket once, where its first
+// location puts it), into a plain array; returns how many. The CPU backend's
+// probe calls this per key and level (a returned struct cost its gets ~10%).
+GPKV_HD uint32_t FirstLocationBuckets(const KeyHash& hash, uint32_t hash_locations,
+                                      uint64_t bucket_count,
+                                      uint64_t (&buckets)[kMaxHashLocations]) {
+  uint32_t count = 0;
+  for (uint32_t location = 0; location < hash_locations; ++location) {
+    const uint64_t bucket = BucketIndex(hash, location, bucket_count);
+    bool repeat = false;
+    for (uint32_t i = 0; i < count; ++i) repeat |= buckets[i] == bucket;
+    if (!repeat) buckets[count++] = bucket;
+  }
+  return count;
+}
+
 GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t hash_locations,
                                                 uint64_t bucket_count, CandidateOrder order) {
   LevelCandidates out;
   out.count = 0;
   if (order == CandidateOrder::kWinner) {
     out.count = WinnerOrderBuckets(hash, hash_locations, bucket_count, out.buckets);
-    return out;
-  }
-  for (uint32_t location = 0; location < hash_locations; ++location) {
-    const uint64_t bucket = BucketIndex(hash, location, bucket_count);
-    if (order == CandidateOrder::kFirstLocation) {
-      bool repeat = false;
-      for (uint32_t i = 0; i < out.count; ++i) repeat |= out.buckets[i] == bucket;
-      if (repeat) continue;
+  } else if (order == CandidateOrder::kFirstLocation) {
+    out.count = FirstLocationBuckets(hash, hash_locations, bucket_count, out.buckets);
+  } else {
+    for (uint32_t location = 0; location < hash_locations; ++location) {
+      out.buckets[out.count++] = BucketIndex(hash, location, bucket_count);
     }
-    out.buckets[out.count++] = bucket;
   }
   return out;
 }

@@ -51,13 +51,15 @@ struct Candidate {
   uint32_t level;
 };
 
-// The candidate buckets of one level of `table`, each once, in hash-location
-// order (the order a put breaks ties in).
-inline format::LevelCandidates LevelBuckets(const Gphash::Impl& table, const KeyHash& hash,
-                                            uint32_t level) {
+// The candidate buckets of one level of `table` with repeats (every hash
+// location's bucket, in location order):
+// what the prefetchers touch, where a repeat costs nothing and dropping it
+// costs a loop per key (measured: 0.83x on gets at 4M keys).
+inline format::LevelCandidates LevelBucketsEveryLocation(const Gphash::Impl& table,
+                                                         const KeyHash& hash, uint32_t level) {
   return format::CandidateBucketsOfLevel(hash, table.hash_locations_,
                                          table.levels_[level].bucket_count,
-                                         format::CandidateOrder::kFirstLocation);
+                                         format::CandidateOrder::kEveryLocation);
 }
 
 // The candidate buckets of `hash`, top level first; level_end[p] is one past
@@ -67,9 +69,11 @@ inline uint32_t Candidates(const Gphash::Impl& table, const KeyHash& hash, Candi
                            uint32_t* level_end) {
   uint32_t count = 0;
   for (uint32_t level = 0; level < table.level_count_; ++level) {
-    const format::LevelCandidates buckets = LevelBuckets(table, hash, level);
-    for (uint32_t i = 0; i < buckets.count; ++i) {
-      const uint64_t index = buckets.buckets[i];
+    uint64_t buckets[format::kMaxHashLocations];
+    const uint32_t listed = format::FirstLocationBuckets(
+        hash, table.hash_locations_, table.levels_[level].bucket_count, buckets);
+    for (uint32_t i = 0; i < listed; ++i) {
+      const uint64_t index = buckets[i];
       out[count++] = {table.levels_[level].base + index * Layout<S, K>::kBucketBytes, index, level};
     }
     level_end[level] = count;
@@ -448,7 +452,7 @@ struct Ops {
   // ---- prefetching ----
   static void PrefetchBuckets(const Gphash::Impl& table, const KeyHash& hash) {
     for (uint32_t level = 0; level < table.level_count_; ++level) {
-      const format::LevelCandidates buckets = LevelBuckets(table, hash, level);
+      const format::LevelCandidates buckets = LevelBucketsEveryLocation(table, hash, level);
       for (uint32_t i = 0; i < buckets.count; ++i) {
         const uint8_t* bucket = table.levels_[level].base + buckets.buckets[i] * L::kBucketBytes;
         pm::Prefetch(bucket);
@@ -466,7 +470,7 @@ struct Ops {
     uint8_t* free_bucket = nullptr;
     uint32_t free_slot = 0;
     for (uint32_t level = 0; level < table.level_count_; ++level) {
-      const format::LevelCandidates buckets = LevelBuckets(table, hash, level);
+      const format::LevelCandidates buckets = LevelBucketsEveryLocation(table, hash, level);
       for (uint32_t i = 0; i < buckets.count; ++i) {
         uint8_t* bucket = table.levels_[level].base + buckets.buckets[i] * L::kBucketBytes;
         Snapshot<S> snapshot;
