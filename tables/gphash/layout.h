@@ -273,6 +273,18 @@ GPKV_HD uint32_t FirstLocationBuckets(const KeyHash& hash, uint32_t hash_locatio
   return count;
 }
 
+// The same in kEveryLocation order (location 0, 1, ...; repeats kept), into
+// a plain array; returns hash_locations. What the CPU backend's prefetchers
+// touch per key.
+GPKV_HD uint32_t EveryLocationBuckets(const KeyHash& hash, uint32_t hash_locations,
+                                      uint64_t bucket_count,
+                                      uint64_t (&buckets)[kMaxHashLocations]) {
+  for (uint32_t location = 0; location < hash_locations; ++location) {
+    buckets[location] = BucketIndex(hash, location, bucket_count);
+  }
+  return hash_locations;
+}
+
 GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t hash_locations,
                                                 uint64_t bucket_count, CandidateOrder order) {
   LevelCandidates out;
@@ -282,9 +294,7 @@ GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t ha
   } else if (order == CandidateOrder::kFirstLocation) {
     out.count = FirstLocationBuckets(hash, hash_locations, bucket_count, out.buckets);
   } else {
-    for (uint32_t location = 0; location < hash_locations; ++location) {
-      out.buckets[out.count++] = BucketIndex(hash, location, bucket_count);
-    }
+    out.count = EveryLocationBuckets(hash, hash_locations, bucket_count, out.buckets);
   }
   return out;
 }
