@@ -45,9 +45,11 @@ bool IsWinner(const ScanTable& table, const uint8_t* key, uint32_t level, uint64
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   const format::LevelSet& set = *table.level_set;
   for (uint32_t other_level = 0; other_level < set.level_count; ++other_level) {
-    for (uint32_t location = 0; location < table.hash_locations; ++location) {
-      const uint64_t other_index =
-          format::BucketIndex(hash, location, set.levels[other_level].bucket_count);
+    const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
+        hash, table.hash_locations, set.levels[other_level].bucket_count,
+        format::CandidateOrder::kFirstLocation);
+    for (uint32_t i = 0; i < buckets.count; ++i) {
+      const uint64_t other_index = buckets.buckets[i];
       const uint8_t* bucket = table.Bucket(other_level, other_index);
       for (uint32_t other_slot = 0; other_slot < table.slots; ++other_slot) {
         const uint64_t word = pm::LoadAcquire(table.SlotWord(bucket, other_slot));
