@@ -1,0 +1,69 @@
+// slab_hash::SlabHashGpu: the slab hash in GPU memory (Ashkiani,
+// Farach-Colton, Owens, IPDPS 2018). Buckets are lists of 128-byte slabs
+// (layout.h) allocated from gpu::SlabAlloc; every operation is
+// warp-cooperative (warp::ShareWork). See backend.h for the batch contract.
+//
+// Growth: buckets are sized from TableOptions::expected_keys; when the
+// average list grows past a bound the table rehashes into more buckets
+// before the next write batch (Stats: rehashes, rehash_seconds). Erased
+// slots stay dead until a flush compacts their lists (automatic when dead
+// slots pass a bound, or Flush()). SlabAlloc grows when full; when the
+// device has no memory left, the batch fails with OutOfDeviceMemory and
+// none of its operations that did not fit is applied (the others are, each
+// whole), nothing acknowledged before is lost.
+//
+// Who may call: table.cc, tests and the benchmark.
+// Thread safety: every method may be called from several threads at once
+// (reads share the table; writes, flush and growth take it in turn).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "tables/slab_hash/backend.h"
+
+namespace gpkv::slab_hash {
+
+// Operation codes of a mixed batch (SlabHashGpu::Mixed).
+enum class MixedOp : uint8_t { kSearch = 0, kReplace = 1, kDelete = 2 };
+
+class SlabHashGpu final : public Backend {
+ public:
+  // An empty table for keys and values of `options` (sizes checked by the
+  // family), on the current device. Unsupported when no device is usable;
+  // OutOfDeviceMemory when the buckets do not fit.
+  static Result<std::unique_ptr<SlabHashGpu>> Create(const TableOptions& options);
+  ~SlabHashGpu() override;
+
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) override;
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+             void* stream) override;
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) override;
+  Status Scan(const Table::ScanVisitor& visit) override;
+  Result<slab_hash::Stats> Stats() override;
+
+  // One launch of concurrent searches, replaces and deletes (the paper's
+  // concurrent benchmark): ops[i] is a MixedOp; values[i] is the value to
+  // write (replace) or receives the value found (search); results[i] = 1
+  // where a search found its key or a delete removed one (replace: 1).
+  // Operations on the same key in one mixed batch take effect in some
+  // serial order (not necessarily the batch's).
+  Status Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
+               size_t count, void* stream);
+  // Compacts every list now (drops dead slots, frees emptied slabs).
+  Status Flush(void* stream);
+  // Rehashes into enough buckets for `keys` keys now (the bulk build sizes
+  // the table this way before inserting a batch into an empty table).
+  Status Reserve(uint64_t keys, void* stream);
+
+  class Impl;
+
+ private:
+  explicit SlabHashGpu(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpkv::slab_hash
