@@ -1,7 +1,9 @@
 // gpkv::Table: one named table of a DB, operated on in batches.
 //
-// Durability: when a write batch (Put, Erase) returns OK, every operation in
-// it is durable in the pool (see SyncMode). Hash tables give per-operation
+// Durability: when a write batch (Put, Erase) on a persistent table returns
+// OK, every operation in it is durable in the pool (see SyncMode). A volatile
+// table (Durability::kVolatile) keeps its contents in GPU memory or RAM only:
+// they die with the DB, and the table is empty when the pool is opened again. Hash tables give per-operation
 // atomicity: a crash during a batch leaves each of its operations either fully
 // applied or absent. Within one batch, duplicate keys resolve to the last
 // occurrence.
