@@ -1,5 +1,7 @@
 #include "tables/slab_hash/cpu/backend.h"
 
+#include <unistd.h>
+
 #include <string>
 
 #include "tables/slab_hash/cpu/cuckoo_table.h"
@@ -15,13 +17,32 @@ uint32_t StoredValueWords(uint32_t value_size) {
   return words;
 }
 
+// The machine's RAM in bytes (0 when unknown).
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? uint64_t(pages) * uint64_t(page_size) : 0;
+}
+
+// A table larger than RAM is refused before it is allocated: libcuckoo
+// writes every bucket at construction, so an allocation the kernel
+// overcommits would end in the OOM killer, not in an error.
 template <uint32_t kKeyWords, uint32_t kValueWords>
-std::unique_ptr<Backend> Make(const TableOptions& options, int threads) {
-  return std::make_unique<cuckoo::CuckooTable<kKeyWords, kValueWords>>(options, threads);
+Result<std::unique_ptr<Backend>> Make(const TableOptions& options, int threads) {
+  using Table = cuckoo::CuckooTable<kKeyWords, kValueWords>;
+  const uint64_t bytes = Table::InitialBytes(options.expected_keys);
+  const uint64_t memory = PhysicalMemory();
+  if (memory != 0 && bytes > memory) {
+    return Status::OutOfDeviceMemory("slab_hash cpu: a table for " +
+                                     std::to_string(options.expected_keys) + " keys takes " +
+                                     std::to_string(bytes) + " bytes, more than the machine's " +
+                                     std::to_string(memory) + " bytes of RAM");
+  }
+  return std::unique_ptr<Backend>(std::make_unique<Table>(options, threads));
 }
 
 template <uint32_t kKeyWords>
-std::unique_ptr<Backend> MakeForKey(const TableOptions& options, int threads) {
+Result<std::unique_ptr<Backend>> MakeForKey(const TableOptions& options, int threads) {
   switch (StoredValueWords(options.value_size)) {
     case 1:
       return Make<kKeyWords, 1>(options, threads);
@@ -34,7 +55,8 @@ std::unique_ptr<Backend> MakeForKey(const TableOptions& options, int threads) {
     case 16:
       return Make<kKeyWords, 16>(options, threads);
   }
-  return nullptr;
+  return Status::InvalidArgument("slab_hash cpu: value size " + std::to_string(options.value_size) +
+                                 " is not 1..128");
 }
 
 }  // namespace
@@ -44,28 +66,21 @@ Result<std::unique_ptr<Backend>> CreateCuckooBackend(const TableOptions& options
     return Status::InvalidArgument("slab_hash cpu: value size " +
                                    std::to_string(options.value_size) + " is not 1..128");
   }
-  std::unique_ptr<Backend> backend;
   try {
     switch (options.key_size) {
       case 8:
-        backend = MakeForKey<1>(options, threads);
-        break;
+        return MakeForKey<1>(options, threads);
       case 16:
-        backend = MakeForKey<2>(options, threads);
-        break;
+        return MakeForKey<2>(options, threads);
       case 32:
-        backend = MakeForKey<4>(options, threads);
-        break;
+        return MakeForKey<4>(options, threads);
     }
   } catch (...) {
     return cuckoo::StatusOfCurrentException("slab_hash cpu: creating a table for " +
                                             std::to_string(options.expected_keys) + " keys");
   }
-  if (backend == nullptr) {
-    return Status::InvalidArgument("slab_hash cpu: key size " + std::to_string(options.key_size) +
-                                   " is not 8, 16 or 32");
-  }
-  return backend;
+  return Status::InvalidArgument("slab_hash cpu: key size " + std::to_string(options.key_size) +
+                                 " is not 8, 16 or 32");
 }
 
 }  // namespace gpkv::slab_hash

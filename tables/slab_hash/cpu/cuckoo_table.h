@@ -234,12 +234,23 @@ class CuckooTable final : public Backend {
     return stats;
   }
 
+  // RAM a new table for `expected_keys` takes (its buckets are a power of
+  // two, as libcuckoo sizes them).
+  static uint64_t InitialBytes(uint64_t expected_keys) {
+    const uint64_t slots = InitialSlots(expected_keys);
+    constexpr uint64_t kSlots = libcuckoo::DEFAULT_SLOT_PER_BUCKET;
+    uint64_t buckets = 1;
+    while (buckets * kSlots < slots) buckets *= 2;
+    return BytesFor(buckets);
+  }
+
  private:
   // Slots for `expected_keys` at most kGrowLoad full, so that loading the
   // expected keys does not grow the table.
-  static size_t InitialSlots(uint64_t expected_keys) {
+  static uint64_t InitialSlots(uint64_t expected_keys) {
     const double wanted = static_cast<double>(expected_keys) / kGrowLoad;
-    return std::max<size_t>(libcuckoo::DEFAULT_SLOT_PER_BUCKET, static_cast<size_t>(wanted) + 1);
+    return std::max<uint64_t>(libcuckoo::DEFAULT_SLOT_PER_BUCKET,
+                              static_cast<uint64_t>(wanted) + 1);
   }
 
   // RAM the map holds: its buckets (pairs, partial keys, occupied flags) and
