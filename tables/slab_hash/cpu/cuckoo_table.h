@@ -39,7 +39,7 @@
 namespace gpkv::slab_hash::cuckoo {
 
 // A batch runs on fewer workers when each would get fewer operations.
-constexpr size_t kMinOpsPerWorker = 4096;
+constexpr size_t kMinOpsPerWorker = 1024;
 // Grow before a put batch that could take the load past this: cuckoo inserts
 // slow down as the table fills (libcuckoo doubles only when a path fails).
 constexpr double kGrowLoad = 0.9;
