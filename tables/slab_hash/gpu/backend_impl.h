@@ -92,12 +92,14 @@ class SlabHashGpu::Impl {
     uint64_t erased = 0;
     bool duplicate = false;
   };
-  // Launches `launch` over `batch`, frees the retired value slabs, and runs
-  // the operations that found SlabAlloc full again after growing it, until
-  // none is left (op_list: room for batch.count indices; sink: the retry and
-  // retire lists). OutOfDeviceMemory when SlabAlloc cannot grow: the
-  // operations not run are absent.
-  using WriteLauncher = Status (*)(const DeviceView&, const WriteSink&, const BatchArrays&,
+  // Launches `launch` over `batch` (on half-warp tiles where the table's
+  // values are inline), frees the retired value slabs, and runs the
+  // operations not run again: on whole warps those that needed a slab, then,
+  // after growing SlabAlloc, those that found it full, until none is left
+  // (op_list: room for batch.count indices; sink: the retry and retire
+  // lists). OutOfDeviceMemory when SlabAlloc cannot grow: the operations not
+  // run are absent.
+  using WriteLauncher = Status (*)(const DeviceView&, const WriteSink&, const BatchArrays&, bool,
                                    cudaStream_t);
   Status RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch, WriteSink sink,
                   uint32_t* op_list, WriteTotals* totals);

@@ -17,6 +17,8 @@ using gpu::warp::kFullMask;
 using gpu::warp::LaneId;
 
 constexpr uint32_t kGetTileLanes = 16;
+// Erases never allocate: half-warp tiles, two erases side by side.
+constexpr uint32_t kEraseTileLanes = 16;
 
 __device__ __forceinline__ uint64_t OpAt(const uint32_t* op_index, uint64_t position) {
   return op_index != nullptr ? op_index[position] : position;
@@ -31,24 +33,39 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
   return out;
 }
 
-// The operation this lane holds in a write kernel (a whole warp per
-// operation): *op and its key, and for one-word values the value.
+// Blocks per multiprocessor the kernels are compiled for (registers a thread:
+// 65536 / (256 * blocks)). The kernels wait on memory, so more resident
+// warps hide more of it (checked with -Xptxas -v and measured on an H100):
+// gets of 8-byte keys in 32 registers; the half-warp write kernels in 40 for
+// 8-byte keys and one-word values (a few bytes spill; 3.8 G builds/s and
+// 4.1 G mixed ops/s at 2^24 pairs against 3.8 and 3.8 in 48 registers), 48
+// for 16-byte keys and values of several words (no spill); the whole-warp
+// write kernels (operations that allocate: few) and 32-byte keys in 64.
+template <int kKeyWords>
+constexpr int kGetMinBlocks = kKeyWords == 1 ? 8 : 6;
+template <int kKeyWords, int kSlotWords, int kTileLanes>
+constexpr int kWriteMinBlocks = kTileLanes == 32 || kKeyWords == 4  ? 4
+                                : kKeyWords == 2 || kSlotWords == 0 ? 5
+                                                                    : 6;
+
+// The operation this lane holds in a write kernel: *op and its key, and
+// for one-word values the value.
 struct WriteLane {
   bool has_op = false;
-  uint64_t op = 0;
+  uint32_t op = 0;     // a launch runs at most kMaxChunkOps operations
   uint64_t value = 0;  // one-word values
 };
 
-template <int kKeyWords>
+template <int kKeyWords, int kTileLanes>
 __device__ __forceinline__ WriteLane TakeWriteOp(const DeviceView& view, const BatchArrays& batch,
-                                                 uint32_t per_warp, bool one_word,
+                                                 uint32_t per_tile, bool one_word,
                                                  Key<kKeyWords>* key) {
   WriteLane lane;
   bool holds = false;
-  const uint64_t position = TilePosition<32>(per_warp, &holds);
+  const uint64_t position = TilePosition<kTileLanes>(per_tile, &holds);
   lane.has_op = holds && position < batch.count;
   if (!lane.has_op) return lane;
-  lane.op = OpAt(batch.op_index, position);
+  lane.op = static_cast<uint32_t>(OpAt(batch.op_index, position));
   *key = device::LoadKey<kKeyWords>(batch.keys, lane.op, batch.keys_aligned);
   if (one_word && batch.values != nullptr) {
     lane.value = device::LoadValueWord(batch.values, lane.op, view.geometry.value_size, 0,
@@ -57,42 +74,35 @@ __device__ __forceinline__ WriteLane TakeWriteOp(const DeviceView& view, const B
   return lane;
 }
 
-// Every lane of the warp: word (lane & 15) of operation `op`'s value (one-word
-// values: the word `source` loaded).
+// Every lane of the tile: word (lane & 15) of operation `op`'s value
+// (one-word values: the word `source` loaded).
+template <int kTileLanes>
 __device__ __forceinline__ uint64_t ValueWordOf(const DeviceView& view, const BatchArrays& batch,
-                                                bool one_word, const WriteLane& lane, int source,
-                                                uint64_t op) {
-  const uint64_t shared = __shfl_sync(kFullMask, lane.value, source);
+                                                const device::Tile<kTileLanes>& tile,
+                                                const LaneRole& role, bool one_word,
+                                                const WriteLane& lane, int source, uint32_t op) {
+  const uint64_t shared = __shfl_sync(tile.mask, lane.value, source);
   if (one_word) return shared;
-  const uint32_t word = LaneId() & 15u;
-  return device::LoadValueWord(batch.values, op, view.geometry.value_size, word,
+  return device::LoadValueWord(batch.values, op, view.geometry.value_size, role.word,
                                batch.values_aligned);
 }
 
-// Per-thread counts of a write kernel, added once per warp at the end.
+// What became of each lane's own operation (a lane holds at most one), added
+// up once per warp at the end: a few registers instead of a counter each.
 struct WriteCounts {
-  unsigned long long inserted = 0;
-  unsigned long long replaced = 0;
-  unsigned long long erased = 0;
+  uint32_t inserted = 0;
+  uint32_t replaced = 0;
+  uint32_t erased = 0;
 
   __device__ __forceinline__ void Add(WriteOutcome outcome, uint64_t op, const WriteSink& sink) {
-    switch (outcome) {
-      case WriteOutcome::kInserted:
-        ++inserted;
-        break;
-      case WriteOutcome::kReplaced:
-        ++replaced;
-        break;
-      case WriteOutcome::kErased:
-        ++erased;
-        break;
-      case WriteOutcome::kRetry:
-        sink.retry_ops[atomicAdd(&sink.counters->retries, 1ull)] = static_cast<uint32_t>(op);
-        break;
-      case WriteOutcome::kMissing:
-        break;
+    inserted = outcome == WriteOutcome::kInserted;
+    replaced = outcome == WriteOutcome::kReplaced;
+    erased = outcome == WriteOutcome::kErased;
+    if (outcome == WriteOutcome::kRetry || outcome == WriteOutcome::kNeedsWarp) {
+      sink.retry_ops[atomicAdd(&sink.counters->retries, 1ull)] = static_cast<uint32_t>(op);
     }
   }
+  // All 32 lanes.
   __device__ __forceinline__ void Flush(const WriteSink& sink) const {
     AddWarpCount(&sink.counters->inserted, inserted);
     AddWarpCount(&sink.counters->replaced, replaced);
@@ -100,8 +110,14 @@ struct WriteCounts {
   }
 };
 
+// A 16-lane tile's kernels do not allocate: SlabAllocWarp is for whole warps.
+template <int kTileLanes>
+__device__ __forceinline__ void InitAlloc(const DeviceView& view, gpu::SlabAllocWarp* alloc) {
+  if constexpr (kTileLanes == 32) gpu::InitSlabAllocWarp(view.alloc, alloc);
+}
+
 template <int kKeyWords, int kSlotWords>
-__global__ void __launch_bounds__(kBlockThreads)
+__global__ void __launch_bounds__(kBlockThreads, kGetMinBlocks<kKeyWords>)
     GetKernel(DeviceView view, BatchArrays batch, uint32_t per_tile) {
   using GetTile = device::Tile<kGetTileLanes>;
   const GetTile tile = GetTile::Mine();
@@ -135,41 +151,55 @@ __global__ void __launch_bounds__(kBlockThreads)
   });
 }
 
-template <int kKeyWords, int kSlotWords>
-__global__ void __launch_bounds__(kBlockThreads)
-    PutKernel(DeviceView view, WriteSink sink, BatchArrays batch, uint32_t per_warp) {
+template <int kKeyWords, int kSlotWords, int kTileLanes>
+__global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlotWords, kTileLanes>)
+    PutKernel(DeviceView view, WriteSink sink, BatchArrays batch, uint32_t per_tile) {
+  using WriteTile = device::Tile<kTileLanes>;
+  const WriteTile tile = WriteTile::Mine();
   const Shape<kKeyWords, kSlotWords> shape(view.geometry);
   const LaneRole role = device::RoleOf(shape);
-  const bool one_word = !view.geometry.value_out_of_line && view.geometry.value_words == 1;
+  // One-word inline values: the fixed shapes, but for out-of-line values,
+  // which half warps never meet.
+  const bool one_word = kSlotWords != 0 && (kTileLanes == 16 || !view.geometry.value_out_of_line);
   Key<kKeyWords> my_key{};
-  const WriteLane lane = TakeWriteOp(view, batch, per_warp, one_word, &my_key);
+  const WriteLane lane =
+      TakeWriteOp<kKeyWords, kTileLanes>(view, batch, per_tile, one_word, &my_key);
   gpu::SlabAllocWarp alloc;
-  gpu::InitSlabAllocWarp(view.alloc, &alloc);
+  InitAlloc<kTileLanes>(view, &alloc);
+  device::DeferredClaims deferred;
   WriteCounts counts;
-  gpu::warp::ShareWork(kFullMask, lane.has_op, [&](int source) {
-    const Key<kKeyWords> key = ShuffleKey(my_key, source, kFullMask);
-    const uint64_t op = __shfl_sync(kFullMask, lane.op, source);
-    const uint64_t value_word = ValueWordOf(view, batch, one_word, lane, source, op);
-    const WriteOutcome outcome = device::WarpUpsert<kKeyWords, kSlotWords, false>(
-        view, sink, &alloc, shape, role, key,
+  gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
+    const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
+    const uint32_t op = __shfl_sync(tile.mask, lane.op, source);
+    const uint64_t value_word = ValueWordOf(view, batch, tile, role, one_word, lane, source, op);
+    const bool mine = LaneId() == static_cast<uint32_t>(source);
+    const WriteOutcome outcome = device::Upsert<kKeyWords, kSlotWords, kTileLanes, false>(
+        view, sink, &alloc, shape, tile, role, &deferred, mine, key,
         BucketOf(device::HashOf(key, view.seed), view.bucket_count), value_word);
-    if (LaneId() == static_cast<uint32_t>(source)) counts.Add(outcome, op, sink);
+    if (mine) counts.Add(outcome, op, sink);
   });
+  deferred.Publish(tile);
   counts.Flush(sink);
 }
 
 template <int kKeyWords, int kSlotWords>
-__global__ void __launch_bounds__(kBlockThreads)
-    EraseKernel(DeviceView view, WriteSink sink, BatchArrays batch, uint32_t per_warp) {
+__global__ void __launch_bounds__(kBlockThreads,
+                                  kWriteMinBlocks<kKeyWords, kSlotWords, kEraseTileLanes>)
+    EraseKernel(DeviceView view, WriteSink sink, BatchArrays batch, uint32_t per_tile) {
+  using EraseTile = device::Tile<kEraseTileLanes>;
+  const EraseTile tile = EraseTile::Mine();
   const Shape<kKeyWords, kSlotWords> shape(view.geometry);
   const LaneRole role = device::RoleOf(shape);
   Key<kKeyWords> my_key{};
-  const WriteLane lane = TakeWriteOp(view, batch, per_warp, false, &my_key);
+  const WriteLane lane =
+      TakeWriteOp<kKeyWords, kEraseTileLanes>(view, batch, per_tile, false, &my_key);
+  device::DeferredClaims deferred;  // none: erases claim nothing
   WriteCounts counts;
-  gpu::warp::ShareWork(kFullMask, lane.has_op, [&](int source) {
-    const Key<kKeyWords> key = ShuffleKey(my_key, source, kFullMask);
-    const WriteOutcome outcome = device::WarpErase<kKeyWords, kSlotWords, false>(
-        view, sink, shape, role, key, BucketOf(device::HashOf(key, view.seed), view.bucket_count));
+  gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
+    const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
+    const WriteOutcome outcome = device::Erase<kKeyWords, kSlotWords, kEraseTileLanes, false>(
+        view, sink, shape, tile, role, &deferred, key,
+        BucketOf(device::HashOf(key, view.seed), view.bucket_count));
     if (LaneId() == static_cast<uint32_t>(source)) {
       counts.Add(outcome, lane.op, sink);
       if (batch.flags != nullptr) batch.flags[lane.op] = outcome == WriteOutcome::kErased ? 1 : 0;
@@ -178,48 +208,56 @@ __global__ void __launch_bounds__(kBlockThreads)
   counts.Flush(sink);
 }
 
-template <int kKeyWords, int kSlotWords>
-__global__ void __launch_bounds__(kBlockThreads)
-    MixedKernel(DeviceView view, WriteSink sink, BatchArrays batch, uint32_t per_warp) {
+template <int kKeyWords, int kSlotWords, int kTileLanes>
+__global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlotWords, kTileLanes>)
+    MixedKernel(DeviceView view, WriteSink sink, BatchArrays batch, uint32_t per_tile) {
+  using MixedTile = device::Tile<kTileLanes>;
+  const MixedTile tile = MixedTile::Mine();
   const Shape<kKeyWords, kSlotWords> shape(view.geometry);
   const LaneRole role = device::RoleOf(shape);
-  const bool one_word = !view.geometry.value_out_of_line && view.geometry.value_words == 1;
+  // One-word inline values: the fixed shapes, but for out-of-line values,
+  // which half warps never meet.
+  const bool one_word = kSlotWords != 0 && (kTileLanes == 16 || !view.geometry.value_out_of_line);
   Key<kKeyWords> my_key{};
-  const WriteLane lane = TakeWriteOp(view, batch, per_warp, one_word, &my_key);
+  const WriteLane lane =
+      TakeWriteOp<kKeyWords, kTileLanes>(view, batch, per_tile, one_word, &my_key);
   const uint32_t my_code = lane.has_op ? batch.ops[lane.op] : 0;
   const uint32_t value_size = view.geometry.value_size;
   const uint32_t out_words = InlineValueWords(value_size);
   gpu::SlabAllocWarp alloc;
-  gpu::InitSlabAllocWarp(view.alloc, &alloc);
+  InitAlloc<kTileLanes>(view, &alloc);
+  device::DeferredClaims deferred;
   WriteCounts counts;
-  gpu::warp::ShareWork(kFullMask, lane.has_op, [&](int source) {
-    const Key<kKeyWords> key = ShuffleKey(my_key, source, kFullMask);
-    const uint64_t op = __shfl_sync(kFullMask, lane.op, source);
-    const uint32_t code = __shfl_sync(kFullMask, my_code, source);
+  gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
+    const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
+    const uint32_t op = __shfl_sync(tile.mask, lane.op, source);
+    const uint32_t code = __shfl_sync(tile.mask, my_code, source);
     const uint64_t bucket = BucketOf(device::HashOf(key, view.seed), view.bucket_count);
-    const bool is_source = LaneId() == static_cast<uint32_t>(source);
+    const bool mine = LaneId() == static_cast<uint32_t>(source);
     bool result = false;
     if (code == static_cast<uint32_t>(MixedOp::kReplace)) {
-      const uint64_t value_word = ValueWordOf(view, batch, one_word, lane, source, op);
-      const WriteOutcome outcome = device::WarpUpsert<kKeyWords, kSlotWords, true>(
-          view, sink, &alloc, shape, role, key, bucket, value_word);
-      if (is_source) counts.Add(outcome, op, sink);
-      result = outcome != WriteOutcome::kRetry;
+      const uint64_t value_word = ValueWordOf(view, batch, tile, role, one_word, lane, source, op);
+      const WriteOutcome outcome = device::Upsert<kKeyWords, kSlotWords, kTileLanes, true>(
+          view, sink, &alloc, shape, tile, role, &deferred, mine, key, bucket, value_word);
+      if (mine) counts.Add(outcome, op, sink);
+      if (outcome == WriteOutcome::kRetry || outcome == WriteOutcome::kNeedsWarp) return;
+      result = true;
     } else if (code == static_cast<uint32_t>(MixedOp::kDelete)) {
-      const WriteOutcome outcome =
-          device::WarpErase<kKeyWords, kSlotWords, true>(view, sink, shape, role, key, bucket);
-      if (is_source) counts.Add(outcome, op, sink);
+      const WriteOutcome outcome = device::Erase<kKeyWords, kSlotWords, kTileLanes, true>(
+          view, sink, shape, tile, role, &deferred, key, bucket);
+      if (mine) counts.Add(outcome, op, sink);
       result = outcome == WriteOutcome::kErased;
     } else {
       uint64_t value_word = 0;
-      result = device::WarpFindConcurrent(view, shape, role, key, bucket, &value_word);
-      if (LaneId() < out_words) {
-        device::StoreValueWord(batch.values, op, value_size, LaneId(), result ? value_word : 0,
+      result = device::FindConcurrent(view, shape, tile, role, &deferred, key, bucket, &value_word);
+      if (tile.OwnsWord() && role.word < out_words) {
+        device::StoreValueWord(batch.values, op, value_size, role.word, result ? value_word : 0,
                                batch.values_aligned);
       }
     }
-    if (is_source && batch.flags != nullptr) batch.flags[op] = result ? 1 : 0;
+    if (mine && batch.flags != nullptr) batch.flags[op] = result ? 1 : 0;
   });
+  deferred.Publish(tile);
   counts.Flush(sink);
 }
 
@@ -237,37 +275,55 @@ Status LaunchGet(const DeviceView& view, const BatchArrays& batch, cudaStream_t 
 }
 
 Status LaunchPut(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
-                 cudaStream_t stream) {
+                 bool whole_warps, cudaStream_t stream) {
   if (batch.count == 0) return Status::OK();
   return DispatchShape(view.geometry, [&](auto key_words, auto slot_words) -> Status {
-    const uint32_t per_warp = OpsPerTile(batch.count, 32);
-    PutKernel<decltype(key_words)::value, decltype(slot_words)::value>
-        <<<TileBlocksFor(batch.count, per_warp, 32), kBlockThreads, 0, stream>>>(view, sink, batch,
-                                                                                 per_warp);
+    constexpr int kKeyWords = decltype(key_words)::value;
+    constexpr int kSlotWords = decltype(slot_words)::value;
+    if (whole_warps) {
+      const uint32_t per_tile = OpsPerTile(batch.count, 32);
+      PutKernel<kKeyWords, kSlotWords, 32>
+          <<<TileBlocksFor(batch.count, per_tile, 32), kBlockThreads, 0, stream>>>(view, sink,
+                                                                                   batch, per_tile);
+    } else {
+      const uint32_t per_tile = OpsPerTile(batch.count, 16);
+      PutKernel<kKeyWords, kSlotWords, 16>
+          <<<TileBlocksFor(batch.count, per_tile, 16), kBlockThreads, 0, stream>>>(view, sink,
+                                                                                   batch, per_tile);
+    }
     return CheckLaunch("PutKernel");
   });
 }
 
 Status LaunchErase(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
-                   cudaStream_t stream) {
+                   bool /*whole_warps*/, cudaStream_t stream) {
   if (batch.count == 0) return Status::OK();
   return DispatchShape(view.geometry, [&](auto key_words, auto slot_words) -> Status {
-    const uint32_t per_warp = OpsPerTile(batch.count, 32);
+    const uint32_t per_tile = OpsPerTile(batch.count, kEraseTileLanes);
     EraseKernel<decltype(key_words)::value, decltype(slot_words)::value>
-        <<<TileBlocksFor(batch.count, per_warp, 32), kBlockThreads, 0, stream>>>(view, sink, batch,
-                                                                                 per_warp);
+        <<<TileBlocksFor(batch.count, per_tile, kEraseTileLanes), kBlockThreads, 0, stream>>>(
+            view, sink, batch, per_tile);
     return CheckLaunch("EraseKernel");
   });
 }
 
 Status LaunchMixed(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
-                   cudaStream_t stream) {
+                   bool whole_warps, cudaStream_t stream) {
   if (batch.count == 0) return Status::OK();
   return DispatchShape(view.geometry, [&](auto key_words, auto slot_words) -> Status {
-    const uint32_t per_warp = OpsPerTile(batch.count, 32);
-    MixedKernel<decltype(key_words)::value, decltype(slot_words)::value>
-        <<<TileBlocksFor(batch.count, per_warp, 32), kBlockThreads, 0, stream>>>(view, sink, batch,
-                                                                                 per_warp);
+    constexpr int kKeyWords = decltype(key_words)::value;
+    constexpr int kSlotWords = decltype(slot_words)::value;
+    if (whole_warps) {
+      const uint32_t per_tile = OpsPerTile(batch.count, 32);
+      MixedKernel<kKeyWords, kSlotWords, 32>
+          <<<TileBlocksFor(batch.count, per_tile, 32), kBlockThreads, 0, stream>>>(view, sink,
+                                                                                   batch, per_tile);
+    } else {
+      const uint32_t per_tile = OpsPerTile(batch.count, 16);
+      MixedKernel<kKeyWords, kSlotWords, 16>
+          <<<TileBlocksFor(batch.count, per_tile, 16), kBlockThreads, 0, stream>>>(view, sink,
+                                                                                   batch, per_tile);
+    }
     return CheckLaunch("MixedKernel");
   });
 }

@@ -37,16 +37,21 @@ struct BatchArrays {
 // Looks the keys up (no writer may run): values (zeros for a missing key)
 // and found flags.
 Status LaunchGet(const DeviceView& view, const BatchArrays& batch, cudaStream_t stream);
-// Inserts or replaces (view.tag set): counts in sink, operations without a
-// slab in sink.retry_ops, replaced value slabs in sink.retired.
+// Inserts or replaces (view.tag set): counts in sink, replaced value slabs
+// in sink.retired, and in sink.retry_ops the operations not run: those that
+// found SlabAlloc full and, unless whole_warps, those that need a slab at
+// all (half-warp tiles run the others, twice as many at a time; a slab
+// takes a whole warp to allocate).
 Status LaunchPut(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
-                 cudaStream_t stream);
-// Erases: erased flags, counts; erased value slabs in sink.retired.
+                 bool whole_warps, cudaStream_t stream);
+// Erases: erased flags, counts; erased value slabs in sink.retired. Always
+// on half-warp tiles (an erase allocates nothing).
 Status LaunchErase(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
-                   cudaStream_t stream);
-// Searches, replaces and deletes in one launch (SlabHashGpu::Mixed).
+                   bool whole_warps, cudaStream_t stream);
+// Searches, replaces and deletes in one launch (SlabHashGpu::Mixed); the
+// replaces that need a slab as LaunchPut's.
 Status LaunchMixed(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
-                   cudaStream_t stream);
+                   bool whole_warps, cudaStream_t stream);
 
 // ---- maintenance (maintenance_kernels.cu) ----
 // Empty base slabs (zero, next = kNullNext) for `bucket_count` buckets.

@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kBlockThreads) FlushKernel(DeviceView view) {
     uint32_t out_count = 0;  // slots of `out` written
     uint8_t* in = out;
     while (true) {
-      const SlabRead read = device::SplitLink(tile, device::LoadVolatile(in + 8 * role.word));
+      const SlabRead read = device::SplitLink(tile, device::LoadRelaxed(in + 8 * role.word));
       uint32_t live = LivePairs(read.aux, slots);
       while (live != 0) {
         const uint32_t slot = (__ffs(live) - 1) / 2;
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kBlockThreads) FlushKernel(DeviceView view) {
         const uint32_t from = slot * slot_words + (lane < slot_words ? lane : 0);
         const uint64_t word = __shfl_sync(kFullMask, read.word, static_cast<int>(from));
         if (lane < slot_words)
-          device::StoreVolatile(out + 8 * (out_count * slot_words + lane), word);
+          device::StoreRelaxed(out + 8 * (out_count * slot_words + lane), word);
         ++out_count;
       }
       if (read.next == kNullNext) break;
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kBlockThreads) FlushKernel(DeviceView view) {
     }
     // `out` ends the list: its unwritten slots free and zeroed.
     if (lane < kSlotAreaWords && lane >= out_count * slot_words) {
-      device::StoreVolatile(out + 8 * lane, 0);
+      device::StoreRelaxed(out + 8 * lane, 0);
     }
     __syncwarp();
     if (lane == 0) {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         if (out_of_line) {
           const uint32_t address = static_cast<uint32_t>(
               __shfl_sync(kFullMask, read.word, static_cast<int>(head + kKeyWords)));
-          value_word = device::LoadVolatile(SlabOf(view, address) + 8 * (lane & 15u));
+          value_word = device::LoadRelaxed(SlabOf(view, address) + 8 * (lane & 15u));
         } else {
           const uint32_t value_from = head + kKeyWords + (lane < value_words ? lane : 0);
           value_word = __shfl_sync(kFullMask, read.word,

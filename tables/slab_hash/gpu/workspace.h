@@ -20,13 +20,16 @@
 
 namespace gpkv::slab_hash {
 
+// Bytes an arena takes for `bytes` (256-byte aligned pieces).
+inline size_t ArenaBytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 // Bump allocation of one call's scratch from an arena: 256-byte aligned
 // offsets; the arena is sized from the total.
 class ArenaPlan {
  public:
   size_t Take(size_t bytes) {
     const size_t offset = used_;
-    used_ += (bytes + 255) / 256 * 256;
+    used_ += ArenaBytes(bytes);
     return offset;
   }
   size_t bytes() const { return used_; }
