@@ -484,6 +484,76 @@ INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuMixed,
                            return std::string(info.param.name);
                          });
 
+// Operations on one key in one mixed batch take effect in some serial order:
+// the key ends with one of the values its replaces wrote.
+TEST(SlabHashGpu, MixedRepeatsOfAKeyEndWithOneOfTheirValues) {
+  SKIP_WITHOUT_DEVICE();
+  for (const uint32_t value_size : {8u, 24u, 128u}) {
+    auto table = MakeTable(8, value_size, 1 << 12);
+    ASSERT_NE(table, nullptr);
+    constexpr size_t kKeys = 4000;
+    constexpr size_t kCopies = 4;
+    std::vector<uint8_t> ops(kKeys * kCopies, static_cast<uint8_t>(MixedOp::kReplace));
+    std::vector<uint8_t> keys(kKeys * kCopies * 8), values(kKeys * kCopies * value_size);
+    std::vector<uint8_t> results(kKeys * kCopies);
+    for (size_t i = 0; i < kKeys * kCopies; ++i) {
+      UniverseKey(41, i % kKeys, &keys[i * 8], 8);
+      FillValue(i, &values[i * value_size], value_size);
+      if (i % kCopies == 3) ops[i] = static_cast<uint8_t>(MixedOp::kSearch);
+    }
+    const std::vector<uint8_t> written = values;
+    ASSERT_TRUE(
+        table->Mixed(ops.data(), keys.data(), values.data(), results.data(), ops.size(), nullptr)
+            .ok());
+    std::vector<uint8_t> got(kKeys * value_size), found(kKeys);
+    ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), kKeys, nullptr).ok());
+    size_t wrong = 0;
+    for (size_t k = 0; k < kKeys; ++k) {
+      bool one_of_them = false;
+      for (size_t i = k; i < kKeys * kCopies; i += kKeys) {
+        if (ops[i] == static_cast<uint8_t>(MixedOp::kReplace) &&
+            std::memcmp(&got[k * value_size], &written[i * value_size], value_size) == 0) {
+          one_of_them = true;
+        }
+      }
+      if (found[k] != 1 || !one_of_them) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0u) << value_size;
+    auto stats = table->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->keys, kKeys) << "a key inserted twice";
+  }
+}
+
+// The batch tags (11 bits) start over after 2047 write batches: the table
+// clears every slab's tag first, and duplicates are still resolved.
+TEST(SlabHashGpu, BatchTagsStartOverAndDuplicatesStayResolved) {
+  SKIP_WITHOUT_DEVICE();
+  auto table = MakeTable(8, 8, 1 << 10);
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(8, 8);
+  std::mt19937_64 random(61);
+  constexpr size_t kBatch = 16;
+  for (uint32_t batch = 0; batch < kTagCount + 100; ++batch) {
+    std::vector<uint8_t> keys(kBatch * 8), values(kBatch * 8);
+    for (size_t i = 0; i < kBatch; ++i) {
+      // Keys from a small universe, so that batches repeat keys and later
+      // batches meet the slabs (and tags) of earlier ones.
+      UniverseKey(43, i < 2 ? 7 : random() % 3000, &keys[i * 8], 8);
+      FillValue(random(), &values[i * 8], 8);
+    }
+    if (batch % 5 == 4) {
+      std::vector<uint8_t> erased(kBatch);
+      ASSERT_TRUE(table->Erase(keys.data(), erased.data(), kBatch, nullptr).ok());
+      ASSERT_EQ(erased, oracle.Erase(keys)) << batch;
+    } else {
+      ASSERT_TRUE(table->Put(keys.data(), values.data(), kBatch, nullptr).ok());
+      oracle.Put(keys, values);
+    }
+  }
+  oracle.ExpectScan(*table, "after the tags started over");
+}
+
 // ---- keys of every value
 
 TEST(SlabHashGpu, EveryKeyValueIsLegalZerosAndOnesIncluded) {
