@@ -42,6 +42,8 @@ class SlabHashGpu final : public Backend {
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
              void* stream) override;
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) override;
+  // Holds the table shared while it visits (writes wait, gets run): the
+  // visitor must not write to this table.
   Status Scan(const Table::ScanVisitor& visit) override;
   Result<slab_hash::Stats> Stats() override;
 

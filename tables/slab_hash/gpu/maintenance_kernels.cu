@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kBlockThreads) FlushKernel(DeviceView view) {
 }
 
 // One warp per bucket of `from`: each live pair goes into `to` by
-// WarpInsertAbsent (keys are unique, so no search).
+// InsertAbsent (keys are unique, so no search).
 template <int kKeyWords, int kSlotWords>
 __global__ void __launch_bounds__(kBlockThreads)
     RehashKernel(DeviceView from, DeviceView to, BatchCounters* counters) {
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         const uint32_t part = role.part < slot_words ? role.part : 0;
         const uint64_t slot_word = __shfl_sync(kFullMask, read.word, static_cast<int>(head + part));
         const uint64_t target = BucketOf(device::HashOf(key, to.seed), to.bucket_count);
-        if (!device::WarpInsertAbsent(to, &alloc, shape, role, target, slot_word)) {
+        if (!device::InsertAbsent(to, &alloc, shape, role, target, slot_word)) {
           if (LaneId() == 0) atomicOr(&counters->failed, 1u);
           return;
         }

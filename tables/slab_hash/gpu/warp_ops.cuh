@@ -300,10 +300,10 @@ __device__ __forceinline__ WriteOutcome Erase(const DeviceView& view, const Writ
 // slot, no search. slot_word: this lane's word of the pair (word `part` of
 // the slot). Returns (uniform) false when SlabAlloc had no slab.
 template <int kKeyWords, int kSlotWords>
-__device__ __forceinline__ bool WarpInsertAbsent(const DeviceView& view, gpu::SlabAllocWarp* alloc,
-                                                 const Shape<kKeyWords, kSlotWords>& shape,
-                                                 const LaneRole& role, uint64_t bucket,
-                                                 uint64_t slot_word) {
+__device__ __forceinline__ bool InsertAbsent(const DeviceView& view, gpu::SlabAllocWarp* alloc,
+                                             const Shape<kKeyWords, kSlotWords>& shape,
+                                             const LaneRole& role, uint64_t bucket,
+                                             uint64_t slot_word) {
   const WarpTile tile = WarpTile::Mine();
   uint8_t* slab = BaseSlab(view, bucket);
   while (true) {

@@ -499,7 +499,7 @@ TEST(SlabHashGpu, MixedRepeatsOfAKeyEndWithOneOfTheirValues) {
     for (size_t i = 0; i < kKeys * kCopies; ++i) {
       UniverseKey(41, i % kKeys, &keys[i * 8], 8);
       FillValue(i, &values[i * value_size], value_size);
-      if (i % kCopies == 3) ops[i] = static_cast<uint8_t>(MixedOp::kSearch);
+      if (i / kKeys == kCopies - 1) ops[i] = static_cast<uint8_t>(MixedOp::kSearch);  // copy 4
     }
     const std::vector<uint8_t> written = values;
     ASSERT_TRUE(
