@@ -42,6 +42,8 @@ class SlabHashGpu final : public Backend {
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
              void* stream) override;
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) override;
+  // Holds the table shared while it visits (writes wait, gets run): the
+  // visitor must not write to this table.
   Status Scan(const Table::ScanVisitor& visit) override;
   Result<slab_hash::Stats> Stats() override;
 
@@ -50,7 +52,13 @@ class SlabHashGpu final : public Backend {
   // write (replace) or receives the value found (search); results[i] = 1
   // where a search found its key or a delete removed one (replace: 1).
   // Operations on the same key in one mixed batch take effect in some
-  // serial order (not necessarily the batch's).
+  // serial order (not necessarily the batch's). A search never returns a
+  // value its key did not have: one-word values are written in one 64-bit
+  // store, out-of-line values by swapping the value slab's address, and
+  // inline values of several words (9 bytes up to what fits in a slot) with
+  // the slot locked (its state live -> pending -> live) by the replace, and
+  // likewise by a search that copies one.
+  // Thread safety: as Put (the table is held exclusively for the batch).
   Status Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
                size_t count, void* stream);
   // Compacts every list now (drops dead slots, frees emptied slabs).
