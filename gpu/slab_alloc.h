@@ -41,8 +41,7 @@ constexpr uint32_t kSlabAddressBlockBits = 8;
 constexpr uint32_t kSlabAddressSuperBits = 14;
 constexpr uint32_t kMaxSuperBlocks = (1u << kSlabAddressSuperBits) - 1;  // 512 GiB
 constexpr uint32_t kNullSlab = 0xffffffffu;
-constexpr uint64_t kSuperBlockBytes =
-    uint64_t{kSlabBytes} * kSlabsPerBlock * kBlocksPerSuperBlock;
+constexpr uint64_t kSuperBlockBytes = uint64_t{kSlabBytes} * kSlabsPerBlock * kBlocksPerSuperBlock;
 
 // What a kernel needs to allocate, free and address slabs. Plain data,
 // passed by value to kernels; valid until the next Grow / destruction.
@@ -86,7 +85,7 @@ class SlabAlloc {
 
   // For tests and the benchmark: the addresses handed out by `count`
   // allocations made by kernels in the slab hash's pattern (each warp
-  // allocating for its lanes in turn, `warps_per_block` warps a thread
+  // allocating for its lanes in turn, 8 warps a thread
   // block), in *addresses (host vector, resized), and the seconds the
   // allocation kernel took (events). Addresses are kNullSlab where an
   // allocation failed.
@@ -94,6 +93,11 @@ class SlabAlloc {
                            CUstream_st* stream);
   // Frees the given addresses (host vector) with a kernel.
   Status TEST_FreeMany(const std::vector<uint32_t>& addresses, CUstream_st* stream);
+  // The device pointers SlabAt gives for `addresses` (host vector; slabs
+  // handed out, never kNullSlab), computed by a kernel, as integers in
+  // *pointers (resized): tests check that slabs do not overlap.
+  Status TEST_SlabPointers(const std::vector<uint32_t>& addresses, std::vector<uint64_t>* pointers,
+                           CUstream_st* stream);
 
   class Impl;
 

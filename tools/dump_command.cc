@@ -79,7 +79,8 @@ void RegisterDumpCommand(CLI::App& app, int* exit_code) {
   cmd->footer(
       "One 'KEY VALUE' line per pair, in no particular order; gpkv load --file reads\n"
       "them back. Numbers of up to 8 bytes print in decimal, larger ones (or all, with\n"
-      "--hex) as 0x and every hexadecimal digit.\n"
+      "--hex) as 0x and every hexadecimal digit. A volatile table is empty when a\n"
+      "command opens it, so its dump prints nothing.\n"
       "Example: gpkv dump pool.gpkv users > users.txt");
   AddTableArgs(cmd, &args->table, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print a JSON array of {\"key\", \"value\"}");

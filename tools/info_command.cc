@@ -1,6 +1,7 @@
 // `gpkv info POOL [--json]`: facts about the pool (PoolInfo) and the
 // counters of each table (TableStats).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -71,6 +72,10 @@ void PrintTableText(const TableReport& table) {
                 options.hash.hash_locations, options.hash.slots_per_bucket,
                 static_cast<unsigned long long>(options.expected_keys));
   }
+  if (options.durability == Durability::kVolatile) {
+    std::printf("  volatile     contents live in memory, empty after reopen; expected keys %llu\n",
+                static_cast<unsigned long long>(options.expected_keys));
+  }
   if (!table.has_stats) {
     std::printf("  stats        unavailable: %s\n", table.error.c_str());
     return;
@@ -79,8 +84,13 @@ void PrintTableText(const TableReport& table) {
   std::printf("  family       %s\n", stats.family.c_str());
   std::printf("  keys         %llu\n", static_cast<unsigned long long>(stats.keys));
   std::printf("  bytes        %s\n", HumanBytes(stats.bytes).c_str());
+  int name_width = 24;  // the values line up, as far as the longest name allows
   for (const TableProperty& property : stats.properties) {
-    std::printf("  %-24s %s\n", property.name.c_str(), PropertyText(property.value).c_str());
+    name_width = std::max(name_width, static_cast<int>(property.name.size()));
+  }
+  for (const TableProperty& property : stats.properties) {
+    std::printf("  %-*s %s\n", name_width, property.name.c_str(),
+                PropertyText(property.value).c_str());
   }
 }
 
@@ -168,7 +178,11 @@ void RegisterInfoCommand(CLI::App& app, int* exit_code) {
       "Pool: size, heap use, extents, superblock generation, mapping and backend.\n"
       "Tables: kind, family, sizes, geometry, keys, bytes, and the family's properties\n"
       "(GPHash: gphash.slots, gphash.load-factor, gphash.levels, gphash.top-buckets,\n"
-      "gphash.resizes, gphash.index-bytes, gphash.value-bytes, gphash.resizing).");
+      "gphash.resizes, gphash.index-bytes, gphash.value-bytes, gphash.resizing;\n"
+      "slab hash: slab_hash.buckets, .slabs, .slots, .dead-slots, .load-factor,\n"
+      ".memory-utilisation, .super-blocks, .rehashes, .rehash-seconds, .flushes).\n"
+      "A volatile table's bytes are the memory it holds (GPU memory or RAM), not pool\n"
+      "bytes; it is empty at every open, so info shows it empty.");
   AddPoolArgs(cmd, &args->pool, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->callback([args, exit_code]() { *exit_code = RunInfo(*args); });

@@ -19,7 +19,9 @@ namespace {
 
 constexpr const char* kNumbersHelp =
     "Keys and values are unsigned numbers stored little-endian in the table's key\n"
-    "and value sizes: decimal (42) or hexadecimal (0x2a), zero-extended.";
+    "and value sizes: decimal (42) or hexadecimal (0x2a), zero-extended. A volatile\n"
+    "table is empty when a command opens it: what put writes there is gone when put\n"
+    "exits.";
 
 struct PutArgs {
   TableArgs table;

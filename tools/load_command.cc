@@ -198,7 +198,8 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code) {
       "Puts go in durable batches. --count generates pairs from --seed; --file reads\n"
       "'KEY VALUE' lines (the format gpkv dump prints; blank and # lines skipped; a bad\n"
       "line stops the load, batches before it stay). Progress shows on a terminal;\n"
-      "the rate is printed at the end.\n"
+      "the rate is printed at the end. A volatile table holds the pairs only while\n"
+      "this command runs (it is empty at the next open): load is then a benchmark.\n"
       "Examples: gpkv load pool.gpkv users --count 1M\n"
       "          gpkv dump old.gpkv users | gpkv load new.gpkv users --file -");
   AddTableArgs(cmd, &args->table, /*can_write=*/true);

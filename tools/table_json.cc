@@ -13,7 +13,10 @@ nlohmann::ordered_json TableInfoJson(const TableInfo& info) {
                                  {"key_size", options.key_size},
                                  {"value_size", options.value_size},
                                  {"expected_keys", options.expected_keys}};
-  if (options.kind == TableKind::kHash) {
+  json["contents"] = options.durability == Durability::kVolatile
+                         ? "memory (volatile: empty after reopen)"
+                         : "pool";
+  if (options.kind == TableKind::kHash && options.durability == Durability::kPersistent) {
     json["geometry"] = {{"levels", options.hash.levels},
                         {"hash_locations", options.hash.hash_locations},
                         {"slots_per_bucket", options.hash.slots_per_bucket}};

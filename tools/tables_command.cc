@@ -69,11 +69,12 @@ int RunList(const ListArgs& args) {
               "KIND", "DURABILITY", "KEY", "VALUE", "GEOMETRY", "EXPECTED_KEYS");
   for (const TableInfo& info : *tables) {
     const TableOptions& options = info.options;
-    std::string geometry = options.kind == TableKind::kHash
-                               ? std::to_string(options.hash.levels) + "L-" +
-                                     std::to_string(options.hash.hash_locations) + "H-" +
-                                     std::to_string(options.hash.slots_per_bucket) + "S"
-                               : "-";
+    const bool has_geometry =
+        options.kind == TableKind::kHash && options.durability == Durability::kPersistent;
+    std::string geometry = has_geometry ? std::to_string(options.hash.levels) + "L-" +
+                                              std::to_string(options.hash.hash_locations) + "H-" +
+                                              std::to_string(options.hash.slots_per_bucket) + "S"
+                                        : "-";
     std::printf("%-*s  %-7s  %-10s  %3u  %5u  %-8s  %llu\n", static_cast<int>(name_width),
                 info.name.c_str(), KindName(options.kind), DurabilityName(options.durability),
                 options.key_size, options.value_size, geometry.c_str(),
@@ -114,6 +115,10 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
   CLI::App* cmd = tables->add_subcommand("create", "create a table");
   cmd->footer(
       "Keys are 8, 16 or 32 bytes, values 1 to 128 bytes, fixed per table.\n"
+      "A volatile table (--durability volatile: the slab hash, in GPU memory or RAM) is\n"
+      "declared in the pool's catalog only: it is empty whenever the pool is opened, so\n"
+      "its pairs last as long as one process (one gpkv command) holds it. --levels,\n"
+      "--hash-locations, --slots and --top-buckets apply to persistent hash tables.\n"
       "Example: gpkv tables create pool.gpkv users --value-size 16 --expected-keys 10M");
   AddPoolArgs(cmd, &args->pool, /*can_write=*/true);
   cmd->add_option("name", args->name, "table name (1 to 63 bytes)")->required();
@@ -121,7 +126,8 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
       ->check(CLI::IsMember({"hash", "ordered"}))
       ->capture_default_str();
   cmd->add_option("--durability", args->durability,
-                  "persistent (in the pool) | volatile (contents die with the process)")
+                  "persistent (in the pool) | volatile (contents live in memory, empty after "
+                  "reopen)")
       ->check(CLI::IsMember({"persistent", "volatile"}))
       ->capture_default_str();
   cmd->add_option("--key-size", args->key_size, "key bytes: 8, 16 or 32")
@@ -135,20 +141,21 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
                   "keys the table should hold before its first resize (K, M, G suffixes)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  cmd->add_option("--levels", args->levels, "hash: levels of buckets, 1 to 4")
+  cmd->add_option("--levels", args->levels, "persistent hash: levels of buckets, 1 to 4")
       ->check(CLI::Range(static_cast<int>(format::kMinGeometryLevels),
                          static_cast<int>(format::kMaxGeometryLevels)))
       ->capture_default_str();
   cmd->add_option("--hash-locations", args->hash_locations,
-                  "hash: candidate buckets per key per level, 1 to 4")
+                  "persistent hash: candidate buckets per key per level, 1 to 4")
       ->check(CLI::Range(static_cast<int>(format::kMinHashLocations),
                          static_cast<int>(format::kMaxHashLocations)))
       ->capture_default_str();
-  cmd->add_option("--slots", args->slots, "hash: slots per bucket: 4, 8 or 16")
+  cmd->add_option("--slots", args->slots, "persistent hash: slots per bucket: 4, 8 or 16")
       ->check(CLI::IsMember(PowersOfTwo(format::kMinSlotsPerBucket, format::kMaxSlotsPerBucket)))
       ->capture_default_str();
   cmd->add_option("--top-buckets", args->top_buckets,
-                  "hash: top-level buckets at create, a power of two; 0 = from --expected-keys")
+                  "persistent hash: top-level buckets at create, a power of two; 0 = from "
+                  "--expected-keys")
       ->capture_default_str();
   cmd->callback([args, exit_code]() { *exit_code = RunCreateTable(*args); });
 }

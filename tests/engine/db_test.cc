@@ -98,9 +98,9 @@ TEST(DB, UnbuiltTableKindsAreUnsupported) {
   TableOptions ordered;
   ordered.kind = TableKind::kOrdered;
   EXPECT_TRUE((*db)->CreateTable("o", ordered).status().IsUnsupported());
-  TableOptions volatile_hash;
-  volatile_hash.durability = Durability::kVolatile;
-  EXPECT_TRUE((*db)->CreateTable("v", volatile_hash).status().IsUnsupported());
+  TableOptions volatile_ordered = ordered;
+  volatile_ordered.durability = Durability::kVolatile;
+  EXPECT_TRUE((*db)->CreateTable("v", volatile_ordered).status().IsUnsupported());
   EXPECT_TRUE((*db)->ListTables()->empty());
 }
 

@@ -1,7 +1,8 @@
 // The registry and the family interface as the engine and recovery use them:
 // which (kind, durability) pairs have a family, what a catalog entry's kind,
-// durability and parameter block may hold, and how the GPHash family's
-// parameters go into the catalog and back.
+// durability and parameter block may hold, how the GPHash family's
+// parameters go into the catalog and back, and what the slab-hash family
+// (volatile) answers where a persistent family would touch the pool.
 #include "tables/registry.h"
 
 #include <gtest/gtest.h>
@@ -12,22 +13,30 @@
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
+#include "pm/extent_allocator.h"
 #include "recovery/catalog.h"
 #include "recovery/verify.h"
 #include "tables/gphash/family.h"
 #include "tables/gphash/layout.h"
+#include "tables/slab_hash/family.h"
 #include "test_util.h"
 
 namespace gpkv {
 namespace {
 
-TEST(Registry, PersistentHashIsGphashAndTheOthersAreNotBuiltYet) {
+TEST(Registry, HashTablesAreGphashAndTheSlabHashAndOrderedOnesAreNotBuiltYet) {
   const tables::TableFamily* hash = tables::FindFamily(TableKind::kHash, Durability::kPersistent);
   ASSERT_NE(hash, nullptr);
   EXPECT_STREQ(hash->name(), "gphash");
   EXPECT_EQ(hash, &gphash::Family());
+  const tables::TableFamily* volatile_hash =
+      tables::FindFamily(TableKind::kHash, Durability::kVolatile);
+  ASSERT_NE(volatile_hash, nullptr);
+  EXPECT_STREQ(volatile_hash->name(), "slab_hash");
+  EXPECT_EQ(volatile_hash, &slab_hash::Family());
+  EXPECT_EQ(volatile_hash->kind(), TableKind::kHash);
+  EXPECT_EQ(volatile_hash->durability(), Durability::kVolatile);
   EXPECT_EQ(tables::FindFamily(TableKind::kOrdered, Durability::kPersistent), nullptr);
-  EXPECT_EQ(tables::FindFamily(TableKind::kHash, Durability::kVolatile), nullptr);
   EXPECT_EQ(tables::FindFamily(TableKind::kOrdered, Durability::kVolatile), nullptr);
   for (const tables::TableFamily* family : tables::Families()) {
     EXPECT_EQ(tables::FindFamily(family->kind(), family->durability()), family)
@@ -45,6 +54,8 @@ format::CatalogEntry EntryOf(uint8_t kind, uint8_t durability) {
 
 TEST(Registry, FamilyOfTellsCorruptValuesFromUnbuiltFamilies) {
   EXPECT_TRUE(tables::FamilyOf("w", EntryOf(1, 1)).ok());
+  EXPECT_TRUE(tables::FamilyOf("w", EntryOf(1, 2)).ok());
+  EXPECT_TRUE(tables::FamilyOf("w", EntryOf(2, 2)).status().IsUnsupported());
   auto unbuilt = tables::FamilyOf("pool: table 't'", EntryOf(2, 1));
   ASSERT_TRUE(unbuilt.status().IsUnsupported()) << unbuilt.status().ToString();
   EXPECT_NE(unbuilt.status().message().find("pool: table 't': persistent ordered"),
@@ -115,6 +126,94 @@ TEST(GphashFamily, CheckOptionsRefusesWhatTheFormatCannotHold) {
   EXPECT_TRUE(refused([](TableOptions& o) { o.hash.hash_locations = 0; }));
   EXPECT_TRUE(refused([](TableOptions& o) { o.hash.slots_per_bucket = 12; }));
   EXPECT_TRUE(refused([](TableOptions& o) { o.hash.initial_top_buckets = 100; }));
+}
+
+TEST(SlabHashFamily, ItsParameterBlockIsZerosAndAnythingElseIsCorruption) {
+  const tables::TableFamily& family = slab_hash::Family();
+  TableOptions options;
+  options.durability = Durability::kVolatile;
+  uint8_t params[format::kCatalogParamsSize];
+  std::memset(params, 0xee, sizeof(params));
+  family.EncodeParams(options, params);
+  for (uint8_t byte : params) EXPECT_EQ(byte, 0);
+  TableOptions back;
+  back.hash.levels = 3;  // decoding gives the default geometry back
+  ASSERT_TRUE(family.DecodeParams("w", params, &back).ok());
+  EXPECT_EQ(back.hash.levels, HashGeometry{}.levels);
+  for (size_t byte : {size_t{0}, size_t{11}, size_t{format::kCatalogParamsSize - 1}}) {
+    uint8_t bad[format::kCatalogParamsSize] = {};
+    bad[byte] = 1;
+    Status status = family.DecodeParams("pool: catalog entry 3", bad, &back);
+    EXPECT_TRUE(status.IsCorruption()) << "byte " << byte;
+    EXPECT_EQ(status.message().rfind("pool: catalog entry 3", 0), 0u) << status.message();
+  }
+}
+
+TEST(SlabHashFamily, CheckOptionsRefusesBadSizesAndAPersistentGeometry) {
+  const tables::TableFamily& family = slab_hash::Family();
+  TableOptions good;
+  good.durability = Durability::kVolatile;
+  EXPECT_TRUE(family.CheckOptions("w", good).ok());
+  for (uint32_t key_size : {8u, 16u, 32u}) {
+    for (uint32_t value_size : {1u, 8u, 100u, 128u}) {
+      TableOptions options = good;
+      options.key_size = key_size;
+      options.value_size = value_size;
+      EXPECT_TRUE(family.CheckOptions("w", options).ok()) << key_size << "/" << value_size;
+    }
+  }
+  auto refused = [&](auto edit) {
+    TableOptions options = good;
+    edit(options);
+    Status status = family.CheckOptions("pool: table 'x'", options);
+    return status.IsInvalidArgument() && status.message().rfind("pool: table 'x'", 0) == 0;
+  };
+  EXPECT_TRUE(refused([](TableOptions& o) { o.key_size = 4; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.key_size = 64; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.value_size = 0; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.value_size = 129; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.expected_keys = slab_hash::kMaxExpectedKeys + 1; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.levels = 3; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.slots_per_bucket = 16; }));
+  EXPECT_TRUE(refused([](TableOptions& o) { o.hash.initial_top_buckets = 1024; }));
+  TableOptions geometry = good;
+  geometry.hash.hash_locations = 1;
+  EXPECT_NE(family.CheckOptions("w", geometry).message().find("persistent hash tables"),
+            std::string::npos);
+}
+
+TEST(SlabHashFamily, AVolatileTableHasNothingInThePoolAndNoRoot) {
+  testutil::TempPool temp("slab-family");
+  auto pool = pm::Pool::Create(temp.path(), uint64_t{16} << 20, SyncMode::kBatch);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  const tables::TableFamily& family = slab_hash::Family();
+  const uint64_t used = (*pool)->allocator().used_bytes();
+  TableOptions options;
+  options.durability = Durability::kVolatile;
+  auto root = family.Create(**pool, 7, options);
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(*root, 0u);
+  EXPECT_EQ((*pool)->allocator().used_bytes(), used);
+  format::CatalogEntry entry = EntryOf(1, 2);
+  entry.table_id = 7;
+  auto extents = family.Extents(**pool, entry, /*require_allocated=*/true);
+  ASSERT_TRUE(extents.ok());
+  EXPECT_TRUE(extents->empty());
+  EXPECT_TRUE(family.Drop(**pool, entry).ok());
+  recovery::Report report;
+  ASSERT_TRUE(family.Verify(**pool, entry, report, nullptr).ok());
+  ASSERT_EQ(report.tables.size(), 1u);
+  EXPECT_EQ(report.tables[0].table_id, 7u);
+  EXPECT_FALSE(report.HasCorruption());
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_NE(report.findings[0].message.find("volatile: nothing in the pool"), std::string::npos);
+  recovery::Report repaired;
+  EXPECT_TRUE(family.Repair(**pool, entry, repaired, nullptr).ok());
+  EXPECT_TRUE(repaired.findings.empty());
+  format::ExtentEntry extent{};
+  extent.offset = 1 << 20;
+  extent.kind = format::kExtentKindTableRoot;
+  EXPECT_FALSE(family.Salvage(**pool, extent, "recovered-7").ok());
 }
 
 // The catalog entry of table `name` in the pool at path, and its offset.

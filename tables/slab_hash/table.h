@@ -1,0 +1,67 @@
+// slab_hash::SlabHashTable: the gpkv::Table of a volatile hash table. Hands
+// each batch to its backend: the GPU slab hash (gpu/backend.h, in a CUDA
+// build) or the CPU backend over libcuckoo (cpu/backend.h). Contents live in
+// memory only: a table opened is empty, and what it holds is gone when the
+// DB closes. The engine checks every batch's spans before they get here
+// (engine/checked_table.h). Stats() reports the backend's counters as
+// "slab_hash.*" properties.
+//
+// Thread safety: as gpkv::Table promises; the backends handle concurrent
+// batches.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpkv/table.h"
+#include "tables/slab_hash/backend.h"
+#include "tables/slab_hash/stats.h"
+
+namespace gpkv::slab_hash {
+
+// The family's name, the prefix of its property names.
+constexpr const char* kFamilyName = "slab_hash";
+
+// The public stats of a table from its backend's counters: keys, bytes of
+// memory held (GPU memory or RAM, not pool bytes) and the properties
+// slab_hash.buckets, .slabs, .slots, .dead-slots, .load-factor,
+// .memory-utilisation, .super-blocks, .rehashes, .rehash-seconds, .flushes.
+TableStats PublicStats(const Stats& stats);
+
+// An empty table named `name` for `options` (checked by the family); errors
+// start with `where` ("pool.gpkv: table 'cache'"). On the
+// GPU (SlabHashGpu) when `backend` is kCuda; when the GPU cannot take it
+// (no usable device, not enough device memory) and `fall_back_to_cpu`, on
+// the CPU instead, as on Backend::kCpu: CreateCuckooBackend with
+// `cpu_threads` workers. A CPU table too large for RAM at its expected size
+// starts small and grows as keys arrive (the table's contents are empty
+// anyway; only its first size is lost).
+Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
+                                              const TableOptions& options, gpkv::Backend backend,
+                                              bool fall_back_to_cpu, int cpu_threads);
+
+class SlabHashTable final : public Table {
+ public:
+  // Errors of the backend get `where` in front of their message.
+  SlabHashTable(std::string where, std::string name, TableOptions options,
+                std::unique_ptr<Backend> backend);
+
+  const std::string& name() const override { return name_; }
+  const TableOptions& options() const override { return options_; }
+  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
+  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+             const BatchOptions& options) override;
+  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  Result<TableStats> Stats() override;
+  Status Scan(const ScanVisitor& visit) override;
+
+ private:
+  Status Named(Status status) const;
+
+  const std::string where_;
+  const std::string name_;
+  const TableOptions options_;
+  const std::unique_ptr<Backend> backend_;
+};
+
+}  // namespace gpkv::slab_hash
