@@ -61,8 +61,13 @@ Status Mixed(GphashGpu& table, const SlabKeySets& sets, SearchOutputs& scratch) 
   for (const MixedBatch& plan : sets.mixed_batches) {
     const uint64_t deletes_at = plan.first + plan.inserts;
     const uint64_t searches_at = deletes_at + plan.deletes;
-    GPKV_RETURN_IF_ERROR(table.Put(keys + plan.first * 8, values + plan.first * 8, plan.inserts));
-    GPKV_RETURN_IF_ERROR(table.Erase(keys + deletes_at * 8, flags, plan.deletes));
+    // A batch of fewer than 10 operations has no inserts or deletes.
+    if (plan.inserts > 0) {
+      GPKV_RETURN_IF_ERROR(table.Put(keys + plan.first * 8, values + plan.first * 8, plan.inserts));
+    }
+    if (plan.deletes > 0) {
+      GPKV_RETURN_IF_ERROR(table.Erase(keys + deletes_at * 8, flags, plan.deletes));
+    }
     GPKV_RETURN_IF_ERROR(table.Get(keys + searches_at * 8, answers, flags, plan.searches()));
   }
   return Status::OK();
@@ -76,6 +81,7 @@ Status EraseAll(GphashGpu& table, const SlabKeySets& sets, SearchOutputs& scratc
     return table.Erase(sets.load_keys.data(true) + first * 8, flags, count);
   }));
   for (const MixedBatch& plan : sets.mixed_batches) {
+    if (plan.inserts == 0) continue;
     GPKV_RETURN_IF_ERROR(
         table.Erase(sets.grouped_keys.data(true) + plan.first * 8, flags, plan.inserts));
   }
