@@ -111,7 +111,7 @@ Status Search(SlabHashGpu& table, const MirroredBytes& keys, SearchOutputs& out,
   });
 }
 
-// The first and count of the last batch of `total` operations.
+// The first operation of the last batch of `total` operations.
 uint64_t LastBatchFirst(uint64_t total, uint64_t batch) { return (total - 1) / batch * batch; }
 
 Status ExpectKeys(SlabHashGpu& table, uint64_t keys, const std::string& what,
