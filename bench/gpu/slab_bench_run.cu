@@ -17,6 +17,7 @@
 #include "gpu/device_memory.h"
 #include "gpu/slab_alloc.h"
 #include "tables/slab_hash/gpu/backend.h"
+#include "tables/slab_hash/layout.h"
 
 namespace gpkv::bench::gpu {
 namespace {
@@ -25,7 +26,9 @@ using ::gpkv::gpu::DeviceBytes;
 using ::gpkv::gpu::SlabAlloc;
 using ::gpkv::slab_hash::SlabHashGpu;
 
-constexpr uint32_t kPairBytes = 16;  // 8-byte keys and values
+constexpr uint32_t kKeySize = 8;  // the issue's 8-byte keys and values
+constexpr uint32_t kValueSize = 8;
+constexpr uint32_t kPairBytes = kKeySize + kValueSize;
 
 // `status` with what failed in front of its message.
 Status Within(const std::string& what, const Status& status) {
@@ -36,8 +39,8 @@ Result<std::unique_ptr<SlabHashGpu>> CreateTable(uint64_t expected_keys) {
   TableOptions options;
   options.kind = TableKind::kHash;
   options.durability = Durability::kVolatile;
-  options.key_size = 8;
-  options.value_size = 8;
+  options.key_size = kKeySize;
+  options.value_size = kValueSize;
   options.expected_keys = expected_keys;
   return SlabHashGpu::Create(options);
 }
@@ -52,21 +55,18 @@ struct PointSizing {
   uint32_t slots_per_slab = 0;
 };
 
-// Finds expected_keys for the planned bucket count: the slots per slab and
-// the buckets per expected key from a table created for `keys` (empty:
-// slots = buckets x slots per slab), then refined on the table's answer.
+// Finds expected_keys for the planned bucket count: the buckets per
+// expected key from a table created for `keys`, then refined on the table's
+// answer.
 Result<PointSizing> SizeForTarget(uint64_t keys, int percent) {
   PointSizing sizing;
+  sizing.slots_per_slab = slab_hash::GeometryFor(kKeySize, kValueSize).slots_per_slab;
   {
     auto probe = CreateTable(keys);
     if (!probe.ok()) return probe.status();
     auto stats = StatsOf(**probe);
     if (!stats.ok()) return stats.status();
-    if (stats->buckets == 0 || stats->slots % stats->buckets != 0) {
-      return Status::Corruption("an empty slab hash reports " + std::to_string(stats->slots) +
-                                " slots in " + std::to_string(stats->buckets) + " buckets");
-    }
-    sizing.slots_per_slab = static_cast<uint32_t>(stats->slots / stats->buckets);
+    if (stats->buckets == 0) return Status::Corruption("a slab hash reports no buckets");
     sizing.buckets = stats->buckets;
   }
   sizing.plan = PlanBuckets(keys, percent / 100.0, sizing.slots_per_slab, kPairBytes);
