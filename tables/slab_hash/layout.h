@@ -99,8 +99,7 @@ GPKV_HD constexpr bool IsValidSizes(uint32_t key_size, uint32_t value_size) {
 GPKV_HD constexpr uint32_t KeyWordIndex(const SlabGeometry& geometry, uint32_t slot, uint32_t i) {
   return slot * geometry.slot_words + i;
 }
-GPKV_HD constexpr uint32_t ValueWordIndex(const SlabGeometry& geometry, uint32_t slot,
-                                          uint32_t j) {
+GPKV_HD constexpr uint32_t ValueWordIndex(const SlabGeometry& geometry, uint32_t slot, uint32_t j) {
   return slot * geometry.slot_words + geometry.key_words + j;
 }
 
@@ -109,7 +108,7 @@ enum SlotState : uint32_t { kSlotFree = 0, kSlotPending = 1, kSlotLive = 2, kSlo
 
 constexpr uint32_t kStateBitsPerSlot = 2;
 constexpr uint32_t kStateMask = (1u << (kStateBitsPerSlot * kMaxSlotsPerSlab)) - 1;  // bits 0..13
-constexpr uint32_t kTouchedShift = kStateBitsPerSlot * kMaxSlotsPerSlab;            // 14
+constexpr uint32_t kTouchedShift = kStateBitsPerSlot * kMaxSlotsPerSlab;             // 14
 constexpr uint32_t kTouchedMask = ((1u << kMaxSlotsPerSlab) - 1) << kTouchedShift;
 constexpr uint32_t kTagShift = kTouchedShift + kMaxSlotsPerSlab;  // 21
 constexpr uint32_t kTagBits = 32 - kTagShift;                     // 11
@@ -188,7 +187,8 @@ GPKV_HD constexpr uint32_t PackedAux(uint32_t live_slots) {
 // have been claimed in this batch) and its key words read zero — possibly
 // the free slot's zeros read before the claimer's key. A slot not touched by
 // the batch was written by an earlier launch and reads whole.
-GPKV_HD constexpr bool SlotIsUncertain(uint32_t aux, uint32_t slot, uint32_t tag, bool key_is_zero) {
+GPKV_HD constexpr bool SlotIsUncertain(uint32_t aux, uint32_t slot, uint32_t tag,
+                                       bool key_is_zero) {
   return key_is_zero && SlotStateOf(aux, slot) >= kSlotLive && TagOf(aux) == tag &&
          TouchedBit(aux, slot);
 }

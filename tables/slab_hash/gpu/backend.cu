@@ -1,0 +1,524 @@
+// SlabHashGpu: create, the public calls and the batch paths (staging of host
+// arrays, the write launches with their SlabAlloc retries, the duplicate
+// slow path). Flush, rehash, reserve, scan and stats: maintenance.cu.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_memory.h"
+#include "tables/slab_hash/gpu/backend.h"
+#include "tables/slab_hash/gpu/backend_impl.h"
+
+namespace gpkv::slab_hash {
+namespace {
+
+bool Aligned8(const void* address) { return (reinterpret_cast<uintptr_t>(address) & 7) == 0; }
+
+cudaStream_t AsStream(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+uint64_t RandomSeed() {
+  std::random_device device;
+  const uint64_t clock =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return (uint64_t{device()} << 32 ^ device()) ^ (clock * 0x9e3779b97f4a7c15ULL);
+}
+
+// Copies `bytes` between host or device memory, in stream order.
+Status Copy(void* target, const void* source, size_t bytes, cudaStream_t stream, const char* what) {
+  if (bytes == 0) return Status::OK();
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDefault, stream),
+                            std::string("slab hash: cudaMemcpyAsync of ") + what);
+  return Status::OK();
+}
+
+bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::kOutOfDeviceMemory; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- public API
+
+Result<std::unique_ptr<SlabHashGpu>> SlabHashGpu::Create(const TableOptions& options) {
+  int device = 0;
+  const cudaError_t error = cudaGetDevice(&device);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return Status::Unsupported(std::string("no usable CUDA device: ") + cudaGetErrorString(error));
+  }
+  GPKV_RETURN_IF_ERROR(gpu::DeviceUsable(device));
+  if (!IsValidSizes(options.key_size, options.value_size)) {
+    return Status::InvalidArgument("slab hash: keys of " + std::to_string(options.key_size) +
+                                   " bytes and values of " + std::to_string(options.value_size) +
+                                   " bytes are not supported (keys 8, 16 or 32, values 1..128)");
+  }
+  auto impl = std::make_unique<Impl>(options, device);
+  GPKV_RETURN_IF_ERROR(impl->Initialize());
+  return std::unique_ptr<SlabHashGpu>(new SlabHashGpu(std::move(impl)));
+}
+
+SlabHashGpu::SlabHashGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SlabHashGpu::~SlabHashGpu() = default;
+
+Status SlabHashGpu::Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) {
+  return impl_->Put(keys, values, count, AsStream(stream));
+}
+Status SlabHashGpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                        void* stream) {
+  return impl_->Get(keys, values, found, count, AsStream(stream));
+}
+Status SlabHashGpu::Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) {
+  return impl_->Erase(keys, erased, count, AsStream(stream));
+}
+Status SlabHashGpu::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
+                          uint8_t* results, size_t count, void* stream) {
+  return impl_->Mixed(ops, keys, values, results, count, AsStream(stream));
+}
+Status SlabHashGpu::Flush(void* stream) { return impl_->Flush(AsStream(stream)); }
+Status SlabHashGpu::Reserve(uint64_t keys, void* stream) {
+  return impl_->Reserve(keys, AsStream(stream));
+}
+Status SlabHashGpu::Scan(const Table::ScanVisitor& visit) { return impl_->Scan(visit); }
+Result<slab_hash::Stats> SlabHashGpu::Stats() { return impl_->Stats(); }
+
+// ---------------------------------------------------------------- create
+
+SlabHashGpu::Impl::Impl(const TableOptions& options, int device)
+    : options_(options),
+      device_(device),
+      geometry_(GeometryFor(options.key_size, options.value_size)) {}
+
+SlabHashGpu::Impl::~Impl() {
+  cudaSetDevice(device_);
+  workspaces_.clear();  // waits for their streams
+  if (buckets_ != nullptr) cudaFree(buckets_);
+  if (rehash_start_ != nullptr) cudaEventDestroy(rehash_start_);
+  if (rehash_stop_ != nullptr) cudaEventDestroy(rehash_stop_);
+}
+
+Status SlabHashGpu::Impl::Initialize() {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+  seed_ = RandomSeed();
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreate(&rehash_start_), "slab hash: cudaEventCreate");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreate(&rehash_stop_), "slab hash: cudaEventCreate");
+  auto alloc = gpu::SlabAlloc::Create(1);
+  if (!alloc.ok()) return alloc.status();
+  alloc_ = std::move(alloc.value());
+  alloc_view_ = alloc_->view();
+  auto workspace = AcquireWorkspace();
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace};
+  const uint64_t buckets =
+      BucketsFor(std::max<uint64_t>(options_.expected_keys, 1), geometry_.slots_per_slab);
+  GPKV_RETURN_IF_ERROR(AllocateBuckets(buckets, &buckets_, lease.workspace->stream()));
+  bucket_count_ = buckets;
+  return lease.workspace->Wait("the new bucket array");
+}
+
+// ---------------------------------------------------------------- helpers
+
+Result<Workspace*> SlabHashGpu::Impl::AcquireWorkspace() {
+  std::lock_guard<std::mutex> lock(workspaces_mutex_);
+  if (!free_workspaces_.empty()) {
+    Workspace* workspace = free_workspaces_.back();
+    free_workspaces_.pop_back();
+    return workspace;
+  }
+  auto created = Workspace::Create();
+  if (!created.ok()) return created.status();
+  workspaces_.push_back(std::move(created.value()));
+  return workspaces_.back().get();
+}
+
+void SlabHashGpu::Impl::ReleaseWorkspace(Workspace* workspace) {
+  std::lock_guard<std::mutex> lock(workspaces_mutex_);
+  free_workspaces_.push_back(workspace);
+}
+
+bool SlabHashGpu::Impl::IsDeviceMemory(const void* address) const {
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
+         attributes.device == device_;
+}
+
+DeviceView SlabHashGpu::Impl::View(uint32_t tag) const {
+  DeviceView view;
+  view.buckets = buckets_;
+  view.bucket_count = bucket_count_;
+  view.seed = seed_;
+  view.alloc = alloc_view_;
+  view.geometry = geometry_;
+  view.tag = tag;
+  return view;
+}
+
+uint64_t SlabHashGpu::Impl::NewSlabsEstimate(uint64_t count) const {
+  const uint64_t slots = geometry_.slots_per_slab;
+  uint64_t slabs = geometry_.value_out_of_line ? count : 0;
+  // Lists of about one slab overflow rarely; fuller ones need a slab per
+  // list's worth of new keys.
+  const bool fits_base_slabs = live_keys_ + count <= bucket_count_ * slots;
+  slabs += fits_base_slabs ? count / slots / 8 : count / slots;
+  return slabs + 256;
+}
+
+Status SlabHashGpu::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
+  GPKV_RETURN_IF_ERROR(MaybeMaintain(ws));
+  bool wrapped = false;
+  tag_ = NextBatchTag(tag_, &wrapped);
+  if (wrapped) GPKV_RETURN_IF_ERROR(LaunchClearTags(View(0), ws.stream()));
+  if (new_slabs != 0) {
+    // Room ahead, so that launches rarely find SlabAlloc full. When the
+    // device has no more, the launch's retries grow what they need, or fail.
+    const Status reserved = alloc_->Reserve(new_slabs, kMaxSlabFill, ws.stream());
+    if (!reserved.ok() && !IsOutOfDeviceMemory(reserved)) return reserved;
+    alloc_view_ = alloc_->view();
+  }
+  return Status::OK();
+}
+
+Status SlabHashGpu::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch,
+                                   WriteSink sink, uint32_t* op_list, WriteTotals* totals) {
+  while (true) {
+    GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+    alloc_view_ = alloc_->view();  // a new seed: warps start from other blocks
+    const DeviceView view = View(tag_);
+    GPKV_RETURN_IF_ERROR(launch(view, sink, batch, ws.stream()));
+    if (sink.retired != nullptr) GPKV_RETURN_IF_ERROR(LaunchFreeRetired(view, sink, ws.stream()));
+    GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+    GPKV_RETURN_IF_ERROR(ws.Wait("a write batch"));
+    const BatchCounters& counters = ws.counters();
+    totals->inserted += counters.inserted;
+    totals->replaced += counters.replaced;
+    totals->erased += counters.erased;
+    totals->duplicate |= counters.duplicate != 0;
+    const uint64_t retries = counters.retries;
+    if (retries == 0) return Status::OK();
+    if (op_list == nullptr) return Status::IOError("slab hash: an erase asked for a slab");
+    // SlabAlloc was full for these operations (nothing of them applied):
+    // grow it and run them again.
+    GPKV_RETURN_IF_ERROR(GrowSlabs(retries * (geometry_.value_out_of_line ? 2 : 1)));
+    GPKV_RETURN_IF_ERROR(Copy(op_list, sink.retry_ops, retries * sizeof(uint32_t), ws.stream(),
+                              "the operations to retry"));
+    batch.op_index = op_list;
+    batch.count = retries;
+  }
+}
+
+Result<DuplicateScratch> SlabHashGpu::Impl::DuplicateScratchFor(Workspace& ws, uint64_t count,
+                                                                uint8_t** resolved) {
+  size_t temp_bytes = 0;
+  GPKV_RETURN_IF_ERROR(DuplicateSortTempBytes(count, &temp_bytes));
+  ArenaPlan plan;
+  size_t arrays[4];
+  for (size_t& at : arrays) at = plan.Take(count * sizeof(uint32_t));
+  const size_t temp_at = plan.Take(temp_bytes);
+  const size_t resolved_at = resolved != nullptr ? plan.Take(count) : 0;
+  GPKV_RETURN_IF_ERROR(ws.ReserveSide(plan.bytes()));
+  uint8_t* side = ws.side();
+  DuplicateScratch scratch;
+  scratch.sort_keys_in = reinterpret_cast<uint32_t*>(side + arrays[0]);
+  scratch.sort_keys_out = reinterpret_cast<uint32_t*>(side + arrays[1]);
+  scratch.indices_in = reinterpret_cast<uint32_t*>(side + arrays[2]);
+  scratch.indices_out = reinterpret_cast<uint32_t*>(side + arrays[3]);
+  scratch.sort_temp = gpu::CubTempStorage{side + temp_at, temp_bytes};
+  if (resolved != nullptr) *resolved = side + resolved_at;
+  return scratch;
+}
+
+// ---------------------------------------------------------------- writes
+
+Status SlabHashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                              cudaStream_t caller) {
+  if (count == 0) return Status::OK();
+  if (keys == nullptr || values == nullptr) {
+    return Status::InvalidArgument("slab hash: Put without keys or values");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+  std::unique_lock<std::shared_mutex> lock(table_mutex_);
+  auto workspace = AcquireWorkspace();
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace};
+  Workspace& ws = **workspace;
+  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
+  // A bulk build: an empty table takes buckets for the whole batch at once.
+  if (live_keys_ == 0 && static_cast<double>(count) > static_cast<double>(bucket_count_) *
+                                                          geometry_.slots_per_slab *
+                                                          kInitialSlabFill) {
+    const Status reserved = ReserveLocked(ws, count);
+    if (!reserved.ok() && !IsOutOfDeviceMemory(reserved)) return reserved;
+  }
+  for (size_t done = 0; done < count; done += kMaxChunkOps) {
+    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+    GPKV_RETURN_IF_ERROR(
+        PutChunk(ws, keys + done * options_.key_size, values + done * options_.value_size, chunk));
+  }
+  return Status::OK();
+}
+
+Status SlabHashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
+                                   size_t count) {
+  const uint32_t key_size = options_.key_size;
+  const uint32_t value_size = options_.value_size;
+  const bool stage_keys = !IsDeviceMemory(keys);
+  const bool stage_values = !IsDeviceMemory(values);
+  ArenaPlan plan;
+  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
+  const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
+  const size_t retry_at = plan.Take(count * sizeof(uint32_t));
+  const size_t list_at = plan.Take(count * sizeof(uint32_t));
+  const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
+  uint8_t* arena = ws.arena();
+  BatchArrays batch;
+  batch.keys = stage_keys ? arena + keys_at : keys;
+  batch.values = stage_values ? arena + values_at : const_cast<uint8_t*>(values);
+  batch.count = count;
+  batch.keys_aligned = Aligned8(batch.keys);
+  batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
+  if (stage_keys)
+    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+  if (stage_values) {
+    GPKV_RETURN_IF_ERROR(
+        Copy(arena + values_at, values, count * value_size, ws.stream(), "values"));
+  }
+  WriteSink sink;
+  sink.counters = ws.device_counters();
+  sink.retry_ops = reinterpret_cast<uint32_t*>(arena + retry_at);
+  sink.retired =
+      geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
+  auto* list = reinterpret_cast<uint32_t*>(arena + list_at);
+
+  GPKV_RETURN_IF_ERROR(PrepareWrite(ws, NewSlabsEstimate(count)));
+  WriteTotals totals;
+  const Status status = RunWrite(ws, LaunchPut, batch, sink, list, &totals);
+  live_keys_ += totals.inserted;
+  GPKV_RETURN_IF_ERROR(status);
+  if (!totals.duplicate) return Status::OK();
+
+  // The batch put some key twice and the copies ran in any order: run each
+  // such key's last put again.
+  auto scratch = DuplicateScratchFor(ws, count, nullptr);
+  if (!scratch.ok()) return scratch.status();
+  GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+  GPKV_RETURN_IF_ERROR(
+      LaunchListLastPuts(View(tag_), batch, *scratch, list, ws.device_counters(), ws.stream()));
+  GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+  GPKV_RETURN_IF_ERROR(ws.Wait("the duplicate sort of a put batch"));
+  const uint64_t listed = ws.counters().retries;
+  if (listed == 0) return Status::OK();
+  BatchArrays last_puts = batch;
+  last_puts.op_index = list;
+  last_puts.count = listed;
+  WriteTotals again;
+  const Status reapplied = RunWrite(ws, LaunchPut, last_puts, sink, list, &again);
+  live_keys_ += again.inserted;
+  return reapplied;
+}
+
+Status SlabHashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+                                cudaStream_t caller) {
+  if (count == 0) return Status::OK();
+  if (keys == nullptr) return Status::InvalidArgument("slab hash: Erase without keys");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+  std::unique_lock<std::shared_mutex> lock(table_mutex_);
+  auto workspace = AcquireWorkspace();
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace};
+  Workspace& ws = **workspace;
+  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
+  for (size_t done = 0; done < count; done += kMaxChunkOps) {
+    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+    GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * options_.key_size,
+                                    erased == nullptr ? nullptr : erased + done, chunk));
+  }
+  // Reads after a large erase should not walk its dead slots.
+  if (NeedsFlush(dead_slots_, live_keys_)) GPKV_RETURN_IF_ERROR(FlushLocked(ws));
+  return Status::OK();
+}
+
+Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
+                                     size_t count) {
+  const uint32_t key_size = options_.key_size;
+  const bool stage_keys = !IsDeviceMemory(keys);
+  const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased);
+  ArenaPlan plan;
+  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
+  const size_t erased_at = stage_erased ? plan.Take(count) : 0;
+  const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
+  uint8_t* arena = ws.arena();
+  BatchArrays batch;
+  batch.keys = stage_keys ? arena + keys_at : keys;
+  batch.flags = stage_erased ? arena + erased_at : erased;
+  batch.count = count;
+  batch.keys_aligned = Aligned8(batch.keys);
+  if (stage_keys)
+    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+  WriteSink sink;
+  sink.counters = ws.device_counters();
+  sink.retired =
+      geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
+
+  GPKV_RETURN_IF_ERROR(PrepareWrite(ws, 0));
+  WriteTotals totals;
+  const Status status = RunWrite(ws, LaunchErase, batch, sink, nullptr, &totals);
+  live_keys_ -= totals.erased;
+  dead_slots_ += totals.erased;
+  GPKV_RETURN_IF_ERROR(status);
+  if (totals.duplicate && batch.flags != nullptr) {
+    // The batch erased some key twice: the copy that reported it may not be
+    // the first.
+    uint8_t* resolved = nullptr;
+    auto scratch = DuplicateScratchFor(ws, count, &resolved);
+    if (!scratch.ok()) return scratch.status();
+    GPKV_RETURN_IF_ERROR(LaunchResolveErased(View(tag_), batch, *scratch, resolved, ws.stream()));
+  }
+  if (stage_erased)
+    GPKV_RETURN_IF_ERROR(Copy(erased, batch.flags, count, ws.stream(), "erased flags"));
+  return ws.Wait("an erase batch");
+}
+
+Status SlabHashGpu::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
+                                uint8_t* results, size_t count, cudaStream_t caller) {
+  if (count == 0) return Status::OK();
+  if (ops == nullptr || keys == nullptr || values == nullptr) {
+    return Status::InvalidArgument("slab hash: Mixed without operations, keys or values");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+  std::unique_lock<std::shared_mutex> lock(table_mutex_);
+  auto workspace = AcquireWorkspace();
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace};
+  Workspace& ws = **workspace;
+  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
+  for (size_t done = 0; done < count; done += kMaxChunkOps) {
+    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+    GPKV_RETURN_IF_ERROR(MixedChunk(ws, ops + done, keys + done * options_.key_size,
+                                    values + done * options_.value_size,
+                                    results == nullptr ? nullptr : results + done, chunk));
+  }
+  if (NeedsFlush(dead_slots_, live_keys_)) GPKV_RETURN_IF_ERROR(FlushLocked(ws));
+  return Status::OK();
+}
+
+Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys,
+                                     uint8_t* values, uint8_t* results, size_t count) {
+  const uint32_t key_size = options_.key_size;
+  const uint32_t value_size = options_.value_size;
+  const bool stage_ops = !IsDeviceMemory(ops);
+  const bool stage_keys = !IsDeviceMemory(keys);
+  const bool stage_values = !IsDeviceMemory(values);
+  const bool stage_results = results != nullptr && !IsDeviceMemory(results);
+  ArenaPlan plan;
+  const size_t ops_at = stage_ops ? plan.Take(count) : 0;
+  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
+  const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
+  const size_t results_at = stage_results ? plan.Take(count) : 0;
+  const size_t retry_at = plan.Take(count * sizeof(uint32_t));
+  const size_t list_at = plan.Take(count * sizeof(uint32_t));
+  const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
+  uint8_t* arena = ws.arena();
+  BatchArrays batch;
+  batch.ops = stage_ops ? arena + ops_at : ops;
+  batch.keys = stage_keys ? arena + keys_at : keys;
+  batch.values = stage_values ? arena + values_at : values;
+  batch.flags = stage_results ? arena + results_at : results;
+  batch.count = count;
+  batch.keys_aligned = Aligned8(batch.keys);
+  batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
+  if (stage_ops) GPKV_RETURN_IF_ERROR(Copy(arena + ops_at, ops, count, ws.stream(), "operations"));
+  if (stage_keys)
+    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+  if (stage_values) {
+    GPKV_RETURN_IF_ERROR(
+        Copy(arena + values_at, values, count * value_size, ws.stream(), "values"));
+  }
+  WriteSink sink;
+  sink.counters = ws.device_counters();
+  sink.retry_ops = reinterpret_cast<uint32_t*>(arena + retry_at);
+  sink.retired =
+      geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
+
+  GPKV_RETURN_IF_ERROR(PrepareWrite(ws, NewSlabsEstimate(count)));
+  WriteTotals totals;
+  const Status status =
+      RunWrite(ws, LaunchMixed, batch, sink, reinterpret_cast<uint32_t*>(arena + list_at), &totals);
+  live_keys_ += totals.inserted;
+  live_keys_ -= totals.erased;
+  dead_slots_ += totals.erased;
+  GPKV_RETURN_IF_ERROR(status);
+  if (stage_values) {
+    GPKV_RETURN_IF_ERROR(Copy(values, batch.values, count * value_size, ws.stream(), "values"));
+  }
+  if (stage_results)
+    GPKV_RETURN_IF_ERROR(Copy(results, batch.flags, count, ws.stream(), "results"));
+  return ws.Wait("a mixed batch");
+}
+
+// ---------------------------------------------------------------- reads
+
+Status SlabHashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                              cudaStream_t caller) {
+  if (count == 0) return Status::OK();
+  if (keys == nullptr || values == nullptr) {
+    return Status::InvalidArgument("slab hash: Get without keys or values");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+  std::shared_lock<std::shared_mutex> lock(table_mutex_);
+  auto workspace = AcquireWorkspace();
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace};
+  Workspace& ws = **workspace;
+  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
+  for (size_t done = 0; done < count; done += kMaxChunkOps) {
+    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+    GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
+                                  values + done * options_.value_size,
+                                  found == nullptr ? nullptr : found + done, chunk));
+  }
+  return ws.Wait("a get batch");
+}
+
+Status SlabHashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                   uint8_t* found, size_t count) {
+  const uint32_t key_size = options_.key_size;
+  const uint32_t value_size = options_.value_size;
+  const bool stage_keys = !IsDeviceMemory(keys);
+  const bool stage_values = !IsDeviceMemory(values);
+  const bool stage_found = found != nullptr && !IsDeviceMemory(found);
+  ArenaPlan plan;
+  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
+  const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
+  const size_t found_at = stage_found ? plan.Take(count) : 0;
+  if (plan.bytes() != 0) {
+    // The previous chunk's copies out of the arena must be done.
+    GPKV_RETURN_IF_ERROR(ws.Wait("a get chunk"));
+    GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
+  }
+  uint8_t* arena = ws.arena();
+  BatchArrays batch;
+  batch.keys = stage_keys ? arena + keys_at : keys;
+  batch.values = stage_values ? arena + values_at : values;
+  batch.flags = stage_found ? arena + found_at : found;
+  batch.count = count;
+  batch.keys_aligned = Aligned8(batch.keys);
+  batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
+  if (stage_keys)
+    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+  GPKV_RETURN_IF_ERROR(LaunchGet(View(0), batch, ws.stream()));
+  if (stage_values) {
+    GPKV_RETURN_IF_ERROR(Copy(values, batch.values, count * value_size, ws.stream(), "values"));
+  }
+  if (stage_found)
+    GPKV_RETURN_IF_ERROR(Copy(found, batch.flags, count, ws.stream(), "found flags"));
+  return Status::OK();
+}
+
+}  // namespace gpkv::slab_hash

@@ -1,0 +1,161 @@
+// SlabHashGpu::Impl: the state of one slab hash in GPU memory, shared by
+// backend.cu (create, batches) and maintenance.cu (flush, rehash, reserve,
+// scan, stats). Internal to tables/slab_hash/gpu/; includes the CUDA runtime.
+//
+// Locks, taken in this order:
+//   table_mutex_       shared by Get, Scan and Stats; exclusive for Put,
+//                      Erase, Mixed, Flush and Reserve (and the flushes,
+//                      rehashes and SlabAlloc growth they run). Every call
+//                      waits for its own work before it lets go, so a write
+//                      kernel never overlaps a read kernel of the table.
+//   alloc_mutex_       SlabAlloc's host calls made under the shared lock
+//                      (Stats' in-use count).
+//   workspaces_mutex_  the workspace free list.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "gpu/slab_alloc.h"
+#include "tables/slab_hash/gpu/backend.h"
+#include "tables/slab_hash/gpu/device_view.h"
+#include "tables/slab_hash/gpu/kernels.h"
+#include "tables/slab_hash/gpu/workspace.h"
+#include "tables/slab_hash/layout.h"
+
+namespace gpkv::slab_hash {
+
+// Operations per launch; larger batches run in chunks, in order (so a later
+// chunk's put of a key still wins, and its erase finds the key gone).
+constexpr uint64_t kMaxChunkOps = uint64_t{1} << 23;
+// SlabAlloc is kept at most this full before a write batch (Reserve).
+constexpr double kMaxSlabFill = 0.8;
+
+class SlabHashGpu::Impl {
+ public:
+  Impl(const TableOptions& options, int device);
+  ~Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // ---- backend.cu ----
+  // SlabAlloc and the bucket array for options.expected_keys.
+  Status Initialize();
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, cudaStream_t caller);
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+             cudaStream_t caller);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, cudaStream_t caller);
+  Status Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
+               size_t count, cudaStream_t caller);
+
+  // ---- maintenance.cu ----
+  Status Flush(cudaStream_t caller);
+  Status Reserve(uint64_t keys, cudaStream_t caller);
+  Status Scan(const Table::ScanVisitor& visit);
+  Result<slab_hash::Stats> Stats();
+
+ private:
+  // ---- batch helpers (backend.cu) ----
+  // A workspace for one call (from the free list, or a new one); handed back
+  // by ~Lease.
+  Result<Workspace*> AcquireWorkspace();
+  void ReleaseWorkspace(Workspace* workspace);
+  struct Lease {
+    Impl* impl;
+    Workspace* workspace;
+    ~Lease() {
+      if (workspace != nullptr) impl->ReleaseWorkspace(workspace);
+    }
+  };
+  bool IsDeviceMemory(const void* address) const;
+  // The table for kernels; `tag` for write kernels (0 for others).
+  DeviceView View(uint32_t tag) const;
+  // Before a write launch series (table_mutex_ held exclusively): due
+  // flushes and rehashes, the batch's tag, room in SlabAlloc for about
+  // `new_slabs` slabs.
+  Status PrepareWrite(Workspace& ws, uint64_t new_slabs);
+  // Slabs a write chunk of `count` operations probably takes (puts or
+  // replaces, when `inserts`).
+  uint64_t NewSlabsEstimate(uint64_t count) const;
+  // Totals of a write launch and its retries.
+  struct WriteTotals {
+    uint64_t inserted = 0;
+    uint64_t replaced = 0;
+    uint64_t erased = 0;
+    bool duplicate = false;
+  };
+  // Launches `launch` over `batch`, frees the retired value slabs, and runs
+  // the operations that found SlabAlloc full again after growing it, until
+  // none is left (op_list: room for batch.count indices; sink: the retry and
+  // retire lists). OutOfDeviceMemory when SlabAlloc cannot grow: the
+  // operations not run are absent.
+  using WriteLauncher = Status (*)(const DeviceView&, const WriteSink&, const BatchArrays&,
+                                   cudaStream_t);
+  Status RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch, WriteSink sink,
+                  uint32_t* op_list, WriteTotals* totals);
+  Status PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values, size_t count);
+  Status EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased, size_t count);
+  Status MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys, uint8_t* values,
+                    uint8_t* results, size_t count);
+  Status GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
+                  size_t count);
+  // The scratch of a duplicate sort of `count` operations in the side arena.
+  Result<DuplicateScratch> DuplicateScratchFor(Workspace& ws, uint64_t count, uint8_t** resolved);
+
+  // ---- maintenance helpers (maintenance.cu; table_mutex_ held exclusively) ----
+  // Flushes when dead slots pass the bound (NeedsFlush); rehashes when lists
+  // grew past theirs (NeedsRehash), unless device memory failed the last try.
+  Status MaybeMaintain(Workspace& ws);
+  Status FlushLocked(Workspace& ws);
+  // Buckets for `keys` keys: a new bucket array for an empty table, else a
+  // rehash; nothing when the table has as many already.
+  Status ReserveLocked(Workspace& ws, uint64_t keys);
+  // Moves every pair into a new bucket array of `buckets` buckets.
+  // OutOfDeviceMemory when it or the slabs do not fit: nothing changed.
+  Status RehashLocked(Workspace& ws, uint64_t buckets);
+  // RehashLocked's copy of every pair into `fresh`, growing SlabAlloc and
+  // starting over when it runs out.
+  Status MovePairs(Workspace& ws, uint8_t* fresh, uint64_t buckets);
+  // An empty bucket array of `buckets` buckets (*array), initialised on `stream`.
+  Status AllocateBuckets(uint64_t buckets, uint8_t** array, cudaStream_t stream);
+  // Grows SlabAlloc by enough super blocks for `slabs` more slabs.
+  Status GrowSlabs(uint64_t slabs);
+
+  const TableOptions options_;
+  const int device_;
+  const SlabGeometry geometry_;
+  uint64_t seed_ = 0;
+
+  // Guarded by table_mutex_ (written under it held exclusively).
+  std::unique_ptr<gpu::SlabAlloc> alloc_;
+  gpu::SlabAllocView alloc_view_;  // for kernels; refreshed under the exclusive lock
+  uint8_t* buckets_ = nullptr;
+  uint64_t bucket_count_ = 0;
+  uint64_t live_keys_ = 0;
+  uint64_t dead_slots_ = 0;
+  uint32_t tag_ = 0;  // the last write batch's tag
+  uint64_t rehashes_ = 0;
+  double rehash_seconds_ = 0;
+  uint64_t flushes_ = 0;
+  // A rehash that found no device memory is tried again only past this many keys.
+  uint64_t rehash_retry_keys_ = 0;
+  cudaEvent_t rehash_start_ = nullptr;
+  cudaEvent_t rehash_stop_ = nullptr;
+
+  mutable std::shared_mutex table_mutex_;
+  std::mutex alloc_mutex_;
+
+  std::mutex workspaces_mutex_;
+  std::vector<std::unique_ptr<Workspace>> workspaces_;  // every workspace
+  std::vector<Workspace*> free_workspaces_;
+};
+
+}  // namespace gpkv::slab_hash

@@ -1,0 +1,590 @@
+// slab_hash::SlabHashGpu against an oracle (std::unordered_map) over millions
+// of operations in batches, for every kind of geometry (8/16/32-byte keys;
+// one-word, several-word and out-of-line values); duplicates within a batch;
+// growth from a tiny table; flushes; device-memory batches (also
+// misaligned); Mixed; Scan; full device memory. Device tests: skipped when
+// no CUDA device is usable (label `gpu`). Concurrent callers:
+// slab_hash_gpu_concurrency_test.cc.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/device_memory.h"
+#include "slab_hash_gpu_test_util.h"
+#include "tables/slab_hash/gpu/backend.h"
+#include "tables/slab_hash/layout.h"
+
+namespace gpkv::slab_hash::gpu_test {
+namespace {
+
+struct OracleCase {
+  const char* name;
+  uint32_t key_size;
+  uint32_t value_size;
+  uint64_t expected_keys;
+  uint64_t universe;  // distinct keys the batches draw from (with repeats)
+  int rounds;
+  size_t batch;
+};
+
+class SlabHashGpuOracle : public ::testing::TestWithParam<OracleCase> {};
+
+TEST_P(SlabHashGpuOracle, MatchesUnorderedMapOverPutEraseAndGetBatches) {
+  SKIP_WITHOUT_DEVICE();
+  const OracleCase& param = GetParam();
+  const uint32_t key_size = param.key_size;
+  const uint32_t value_size = param.value_size;
+  auto table = MakeTable(key_size, value_size, param.expected_keys);
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(key_size, value_size);
+  std::mt19937_64 random(1400 + key_size * 131 + value_size);
+  const uint64_t salt = random();
+  auto pick_keys = [&](size_t count) {
+    std::vector<uint8_t> keys(count * key_size);
+    for (size_t i = 0; i < count; ++i) {
+      UniverseKey(salt, random() % param.universe, &keys[i * key_size], key_size);
+    }
+    return keys;
+  };
+  for (int round = 0; round < param.rounds; ++round) {
+    const std::string what = std::string(param.name) + " round " + std::to_string(round);
+    // Puts (batches drawn with repeats: some keys twice in a batch).
+    std::vector<uint8_t> keys = pick_keys(param.batch);
+    std::vector<uint8_t> values(param.batch * value_size);
+    for (size_t i = 0; i < param.batch; ++i)
+      FillValue(random(), &values[i * value_size], value_size);
+    Status status = table->Put(keys.data(), values.data(), param.batch, nullptr);
+    ASSERT_TRUE(status.ok()) << what << ": " << status.ToString();
+    oracle.Put(keys, values);
+    // Erases.
+    const size_t erase_count = param.batch / 3;
+    keys = pick_keys(erase_count);
+    std::vector<uint8_t> erased(erase_count, 7);
+    status = table->Erase(keys.data(), erased.data(), erase_count, nullptr);
+    ASSERT_TRUE(status.ok()) << what << ": " << status.ToString();
+    EXPECT_EQ(erased, oracle.Erase(keys)) << what << ": erased flags";
+    // Gets.
+    keys = pick_keys(param.batch);
+    std::vector<uint8_t> got(param.batch * value_size, 0xee);
+    std::vector<uint8_t> found(param.batch, 7);
+    status = table->Get(keys.data(), got.data(), found.data(), param.batch, nullptr);
+    ASSERT_TRUE(status.ok()) << what << ": " << status.ToString();
+    oracle.ExpectGets(keys, got, found, what);
+    auto stats = table->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->keys, oracle.size()) << what;
+  }
+  oracle.ExpectScan(*table, param.name);
+  auto stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_GT(stats->memory_utilisation, 0.0);
+  EXPECT_LE(stats->load_factor, 1.0);
+  if (GeometryFor(key_size, value_size).value_out_of_line) {
+    EXPECT_GE(stats->slabs, stats->buckets + stats->keys) << "a value slab per key";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, SlabHashGpuOracle,
+    ::testing::Values(
+        // 8-byte pairs, sized: 12 rounds of 250k puts, 83k erases, 250k gets.
+        OracleCase{"k8v8", 8, 8, uint64_t{1} << 20, uint64_t{1} << 20, 12, 250000},
+        // Growth by rehash from a tiny table.
+        OracleCase{"k8v8_growing", 8, 8, 64, 600000, 8, 200000},
+        OracleCase{"k8v4", 8, 4, 1 << 16, 200000, 5, 60000},
+        OracleCase{"k8v1", 8, 1, 1 << 10, 100000, 4, 40000},
+        OracleCase{"k8v12", 8, 12, 1 << 16, 200000, 5, 60000},
+        OracleCase{"k16v8", 16, 8, 1 << 10, 200000, 5, 60000},
+        OracleCase{"k16v24", 16, 24, 1 << 16, 200000, 5, 60000},
+        OracleCase{"k32v8", 32, 8, 1 << 16, 200000, 5, 60000},
+        OracleCase{"k32v88", 32, 88, 1 << 12, 100000, 4, 40000},
+        OracleCase{"k8v112", 8, 112, 1 << 12, 100000, 4, 40000},
+        // Out-of-line values.
+        OracleCase{"k8v128", 8, 128, 1 << 12, 200000, 5, 60000},
+        OracleCase{"k32v100", 32, 100, 1 << 16, 200000, 5, 60000},
+        OracleCase{"k16v113", 16, 113, 1 << 10, 100000, 4, 40000}),
+    [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
+
+// ---- duplicates within a batch
+
+class SlabHashGpuDuplicates : public ::testing::TestWithParam<std::pair<uint32_t, uint32_t>> {};
+
+TEST_P(SlabHashGpuDuplicates, LastPutWinsAndFirstEraseReports) {
+  SKIP_WITHOUT_DEVICE();
+  const auto [key_size, value_size] = GetParam();
+  auto table = MakeTable(key_size, value_size, 1 << 12);
+  ASSERT_NE(table, nullptr);
+  std::mt19937_64 random(77);
+  constexpr size_t kKeys = 20000;
+  constexpr int kCopies = 5;
+  // Each key kCopies times with different values, shuffled.
+  std::vector<size_t> order(kKeys * kCopies);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), random);
+  std::vector<uint8_t> keys(order.size() * key_size), values(order.size() * value_size);
+  for (size_t i = 0; i < order.size(); ++i) {
+    UniverseKey(5, order[i] % kKeys, &keys[i * key_size], key_size);
+    FillValue(random(), &values[i * value_size], value_size);
+  }
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), order.size(), nullptr).ok());
+  Oracle oracle(key_size, value_size);
+  oracle.Put(keys, values);
+  ASSERT_EQ(oracle.size(), kKeys);
+  // Again over the same keys: duplicates that replace.
+  for (size_t i = 0; i < order.size(); ++i)
+    FillValue(random(), &values[i * value_size], value_size);
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), order.size(), nullptr).ok());
+  oracle.Put(keys, values);
+  std::vector<uint8_t> got(order.size() * value_size), found(order.size());
+  ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), order.size(), nullptr).ok());
+  oracle.ExpectGets(keys, got, found, "after duplicate puts");
+
+  // Erases: every key three times plus absent keys, shuffled.
+  std::vector<uint8_t> erase_keys;
+  std::vector<size_t> erase_order(kKeys * 3 + 5000);
+  std::iota(erase_order.begin(), erase_order.end(), 0);
+  std::shuffle(erase_order.begin(), erase_order.end(), random);
+  erase_keys.resize(erase_order.size() * key_size);
+  for (size_t i = 0; i < erase_order.size(); ++i) {
+    const size_t index =
+        erase_order[i] < kKeys * 3 ? erase_order[i] % kKeys : kKeys + erase_order[i];
+    UniverseKey(5, index, &erase_keys[i * key_size], key_size);
+  }
+  std::vector<uint8_t> erased(erase_order.size());
+  ASSERT_TRUE(table->Erase(erase_keys.data(), erased.data(), erase_order.size(), nullptr).ok());
+  EXPECT_EQ(erased, oracle.Erase(erase_keys));
+  auto stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, 0u);
+  oracle.ExpectScan(*table, "after duplicate erases");
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuDuplicates,
+                         ::testing::Values(std::make_pair(8u, 8u), std::make_pair(16u, 24u),
+                                           std::make_pair(8u, 128u), std::make_pair(32u, 100u),
+                                           std::make_pair(32u, 3u)));
+
+// ---- growth
+
+TEST(SlabHashGpu, GrowsFromATinyTableToMillionsOfKeys) {
+  SKIP_WITHOUT_DEVICE();
+  auto table = MakeTable(8, 8, 1);
+  ASSERT_NE(table, nullptr);
+  constexpr size_t kBatch = 1 << 18;
+  constexpr int kBatches = 16;  // 4M keys
+  std::vector<uint8_t> keys(kBatch * 8), values(kBatch * 8);
+  // A small first batch (the table sizes itself for a first batch).
+  std::vector<uint8_t> small_keys(1000 * 8), small_values(1000 * 8);
+  for (size_t i = 0; i < 1000; ++i) UniverseKey(10, i, &small_keys[i * 8], 8);
+  ASSERT_TRUE(table->Put(small_keys.data(), small_values.data(), 1000, nullptr).ok());
+  for (int b = 0; b < kBatches; ++b) {
+    for (size_t i = 0; i < kBatch; ++i) {
+      const uint64_t index = static_cast<uint64_t>(b) * kBatch + i;
+      UniverseKey(9, index, &keys[i * 8], 8);
+      FillValue(index, &values[i * 8], 8);
+    }
+    ASSERT_TRUE(table->Put(keys.data(), values.data(), kBatch, nullptr).ok()) << b;
+  }
+  auto stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, kBatch * kBatches + 1000);
+  EXPECT_GE(stats->rehashes, 2u);
+  EXPECT_GT(stats->rehash_seconds, 0.0);
+  EXPECT_GT(stats->super_blocks, 0u);
+  // Every key, with its value.
+  std::vector<uint8_t> got(kBatch * 8), found(kBatch), expected(kBatch * 8);
+  for (int b = 0; b < kBatches; ++b) {
+    for (size_t i = 0; i < kBatch; ++i) {
+      const uint64_t index = static_cast<uint64_t>(b) * kBatch + i;
+      UniverseKey(9, index, &keys[i * 8], 8);
+      FillValue(index, &expected[i * 8], 8);
+    }
+    ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), kBatch, nullptr).ok());
+    EXPECT_EQ(std::count(found.begin(), found.end(), 1), static_cast<long>(kBatch)) << b;
+    EXPECT_EQ(got, expected) << b;
+  }
+}
+
+TEST(SlabHashGpu, ReserveSizesAnEmptyTableAndRehashesAFullOne) {
+  SKIP_WITHOUT_DEVICE();
+  auto table = MakeTable(16, 8, 1);
+  ASSERT_NE(table, nullptr);
+  ASSERT_TRUE(table->Reserve(1 << 20, nullptr).ok());
+  auto stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_GE(stats->buckets, BucketsFor(1 << 20, GeometryFor(16, 8).slots_per_slab));
+  EXPECT_EQ(stats->rehashes, 0u);  // nothing to move
+  Oracle oracle(16, 8);
+  std::vector<uint8_t> keys(100000 * 16), values(100000 * 8);
+  for (size_t i = 0; i < 100000; ++i) {
+    UniverseKey(3, i, &keys[i * 16], 16);
+    FillValue(i, &values[i * 8], 8);
+  }
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), 100000, nullptr).ok());
+  oracle.Put(keys, values);
+  ASSERT_TRUE(table->Reserve(1 << 23, nullptr).ok());
+  stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->rehashes, 1u);
+  EXPECT_EQ(stats->keys, 100000u);
+  oracle.ExpectScan(*table, "after Reserve");
+}
+
+// ---- flush
+
+TEST(SlabHashGpu, FlushDropsDeadSlotsAndKeepsTheContents) {
+  SKIP_WITHOUT_DEVICE();
+  // 2000 expected keys: lists of about two slabs at 5000 keys, no rehash yet.
+  auto table = MakeTable(8, 8, 2000);
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(8, 8);
+  constexpr size_t kKeys = 5000;
+  std::vector<uint8_t> keys(kKeys * 8), values(kKeys * 8);
+  for (size_t i = 0; i < kKeys; ++i) {
+    UniverseKey(11, i, &keys[i * 8], 8);
+    FillValue(i + 1, &values[i * 8], 8);
+  }
+  // In two batches: a first batch larger than the table would size it for
+  // itself (a bulk build).
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), 2000, nullptr).ok());
+  ASSERT_TRUE(
+      table->Put(keys.data() + 2000 * 8, values.data() + 2000 * 8, kKeys - 2000, nullptr).ok());
+  oracle.Put(keys, values);
+  // Erase every other key: few dead slots, below the automatic flush.
+  std::vector<uint8_t> erase_keys;
+  for (size_t i = 0; i < kKeys; i += 2) {
+    erase_keys.insert(erase_keys.end(), &keys[i * 8], &keys[i * 8] + 8);
+  }
+  std::vector<uint8_t> erased(erase_keys.size() / 8);
+  ASSERT_TRUE(table->Erase(erase_keys.data(), erased.data(), erased.size(), nullptr).ok());
+  EXPECT_EQ(erased, oracle.Erase(erase_keys));
+  auto before = table->Stats();
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->dead_slots, kKeys / 2);
+  EXPECT_EQ(before->rehashes, 0u);
+  ASSERT_TRUE(table->Flush(nullptr).ok());
+  auto after = table->Stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->dead_slots, 0u);
+  EXPECT_EQ(after->flushes, before->flushes + 1);
+  EXPECT_EQ(after->keys, kKeys / 2);
+  EXPECT_LT(after->slabs, before->slabs) << "emptied chained slabs go back";
+  std::vector<uint8_t> got(kKeys * 8), found(kKeys);
+  ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), kKeys, nullptr).ok());
+  oracle.ExpectGets(keys, got, found, "after flush");
+  oracle.ExpectScan(*table, "after flush");
+  // The compacted lists take inserts again (the prefix property holds).
+  for (size_t i = 0; i < kKeys; ++i) FillValue(i + 99, &values[i * 8], 8);
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), kKeys, nullptr).ok());
+  oracle.Put(keys, values);
+  ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), kKeys, nullptr).ok());
+  oracle.ExpectGets(keys, got, found, "after puts into flushed lists");
+  auto last = table->Stats();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->keys, kKeys);
+}
+
+TEST(SlabHashGpu, ManyErasesFlushOnTheirOwn) {
+  SKIP_WITHOUT_DEVICE();
+  auto table = MakeTable(8, 128, 1 << 18);  // out-of-line values: their slabs go back too
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(8, 128);
+  constexpr size_t kKeys = 400000;
+  std::vector<uint8_t> keys(kKeys * 8), values(kKeys * 128);
+  for (size_t i = 0; i < kKeys; ++i) {
+    UniverseKey(12, i, &keys[i * 8], 8);
+    FillValue(i, &values[i * 128], 128);
+  }
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), kKeys, nullptr).ok());
+  oracle.Put(keys, values);
+  auto full = table->Stats();
+  ASSERT_TRUE(full.ok());
+  std::vector<uint8_t> erase_keys(keys.begin(), keys.begin() + (kKeys * 3 / 4) * 8);
+  std::vector<uint8_t> erased(kKeys * 3 / 4);
+  ASSERT_TRUE(table->Erase(erase_keys.data(), erased.data(), erased.size(), nullptr).ok());
+  EXPECT_EQ(erased, oracle.Erase(erase_keys));
+  auto stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_GE(stats->flushes, 1u);
+  EXPECT_EQ(stats->dead_slots, 0u);
+  EXPECT_EQ(stats->keys, kKeys / 4);
+  EXPECT_LT(stats->slabs, full->slabs - kKeys / 2) << "erased values' slabs are free";
+  oracle.ExpectScan(*table, "after erasing three quarters");
+}
+
+// ---- device-memory batches
+
+class SlabHashGpuDeviceBatches : public ::testing::TestWithParam<std::pair<uint32_t, uint32_t>> {};
+
+TEST_P(SlabHashGpuDeviceBatches, AnswerAsHostBatchesDo) {
+  SKIP_WITHOUT_DEVICE();
+  const auto [key_size, value_size] = GetParam();
+  auto table = MakeTable(key_size, value_size, 1 << 16);
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(key_size, value_size);
+  auto stream = gpu::DeviceStream::Create();
+  ASSERT_TRUE(stream.ok());
+  std::mt19937_64 random(31);
+  constexpr size_t kCount = 100000;
+  for (const size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {  // 1, 3: misaligned arrays
+    const std::string what = "offset " + std::to_string(offset);
+    std::vector<uint8_t> keys(kCount * key_size), values(kCount * value_size);
+    for (size_t i = 0; i < kCount; ++i) {
+      UniverseKey(13, random() % 150000, &keys[i * key_size], key_size);
+      FillValue(random(), &values[i * value_size], value_size);
+    }
+    DeviceCopy device_keys = DeviceCopy::Of(keys, offset);
+    DeviceCopy device_values = DeviceCopy::Of(values, offset);
+    ASSERT_TRUE(table
+                    ->Put(device_keys.bytes.data() + offset, device_values.bytes.data() + offset,
+                          kCount, stream->get())
+                    .ok());
+    oracle.Put(keys, values);
+    // Erase a third through device memory.
+    std::vector<uint8_t> erase_keys(keys.begin(), keys.begin() + kCount / 3 * key_size);
+    DeviceCopy device_erase = DeviceCopy::Of(erase_keys, offset);
+    DeviceCopy device_erased = DeviceCopy::Of(std::vector<uint8_t>(kCount / 3), offset);
+    ASSERT_TRUE(table
+                    ->Erase(device_erase.bytes.data() + offset, device_erased.bytes.data() + offset,
+                            kCount / 3, stream->get())
+                    .ok());
+    std::vector<uint8_t> erased(kCount / 3);
+    ASSERT_TRUE(device_erased.bytes.CopyToHost(erased.data(), erased.size(), offset).ok());
+    EXPECT_EQ(erased, oracle.Erase(erase_keys)) << what;
+    // Gets into device memory, and the same through host memory.
+    DeviceCopy device_got = DeviceCopy::Of(std::vector<uint8_t>(kCount * value_size), offset);
+    DeviceCopy device_found = DeviceCopy::Of(std::vector<uint8_t>(kCount), offset);
+    ASSERT_TRUE(table
+                    ->Get(device_keys.bytes.data() + offset, device_got.bytes.data() + offset,
+                          device_found.bytes.data() + offset, kCount, stream->get())
+                    .ok());
+    std::vector<uint8_t> got(kCount * value_size), found(kCount);
+    ASSERT_TRUE(device_got.bytes.CopyToHost(got.data(), got.size(), offset).ok());
+    ASSERT_TRUE(device_found.bytes.CopyToHost(found.data(), found.size(), offset).ok());
+    oracle.ExpectGets(keys, got, found, what + " (device)");
+    std::vector<uint8_t> host_got(kCount * value_size), host_found(kCount);
+    ASSERT_TRUE(table->Get(keys.data(), host_got.data(), host_found.data(), kCount, nullptr).ok());
+    EXPECT_EQ(host_got, got) << what;
+    EXPECT_EQ(host_found, found) << what;
+  }
+  oracle.ExpectScan(*table, "device batches");
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuDeviceBatches,
+                         ::testing::Values(std::make_pair(8u, 8u), std::make_pair(16u, 12u),
+                                           std::make_pair(32u, 100u), std::make_pair(8u, 128u)));
+
+// ---- Mixed
+
+struct MixedCase {
+  const char* name;
+  uint32_t key_size;
+  uint32_t value_size;
+  bool device_arrays;
+};
+
+class SlabHashGpuMixed : public ::testing::TestWithParam<MixedCase> {};
+
+// Batches of distinct keys, so that each operation's answer is the oracle's
+// before the batch whatever order the launch ran them in.
+TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle) {
+  SKIP_WITHOUT_DEVICE();
+  const MixedCase& param = GetParam();
+  const uint32_t key_size = param.key_size;
+  const uint32_t value_size = param.value_size;
+  auto table = MakeTable(key_size, value_size, 1 << 15);
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(key_size, value_size);
+  std::mt19937_64 random(55);
+  constexpr size_t kUniverse = 300000;
+  constexpr size_t kBatch = 100000;
+  std::vector<size_t> universe(kUniverse);
+  std::iota(universe.begin(), universe.end(), 0);
+  for (int round = 0; round < 8; ++round) {
+    const std::string what = std::string(param.name) + " round " + std::to_string(round);
+    std::shuffle(universe.begin(), universe.end(), random);
+    std::vector<uint8_t> ops(kBatch), keys(kBatch * key_size), values(kBatch * value_size);
+    for (size_t i = 0; i < kBatch; ++i) {
+      const uint64_t pick = random() % 10;  // the mix, without the misses' split
+      ops[i] = static_cast<uint8_t>(pick < 4   ? MixedOp::kSearch
+                                    : pick < 8 ? MixedOp::kReplace
+                                               : MixedOp::kDelete);
+      UniverseKey(21, universe[i], &keys[i * key_size], key_size);
+      FillValue(random(), &values[i * value_size], value_size);
+    }
+    std::vector<uint8_t> results(kBatch, 7);
+    std::vector<uint8_t> in_values = values;
+    if (param.device_arrays) {
+      DeviceCopy device_ops = DeviceCopy::Of(ops);
+      DeviceCopy device_keys = DeviceCopy::Of(keys);
+      DeviceCopy device_values = DeviceCopy::Of(values);
+      DeviceCopy device_results = DeviceCopy::Of(results);
+      ASSERT_TRUE(table
+                      ->Mixed(device_ops.bytes.data(), device_keys.bytes.data(),
+                              device_values.bytes.data(), device_results.bytes.data(), kBatch,
+                              nullptr)
+                      .ok());
+      ASSERT_TRUE(device_values.bytes.CopyToHost(values.data(), values.size()).ok());
+      ASSERT_TRUE(device_results.bytes.CopyToHost(results.data(), results.size()).ok());
+    } else {
+      ASSERT_TRUE(
+          table->Mixed(ops.data(), keys.data(), values.data(), results.data(), kBatch, nullptr)
+              .ok());
+    }
+    size_t wrong = 0;
+    const std::string zeros(value_size, '\0');
+    for (size_t i = 0; i < kBatch; ++i) {
+      const std::string key = Bytes(&keys[i * key_size], key_size);
+      auto it = oracle.map().find(key);
+      const bool present = it != oracle.map().end();
+      const MixedOp op = static_cast<MixedOp>(ops[i]);
+      if (op == MixedOp::kSearch) {
+        const std::string got = Bytes(&values[i * value_size], value_size);
+        if (results[i] != (present ? 1 : 0) || got != (present ? it->second : zeros)) ++wrong;
+      } else if (op == MixedOp::kReplace) {
+        if (results[i] != 1) ++wrong;
+      } else if (results[i] != (present ? 1 : 0)) {
+        ++wrong;
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << what;
+    // Apply the batch to the oracle.
+    std::vector<uint8_t> put_keys, put_values, erase_keys;
+    for (size_t i = 0; i < kBatch; ++i) {
+      if (ops[i] == static_cast<uint8_t>(MixedOp::kReplace)) {
+        put_keys.insert(put_keys.end(), &keys[i * key_size], &keys[(i + 1) * key_size]);
+        put_values.insert(put_values.end(), &in_values[i * value_size],
+                          &in_values[(i + 1) * value_size]);
+      } else if (ops[i] == static_cast<uint8_t>(MixedOp::kDelete)) {
+        erase_keys.insert(erase_keys.end(), &keys[i * key_size], &keys[(i + 1) * key_size]);
+      }
+    }
+    oracle.Put(put_keys, put_values);
+    oracle.Erase(erase_keys);
+    auto stats = table->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->keys, oracle.size()) << what;
+  }
+  oracle.ExpectScan(*table, param.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuMixed,
+                         ::testing::Values(MixedCase{"k8v8", 8, 8, false},
+                                           MixedCase{"k8v8_device", 8, 8, true},
+                                           MixedCase{"k16v24_locked", 16, 24, false},
+                                           MixedCase{"k32v8_device", 32, 8, true},
+                                           MixedCase{"k8v128_out_of_line", 8, 128, false},
+                                           MixedCase{"k32v100_out_of_line", 32, 100, true}),
+                         [](const ::testing::TestParamInfo<MixedCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// ---- keys of every value
+
+TEST(SlabHashGpu, EveryKeyValueIsLegalZerosAndOnesIncluded) {
+  SKIP_WITHOUT_DEVICE();
+  for (uint32_t key_size : {8u, 16u, 32u}) {
+    auto table = MakeTable(key_size, 8, 16);
+    ASSERT_NE(table, nullptr);
+    std::vector<uint8_t> keys(4 * key_size, 0);
+    std::fill(keys.begin() + key_size, keys.begin() + 2 * key_size, 0xff);
+    keys[2 * key_size] = 1;         // 1, 0, 0, ...
+    keys[4 * key_size - 1] = 0x80;  // ..., 0, 0x80
+    std::vector<uint8_t> values = {1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
+                                   3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0};
+    ASSERT_TRUE(table->Put(keys.data(), values.data(), 4, nullptr).ok());
+    std::vector<uint8_t> got(32), found(4);
+    ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), 4, nullptr).ok());
+    EXPECT_EQ(found, std::vector<uint8_t>(4, 1)) << key_size;
+    EXPECT_EQ(got, values) << key_size;
+    std::vector<uint8_t> erased(4);
+    ASSERT_TRUE(table->Erase(keys.data(), erased.data(), 2, nullptr).ok());
+    ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), 4, nullptr).ok());
+    EXPECT_EQ(found, (std::vector<uint8_t>{0, 0, 1, 1})) << key_size;
+  }
+}
+
+// ---- full device memory
+
+TEST(SlabHashGpu, FullDeviceMemoryFailsABatchAndKeepsTheTable) {
+  SKIP_WITHOUT_DEVICE();
+  auto table = MakeTable(8, 8, 1 << 20);
+  ASSERT_NE(table, nullptr);
+  constexpr size_t kBatch = 1 << 20;
+  std::vector<uint8_t> keys(kBatch * 8), values(kBatch * 8);
+  uint64_t next_key = 0;
+  auto fill_batch = [&]() {
+    for (size_t i = 0; i < kBatch; ++i) {
+      UniverseKey(17, next_key + i, &keys[i * 8], 8);
+      FillValue(next_key + i, &values[i * 8], 8);
+    }
+    next_key += kBatch;
+  };
+  fill_batch();
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), kBatch, nullptr).ok());
+  // Take the device's memory: whole GiBs, then smaller pieces.
+  std::vector<gpu::DeviceBytes> hog;
+  for (size_t piece : {size_t{1} << 30, size_t{1} << 26, size_t{1} << 22}) {
+    while (true) {
+      auto taken = gpu::DeviceBytes::Allocate(piece);
+      if (!taken.ok()) break;
+      hog.push_back(std::move(taken.value()));
+    }
+  }
+  // Puts until one fails: with an error, not a crash.
+  uint64_t acknowledged = next_key;
+  Status failure;
+  for (int batch = 0; batch < 64 && failure.ok(); ++batch) {
+    fill_batch();
+    failure = table->Put(keys.data(), values.data(), kBatch, nullptr);
+    if (failure.ok()) acknowledged = next_key;
+  }
+  ASSERT_FALSE(failure.ok()) << "64 batches of 2^20 keys fit in a full device";
+  EXPECT_EQ(failure.code(), Code::kOutOfDeviceMemory) << failure.ToString();
+  hog.clear();
+  // Every acknowledged key is there; of the failed batch, each key whole or absent.
+  std::vector<uint8_t> got(kBatch * 8), found(kBatch), expected(kBatch * 8);
+  uint64_t present = 0;
+  for (uint64_t first = 0; first < next_key; first += kBatch) {
+    for (size_t i = 0; i < kBatch; ++i) {
+      UniverseKey(17, first + i, &keys[i * 8], 8);
+      FillValue(first + i, &expected[i * 8], 8);
+    }
+    ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), kBatch, nullptr).ok());
+    for (size_t i = 0; i < kBatch; ++i) {
+      if (found[i] == 0) {
+        EXPECT_GE(first + i, acknowledged) << "an acknowledged key is gone";
+        continue;
+      }
+      ++present;
+      EXPECT_EQ(std::memcmp(&got[i * 8], &expected[i * 8], 8), 0) << first + i;
+    }
+  }
+  auto stats = table->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, present);
+  // With memory back, the table takes the batch.
+  next_key -= kBatch;
+  fill_batch();
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), kBatch, nullptr).ok());
+  ASSERT_TRUE(table->Get(keys.data(), got.data(), found.data(), kBatch, nullptr).ok());
+  EXPECT_EQ(std::count(found.begin(), found.end(), 1), static_cast<long>(kBatch));
+}
+
+TEST(SlabHashGpu, RejectsSizesOutsideTheLimits) {
+  SKIP_WITHOUT_DEVICE();
+  TableOptions options;
+  options.key_size = 12;
+  EXPECT_TRUE(SlabHashGpu::Create(options).status().IsInvalidArgument());
+  options.key_size = 8;
+  options.value_size = 129;
+  EXPECT_TRUE(SlabHashGpu::Create(options).status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace gpkv::slab_hash::gpu_test
