@@ -12,8 +12,8 @@
 //   - search hit (every key), search miss (as many keys never inserted),
 //     each in batches, device memory and host memory (hit);
 //   - delete of every key, in batches;
-//   - mixed concurrent batches (SlabHashGpu::Mixed) on a table built as one
-//     batch: 10% inserts of new keys, 10% deletes, 40% search hits, 40%
+//   - mixed concurrent batches (SlabHashGpu::Mixed) on a table built in
+//     batches: 10% inserts of new keys, 10% deletes, 40% search hits, 40%
 //     search misses, shuffled within each batch, as many operations as keys.
 // Then per key count: the same phases on GphashGpu (mirror; its mixed batch
 // runs as one Put, one Erase and one Get call), the growth cost (a slab hash
