@@ -218,6 +218,9 @@ std::string SlabJsonLines(const std::string& device, const std::vector<SlabRow>&
                                    {"seconds", row.median_seconds()},
                                    {"seconds_each", row.seconds},
                                    {"gops", row.gops()}};
+    if (row.system == kSlabSystem && (row.workload == kDelete || row.workload == kMixed)) {
+      json["flushes"] = row.flushes;
+    }
     if (row.workload == kGrowthBuild) {
       json["rehashes"] = row.rehashes;
       json["rehash_seconds"] = row.rehash_seconds;

@@ -40,6 +40,7 @@ struct SlabRow {
   uint64_t batch = 0;             // operations per call
   uint64_t ops = 0;               // operations of one run
   std::vector<double> seconds;    // each run's time
+  uint64_t flushes = 0;           // delete and mixed rows: list compactions the phase ran
   uint64_t rehashes = 0;          // growth rows: rehashes of the build (slab_hash::Stats)
   double rehash_seconds = 0;      // and their total time
 

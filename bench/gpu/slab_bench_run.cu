@@ -183,7 +183,9 @@ Status RunBuildSearchDelete(const SlabBenchConfig& config, const SlabKeySets& se
   if (std::count(flags.begin(), flags.end(), 1) != static_cast<std::ptrdiff_t>(flags.size())) {
     return Status::Corruption("delete: a key of the last batch was not reported erased");
   }
-  return ExpectKeys(table, 0, "after the delete");
+  GPKV_RETURN_IF_ERROR(ExpectKeys(table, 0, "after the delete", &stats));
+  rows->erase.flushes = stats.flushes;
+  return Status::OK();
 }
 
 // Table B of a run: the batched build (untimed), then the mixed batches.
@@ -207,7 +209,9 @@ Status RunMixed(const SlabBenchConfig& config, const SlabKeySets& sets, const Po
     return Status::OK();
   }));
   if (check) GPKV_RETURN_IF_ERROR(CheckMixedAnswers(sets, results, "mixed"));
-  return ExpectKeys(table, n, "after the mixed batches");
+  GPKV_RETURN_IF_ERROR(ExpectKeys(table, n, "after the mixed batches", &stats));
+  rows->mixed.flushes = stats.flushes;
+  return Status::OK();
 }
 
 // Table C of a run: the build as one batch. An empty slab hash given a batch
@@ -284,9 +288,12 @@ Status RunSlabPoint(const SlabBenchConfig& config, const SlabKeySets& sets, int 
   }
   std::fprintf(text,
                "# slab_hash %s keys, target %d%%: measured utilisation %.1f%%, load factor "
-               "%.3f; build %.3f, search hit %.3f, mixed %.3f G ops/s\n",
+               "%.3f; build %.3f, search hit %.3f, delete %.3f (%llu flushes), mixed %.3f (%llu "
+               "flushes) G ops/s\n",
                KeyCountText(n).c_str(), percent, 100 * rows.build.utilisation,
-               rows.build.load_factor, rows.build.gops(), rows.hit.gops(), rows.mixed.gops());
+               rows.build.load_factor, rows.build.gops(), rows.hit.gops(), rows.erase.gops(),
+               static_cast<unsigned long long>(rows.erase.flushes), rows.mixed.gops(),
+               static_cast<unsigned long long>(rows.mixed.flushes));
   for (SlabRow* row : rows.all()) out_rows->push_back(*row);
   return Status::OK();
 }
