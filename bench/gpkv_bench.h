@@ -8,10 +8,12 @@
 //               every system, with the YCSB targets (issue #4).
 //   sweep       one workload over batch sizes 2^min .. 2^max.
 //
-// The systems: "gpkv" (the library, on the backend of BenchConfig::backend)
-// and "libcuckoo" always; "rocksdb" and "rocksdb-nosync" when the build found
-// librocksdb (RocksdbBuiltIn()). The GPU micro-benchmarks are a suite of
-// their own: bench/gpu/gpu_bench.h.
+// The systems: "gpkv" and "gpkv-volatile" (the library's persistent and
+// volatile hash tables, on the backend of BenchConfig::backend) and
+// "libcuckoo" always; "rocksdb" and "rocksdb-nosync" when the build found
+// librocksdb (RocksdbBuiltIn()). The GPU micro-benchmarks are suites of
+// their own: bench/gpu/gpu_bench.h (the persistent table's CUDA backend) and
+// bench/gpu/slab_bench.h (the volatile slab hash).
 //
 // This library parses no command line, draws nothing on a terminal and never
 // exits: tools/bench_command.cc owns the `bench` command (CLI11), its

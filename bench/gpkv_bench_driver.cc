@@ -13,6 +13,14 @@ const std::vector<DriverInfo>& RegisteredDrivers() {
     drivers->push_back({"gpkv",
                         "durable per batch (SyncMode::kBatch: pool persisted before return)",
                         CreateGpkvDriver});
+    drivers->push_back({"gpkv-volatile",
+                        "volatile (the slab hash family through the engine: contents in RAM, or "
+                        "GPU memory with --backend cuda; nothing persisted)",
+                        [](const DriverConfig& config) {
+                          DriverConfig volatile_config = config;
+                          volatile_config.durability = Durability::kVolatile;
+                          return CreateGpkvDriver(volatile_config);
+                        }});
     drivers->push_back({"libcuckoo", "volatile (DRAM, nothing persisted)", CreateCuckooDriver});
 #if GPKV_HAVE_ROCKSDB
     drivers->push_back(

@@ -3,9 +3,10 @@
 //
 // Every driver is fed the same operations (bench/gpkv_bench_workload.h) and
 // runs each batch with the same number of threads. Built in: "gpkv" (the
-// library, durable per batch) and "libcuckoo" (a volatile DRAM hash map, the
-// ceiling); "rocksdb" and "rocksdb-nosync" (bench/rocksdb_driver.h) when the
-// build found librocksdb.
+// library, durable per batch), "gpkv-volatile" (the library's volatile hash
+// table, the slab hash family: contents in RAM or GPU memory) and
+// "libcuckoo" (a volatile DRAM hash map, the ceiling); "rocksdb" and
+// "rocksdb-nosync" (bench/rocksdb_driver.h) when the build found librocksdb.
 //
 // Thread safety: a driver is used by one benchmark thread at a time; it runs
 // each call with its own `threads` workers.
@@ -35,6 +36,9 @@ struct DriverConfig {
   std::string pool_path;
   uint64_t pool_size = 0;
   Backend backend = Backend::kCpu;
+  // gpkv: the table's durability; kVolatile is the slab hash family (the
+  // pool holds only its catalog entry).
+  Durability durability = Durability::kPersistent;
   // RocksDB: database directory (removed before and after).
   std::string rocksdb_dir;
 };
@@ -59,18 +63,19 @@ class Driver {
 
 // A system the benchmark can create by name.
 struct DriverInfo {
-  std::string name;        // "gpkv", "libcuckoo", "rocksdb", "rocksdb-nosync"
+  std::string name;        // "gpkv", "gpkv-volatile", "libcuckoo", "rocksdb", ...
   std::string durability;  // what "durable" means for it, printed with the results
   std::function<Result<std::unique_ptr<Driver>>(const DriverConfig&)> create;
 };
 
-// The systems built into this program: "gpkv", "libcuckoo", then "rocksdb"
-// and "rocksdb-nosync" in a build with RocksDB.
+// The systems built into this program: "gpkv", "gpkv-volatile", "libcuckoo",
+// then "rocksdb" and "rocksdb-nosync" in a build with RocksDB.
 const std::vector<DriverInfo>& RegisteredDrivers();
 // nullptr if there is no system of that name.
 const DriverInfo* FindDriver(const std::string& name);
 
-// Defined in gpkv_bench_gpkv.cc and gpkv_bench_cuckoo.cc.
+// Defined in gpkv_bench_gpkv.cc (both gpkv systems, by config.durability)
+// and gpkv_bench_cuckoo.cc.
 Result<std::unique_ptr<Driver>> CreateGpkvDriver(const DriverConfig& config);
 Result<std::unique_ptr<Driver>> CreateCuckooDriver(const DriverConfig& config);
 

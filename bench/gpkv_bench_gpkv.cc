@@ -1,4 +1,6 @@
-// The gpkv driver: one persistent hash table in a fresh pool file.
+// The gpkv drivers: one hash table in a fresh pool file, persistent ("gpkv")
+// or volatile ("gpkv-volatile": declared in the pool's catalog, its contents
+// in memory).
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,6 +92,7 @@ Result<std::unique_ptr<Driver>> CreateGpkvDriver(const DriverConfig& config) {
   table_options.key_size = config.key_size;
   table_options.value_size = config.value_size;
   table_options.expected_keys = config.expected_keys;
+  table_options.durability = config.durability;
   auto table = (*db)->CreateTable("bench", table_options);
   if (!table.ok()) {
     db->reset();

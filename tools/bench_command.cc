@@ -1,16 +1,19 @@
 // `gpkv bench [options]`: the benchmark. Parses the options, runs one suite
 // of the benchmark engine (bench/gpkv_bench.h; the GPU suite
-// bench/gpu/gpu_bench.h) with the tool's progress line, and prints the
-// report: a table, or JSON with --json.
+// bench/gpu/gpu_bench.h; the slab hash's suite bench/gpu/slab_bench.h) with
+// the tool's progress line, and prints the report: a table, or JSON with
+// --json.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/gpkv_bench.h"
 #include "bench/gpu/gpu_bench.h"
+#include "bench/gpu/slab_bench.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/progress.h"
@@ -33,18 +36,30 @@ class TerminalProgress : public bench::ProgressSink {
   std::unique_ptr<Progress> line_;
 };
 
+// The CPU suites, which drive tables through the engine.
+const std::vector<std::string> kCpuSuites = {"foundation", "ycsb", "sweep"};
+
+// An option that only some suites take.
+struct SuiteOption {
+  CLI::Option* option = nullptr;
+  std::vector<std::string> suites;
+};
+
 struct BenchArgs {
-  bench::BenchConfig config;       // foundation, ycsb, sweep
-  bench::gpu::GpuBenchConfig gpu;  // gpu
+  bench::BenchConfig config;         // foundation, ycsb, sweep
+  bench::gpu::GpuBenchConfig gpu;    // gpu
+  bench::gpu::SlabBenchConfig slab;  // slab
+  std::vector<int> slab_keys_log2;   // slab: --keys-log2
   std::string backend = "cpu";
   bool no_calibration = false;
   bool list_systems = false;
-  CLI::Option* json = nullptr;  // --json [FILE]
+  CLI::Option* keys = nullptr;       // --keys
+  CLI::Option* keys_log2 = nullptr;  // --keys-log2
+  CLI::Option* batch = nullptr;      // --batch
+  CLI::Option* json = nullptr;       // --json [FILE]
   std::string json_value;
   std::string json_file;
-  // Options that belong to the CPU suites only, or to the GPU suite only.
-  std::vector<CLI::Option*> table_options;
-  std::vector<CLI::Option*> gpu_options;
+  std::vector<SuiteOption> suite_options;
 };
 
 // Where the JSON report goes.
@@ -65,6 +80,12 @@ std::string HelpFooter() {
       "              entry LOAD and YCSB C / update / A points per --batches size, load factors\n"
       "              and the pool-transaction model";
   if (!bench::gpu::GpuBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
+  text +=
+      "\n  slab        the volatile slab hash on the GPU: build, search hit / miss, delete and\n"
+      "              mixed batches per --keys-log2 count and --utilisation target, beside the\n"
+      "              persistent hash table (mirror mode) on the same keys; growth cost,\n"
+      "              SlabAlloc's rate and issue #14's targets";
+  if (!bench::gpu::SlabBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
   text += "\n\nSystems (--systems; suites foundation, ycsb, sweep):\n";
   for (const bench::SystemInfo& system : bench::BuiltInSystems()) {
     text += "  " + system.name + std::string(16 - std::min<size_t>(15, system.name.size()), ' ') +
@@ -87,20 +108,27 @@ std::string HelpFooter() {
 
 void AddOptions(CLI::App* bench, BenchArgs* args) {
   bench::BenchConfig* config = &args->config;
-  auto table = [args](CLI::Option* option) {
-    args->table_options.push_back(option);
-    return option;
+  // Marks an option as taken by `suites` only.
+  auto only = [args](std::vector<std::string> suites) {
+    return [args, suites](CLI::Option* option) {
+      args->suite_options.push_back({option, suites});
+      return option;
+    };
   };
-  auto gpu = [args](CLI::Option* option) {
-    args->gpu_options.push_back(option);
-    return option;
-  };
-  bench->add_option("--suite", config->suite, "foundation | ycsb | sweep | gpu (below)")
-      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "gpu"}))
+  auto table = only(kCpuSuites);
+  auto table_or_slab = only({"foundation", "ycsb", "sweep", "slab"});
+  auto gpu = only({"gpu"});
+  auto slab = only({"slab"});
+  bench->add_option("--suite", config->suite, "foundation | ycsb | sweep | gpu | slab (below)")
+      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "gpu", "slab"}))
       ->capture_default_str();
-  bench->add_option("--keys", config->keys, "records loaded (16M = 16777216)")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  args->keys = bench
+                   ->add_option("--keys", config->keys,
+                                "records loaded (16M = 16777216); slab: run this key count "
+                                "(instead of the --keys-log2 default, or beside a --keys-log2 "
+                                "list)")
+                   ->transform(CLI::AsSizeValue(false))
+                   ->capture_default_str();
   table(bench->add_option("--pool", config->pool_path, "pool file (removed before and after)"))
       ->capture_default_str();
   table(bench->add_option("--pool-size", config->pool_size, "pool bytes; 0 = from keys and sizes"))
@@ -110,9 +138,10 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
       bench->add_option("--ops", config->ops, "operations per workload; 0 = keys (ycsb: 4 x keys)"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  table(bench->add_option("--batch", config->batch, "operations per batch"))
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
+  args->batch = table_or_slab(bench->add_option("--batch", config->batch,
+                                                "operations per batch (slab: default 1M = 2^20)"))
+                    ->transform(CLI::AsSizeValue(false))
+                    ->capture_default_str();
   table(bench->add_option("--threads", config->threads, "threads of every system"))
       ->capture_default_str();
   table(
@@ -123,13 +152,13 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                           "value bytes: 1..128 (a list runs each)"))
       ->delimiter(',')
       ->capture_default_str();
-  table(bench->add_option("--seed", config->seed, "seed of keys, values and operations"))
+  table_or_slab(bench->add_option("--seed", config->seed, "seed of keys, values and operations"))
       ->capture_default_str();
   args->json = bench
                    ->add_option("--json", args->json_value,
                                 "print JSON instead of the table; with FILE (--json=FILE), write "
-                                "the JSON to FILE and the table to stdout (suite gpu: one JSON "
-                                "object per line)")
+                                "the JSON to FILE and the table to stdout (suites gpu and slab: "
+                                "one JSON object per line)")
                    ->expected(0, 1)
                    ->type_name("[FILE]");
   bench->add_option("--json-file", args->json_file, "the same as --json=FILE");
@@ -176,17 +205,43 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                         "gpu: staged mode's pool directory (one the GPU may not map); "
                         "default --dir"));
   gpu(bench->add_flag("--no-calibration", args->no_calibration, "gpu: skip the link calibration"));
+  bench::gpu::SlabBenchConfig* slab_config = &args->slab;
+  args->slab_keys_log2 = {24, 26};
+  args->keys_log2 = slab(bench->add_option("--keys-log2", args->slab_keys_log2,
+                                           "slab: key counts, log2 (" +
+                                               std::to_string(bench::gpu::kSlabMinKeysLog2) + ".." +
+                                               std::to_string(bench::gpu::kSlabMaxKeysLog2) + ")"))
+                        ->delimiter(',')
+                        ->capture_default_str();
+  slab(bench->add_option("--utilisation", slab_config->utilisation_percent,
+                         "slab: memory utilisation targets, percent (the measured value is "
+                         "printed beside each)"))
+      ->delimiter(',')
+      ->capture_default_str();
+  slab(bench->add_option("--repeats", slab_config->repeats,
+                         "slab: runs of each point (fresh tables); the median is reported"))
+      ->capture_default_str();
+  slab(bench->add_option("--allocations", slab_config->allocations,
+                         "slab: SlabAlloc allocations per run (16M = 2^24)"))
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  slab(bench->add_option("--pool-dir", slab_config->pool_dir,
+                         "slab: directory of the persistent peer's pool (tmpfs registers)"))
+      ->capture_default_str();
   bench->add_flag("--list-systems", args->list_systems,
                   "list the systems built into this program and exit");
 }
 
 // Empty when every option given belongs to the suite, else the usage error.
 std::string OptionsOutsideSuite(const BenchArgs& args) {
-  const bool gpu = args.config.suite == "gpu";
-  for (const CLI::Option* option : gpu ? args.table_options : args.gpu_options) {
-    if (option->count() == 0) continue;
-    return gpu ? option->get_name() + " does not apply to --suite gpu"
-               : option->get_name() + " applies to --suite gpu only";
+  const std::string& suite = args.config.suite;
+  for (const SuiteOption& limited : args.suite_options) {
+    if (limited.option->count() == 0) continue;
+    const std::vector<std::string>& suites = limited.suites;
+    if (std::find(suites.begin(), suites.end(), suite) != suites.end()) continue;
+    return suites.size() == 1
+               ? limited.option->get_name() + " applies to --suite " + suites[0] + " only"
+               : limited.option->get_name() + " does not apply to --suite " + suite;
   }
   return "";
 }
@@ -249,15 +304,18 @@ int RunCpuSuite(const bench::BenchConfig& config, const JsonTarget& json) {
   return kExitOk;
 }
 
-int RunGpuSuite(const bench::gpu::GpuBenchConfig& config, const JsonTarget& json) {
-  Status valid = bench::gpu::ValidateGpuBenchConfig(config);
+// A suite that prints its lines for people as it measures and returns JSON
+// lines (gpu, slab): `valid` is its configuration check, `run` the run.
+int RunLineSuite(const Status& valid,
+                 const std::function<Status(std::FILE* text, std::string* json_lines)>& run,
+                 const JsonTarget& json) {
   if (!valid.ok()) {
     PrintError("bench", valid.message());
     return ExitCodeFor(valid);
   }
   // JSON on stdout: the lines for people go to stderr.
   std::string json_lines;
-  Status ran = bench::gpu::RunGpuBench(config, json.to_stdout ? stderr : stdout, &json_lines);
+  Status ran = run(json.to_stdout ? stderr : stdout, &json_lines);
   std::fflush(stdout);
   if (!ran.ok()) {
     PrintError("bench", ran.ToString());
@@ -266,6 +324,29 @@ int RunGpuSuite(const bench::gpu::GpuBenchConfig& config, const JsonTarget& json
   if (json.to_stdout) std::fputs(json_lines.c_str(), stdout);
   if (!json.file.empty() && !WriteFile(json.file, json_lines)) return kExitError;
   return kExitOk;
+}
+
+// The slab suite's key counts: --keys-log2 (default 24,26) and --keys; a
+// --keys given alone replaces the default list. InvalidArgument naming the
+// option for a log2 out of range.
+Status SlabKeyCounts(const BenchArgs& args, std::vector<uint64_t>* counts) {
+  counts->clear();
+  const bool explicit_keys = args.keys->count() > 0;
+  if (args.keys_log2->count() > 0 || !explicit_keys) {
+    for (int log2 : args.slab_keys_log2) {
+      if (log2 < bench::gpu::kSlabMinKeysLog2 || log2 > bench::gpu::kSlabMaxKeysLog2) {
+        return Status::InvalidArgument("--keys-log2 " + std::to_string(log2) + ": from " +
+                                       std::to_string(bench::gpu::kSlabMinKeysLog2) + " to " +
+                                       std::to_string(bench::gpu::kSlabMaxKeysLog2));
+      }
+      counts->push_back(uint64_t{1} << log2);
+    }
+  }
+  if (explicit_keys &&
+      std::find(counts->begin(), counts->end(), args.config.keys) == counts->end()) {
+    counts->push_back(args.config.keys);
+  }
+  return Status::OK();
 }
 
 int RunBenchCommand(BenchArgs& args) {
@@ -285,7 +366,27 @@ int RunBenchCommand(BenchArgs& args) {
   if (args.config.suite == "gpu") {
     args.gpu.keys = args.config.keys;
     args.gpu.calibrate = !args.no_calibration;
-    return RunGpuSuite(args.gpu, json);
+    return RunLineSuite(
+        bench::gpu::ValidateGpuBenchConfig(args.gpu),
+        [&](std::FILE* text, std::string* lines) {
+          return bench::gpu::RunGpuBench(args.gpu, text, lines);
+        },
+        json);
+  }
+  if (args.config.suite == "slab") {
+    Status keys = SlabKeyCounts(args, &args.slab.keys);
+    if (!keys.ok()) {
+      PrintError("bench", keys.message());
+      return ExitCodeFor(keys);
+    }
+    if (args.batch->count() > 0) args.slab.batch = args.config.batch;
+    args.slab.seed = args.config.seed;
+    return RunLineSuite(
+        bench::gpu::ValidateSlabBenchConfig(args.slab),
+        [&](std::FILE* text, std::string* lines) {
+          return bench::gpu::RunSlabBench(args.slab, text, lines);
+        },
+        json);
   }
   args.config.backend = args.backend == "cuda"   ? Backend::kCuda
                         : args.backend == "auto" ? Backend::kAuto
@@ -299,9 +400,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* bench = app.add_subcommand(
       "bench",
-      "Measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), or the CUDA "
-      "backend's modes beside the CPU backend and a naive GPU table (suite gpu): a table, or "
-      "JSON with --json.");
+      "Measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), the CUDA "
+      "backend's modes beside the CPU backend and a naive GPU table (suite gpu), or the volatile "
+      "slab hash beside the persistent hash table (suite slab): a table, or JSON with --json.");
   AddOptions(bench, args.get());
   bench->footer(HelpFooter());
   bench->callback([args, exit_code]() { *exit_code = RunBenchCommand(*args); });

@@ -1,8 +1,8 @@
 // Smoke test of `gpkv bench`: tiny runs of every suite must finish, report
 // positive rates for every system (RocksDB too when the tool was built with
 // it), and every system must give the same answers to the same reads; the GPU
-// suite must run on a device and say why not without one; the command line
-// behaves like a Unix tool's.
+// suites (gpu, slab) must run on a device and say why not without one; the
+// command line behaves like a Unix tool's.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -116,6 +116,20 @@ TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
   EXPECT_EQ(report["results"].size(), 4u * 2u * 10u);
 }
 
+// The volatile table (the slab hash family through the engine) beside the
+// persistent one and libcuckoo: the same answers to the same reads.
+TEST(BenchSmoke, VolatileTableAgreesWithGpkvAndLibcuckoo) {
+  RunResult run = RunProgram(GPKV_TOOL_PATH,
+                             "bench --suite ycsb --keys 10000 --ops 5000 --batch 512 --value-size "
+                             "8,128 --systems gpkv,gpkv-volatile,libcuckoo " +
+                                 SmallOptions());
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  ExpectSane(report, {"gpkv", "gpkv-volatile", "libcuckoo"});
+  // 2 value sizes x 3 systems x (LOAD + A B C F x 2 distributions + D).
+  EXPECT_EQ(report["results"].size(), 2u * 3u * 10u);
+}
+
 TEST(BenchSmoke, SweepSuiteRunsEveryBatchSize) {
   RunResult run = RunProgram(GPKV_TOOL_PATH,
                              "bench --suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 "
@@ -178,13 +192,79 @@ TEST(BenchSmoke, GpuSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
   EXPECT_EQ(points, 2 * 6 + 1);  // LOAD + 5 points each, and mirror's host-batch point
 }
 
+// A tiny slab suite where a device is usable; elsewhere the reason, exit 3.
+TEST(BenchSmoke, SlabSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
+  RunResult run = RunProgram(GPKV_TOOL_PATH,
+                             "bench --suite slab --keys 64K --utilisation 60 --repeats 1 --batch "
+                             "16K --allocations 1M --pool-dir " +
+                                 ::testing::TempDir() + " --json");
+  if (run.exit_code != 0) {
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << run.err;
+    EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "");
+    return;
+  }
+  // --json: stdout holds only the JSON lines; the tables went to stderr.
+  EXPECT_NE(run.err.find("# device: "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("issue #14 targets"), std::string::npos) << run.err;
+  std::istringstream lines(run.out);
+  std::string line;
+  int slab_rows = 0, gphash_rows = 0, alloc_rows = 0, targets = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    if (row["kind"] == "slab") {
+      EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
+      EXPECT_EQ(row["keys"], 65536) << line;
+      (row["system"] == "slab_hash" ? slab_rows : gphash_rows)++;
+      if (row["system"] == "slab_hash") {
+        EXPECT_GT(row["utilisation"].get<double>(), 0.0) << line;
+        EXPECT_LT(row["utilisation"].get<double>(), 1.0) << line;
+      }
+    }
+    if (row["kind"] == "slab_alloc") {
+      ++alloc_rows;
+      EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
+    }
+    if (row["kind"] == "target") {
+      ++targets;
+      // 64K keys: only SlabAlloc's target has a point to be read at.
+      EXPECT_EQ(row["measured"].get<bool>(), row["name"] == "SlabAlloc allocations") << line;
+    }
+  }
+  EXPECT_EQ(slab_rows, 8 + 1);  // 8 phases at 60%, the growing build
+  EXPECT_EQ(gphash_rows, 6);
+  EXPECT_EQ(alloc_rows, 1);
+  EXPECT_EQ(targets, 6);
+}
+
 TEST(BenchSmoke, HelpListsEverySuiteSystemAndGpuModeAndExits0) {
   RunResult run = RunProgram(GPKV_TOOL_PATH, "bench --help");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
-  for (const char* name : {"foundation", "ycsb", "sweep", "gpu", "gpkv", "libcuckoo", "rocksdb",
-                           "rocksdb-nosync", "direct", "mirror", "staged", "naive", "--modes",
-                           "--batches", "--no-calibration", "--json"}) {
+  for (const char* name : {"foundation",
+                           "ycsb",
+                           "sweep",
+                           "gpu",
+                           "slab",
+                           "gpkv",
+                           "gpkv-volatile",
+                           "libcuckoo",
+                           "rocksdb",
+                           "rocksdb-nosync",
+                           "direct",
+                           "mirror",
+                           "staged",
+                           "naive",
+                           "--modes",
+                           "--batches",
+                           "--no-calibration",
+                           "--json",
+                           "--keys-log2",
+                           "--utilisation",
+                           "--repeats",
+                           "--pool-dir",
+                           "--allocations"}) {
     EXPECT_NE(run.out.find(name), std::string::npos) << name;
   }
 }
@@ -195,7 +275,10 @@ TEST(BenchSmoke, UsageErrorsExit1NamingTheCommand) {
         std::string("--systems nosuch"), std::string("--suite gpu --modes direct+bogus"),
         std::string("--suite gpu --modes nosuch"), std::string("--suite gpu --batches 40"),
         std::string("--suite gpu --threads 4"), std::string("--suite ycsb --modes direct"),
-        std::string("--json a --json-file b")}) {
+        std::string("--json a --json-file b"), std::string("--suite slab --keys-log2 40"),
+        std::string("--suite slab --utilisation 0"), std::string("--suite slab --repeats 0"),
+        std::string("--suite slab --threads 4"), std::string("--suite slab --modes mirror"),
+        std::string("--suite gpu --repeats 3"), std::string("--suite ycsb --utilisation 50")}) {
     RunResult run = RunProgram(GPKV_TOOL_PATH, "bench " + args);
     EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
     EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << args << ": " << run.err;
