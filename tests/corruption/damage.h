@@ -189,10 +189,24 @@ inline Damage SlotValueWord(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = AnyTable(map, random);
   const SlotMap& slot = AnySlot(table, random);
   Damage d = FlipIn(slot.value_word, 8, random);
-  // An inline value has no check; a cell reference moved by a bit flip is
-  // never at another cell's start (cells are 104 bytes) or is outside a chunk.
+  // An inline value has no check; a damaged cell reference is detected when
+  // it is off a cell's start or outside the chunks.
   d.expect = table.cell_size != 0 ? Expect::kDetect : Expect::kAny;
   d.keys_at_risk = {{table.table_id, slot.key}};
+  if (table.cell_size != 0) {
+    // A flip of several bits of one byte can move the reference by a whole
+    // number of cells (one bit never does: cells are 104 bytes). On a free
+    // cell the damage is undetectable (values carry no checksum); on another
+    // live key's cell, which of the two owns it is unknowable (no cell names
+    // its key), so repair drops both and that key is at risk too.
+    const uint64_t damaged =
+        slot.cell ^ (uint64_t{d.mask[0]} << (8 * (d.offset - slot.value_word)));
+    const uint64_t moved = damaged > slot.cell ? damaged - slot.cell : slot.cell - damaged;
+    if (moved % table.cell_size == 0) d.expect = Expect::kAny;
+    for (const SlotMap& other : table.valid_slots) {
+      if (other.cell == damaged) d.keys_at_risk.insert({table.table_id, other.key});
+    }
+  }
   return d;
 }
 
