@@ -252,11 +252,17 @@ GPKV_HD constexpr uint64_t RehashBuckets(uint64_t keys, uint64_t buckets, uint32
   return grown > sized ? grown : sized;
 }
 
-// Automatic flush: dead slots outnumber a quarter of the live keys, and
-// there are enough of them to pay for a pass over every list.
+// Automatic flush: dead slots outnumber a quarter of the live keys and a
+// quarter of the base slabs' slots, and there are enough of them to pay for
+// a pass over every list. The base-slot bound keeps a flush (a pass over
+// every bucket) amortised when a table empties: deleting every key of a
+// table flushes about twice, not once per quarter of what is left (measured
+// on an H100: 14 flushes at 2^26 keys took the delete rate to 0.16 G/s).
 constexpr uint64_t kMinDeadSlotsForFlush = uint64_t{1} << 16;
-GPKV_HD constexpr bool NeedsFlush(uint64_t dead_slots, uint64_t live_keys) {
-  return dead_slots > live_keys / 4 && dead_slots >= kMinDeadSlotsForFlush;
+GPKV_HD constexpr bool NeedsFlush(uint64_t dead_slots, uint64_t live_keys, uint64_t buckets,
+                                  uint32_t slots_per_slab) {
+  return dead_slots > live_keys / 4 && dead_slots > buckets * slots_per_slab / 4 &&
+         dead_slots >= kMinDeadSlotsForFlush;
 }
 
 }  // namespace gpkv::slab_hash

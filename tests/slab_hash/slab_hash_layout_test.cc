@@ -201,10 +201,14 @@ TEST(SlabHashLayout, SizingRules) {
   EXPECT_TRUE(NeedsRehash(15, 1, 7));
   EXPECT_EQ(RehashBuckets(15, 1, 7), BucketsFor(15, 7));
   EXPECT_EQ(RehashBuckets(1000, 70, 7), 280u);  // 4x beats 205 sized for the keys
-  EXPECT_FALSE(NeedsFlush(kMinDeadSlotsForFlush - 1, 0));
-  EXPECT_TRUE(NeedsFlush(kMinDeadSlotsForFlush, 0));
-  EXPECT_FALSE(NeedsFlush(kMinDeadSlotsForFlush, 4 * kMinDeadSlotsForFlush));
-  EXPECT_TRUE(NeedsFlush(kMinDeadSlotsForFlush + 1, 4 * kMinDeadSlotsForFlush));
+  constexpr uint64_t kMin = kMinDeadSlotsForFlush;
+  EXPECT_FALSE(NeedsFlush(kMin - 1, 0, 1, 7));
+  EXPECT_TRUE(NeedsFlush(kMin, 0, 1, 7));
+  EXPECT_FALSE(NeedsFlush(kMin, 4 * kMin, 1, 7));  // a quarter of the live keys
+  EXPECT_TRUE(NeedsFlush(kMin + 1, 4 * kMin, 1, 7));
+  // A quarter of the base slots: a nearly empty table of many buckets waits.
+  EXPECT_FALSE(NeedsFlush(kMin + 1, 0, 4 * (kMin + 1), 1));
+  EXPECT_TRUE(NeedsFlush(kMin + 1, 0, 4 * (kMin + 1) - 1, 1));
 }
 
 }  // namespace

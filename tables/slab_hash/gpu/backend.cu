@@ -365,7 +365,8 @@ Status SlabHashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t cou
                                     erased == nullptr ? nullptr : erased + done, chunk));
   }
   // Reads after a large erase should not walk its dead slots.
-  if (NeedsFlush(dead_slots_, live_keys_)) GPKV_RETURN_IF_ERROR(FlushLocked(ws));
+  if (NeedsFlush(dead_slots_, live_keys_, bucket_count_, geometry_.slots_per_slab))
+    GPKV_RETURN_IF_ERROR(FlushLocked(ws));
   return Status::OK();
 }
 
@@ -430,7 +431,8 @@ Status SlabHashGpu::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t
                                     values + done * options_.value_size,
                                     results == nullptr ? nullptr : results + done, chunk));
   }
-  if (NeedsFlush(dead_slots_, live_keys_)) GPKV_RETURN_IF_ERROR(FlushLocked(ws));
+  if (NeedsFlush(dead_slots_, live_keys_, bucket_count_, geometry_.slots_per_slab))
+    GPKV_RETURN_IF_ERROR(FlushLocked(ws));
   return Status::OK();
 }
 

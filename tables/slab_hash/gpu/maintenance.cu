@@ -142,7 +142,8 @@ Result<slab_hash::Stats> SlabHashGpu::Impl::Stats() {
 // ---------------------------------------------------------------- maintenance
 
 Status SlabHashGpu::Impl::MaybeMaintain(Workspace& ws) {
-  if (NeedsFlush(dead_slots_, live_keys_)) GPKV_RETURN_IF_ERROR(FlushLocked(ws));
+  if (NeedsFlush(dead_slots_, live_keys_, bucket_count_, geometry_.slots_per_slab))
+    GPKV_RETURN_IF_ERROR(FlushLocked(ws));
   if (!NeedsRehash(live_keys_, bucket_count_, geometry_.slots_per_slab) ||
       live_keys_ < rehash_retry_keys_) {
     return Status::OK();
