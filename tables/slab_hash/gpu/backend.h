@@ -5,12 +5,12 @@
 //
 // Growth: buckets are sized from TableOptions::expected_keys; when the
 // average list grows past a bound the table rehashes into more buckets
-// before the next write batch (Stats: rehashes, rehash_seconds). Erased
-// slots stay dead until a flush compacts their lists (automatic when dead
-// slots pass a bound, or Flush()). SlabAlloc grows when full; when the
-// device has no memory left, the batch fails with OutOfDeviceMemory and
-// none of its operations that did not fit is applied (the others are, each
-// whole), nothing acknowledged before is lost.
+// before the next write batch that inserts (Stats: rehashes,
+// rehash_seconds). Erased slots stay dead until a flush compacts their lists
+// (automatic before a put or mixed batch once dead slots pass a bound, or
+// Flush()); an erased out-of-line value's slab is freed at once. SlabAlloc grows when full; when
+// the device has no memory left, the batch fails with OutOfDeviceMemory and none of its operations
+// that did not fit is applied (the others are, each whole), nothing acknowledged before is lost.
 //
 // Who may call: table.cc, tests and the benchmark.
 // Thread safety: every method may be called from several threads at once

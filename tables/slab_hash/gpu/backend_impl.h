@@ -79,8 +79,8 @@ class SlabHashGpu::Impl {
   // The table for kernels; `tag` for write kernels (0 for others).
   DeviceView View(uint32_t tag) const;
   // Before a write launch series (table_mutex_ held exclusively): due
-  // flushes and rehashes, the batch's tag, room in SlabAlloc for about
-  // `new_slabs` slabs.
+  // flushes and rehashes (not before erases: new_slabs == 0), the batch's
+  // tag, room in SlabAlloc for about `new_slabs` slabs.
   Status PrepareWrite(Workspace& ws, uint64_t new_slabs);
   // Slabs a write chunk of `count` operations probably takes (puts or
   // replaces, when `inserts`).

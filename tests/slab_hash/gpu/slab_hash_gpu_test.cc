@@ -289,7 +289,7 @@ TEST(SlabHashGpu, FlushDropsDeadSlotsAndKeepsTheContents) {
   EXPECT_EQ(last->keys, kKeys);
 }
 
-TEST(SlabHashGpu, ManyErasesFlushOnTheirOwn) {
+TEST(SlabHashGpu, ManyErasesAreFlushedByTheNextPut) {
   SKIP_WITHOUT_DEVICE();
   auto table = MakeTable(8, 128, 1 << 18);  // out-of-line values: their slabs go back too
   ASSERT_NE(table, nullptr);
@@ -308,6 +308,14 @@ TEST(SlabHashGpu, ManyErasesFlushOnTheirOwn) {
   std::vector<uint8_t> erased(kKeys * 3 / 4);
   ASSERT_TRUE(table->Erase(erase_keys.data(), erased.data(), erased.size(), nullptr).ok());
   EXPECT_EQ(erased, oracle.Erase(erase_keys));
+  auto erased_stats = table->Stats();
+  ASSERT_TRUE(erased_stats.ok());
+  EXPECT_EQ(erased_stats->flushes, full->flushes) << "erases leave dead slots to the next put";
+  EXPECT_EQ(erased_stats->dead_slots, kKeys * 3 / 4);
+  // The next put flushes before it appends past the dead slots.
+  std::vector<uint8_t> one_key(keys.end() - 8, keys.end());
+  std::vector<uint8_t> one_value(values.end() - 128, values.end());
+  ASSERT_TRUE(table->Put(one_key.data(), one_value.data(), 1, nullptr).ok());
   auto stats = table->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_GE(stats->flushes, 1u);
