@@ -93,6 +93,7 @@ struct WriteCounts {
   uint32_t inserted = 0;
   uint32_t replaced = 0;
   uint32_t erased = 0;
+  uint32_t allocated = 0;  // slabs the tile took (the same in each of its lanes)
 
   __device__ __forceinline__ void Add(WriteOutcome outcome, uint64_t op, const WriteSink& sink) {
     inserted = outcome == WriteOutcome::kInserted;
@@ -102,11 +103,12 @@ struct WriteCounts {
       sink.retry_ops[atomicAdd(&sink.counters->retries, 1ull)] = static_cast<uint32_t>(op);
     }
   }
-  // All 32 lanes.
-  __device__ __forceinline__ void Flush(const WriteSink& sink) const {
+  // All 32 lanes; `leader`: the lane that reports its tile's slabs.
+  __device__ __forceinline__ void Flush(const WriteSink& sink, bool leader) const {
     AddWarpCount(&sink.counters->inserted, inserted);
     AddWarpCount(&sink.counters->replaced, replaced);
     AddWarpCount(&sink.counters->erased, erased);
+    AddWarpCount(&sink.counters->allocated, leader ? allocated : 0);
   }
 };
 
@@ -175,11 +177,11 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
     const bool mine = LaneId() == static_cast<uint32_t>(source);
     const WriteOutcome outcome = device::Upsert<kKeyWords, kSlotWords, kTileLanes, false>(
         view, sink, &alloc, shape, tile, role, &deferred, mine, key,
-        BucketOf(device::HashOf(key, view.seed), view.bucket_count), value_word);
+        BucketOf(device::HashOf(key, view.seed), view.bucket_count), value_word, &counts.allocated);
     if (mine) counts.Add(outcome, op, sink);
   });
   deferred.Publish(tile);
-  counts.Flush(sink);
+  counts.Flush(sink, tile.Leader());
 }
 
 template <int kKeyWords, int kSlotWords>
@@ -205,7 +207,7 @@ __global__ void __launch_bounds__(kBlockThreads,
       if (batch.flags != nullptr) batch.flags[lane.op] = outcome == WriteOutcome::kErased ? 1 : 0;
     }
   });
-  counts.Flush(sink);
+  counts.Flush(sink, tile.Leader());
 }
 
 template <int kKeyWords, int kSlotWords, int kTileLanes>
@@ -238,7 +240,8 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
     if (code == static_cast<uint32_t>(MixedOp::kReplace)) {
       const uint64_t value_word = ValueWordOf(view, batch, tile, role, one_word, lane, source, op);
       const WriteOutcome outcome = device::Upsert<kKeyWords, kSlotWords, kTileLanes, true>(
-          view, sink, &alloc, shape, tile, role, &deferred, mine, key, bucket, value_word);
+          view, sink, &alloc, shape, tile, role, &deferred, mine, key, bucket, value_word,
+          &counts.allocated);
       if (mine) counts.Add(outcome, op, sink);
       if (outcome == WriteOutcome::kRetry || outcome == WriteOutcome::kNeedsWarp) return;
       result = true;
@@ -258,7 +261,7 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
     if (mine && batch.flags != nullptr) batch.flags[op] = result ? 1 : 0;
   });
   deferred.Publish(tile);
-  counts.Flush(sink);
+  counts.Flush(sink, tile.Leader());
 }
 
 }  // namespace
