@@ -41,6 +41,9 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 // 4.1 G mixed ops/s at 2^24 pairs against 3.8 and 3.8 in 48 registers), 48
 // for 16-byte keys and values of several words (no spill); the whole-warp
 // write kernels (operations that allocate: few) and 32-byte keys in 64.
+// Since half warps append slabs themselves the 40-register kernels spill
+// more (Put 56 bytes, Mixed 92), yet 48 registers measured no better (H200,
+// 2^24 pairs at 60%: build 2.94 -> 2.86, mixed 2.98 -> 3.01 G ops/s).
 template <int kKeyWords>
 constexpr int kGetMinBlocks = kKeyWords == 1 ? 8 : 6;
 template <int kKeyWords, int kSlotWords, int kTileLanes>
@@ -230,6 +233,10 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
   InitAlloc<kTileLanes>(view, &alloc);
   device::DeferredClaims deferred;
   WriteCounts counts;
+  // In lane order, whatever the kinds: running a tile's searches first, then
+  // its deletes, then its replaces (so that a warp's two half warps would
+  // run the same path more often) measured slower (H200, 2^24 pairs: mixed
+  // 4.7 -> 3.7 G ops/s at 20%, 2.98 -> 2.6 at 60%).
   gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
     const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
     const uint32_t op = __shfl_sync(tile.mask, lane.op, source);
