@@ -199,9 +199,23 @@ Status SlabHashGpu::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
   if (new_slabs != 0) {
     // Room ahead, so that launches rarely find SlabAlloc full. When the
     // device has no more, the launch's retries grow what they need, or fail.
-    const Status reserved = alloc_->Reserve(new_slabs, kMaxSlabFill, ws.stream());
-    if (!reserved.ok() && !IsOutOfDeviceMemory(reserved)) return reserved;
-    alloc_view_ = alloc_->view();
+    // The count of slabs in use costs a kernel and a wait: only when the
+    // host's bound on it says the batch may pass the fill bound.
+    const double room = kMaxSlabFill * static_cast<double>(alloc_->capacity_slabs());
+    const auto fits = [&] {
+      return slabs_in_use_bound_ != kUnknownSlabs &&
+             static_cast<double>(slabs_in_use_bound_ + new_slabs) <= room;
+    };
+    if (!fits()) {
+      auto counted = alloc_->CountInUse(ws.stream());
+      if (!counted.ok()) return counted.status();
+      slabs_in_use_bound_ = *counted;
+    }
+    if (!fits()) {
+      const Status reserved = alloc_->Reserve(new_slabs, kMaxSlabFill, ws.stream());
+      if (!reserved.ok() && !IsOutOfDeviceMemory(reserved)) return reserved;
+      alloc_view_ = alloc_->view();
+    }
   }
   return Status::OK();
 }
@@ -209,7 +223,7 @@ Status SlabHashGpu::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
 Status SlabHashGpu::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch,
                                    WriteSink sink, uint32_t* op_list, WriteTotals* totals) {
   // Out-of-line values take a value slab per put: whole warps from the start.
-  bool whole_warps = geometry_.value_out_of_line;
+  const bool whole_warps = geometry_.value_out_of_line;
   while (true) {
     GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
     alloc_view_ = alloc_->view();  // a new seed: warps start from other blocks
@@ -223,15 +237,13 @@ Status SlabHashGpu::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArr
     totals->replaced += counters.replaced;
     totals->erased += counters.erased;
     totals->duplicate |= counters.duplicate != 0;
+    if (slabs_in_use_bound_ != kUnknownSlabs) slabs_in_use_bound_ += counters.allocated;
     const uint64_t retries = counters.retries;
     if (retries == 0) return Status::OK();
     if (op_list == nullptr) return Status::IOError("slab hash: an erase asked for a slab");
-    if (whole_warps) {
-      // SlabAlloc was full for these operations (nothing of them applied):
-      // grow it and run them again.
-      GPKV_RETURN_IF_ERROR(GrowSlabs(retries * (geometry_.value_out_of_line ? 2 : 1)));
-    }
-    whole_warps = true;  // the operations that need a slab
+    // SlabAlloc was full for these operations (nothing of them applied): grow
+    // it and run them again.
+    GPKV_RETURN_IF_ERROR(GrowSlabs(retries * (geometry_.value_out_of_line ? 2 : 1)));
     GPKV_RETURN_IF_ERROR(Copy(op_list, sink.retry_ops, retries * sizeof(uint32_t), ws.stream(),
                               "the operations to retry"));
     batch.op_index = op_list;

@@ -93,12 +93,11 @@ class SlabHashGpu::Impl {
     bool duplicate = false;
   };
   // Launches `launch` over `batch` (on half-warp tiles where the table's
-  // values are inline), frees the retired value slabs, and runs the
-  // operations not run again: on whole warps those that needed a slab, then,
-  // after growing SlabAlloc, those that found it full, until none is left
-  // (op_list: room for batch.count indices; sink: the retry and retire
-  // lists). OutOfDeviceMemory when SlabAlloc cannot grow: the operations not
-  // run are absent.
+  // values are inline), frees the retired value slabs, adds the slabs it
+  // took to slabs_in_use_bound_, and runs the operations that found
+  // SlabAlloc full again after growing it, until none is left (op_list: room for batch.count
+  // indices; sink: the retry and retire lists). OutOfDeviceMemory when SlabAlloc cannot grow: the
+  // operations not run are absent.
   using WriteLauncher = Status (*)(const DeviceView&, const WriteSink&, const BatchArrays&, bool,
                                    cudaStream_t);
   Status RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch, WriteSink sink,
@@ -144,6 +143,12 @@ class SlabHashGpu::Impl {
   uint64_t live_keys_ = 0;
   uint64_t dead_slots_ = 0;
   uint32_t tag_ = 0;  // the last write batch's tag
+  // At least the slabs in use: the last count (a popcount kernel and a wait)
+  // plus the slabs write launches took since (frees keep it an upper bound);
+  // kUnknownSlabs until the first count and after a rehash. Write batches
+  // count again only when it comes near the fill bound (PrepareWrite).
+  static constexpr uint64_t kUnknownSlabs = ~uint64_t{0};
+  uint64_t slabs_in_use_bound_ = kUnknownSlabs;
   uint64_t rehashes_ = 0;
   double rehash_seconds_ = 0;
   uint64_t flushes_ = 0;

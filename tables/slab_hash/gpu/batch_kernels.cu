@@ -41,6 +41,9 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 // 4.1 G mixed ops/s at 2^24 pairs against 3.8 and 3.8 in 48 registers), 48
 // for 16-byte keys and values of several words (no spill); the whole-warp
 // write kernels (operations that allocate: few) and 32-byte keys in 64.
+// Since half warps append slabs themselves the 40-register kernels spill
+// more (Put 56 bytes, Mixed 92), yet 48 registers measured no better (H200,
+// 2^24 pairs at 60%: build 2.94 -> 2.86, mixed 2.98 -> 3.01 G ops/s).
 template <int kKeyWords>
 constexpr int kGetMinBlocks = kKeyWords == 1 ? 8 : 6;
 template <int kKeyWords, int kSlotWords, int kTileLanes>
@@ -93,6 +96,7 @@ struct WriteCounts {
   uint32_t inserted = 0;
   uint32_t replaced = 0;
   uint32_t erased = 0;
+  uint32_t allocated = 0;  // slabs the tile took (the same in each of its lanes)
 
   __device__ __forceinline__ void Add(WriteOutcome outcome, uint64_t op, const WriteSink& sink) {
     inserted = outcome == WriteOutcome::kInserted;
@@ -102,11 +106,12 @@ struct WriteCounts {
       sink.retry_ops[atomicAdd(&sink.counters->retries, 1ull)] = static_cast<uint32_t>(op);
     }
   }
-  // All 32 lanes.
-  __device__ __forceinline__ void Flush(const WriteSink& sink) const {
+  // All 32 lanes; `leader`: the lane that reports its tile's slabs.
+  __device__ __forceinline__ void Flush(const WriteSink& sink, bool leader) const {
     AddWarpCount(&sink.counters->inserted, inserted);
     AddWarpCount(&sink.counters->replaced, replaced);
     AddWarpCount(&sink.counters->erased, erased);
+    AddWarpCount(&sink.counters->allocated, leader ? allocated : 0);
   }
 };
 
@@ -175,11 +180,11 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
     const bool mine = LaneId() == static_cast<uint32_t>(source);
     const WriteOutcome outcome = device::Upsert<kKeyWords, kSlotWords, kTileLanes, false>(
         view, sink, &alloc, shape, tile, role, &deferred, mine, key,
-        BucketOf(device::HashOf(key, view.seed), view.bucket_count), value_word);
+        BucketOf(device::HashOf(key, view.seed), view.bucket_count), value_word, &counts.allocated);
     if (mine) counts.Add(outcome, op, sink);
   });
   deferred.Publish(tile);
-  counts.Flush(sink);
+  counts.Flush(sink, tile.Leader());
 }
 
 template <int kKeyWords, int kSlotWords>
@@ -205,7 +210,7 @@ __global__ void __launch_bounds__(kBlockThreads,
       if (batch.flags != nullptr) batch.flags[lane.op] = outcome == WriteOutcome::kErased ? 1 : 0;
     }
   });
-  counts.Flush(sink);
+  counts.Flush(sink, tile.Leader());
 }
 
 template <int kKeyWords, int kSlotWords, int kTileLanes>
@@ -228,6 +233,10 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
   InitAlloc<kTileLanes>(view, &alloc);
   device::DeferredClaims deferred;
   WriteCounts counts;
+  // In lane order, whatever the kinds: running a tile's searches first, then
+  // its deletes, then its replaces (so that a warp's two half warps would
+  // run the same path more often) measured slower (H200, 2^24 pairs: mixed
+  // 4.7 -> 3.7 G ops/s at 20%, 2.98 -> 2.6 at 60%).
   gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
     const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
     const uint32_t op = __shfl_sync(tile.mask, lane.op, source);
@@ -238,7 +247,8 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
     if (code == static_cast<uint32_t>(MixedOp::kReplace)) {
       const uint64_t value_word = ValueWordOf(view, batch, tile, role, one_word, lane, source, op);
       const WriteOutcome outcome = device::Upsert<kKeyWords, kSlotWords, kTileLanes, true>(
-          view, sink, &alloc, shape, tile, role, &deferred, mine, key, bucket, value_word);
+          view, sink, &alloc, shape, tile, role, &deferred, mine, key, bucket, value_word,
+          &counts.allocated);
       if (mine) counts.Add(outcome, op, sink);
       if (outcome == WriteOutcome::kRetry || outcome == WriteOutcome::kNeedsWarp) return;
       result = true;
@@ -258,7 +268,7 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kSlo
     if (mine && batch.flags != nullptr) batch.flags[op] = result ? 1 : 0;
   });
   deferred.Publish(tile);
-  counts.Flush(sink);
+  counts.Flush(sink, tile.Leader());
 }
 
 }  // namespace

@@ -28,23 +28,22 @@ struct DeviceView {
 
 // Counters of one write launch, in device memory (zeroed before it).
 struct BatchCounters {
-  unsigned long long inserted = 0;  // new keys (claimed slots)
-  unsigned long long replaced = 0;  // puts that found their key
-  unsigned long long erased = 0;    // live slots turned dead
-  unsigned long long retries = 0;   // operations in WriteSink::retry_ops (or a list)
-  unsigned long long retired = 0;   // value slabs in WriteSink::retired
-  unsigned long long pairs = 0;     // scan: live pairs found (also past the capacity)
-  unsigned int duplicate = 0;       // the batch wrote a key twice (touched bits)
-  unsigned int failed = 0;          // rehash: an allocation failed
+  unsigned long long inserted = 0;   // new keys (claimed slots)
+  unsigned long long replaced = 0;   // puts that found their key
+  unsigned long long erased = 0;     // live slots turned dead
+  unsigned long long retries = 0;    // operations in WriteSink::retry_ops (or a list)
+  unsigned long long retired = 0;    // value slabs in WriteSink::retired
+  unsigned long long allocated = 0;  // slabs taken from SlabAlloc (appends, value slabs)
+  unsigned long long pairs = 0;      // scan: live pairs found (also past the capacity)
+  unsigned int duplicate = 0;        // the batch wrote a key twice (touched bits)
+  unsigned int failed = 0;           // rehash: an allocation failed
 };
 
 // Where a write launch reports.
 struct WriteSink {
   BatchCounters* counters = nullptr;
   // Operations (batch indices) not run: those that found SlabAlloc full
-  // (the host grows it and runs them again) and, in a half-warp kernel,
-  // those that needed a slab at all (run again on whole warps). Room for
-  // every operation.
+  // (the host grows it and runs them again). Room for every operation.
   uint32_t* retry_ops = nullptr;
   // Value slabs replaced or erased (out-of-line values): freed after the
   // launch, when no reader of the launch can still read them. Room for one

@@ -187,6 +187,7 @@ Status SlabHashGpu::Impl::ReserveLocked(Workspace& ws, uint64_t keys) {
 }
 
 Status SlabHashGpu::Impl::RehashLocked(Workspace& ws, uint64_t buckets) {
+  slabs_in_use_bound_ = kUnknownSlabs;  // the new lists take slabs, the old ones free theirs
   const cudaStream_t stream = ws.stream();
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(rehash_start_, stream),
                             "slab hash: cudaEventRecord before a rehash");

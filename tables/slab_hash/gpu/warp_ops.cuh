@@ -4,10 +4,10 @@
 // pieces of warp_slab.cuh.
 //
 // Tiles: gets, erases and the puts and mixed operations of inline values run
-// on tiles of 16 lanes (two operations side by side in a warp); an
-// operation that allocates a slab (an append, an out-of-line value) takes a
-// whole warp, so a half-warp tile hands it back (kNeedsWarp) and the host
-// runs it again in a whole-warp kernel. Every function is called by all
+// on tiles of 16 lanes (two operations side by side in a warp), which append
+// slabs themselves (TileAllocateSlab); puts of out-of-line values (a value
+// slab each) run on whole warps, which allocate from a resident block
+// (SlabAllocWarp). Every function is called by all
 // lanes of its tile, converged, with the same arguments (key, bucket):
 // "uniform" results are the same in every lane of the tile.
 //
@@ -121,10 +121,10 @@ __device__ __forceinline__ bool FindConcurrent(const DeviceView& view,
 
 // ---------------------------------------------------------------- writes
 
-// kNeedsWarp: a 16-lane tile met an operation that allocates a slab (an
-// append; out-of-line values always), which takes a whole warp: nothing
-// changed, the operation runs again in a warp kernel. kRetry: SlabAlloc
-// had no slab (nothing changed).
+// kNeedsWarp: a 16-lane tile met a put of an out-of-line value (the host
+// launches those on whole warps, so it never happens): nothing changed.
+// kRetry: SlabAlloc had no slab (nothing changed; the host grows it and
+// runs the operation again).
 enum class WriteOutcome : uint32_t { kInserted, kReplaced, kErased, kMissing, kRetry, kNeedsWarp };
 
 // Upsert's replace of the value of live slot `slot` of `slab` (read with
@@ -174,6 +174,7 @@ __device__ __forceinline__ bool ReplaceValue(const DeviceView& view, const Write
 // value_word: tile lane j holds word j of the new value (j below its words;
 // for one-word values every lane may hold word 0). mine: this lane holds
 // the operation (a claim it defers is held there). Uniform result.
+// *allocated (uniform) counts the slabs taken (appends, value slabs).
 // Put batches detect a key written twice by the touched bits
 // (sink.counters->duplicate); Mixed ignores them, and with inline values of
 // several words locks the slot while it writes (FindConcurrent).
@@ -184,7 +185,7 @@ __device__ __forceinline__ WriteOutcome Upsert(const DeviceView& view, const Wri
                                                const Tile<kTileLanes>& tile, const LaneRole& role,
                                                DeferredClaims* deferred, bool mine,
                                                const Key<kKeyWords>& key, uint64_t bucket,
-                                               uint64_t value_word) {
+                                               uint64_t value_word, uint32_t* allocated) {
   constexpr bool kWholeWarp = kTileLanes == 32;
   const bool out_of_line = MayBeOutOfLine<kSlotWords, kTileLanes>(view);
   constexpr bool kLocked = kMixed && Shape<kKeyWords, kSlotWords>::kWideValues;
@@ -194,6 +195,7 @@ __device__ __forceinline__ WriteOutcome Upsert(const DeviceView& view, const Wri
     if (out_of_line) {
       value_slab = gpu::WarpAllocateSlab(view.alloc, alloc);
       if (value_slab == kNullNext) return WriteOutcome::kRetry;
+      ++*allocated;
       if (tile.OwnsWord()) StoreRelaxed(SlabOf(view, value_slab) + 8 * role.word, value_word);
     }
   }
@@ -234,14 +236,10 @@ __device__ __forceinline__ WriteOutcome Upsert(const DeviceView& view, const Wri
     }
     uint32_t next = read.next;
     if (next == kNullNext) {
-      if constexpr (!kWholeWarp) {
-        return WriteOutcome::kNeedsWarp;
-      } else {
-        next = AppendSlab(view, alloc, slab);
-        if (next == kNullNext) {
-          if (out_of_line && tile.Leader()) gpu::FreeSlab(view.alloc, value_slab);
-          return WriteOutcome::kRetry;
-        }
+      next = AppendSlab(view, alloc, tile, slab, allocated);
+      if (next == kNullNext) {
+        if (out_of_line && tile.Leader()) gpu::FreeSlab(view.alloc, value_slab);
+        return WriteOutcome::kRetry;
       }
     }
     slab = SlabOf(view, next);

@@ -348,27 +348,96 @@ __device__ __forceinline__ void BackOff(const Tile<kTileLanes>& tile, DeferredCl
 
 // ---------------------------------------------------------------- allocation
 
+// Allocation by a 16-lane tile, which has no resident block of its own
+// (SlabAllocWarp is a whole warp's): lane j of the tile loads words j and
+// j + 16 of a hashed block's bitmap, and one lane with a free bit claims its
+// lowest one with one atomicOr (as WarpAllocateSlab). `salt` (uniform) varies
+// the block between a tile's allocations. Returns (uniform) the slab or
+// kNullNext when kMaxBlockAttempts blocks were full. Appends are a few
+// percent of a batch's puts, so a bitmap load each costs little, and half
+// warps need no second launch on whole warps for them.
+template <int kTileLanes>
+__device__ __forceinline__ uint32_t TileAllocateSlab(const gpu::SlabAllocView& view,
+                                                     const Tile<kTileLanes>& tile, uint32_t salt) {
+  namespace detail = gpu::slab_alloc_detail;
+  if (view.super_block_count == 0) return kNullNext;
+  const uint32_t lane = LaneId() & 15u;
+  const uint32_t tile_id = 2 * detail::GlobalWarpId() + (tile.base >> 4);
+  const uint32_t rotation = tile_id & 15u;
+  for (uint32_t attempt = 0; attempt <= gpu::kMaxBlockAttempts; ++attempt) {
+    const uint32_t block = detail::ChooseBlock(view, tile_id, salt * 0x61c88647u + attempt);
+    uint32_t* bitmap = detail::BlockBitmap(view, block);
+    uint32_t low = __ldcg(bitmap + lane);
+    uint32_t high = __ldcg(bitmap + lane + 16);
+    while (true) {
+      const uint32_t with_free =
+          tile.Ballot(low != detail::kFullBitmapWord || high != detail::kFullBitmapWord);
+      if (with_free == 0) break;  // full: another block
+      const uint32_t spread = with_free | (with_free << 16);
+      const uint32_t claimer = (__ffs(spread >> rotation) - 1 + rotation) & 15u;
+      uint32_t address = kNullNext;
+      if (lane == claimer) {
+        const bool use_low = low != detail::kFullBitmapWord;
+        const uint32_t word_index = use_low ? lane : lane + 16;
+        const uint32_t word = use_low ? low : high;
+        const uint32_t bit_index = __ffs(~word) - 1;
+        const uint32_t bit = 1u << bit_index;
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> target(bitmap[word_index]);
+        const uint32_t before = target.fetch_or(bit, cuda::memory_order_acquire);
+        if (use_low) {
+          low = before | bit;
+        } else {
+          high = before | bit;
+        }
+        if ((before & bit) == 0) {
+          address = (block << gpu::kSlabAddressSlabBits) | (word_index << 5) | bit_index;
+        }
+      }
+      address = tile.FromWord(address, claimer);
+      if (address != kNullNext) return address;
+    }
+  }
+  return kNullNext;
+}
+
 // Appends a zeroed slab after `slab` (the last of its list). Returns
 // (uniform) the address of the slab that follows `slab` now — the new one, or
-// the one another warp appended first — or kNullNext when SlabAlloc is full.
+// the one another tile appended first — or kNullNext when SlabAlloc is full.
+// Whole warps allocate from their resident block (`alloc`), 16-lane tiles
+// with TileAllocateSlab (salt: see there). *allocated (uniform) counts the
+// slabs taken, for the host's bound on the slabs in use.
+template <int kTileLanes>
 __device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view, gpu::SlabAllocWarp* alloc,
-                                               uint8_t* slab) {
-  const uint32_t fresh = gpu::WarpAllocateSlab(view.alloc, alloc);
-  if (fresh == kNullNext) return kNullNext;
-  const uint32_t lane = LaneId();
-  if (lane < kSlabWords) {
-    StoreRelaxed(SlabOf(view, fresh) + 8 * lane,
-                 lane == kLinkWord ? uint64_t{kNullNext} << 32 : uint64_t{0});
+                                               const Tile<kTileLanes>& tile, uint8_t* slab,
+                                               uint32_t* allocated) {
+  uint32_t fresh;
+  if constexpr (kTileLanes == 32) {
+    fresh = gpu::WarpAllocateSlab(view.alloc, alloc);
+  } else {
+    fresh = TileAllocateSlab(view.alloc, tile, *allocated);
   }
-  __syncwarp();
+  if (fresh == kNullNext) return kNullNext;
+  ++*allocated;
+  const uint32_t word = LaneId() & 15u;
+  if (tile.OwnsWord()) {
+    StoreRelaxed(SlabOf(view, fresh) + 8 * word,
+                 word == kLinkWord ? uint64_t{kNullNext} << 32 : uint64_t{0});
+  }
+  tile.Sync();
   __threadfence();
   uint32_t winner = 0;
-  if (lane == 0) {
+  if (tile.Leader()) {
     winner = atomicCAS(NextOf(slab), kNullNext, fresh);
     if (winner != kNullNext) gpu::FreeSlab(view.alloc, fresh);  // never published
   }
-  winner = __shfl_sync(kFullMask, winner, 0);
+  winner = tile.FromWord(winner, 0);
   return winner == kNullNext ? fresh : winner;
+}
+
+__device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view, gpu::SlabAllocWarp* alloc,
+                                               uint8_t* slab) {
+  uint32_t allocated = 0;
+  return AppendSlab(view, alloc, WarpTile::Mine(), slab, &allocated);
 }
 
 // One lane records a value slab to free after the launch.
