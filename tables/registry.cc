@@ -1,6 +1,7 @@
 #include "tables/registry.h"
 
 #include "tables/gphash/family.h"
+#include "tables/lsm/family.h"
 
 namespace gpkv::tables {
 
@@ -8,6 +9,7 @@ const std::vector<const TableFamily*>& Families() {
   // One line per family.
   static const std::vector<const TableFamily*> families = {
       &gphash::Family(),
+      &lsm::Family(),
   };
   return families;
 }

@@ -95,9 +95,10 @@ TEST(DB, UnbuiltTableKindsAreUnsupported) {
   testutil::TempPool temp("kinds");
   auto db = DB::Open(temp.path(), CreateOptions());
   ASSERT_TRUE(db.ok());
-  TableOptions ordered;
-  ordered.kind = TableKind::kOrdered;
-  EXPECT_TRUE((*db)->CreateTable("o", ordered).status().IsUnsupported());
+  TableOptions volatile_ordered;
+  volatile_ordered.kind = TableKind::kOrdered;
+  volatile_ordered.durability = Durability::kVolatile;
+  EXPECT_TRUE((*db)->CreateTable("o", volatile_ordered).status().IsUnsupported());
   TableOptions volatile_hash;
   volatile_hash.durability = Durability::kVolatile;
   EXPECT_TRUE((*db)->CreateTable("v", volatile_hash).status().IsUnsupported());

@@ -1,0 +1,167 @@
+// Searches and ordered iteration over the sources of an LSM table on the CPU:
+// the write buffer and the runs of the occupied levels, newest first. Of the
+// entries of one key in several sources the newest wins (the first source
+// holding it); a winning tombstone hides the key. Templated on the key's
+// 8-byte words (1, 2 or 4) so the comparisons unroll.
+//
+// Who may call: tables/lsm/cpu/.
+// Thread safety: pure functions over immutable runs.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "tables/lsm/layout.h"
+#include "tables/lsm/run.h"
+
+namespace gpkv::lsm::cpu {
+
+template <uint32_t W>
+inline int Compare(const uint64_t* a, const uint64_t* b) {
+  for (uint32_t i = W; i-- > 0;) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+// First index whose key is >= key (count when none).
+template <uint32_t W>
+inline uint64_t LowerBound(const RunView& run, const uint64_t* key) {
+  uint64_t low = 0;
+  uint64_t count = run.count;
+  while (count > 0) {
+    const uint64_t half = count / 2;
+    if (Compare<W>(run.keys + (low + half) * W, key) < 0) {
+      low += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return low;
+}
+
+// First index whose key is > key (count when none).
+template <uint32_t W>
+inline uint64_t UpperBound(const RunView& run, const uint64_t* key) {
+  uint64_t low = 0;
+  uint64_t count = run.count;
+  while (count > 0) {
+    const uint64_t half = count / 2;
+    if (Compare<W>(run.keys + (low + half) * W, key) <= 0) {
+      low += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return low;
+}
+
+// The sources of one query: at most the buffer and kMaxLevels runs.
+struct Sources {
+  RunView runs[kMaxLevels + 1];
+  uint32_t count = 0;
+};
+
+// The newest entry of `key`: (source, index), or source == -1.
+struct Hit {
+  int source = -1;
+  uint64_t index = 0;
+};
+template <uint32_t W>
+inline Hit FindNewest(const Sources& sources, const uint64_t* key) {
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    const RunView& run = sources.runs[s];
+    const uint64_t index = LowerBound<W>(run, key);
+    if (index < run.count && Compare<W>(run.keys + index * W, key) == 0) {
+      return {static_cast<int>(s), index};
+    }
+  }
+  return {};
+}
+
+// Visits the live entries with keys >= start (and <= *end when end is not
+// null) in ascending order: visit(run, index) returns false to stop.
+template <uint32_t W, typename Visit>
+inline void ForwardLive(const Sources& sources, const uint64_t* start, const uint64_t* end,
+                        Visit&& visit) {
+  uint64_t position[kMaxLevels + 1];
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    position[s] = start != nullptr ? LowerBound<W>(sources.runs[s], start) : 0;
+  }
+  for (;;) {
+    int best = -1;
+    const uint64_t* best_key = nullptr;
+    for (uint32_t s = 0; s < sources.count; ++s) {
+      if (position[s] >= sources.runs[s].count) continue;
+      const uint64_t* key = sources.runs[s].keys + position[s] * W;
+      if (best < 0 || Compare<W>(key, best_key) < 0) {
+        best = static_cast<int>(s);
+        best_key = key;
+      }
+    }
+    if (best < 0) return;
+    if (end != nullptr && Compare<W>(best_key, end) > 0) return;
+    const RunView& winner = sources.runs[best];
+    const uint64_t index = position[best];
+    for (uint32_t s = best + 1; s < sources.count; ++s) {
+      if (position[s] < sources.runs[s].count &&
+          Compare<W>(sources.runs[s].keys + position[s] * W, best_key) == 0) {
+        ++position[s];
+      }
+    }
+    ++position[best];
+    if (!IsTombstone(winner.meta[index]) && !visit(winner, index)) return;
+  }
+}
+
+// Visits the live entries with keys <= start in descending order.
+template <uint32_t W, typename Visit>
+inline void BackwardLive(const Sources& sources, const uint64_t* start, Visit&& visit) {
+  uint64_t position[kMaxLevels + 1];  // one past the next entry to visit
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    position[s] = UpperBound<W>(sources.runs[s], start);
+  }
+  for (;;) {
+    int best = -1;
+    const uint64_t* best_key = nullptr;
+    for (uint32_t s = 0; s < sources.count; ++s) {
+      if (position[s] == 0) continue;
+      const uint64_t* key = sources.runs[s].keys + (position[s] - 1) * W;
+      if (best < 0 || Compare<W>(key, best_key) > 0) {
+        best = static_cast<int>(s);
+        best_key = key;
+      }
+    }
+    if (best < 0) return;
+    const RunView& winner = sources.runs[best];
+    const uint64_t index = position[best] - 1;
+    for (uint32_t s = best + 1; s < sources.count; ++s) {
+      if (position[s] > 0 &&
+          Compare<W>(sources.runs[s].keys + (position[s] - 1) * W, best_key) == 0) {
+        --position[s];
+      }
+    }
+    --position[best];
+    if (!IsTombstone(winner.meta[index]) && !visit(winner, index)) return;
+  }
+}
+
+// Calls f.template operator()<W>() for the table's key words.
+template <typename F>
+inline void DispatchKeyWords(uint32_t key_words, F&& f) {
+  switch (key_words) {
+    case 1:
+      f(std::integral_constant<uint32_t, 1>());
+      break;
+    case 2:
+      f(std::integral_constant<uint32_t, 2>());
+      break;
+    default:
+      f(std::integral_constant<uint32_t, 4>());
+      break;
+  }
+}
+
+}  // namespace gpkv::lsm::cpu
