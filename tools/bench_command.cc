@@ -45,6 +45,7 @@ struct BenchArgs {
   // Options that belong to the CPU suites only, or to the GPU suite only.
   std::vector<CLI::Option*> table_options;
   std::vector<CLI::Option*> gpu_options;
+  std::vector<CLI::Option*> ordered_options;  // suite ordered only
 };
 
 // Where the JSON report goes.
@@ -61,6 +62,9 @@ std::string HelpFooter() {
       "              before the first resize (the default)\n"
       "  ycsb        YCSB LOAD, A, B, C, F (zipfian, uniform), then D (latest), every system\n"
       "  sweep       one workload over batch sizes 2^--sweep-min .. 2^--sweep-max\n"
+      "  ordered     an ordered (LSM) table beside RocksDB (Seek + Next, sync = true): insert\n"
+      "              rate per batch 2^--insert-min .. 2^--insert-max, get / count / range (~8\n"
+      "              keys) per --table-sizes, YCSB E (95% ranges, 5% inserts); the CPU targets\n"
       "  gpu         the CUDA backend's micro-benchmarks: link calibration, then per --modes\n"
       "              entry LOAD and YCSB C / update / A points per --batches size, load factors\n"
       "              and the pool-transaction model";
@@ -95,8 +99,12 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
     args->gpu_options.push_back(option);
     return option;
   };
-  bench->add_option("--suite", config->suite, "foundation | ycsb | sweep | gpu (below)")
-      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "gpu"}))
+  auto ordered = [args](CLI::Option* option) {
+    args->ordered_options.push_back(option);
+    return option;
+  };
+  bench->add_option("--suite", config->suite, "foundation | ycsb | sweep | ordered | gpu (below)")
+      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "ordered", "gpu"}))
       ->capture_default_str();
   bench->add_option("--keys", config->keys, "records loaded (16M = 16777216)")
       ->transform(CLI::AsSizeValue(false))
@@ -106,8 +114,9 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
   table(bench->add_option("--pool-size", config->pool_size, "pool bytes; 0 = from keys and sizes"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  table(
-      bench->add_option("--ops", config->ops, "operations per workload; 0 = keys (ycsb: 4 x keys)"))
+  table(bench->add_option(
+            "--ops", config->ops,
+            "operations per workload; 0 = keys (ycsb: 4 x keys; ordered: 2^20 queries)"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   table(bench->add_option("--batch", config->batch, "operations per batch"))
@@ -153,7 +162,7 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
       ->capture_default_str();
   table(bench->add_option("--max-seconds", config->max_seconds,
                           "stop a measurement after the batch that passes this (default: sweep "
-                          "5, others none)"));
+                          "5, ordered 2, others none)"));
   table(bench->add_option("--backend", args->backend, "gpkv backend: cpu | auto | cuda"))
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}))
       ->capture_default_str();
@@ -161,6 +170,27 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                           "RocksDB directory (removed before and after)"))
       ->capture_default_str();
   bench::gpu::GpuBenchConfig* gpu_config = &args->gpu;
+  ordered(bench
+              ->add_option("--insert-min", config->ordered_insert_min_log2,
+                           "ordered: smallest insert batch, log2")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--insert-max", config->ordered_insert_max_log2,
+                           "ordered: largest insert batch, log2")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--insert-keys", config->ordered_insert_keys,
+                           "ordered: keys each insert measurement writes (at least one batch)")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--table-sizes", config->ordered_table_log2,
+                           "ordered: query table sizes, log2 (a list; E runs on the largest)")
+              ->delimiter(',')
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-batch", config->ordered_batch_entries,
+                           "ordered: b of the gpkv table (level 0 entries, a power of two)")
+              ->capture_default_str());
   gpu(bench->add_option("--modes", gpu_config->modes, "gpu: modes to run, in order (below)"))
       ->delimiter(',')
       ->capture_default_str();
@@ -183,6 +213,11 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
 // Empty when every option given belongs to the suite, else the usage error.
 std::string OptionsOutsideSuite(const BenchArgs& args) {
   const bool gpu = args.config.suite == "gpu";
+  if (args.config.suite != "ordered") {
+    for (const CLI::Option* option : args.ordered_options) {
+      if (option->count() > 0) return option->get_name() + " applies to --suite ordered only";
+    }
+  }
   for (const CLI::Option* option : gpu ? args.table_options : args.gpu_options) {
     if (option->count() == 0) continue;
     return gpu ? option->get_name() + " does not apply to --suite gpu"
