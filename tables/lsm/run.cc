@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "format/checksum.h"
+#include "format/pool_layout.h"
 #include "pm/extent_allocator.h"
 
 namespace gpkv::lsm {
@@ -80,9 +81,14 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
                           const RunView& run, int threads) {
   const uint32_t key_size = shape.key_size();
   const uint64_t bytes = RunBytes(run.count, key_size, shape.value_size);
-  auto offset = pool.allocator().Allocate(bytes, format::kExtentKindOther, table_id);
+  // Not zeroed first: every byte of the extent is written below (arrays,
+  // header, padding) and persisted before a manifest can name the run.
+  auto offset = pool.allocator().AllocateUninitialized(bytes, format::kExtentKindOther, table_id);
   if (!offset.ok()) return offset.status();
   uint8_t* base = pool.At<uint8_t>(*offset);
+  const uint64_t extent_bytes = format::AlignUp(bytes, format::kExtentAlignment);
+  const uint64_t values_end = RunValuesOffset(run.count, key_size) + run.count * shape.value_size;
+  std::memset(base + values_end, 0, extent_bytes - values_end);
   uint8_t* keys = base + RunKeysOffset();
   uint8_t* meta = base + RunMetaOffset(run.count, key_size);
   uint8_t* values = base + RunValuesOffset(run.count, key_size);
@@ -118,7 +124,7 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
   header.data_checksum = RunDataChecksum(table_id, run, shape);
   header.checksum = format::Checksum64(&header, offsetof(RunHeader, checksum));
   std::memcpy(base, &header, sizeof(header));
-  pool.Persist(base, bytes);
+  pool.Persist(base, extent_bytes);
   return *offset;
 }
 
