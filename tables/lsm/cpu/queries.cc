@@ -2,7 +2,9 @@
 // Predecessor, Scan and Stats. Each holds version_mutex_ shared for its whole
 // call, so the runs it reads stay allocated, and spreads its queries over the
 // worker threads.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "tables/lsm/cpu/backend.h"
 
@@ -11,6 +13,23 @@ namespace {
 
 // Batches of at least this many queries run on the worker threads.
 constexpr size_t kParallelQueries = 1024;
+
+// Bytes appended to a buffer that grows by doubling (vector::insert of a few
+// bytes per pair costs more than the search that found the pair).
+class PairBuffer {
+ public:
+  void Append(const void* bytes, size_t size) {
+    if (used_ + size > bytes_.size()) bytes_.resize(std::max<size_t>(2 * bytes_.size(), 4096));
+    std::memcpy(bytes_.data() + used_, bytes, size);
+    used_ += size;
+  }
+  const uint8_t* data() const { return bytes_.data(); }
+  size_t size() const { return used_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t used_ = 0;
+};
 
 template <uint32_t W>
 void LoadKey(const uint8_t* bytes, size_t i, uint64_t (&key)[W]) {
@@ -68,39 +87,47 @@ void LsmCpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* re
   const uint32_t key_size = shape_.key_size();
   const uint32_t value_size = shape_.value_size;
   results->offsets.assign(n + 1, 0);
+  // One pass: each chunk of queries collects its pairs in its own buffers
+  // (the GPU LSM counts first and copies second, which searches every run
+  // twice); a prefix sum places the chunks, and they are copied into place.
+  const size_t chunks = n >= kParallelQueries ? std::min<size_t>(n, 8 * threads_) : 1;
+  std::vector<PairBuffer> chunk_keys(chunks), chunk_values(chunks);
   DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
-    // Two passes, as the GPU LSM's range: count each query's pairs, place
-    // the queries by a prefix sum, then copy the pairs into place.
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t low[W], high[W];
-      LoadKey<W>(lo, i, low);
-      LoadKey<W>(hi, i, high);
-      uint64_t count = 0;
-      ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
-        ++count;
-        return true;
-      });
-      results->offsets[i + 1] = count;
-    }
-    for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
-    results->keys.resize(results->offsets[n] * key_size);
-    results->values.resize(results->offsets[n] * value_size);
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t low[W], high[W];
-      LoadKey<W>(lo, i, low);
-      LoadKey<W>(hi, i, high);
-      uint64_t at = results->offsets[i];
-      const uint64_t end = results->offsets[i + 1];
-      ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
-        std::memcpy(&results->keys[at * key_size], run.keys + index * W, key_size);
-        std::memcpy(&results->values[at * value_size], run.values + index * value_size, value_size);
-        return ++at < end;
-      });
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (chunks > 1)
+    for (size_t chunk = 0; chunk < chunks; ++chunk) {
+      PairBuffer& keys = chunk_keys[chunk];
+      PairBuffer& values = chunk_values[chunk];
+      for (size_t i = n * chunk / chunks; i < n * (chunk + 1) / chunks; ++i) {
+        uint64_t low[W], high[W];
+        LoadKey<W>(lo, i, low);
+        LoadKey<W>(hi, i, high);
+        uint64_t count = 0;
+        ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
+          keys.Append(run.keys + index * W, key_size);
+          values.Append(run.values + index * value_size, value_size);
+          ++count;
+          return true;
+        });
+        results->offsets[i + 1] = count;
+      }
     }
   });
+  for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
+  results->keys.resize(results->offsets[n] * key_size);
+  results->values.resize(results->offsets[n] * value_size);
+#pragma omp parallel for num_threads(threads_) schedule(static) if (chunks > 1)
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    const uint64_t first = results->offsets[n * chunk / chunks];
+    if (chunk_keys[chunk].size() != 0) {
+      std::memcpy(&results->keys[first * key_size], chunk_keys[chunk].data(),
+                  chunk_keys[chunk].size());
+    }
+    if (chunk_values[chunk].size() != 0) {
+      std::memcpy(&results->values[first * value_size], chunk_values[chunk].data(),
+                  chunk_values[chunk].size());
+    }
+  }
 }
 
 void LsmCpu::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
