@@ -60,7 +60,7 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   for (const Status& status : checked) GPKV_RETURN_IF_ERROR(status);
 
   // The log: every published record, oldest first, into the write buffer.
-  RunData buffer(shape_);
+  WriteBuffer buffer;
   uint64_t last_seq = manifest_.applied_seq;
   uint64_t records = 0;
   Status bad_record;
@@ -87,9 +87,7 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
           }
           record.Append(key, meta, entry + shape_.key_size() + 8);
         }
-        RunData merged = MergeRuns({record.View(), buffer.View()}, shape_,
-                                   /*drop_tombstones=*/false, threads_);
-        buffer.Swap(merged);
+        buffer = buffer.With(std::move(record), shape_, threads_);
         last_seq = header.seq;
         ++records;
       }));
@@ -105,7 +103,8 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   return Status::OK();
 }
 
-std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest, RunData buffer) const {
+std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest,
+                                                   WriteBuffer buffer) const {
   auto version = std::make_unique<Version>();
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
     const RunRef& ref = manifest.levels[level];
@@ -119,7 +118,7 @@ std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest, Run
 
 Sources LsmCpu::SourcesOf(const Version& version) const {
   Sources sources;
-  if (!version.buffer.empty()) sources.runs[sources.count++] = version.buffer.View();
+  for (const auto& run : version.buffer.runs()) sources.runs[sources.count++] = run->View();
   for (const RunView& run : version.runs) sources.runs[sources.count++] = run;
   return sources;
 }
@@ -169,7 +168,7 @@ Status LsmCpu::Write(RunData batch) {
   if (batch.empty()) return Status::OK();
   const uint64_t record_bytes = LogRecordBytes(batch.count(), shape_.key_size(), shape_.value_size);
   const bool fits_buffer =
-      version_->buffer.count() + batch.count() < (uint64_t{1} << log2_batch_) &&
+      version_->buffer.entries() + batch.count() < (uint64_t{1} << log2_batch_) &&
       log_bytes_ + record_bytes <= log_capacity_;
   GPKV_RETURN_IF_ERROR(fits_buffer ? AppendToLog(std::move(batch)) : Flush(std::move(batch)));
   ++next_seq_;
@@ -205,8 +204,7 @@ Status LsmCpu::AppendToLog(RunData batch) {
   auto next = std::make_unique<Version>();
   next->runs = version_->runs;
   next->levels = version_->levels;
-  next->buffer =
-      MergeRuns({view, version_->buffer.View()}, shape_, /*drop_tombstones=*/false, threads_);
+  next->buffer = version_->buffer.With(std::move(batch), shape_, threads_);
   std::unique_lock<std::shared_mutex> lock(version_mutex_);
   version_.swap(next);
   return Status::OK();
@@ -217,8 +215,8 @@ Status LsmCpu::Flush(RunData batch) {
   // from 0 up, into the first free level that can hold the result (counted
   // before merges drop stale entries, so it always fits).
   std::vector<RunView> sources = {batch.View()};
-  if (!version_->buffer.empty()) sources.push_back(version_->buffer.View());
-  uint64_t upper = batch.count() + version_->buffer.count();
+  for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
+  uint64_t upper = batch.count() + version_->buffer.entries();
   std::vector<uint64_t> replaced;
   std::vector<uint32_t> merged_levels;
   uint32_t target = 0;
@@ -261,7 +259,7 @@ Status LsmCpu::Compact() {
 
 Status LsmCpu::CompactLocked() {
   std::vector<RunView> sources;
-  if (!version_->buffer.empty()) sources.push_back(version_->buffer.View());
+  for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
   std::vector<uint64_t> replaced;
   for (size_t i = 0; i < version_->runs.size(); ++i) {
     sources.push_back(version_->runs[i]);
@@ -310,7 +308,7 @@ Status LsmCpu::Install(Manifest next, const std::vector<uint64_t>& replaced) {
     const RunRef& ref = manifest_.levels[level];
     level_tombstones_[level] = ref.offset == 0 ? 0 : pool_.At<RunHeader>(ref.offset)->tombstones;
   }
-  auto version = VersionOf(manifest_, RunData(shape_));
+  auto version = VersionOf(manifest_, WriteBuffer());
   {
     std::unique_lock<std::shared_mutex> lock(version_mutex_);
     version_.swap(version);

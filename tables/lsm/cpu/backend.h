@@ -26,6 +26,7 @@
 #include "pm/pool.h"
 #include "recovery/report.h"
 #include "tables/lsm/cpu/search.h"
+#include "tables/lsm/cpu/write_buffer.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
 
@@ -83,7 +84,7 @@ class LsmCpu {
   struct Version {
     std::vector<RunView> runs;     // occupied levels, ascending (newest first)
     std::vector<uint32_t> levels;  // the level of each run
-    RunData buffer;                // newest of all
+    WriteBuffer buffer;            // newest of all
   };
 
   Status Recover(const TableOptions& options, recovery::Report* report);
@@ -99,7 +100,7 @@ class LsmCpu {
   // the version it describes with an empty buffer, frees the runs of
   // `replaced`. REQUIRES: write_mutex_ held.
   Status Install(Manifest next, const std::vector<uint64_t>& replaced);
-  std::unique_ptr<Version> VersionOf(const Manifest& manifest, RunData buffer) const;
+  std::unique_ptr<Version> VersionOf(const Manifest& manifest, WriteBuffer buffer) const;
   // Live keys of all sources (merge scan). REQUIRES: version_mutex_ held.
   uint64_t CountLive(const Version& version) const;
 

@@ -216,7 +216,7 @@ LsmStats LsmCpu::Stats() {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   LsmStats stats;
   stats.keys = CountLive(*version_);
-  stats.buffer_entries = version_->buffer.count();
+  stats.buffer_entries = version_->buffer.entries();
   stats.batch_entries = uint64_t{1} << log2_batch_;
   stats.levels = manifest_.level_count;
   stats.level_entries.assign(manifest_.level_count, 0);

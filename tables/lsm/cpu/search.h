@@ -58,9 +58,13 @@ inline uint64_t UpperBound(const RunView& run, const uint64_t* key) {
   return low;
 }
 
-// The sources of one query: at most the buffer and kMaxLevels runs.
+// Runs of the write buffer (write_buffer.h) at most.
+constexpr uint32_t kMaxBufferRuns = 8;
+constexpr uint32_t kMaxSources = kMaxBufferRuns + kMaxLevels;
+
+// The sources of one query: the buffer's runs and the levels' runs.
 struct Sources {
-  RunView runs[kMaxLevels + 1];
+  RunView runs[kMaxSources];
   uint32_t count = 0;
 };
 
@@ -86,7 +90,7 @@ inline Hit FindNewest(const Sources& sources, const uint64_t* key) {
 template <uint32_t W, typename Visit>
 inline void ForwardLive(const Sources& sources, const uint64_t* start, const uint64_t* end,
                         Visit&& visit) {
-  uint64_t position[kMaxLevels + 1];
+  uint64_t position[kMaxSources];
   for (uint32_t s = 0; s < sources.count; ++s) {
     position[s] = start != nullptr ? LowerBound<W>(sources.runs[s], start) : 0;
   }
@@ -119,7 +123,7 @@ inline void ForwardLive(const Sources& sources, const uint64_t* start, const uin
 // Visits the live entries with keys <= start in descending order.
 template <uint32_t W, typename Visit>
 inline void BackwardLive(const Sources& sources, const uint64_t* start, Visit&& visit) {
-  uint64_t position[kMaxLevels + 1];  // one past the next entry to visit
+  uint64_t position[kMaxSources];  // one past the next entry to visit
   for (uint32_t s = 0; s < sources.count; ++s) {
     position[s] = UpperBound<W>(sources.runs[s], start);
   }
