@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -559,6 +560,19 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
     }
   }
   AddReadAgreement(report);
+  // Both systems split batches over OpenMP teams. libgomp's default lets a
+  // worker that waits spin, which on a machine of few cores shared with
+  // other work holds the core its partner needs: on this 2-core machine
+  // with 1.2 cores of other work, gpkv's get / range batches took a
+  // scheduler slice (~12 ms) each instead of ~0.4-2 ms (docs/bench/lsm.md).
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  report->lines.push_back(
+      std::string("OpenMP wait policy: OMP_WAIT_POLICY=") +
+      (wait_policy != nullptr ? wait_policy : "unset (libgomp spins, then sleeps)") +
+      (wait_policy != nullptr && std::string(wait_policy) == "passive"
+           ? ""
+           : "; with other work on the machine, OMP_WAIT_POLICY=passive gives steadier numbers"));
+  report->sections["omp_wait_policy"] = wait_policy != nullptr ? wait_policy : "";
   report->lines.push_back(
       "ranges and counts: [lo, hi] over the most significant key word, about 8 keys each; gpkv "
       "answers a batch with Count / Range, RocksDB with an iterator per thread (Seek + Next); "
