@@ -24,6 +24,10 @@ struct RunView {
   const uint64_t* meta = nullptr;   // count
   const uint8_t* values = nullptr;  // count * value_size
   uint64_t count = 0;
+  // Optional, in memory: every kFenceStride-th key (cpu/search.h), so a
+  // search of a large run in the pool touches one block of it.
+  const uint64_t* fences = nullptr;  // fence_count * key_words
+  uint64_t fence_count = 0;
 };
 
 // The shape of a table's entries.

@@ -103,15 +103,34 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   return Status::OK();
 }
 
-std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest,
-                                                   WriteBuffer buffer) const {
+std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest, WriteBuffer buffer) {
   auto version = std::make_unique<Version>();
+  std::map<uint64_t, std::shared_ptr<const std::vector<uint64_t>>> cache;
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
     const RunRef& ref = manifest.levels[level];
     if (ref.offset == 0) continue;
-    version->runs.push_back(PoolRunView(pool_, ref.offset, ref.entries, shape_));
+    RunView run = PoolRunView(pool_, ref.offset, ref.entries, shape_);
+    auto cached = fence_cache_.find(ref.offset);
+    std::shared_ptr<const std::vector<uint64_t>> fences;
+    if (cached != fence_cache_.end()) {
+      fences = cached->second;
+    } else {
+      auto built = std::make_shared<std::vector<uint64_t>>();
+      built->reserve((run.count + kFenceStride - 1) / kFenceStride * shape_.key_words);
+      for (uint64_t i = 0; i < run.count; i += kFenceStride) {
+        built->insert(built->end(), run.keys + i * shape_.key_words,
+                      run.keys + (i + 1) * shape_.key_words);
+      }
+      fences = std::move(built);
+    }
+    run.fences = fences->data();
+    run.fence_count = fences->size() / shape_.key_words;
+    cache[ref.offset] = fences;
+    version->runs.push_back(run);
     version->levels.push_back(level);
+    version->fences.push_back(std::move(fences));
   }
+  fence_cache_.swap(cache);  // runs no longer published drop out
   version->buffer = std::move(buffer);
   return version;
 }
@@ -204,6 +223,7 @@ Status LsmCpu::AppendToLog(RunData batch) {
   auto next = std::make_unique<Version>();
   next->runs = version_->runs;
   next->levels = version_->levels;
+  next->fences = version_->fences;
   next->buffer = version_->buffer.With(std::move(batch), shape_, threads_);
   std::unique_lock<std::shared_mutex> lock(version_mutex_);
   version_.swap(next);

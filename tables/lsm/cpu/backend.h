@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -84,7 +85,10 @@ class LsmCpu {
   struct Version {
     std::vector<RunView> runs;     // occupied levels, ascending (newest first)
     std::vector<uint32_t> levels;  // the level of each run
-    WriteBuffer buffer;            // newest of all
+    // The fence keys runs[i].fences points into (shared with other
+    // versions holding the same run).
+    std::vector<std::shared_ptr<const std::vector<uint64_t>>> fences;
+    WriteBuffer buffer;  // newest of all
   };
 
   Status Recover(const TableOptions& options, recovery::Report* report);
@@ -100,7 +104,10 @@ class LsmCpu {
   // the version it describes with an empty buffer, frees the runs of
   // `replaced`. REQUIRES: write_mutex_ held.
   Status Install(Manifest next, const std::vector<uint64_t>& replaced);
-  std::unique_ptr<Version> VersionOf(const Manifest& manifest, WriteBuffer buffer) const;
+  // The version of `manifest`: its runs with their fences (reused from
+  // fence_cache_ for runs that were already published, built for new ones).
+  // REQUIRES: write_mutex_ held (or the open in progress).
+  std::unique_ptr<Version> VersionOf(const Manifest& manifest, WriteBuffer buffer);
   // Live keys of all sources (merge scan). REQUIRES: version_mutex_ held.
   uint64_t CountLive(const Version& version) const;
 
@@ -120,6 +127,8 @@ class LsmCpu {
   uint64_t log_bytes_ = 0;  // published log bytes of manifest_.log_epoch
   uint64_t next_seq_ = 1;
   std::vector<uint64_t> level_tombstones_;  // per level, from the run headers
+  // Fences of the published runs, by run offset.
+  std::map<uint64_t, std::shared_ptr<const std::vector<uint64_t>>> fence_cache_;
 
   std::shared_mutex version_mutex_;  // queries shared, installing a version exclusive
   std::unique_ptr<Version> version_;

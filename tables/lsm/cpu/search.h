@@ -24,14 +24,22 @@ inline int Compare(const uint64_t* a, const uint64_t* b) {
   return 0;
 }
 
-// First index whose key is >= key (count when none).
-template <uint32_t W>
-inline uint64_t LowerBound(const RunView& run, const uint64_t* key) {
-  uint64_t low = 0;
-  uint64_t count = run.count;
+// Fence pointers: a run in the pool carries every kFenceStride-th key in
+// memory (RunView::fences). A search finds the block among the fences (a
+// small array that stays in cache) and then searches the block: about 3
+// cache lines of the run instead of one per halving below the cached top of
+// a binary search over the whole run (a get on 2^20 keys: 2.8 Mops/s at
+// 2^20 vs 7.2 at 2^16 before fences, docs/bench/lsm.md).
+constexpr uint64_t kFenceStride = 64;
+
+// First index in [low, low + count) of keys whose key is >= key (or > key
+// with kUpper); low + count when none.
+template <uint32_t W, bool kUpper>
+inline uint64_t BoundIn(const uint64_t* keys, uint64_t low, uint64_t count, const uint64_t* key) {
   while (count > 0) {
     const uint64_t half = count / 2;
-    if (Compare<W>(run.keys + (low + half) * W, key) < 0) {
+    const int c = Compare<W>(keys + (low + half) * W, key);
+    if (kUpper ? c <= 0 : c < 0) {
       low += half + 1;
       count -= half + 1;
     } else {
@@ -41,21 +49,27 @@ inline uint64_t LowerBound(const RunView& run, const uint64_t* key) {
   return low;
 }
 
+template <uint32_t W, bool kUpper>
+inline uint64_t Bound(const RunView& run, const uint64_t* key) {
+  if (run.fences == nullptr) return BoundIn<W, kUpper>(run.keys, 0, run.count, key);
+  // f fences are before the answer: it lies after key (f - 1) * stride and
+  // at or before key f * stride (the end of the run when f is the last).
+  const uint64_t f = BoundIn<W, kUpper>(run.fences, 0, run.fence_count, key);
+  const uint64_t begin = f == 0 ? 0 : (f - 1) * kFenceStride + 1;
+  const uint64_t end = f < run.fence_count ? f * kFenceStride : run.count;
+  return BoundIn<W, kUpper>(run.keys, begin, end - begin, key);
+}
+
+// First index whose key is >= key (count when none).
+template <uint32_t W>
+inline uint64_t LowerBound(const RunView& run, const uint64_t* key) {
+  return Bound<W, false>(run, key);
+}
+
 // First index whose key is > key (count when none).
 template <uint32_t W>
 inline uint64_t UpperBound(const RunView& run, const uint64_t* key) {
-  uint64_t low = 0;
-  uint64_t count = run.count;
-  while (count > 0) {
-    const uint64_t half = count / 2;
-    if (Compare<W>(run.keys + (low + half) * W, key) <= 0) {
-      low += half + 1;
-      count -= half + 1;
-    } else {
-      count = half;
-    }
-  }
-  return low;
+  return Bound<W, true>(run, key);
 }
 
 // Runs of the write buffer (write_buffer.h) at most.
