@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench/gpkv_bench_driver.h"
+#include "bench/gpkv_bench_ordered.h"
 #include "bench/gpkv_bench_suite.h"
 #include "bench/gpkv_bench_workload.h"
 
@@ -23,8 +24,9 @@ bool RocksdbBuiltIn() { return FindDriver("rocksdb") != nullptr; }
 
 Status ValidateConfig(const BenchConfig& config) {
   auto usage = [](const std::string& message) { return Status::InvalidArgument(message); };
-  if (config.suite != "foundation" && config.suite != "ycsb" && config.suite != "sweep") {
-    return usage("--suite '" + config.suite + "' is not foundation, ycsb or sweep");
+  if (config.suite != "foundation" && config.suite != "ycsb" && config.suite != "sweep" &&
+      config.suite != "ordered") {
+    return usage("--suite '" + config.suite + "' is not foundation, ycsb, sweep or ordered");
   }
   if (config.keys == 0) return usage("--keys must be at least 1");
   if (config.batch == 0) return usage("--batch must be at least 1");
@@ -55,7 +57,9 @@ Status ValidateConfig(const BenchConfig& config) {
     for (const DriverInfo& info : RegisteredDrivers()) known += " " + info.name;
     return usage("--systems: no system '" + system + "' (built in:" + known + ")");
   }
+  if (config.suite == "ordered") GPKV_RETURN_IF_ERROR(ValidateOrderedConfig(config));
   for (const std::string& workload : config.workloads) {
+    if (config.suite == "ordered") break;  // its own names, checked above
     WorkloadSpec spec;
     if (!YcsbWorkload(workload, KeyChoice::kZipfian, &spec)) {
       return usage("--workloads: '" + workload + "' is not one of LOAD, A, B, C, D, F");
@@ -75,9 +79,10 @@ bool RunBench(const BenchConfig& config, ProgressSink* progress, BenchReport* re
   report->date = UtcDate();
   auto start = std::chrono::steady_clock::now();
   CpuSnapshot cpu_start = TakeCpuSnapshot();
-  bool ok = config.suite == "ycsb"    ? RunYcsb(config, progress, report)
-            : config.suite == "sweep" ? RunSweep(config, progress, report)
-                                      : RunFoundation(config, progress, report);
+  bool ok = config.suite == "ycsb"      ? RunYcsb(config, progress, report)
+            : config.suite == "sweep"   ? RunSweep(config, progress, report)
+            : config.suite == "ordered" ? RunOrdered(config, progress, report)
+                                        : RunFoundation(config, progress, report);
   report->wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report->other_cores = OtherCores(cpu_start, TakeCpuSnapshot(), report->wall_seconds);

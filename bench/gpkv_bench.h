@@ -7,6 +7,9 @@
 //   ycsb        YCSB LOAD, A, B, C, F (zipfian and uniform) and D (latest),
 //               every system, with the YCSB targets (issue #4).
 //   sweep       one workload over batch sizes 2^min .. 2^max.
+//   ordered     a persistent ordered table beside RocksDB: insert rate vs
+//               batch size, get / count / range rates vs table size, YCSB E
+//               (bench/gpkv_bench_ordered.h), with the issue #13 CPU targets.
 //
 // The systems: "gpkv" and "gpkv-volatile" (the library's persistent and
 // volatile hash tables, on the backend of BenchConfig::backend) and
@@ -37,7 +40,7 @@ namespace gpkv::bench {
 
 // What one run measures. Defaults are those of `gpkv bench`.
 struct BenchConfig {
-  std::string suite = "foundation";  // foundation | ycsb | sweep
+  std::string suite = "foundation";  // foundation | ycsb | sweep | ordered
   std::string pool_path = "/dev/shm/gpkv-bench.gpkv";
   uint64_t pool_size = 0;  // 0: computed from keys and sizes (PoolSizeFor)
   uint64_t keys = uint64_t{16} << 20;
@@ -56,6 +59,17 @@ struct BenchConfig {
   double max_seconds = -1.0;             // per measurement; < 0: the suite's default
   Backend backend = Backend::kCpu;
   std::string rocksdb_dir = "/dev/shm/gpkv-bench-rocksdb";
+
+  // Suite ordered. Insert batches 2^ordered_insert_min_log2 ..
+  // 2^ordered_insert_max_log2, each on a fresh table that receives
+  // ordered_insert_keys keys (at least one batch); queries on a table grown
+  // through 2^ordered_table_log2[i] keys, `ops` queries each (0: 2^20) in
+  // batches of `batch`; b of the gpkv table.
+  int ordered_insert_min_log2 = 10;
+  int ordered_insert_max_log2 = 22;
+  uint64_t ordered_insert_keys = uint64_t{1} << 20;
+  std::vector<int> ordered_table_log2 = {16, 18, 20};
+  uint64_t ordered_batch_entries = uint64_t{1} << 16;
 
   // --ops 0: the sizes GPHash was evaluated with, 16M operations per micro
   // workload and 64M per YCSB workload for 16M records.

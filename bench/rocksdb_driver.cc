@@ -7,7 +7,7 @@
 // MultiGet, writes as one WriteBatch per part (concurrent writers share a WAL
 // write and sync through RocksDB's group commit), erases as a MultiGet (for
 // the per-key "was present" answer the other systems give) and a WriteBatch of
-// deletes.
+// deletes. The ordered suite's driver (RocksdbOrderedDriver) shares the setup.
 #include "bench/rocksdb_driver.h"
 
 #include <omp.h>
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench/gpkv_bench_driver.h"
+#include "bench/gpkv_bench_ordered.h"
 
 namespace gpkv::bench {
 namespace {
@@ -157,9 +158,8 @@ class RocksdbDriver : public Driver {
   rocksdb::WriteOptions write_options_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<Driver>> CreateRocksdbDriver(const DriverConfig& config, bool sync) {
+// A fresh database in config.rocksdb_dir with the setup above.
+Result<std::unique_ptr<rocksdb::DB>> OpenFresh(const DriverConfig& config) {
   std::error_code ignored;
   std::filesystem::remove_all(config.rocksdb_dir, ignored);
   rocksdb::Options options;
@@ -175,8 +175,173 @@ Result<std::unique_ptr<Driver>> CreateRocksdbDriver(const DriverConfig& config, 
   if (!status.ok()) {
     return Status::IOError("rocksdb open " + config.rocksdb_dir + ": " + status.ToString());
   }
-  return std::unique_ptr<Driver>(std::make_unique<RocksdbDriver>(
-      config.rocksdb_dir, std::unique_ptr<rocksdb::DB>(db), config, sync));
+  return std::unique_ptr<rocksdb::DB>(db);
+}
+
+// The ordered suite's RocksDB (gpkv_bench_ordered.h): keys byte-reversed, so
+// that bytewise order is gpkv's order; one WriteBatch synced per batch;
+// queries split over the threads, each with its own iterator.
+class RocksdbOrderedDriver : public OrderedDriver {
+ public:
+  RocksdbOrderedDriver(std::string dir, std::unique_ptr<rocksdb::DB> db, const DriverConfig& config)
+      : dir_(std::move(dir)),
+        db_(std::move(db)),
+        key_size_(config.key_size),
+        value_size_(config.value_size),
+        threads_(config.threads) {
+    write_options_.sync = true;
+  }
+  ~RocksdbOrderedDriver() override {
+    db_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  Status Insert(const uint8_t* keys, const uint8_t* values, size_t n) override {
+    rocksdb::WriteBatch batch;
+    std::string key(key_size_, '\0');
+    for (size_t i = 0; i < n; ++i) {
+      Encode(keys + i * key_size_, key.data());
+      batch.Put(key, rocksdb::Slice(reinterpret_cast<const char*>(values) + i * value_size_,
+                                    value_size_));
+    }
+    return FromRocksdb(db_->Write(write_options_, &batch), "write");
+  }
+
+  Status Get(const uint8_t* keys, size_t n, uint8_t* values, uint8_t* found) override {
+    return ForParts(n, [&](size_t begin, size_t end) -> Status {
+      const size_t count = end - begin;
+      std::vector<std::string> encoded(count, std::string(key_size_, '\0'));
+      std::vector<rocksdb::Slice> slices(count);
+      for (size_t i = 0; i < count; ++i) {
+        Encode(keys + (begin + i) * key_size_, encoded[i].data());
+        slices[i] = encoded[i];
+      }
+      std::vector<rocksdb::PinnableSlice> results(count);
+      std::vector<rocksdb::Status> statuses(count);
+      db_->MultiGet(read_options_, db_->DefaultColumnFamily(), count, slices.data(), results.data(),
+                    statuses.data());
+      for (size_t i = 0; i < count; ++i) {
+        uint8_t* value = values + (begin + i) * value_size_;
+        found[begin + i] = statuses[i].ok();
+        if (statuses[i].ok()) {
+          std::memcpy(value, results[i].data(), std::min<size_t>(results[i].size(), value_size_));
+        } else if (statuses[i].IsNotFound()) {
+          std::memset(value, 0, value_size_);
+        } else {
+          return FromRocksdb(statuses[i], "multiget");
+        }
+      }
+      return Status::OK();
+    });
+  }
+
+  Status Count(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t* counts) override {
+    return ForParts(n, [&](size_t begin, size_t end) -> Status {
+      return Scan(
+          lo, hi, begin, end, [&](size_t query, const rocksdb::Iterator*) { ++counts[query]; },
+          counts);
+    });
+  }
+
+  Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) override {
+    std::vector<RangeDigest> parts(threads_);
+    Status status = ForParts(n, [&](size_t begin, size_t end) -> Status {
+      RangeDigest& part = parts[omp_get_thread_num()];
+      // The pairs are copied out as gpkv's Range returns them.
+      std::vector<uint8_t> key(key_size_), value(value_size_);
+      return Scan(
+          lo, hi, begin, end,
+          [&](size_t, const rocksdb::Iterator* it) {
+            Encode(reinterpret_cast<const uint8_t*>(it->key().data()),
+                   reinterpret_cast<char*>(key.data()));
+            std::memcpy(value.data(), it->value().data(),
+                        std::min<size_t>(it->value().size(), value_size_));
+            ++part.pairs;
+            part.digest += PairHash(key.data(), key_size_, value.data(), value_size_);
+          },
+          nullptr);
+    });
+    for (const RangeDigest& part : parts) {
+      out->pairs += part.pairs;
+      out->digest += part.digest;
+    }
+    return status;
+  }
+
+  std::vector<std::pair<std::string, std::string>> Facts() override {
+    std::vector<std::pair<std::string, std::string>> facts;
+    for (const char* property : {"rocksdb.estimate-num-keys", "rocksdb.total-sst-files-size",
+                                 "rocksdb.cur-size-all-mem-tables"}) {
+      std::string value;
+      if (db_->GetProperty(property, &value)) facts.push_back({property + 8, value});
+    }
+    return facts;
+  }
+
+ private:
+  // gpkv key (little-endian words, the last most significant) -> big-endian
+  // bytes; the same reversal decodes.
+  void Encode(const uint8_t* key, char* out) const {
+    for (uint32_t i = 0; i < key_size_; ++i) out[i] = static_cast<char>(key[key_size_ - 1 - i]);
+  }
+
+  template <typename Part>
+  Status ForParts(size_t n, const Part& part) {
+    std::vector<Status> part_status(threads_);
+#pragma omp parallel num_threads(threads_)
+    {
+      const int index = omp_get_thread_num();
+      const int parts = omp_get_num_threads();
+      const size_t begin = n * index / parts, end = n * (index + 1) / parts;
+      if (end > begin) part_status[index] = part(begin, end);
+    }
+    for (const Status& status : part_status) GPKV_RETURN_IF_ERROR(status);
+    return Status::OK();
+  }
+
+  // Visits the pairs of queries [begin, end) with one iterator: Seek(lo),
+  // Next while key <= hi. counts (may be null) is zeroed first.
+  template <typename Visit>
+  Status Scan(const uint8_t* lo, const uint8_t* hi, size_t begin, size_t end, const Visit& visit,
+              uint64_t* counts) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read_options_));
+    std::string low(key_size_, '\0'), high(key_size_, '\0');
+    for (size_t query = begin; query < end; ++query) {
+      if (counts != nullptr) counts[query] = 0;
+      Encode(lo + query * key_size_, low.data());
+      Encode(hi + query * key_size_, high.data());
+      const rocksdb::Slice limit(high);
+      for (it->Seek(low); it->Valid() && it->key().compare(limit) <= 0; it->Next()) {
+        visit(query, it.get());
+      }
+    }
+    return FromRocksdb(it->status(), "iterator");
+  }
+
+  std::string dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+  uint32_t key_size_;
+  uint32_t value_size_;
+  int threads_;
+  rocksdb::ReadOptions read_options_;
+  rocksdb::WriteOptions write_options_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Driver>> CreateRocksdbDriver(const DriverConfig& config, bool sync) {
+  auto db = OpenFresh(config);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<Driver>(
+      std::make_unique<RocksdbDriver>(config.rocksdb_dir, std::move(*db), config, sync));
+}
+
+Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config) {
+  auto db = OpenFresh(config);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<OrderedDriver>(
+      std::make_unique<RocksdbOrderedDriver>(config.rocksdb_dir, std::move(*db), config));
 }
 
 }  // namespace gpkv::bench

@@ -71,4 +71,69 @@ Status CheckedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOpti
   return table_->Erase(keys, erased, options);
 }
 
+Status CheckedTable::CheckBounds(ConstBytes lo, ConstBytes hi, size_t* count) const {
+  GPKV_RETURN_IF_ERROR(CheckKeys(lo, count));
+  size_t hi_count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(hi, &hi_count));
+  if (hi_count != *count) {
+    return Status::InvalidArgument(Where() + ": " + std::to_string(*count) + " lower bounds but " +
+                                   std::to_string(hi_count) + " upper bounds");
+  }
+  return Status::OK();
+}
+
+Status CheckedTable::CheckNeighbours(size_t count, MutableBytes keys, MutableBytes values,
+                                     MutableBytes found) const {
+  GPKV_RETURN_IF_ERROR(
+      CheckSize("result keys", keys.size(), count * options().key_size, keys.data()));
+  GPKV_RETURN_IF_ERROR(
+      CheckSize("values", values.size(), count * options().value_size, values.data()));
+  if (!found.empty()) GPKV_RETURN_IF_ERROR(CheckSize("found", found.size(), count, found.data()));
+  return Status::OK();
+}
+
+Status CheckedTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
+                           const BatchOptions& options) {
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
+  GPKV_RETURN_IF_ERROR(CheckSize("counts", counts.size(), count * sizeof(uint64_t), counts.data()));
+  if (count == 0) return Status::OK();
+  return table_->Count(lo, hi, counts, options);
+}
+
+Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
+                           const BatchOptions& options) {
+  if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
+  if (count == 0) {
+    *results = RangeResults{{0}, {}, {}};
+    return Status::OK();
+  }
+  return table_->Range(lo, hi, results, options);
+}
+
+Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
+                               MutableBytes found, const BatchOptions& options) {
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
+  GPKV_RETURN_IF_ERROR(CheckNeighbours(count, next_keys, values, found));
+  if (count == 0) return Status::OK();
+  return table_->Successor(keys, next_keys, values, found, options);
+}
+
+Status CheckedTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
+                                 MutableBytes found, const BatchOptions& options) {
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
+  GPKV_RETURN_IF_ERROR(CheckNeighbours(count, previous_keys, values, found));
+  if (count == 0) return Status::OK();
+  return table_->Predecessor(keys, previous_keys, values, found, options);
+}
+
+Status CheckedTable::Compact() {
+  GPKV_RETURN_IF_ERROR(CheckWritable());
+  return table_->Compact();
+}
+
 }  // namespace gpkv::engine

@@ -25,6 +25,15 @@ class CheckedTable final : public Table {
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
+               const BatchOptions& options) override;
+  Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
+               const BatchOptions& options) override;
+  Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
+                   const BatchOptions& options) override;
+  Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
+                     MutableBytes found, const BatchOptions& options) override;
+  Status Compact() override;
   Result<TableStats> Stats() override { return table_->Stats(); }
   Status Scan(const ScanVisitor& visit) override { return table_->Scan(visit); }
 
@@ -33,6 +42,11 @@ class CheckedTable final : public Table {
   Status CheckKeys(ConstBytes keys, size_t* count) const;
   Status CheckSize(const char* what, size_t actual, size_t expected, const void* data) const;
   Status CheckWritable() const;
+  // lo and hi: the same number of whole keys; sets *count.
+  Status CheckBounds(ConstBytes lo, ConstBytes hi, size_t* count) const;
+  // Successor / Predecessor outputs for `count` keys.
+  Status CheckNeighbours(size_t count, MutableBytes keys, MutableBytes values,
+                         MutableBytes found) const;
   std::string Where() const;
 
   const std::string pool_path_;

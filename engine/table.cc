@@ -10,6 +10,30 @@ std::optional<double> TableStats::Property(std::string_view name) const {
   return std::nullopt;
 }
 
+namespace {
+
+Status NotOrdered(const Table& table, const char* call) {
+  return Status::Unsupported("table '" + table.name() + "' is a hash table: " + call +
+                             " needs an ordered table (TableKind::kOrdered)");
+}
+
+}  // namespace
+
+Status Table::Count(ConstBytes, ConstBytes, MutableBytes, const BatchOptions&) {
+  return NotOrdered(*this, "Count");
+}
+Status Table::Range(ConstBytes, ConstBytes, RangeResults*, const BatchOptions&) {
+  return NotOrdered(*this, "Range");
+}
+Status Table::Successor(ConstBytes, MutableBytes, MutableBytes, MutableBytes, const BatchOptions&) {
+  return NotOrdered(*this, "Successor");
+}
+Status Table::Predecessor(ConstBytes, MutableBytes, MutableBytes, MutableBytes,
+                          const BatchOptions&) {
+  return NotOrdered(*this, "Predecessor");
+}
+Status Table::Compact() { return NotOrdered(*this, "Compact"); }
+
 Result<double> Table::GetProperty(std::string_view name) {
   Result<TableStats> stats = Stats();
   if (!stats.ok()) return stats.status();

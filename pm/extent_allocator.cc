@@ -97,6 +97,16 @@ Result<std::unique_ptr<ExtentAllocator>> ExtentAllocator::Load(Pool& pool, bool 
 
 Result<uint64_t> ExtentAllocator::Allocate(uint64_t length, format::ExtentKind kind,
                                            uint64_t owner_table_id) {
+  return AllocateExtent(length, kind, owner_table_id, /*zero=*/true);
+}
+
+Result<uint64_t> ExtentAllocator::AllocateUninitialized(uint64_t length, format::ExtentKind kind,
+                                                        uint64_t owner_table_id) {
+  return AllocateExtent(length, kind, owner_table_id, /*zero=*/false);
+}
+
+Result<uint64_t> ExtentAllocator::AllocateExtent(uint64_t length, format::ExtentKind kind,
+                                                 uint64_t owner_table_id, bool zero) {
   if (pool_.read_only()) {
     return Status::InvalidArgument(pool_.path() + ": pool is open read-only");
   }
@@ -143,7 +153,7 @@ Result<uint64_t> ExtentAllocator::Allocate(uint64_t length, format::ExtentKind k
   entry.kind = kind;
   entry.owner_table_id = static_cast<uint32_t>(owner_table_id);
   pool_.Persist(&entry, offsetof(ExtentEntry, state));
-  pool_.ZeroAndPersist(pool_.base() + found, length);
+  if (zero) pool_.ZeroAndPersist(pool_.base() + found, length);
   pool_.Publish(&entry.state, format::kExtentAllocated);
   allocated_.insert(allocated_.begin() + static_cast<std::ptrdiff_t>(insert_at), index);
   used_bytes_ += length;

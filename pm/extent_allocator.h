@@ -36,6 +36,16 @@ class ExtentAllocator {
   // (heap H bytes, U used)") when no free range or no free entry is left.
   // The extent is zeroed. length is rounded up to kExtentAlignment.
   Result<uint64_t> Allocate(uint64_t length, format::ExtentKind kind, uint64_t owner_table_id);
+  // As Allocate, without zeroing: the extent holds whatever bytes an earlier
+  // owner left. For an extent the caller fills whole and persists before it
+  // links it (an LSM run: written once, checksummed, then published), where
+  // zeroing would write every byte twice. A crash before the link leaves an
+  // unreachable extent that recovery frees, as with Allocate.
+  // REQUIRES: the caller writes every byte of the rounded-up length that any
+  // reader (recovery and verify included) may read, before it links the
+  // extent.
+  Result<uint64_t> AllocateUninitialized(uint64_t length, format::ExtentKind kind,
+                                         uint64_t owner_table_id);
   // Publishes the entry of the extent at `offset` free. InvalidArgument if
   // no allocated extent starts there.
   Status Free(uint64_t offset);
@@ -60,6 +70,9 @@ class ExtentAllocator {
 
  private:
   explicit ExtentAllocator(Pool& pool) : pool_(pool) {}
+  Result<uint64_t> AllocateExtent(uint64_t length, format::ExtentKind kind, uint64_t owner_table_id,
+                                  bool zero);
+
   Pool& pool_;
   mutable std::mutex mutex_;
   // index of each allocated entry in the extent table, ordered by offset

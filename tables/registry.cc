@@ -1,6 +1,7 @@
 #include "tables/registry.h"
 
 #include "tables/gphash/family.h"
+#include "tables/lsm/family.h"
 #include "tables/slab_hash/family.h"
 
 namespace gpkv::tables {
@@ -10,6 +11,7 @@ const std::vector<const TableFamily*>& Families() {
   static const std::vector<const TableFamily*> families = {
       &gphash::Family(),
       &slab_hash::Family(),
+      &lsm::Family(),
   };
   return families;
 }

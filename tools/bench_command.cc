@@ -37,7 +37,7 @@ class TerminalProgress : public bench::ProgressSink {
 };
 
 // The CPU suites, which drive tables through the engine.
-const std::vector<std::string> kCpuSuites = {"foundation", "ycsb", "sweep"};
+const std::vector<std::string> kCpuSuites = {"foundation", "ycsb", "sweep", "ordered"};
 
 // An option that only some suites take.
 struct SuiteOption {
@@ -76,6 +76,9 @@ std::string HelpFooter() {
       "              before the first resize (the default)\n"
       "  ycsb        YCSB LOAD, A, B, C, F (zipfian, uniform), then D (latest), every system\n"
       "  sweep       one workload over batch sizes 2^--sweep-min .. 2^--sweep-max\n"
+      "  ordered     an ordered (LSM) table beside RocksDB (Seek + Next, sync = true): insert\n"
+      "              rate per batch 2^--insert-min .. 2^--insert-max, get / count / range (~8\n"
+      "              keys) per --table-sizes, YCSB E (95% ranges, 5% inserts); the CPU targets\n"
       "  gpu         the CUDA backend's micro-benchmarks: link calibration, then per --modes\n"
       "              entry LOAD and YCSB C / update / A points per --batches size, load factors\n"
       "              and the pool-transaction model";
@@ -116,11 +119,14 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
     };
   };
   auto table = only(kCpuSuites);
-  auto table_or_slab = only({"foundation", "ycsb", "sweep", "slab"});
+  auto table_or_slab = only({"foundation", "ycsb", "sweep", "ordered", "slab"});
   auto gpu = only({"gpu"});
   auto slab = only({"slab"});
-  bench->add_option("--suite", config->suite, "foundation | ycsb | sweep | gpu | slab (below)")
-      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "gpu", "slab"}))
+  auto ordered = only({"ordered"});
+  bench
+      ->add_option("--suite", config->suite,
+                   "foundation | ycsb | sweep | ordered | gpu | slab (below)")
+      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "ordered", "gpu", "slab"}))
       ->capture_default_str();
   args->keys = bench
                    ->add_option("--keys", config->keys,
@@ -134,8 +140,9 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
   table(bench->add_option("--pool-size", config->pool_size, "pool bytes; 0 = from keys and sizes"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  table(
-      bench->add_option("--ops", config->ops, "operations per workload; 0 = keys (ycsb: 4 x keys)"))
+  table(bench->add_option(
+            "--ops", config->ops,
+            "operations per workload; 0 = keys (ycsb: 4 x keys; ordered: 2^20 queries)"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   args->batch = table_or_slab(bench->add_option("--batch", config->batch,
@@ -182,7 +189,7 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
       ->capture_default_str();
   table(bench->add_option("--max-seconds", config->max_seconds,
                           "stop a measurement after the batch that passes this (default: sweep "
-                          "5, others none)"));
+                          "5, ordered 2, others none)"));
   table(bench->add_option("--backend", args->backend, "gpkv backend: cpu | auto | cuda"))
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}))
       ->capture_default_str();
@@ -190,6 +197,27 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                           "RocksDB directory (removed before and after)"))
       ->capture_default_str();
   bench::gpu::GpuBenchConfig* gpu_config = &args->gpu;
+  ordered(bench
+              ->add_option("--insert-min", config->ordered_insert_min_log2,
+                           "ordered: smallest insert batch, log2")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--insert-max", config->ordered_insert_max_log2,
+                           "ordered: largest insert batch, log2")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--insert-keys", config->ordered_insert_keys,
+                           "ordered: keys each insert measurement writes (at least one batch)")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--table-sizes", config->ordered_table_log2,
+                           "ordered: query table sizes, log2 (a list; E runs on the largest)")
+              ->delimiter(',')
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-batch", config->ordered_batch_entries,
+                           "ordered: b of the gpkv table (level 0 entries, a power of two)")
+              ->capture_default_str());
   gpu(bench->add_option("--modes", gpu_config->modes, "gpu: modes to run, in order (below)"))
       ->delimiter(',')
       ->capture_default_str();
@@ -400,8 +428,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* bench = app.add_subcommand(
       "bench",
-      "Measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), the CUDA "
-      "backend's modes beside the CPU backend and a naive GPU table (suite gpu), or the volatile "
+      "Measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), an ordered "
+      "table beside RocksDB (suite ordered), the CUDA backend's modes beside the CPU backend and a "
+      "naive GPU table (suite gpu), or the volatile "
       "slab hash beside the persistent hash table (suite slab): a table, or JSON with --json.");
   AddOptions(bench, args.get());
   bench->footer(HelpFooter());

@@ -1,6 +1,6 @@
 // `gpkv dump POOL TABLE [--hex] [--json]`: every live pair of a table, one
-// "KEY VALUE" line each (in no particular order): the format `gpkv load
-// --file` reads back.
+// "KEY VALUE" line each (in key order for an ordered table, in no particular
+// order for a hash table): the format `gpkv load --file` reads back.
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -77,10 +77,11 @@ void RegisterDumpCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DumpArgs>();
   CLI::App* cmd = app.add_subcommand("dump", "print every pair of a table");
   cmd->footer(
-      "One 'KEY VALUE' line per pair, in no particular order; gpkv load --file reads\n"
-      "them back. Numbers of up to 8 bytes print in decimal, larger ones (or all, with\n"
-      "--hex) as 0x and every hexadecimal digit. A volatile table is empty when a\n"
-      "command opens it, so its dump prints nothing.\n"
+      "One 'KEY VALUE' line per pair, in key order for an ordered table (in no\n"
+      "particular order for a hash table); gpkv load --file reads them back. Numbers\n"
+      "of up to 8 bytes print in decimal, larger ones (or all, with --hex) as 0x and\n"
+      "every hexadecimal digit. A volatile table is empty when a command opens it,\n"
+      "so its dump prints nothing.\n"
       "Example: gpkv dump pool.gpkv users > users.txt");
   AddTableArgs(cmd, &args->table, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print a JSON array of {\"key\", \"value\"}");

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   gpkv::tools::RegisterDelCommand(app, &exit_code);
   gpkv::tools::RegisterLoadCommand(app, &exit_code);
   gpkv::tools::RegisterDumpCommand(app, &exit_code);
+  gpkv::tools::RegisterRangeCommand(app, &exit_code);
+  gpkv::tools::RegisterCountCommand(app, &exit_code);
+  gpkv::tools::RegisterCompactCommand(app, &exit_code);
   gpkv::tools::RegisterVerifyCommand(app, &exit_code);
   gpkv::tools::RegisterRepairCommand(app, &exit_code);
   gpkv::tools::RegisterBenchCommand(app, &exit_code);

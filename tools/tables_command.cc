@@ -35,6 +35,8 @@ struct CreateTableArgs {
   int hash_locations = 2;
   int slots = 8;
   uint64_t top_buckets = 0;
+  uint64_t batch_entries = TableOptions{}.ordered.batch_entries;
+  int max_dead_percent = TableOptions{}.ordered.max_dead_percent;
 };
 
 // The powers of two from `first` to `last` (the key sizes and slot counts a
@@ -69,12 +71,14 @@ int RunList(const ListArgs& args) {
               "KIND", "DURABILITY", "KEY", "VALUE", "GEOMETRY", "EXPECTED_KEYS");
   for (const TableInfo& info : *tables) {
     const TableOptions& options = info.options;
-    const bool has_geometry =
-        options.kind == TableKind::kHash && options.durability == Durability::kPersistent;
-    std::string geometry = has_geometry ? std::to_string(options.hash.levels) + "L-" +
-                                              std::to_string(options.hash.hash_locations) + "H-" +
-                                              std::to_string(options.hash.slots_per_bucket) + "S"
-                                        : "-";
+    std::string geometry = "-";
+    if (options.kind == TableKind::kOrdered) {
+      geometry = "b=" + std::to_string(options.ordered.batch_entries);
+    } else if (options.durability == Durability::kPersistent) {
+      geometry = std::to_string(options.hash.levels) + "L-" +
+                 std::to_string(options.hash.hash_locations) + "H-" +
+                 std::to_string(options.hash.slots_per_bucket) + "S";
+    }
     std::printf("%-*s  %-7s  %-10s  %3u  %5u  %-8s  %llu\n", static_cast<int>(name_width),
                 info.name.c_str(), KindName(options.kind), DurabilityName(options.durability),
                 options.key_size, options.value_size, geometry.c_str(),
@@ -95,6 +99,8 @@ int RunCreateTable(const CreateTableArgs& args) {
   options.hash.hash_locations = static_cast<uint8_t>(args.hash_locations);
   options.hash.slots_per_bucket = static_cast<uint8_t>(args.slots);
   options.hash.initial_top_buckets = args.top_buckets;
+  options.ordered.batch_entries = args.batch_entries;
+  options.ordered.max_dead_percent = static_cast<uint8_t>(args.max_dead_percent);
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
   if (!db.ok()) return Fail("tables create", db.status());
   Result<Table*> table = (*db)->CreateTable(args.name, options);
@@ -156,6 +162,15 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
   cmd->add_option("--top-buckets", args->top_buckets,
                   "persistent hash: top-level buckets at create, a power of two; 0 = from "
                   "--expected-keys")
+      ->capture_default_str();
+  cmd->add_option("--batch-entries", args->batch_entries,
+                  "ordered: entries of the write buffer and of level 0 (b), a power of two "
+                  "2^4..2^24 (K, M suffixes)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd->add_option("--max-dead-percent", args->max_dead_percent,
+                  "ordered: compact on its own past this share of dead entries, 1 to 100")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->callback([args, exit_code]() { *exit_code = RunCreateTable(*args); });
 }

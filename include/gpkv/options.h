@@ -68,6 +68,24 @@ struct HashGeometry {
   uint64_t initial_top_buckets = 0;
 };
 
+// Shape of a persistent ordered table (the LSM family: levels of sorted runs).
+struct OrderedOptions {
+  // b: the entries of the write buffer and the capacity of level 0; level i
+  // holds at most b * 2^i entries. A power of two, 2^4..2^24. Batches smaller
+  // than b go to a durable log in the pool and an in-memory buffer; a batch
+  // that fills the buffer is sorted, merged down the levels and written as
+  // one run. Larger b: fewer levels for a query to probe and longer
+  // sequential writes; smaller b: less log to replay at open and less memory.
+  // 2^16 keeps the log of an 8/8-byte table at ~1.6 MiB and a 2^24-key table
+  // at 9 levels.
+  uint64_t batch_entries = uint64_t{1} << 16;
+  // Automatic compaction: when tombstones make up more than this percentage
+  // of the entries in runs, the next write batch rewrites all levels as one
+  // run without them (stale versions are dropped whenever a cascade merges
+  // the levels holding them). 1..100; 100 = only Table::Compact compacts.
+  uint8_t max_dead_percent = 50;
+};
+
 struct TableOptions {
   TableKind kind = TableKind::kHash;
   Durability durability = Durability::kPersistent;
@@ -79,6 +97,8 @@ struct TableOptions {
   // Keys the table should hold before its first resize.
   uint64_t expected_keys = uint64_t{1} << 20;
   HashGeometry hash;
+  // Ordered tables only.
+  OrderedOptions ordered;
 };
 
 }  // namespace gpkv

@@ -8,6 +8,13 @@
 // applied or absent. Within one batch, duplicate keys resolve to the last
 // occurrence.
 //
+// Ordered tables (TableKind::kOrdered) also answer Count, Range, Successor,
+// Predecessor and Compact, and give whole-batch atomicity: a crash during a
+// write batch leaves the table as it was before the batch or after it, never
+// a mix. Keys are ordered as unsigned little-endian integers of key_size bytes:
+// an 8-byte key is a uint64_t; of a 16- or 32-byte key the last 8-byte word is
+// the most significant. Hash tables answer those calls with Unsupported.
+//
 // Thread safety: a Table may be used from several threads at once; concurrent
 // batches are allowed. Per key, a reader sees the old or the new value, never
 // a mix. A Table pointer is owned by its DB and stays valid until the table is
@@ -77,6 +84,45 @@ class Table {
   // was present.
   virtual Status Erase(ConstBytes keys, MutableBytes erased = {},
                        const BatchOptions& options = {}) = 0;
+
+  // ---- ordered tables (hash tables return Unsupported) ----
+
+  // Counts the live keys in [lo[i], hi[i]] (inclusive) for each of n =
+  // lo.size() / key_size queries; counts receives n uint64_t (0 when lo > hi).
+  // REQUIRES: lo.size() == hi.size(), a multiple of key_size;
+  //           counts.size() == n * 8.
+  virtual Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
+                       const BatchOptions& options = {});
+
+  // The pairs of each range query: query i's keys and values are entries
+  // [offsets[i], offsets[i + 1]) of keys (key_size bytes each) and values
+  // (value_size bytes each), in ascending key order.
+  struct RangeResults {
+    std::vector<uint64_t> offsets;  // n + 1
+    std::vector<uint8_t> keys;
+    std::vector<uint8_t> values;
+  };
+  // The live pairs with keys in [lo[i], hi[i]] (inclusive) for each of n
+  // queries, sorted by key, without stale versions or erased keys. results
+  // is replaced. REQUIRES: as Count; results not null.
+  virtual Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
+                       const BatchOptions& options = {});
+
+  // Lower bound: for each of n keys, the smallest live key >= keys[i] (the
+  // key itself when it is live). next_keys receives n keys, values n values,
+  // found (if not empty) n bytes: 0 when no live key is >= keys[i] (then the
+  // key and value bytes are zeroed).
+  virtual Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
+                           MutableBytes found, const BatchOptions& options = {});
+  // For each key, the largest live key <= keys[i]; as Successor otherwise.
+  virtual Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
+                             MutableBytes found, const BatchOptions& options = {});
+
+  // Rewrites the table without stale versions and erased keys (its families
+  // also do this on their own, see OrderedOptions::max_dead_percent). Durable
+  // and atomic: a crash leaves the table before or after the compaction,
+  // with the same contents either way.
+  virtual Status Compact();
 
   virtual Result<TableStats> Stats() = 0;
 

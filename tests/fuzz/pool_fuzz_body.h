@@ -72,6 +72,18 @@ inline std::string ExerciseTable(Table& table) {
   uint64_t visited = 0;
   table.Scan([&](const uint8_t*, const uint8_t*) { return ++visited < 4096; }).IgnoreError();
 
+  if (options.kind == TableKind::kOrdered) {
+    std::vector<uint8_t> low(keys.begin(), keys.begin() + 4 * key_size);
+    std::vector<uint8_t> high(keys.begin() + 4 * key_size, keys.begin() + 8 * key_size);
+    std::vector<uint64_t> counts(4);
+    table.Count(low, high, counts).IgnoreError();
+    Table::RangeResults results;
+    table.Range(low, high, &results).IgnoreError();
+    std::vector<uint8_t> neighbours(4 * key_size), neighbour_values(4 * value_size), hits(4);
+    table.Successor(low, neighbours, neighbour_values, hits).IgnoreError();
+    table.Predecessor(low, neighbours, neighbour_values, hits).IgnoreError();
+  }
+
   // Round trip of keys no seed holds.
   std::vector<uint8_t> mine = ProbeKeys(key_size, 4, 1000003);
   std::vector<uint8_t> put_values(4 * value_size);
@@ -140,12 +152,16 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
   struct Shape {
     uint32_t key_size, value_size, keys;
     bool erase_some, drop_one;
+    bool ordered = false;
   };
   const Shape shapes[] = {
       {8, 8, 0, false, false},     // empty table
       {8, 8, 200, true, false},    // inline values, resized, erased keys
       {8, 100, 120, true, true},   // value cells, updates, a dropped table
       {16, 24, 60, false, false},  // wide keys
+      // An ordered (LSM) table, b = 16: runs on three levels, tombstones,
+      // records in the write buffer's log.
+      {8, 8, 120, true, false, true},
   };
   std::vector<std::vector<uint8_t>> seeds;
   for (const Shape& shape : shapes) {
@@ -165,6 +181,10 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       table_options.key_size = shape.key_size;
       table_options.value_size = shape.value_size;
       table_options.expected_keys = 64;
+      if (shape.ordered) {
+        table_options.kind = TableKind::kOrdered;
+        table_options.ordered.batch_entries = 16;
+      }
       auto table = (*db)->CreateTable("seed", table_options);
       if (!table.ok()) continue;
       std::vector<uint8_t> keys = ProbeKeys(shape.key_size, shape.keys, 0);
@@ -180,6 +200,12 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       }
       if (shape.erase_some) {
         (*table)->Erase(ConstBytes(keys.data(), keys.size() / 4)).IgnoreError();
+      }
+      if (shape.ordered) {  // a small batch: it stays in the log
+        (*table)
+            ->Put(ConstBytes(keys.data(), 3 * shape.key_size),
+                  ConstBytes(values.data(), 3 * shape.value_size))
+            .IgnoreError();
       }
       if (shape.drop_one) (*db)->DropTable("dropped").IgnoreError();
     }

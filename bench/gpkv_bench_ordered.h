@@ -1,0 +1,75 @@
+// The ordered suite of `gpkv bench` (--suite ordered): a persistent ordered
+// table (TableKind::kOrdered, tables/lsm/) beside RocksDB on the same data
+// and the same durability, in the same run:
+//
+//   insert   fresh table per batch size 2^insert_min .. 2^insert_max; each
+//            batch is one durable, atomic write (gpkv: Put; RocksDB: one
+//            WriteBatch written with sync = true)
+//   get      present keys, uniform            \  on one table grown through
+//   count    Count(lo, hi), about 8 keys each  | 2^table_log2 keys for each
+//   range    Range(lo, hi), about 8 keys each /  size of the list
+//   E        YCSB E style: 95% ranges of about 8 keys, 5% inserts of new
+//            keys (each batch: one durable insert batch, then its ranges)
+//
+// RocksDB reads ranges with an iterator (Seek + Next) and counts the same
+// way; its keys are the gpkv keys byte-reversed (big-endian), so its bytewise
+// order is gpkv's unsigned little-endian integer order and both return the
+// same pairs (the report checks it: found counts and digests agree).
+//
+// Who may call: the benchmark engine (gpkv_bench.cc), tests.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/gpkv_bench.h"
+#include "bench/gpkv_bench_driver.h"
+#include "gpkv/status.h"
+
+namespace gpkv::bench {
+
+// What a Range call returned, reduced to compare systems: pairs and an
+// order-independent digest of them.
+struct RangeDigest {
+  uint64_t pairs = 0;
+  uint64_t digest = 0;
+};
+
+// Digest term of one pair (summed over the pairs of a call).
+uint64_t PairHash(const uint8_t* key, uint32_t key_size, const uint8_t* value, uint32_t value_size);
+
+// One system holding one ordered table. Keys are given in gpkv's form.
+// Thread safety: one call at a time; each call uses the driver's threads.
+class OrderedDriver {
+ public:
+  virtual ~OrderedDriver() = default;
+  // n pairs, durable and atomic as one batch on return.
+  virtual Status Insert(const uint8_t* keys, const uint8_t* values, size_t n) = 0;
+  virtual Status Get(const uint8_t* keys, size_t n, uint8_t* values, uint8_t* found) = 0;
+  // counts[i]: live keys in [lo[i], hi[i]].
+  virtual Status Count(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t* counts) = 0;
+  // The pairs of [lo[i], hi[i]] for every i, each copied out.
+  virtual Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) = 0;
+  virtual std::vector<std::pair<std::string, std::string>> Facts() { return {}; }
+};
+
+// gpkv: an ordered table with b = batch_entries in a fresh pool.
+Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
+                                                               uint64_t batch_entries);
+// RocksDB (sync = true): as CreateRocksdbDriver's setup. Unsupported in a
+// build without RocksDB.
+Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config);
+
+// The systems of the suite: "gpkv", and "rocksdb" when built in.
+std::vector<std::string> OrderedSystems();
+
+// InvalidArgument naming the option when the ordered options are out of
+// range.
+Status ValidateOrderedConfig(const BenchConfig& config);
+
+bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* report);
+
+}  // namespace gpkv::bench

@@ -1,0 +1,180 @@
+#include "tables/lsm/check.h"
+
+#include <cstring>
+
+#include "tables/lsm/cpu/merge.h"
+#include "tables/lsm/cpu/search.h"
+#include "tables/lsm/reader.h"
+#include "tables/lsm/root.h"
+
+namespace gpkv::lsm {
+namespace {
+
+using recovery::Finding;
+using Severity = Finding::Severity;
+
+// What a check of a table's parts found: the intact runs and log records (as
+// one buffer run), the damaged ones as findings.
+struct TableCheck {
+  std::vector<RunView> runs;         // intact runs, newest first
+  std::vector<uint32_t> bad_levels;  // levels whose run is damaged
+  RunData buffer;                    // the intact log records, merged
+  uint64_t log_valid_bytes = 0;      // bytes of intact records from the start
+  bool log_damaged = false;
+  std::vector<Finding> findings;
+};
+
+uint64_t OffsetIn(const Status& status, uint64_t fallback) {
+  // Messages carry "(offset 0x...)"; the finding's offset field repeats it.
+  const std::string& message = status.message();
+  const size_t at = message.find("(offset 0x");
+  if (at == std::string::npos) return fallback;
+  return std::strtoull(message.c_str() + at + 10, nullptr, 16);
+}
+
+TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
+  TableCheck check;
+  const EntryShape shape = view.shape();
+  check.buffer = RunData(shape);
+  for (uint32_t level = 0; level < view.manifest.level_count; ++level) {
+    const RunRef& ref = view.manifest.levels[level];
+    if (ref.offset == 0) continue;
+    auto run = ReadRun(pool, view, level, RunCheck::kFull);
+    if (run.ok()) {
+      check.runs.push_back(*run);
+      continue;
+    }
+    check.bad_levels.push_back(level);
+    check.findings.push_back({Severity::kCorruption, view.RunRegion(level),
+                              OffsetIn(run.status(), ref.offset), run.status().message()});
+  }
+  const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+  Status bad_entry;
+  uint64_t bad_entry_at = 0;
+  Status log = ReadLog(
+      pool, view,
+      [&](const LogRecordHeader& header, uint64_t offset, const uint8_t* entries) {
+        if (!bad_entry.ok()) return;
+        RunData record(shape);
+        for (uint32_t i = 0; i < header.count; ++i) {
+          uint64_t key[4];
+          uint64_t meta;
+          std::memcpy(key, entries + i * entry_bytes, view.key_size);
+          std::memcpy(&meta, entries + i * entry_bytes + view.key_size, 8);
+          const bool ordered = i == 0 || CompareKeys(record.View().keys + (i - 1) * shape.key_words,
+                                                     key, shape.key_words) < 0;
+          if (!ordered || SeqOf(meta) != header.seq) {
+            bad_entry_at = offset;
+            bad_entry = Status::Corruption(pool.Where(view.TableRegion() + " log record", offset) +
+                                           ": entry " + std::to_string(i) +
+                                           " is out of order or has another sequence number");
+            return;
+          }
+          record.Append(key, meta, entries + i * entry_bytes + view.key_size + 8);
+        }
+        RunData merged = cpu::MergeRuns({record.View(), check.buffer.View()}, shape,
+                                        /*drop_tombstones=*/false, 1);
+        check.buffer.Swap(merged);
+      },
+      &check.log_valid_bytes);
+  if (!bad_entry.ok()) {
+    check.log_damaged = true;
+    check.log_valid_bytes = bad_entry_at - view.log_offset;
+    check.findings.push_back(
+        {Severity::kCorruption, view.TableRegion() + " log", bad_entry_at, bad_entry.message()});
+  } else if (!log.ok()) {
+    check.log_damaged = true;
+    check.findings.push_back({Severity::kCorruption, view.TableRegion() + " log",
+                              OffsetIn(log, view.log_offset), log.message()});
+  }
+  return check;
+}
+
+uint64_t LiveKeys(const TableCheck& check, const EntryShape& shape) {
+  cpu::Sources sources;
+  if (!check.buffer.empty()) sources.runs[sources.count++] = check.buffer.View();
+  for (const RunView& run : check.runs) sources.runs[sources.count++] = run;
+  uint64_t live = 0;
+  cpu::DispatchKeyWords(shape.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+    cpu::ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView&, uint64_t) {
+      ++live;
+      return true;
+    });
+  });
+  return live;
+}
+
+void CheckTableId(const pm::Pool& pool, const LsmView& view, uint64_t table_id,
+                  recovery::Report& report) {
+  if (view.table_id == table_id) return;
+  const std::string region = view.TableRegion() + " root";
+  report.findings.push_back({Severity::kCorruption, region, view.root_offset + 8,
+                             pool.Where(region, view.root_offset + 8) +
+                                 ": root belongs to table id " + std::to_string(view.table_id) +
+                                 ", the catalog says " + std::to_string(table_id)});
+}
+
+void AppendReport(const LsmView& view, const TableCheck& check, recovery::Report& report) {
+  for (const Finding& finding : check.findings) report.findings.push_back(finding);
+  recovery::TableReport table;
+  table.name = view.table_name;
+  table.table_id = view.table_id;
+  table.keys = LiveKeys(check, view.shape());
+  report.tables.push_back(table);
+}
+
+}  // namespace
+
+Result<std::vector<tables::TableExtent>> LsmExtents(const pm::Pool& pool,
+                                                    const std::string& table_name,
+                                                    uint64_t root_offset, bool require_allocated) {
+  auto view = ReadLsmRoot(pool, table_name, root_offset, require_allocated);
+  if (!view.ok()) return view.status();
+  std::vector<tables::TableExtent> extents = {
+      {root_offset, kLsmRootSize, format::kExtentKindTableRoot},
+      {view->log_offset, view->log_capacity, format::kExtentKindOther}};
+  for (const RunRef& run : view->manifest.levels) {
+    if (run.offset == 0) continue;
+    extents.push_back({run.offset, RunBytes(run.entries, view->key_size, view->value_size),
+                       format::kExtentKindOther});
+  }
+  return extents;
+}
+
+Status VerifyLsm(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
+                 uint64_t root_offset, recovery::Report& report) {
+  auto view = ReadLsmRoot(pool, table_name, root_offset);
+  if (!view.ok()) return view.status();
+  CheckTableId(pool, *view, table_id, report);
+  AppendReport(*view, CheckParts(pool, *view), report);
+  return Status::OK();
+}
+
+Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
+                 uint64_t root_offset, recovery::Report& report) {
+  if (pool.read_only()) {
+    return Status::InvalidArgument(pool.path() + ": repair needs the pool open writable");
+  }
+  auto view = ReadLsmRoot(pool, table_name, root_offset, /*require_allocated=*/false);
+  if (!view.ok()) return view.status();
+  CheckTableId(pool, *view, table_id, report);
+  TableCheck check = CheckParts(pool, *view);
+  for (Finding& finding : check.findings) {
+    finding.message += finding.region.find(" log") != std::string::npos
+                           ? "; the log is cut before this record"
+                           : "; run dropped from the manifest";
+  }
+  if (!check.bad_levels.empty()) {
+    Manifest next = view->manifest;
+    for (uint32_t level : check.bad_levels) next.levels[level] = {0, 0};
+    PublishManifest(pool, root_offset, &next);
+  }
+  if (check.log_damaged) {
+    PublishLogWord(pool, root_offset, view->manifest.log_epoch, check.log_valid_bytes);
+  }
+  AppendReport(*view, check, report);
+  return pool.Sync();
+}
+
+}  // namespace gpkv::lsm

@@ -1,0 +1,138 @@
+// lsm::cpu::LsmCpu: the CPU backend of a persistent ordered table. Runs
+// batches on worker threads (OpenMP) over the table's bytes in the pool:
+// writes sort the batch and either append it to the log (small batches) or
+// merge it down the levels into a new run (layout.h describes the protocol);
+// queries binary-search the runs in place in the pool mapping and the write
+// buffer in memory.
+//
+// Durability: a write batch is durable and visible when it returns OK, and
+// atomic as a whole (one published 8-byte word makes it visible).
+// Thread safety: any number of concurrent calls. Writers (Put, Erase,
+// Compact) run one at a time; queries run beside them and see the table
+// before or after each write batch. A write frees the runs it replaced only
+// once no query can still be reading them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "gpkv/table.h"
+#include "pm/pool.h"
+#include "recovery/report.h"
+#include "tables/lsm/cpu/search.h"
+#include "tables/lsm/cpu/write_buffer.h"
+#include "tables/lsm/layout.h"
+#include "tables/lsm/run.h"
+
+namespace gpkv::lsm {
+
+// Counters of a table; the family's properties are built from them.
+struct LsmStats {
+  uint64_t keys = 0;            // live keys (a merge scan of all sources)
+  uint64_t entries = 0;         // entries in runs
+  uint64_t buffer_entries = 0;  // entries in the write buffer (and the log)
+  uint64_t tombstones = 0;      // tombstones in runs
+  uint64_t dead_entries = 0;    // entries + buffer_entries - keys
+  uint64_t batch_entries = 0;   // b
+  uint32_t levels = 0;          // highest occupied level + 1
+  uint32_t runs = 0;            // occupied levels
+  uint64_t capacity = 0;        // entries the levels 0..levels-1 can hold
+  uint64_t run_bytes = 0;
+  uint64_t log_bytes = 0;  // published log bytes
+  uint64_t log_capacity = 0;
+  uint64_t compactions = 0;
+  uint64_t applied_seq = 0;
+  std::vector<uint64_t> level_entries;  // per level 0..levels-1 (0 = empty)
+};
+
+namespace cpu {
+
+class LsmCpu {
+ public:
+  // Opens the table rooted at root_offset: validates root, manifest and every
+  // run (header and data checksum), replays the log into the write buffer,
+  // and resets a stale log word. Corruption names table and offset.
+  static Result<std::unique_ptr<LsmCpu>> Open(pm::Pool& pool, const std::string& table_name,
+                                              uint64_t root_offset, const TableOptions& options,
+                                              int threads, recovery::Report* report);
+
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t n);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t n);
+  Status Compact();
+
+  void Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n);
+  void Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n);
+  void Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n);
+  void Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
+                 size_t n);
+  void Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,
+                   size_t n);
+  // Live pairs in ascending key order.
+  Status Scan(const Table::ScanVisitor& visit);
+  LsmStats Stats();
+
+ private:
+  LsmCpu(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads);
+
+  // Runs of the occupied levels, and the write buffer: what queries read.
+  struct Version {
+    std::vector<RunView> runs;     // occupied levels, ascending (newest first)
+    std::vector<uint32_t> levels;  // the level of each run
+    // The fence keys runs[i].fences points into (shared with other
+    // versions holding the same run).
+    std::vector<std::shared_ptr<const std::vector<uint64_t>>> fences;
+    WriteBuffer buffer;  // newest of all
+  };
+
+  Status Recover(const TableOptions& options, recovery::Report* report);
+  // The sources of a query, newest first. REQUIRES: version_mutex_ held.
+  Sources SourcesOf(const Version& version) const;
+  // Sorts the batch and applies it. REQUIRES: write_mutex_ held.
+  Status Write(RunData batch);
+  Status AppendToLog(RunData batch);
+  Status Flush(RunData batch);
+  Status CompactLocked();
+  Status MaybeCompact();
+  // Publishes `next` (a new log epoch: the buffer is in its runs), installs
+  // the version it describes with an empty buffer, frees the runs of
+  // `replaced`. REQUIRES: write_mutex_ held.
+  Status Install(Manifest next, const std::vector<uint64_t>& replaced);
+  // The version of `manifest`: its runs with their fences (reused from
+  // fence_cache_ for runs that were already published, built for new ones).
+  // REQUIRES: write_mutex_ held (or the open in progress).
+  std::unique_ptr<Version> VersionOf(const Manifest& manifest, WriteBuffer buffer);
+  // Live keys of all sources (merge scan). REQUIRES: version_mutex_ held.
+  uint64_t CountLive(const Version& version) const;
+
+  pm::Pool& pool_;
+  const std::string table_name_;
+  const uint64_t root_offset_;
+  const int threads_;
+  uint64_t table_id_ = 0;
+  EntryShape shape_;
+  uint32_t log2_batch_ = 0;
+  uint64_t log_offset_ = 0;
+  uint64_t log_capacity_ = 0;
+  uint32_t max_dead_percent_ = 50;
+
+  std::mutex write_mutex_;  // serialises writers; guards the fields below
+  Manifest manifest_{};     // the published manifest
+  uint64_t log_bytes_ = 0;  // published log bytes of manifest_.log_epoch
+  uint64_t next_seq_ = 1;
+  std::vector<uint64_t> level_tombstones_;  // per level, from the run headers
+  // Fences of the published runs, by run offset.
+  std::map<uint64_t, std::shared_ptr<const std::vector<uint64_t>>> fence_cache_;
+
+  std::shared_mutex version_mutex_;  // queries shared, installing a version exclusive
+  std::unique_ptr<Version> version_;
+};
+
+}  // namespace cpu
+}  // namespace gpkv::lsm

@@ -1,0 +1,242 @@
+// The read side of lsm::cpu::LsmCpu: Get, Count, Range, Successor,
+// Predecessor, Scan and Stats. Each holds version_mutex_ shared for its whole
+// call, so the runs it reads stay allocated, and spreads its queries over the
+// worker threads.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "tables/lsm/cpu/backend.h"
+
+namespace gpkv::lsm::cpu {
+namespace {
+
+// Batches of at least this many queries run on the worker threads.
+constexpr size_t kParallelQueries = 1024;
+
+// Bytes appended to a buffer that grows by doubling (vector::insert of a few
+// bytes per pair costs more than the search that found the pair).
+class PairBuffer {
+ public:
+  void Append(const void* bytes, size_t size) {
+    if (used_ + size > bytes_.size()) bytes_.resize(std::max<size_t>(2 * bytes_.size(), 4096));
+    std::memcpy(bytes_.data() + used_, bytes, size);
+    used_ += size;
+  }
+  const uint8_t* data() const { return bytes_.data(); }
+  size_t size() const { return used_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t used_ = 0;
+};
+
+template <uint32_t W>
+void LoadKey(const uint8_t* bytes, size_t i, uint64_t (&key)[W]) {
+  std::memcpy(key, bytes + i * W * 8, W * 8);
+}
+
+}  // namespace
+
+void LsmCpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  const Sources sources = SourcesOf(*version_);
+  const uint32_t value_size = shape_.value_size;
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t key[W];
+      LoadKey<W>(keys, i, key);
+      const Hit hit = FindNewest<W>(sources, key);
+      const bool live = hit.source >= 0 && !IsTombstone(sources.runs[hit.source].meta[hit.index]);
+      if (live) {
+        std::memcpy(values + i * value_size,
+                    sources.runs[hit.source].values + hit.index * value_size, value_size);
+      } else {
+        std::memset(values + i * value_size, 0, value_size);
+      }
+      if (found != nullptr) found[i] = live ? 1 : 0;
+    }
+  });
+}
+
+void LsmCpu::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  const Sources sources = SourcesOf(*version_);
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t low[W], high[W];
+      LoadKey<W>(lo, i, low);
+      LoadKey<W>(hi, i, high);
+      uint64_t count = 0;
+      ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
+        ++count;
+        return true;
+      });
+      std::memcpy(counts + i, &count, sizeof(count));
+    }
+  });
+}
+
+void LsmCpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n) {
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  const Sources sources = SourcesOf(*version_);
+  const uint32_t key_size = shape_.key_size();
+  const uint32_t value_size = shape_.value_size;
+  results->offsets.assign(n + 1, 0);
+  // One pass: each chunk of queries collects its pairs in its own buffers
+  // (the GPU LSM counts first and copies second, which searches every run
+  // twice); a prefix sum places the chunks, and they are copied into place.
+  const size_t chunks = n >= kParallelQueries ? std::min<size_t>(n, 8 * threads_) : 1;
+  std::vector<PairBuffer> chunk_keys(chunks), chunk_values(chunks);
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (chunks > 1)
+    for (size_t chunk = 0; chunk < chunks; ++chunk) {
+      PairBuffer& keys = chunk_keys[chunk];
+      PairBuffer& values = chunk_values[chunk];
+      for (size_t i = n * chunk / chunks; i < n * (chunk + 1) / chunks; ++i) {
+        uint64_t low[W], high[W];
+        LoadKey<W>(lo, i, low);
+        LoadKey<W>(hi, i, high);
+        uint64_t count = 0;
+        ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
+          keys.Append(run.keys + index * W, key_size);
+          values.Append(run.values + index * value_size, value_size);
+          ++count;
+          return true;
+        });
+        results->offsets[i + 1] = count;
+      }
+    }
+  });
+  for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
+  results->keys.resize(results->offsets[n] * key_size);
+  results->values.resize(results->offsets[n] * value_size);
+#pragma omp parallel for num_threads(threads_) schedule(static) if (chunks > 1)
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    const uint64_t first = results->offsets[n * chunk / chunks];
+    if (chunk_keys[chunk].size() != 0) {
+      std::memcpy(&results->keys[first * key_size], chunk_keys[chunk].data(),
+                  chunk_keys[chunk].size());
+    }
+    if (chunk_values[chunk].size() != 0) {
+      std::memcpy(&results->values[first * value_size], chunk_values[chunk].data(),
+                  chunk_values[chunk].size());
+    }
+  }
+}
+
+void LsmCpu::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
+                       size_t n) {
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  const Sources sources = SourcesOf(*version_);
+  const uint32_t value_size = shape_.value_size;
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t key[W];
+      LoadKey<W>(keys, i, key);
+      bool hit = false;
+      ForwardLive<W>(sources, key, nullptr, [&](const RunView& run, uint64_t index) {
+        std::memcpy(next_keys + i * W * 8, run.keys + index * W, W * 8);
+        std::memcpy(values + i * value_size, run.values + index * value_size, value_size);
+        hit = true;
+        return false;
+      });
+      if (!hit) {
+        std::memset(next_keys + i * W * 8, 0, W * 8);
+        std::memset(values + i * value_size, 0, value_size);
+      }
+      if (found != nullptr) found[i] = hit ? 1 : 0;
+    }
+  });
+}
+
+void LsmCpu::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,
+                         uint8_t* found, size_t n) {
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  const Sources sources = SourcesOf(*version_);
+  const uint32_t value_size = shape_.value_size;
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t key[W];
+      LoadKey<W>(keys, i, key);
+      bool hit = false;
+      BackwardLive<W>(sources, key, [&](const RunView& run, uint64_t index) {
+        std::memcpy(previous_keys + i * W * 8, run.keys + index * W, W * 8);
+        std::memcpy(values + i * value_size, run.values + index * value_size, value_size);
+        hit = true;
+        return false;
+      });
+      if (!hit) {
+        std::memset(previous_keys + i * W * 8, 0, W * 8);
+        std::memset(values + i * value_size, 0, value_size);
+      }
+      if (found != nullptr) found[i] = hit ? 1 : 0;
+    }
+  });
+}
+
+Status LsmCpu::Scan(const Table::ScanVisitor& visit) {
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  const Sources sources = SourcesOf(*version_);
+  const uint32_t value_size = shape_.value_size;
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+    ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView& run, uint64_t index) {
+      return visit(reinterpret_cast<const uint8_t*>(run.keys + index * W),
+                   run.values + index * value_size);
+    });
+  });
+  return Status::OK();
+}
+
+uint64_t LsmCpu::CountLive(const Version& version) const {
+  const Sources sources = SourcesOf(version);
+  uint64_t live = 0;
+  DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+    ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView&, uint64_t) {
+      ++live;
+      return true;
+    });
+  });
+  return live;
+}
+
+LsmStats LsmCpu::Stats() {
+  std::lock_guard<std::mutex> write_lock(write_mutex_);
+  std::shared_lock<std::shared_mutex> lock(version_mutex_);
+  LsmStats stats;
+  stats.keys = CountLive(*version_);
+  stats.buffer_entries = version_->buffer.entries();
+  stats.batch_entries = uint64_t{1} << log2_batch_;
+  stats.levels = manifest_.level_count;
+  stats.level_entries.assign(manifest_.level_count, 0);
+  for (uint32_t level = 0; level < manifest_.level_count; ++level) {
+    const RunRef& ref = manifest_.levels[level];
+    stats.capacity += LevelCapacity(log2_batch_, level);
+    if (ref.offset == 0) continue;
+    stats.runs += 1;
+    stats.entries += ref.entries;
+    stats.level_entries[level] = ref.entries;
+    stats.tombstones += level_tombstones_[level];
+    stats.run_bytes += format::AlignUp(RunBytes(ref.entries, shape_.key_size(), shape_.value_size),
+                                       format::kExtentAlignment);
+  }
+  stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
+  stats.log_bytes = log_bytes_;
+  stats.log_capacity = log_capacity_;
+  stats.compactions = manifest_.compactions;
+  stats.applied_seq = manifest_.applied_seq;
+  return stats;
+}
+
+}  // namespace gpkv::lsm::cpu

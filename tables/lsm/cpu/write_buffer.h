@@ -1,0 +1,43 @@
+// lsm::cpu::WriteBuffer: the write buffer of a table on the CPU, the sorted
+// batches of the log in memory, as a few sorted runs newest first.
+//
+// A batch becomes the buffer's newest run; while that run is at least half
+// the size of the next older one (or the older one is small, or the buffer
+// holds more than kMaxBufferRuns runs) the two merge, newest winning, as the digits of a
+// binary counter carry. Each entry is merged about log2(b / batch) times
+// before the buffer flushes, where one merged run costs a copy of the whole
+// buffer per batch: batches much smaller than b (2^10 of b = 2^16) spent
+// most of their time there. Queries read the runs as sources newer than
+// every level.
+//
+// Who may call: tables/lsm/cpu/. Thread safety: a value; With() returns a
+// new buffer and leaves this one as it was (they share the unchanged runs),
+// so a version's buffer stays readable while the writer builds the next.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tables/lsm/cpu/search.h"
+#include "tables/lsm/run.h"
+
+namespace gpkv::lsm::cpu {
+
+class WriteBuffer {
+ public:
+  uint64_t entries() const { return entries_; }
+  bool empty() const { return entries_ == 0; }
+  // Newest first; at most kMaxBufferRuns.
+  const std::vector<std::shared_ptr<const RunData>>& runs() const { return runs_; }
+
+  // This buffer with `batch` (sorted, unique keys, newer than every entry
+  // here) added.
+  WriteBuffer With(RunData batch, const EntryShape& shape, int threads) const;
+
+ private:
+  std::vector<std::shared_ptr<const RunData>> runs_;
+  uint64_t entries_ = 0;
+};
+
+}  // namespace gpkv::lsm::cpu

@@ -1,0 +1,118 @@
+#include "tables/lsm/family.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "tables/lsm/check.h"
+#include "tables/lsm/cpu/backend.h"
+#include "tables/lsm/layout.h"
+#include "tables/lsm/reader.h"
+#include "tables/lsm/root.h"
+#include "tables/lsm/table.h"
+
+namespace gpkv::lsm {
+namespace {
+
+class LsmFamily final : public tables::TableFamily {
+ public:
+  const char* name() const override { return kFamilyName; }
+  TableKind kind() const override { return TableKind::kOrdered; }
+  Durability durability() const override { return Durability::kPersistent; }
+
+  Status CheckOptions(const std::string& where, const TableOptions& options) const override {
+    return lsm::CheckOptions(where, options);
+  }
+
+  void EncodeParams(const TableOptions& options,
+                    uint8_t (&params)[format::kCatalogParamsSize]) const override {
+    CatalogParams block{};
+    block.log2_batch = static_cast<uint8_t>(Log2Batch(options));
+    block.max_dead_percent = options.ordered.max_dead_percent;
+    std::memcpy(params, &block, sizeof(block));
+  }
+
+  Status DecodeParams(const std::string& where, const uint8_t (&params)[format::kCatalogParamsSize],
+                      TableOptions* options) const override {
+    CatalogParams block;
+    std::memcpy(&block, params, sizeof(block));
+    if (block.log2_batch < kMinLog2Batch || block.log2_batch > kMaxLog2Batch) {
+      return Status::Corruption(where + ": batch entries 2^" + std::to_string(block.log2_batch) +
+                                " is out of range");
+    }
+    options->ordered.batch_entries = uint64_t{1} << block.log2_batch;
+    options->ordered.max_dead_percent = block.max_dead_percent;
+    Status valid = lsm::CheckOptions(where, *options);
+    if (!valid.ok()) return Status::Corruption(valid.message());
+    for (uint8_t byte : block.reserved) {
+      if (byte != 0) return Status::Corruption(where + ": reserved parameter bytes are not zero");
+    }
+    return Status::OK();
+  }
+
+  Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
+                          const TableOptions& options) const override {
+    return CreateTable(pool, table_id, options);
+  }
+
+  // Both backends' bytes are the CPU backend's; until the GPU backend is
+  // built an ordered table runs on the CPU whatever the DB's backend.
+  Result<std::unique_ptr<Table>> Open(const tables::OpenContext& context,
+                                      const format::CatalogEntry& entry,
+                                      const TableOptions& options) const override {
+    auto cpu = cpu::LsmCpu::Open(*context.pool, entry.name, entry.root_offset, options,
+                                 context.cpu_threads, context.report);
+    if (!cpu.ok()) return cpu.status();
+    return std::unique_ptr<Table>(std::make_unique<LsmTable>(entry.name, options, std::move(*cpu)));
+  }
+
+  Status Drop(pm::Pool& pool, const format::CatalogEntry& entry) const override {
+    return DropTable(pool, entry.name, entry.root_offset);
+  }
+
+  Result<std::vector<tables::TableExtent>> Extents(const pm::Pool& pool,
+                                                   const format::CatalogEntry& entry,
+                                                   bool require_allocated) const override {
+    return LsmExtents(pool, entry.name, entry.root_offset, require_allocated);
+  }
+
+  Status Verify(const pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
+                const recovery::ProgressFn&) const override {
+    return VerifyLsm(pool, entry.name, entry.table_id, entry.root_offset, report);
+  }
+
+  Status Repair(pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
+                const recovery::ProgressFn&) const override {
+    return RepairLsm(pool, entry.name, entry.table_id, entry.root_offset, report);
+  }
+
+  Result<format::CatalogEntry> Salvage(const pm::Pool& pool, const format::ExtentEntry& root_extent,
+                                       const std::string& name) const override {
+    auto view = ReadLsmRoot(pool, name, root_extent.offset, /*require_allocated=*/false);
+    if (!view.ok()) return view.status();
+    format::CatalogEntry entry{};
+    std::snprintf(entry.name, sizeof(entry.name), "%s", name.c_str());
+    entry.table_id = view->table_id;
+    entry.kind = static_cast<uint8_t>(kind());
+    entry.durability = static_cast<uint8_t>(durability());
+    entry.key_size = view->key_size;
+    entry.value_size = view->value_size;
+    entry.root_offset = root_extent.offset;
+    TableOptions options;
+    options.kind = kind();
+    options.key_size = view->key_size;
+    options.value_size = view->value_size;
+    options.ordered.batch_entries = view->batch_entries();
+    entry.expected_keys = options.expected_keys;
+    EncodeParams(options, entry.params);
+    return entry;
+  }
+};
+
+}  // namespace
+
+const tables::TableFamily& Family() {
+  static const LsmFamily family;
+  return family;
+}
+
+}  // namespace gpkv::lsm

@@ -1,0 +1,312 @@
+// On-media layout of a persistent ordered table (the LSM family): table root,
+// manifests, sorted runs and the write-buffer log; and the pure functions over
+// them that the CPU backend, a GPU backend and recovery all call. Each rule of
+// the format is written here once: the limits, the key order, the entry's
+// meta word, the level capacities and the checksums.
+//
+// A table is levels of sorted runs (GPU LSM, Ashkiani et al., IPDPS 2018):
+// level i holds at most one run of at most b * 2^i entries (b = 2^log2_batch,
+// chosen at create). Lower levels are newer. A run holds each key at most
+// once, in ascending key order; an entry is (key, meta, value), where meta =
+// sequence number of the batch that wrote it | kTombstoneBit for an erase.
+// Every key value is legal: the tombstone flag lives in the meta word.
+//
+// Write path: a batch is sorted (stable, the last occurrence of a key wins).
+// A batch that fits the write buffer (fewer than b entries in all) is appended
+// to the log as one record, then published by the root's log word. Otherwise
+// the buffer and the batch are merged with the occupied levels 0..k-1 into one
+// new run for the first free level k that can hold it (merges drop stale
+// versions, and tombstones when no older level remains); the run is written
+// whole and persisted, then a manifest naming it is written out of place and
+// published by the root's active_manifest word, which also empties the log
+// (a new log epoch). The replaced runs are freed after that publish; a crash
+// before leaves them allocated but unreferenced, and the open-time sweep
+// frees them. Every batch is visible by one 8-byte publish, or not at all.
+//
+// Table root (one 4 KiB extent, LsmRoot):
+//   0    u64 magic              kLsmRootMagic ("GPKVLSMR")
+//   8    u64 table_id
+//   16   u32 key_size, 20 u32 value_size
+//   24   u32 log2_batch         b = 2^log2_batch entries
+//   28   u32 reserved0
+//   32   u64 log_offset         extent of the write-buffer log
+//   40   u64 log_capacity       bytes of that extent
+//   48   u64 reserved1
+//   56   u64 checksum           Checksum64 of bytes 0..55 (immutable part)
+//   64   u64 active_manifest    commit word: (generation << 1) | index
+//   72   u64 log_word           commit word: (log epoch << 32) | (log bytes / 8)
+//   80   u64 reserved2[6]
+//   128  Manifest manifests[2]  written out of place, published by active_manifest
+//
+// Manifest (712 bytes):
+//   0    u64 generation
+//   8    u64 applied_seq        every batch with a sequence number <= this is in the runs
+//   16   u64 log_epoch          log records of this epoch (< 2^32) follow the runs
+//   24   u32 level_count        highest occupied level + 1 (0..kMaxLevels)
+//   28   u32 flags              0
+//   32   u64 compactions        statistic
+//   40   u64 reserved[2]
+//   56   RunRef levels[kMaxLevels]  {u64 offset; u64 entries}; offset 0 = empty
+//   696  u64 reserved2
+//   704  u64 checksum           Checksum64 of bytes 0..703
+//
+// Run (one extent; n entries, K key bytes, V value bytes; arrays, so that a
+// search reads keys only and a GPU reads each array coalesced):
+//   0              RunHeader (64 bytes)
+//   64             u64 keys[n][K/8]   ascending, unique
+//   64 + n*K       u64 meta[n]        sequence number | kTombstoneBit
+//   64 + n*(K+8)   u8  values[n][V]   then zero padding to a multiple of 8
+//
+// Log (one extent of log_capacity bytes): records back to back from offset 0;
+// the first (log_word & 0xffffffff) * 8 bytes are published when the log word's
+// epoch equals the manifest's log_epoch, else the log is empty. A record:
+//   0    u64 seq                the batch's sequence number (> applied_seq, ascending)
+//   8    u32 count, 12 u32 flags (0)
+//   16   u64 checksum           LogRecordChecksum (below)
+//   24   count entries of {u64 key[K/8]; u64 meta; u8 value[AlignUp(V, 8)]}
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "format/checksum.h"
+#include "format/hd.h"
+#include "format/pool_layout.h"
+
+namespace gpkv::lsm {
+
+// "GPKVLSMR", "GPKVLRUN" as little-endian words.
+constexpr uint64_t kLsmRootMagic = 0x524d534c564b5047ULL;
+constexpr uint64_t kRunMagic = 0x4e55524c564b5047ULL;
+constexpr uint64_t kLsmRootSize = 4096;
+
+// Limits.
+constexpr uint32_t kMinLog2Batch = 4;
+constexpr uint32_t kMaxLog2Batch = 24;
+constexpr uint32_t kMaxLevels = 40;
+constexpr uint64_t kRunHeaderSize = 64;
+constexpr uint64_t kLogRecordHeaderSize = 24;
+constexpr uint64_t kMaxLogBytes = uint64_t{8} << 32;  // the log word holds bytes / 8 in 32 bits
+
+// Meta word of an entry: bit 63 marks a tombstone (an erase), bits 62..0 hold
+// the sequence number of the batch that wrote it (1, 2, ...).
+constexpr uint64_t kTombstoneBit = uint64_t{1} << 63;
+constexpr uint64_t kSeqMask = kTombstoneBit - 1;
+GPKV_HD constexpr uint64_t MakeMeta(uint64_t seq, bool tombstone) {
+  return (seq & kSeqMask) | (tombstone ? kTombstoneBit : 0);
+}
+GPKV_HD constexpr bool IsTombstone(uint64_t meta) { return (meta & kTombstoneBit) != 0; }
+GPKV_HD constexpr uint64_t SeqOf(uint64_t meta) { return meta & kSeqMask; }
+
+// Key order: unsigned little-endian integers of key_words 8-byte words, the
+// last word the most significant. -1, 0, 1.
+GPKV_HD int CompareKeys(const uint64_t* a, const uint64_t* b, uint32_t key_words) {
+  for (uint32_t i = key_words; i-- > 0;) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+// Capacity of level i in entries: b * 2^i.
+GPKV_HD constexpr uint64_t LevelCapacity(uint32_t log2_batch, uint32_t level) {
+  return uint64_t{1} << (log2_batch + level);
+}
+
+GPKV_HD constexpr uint64_t AlignUp8(uint64_t value) { return (value + 7) / 8 * 8; }
+
+// Bytes of a run of `entries` entries, header included.
+GPKV_HD constexpr uint64_t RunBytes(uint64_t entries, uint32_t key_size, uint32_t value_size) {
+  return kRunHeaderSize + entries * (key_size + 8) + AlignUp8(entries * value_size);
+}
+// Offsets of a run's arrays from the start of the run.
+GPKV_HD constexpr uint64_t RunKeysOffset() { return kRunHeaderSize; }
+GPKV_HD constexpr uint64_t RunMetaOffset(uint64_t entries, uint32_t key_size) {
+  return kRunHeaderSize + entries * key_size;
+}
+GPKV_HD constexpr uint64_t RunValuesOffset(uint64_t entries, uint32_t key_size) {
+  return kRunHeaderSize + entries * (key_size + 8);
+}
+
+// Bytes of one log entry and of one log record.
+GPKV_HD constexpr uint64_t LogEntryBytes(uint32_t key_size, uint32_t value_size) {
+  return key_size + 8 + AlignUp8(value_size);
+}
+GPKV_HD constexpr uint64_t LogRecordBytes(uint64_t count, uint32_t key_size, uint32_t value_size) {
+  return kLogRecordHeaderSize + count * LogEntryBytes(key_size, value_size);
+}
+// Capacity of the log extent of a table: b entries in records of any size
+// (a buffer of b - 1 entries flushes before it grows past b), plus 64 KiB of
+// record headers; a full log flushes the buffer early.
+inline uint64_t LogCapacity(uint32_t log2_batch, uint32_t key_size, uint32_t value_size) {
+  return format::AlignUp(
+      (uint64_t{1} << log2_batch) * LogEntryBytes(key_size, value_size) + (uint64_t{64} << 10),
+      format::kExtentAlignment);
+}
+
+// The commit words.
+GPKV_HD constexpr uint64_t MakeActiveManifestWord(uint64_t generation, uint32_t index) {
+  return (generation << 1) | index;
+}
+GPKV_HD constexpr uint32_t ActiveManifestIndex(uint64_t word) {
+  return static_cast<uint32_t>(word & 1);
+}
+GPKV_HD constexpr uint64_t ActiveManifestGeneration(uint64_t word) { return word >> 1; }
+constexpr uint64_t kLogEpochMask = 0xffffffffULL;
+GPKV_HD constexpr uint64_t MakeLogWord(uint64_t epoch, uint64_t bytes) {
+  return ((epoch & kLogEpochMask) << 32) | (bytes / 8);
+}
+GPKV_HD constexpr uint64_t LogWordEpoch(uint64_t word) { return word >> 32; }
+GPKV_HD constexpr uint64_t LogWordBytes(uint64_t word) { return (word & kLogEpochMask) * 8; }
+
+// Checksum of a run's arrays and of log records: four lanes over 8-byte
+// words (a word-wise variant of XXH64's rounds; fast enough to check every
+// run at open). With P1 = 0x9e3779b185ebca87, P2 = 0xc2b2ae3d27d4eb4f:
+//   lane[j] = seed + {P1 + P2, P2, 0, -P1}[j]
+//   word i: lane[i % 4] = rotl(lane[i % 4] + word * P2, 31) * P1
+//   h = rotl(lane0, 1) + rotl(lane1, 7) + rotl(lane2, 12) + rotl(lane3, 18) + words * 8
+//   h ^= h >> 33; h *= P2; h ^= h >> 29; h *= 0x165667b19e3779f9; h ^= h >> 32
+GPKV_HD uint64_t RotateLeft(uint64_t value, uint32_t bits) {
+  return (value << bits) | (value >> (64 - bits));
+}
+constexpr uint64_t kChecksumP1 = 0x9e3779b185ebca87ULL;
+constexpr uint64_t kChecksumP2 = 0xc2b2ae3d27d4eb4fULL;
+struct WordsChecksumState {
+  uint64_t lane[4];
+  uint64_t words;
+};
+GPKV_HD WordsChecksumState WordsChecksumBegin(uint64_t seed) {
+  return {{seed + kChecksumP1 + kChecksumP2, seed + kChecksumP2, seed, seed - kChecksumP1}, 0};
+}
+// Adds `count` words; the state continues across calls (the lane of a word
+// is its index in the whole sequence).
+GPKV_HD void WordsChecksumAdd(WordsChecksumState& state, const uint64_t* words, uint64_t count) {
+  uint64_t i = 0;
+  while (i < count && (state.words & 3) != 0) {
+    uint64_t& lane = state.lane[state.words & 3];
+    lane = RotateLeft(lane + words[i++] * kChecksumP2, 31) * kChecksumP1;
+    ++state.words;
+  }
+  for (; i + 4 <= count; i += 4) {
+    for (uint32_t j = 0; j < 4; ++j) {
+      state.lane[j] = RotateLeft(state.lane[j] + words[i + j] * kChecksumP2, 31) * kChecksumP1;
+    }
+    state.words += 4;
+  }
+  for (; i < count; ++i) {
+    uint64_t& lane = state.lane[state.words & 3];
+    lane = RotateLeft(lane + words[i] * kChecksumP2, 31) * kChecksumP1;
+    ++state.words;
+  }
+}
+GPKV_HD uint64_t WordsChecksumEnd(const WordsChecksumState& state) {
+  uint64_t h = RotateLeft(state.lane[0], 1) + RotateLeft(state.lane[1], 7) +
+               RotateLeft(state.lane[2], 12) + RotateLeft(state.lane[3], 18) + state.words * 8;
+  h ^= h >> 33;
+  h *= kChecksumP2;
+  h ^= h >> 29;
+  h *= 0x165667b19e3779f9ULL;
+  h ^= h >> 32;
+  return h;
+}
+
+// RunHeader, the first 64 bytes of a run.
+//   0  u64 magic            kRunMagic
+//   8  u64 table_id
+//   16 u64 entries          n, >= 1
+//   24 u32 key_size, 28 u32 value_size
+//   32 u64 max_seq          largest sequence number in the run
+//   40 u64 tombstones       entries with kTombstoneBit
+//   48 u64 data_checksum    WordsChecksum, seed = table_id, of the run's
+//                           bytes 64 .. RunBytes(n) (keys, meta, padded values)
+//   56 u64 checksum         Checksum64 of bytes 0..55
+struct RunHeader {
+  uint64_t magic;
+  uint64_t table_id;
+  uint64_t entries;
+  uint32_t key_size;
+  uint32_t value_size;
+  uint64_t max_seq;
+  uint64_t tombstones;
+  uint64_t data_checksum;
+  uint64_t checksum;
+};
+static_assert(sizeof(RunHeader) == kRunHeaderSize);
+static_assert(offsetof(RunHeader, checksum) == 56);
+static_assert(std::is_trivially_copyable_v<RunHeader>);
+
+struct RunRef {
+  uint64_t offset;   // the run's extent; 0 = the level is empty
+  uint64_t entries;  // the run header's entries, repeated
+};
+static_assert(sizeof(RunRef) == 16);
+
+struct Manifest {
+  uint64_t generation;
+  uint64_t applied_seq;
+  uint64_t log_epoch;
+  uint32_t level_count;
+  uint32_t flags;
+  uint64_t compactions;
+  uint64_t reserved[2];
+  RunRef levels[kMaxLevels];
+  uint64_t reserved2;
+  uint64_t checksum;
+};
+static_assert(sizeof(Manifest) == 712);
+static_assert(offsetof(Manifest, levels) == 56);
+static_assert(offsetof(Manifest, checksum) == 704);
+static_assert(std::is_trivially_copyable_v<Manifest>);
+
+struct LsmRoot {
+  uint64_t magic;
+  uint64_t table_id;
+  uint32_t key_size;
+  uint32_t value_size;
+  uint32_t log2_batch;
+  uint32_t reserved0;
+  uint64_t log_offset;
+  uint64_t log_capacity;
+  uint64_t reserved1;
+  uint64_t checksum;
+  uint64_t active_manifest;
+  uint64_t log_word;
+  uint64_t reserved2[6];
+  Manifest manifests[2];
+};
+static_assert(offsetof(LsmRoot, checksum) == 56);
+static_assert(offsetof(LsmRoot, active_manifest) == 64);
+static_assert(offsetof(LsmRoot, log_word) == 72);
+static_assert(offsetof(LsmRoot, manifests) == 128);
+static_assert(sizeof(LsmRoot) <= kLsmRootSize);
+static_assert(std::is_trivially_copyable_v<LsmRoot>);
+
+struct LogRecordHeader {
+  uint64_t seq;
+  uint32_t count;
+  uint32_t flags;
+  uint64_t checksum;
+};
+static_assert(sizeof(LogRecordHeader) == kLogRecordHeaderSize);
+static_assert(std::is_trivially_copyable_v<LogRecordHeader>);
+
+// Checksum of a log record: WordsChecksum with seed = Checksum64 of
+// {epoch, seq, count | flags << 32} (three u64), over the record's entries.
+GPKV_HD uint64_t LogRecordSeed(uint64_t epoch, const LogRecordHeader& header) {
+  const uint64_t fields[3] = {epoch, header.seq, header.count | (uint64_t{header.flags} << 32)};
+  return format::Checksum64(fields, sizeof(fields));
+}
+
+// The family's block of a catalog entry (24 bytes).
+//   0  u8 log2_batch        b = 2^log2_batch
+//   1  u8 max_dead_percent  1..100
+//   2  u8 reserved[22]      zero
+struct CatalogParams {
+  uint8_t log2_batch;
+  uint8_t max_dead_percent;
+  uint8_t reserved[22];
+};
+static_assert(sizeof(CatalogParams) == format::kCatalogParamsSize);
+static_assert(std::is_trivially_copyable_v<CatalogParams>);
+
+}  // namespace gpkv::lsm

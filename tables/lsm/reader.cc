@@ -1,0 +1,326 @@
+#include "tables/lsm/reader.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "format/checksum.h"
+#include "pm/extent_allocator.h"
+
+namespace gpkv::lsm {
+
+std::string Hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
+  return text;
+}
+
+std::string LsmView::RunRegion(uint32_t level) const {
+  return TableRegion() + " level " + std::to_string(level) + " run";
+}
+
+namespace {
+
+struct Range {
+  uint64_t offset;
+  uint64_t length;
+  std::string what;
+};
+
+class RootChecker {
+ public:
+  RootChecker(const pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
+              bool require_allocated)
+      : pool_(pool),
+        table_(table_name),
+        root_offset_(root_offset),
+        require_allocated_(require_allocated) {}
+
+  Status Read(LsmView* view) {
+    GPKV_RETURN_IF_ERROR(
+        pool_.CheckRange(root_offset_, kLsmRootSize, "table '" + table_ + "' root"));
+    if (root_offset_ % format::kExtentAlignment != 0) return Bad(0, "root is not 4 KiB aligned");
+    std::memcpy(&root_, pool_.At<uint8_t>(root_offset_), sizeof(root_));
+    GPKV_RETURN_IF_ERROR(CheckFixedPart());
+    Fill(view);
+    GPKV_RETURN_IF_ERROR(CheckManifest(view));
+    GPKV_RETURN_IF_ERROR(CheckLogWord(view));
+    GPKV_RETURN_IF_ERROR(CheckOverlaps());
+    return require_allocated_ ? CheckAllocated() : Status::OK();
+  }
+
+ private:
+  Status Bad(uint64_t field, const std::string& why) const {
+    return Status::Corruption(pool_.Where("table '" + table_ + "' root", root_offset_ + field) +
+                              ": " + why);
+  }
+
+  Status CheckFixedPart() {
+    if (root_.magic != kLsmRootMagic) {
+      return Bad(0, "bad magic " + Hex(root_.magic) + " (not an ordered table root)");
+    }
+    const uint64_t checksum = format::Checksum64(&root_, offsetof(LsmRoot, checksum));
+    if (checksum != root_.checksum) {
+      return Bad(offsetof(LsmRoot, checksum), "checksum mismatch (stored " + Hex(root_.checksum) +
+                                                  ", computed " + Hex(checksum) + ")");
+    }
+    if (!format::IsValidKeySize(root_.key_size)) {
+      return Bad(16, "key size " + std::to_string(root_.key_size) + " is not 8, 16 or 32");
+    }
+    if (!format::IsValidValueSize(root_.value_size)) {
+      return Bad(20, "value size " + std::to_string(root_.value_size) + " is out of range");
+    }
+    if (root_.log2_batch < kMinLog2Batch || root_.log2_batch > kMaxLog2Batch) {
+      return Bad(24, "batch entries 2^" + std::to_string(root_.log2_batch) + " is out of range");
+    }
+    const uint64_t capacity = LogCapacity(root_.log2_batch, root_.key_size, root_.value_size);
+    if (root_.log_capacity != capacity) {
+      return Bad(40, "log capacity " + std::to_string(root_.log_capacity) + " is not " +
+                         std::to_string(capacity));
+    }
+    if (root_.log_offset % format::kExtentAlignment != 0) {
+      return Bad(32, "log offset " + Hex(root_.log_offset) + " is not 4 KiB aligned");
+    }
+    Status range =
+        pool_.CheckRange(root_.log_offset, root_.log_capacity, "table '" + table_ + "' log");
+    if (!range.ok()) return Bad(32, range.message());
+    ranges_.push_back({root_offset_, kLsmRootSize, "root"});
+    ranges_.push_back({root_.log_offset, root_.log_capacity, "log"});
+    return Status::OK();
+  }
+
+  void Fill(LsmView* view) {
+    view->table_name = table_;
+    view->root_offset = root_offset_;
+    view->table_id = root_.table_id;
+    view->key_size = root_.key_size;
+    view->value_size = root_.value_size;
+    view->log2_batch = root_.log2_batch;
+    view->log_offset = root_.log_offset;
+    view->log_capacity = root_.log_capacity;
+  }
+
+  Status CheckManifest(LsmView* view) {
+    const uint64_t word = root_.active_manifest;
+    view->active_word = word;
+    const uint32_t index = ActiveManifestIndex(word);
+    const uint64_t generation = ActiveManifestGeneration(word);
+    if (generation == 0) return Bad(64, "no manifest was ever published (active word 0)");
+    const Manifest& manifest = root_.manifests[index];
+    const uint64_t at = offsetof(LsmRoot, manifests) + index * sizeof(Manifest);
+    const uint64_t checksum = format::Checksum64(&manifest, offsetof(Manifest, checksum));
+    if (checksum != manifest.checksum) {
+      return Bad(at + offsetof(Manifest, checksum),
+                 "manifest " + std::to_string(index) + " checksum mismatch (stored " +
+                     Hex(manifest.checksum) + ", computed " + Hex(checksum) + ")");
+    }
+    if (manifest.generation != generation) {
+      return Bad(at, "manifest generation " + std::to_string(manifest.generation) +
+                         " is not the active word's " + std::to_string(generation));
+    }
+    if (manifest.level_count > kMaxLevels || manifest.flags != 0 ||
+        manifest.log_epoch > kLogEpochMask) {
+      return Bad(at + 16, "manifest level count, flags or log epoch out of range");
+    }
+    for (uint32_t level = 0; level < kMaxLevels; ++level) {
+      const RunRef& run = manifest.levels[level];
+      const uint64_t field = at + offsetof(Manifest, levels) + level * sizeof(RunRef);
+      const bool top = manifest.level_count != 0 && level == manifest.level_count - 1;
+      if (run.offset == 0) {
+        if (run.entries != 0 || top) {
+          return Bad(field, "level " + std::to_string(level) + " is empty but claims entries");
+        }
+        continue;
+      }
+      if (level >= manifest.level_count) {
+        return Bad(field, "level " + std::to_string(level) + " lies past the level count " +
+                              std::to_string(manifest.level_count));
+      }
+      if (run.entries == 0 || run.entries > LevelCapacity(root_.log2_batch, level)) {
+        return Bad(field, "level " + std::to_string(level) + " run of " +
+                              std::to_string(run.entries) + " entries (capacity " +
+                              std::to_string(LevelCapacity(root_.log2_batch, level)) + ")");
+      }
+      if (run.offset % format::kExtentAlignment != 0) {
+        return Bad(field, "level " + std::to_string(level) + " run offset " + Hex(run.offset) +
+                              " is not 4 KiB aligned");
+      }
+      const uint64_t bytes = RunBytes(run.entries, root_.key_size, root_.value_size);
+      Status range = pool_.CheckRange(run.offset, bytes, view->RunRegion(level));
+      if (!range.ok()) return Bad(field, range.message());
+      ranges_.push_back({run.offset, bytes, view->RunRegion(level)});
+    }
+    view->manifest = manifest;
+    return Status::OK();
+  }
+
+  Status CheckLogWord(LsmView* view) {
+    view->log_word = root_.log_word;
+    const uint64_t epoch = LogWordEpoch(root_.log_word);
+    const uint64_t manifest_epoch = view->manifest.log_epoch;
+    if (epoch == ((manifest_epoch + kLogEpochMask) & kLogEpochMask)) {
+      // The epoch before the manifest's: a flush published its manifest and
+      // had not yet reset the log word. The log is empty.
+      view->log_word_stale = true;
+      view->log_bytes = 0;
+      return Status::OK();
+    }
+    if (epoch != manifest_epoch) {
+      return Bad(72, "log word epoch " + std::to_string(epoch) + " is neither the manifest's " +
+                         std::to_string(manifest_epoch) + " nor the one before");
+    }
+    view->log_bytes = LogWordBytes(root_.log_word);
+    if (view->log_bytes > root_.log_capacity) {
+      return Bad(72, "log word publishes " + std::to_string(view->log_bytes) +
+                         " bytes of a log of " + std::to_string(root_.log_capacity));
+    }
+    return Status::OK();
+  }
+
+  Status CheckOverlaps() {
+    std::vector<Range> sorted = ranges_;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Range& a, const Range& b) { return a.offset < b.offset; });
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      if (sorted[i - 1].offset + sorted[i - 1].length > sorted[i].offset) {
+        return Bad(0, sorted[i - 1].what + " at " + Hex(sorted[i - 1].offset) + " overlaps " +
+                          sorted[i].what + " at " + Hex(sorted[i].offset));
+      }
+    }
+    return Status::OK();
+  }
+
+  Status CheckAllocated() {
+    for (const Range& range : ranges_) {
+      if (!pool_.allocator().IsAllocated(range.offset, range.length)) {
+        return Status::Corruption(
+            pool_.Where("table '" + table_ + "' " + range.what, range.offset) +
+            ": not an allocated extent of " + std::to_string(range.length) + " bytes");
+      }
+    }
+    return Status::OK();
+  }
+
+  const pm::Pool& pool_;
+  const std::string table_;
+  const uint64_t root_offset_;
+  const bool require_allocated_;
+  LsmRoot root_{};
+  std::vector<Range> ranges_;
+};
+
+}  // namespace
+
+Result<LsmView> ReadLsmRoot(const pm::Pool& pool, const std::string& table_name,
+                            uint64_t root_offset, bool require_allocated) {
+  LsmView view;
+  RootChecker checker(pool, table_name, root_offset, require_allocated);
+  GPKV_RETURN_IF_ERROR(checker.Read(&view));
+  return view;
+}
+
+Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
+                        RunSummary* summary) {
+  const RunRef& ref = view.manifest.levels[level];
+  const std::string region = view.RunRegion(level);
+  auto bad = [&](uint64_t offset, const std::string& why) {
+    return Status::Corruption(pool.Where(region, offset) + ": " + why);
+  };
+  RunHeader header;
+  std::memcpy(&header, pool.At<uint8_t>(ref.offset), sizeof(header));
+  if (header.magic != kRunMagic) return bad(ref.offset, "bad run magic " + Hex(header.magic));
+  const uint64_t checksum = format::Checksum64(&header, offsetof(RunHeader, checksum));
+  if (checksum != header.checksum) {
+    return bad(ref.offset + offsetof(RunHeader, checksum), "run header checksum mismatch (stored " +
+                                                               Hex(header.checksum) +
+                                                               ", computed " + Hex(checksum) + ")");
+  }
+  if (header.table_id != view.table_id || header.entries != ref.entries ||
+      header.key_size != view.key_size || header.value_size != view.value_size) {
+    return bad(ref.offset, "run header (table " + std::to_string(header.table_id) + ", " +
+                               std::to_string(header.entries) +
+                               " entries) does not match the manifest's (table " +
+                               std::to_string(view.table_id) + ", " + std::to_string(ref.entries) +
+                               " entries)");
+  }
+  if (header.max_seq > view.manifest.applied_seq || header.tombstones > header.entries) {
+    return bad(ref.offset + 32, "run sequence numbers or tombstone count out of range");
+  }
+  const EntryShape shape = view.shape();
+  RunView run = PoolRunView(pool, ref.offset, ref.entries, shape);
+  if (summary != nullptr) {
+    summary->entries = header.entries;
+    summary->tombstones = header.tombstones;
+    summary->max_seq = header.max_seq;
+  }
+  if (check == RunCheck::kHeader) return run;
+  const uint64_t data_checksum = RunDataChecksum(view.table_id, run, shape);
+  if (data_checksum != header.data_checksum) {
+    return bad(ref.offset + RunKeysOffset(), "run data checksum mismatch (stored " +
+                                                 Hex(header.data_checksum) + ", computed " +
+                                                 Hex(data_checksum) + ")");
+  }
+  if (check == RunCheck::kChecksum) return run;
+  const uint32_t words = shape.key_words;
+  for (uint64_t i = 1; i < run.count; ++i) {
+    if (CompareKeys(run.keys + (i - 1) * words, run.keys + i * words, words) >= 0) {
+      return bad(ref.offset + RunKeysOffset() + i * view.key_size,
+                 "entry " + std::to_string(i) + " is not above its predecessor (run out of order)");
+    }
+  }
+  RunSummary counted = Summarize(run);
+  if (counted.tombstones != header.tombstones || counted.max_seq != header.max_seq) {
+    return bad(ref.offset + 32, "run meta words disagree with the header's tombstones or max seq");
+  }
+  for (uint64_t i = 0; i < run.count; ++i) {
+    if (SeqOf(run.meta[i]) == 0) {
+      return bad(ref.offset + RunMetaOffset(run.count, view.key_size) + i * 8,
+                 "entry " + std::to_string(i) + " has sequence number 0");
+    }
+  }
+  return run;
+}
+
+Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
+               uint64_t* valid_bytes) {
+  const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+  const uint8_t* log = pool.At<uint8_t>(view.log_offset);
+  const std::string region = view.TableRegion() + " log";
+  uint64_t at = 0;
+  uint64_t last_seq = view.manifest.applied_seq;
+  if (valid_bytes != nullptr) *valid_bytes = 0;
+  while (at < view.log_bytes) {
+    const uint64_t where = view.log_offset + at;
+    auto bad = [&](const std::string& why) {
+      return Status::Corruption(pool.Where(region + " record", where) + ": " + why);
+    };
+    if (view.log_bytes - at < kLogRecordHeaderSize) return bad("record header is cut off");
+    LogRecordHeader header;
+    std::memcpy(&header, log + at, sizeof(header));
+    if (header.count == 0 || header.flags != 0) return bad("record of 0 entries or bad flags");
+    const uint64_t bytes = LogRecordBytes(header.count, view.key_size, view.value_size);
+    if (bytes > view.log_bytes - at) {
+      return bad("record of " + std::to_string(header.count) + " entries passes the log's end");
+    }
+    if (header.seq <= last_seq || header.seq > kSeqMask) {
+      return bad("sequence number " + std::to_string(header.seq) + " does not follow " +
+                 std::to_string(last_seq));
+    }
+    WordsChecksumState state = WordsChecksumBegin(LogRecordSeed(view.manifest.log_epoch, header));
+    WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(log + at + kLogRecordHeaderSize),
+                     header.count * entry_bytes / 8);
+    const uint64_t checksum = WordsChecksumEnd(state);
+    if (checksum != header.checksum) {
+      return bad("record checksum mismatch (stored " + Hex(header.checksum) + ", computed " +
+                 Hex(checksum) + ")");
+    }
+    visit(header, where, log + at + kLogRecordHeaderSize);
+    last_seq = header.seq;
+    at += bytes;
+    if (valid_bytes != nullptr) *valid_bytes = at;
+  }
+  return Status::OK();
+}
+
+}  // namespace gpkv::lsm

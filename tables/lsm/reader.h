@@ -1,0 +1,81 @@
+// Bounds-checked reading of an LSM table's bytes: the one place that decides
+// whether a root, its active manifest, a run and the log can be trusted.
+// Shared by open, verify, repair and the extent sweep, so all of them accept
+// and reject exactly the same bytes. Every offset and length read from the
+// pool is checked against the heap before it is used.
+//
+// Who may call: tables/lsm/ and tests.
+// Thread safety: plain functions over a const pool; an LsmView is a value.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpkv/status.h"
+#include "pm/pool.h"
+#include "tables/lsm/layout.h"
+#include "tables/lsm/run.h"
+
+namespace gpkv::lsm {
+
+// A validated copy of a root and its active manifest. Every range it names
+// (root, log, runs) lies inside the heap, is 4 KiB aligned, and no two
+// overlap.
+struct LsmView {
+  std::string table_name;
+  uint64_t root_offset = 0;
+  uint64_t table_id = 0;
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  uint32_t log2_batch = 0;
+  uint64_t log_offset = 0;
+  uint64_t log_capacity = 0;
+  uint64_t active_word = 0;
+  Manifest manifest{};    // copy of the active manifest
+  uint64_t log_word = 0;  // as read
+  // Published log bytes: LogWordBytes(log_word) when its epoch is the
+  // manifest's, else 0 (a flush emptied the log; the word is stale).
+  uint64_t log_bytes = 0;
+  bool log_word_stale = false;
+
+  EntryShape shape() const { return {key_size / 8, value_size}; }
+  uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
+  // "table 'users'"
+  std::string TableRegion() const { return "table '" + table_name + "'"; }
+  // "table 'users' level 3 run"
+  std::string RunRegion(uint32_t level) const;
+};
+
+// Reads and validates the root at root_offset (magic, checksum, sizes, log
+// extent) and its active manifest (checksum, generation, levels, every run
+// reference inside the heap and within its level's capacity, no overlaps,
+// allocated in the extent table unless !require_allocated). Corruption names
+// file, table, region and offset.
+Result<LsmView> ReadLsmRoot(const pm::Pool& pool, const std::string& table_name,
+                            uint64_t root_offset, bool require_allocated = true);
+
+// How much of a run to check: the header alone (it must agree with the
+// manifest), plus the data checksum, plus key order and meta words.
+enum class RunCheck { kHeader, kChecksum, kFull };
+
+// Validates the run of `level` and returns a view of it in the pool.
+// Corruption naming the table, level and offset when it fails a check.
+Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
+                        RunSummary* summary = nullptr);
+
+// Visits every published log record in order: (record header, its offset in
+// the pool, its entries as {key words, meta, padded value}). Corruption at
+// the first record that leaves the published bytes, fails its checksum or
+// breaks the sequence order; *valid_bytes (if not null) then holds the bytes
+// of the records before it.
+using LogVisitor =
+    std::function<void(const LogRecordHeader& header, uint64_t offset, const uint8_t* entries)>;
+Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
+               uint64_t* valid_bytes = nullptr);
+
+// "0x3a000"
+std::string Hex(uint64_t value);
+
+}  // namespace gpkv::lsm

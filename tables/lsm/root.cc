@@ -1,0 +1,122 @@
+#include "tables/lsm/root.h"
+
+#include <cstring>
+
+#include "format/checksum.h"
+#include "pm/atomic_word.h"
+#include "pm/extent_allocator.h"
+#include "tables/lsm/reader.h"
+
+namespace gpkv::lsm {
+
+Status CheckOptions(const std::string& where, const TableOptions& options) {
+  if (!format::IsValidKeySize(options.key_size)) {
+    return Status::InvalidArgument(where + ": key size " + std::to_string(options.key_size) +
+                                   " is not 8, 16 or 32");
+  }
+  if (!format::IsValidValueSize(options.value_size)) {
+    return Status::InvalidArgument(where + ": value size " + std::to_string(options.value_size) +
+                                   " is not " + std::to_string(format::kMinValueSize) + ".." +
+                                   std::to_string(format::kMaxValueSize));
+  }
+  const uint64_t batch = options.ordered.batch_entries;
+  if (!format::IsPowerOfTwo(batch) || batch < (uint64_t{1} << kMinLog2Batch) ||
+      batch > (uint64_t{1} << kMaxLog2Batch)) {
+    return Status::InvalidArgument(
+        where + ": batch entries " + std::to_string(batch) + " is not a power of two from 2^" +
+        std::to_string(kMinLog2Batch) + " to 2^" + std::to_string(kMaxLog2Batch));
+  }
+  if (options.ordered.max_dead_percent < 1 || options.ordered.max_dead_percent > 100) {
+    return Status::InvalidArgument(where + ": max dead percent " +
+                                   std::to_string(options.ordered.max_dead_percent) +
+                                   " is not 1..100");
+  }
+  return Status::OK();
+}
+
+uint32_t Log2Batch(const TableOptions& options) {
+  uint32_t log2 = 0;
+  while ((uint64_t{1} << log2) < options.ordered.batch_entries) ++log2;
+  return log2;
+}
+
+Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptions& options) {
+  if (pool.read_only()) return Status::InvalidArgument(pool.path() + ": pool is open read-only");
+  GPKV_RETURN_IF_ERROR(
+      CheckOptions(pool.path() + ": table id " + std::to_string(table_id), options));
+  const uint32_t log2_batch = Log2Batch(options);
+  const uint64_t log_capacity = LogCapacity(log2_batch, options.key_size, options.value_size);
+  auto root_offset =
+      pool.allocator().Allocate(kLsmRootSize, format::kExtentKindTableRoot, table_id);
+  if (!root_offset.ok()) return root_offset.status();
+  auto log_offset = pool.allocator().Allocate(log_capacity, format::kExtentKindOther, table_id);
+  if (!log_offset.ok()) {
+    pool.allocator().Free(*root_offset).IgnoreError();
+    return log_offset.status();
+  }
+  LsmRoot root{};
+  root.magic = kLsmRootMagic;
+  root.table_id = table_id;
+  root.key_size = options.key_size;
+  root.value_size = options.value_size;
+  root.log2_batch = log2_batch;
+  root.log_offset = *log_offset;
+  root.log_capacity = log_capacity;
+  root.checksum = format::Checksum64(&root, offsetof(LsmRoot, checksum));
+  Manifest& manifest = root.manifests[0];
+  manifest.generation = 1;
+  manifest.log_epoch = 1;
+  manifest.checksum = format::Checksum64(&manifest, offsetof(Manifest, checksum));
+  // The commit words stay zero until the root they publish is persisted.
+  auto* stored = pool.At<LsmRoot>(*root_offset);
+  std::memcpy(stored, &root, sizeof(root));
+  pool.Persist(stored, sizeof(root));
+  pool.Publish(&stored->log_word, MakeLogWord(1, 0));
+  pool.Publish(&stored->active_manifest, MakeActiveManifestWord(1, 0));
+  Status synced = pool.Sync();
+  if (!synced.ok()) {
+    pool.allocator().Free(*log_offset).IgnoreError();
+    pool.allocator().Free(*root_offset).IgnoreError();
+    return synced;
+  }
+  return *root_offset;
+}
+
+void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next) {
+  auto* root = pool.At<LsmRoot>(root_offset);
+  const uint64_t active = pm::LoadAcquire(&root->active_manifest);
+  const uint32_t target = 1 - ActiveManifestIndex(active);
+  next->generation = ActiveManifestGeneration(active) + 1;
+  next->level_count = 0;
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    if (next->levels[level].offset != 0) next->level_count = level + 1;
+  }
+  next->checksum = format::Checksum64(next, offsetof(Manifest, checksum));
+  std::memcpy(&root->manifests[target], next, sizeof(*next));
+  pool.Persist(&root->manifests[target], sizeof(*next));
+  pool.Publish(&root->active_manifest, MakeActiveManifestWord(next->generation, target));
+}
+
+void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint64_t epoch, uint64_t bytes) {
+  auto* root = pool.At<LsmRoot>(root_offset);
+  pool.Publish(&root->log_word, MakeLogWord(epoch, bytes));
+}
+
+Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {
+  auto view = ReadLsmRoot(pool, table_name, root_offset);
+  if (!view.ok()) return view.status();
+  Status first;
+  auto free_extent = [&](uint64_t offset) {
+    Status status = pool.allocator().Free(offset);
+    if (first.ok() && !status.ok()) first = status;
+  };
+  for (const RunRef& run : view->manifest.levels) {
+    if (run.offset != 0) free_extent(run.offset);
+  }
+  free_extent(view->log_offset);
+  free_extent(root_offset);
+  GPKV_RETURN_IF_ERROR(first);
+  return pool.Sync();
+}
+
+}  // namespace gpkv::lsm

@@ -1,0 +1,97 @@
+// Sorted runs in memory and in the pool: RunView (a run's arrays wherever
+// they live), RunData (a run being built in memory: a sorted batch, the write
+// buffer, a merge's output) and WriteRun, the one writer of a run's bytes in
+// the pool (layout.h draws them).
+//
+// Who may call: tables/lsm/ (cpu/, a future gpu/, recovery code) and tests.
+// Thread safety: RunView is a value over immutable bytes; RunData is not
+// synchronised; WriteRun may run beside readers of other runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpkv/status.h"
+#include "pm/pool.h"
+#include "tables/lsm/layout.h"
+
+namespace gpkv::lsm {
+
+// A sorted run's arrays: keys ascending and unique, count entries.
+struct RunView {
+  const uint64_t* keys = nullptr;   // count * key_words
+  const uint64_t* meta = nullptr;   // count
+  const uint8_t* values = nullptr;  // count * value_size
+  uint64_t count = 0;
+  // Optional, in memory: every kFenceStride-th key (cpu/search.h), so a
+  // search of a large run in the pool touches one block of it.
+  const uint64_t* fences = nullptr;  // fence_count * key_words
+  uint64_t fence_count = 0;
+};
+
+// The shape of a table's entries.
+struct EntryShape {
+  uint32_t key_words = 1;
+  uint32_t value_size = 8;
+  uint32_t key_size() const { return key_words * 8; }
+};
+
+// A run built in memory.
+class RunData {
+ public:
+  RunData() = default;
+  explicit RunData(const EntryShape& shape) : shape_(shape) {}
+
+  const EntryShape& shape() const { return shape_; }
+  uint64_t count() const { return meta_.size(); }
+  bool empty() const { return meta_.empty(); }
+  RunView View() const { return {keys_.data(), meta_.data(), values_.data(), count()}; }
+  void Reserve(uint64_t entries);
+  void Clear();
+  // Appends entry `index` of `from` (same shape).
+  void Append(const RunView& from, uint64_t index) {
+    keys_.insert(keys_.end(), from.keys + index * shape_.key_words,
+                 from.keys + (index + 1) * shape_.key_words);
+    meta_.push_back(from.meta[index]);
+    values_.insert(values_.end(), from.values + index * shape_.value_size,
+                   from.values + (index + 1) * shape_.value_size);
+  }
+  // Appends one entry from raw parts (value may be null: zero bytes).
+  void Append(const uint64_t* key, uint64_t meta, const uint8_t* value);
+  // Appends all of `other` (same shape).
+  void AppendAll(const RunData& other);
+  void Swap(RunData& other);
+
+ private:
+  EntryShape shape_;
+  std::vector<uint64_t> keys_;
+  std::vector<uint64_t> meta_;
+  std::vector<uint8_t> values_;
+};
+
+// Facts of a run that its header records.
+struct RunSummary {
+  uint64_t entries = 0;
+  uint64_t tombstones = 0;
+  uint64_t max_seq = 0;
+};
+RunSummary Summarize(const RunView& run);
+
+// The run's data checksum (layout.h: RunHeader::data_checksum) over arrays
+// laid out as in the pool.
+uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape);
+
+// Allocates a run extent, writes header and arrays (one sequential copy) and
+// persists them: after return the run is durable but unreferenced until a
+// manifest names it (an unreferenced run is freed at the next open).
+// REQUIRES: run.count >= 1, keys ascending and unique.
+// PoolFull when no extent is free.
+Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                          const RunView& run, int threads);
+
+// A run of the pool as a view (offsets as validated by the reader).
+RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,
+                    const EntryShape& shape);
+
+}  // namespace gpkv::lsm

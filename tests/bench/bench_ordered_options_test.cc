@@ -1,0 +1,119 @@
+// Smoke test of `gpkv bench --suite ordered`: its options parse and reach the
+// suite (a tiny run reports exactly the batch sizes, table sizes and
+// workloads asked for, each system agreeing with gpkv, and a target line per
+// case when RocksDB is built in), and wrong or misplaced options are usage
+// errors that name the option. Runs in about a second.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Scratch(const std::string& name) {
+  return ::testing::TempDir() + "gpkv_bench_ordered_" + std::to_string(getpid()) + "_" + name;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+RunResult RunBench(const std::string& args) {
+  const std::string out = Scratch("stdout"), err = Scratch("stderr");
+  const std::string command =
+      std::string(GPKV_TOOL_PATH) + " bench " + args + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  RunResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = Slurp(out);
+  result.err = Slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return result;
+}
+
+std::string Tiny() {
+  return "--suite ordered --pool " + Scratch("pool.gpkv") + " --rocksdb-dir " + Scratch("rocksdb") +
+         " --threads 2 --insert-min 4 --insert-max 5 --insert-keys 64 --table-sizes 8,6"
+         " --ops 256 --batch 64 --lsm-batch 16";
+}
+
+TEST(BenchOrderedOptions, TinyRunReportsTheCasesAskedFor) {
+  RunResult run = RunBench(Tiny() + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["suite"], "ordered");
+  EXPECT_EQ(report["config"]["insert_min_log2"], 4);
+  EXPECT_EQ(report["config"]["lsm_batch_entries"], 16);
+  std::set<std::string> systems;
+  std::set<std::string> cases;
+  for (const auto& row : report["results"]) {
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["error"], "");
+    EXPECT_TRUE(row["complete"].get<bool>());
+    EXPECT_GT(row["mops"].get<double>(), 0.0);
+    systems.insert(row["system"].get<std::string>());
+    cases.insert(row["workload"].get<std::string>() + " " + row["distribution"].get<std::string>() +
+                 " " + std::to_string(row["batch_size"].get<uint64_t>()));
+    if (row["workload"] == "get") EXPECT_EQ(row["found"], row["reads"]);  // present keys
+    if (row["workload"] == "insert") EXPECT_EQ(row["ops"].get<uint64_t>(), 64u);
+  }
+  const std::set<std::string> expected = {
+      "insert uniform 16", "insert uniform 32", "get 2^6 keys 64",
+      "count 2^6 keys 64", "range 2^6 keys 64", "get 2^8 keys 64",
+      "count 2^8 keys 64", "range 2^8 keys 64", "E 2^8 keys 64"};
+  EXPECT_EQ(cases, expected);
+  const bool rocksdb = systems.count("rocksdb") != 0;
+  EXPECT_TRUE(systems.count("gpkv"));
+  EXPECT_EQ(report["sections"]["read_results_agree"], true);
+  // With RocksDB: one target per insert batch size, per table size and for E.
+  size_t measured = 0;
+  for (const auto& target : report["targets"]) measured += target["measured"].get<bool>();
+  EXPECT_EQ(measured, rocksdb ? 5u : 0u);
+}
+
+TEST(BenchOrderedOptions, WorkloadsSelectWhatRuns) {
+  RunResult run = RunBench(Tiny() + " --workloads range --systems gpkv --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  ASSERT_EQ(report["results"].size(), 2u);  // range on both table sizes
+  for (const auto& row : report["results"]) EXPECT_EQ(row["workload"], "range");
+}
+
+TEST(BenchOrderedOptions, BadOrMisplacedOptionsAreUsageErrors) {
+  const std::pair<std::string, std::string> cases[] = {
+      {Tiny() + " --insert-min 6", "--insert-min"},
+      {Tiny() + " --insert-max 27", "--insert-max"},
+      {Tiny() + " --table-sizes 31", "--table-sizes"},
+      {Tiny() + " --lsm-batch 1000", "--lsm-batch"},
+      {Tiny() + " --insert-keys 0", "--insert-keys"},
+      {Tiny() + " --workloads C", "--workloads"},
+      {Tiny() + " --systems libcuckoo", "--systems"},
+      {"--suite ycsb --insert-min 10", "--insert-min"},
+      {"--suite foundation --table-sizes 10", "--table-sizes"},
+  };
+  for (const auto& [args, option] : cases) {
+    RunResult run = RunBench(args);
+    EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << args << ": " << run.err;
+    EXPECT_NE(run.err.find(option), std::string::npos) << args << ": " << run.err;
+    EXPECT_EQ(run.out, "") << args;
+  }
+}
+
+}  // namespace

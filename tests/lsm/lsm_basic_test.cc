@@ -1,0 +1,166 @@
+// The LSM family's batch calls on small tables: puts, gets, erases across the
+// write buffer, flushes and cascades; ordered queries; reopen; compaction;
+// the hash tables' Unsupported answers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "lsm_test_util.h"
+
+namespace gpkv {
+namespace {
+
+using lsmtest::Contents;
+using lsmtest::Oracle;
+using lsmtest::OrderedOptions;
+using lsmtest::PoolOptions;
+
+TEST(LsmBasic, PutGetEraseAcrossBufferAndLevels) {
+  testutil::TempPool temp("lsm-basic");
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("o", OrderedOptions(16));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  Oracle oracle;
+  for (uint64_t round = 0; round < 50; ++round) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t i = 0; i < 1 + round % 7; ++i) {
+      keys.push_back((round * 7 + i * 13) % 97);
+      values.push_back(round * 1000 + i);
+      oracle[keys.back()] = values.back();
+    }
+    ASSERT_TRUE((*table)->Put(keys, values).ok());
+    if (round % 5 == 4) {
+      std::vector<uint64_t> erase = {round % 97, (round * 3) % 97};
+      std::vector<uint8_t> erased(erase.size());
+      ASSERT_TRUE((*table)->Erase(erase, erased).ok());
+      for (size_t i = 0; i < erase.size(); ++i) {
+        const bool present = oracle.erase(erase[i]) == 1;
+        if (i == 1 && erase[1] == erase[0]) {
+          EXPECT_EQ(erased[i], 0);
+        } else {
+          EXPECT_EQ(erased[i], present ? 1 : 0) << "round " << round << " key " << erase[i];
+        }
+      }
+    }
+    ASSERT_EQ(Contents(**table), oracle) << "round " << round;
+  }
+  std::vector<uint64_t> keys(100);
+  std::iota(keys.begin(), keys.end(), 0);
+  std::vector<uint64_t> values(100);
+  std::vector<uint8_t> found(100);
+  ASSERT_TRUE((*table)->Get(keys, values, found).ok());
+  for (uint64_t k = 0; k < 100; ++k) {
+    auto it = oracle.find(k);
+    ASSERT_EQ(found[k], it != oracle.end()) << k;
+    if (found[k]) EXPECT_EQ(values[k], it->second);
+  }
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, oracle.size());
+  EXPECT_EQ(stats->family, "lsm");
+  EXPECT_GE(*stats->Property("lsm.levels"), 2.0);
+
+  db->reset();
+  auto reopened = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  auto again = (*reopened)->OpenTable("o");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Contents(**again), oracle);
+  ASSERT_TRUE((*again)->Compact().ok());
+  EXPECT_EQ(Contents(**again), oracle);
+  EXPECT_EQ(*(*again)->GetProperty("lsm.dead-entries"), 0.0);
+  EXPECT_EQ(*(*again)->GetProperty("lsm.tombstones"), 0.0);
+}
+
+TEST(LsmBasic, OrderedQueries) {
+  testutil::TempPool temp("lsm-queries");
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("o", OrderedOptions(16));
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> keys, values;
+  for (uint64_t k = 10; k <= 100; k += 10) {
+    keys.push_back(k);
+    values.push_back(k + 1);
+  }
+  ASSERT_TRUE((*table)->Put(keys, values).ok());
+  std::vector<uint64_t> gone = {50};
+  ASSERT_TRUE((*table)->Erase(gone).ok());
+  std::vector<uint64_t> lo = {0, 15, 50, 100, 60}, hi = {1000, 45, 50, 100, 20};
+  std::vector<uint64_t> counts(lo.size());
+  ASSERT_TRUE((*table)->Count(lo, hi, counts).ok());
+  EXPECT_EQ(counts, (std::vector<uint64_t>{9, 3, 0, 1, 0}));
+  Table::RangeResults results;
+  ASSERT_TRUE((*table)->Range(lo, hi, &results).ok());
+  ASSERT_EQ(results.offsets, (std::vector<uint64_t>{0, 9, 12, 12, 13, 13}));
+  uint64_t key;
+  std::memcpy(&key, &results.keys[9 * 8], 8);
+  EXPECT_EQ(key, 20u);
+  std::vector<uint64_t> probe = {0, 10, 45, 50, 101}, next(5), next_values(5);
+  std::vector<uint8_t> found(5);
+  ASSERT_TRUE((*table)->Successor(probe, next, next_values, found).ok());
+  EXPECT_EQ(next, (std::vector<uint64_t>{10, 10, 60, 60, 0}));
+  EXPECT_EQ(found, (std::vector<uint8_t>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(next_values[2], 61u);
+  ASSERT_TRUE((*table)->Predecessor(probe, next, next_values, found).ok());
+  EXPECT_EQ(next, (std::vector<uint64_t>{0, 10, 40, 40, 100}));
+  EXPECT_EQ(found, (std::vector<uint8_t>{0, 1, 1, 1, 1}));
+}
+
+TEST(LsmBasic, WideKeysOrderByTheirLastWord) {
+  testutil::TempPool temp("lsm-wide");
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("w", OrderedOptions(16, 3, 16));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  // (low, high) words: order is by high first.
+  std::vector<uint64_t> keys = {5, 1, 1, 2, 9, 0};
+  std::vector<uint8_t> values = {1, 1, 1, 2, 2, 2, 3, 3, 3};
+  ASSERT_TRUE((*table)->Put(keys, values).ok());
+  std::vector<uint64_t> probe = {6, 0, 0, 1}, next(4);
+  std::vector<uint8_t> next_values(6), found(2);
+  ASSERT_TRUE((*table)->Successor(probe, next, next_values, found).ok());
+  EXPECT_EQ(next, (std::vector<uint64_t>{9, 0, 5, 1}));
+  EXPECT_EQ(next_values, (std::vector<uint8_t>{3, 3, 3, 1, 1, 1}));
+  EXPECT_EQ(found, (std::vector<uint8_t>{1, 1}));
+}
+
+TEST(LsmBasic, HashTablesAnswerOrderedCallsWithUnsupported) {
+  testutil::TempPool temp("lsm-hash");
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("h", TableOptions{});
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> keys = {1}, out(1), counts(1);
+  std::vector<uint8_t> found(1);
+  Status count = (*table)->Count(keys, keys, counts);
+  EXPECT_TRUE(count.IsUnsupported());
+  EXPECT_NE(count.message().find("table 'h' is a hash table"), std::string::npos)
+      << count.ToString();
+  Table::RangeResults results;
+  EXPECT_TRUE((*table)->Range(keys, keys, &results).IsUnsupported());
+  EXPECT_TRUE((*table)->Successor(keys, out, out, found).IsUnsupported());
+  EXPECT_TRUE((*table)->Predecessor(keys, out, out, found).IsUnsupported());
+  EXPECT_TRUE((*table)->Compact().IsUnsupported());
+}
+
+TEST(LsmBasic, BadSpansAndOptionsAreInvalidArgument) {
+  testutil::TempPool temp("lsm-spans");
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE((*db)->CreateTable("b", OrderedOptions(100)).status().IsInvalidArgument());
+  EXPECT_TRUE((*db)->CreateTable("b", OrderedOptions(8)).status().IsInvalidArgument());
+  auto table = (*db)->CreateTable("o", OrderedOptions(16));
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> lo = {1, 2}, hi = {3}, counts(2);
+  EXPECT_TRUE((*table)->Count(lo, hi, counts).IsInvalidArgument());
+  std::vector<uint64_t> short_counts(1);
+  EXPECT_TRUE((*table)->Count(lo, lo, short_counts).IsInvalidArgument());
+  EXPECT_TRUE((*table)->Range(lo, lo, nullptr).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace gpkv

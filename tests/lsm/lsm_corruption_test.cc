@@ -1,0 +1,180 @@
+// Damaged LSM bytes give Corruption naming the table and an offset, never a
+// crash: a run's data, a run's header, the active manifest, the root and a
+// log record; verify reports each and repair drops what is damaged.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "format/pool_layout.h"
+#include "lsm_test_util.h"
+#include "recovery/verify.h"
+#include "tables/lsm/layout.h"
+
+namespace gpkv {
+namespace {
+
+using lsmtest::OrderedOptions;
+using lsmtest::PoolOptions;
+
+// A table with two runs and records in its log.
+void BuildTable(const std::string& path) {
+  auto db = DB::Open(path, PoolOptions(uint64_t{16} << 20, 1));
+  EXPECT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("o", OrderedOptions(16));
+  EXPECT_TRUE(table.ok());
+  for (uint64_t batch = 0; batch < 3; ++batch) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t i = 0; i < (batch == 2 ? 4 : 16); ++i) {
+      keys.push_back(batch * 100 + i);
+      values.push_back(i);
+    }
+    EXPECT_TRUE((*table)->Put(keys, values).ok());
+  }
+}
+
+// The root of the pool's one table, from the current superblock's catalog.
+uint64_t RootOffset(const std::string& path) {
+  auto superblock_a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
+  auto superblock_b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
+  const format::Superblock& current =
+      superblock_a.generation > superblock_b.generation ? superblock_a : superblock_b;
+  auto entry = testutil::ReadBytes<format::CatalogEntry>(
+      path, current.catalog_offset + sizeof(format::CatalogHeader));
+  return entry.root_offset;
+}
+
+lsm::LsmRoot ReadRoot(const std::string& path) {
+  return testutil::ReadBytes<lsm::LsmRoot>(path, RootOffset(path));
+}
+
+const lsm::Manifest& Active(const lsm::LsmRoot& root) {
+  return root.manifests[lsm::ActiveManifestIndex(root.active_manifest)];
+}
+
+// Opening fails with Corruption naming the table and the offset `at`; verify
+// reports it; repair then leaves a pool that opens and verifies clean.
+void ExpectCorruptionAt(const std::string& path, uint64_t at, bool table_survives_repair) {
+  auto db = DB::Open(path, PoolOptions(uint64_t{16} << 20, 1));
+  ASSERT_FALSE(db.ok());
+  ASSERT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+  EXPECT_NE(db.status().message().find("table 'o'"), std::string::npos) << db.status().ToString();
+  char offset[32];
+  std::snprintf(offset, sizeof(offset), "(offset 0x%llx)", static_cast<unsigned long long>(at));
+  EXPECT_NE(db.status().message().find(offset), std::string::npos)
+      << db.status().ToString() << " does not name " << offset;
+  auto verified = recovery::VerifyPool(path, nullptr);
+  ASSERT_TRUE(verified.ok());
+  EXPECT_TRUE(verified->HasCorruption());
+  auto repaired = recovery::RepairPool(path, nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto after = recovery::VerifyPool(path, nullptr);
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+  auto reopened = DB::Open(path, PoolOptions(uint64_t{16} << 20, 1));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ((*reopened)->OpenTable("o").ok(), table_survives_repair);
+}
+
+TEST(LsmCorruption, AFlippedRunByteIsCorruptionAtTheRunAndRepairDropsTheRun) {
+  testutil::TempPool temp("lsm-run-data");
+  BuildTable(temp.path());
+  const lsm::Manifest manifest = Active(ReadRoot(temp.path()));
+  const uint64_t run = manifest.levels[1].offset;
+  ASSERT_NE(run, 0u);
+  testutil::FlipByte(temp.path(), run + lsm::kRunHeaderSize + 8, 0x10);
+  ExpectCorruptionAt(temp.path(), run + lsm::kRunHeaderSize, /*table_survives_repair=*/true);
+}
+
+TEST(LsmCorruption, ARunHeaderWithAHugeEntryCountIsCorruption) {
+  testutil::TempPool temp("lsm-run-header");
+  BuildTable(temp.path());
+  const lsm::Manifest manifest = Active(ReadRoot(temp.path()));
+  const uint64_t run = manifest.levels[1].offset;
+  testutil::WriteBytes<uint64_t>(temp.path(), run + 16, uint64_t{1} << 60);
+  ExpectCorruptionAt(temp.path(), run + offsetof(lsm::RunHeader, checksum),
+                     /*table_survives_repair=*/true);
+}
+
+TEST(LsmCorruption, ADamagedManifestIsCorruptionAtTheManifest) {
+  testutil::TempPool temp("lsm-manifest");
+  BuildTable(temp.path());
+  const uint64_t root = RootOffset(temp.path());
+  const lsm::LsmRoot copy = ReadRoot(temp.path());
+  const uint32_t index = lsm::ActiveManifestIndex(copy.active_manifest);
+  const uint64_t manifest =
+      root + offsetof(lsm::LsmRoot, manifests) + index * sizeof(lsm::Manifest);
+  // A run offset far outside the pool.
+  testutil::WriteBytes<uint64_t>(temp.path(), manifest + offsetof(lsm::Manifest, levels) + 16,
+                                 uint64_t{1} << 50);
+  ExpectCorruptionAt(temp.path(), manifest + offsetof(lsm::Manifest, checksum),
+                     /*table_survives_repair=*/false);
+}
+
+TEST(LsmCorruption, AManifestRunOutsideThePoolWithAValidChecksumIsCorruption) {
+  testutil::TempPool temp("lsm-manifest-range");
+  BuildTable(temp.path());
+  const uint64_t root = RootOffset(temp.path());
+  lsm::LsmRoot copy = ReadRoot(temp.path());
+  const uint32_t index = lsm::ActiveManifestIndex(copy.active_manifest);
+  lsm::Manifest& manifest = copy.manifests[index];
+  manifest.levels[1].offset = uint64_t{1} << 50;
+  manifest.checksum = format::Checksum64(&manifest, offsetof(lsm::Manifest, checksum));
+  const uint64_t at = root + offsetof(lsm::LsmRoot, manifests) + index * sizeof(lsm::Manifest);
+  testutil::WriteBytes(temp.path(), at, manifest);
+  ExpectCorruptionAt(temp.path(), at + offsetof(lsm::Manifest, levels) + sizeof(lsm::RunRef),
+                     /*table_survives_repair=*/false);
+}
+
+TEST(LsmCorruption, ADamagedLogRecordIsCorruptionAndRepairCutsTheLog) {
+  testutil::TempPool temp("lsm-log");
+  BuildTable(temp.path());
+  const lsm::LsmRoot copy = ReadRoot(temp.path());
+  ASSERT_GT(lsm::LogWordBytes(copy.log_word), 0u);
+  testutil::FlipByte(temp.path(), copy.log_offset + lsm::kLogRecordHeaderSize + 3, 0x01);
+  ExpectCorruptionAt(temp.path(), copy.log_offset, /*table_survives_repair=*/true);
+}
+
+TEST(LsmCorruption, RandomDamageToRootManifestAndRunsNeverCrashes) {
+  testutil::TempPool temp("lsm-random");
+  BuildTable(temp.path());
+  const uint64_t root = RootOffset(temp.path());
+  const lsm::LsmRoot copy = ReadRoot(temp.path());
+  std::vector<uint64_t> regions = {root, root + 64, root + 128, copy.log_offset};
+  for (const lsm::RunRef& run : Active(copy).levels) {
+    if (run.offset != 0) regions.push_back(run.offset);
+  }
+  std::vector<uint8_t> pristine(16 << 20);
+  {
+    FILE* file = std::fopen(temp.path().c_str(), "rb");
+    ASSERT_EQ(std::fread(pristine.data(), 1, pristine.size(), file), pristine.size());
+    std::fclose(file);
+  }
+  uint64_t state = 7;
+  for (int trial = 0; trial < 200; ++trial) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t at = regions[(state >> 33) % regions.size()] + ((state >> 13) % 512);
+    testutil::WriteBytes<uint64_t>(temp.path(), at, state);
+    auto db = DB::Open(temp.path(), PoolOptions(uint64_t{16} << 20, 1));
+    if (db.ok()) {
+      auto table = (*db)->OpenTable("o");
+      if (table.ok()) {
+        std::vector<uint64_t> keys = {0, 100, 5}, lo = {0}, hi = {~uint64_t{0}}, counts(1);
+        std::vector<uint64_t> values(3);
+        std::vector<uint8_t> found(3);
+        EXPECT_TRUE((*table)->Get(keys, values, found).ok());
+        EXPECT_TRUE((*table)->Count(lo, hi, counts).ok());
+      }
+    } else {
+      EXPECT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+    }
+    db = Status::OK();
+    auto verified = recovery::VerifyPool(temp.path(), nullptr);
+    EXPECT_TRUE(verified.ok() || verified.status().IsCorruption());
+    FILE* file = std::fopen(temp.path().c_str(), "r+b");
+    ASSERT_EQ(std::fwrite(pristine.data(), 1, pristine.size(), file), pristine.size());
+    std::fclose(file);
+  }
+}
+
+}  // namespace
+}  // namespace gpkv
