@@ -94,6 +94,10 @@ void LsmCpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* re
   std::vector<PairBuffer> chunk_keys(chunks), chunk_values(chunks);
   DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
+    // Sizes local to this lambda: clang (the fuzz build) cannot reach the
+    // enclosing function's locals from a lambda inside the parallel region.
+    const uint32_t pair_key_size = key_size;
+    const uint32_t pair_value_size = value_size;
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (chunks > 1)
     for (size_t chunk = 0; chunk < chunks; ++chunk) {
       PairBuffer& keys = chunk_keys[chunk];
@@ -104,8 +108,8 @@ void LsmCpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* re
         LoadKey<W>(hi, i, high);
         uint64_t count = 0;
         ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
-          keys.Append(run.keys + index * W, key_size);
-          values.Append(run.values + index * value_size, value_size);
+          keys.Append(run.keys + index * W, pair_key_size);
+          values.Append(run.values + index * pair_value_size, pair_value_size);
           ++count;
           return true;
         });
