@@ -280,26 +280,21 @@ Status SlabHashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t
   if (keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Put without keys or values");
   }
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
-  std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  auto workspace = AcquireWorkspace();
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  Workspace& ws = **workspace;
-  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
-  // A bulk build: an empty table takes buckets for the whole batch at once.
-  if (live_keys_ == 0 && static_cast<double>(count) > static_cast<double>(bucket_count_) *
-                                                          geometry_.slots_per_slab *
-                                                          kInitialSlabFill) {
-    const Status reserved = ReserveLocked(ws, count);
-    if (!reserved.ok() && !IsOutOfDeviceMemory(reserved)) return reserved;
-  }
-  for (size_t done = 0; done < count; done += kMaxChunkOps) {
-    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
-    GPKV_RETURN_IF_ERROR(
-        PutChunk(ws, keys + done * options_.key_size, values + done * options_.value_size, chunk));
-  }
-  return Status::OK();
+  return WithWorkspace<std::unique_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
+    // A bulk build: an empty table takes buckets for the whole batch at once.
+    if (live_keys_ == 0 && static_cast<double>(count) > static_cast<double>(bucket_count_) *
+                                                            geometry_.slots_per_slab *
+                                                            kInitialSlabFill) {
+      const Status reserved = ReserveLocked(ws, count);
+      if (!reserved.ok() && !IsOutOfDeviceMemory(reserved)) return reserved;
+    }
+    for (size_t done = 0; done < count; done += kMaxChunkOps) {
+      const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+      GPKV_RETURN_IF_ERROR(PutChunk(ws, keys + done * options_.key_size,
+                                    values + done * options_.value_size, chunk));
+    }
+    return Status::OK();
+  });
 }
 
 Status SlabHashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
@@ -366,24 +361,19 @@ Status SlabHashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t cou
                                 cudaStream_t caller) {
   if (count == 0) return Status::OK();
   if (keys == nullptr) return Status::InvalidArgument("slab hash: Erase without keys");
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
-  std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  auto workspace = AcquireWorkspace();
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  Workspace& ws = **workspace;
-  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
-  for (size_t done = 0; done < count; done += kMaxChunkOps) {
-    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
-    GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * options_.key_size,
-                                    erased == nullptr ? nullptr : erased + done, chunk));
-  }
-  // No flush here: dead slots make no list longer than it was before the
-  // erase, so reads cost what they did. They cost when inserts must append
-  // past them, so the put and mixed paths flush (MaybeMaintain). Flushing
-  // here took deleting every key of a 60%-full table from about 6 to 2.2 G/s
-  // (three flushes of every list while it emptied; H100, docs/bench).
-  return Status::OK();
+  return WithWorkspace<std::unique_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
+    for (size_t done = 0; done < count; done += kMaxChunkOps) {
+      const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+      GPKV_RETURN_IF_ERROR(EraseChunk(ws, keys + done * options_.key_size,
+                                      erased == nullptr ? nullptr : erased + done, chunk));
+    }
+    // No flush here: dead slots make no list longer than it was before the
+    // erase, so reads cost what they did. They cost when inserts must append
+    // past them, so the put and mixed paths flush (MaybeMaintain). Flushing
+    // here took deleting every key of a 60%-full table from about 6 to 2.2 G/s
+    // (three flushes of every list while it emptied; H100, docs/bench).
+    return Status::OK();
+  });
 }
 
 Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
@@ -434,22 +424,17 @@ Status SlabHashGpu::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t
   if (ops == nullptr || keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Mixed without operations, keys or values");
   }
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
-  std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  auto workspace = AcquireWorkspace();
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  Workspace& ws = **workspace;
-  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
-  for (size_t done = 0; done < count; done += kMaxChunkOps) {
-    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
-    GPKV_RETURN_IF_ERROR(MixedChunk(ws, ops + done, keys + done * options_.key_size,
-                                    values + done * options_.value_size,
-                                    results == nullptr ? nullptr : results + done, chunk));
-  }
-  if (NeedsFlush(dead_slots_, live_keys_, bucket_count_, geometry_.slots_per_slab))
-    GPKV_RETURN_IF_ERROR(FlushLocked(ws));
-  return Status::OK();
+  return WithWorkspace<std::unique_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
+    for (size_t done = 0; done < count; done += kMaxChunkOps) {
+      const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+      GPKV_RETURN_IF_ERROR(MixedChunk(ws, ops + done, keys + done * options_.key_size,
+                                      values + done * options_.value_size,
+                                      results == nullptr ? nullptr : results + done, chunk));
+    }
+    if (NeedsFlush(dead_slots_, live_keys_, bucket_count_, geometry_.slots_per_slab))
+      GPKV_RETURN_IF_ERROR(FlushLocked(ws));
+    return Status::OK();
+  });
 }
 
 Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys,
@@ -515,20 +500,15 @@ Status SlabHashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* fou
   if (keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Get without keys or values");
   }
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
-  std::shared_lock<std::shared_mutex> lock(table_mutex_);
-  auto workspace = AcquireWorkspace();
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  Workspace& ws = **workspace;
-  GPKV_RETURN_IF_ERROR(ws.OrderAfter(caller));
-  for (size_t done = 0; done < count; done += kMaxChunkOps) {
-    const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
-    GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
-                                  values + done * options_.value_size,
-                                  found == nullptr ? nullptr : found + done, chunk));
-  }
-  return ws.Wait("a get batch");
+  return WithWorkspace<std::shared_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
+    for (size_t done = 0; done < count; done += kMaxChunkOps) {
+      const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
+      GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
+                                    values + done * options_.value_size,
+                                    found == nullptr ? nullptr : found + done, chunk));
+    }
+    return ws.Wait("a get batch");
+  });
 }
 
 Status SlabHashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,

@@ -24,6 +24,7 @@
 
 #include "gpkv/options.h"
 #include "gpkv/status.h"
+#include "gpu/cuda_check.h"
 #include "gpu/slab_alloc.h"
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/gpu/device_view.h"
@@ -75,6 +76,19 @@ class SlabHashGpu::Impl {
       if (workspace != nullptr) impl->ReleaseWorkspace(workspace);
     }
   };
+  // The prologue of every batch call: on the table's device, with the
+  // table locked (Lock: std::unique_lock for writes, std::shared_lock for
+  // reads), runs body(ws) on a leased workspace ordered after `caller`.
+  template <typename Lock, typename Body>
+  Status WithWorkspace(cudaStream_t caller, Body&& body) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+    Lock lock(table_mutex_);
+    auto workspace = AcquireWorkspace();
+    if (!workspace.ok()) return workspace.status();
+    Lease lease{this, *workspace};
+    GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(caller));
+    return body(**workspace);
+  }
   bool IsDeviceMemory(const void* address) const;
   // The table for kernels; `tag` for write kernels (0 for others).
   DeviceView View(uint32_t tag) const;

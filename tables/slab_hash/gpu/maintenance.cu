@@ -22,23 +22,13 @@ bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::k
 // ---------------------------------------------------------------- public calls
 
 Status SlabHashGpu::Impl::Flush(cudaStream_t caller) {
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
-  std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  auto workspace = AcquireWorkspace();
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(caller));
-  return FlushLocked(**workspace);
+  return WithWorkspace<std::unique_lock<std::shared_mutex>>(
+      caller, [&](Workspace& ws) { return FlushLocked(ws); });
 }
 
 Status SlabHashGpu::Impl::Reserve(uint64_t keys, cudaStream_t caller) {
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
-  std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  auto workspace = AcquireWorkspace();
-  if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(caller));
-  return ReserveLocked(**workspace, keys);
+  return WithWorkspace<std::unique_lock<std::shared_mutex>>(
+      caller, [&](Workspace& ws) { return ReserveLocked(ws, keys); });
 }
 
 // The whole scan holds the table shared: no write runs meanwhile, so every
