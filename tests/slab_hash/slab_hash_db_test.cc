@@ -210,12 +210,17 @@ TEST(SlabHashDb, ReadersOfASharedKeySeeTheOldOrTheNewValueNeverAMix) {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> bad{0};
   std::atomic<uint64_t> reads{0};
+  std::atomic<int> readers_started{0};
   std::vector<std::thread> threads;
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
       // A batch of the hot key among other keys, the hot key twice.
       std::vector<uint64_t> keys = {1000 + uint64_t(w), kKey, 2000 + uint64_t(w), kKey};
       std::vector<uint64_t> values(keys.size() * 16);
+      // Start once both readers have read, so reads overlap the writes
+      // however the threads are scheduled (on a loaded machine the writers
+      // could otherwise finish before a reader's first read).
+      while (readers_started.load() < 2) std::this_thread::yield();
       for (uint64_t n = 1; n <= kPutsPerWriter; ++n) {
         const uint64_t word = (uint64_t(w + 1) << 32) | n;
         std::fill(values.begin(), values.end(), word);
@@ -228,6 +233,7 @@ TEST(SlabHashDb, ReadersOfASharedKeySeeTheOldOrTheNewValueNeverAMix) {
       std::vector<uint64_t> keys(64, kKey);
       std::vector<uint64_t> values(keys.size() * 16);
       std::vector<uint8_t> found(keys.size());
+      bool counted = false;  // this reader has told the writers it started
       while (!stop.load()) {
         if (!(*table)->Get(keys, values, found).ok()) bad.fetch_add(1);
         for (size_t i = 0; i < keys.size(); ++i) {
@@ -241,6 +247,10 @@ TEST(SlabHashDb, ReadersOfASharedKeySeeTheOldOrTheNewValueNeverAMix) {
           if (!whole || !written) bad.fetch_add(1);
         }
         reads.fetch_add(keys.size());
+        if (!counted) {
+          readers_started.fetch_add(1);
+          counted = true;
+        }
       }
     });
   }

@@ -228,7 +228,14 @@ TEST(GphashConcurrency, ReadersNeverSeeMixedOrMisdirectedValues) {
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
   std::atomic<uint64_t> reads{0};
+  // The finite writers start once the reader has read, so reads overlap
+  // them however the threads are scheduled.
+  std::atomic<bool> reader_started{false};
+  auto wait_for_reader = [&] {
+    while (!reader_started.load()) std::this_thread::yield();
+  };
   auto updater = [&]() {
+    wait_for_reader();
     for (uint64_t version = 2; version < 400; ++version) {
       std::vector<uint8_t> values = SelfDescribingValues(hot, version, kValueSize);
       if (!t.table().Put(t.Keys(hot).data(), values.data(), hot.size()).ok()) failed = true;
@@ -246,6 +253,7 @@ TEST(GphashConcurrency, ReadersNeverSeeMixedOrMisdirectedValues) {
     }
   };
   auto grower = [&]() {
+    wait_for_reader();
     for (uint64_t base = 1000; base < 60000 && !stop; base += 1000) {
       std::vector<uint64_t> fresh;
       for (uint64_t id = base; id < base + 1000; ++id) fresh.push_back(id);
@@ -264,6 +272,7 @@ TEST(GphashConcurrency, ReadersNeverSeeMixedOrMisdirectedValues) {
         if (VersionOf(hot[i], &values[i * kValueSize], kValueSize) < 0) failed = true;
       }
       reads.fetch_add(hot.size());
+      reader_started.store(true);
     }
   };
   std::thread read_thread(reader);

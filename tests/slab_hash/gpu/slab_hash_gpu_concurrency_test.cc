@@ -205,10 +205,17 @@ TEST_P(SlabHashGpuSharedKeys, ReadersSeeAWholeValueSomeWriterWrote) {
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
   std::atomic<uint64_t> reads{0};
+  // Writers start once both readers have read, so reads overlap the writes
+  // however the threads are scheduled.
+  std::atomic<int> readers_started{0};
+  auto wait_for_readers = [&] {
+    while (readers_started.load() < 2) std::this_thread::yield();
+  };
   std::vector<std::thread> threads;
   // Writers: Put batches of every key (in their own order, with repeats).
   for (uint32_t writer = 1; writer <= 2; ++writer) {
     threads.emplace_back([&, writer]() {
+      wait_for_readers();
       std::mt19937_64 random(writer);
       std::vector<uint8_t> batch_keys(kKeys * key_size), batch_values(kKeys * value_size);
       for (uint32_t round = 1; round <= 30; ++round) {
@@ -224,6 +231,7 @@ TEST_P(SlabHashGpuSharedKeys, ReadersSeeAWholeValueSomeWriterWrote) {
   }
   // A mixed writer: searches and replaces of distinct shared keys in one launch.
   threads.emplace_back([&]() {
+    wait_for_readers();
     std::mt19937_64 random(3);
     std::vector<size_t> order(kKeys);
     std::iota(order.begin(), order.end(), 0);
@@ -255,6 +263,7 @@ TEST_P(SlabHashGpuSharedKeys, ReadersSeeAWholeValueSomeWriterWrote) {
   for (int reader = 0; reader < 2; ++reader) {
     threads.emplace_back([&]() {
       std::vector<uint8_t> got(kKeys * value_size), found(kKeys);
+      bool counted = false;  // this reader has told the writers it started
       while (!stop.load()) {
         if (!table->Get(keys.data(), got.data(), found.data(), kKeys, nullptr).ok()) ++failures;
         for (size_t i = 0; i < kKeys; ++i) {
@@ -264,6 +273,10 @@ TEST_P(SlabHashGpuSharedKeys, ReadersSeeAWholeValueSomeWriterWrote) {
           }
         }
         reads += kKeys;
+        if (!counted) {
+          readers_started.fetch_add(1);
+          counted = true;
+        }
         if (!table->Stats().ok()) ++failures;
       }
     });
