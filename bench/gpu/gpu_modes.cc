@@ -47,6 +47,8 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
       parsed.variants.thread_per_op = true;
     } else if (option == "warpputs") {
       parsed.variants.warp_puts = true;
+    } else if (option == "tilegets") {
+      parsed.variants.tile_index_gets = true;
     } else if (option == "sortall") {
       parsed.options.sorted_get_min_ops = 0;
     } else if (option == "nocache") {

@@ -7,8 +7,9 @@
 // Options of a GPU mode, joined by '+' ("direct+nocache+sortall"): the steps
 // of the factor analysis, "oneshot" (the whole-warp one-shot get probe,
 // GpuKernelVariants::one_shot_gets, instead of the tile probe), "thread"
-// (one operation per thread, thread_per_op) and "warpputs"
-// (warp-cooperative puts in mirror / staged mode, warp_puts); and the
+// (one operation per thread, thread_per_op), "warpputs"
+// (warp-cooperative puts in mirror / staged mode, warp_puts) and "tilegets"
+// (mirror / staged gets on a tile of lanes per key, tile_index_gets); and the
 // tuning of direct mode, "sortall" (sort small get batches too), "nocache"
 // (no BktCache), "cacheP" (a BktCache of P percent of the buckets) and
 // "reloadN" (a reload every 2^N operations).

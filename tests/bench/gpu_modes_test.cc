@@ -50,13 +50,19 @@ TEST(GpuBenchModes, OptionsSetTheirTuningAndKernelVariants) {
   EXPECT_EQ(mirror->options.index_mode, GpuIndexMode::kMirror);
   EXPECT_TRUE(mirror->variants.warp_puts);
   EXPECT_EQ(BaseMode("mirror+warpputs"), "mirror");
+  EXPECT_FALSE(mirror->variants.tile_index_gets);
+
+  auto tile = ParseGpuMode("staged+tilegets");
+  ASSERT_TRUE(tile.ok()) << tile.status().ToString();
+  EXPECT_EQ(tile->options.index_mode, GpuIndexMode::kStaged);
+  EXPECT_TRUE(tile->variants.tile_index_gets);
 }
 
 TEST(GpuBenchModes, EveryModeOfTheRecordedRunsIsAccepted) {
   // The --modes lists of docs/bench/gpu-backend.md and README.md.
-  for (const char* mode :
-       {"direct", "direct+nocache", "direct+cache40", "direct+oneshot", "direct+thread", "mirror",
-        "mirror+oneshot", "mirror+warpputs", "mirror+thread", "staged", "cpu", "naive"}) {
+  for (const char* mode : {"direct", "direct+nocache", "direct+cache40", "direct+oneshot",
+                           "direct+thread", "mirror", "mirror+oneshot", "mirror+warpputs",
+                           "mirror+thread", "mirror+tilegets", "staged", "cpu", "naive"}) {
     EXPECT_TRUE(CheckMode(mode).ok()) << mode << ": " << CheckMode(mode).ToString();
   }
 }

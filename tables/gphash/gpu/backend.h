@@ -167,6 +167,12 @@ struct GpuKernelVariants {
   // direct mode the probe crosses the link and the warp's one-shot probe
   // wins. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions defaults".
   bool warp_puts = false;
+  // Mirror and staged mode: gets run on tiles of slots_per_bucket lanes per
+  // key (warp::TileGet, as in direct mode) instead of one thread per key
+  // reading each bucket's slot words in 16-byte loads (thread::IndexGet).
+  // In HBM a tile get is bound by instruction issue, not memory: the
+  // benchmark's "+tilegets" modes measure the difference.
+  bool tile_index_gets = false;
 };
 
 // What a table's BktCache did since the table was opened (all zero without

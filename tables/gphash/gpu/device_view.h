@@ -93,6 +93,9 @@ struct GphashDeviceView {
   // baseline (GpuKernelVariants::thread_per_op).
   bool thread_gets;
   bool thread_puts;
+  // Gets run one per thread over the index in GPU memory (thread::IndexGet),
+  // mirror and staged mode; false: GpuKernelVariants::tile_index_gets.
+  bool index_gets;
   // Staged mode: pool stores go to this log (device memory), addressed by the
   // pool offsets of the levels; pool_levels are null. Null otherwise.
   StagedLog* staged_log;

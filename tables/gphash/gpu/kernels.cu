@@ -2,6 +2,7 @@
 // within-batch duplicate pass. One thread per operation; each warp shares
 // out its operations (warp::ShareWork) to the warp-level operations of
 // warp.cuh.
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -299,20 +300,37 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->erased, erased_count);
 }
 
+// Multiprocessors of the current device (132, an H100's, if it cannot be
+// asked).
+uint64_t MultiprocessorCount() {
+  int device = 0, multiprocessors = 0;
+  cudaGetDevice(&device);
+  if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
+      cudaSuccess) {
+    return 132;
+  }
+  return static_cast<uint64_t>(multiprocessors);
+}
+
 // Operations per warp for a batch of `count`: 32 (one per lane) when the
 // batch fills the GPU with warps, fewer for small batches, down to one op per
 // warp — a warp runs its operations one after another, so a small batch
 // finishes sooner spread over more warps.
 uint32_t OpsPerWarp(uint64_t count) {
-  int device = 0, multiprocessors = 0;
-  cudaGetDevice(&device);
-  if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
-      cudaSuccess) {
-    multiprocessors = 132;
-  }
+  const uint64_t multiprocessors = MultiprocessorCount();
   const uint64_t full_warps = uint64_t{64} * multiprocessors;
   uint64_t per_warp = (count + full_warps - 1) / full_warps;
   return static_cast<uint32_t>(per_warp < 1 ? 1 : per_warp > 32 ? 32 : per_warp);
+}
+
+// Threads per block of GetIndexKernel for a batch of `count`: kBlockThreads
+// when the batch fills every multiprocessor with four such blocks, else
+// fewer (a multiple of 32, at least one warp).
+uint32_t IndexGetBlockThreads(uint64_t count) {
+  const uint64_t multiprocessors = MultiprocessorCount();
+  const uint64_t per_block = count / (uint64_t{4} * multiprocessors);
+  const uint64_t warps = std::max<uint64_t>(1, per_block / warp::kWarpSize);
+  return static_cast<uint32_t>(std::min<uint64_t>(kBlockThreads, warps * warp::kWarpSize));
 }
 
 unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
@@ -330,6 +348,33 @@ __global__ void __launch_bounds__(kBlockThreads)
   const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(batch.keys + op * 8 * kKeyWords);
   uint64_t value = 0;
   const bool hit = thread::ThreadGet(view, key, warp::HashOf(key, view.hash_seed), &value);
+  StoreGetAnswer(view, batch, op, hit, value);
+}
+
+// Blocks of GetIndexKernel per multiprocessor the compiler must allow
+// (registers: 40 a thread). A mirror get is bound by the latency of its
+// dependent reads (slot words, then key and value, then the slot word
+// again): it needs gets in flight. Measured (H200, 16M keys, 2^20 uniform
+// gets, docs/bench/mirror-gets.md): no bound (44-48 registers) 7.6 G/s,
+// 6 blocks 8.0, 8 blocks (32 registers, spilling) 6.9.
+constexpr int kIndexGetBlocksPerSm = 6;
+// Batches of fewer gets run GetTileKernel even on an index in GPU memory: a
+// small batch is bound by the latency of one get, and a tile's lanes read a
+// bucket together (4096 gets: tile 267 M/s, one per thread 223).
+constexpr uint64_t kIndexGetMinOps = uint64_t{1} << 14;
+
+// One operation per thread over an index in GPU memory (view.index_gets:
+// mirror and staged mode), kSlots = slots_per_bucket.
+template <int kKeyWords, int kSlots>
+__global__ void __launch_bounds__(kBlockThreads, kIndexGetBlocksPerSm)
+    GetIndexKernel(GphashDeviceView view, GetBatch batch) {
+  const uint64_t i = ThreadIndex();
+  if (!LooksUp(batch, i)) return;
+  const uint64_t op = OpAt(batch.op_index, i);
+  const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(batch.keys + op * 8 * kKeyWords);
+  uint64_t value = 0;
+  const bool hit =
+      thread::IndexGet<kKeyWords, kSlots>(view, key, warp::HashOf(key, view.hash_seed), &value);
   StoreGetAnswer(view, batch, op, hit, value);
 }
 
@@ -354,8 +399,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->updated, updated);
 }
 
-// Launches the get kernel the view asks for: GetTileKernel, or (one-shot
-// gets) GetKernel, or (thread per op) GetThreadKernel.
+// Launches the get kernel the view asks for: GetIndexKernel (an index in
+// GPU memory), GetTileKernel (the pool over the link), or (one-shot gets)
+// GetKernel, or (thread per op) GetThreadKernel.
 template <int kKeyWords>
 Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint32_t per_warp,
                        cudaStream_t stream) {
@@ -369,7 +415,29 @@ Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint
     return CheckLaunch("GetKernel");
   }
   static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
-                "GetTileKernel is instantiated for 4, 8 and 16 slots per bucket");
+                "GetTileKernel and GetIndexKernel are instantiated for 4, 8 and 16 slots per "
+                "bucket");
+  if (view.index_gets && batch.count >= kIndexGetMinOps) {
+    // Smaller batches in smaller blocks, so that their gets spread over
+    // every multiprocessor.
+    const uint32_t threads = IndexGetBlockThreads(batch.count);
+    const auto blocks = static_cast<unsigned int>((batch.count + threads - 1) / threads);
+    switch (view.slots_per_bucket) {
+      case 4:
+        GetIndexKernel<kKeyWords, 4><<<blocks, threads, 0, stream>>>(view, batch);
+        break;
+      case 8:
+        GetIndexKernel<kKeyWords, 8><<<blocks, threads, 0, stream>>>(view, batch);
+        break;
+      case 16:
+        GetIndexKernel<kKeyWords, 16><<<blocks, threads, 0, stream>>>(view, batch);
+        break;
+      default:
+        return Status::InvalidArgument("GPU gets support 4, 8 or 16 slots per bucket, not " +
+                                       std::to_string(view.slots_per_bucket));
+    }
+    return CheckLaunch("GetIndexKernel");
+  }
   switch (view.slots_per_bucket) {
     case 4:
       GetTileKernel<kKeyWords, 4><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);

@@ -184,6 +184,8 @@ void GphashGpu::Impl::BuildView() {
   view.one_shot_gets = variants_.one_shot_gets;
   view.thread_gets = variants_.thread_per_op;
   view.thread_puts = variants_.thread_per_op || (use_mirror_ && !variants_.warp_puts);
+  view.index_gets = use_mirror_ && !variants_.tile_index_gets && !variants_.one_shot_gets &&
+                    !variants_.thread_per_op;
   view.staged_log = staged_ ? staged_log_ : nullptr;
   if (bkt_cache_active_) view.cache = bkt_cache_->view();
   for (uint32_t i = 0; i < level_set.level_count; ++i) {

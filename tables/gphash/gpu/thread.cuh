@@ -120,6 +120,98 @@ __device__ bool ThreadGet(const GphashDeviceView& view, const Key<kKeyWords>& ke
   }
 }
 
+// Two adjacent 8-byte words at a 16-byte aligned address, in one weak load:
+// it may be served by the multiprocessor's L1, which other multiprocessors'
+// writes do not invalidate, so the words may be older than the latest store
+// (but not older than the launch: L1 starts each kernel empty). IndexGet
+// reads a bucket's slot words this way and checks the one that matters with
+// a second, strong read (warp::LoadWord after a fence) before it answers.
+__device__ __forceinline__ void LoadWordPairWeak(const uint8_t* address, uint64_t* low,
+                                                 uint64_t* high) {
+  unsigned long long a, b;
+  asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(address) : "memory");
+  *low = a;
+  *high = b;
+}
+
+// Get of one key by one thread over an index in GPU memory (the mirror):
+// the key's buckets in the duplicate rule's order (warp::TileGet's order, so
+// the same copy wins), each bucket's kSlots slot words read at once in
+// 16-byte weak loads and matched against the fingerprint in registers, then
+// the key and value of a match read (strong) and the slot word read again
+// after a fence (seqlock; the probe is repeated if it changed). A weak slot
+// word is one that held at some moment of this kernel: if the strong read
+// finds the same word (state, fingerprint and the version a reservation
+// bumps), the slot held this key and value throughout, so the answer holds
+// at that moment; a weak word that misses a key inserted meanwhile answers
+// "absent", as the table was when it was read. Weak loads let hot buckets
+// stay in L1 (zipfian gets +40%, docs/bench/mirror-gets.md). Where warp::TileGet spends
+// a tile of kSlots lanes and several warp instructions per key and bucket,
+// this spends one lane: what bounds a mirror get is instruction issue, not
+// memory (docs/bench/mirror-gets.md). Not for the pool over
+// the link (direct mode): there the tile's coalesced 64-byte read wins.
+template <int kKeyWords, int kSlots>
+__device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
+                         const format::KeyHash& hash, uint64_t* value) {
+  static_assert(kSlots % 2 == 0, "slot words are read in pairs");
+  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  for (;;) {
+    bool retry = false;
+    for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
+      uint64_t buckets[format::kMaxHashLocations];
+      const uint32_t count =
+          format::WinnerOrderBuckets(hash, view.hash_locations, view.bucket_counts[level], buckets);
+#pragma unroll
+      for (uint32_t i = 0; i < format::kMaxHashLocations; ++i) {
+        if (i >= count || retry) break;
+        if (i > 0 && buckets[i] == buckets[i - 1]) continue;  // two locations, one bucket
+        const uint8_t* bucket = view.index_levels[level] + buckets[i] * view.bucket_bytes;
+        uint64_t words[kSlots];
+#pragma unroll
+        for (int s = 0; s < kSlots; s += 2) {
+          LoadWordPairWeak(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
+        }
+        // The matching slots, and the first one's word: only it stays in
+        // registers (a second match, which takes a 52-bit fingerprint
+        // collision or a duplicate, reads its word again).
+        uint32_t matches = 0;
+        uint64_t word = 0;
+#pragma unroll
+        for (int s = kSlots - 1; s >= 0; --s) {
+          if (format::SlotMatches(words[s], fingerprint)) {
+            matches |= 1u << s;
+            word = words[s];
+          }
+        }
+        for (bool first = true; matches != 0; first = false) {
+          const uint32_t s = __ffs(matches) - 1;
+          matches &= matches - 1;
+          if (!first) {
+            word = warp::LoadWord(bucket + format::SlotWordOffset(s));
+            __threadfence();  // the seqlock's first read before the data
+          }
+          const uint64_t stored_value =
+              warp::LoadWord(bucket + format::ValueWordOffset(kSlots, view.key_size, s));
+          const Key<kKeyWords> stored =
+              warp::LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(kSlots, view.key_size, s));
+          bool equal = format::SlotMatches(word, fingerprint);
+#pragma unroll
+          for (int w = 0; w < kKeyWords; ++w) equal &= stored.words[w] == key.words[w];
+          if (!equal) continue;
+          __threadfence();
+          if (warp::LoadWord(bucket + format::SlotWordOffset(s)) != word) {
+            retry = true;
+            break;
+          }
+          *value = stored_value;
+          return true;
+        }
+      }
+    }
+    if (!retry) return false;
+  }
+}
+
 // Insert or update of one key by one thread (warp::WarpPut's protocol).
 template <int kKeyWords>
 __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kKeyWords>& key,
