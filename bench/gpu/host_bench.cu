@@ -510,6 +510,17 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
     mirror_variants.push_back({" chunk 2^" + std::to_string(log2), options});
     mirror_plans.push_back(large);
   }
+  // Small batches with and without zero copy (pageable staging used in place).
+  Plan small;
+  small.registered = false;
+  small.device = false;
+  small.batches = {256, 1024, kSmallBatch, 16384};
+  GpuTableOptions copy;
+  copy.host_zero_copy_ops = 0;
+  mirror_variants.push_back({" small", {}});
+  mirror_plans.push_back(small);
+  mirror_variants.push_back({" small no zero-copy", copy});
+  mirror_plans.push_back(small);
   for (uint32_t lanes : {2u, 4u}) {
     GpuTableOptions options;
     options.host_lanes = lanes;

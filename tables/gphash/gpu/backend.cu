@@ -238,6 +238,20 @@ Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
                                    std::to_string(kMaxChunkOps) + " operations");
   }
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
+  if (wait && stream == nullptr && !staged_ && run_pipelined.first) {
+    // A waiting host batch on a workspace of its own (no pending write):
+    // PipelinedWrite takes the write lock itself, a one-chunk batch after its
+    // copy in and duplicate pass, so that those overlap the write before it.
+    auto workspace = AcquireWorkspace(nullptr);
+    if (!workspace.ok()) return workspace.status();
+    Lease lease{this, *workspace, nullptr};
+    if (order_after != nullptr) GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(order_after));
+    GPKV_RETURN_IF_ERROR(run_pipelined.second(**workspace));
+    GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/false));
+    // The batch's kernels are complete: persisting outside the write lock
+    // still covers them.
+    return pool_.Sync();
+  }
   std::lock_guard<std::mutex> write_lock(write_mutex_);
   auto workspace = AcquireWorkspace(stream);
   if (!workspace.ok()) return workspace.status();
@@ -247,11 +261,6 @@ Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
   if (ws.pending().active) GPKV_RETURN_IF_ERROR(FinishPendingWrite(ws));
   // Staged mode drains its log in the call: it always waits.
   wait = wait || staged_;
-  if (wait && stream == nullptr && !staged_ && run_pipelined.first) {
-    GPKV_RETURN_IF_ERROR(run_pipelined.second(ws));
-    GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/true));
-    return pool_.Sync();
-  }
   const size_t step = LaunchChunk(kMaxChunkOps);
   for (size_t done = 0; done < count; done += step) {
     GPKV_RETURN_IF_ERROR(run_chunk(ws, done, std::min(count - done, step), wait));
@@ -262,9 +271,10 @@ Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
 
 Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
                             cudaStream_t stream, bool wait, cudaStream_t order_after) {
+  BatchKinds kinds;
   const bool pipelined =
       stream == nullptr && wait &&
-      PipelinesHost(keys, count * key_size(), values, count * word_size(), nullptr, 0);
+      PipelinesHost(keys, count * key_size(), values, count * word_size(), nullptr, 0, &kinds);
   return WriteBatch(
       count, stream, wait, order_after,
       [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
@@ -272,7 +282,7 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
                         wait_chunk);
       },
       std::make_pair(pipelined, [&](Workspace& ws) {
-        return PipelinedWrite(ws, keys, values, nullptr, count);
+        return PipelinedWrite(ws, keys, values, nullptr, count, kinds);
       }));
 }
 
@@ -393,9 +403,10 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
 
 Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
                               cudaStream_t stream, bool wait, cudaStream_t order_after) {
-  const bool pipelined =
-      stream == nullptr && wait &&
-      PipelinesHost(keys, count * key_size(), erased, erased == nullptr ? 0 : count, nullptr, 0);
+  BatchKinds kinds;
+  const bool pipelined = stream == nullptr && wait &&
+                         PipelinesHost(keys, count * key_size(), erased,
+                                       erased == nullptr ? 0 : count, nullptr, 0, &kinds);
   return WriteBatch(
       count, stream, wait, order_after,
       [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
@@ -403,7 +414,7 @@ Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count
                           chunk, wait_chunk);
       },
       std::make_pair(pipelined, [&](Workspace& ws) {
-        return PipelinedWrite(ws, keys, nullptr, erased, count);
+        return PipelinedWrite(ws, keys, nullptr, erased, count, kinds);
       }));
 }
 
@@ -464,10 +475,11 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
   if (!workspace.ok()) return workspace.status();
   Lease lease{this, *workspace, stream};
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(order_after));
+  BatchKinds kinds;
   if (wait && stream == nullptr &&
       PipelinesHost(keys, count * key_size(), values, count * word_size(), found,
-                    found == nullptr ? 0 : count)) {
-    GPKV_RETURN_IF_ERROR(PipelinedGet(**workspace, keys, values, found, count));
+                    found == nullptr ? 0 : count, &kinds)) {
+    GPKV_RETURN_IF_ERROR(PipelinedGet(**workspace, keys, values, found, count, kinds));
     return CountForBktCache(count, /*write_locked=*/false);
   }
   for (size_t done = 0; done < count; done += kMaxChunkOps) {

@@ -63,7 +63,9 @@
 // streams) may be called from several threads at once; each waiting call
 // runs on a workspace (streams, scratch, staging) of its own, so concurrent
 // gets overlap on the device. Write batches of one table run one at a time
-// on the device (each waits for the previous write batch, in stream order);
+// on the device (each waits for the previous write batch, in stream order;
+// a host batch of one chunk copies in and resolves its duplicates while the
+// previous one runs);
 // gets run beside them and see, per key, the old or the new value. A resize takes the table
 // exclusively and waits for the table's work in flight on every stream. The table is the only
 // writer of its slots while it is open: do not open the same table with cpu::Gphash or a second
@@ -151,6 +153,11 @@ struct GpuTableOptions {
   // docs/bench/host-batches.md.
   uint64_t host_chunk_ops = uint64_t{1} << 17;
   uint32_t host_lanes = 3;
+  // Host batches of pageable arrays of at most this many operations run
+  // their kernels on the pinned staging itself (mapped host memory) instead
+  // of copying it to the device and back: fewer calls and no DMA set-up on
+  // the small batches an OLTP caller sends. 0: always copy.
+  uint64_t host_zero_copy_ops = 8192;
 };
 
 // Kernel variants that only the benchmark's factor analysis (`gpkv bench

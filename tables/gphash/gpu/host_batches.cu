@@ -66,23 +66,26 @@ Status ReserveLanes(Workspace& ws, const Chunking& chunking, size_t device_bytes
 }  // namespace
 
 bool GphashGpu::Impl::PipelinesHost(const void* a, size_t a_bytes, const void* b, size_t b_bytes,
-                                    const void* c, size_t c_bytes) const {
+                                    const void* c, size_t c_bytes, BatchKinds* kinds) const {
   if (options_.host_lanes == 0) return false;
-  auto host = [&](const void* address, size_t bytes) {
-    return address != nullptr && bytes != 0 &&
-           ClassifyMemory(address, bytes, options_.device) != MemoryKind::kDevice;
-  };
-  return host(a, a_bytes) || host(b, b_bytes) || host(c, c_bytes);
+  const void* arrays[3] = {a, b, c};
+  const size_t bytes[3] = {a_bytes, b_bytes, c_bytes};
+  bool any_host = false;
+  for (int i = 0; i < 3; ++i) {
+    kinds->kinds[i] = arrays[i] == nullptr || bytes[i] == 0
+                          ? MemoryKind::kDevice
+                          : ClassifyMemory(arrays[i], bytes[i], options_.device);
+    any_host |= kinds->kinds[i] != MemoryKind::kDevice;
+  }
+  return any_host;
 }
 
 Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t* values,
-                                     uint8_t* found, size_t count) {
+                                     uint8_t* found, size_t count, const BatchKinds& kinds) {
   const size_t key_bytes = key_size(), value_bytes = word_size();
-  const int device = options_.device;
-  const MemoryKind keys_kind = ClassifyMemory(keys, count * key_bytes, device);
-  const MemoryKind values_kind = ClassifyMemory(values, count * value_bytes, device);
-  const MemoryKind found_kind =
-      found == nullptr ? MemoryKind::kDevice : ClassifyMemory(found, count, device);
+  const MemoryKind keys_kind = kinds.kinds[0];
+  const MemoryKind values_kind = kinds.kinds[1];
+  const MemoryKind found_kind = kinds.kinds[2];
   const Chunking chunking = ChunkingFor(count, options_);
   const size_t chunk = chunking.chunk;
   bool sorted;
@@ -101,6 +104,12 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
   const bool stage_in = keys_kind == MemoryKind::kPageable;
   const bool stage_out =
       values_kind == MemoryKind::kPageable || found_kind == MemoryKind::kPageable;
+  // A small batch of pageable arrays: the kernel reads its keys from and
+  // writes its answers to the pinned staging itself.
+  const bool zero_copy = chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
+                         keys_kind == MemoryKind::kPageable &&
+                         values_kind == MemoryKind::kPageable &&
+                         (found == nullptr || found_kind == MemoryKind::kPageable);
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(), stage_in ? chunk * key_bytes : 0,
                                     stage_out ? chunk * (value_bytes + 1) : 0, &lanes));
@@ -114,10 +123,10 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
     GPKV_RETURN_IF_ERROR(lanes[l]->WaitDone("get chunk"));
     const size_t begin = chunking.Begin(c), n = chunking.Size(c, count);
     if (values_kind == MemoryKind::kPageable) {
-      std::memcpy(values + begin * value_bytes, lanes[l]->host_out(), n * value_bytes);
+      CopyHost(values + begin * value_bytes, lanes[l]->host_out(), n * value_bytes);
     }
     if (found_kind == MemoryKind::kPageable) {
-      std::memcpy(found + begin, lanes[l]->host_out() + n * value_bytes, n);
+      CopyHost(found + begin, lanes[l]->host_out() + n * value_bytes, n);
     }
     return Status::OK();
   };
@@ -132,11 +141,25 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
     const cudaStream_t stream = lane.stream();
     uint8_t* arena = lane.arena();
     const uint8_t* chunk_keys = keys + begin * key_bytes;
+    if (zero_copy) {
+      CopyHost(lane.host_in(), chunk_keys, n * key_bytes);
+      uint8_t* answers = lane.host_out();
+      uint8_t* flags = found == nullptr ? nullptr : answers + n * value_bytes;
+      if (sorted) {
+        GPKV_RETURN_IF_ERROR(LaunchGetSorted(view_, lane.host_in(), answers, flags, n,
+                                             SortScratchAt(arena, sort), stream));
+      } else {
+        GPKV_RETURN_IF_ERROR(LaunchGet(view_, lane.host_in(), answers, flags, n, stream));
+      }
+      GPKV_RETURN_IF_ERROR(lane.RecordDone());
+      held[l] = c;
+      continue;
+    }
     const uint8_t* device_keys = chunk_keys;
     if (keys_kind != MemoryKind::kDevice || !Aligned8(chunk_keys)) {
       const uint8_t* source = chunk_keys;
       if (stage_in) {
-        std::memcpy(lane.host_in(), chunk_keys, n * key_bytes);
+        CopyHost(lane.host_in(), chunk_keys, n * key_bytes);
         source = lane.host_in();
       }
       GPKV_RETURN_IF_ERROR(CopyAsync(arena + keys_at, source, n * key_bytes, stream, "get keys"));
@@ -186,15 +209,12 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
 }
 
 Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const uint8_t* values,
-                                       uint8_t* erased, size_t count) {
+                                       uint8_t* erased, size_t count, const BatchKinds& kinds) {
   const bool is_put = values != nullptr;
   const size_t key_bytes = key_size(), value_bytes = word_size();
-  const int device = options_.device;
-  const MemoryKind keys_kind = ClassifyMemory(keys, count * key_bytes, device);
-  const MemoryKind values_kind =
-      is_put ? ClassifyMemory(values, count * value_bytes, device) : MemoryKind::kDevice;
-  const MemoryKind erased_kind =
-      erased == nullptr ? MemoryKind::kDevice : ClassifyMemory(erased, count, device);
+  const MemoryKind keys_kind = kinds.kinds[0];
+  const MemoryKind values_kind = is_put ? kinds.kinds[1] : MemoryKind::kDevice;
+  const MemoryKind erased_kind = is_put ? MemoryKind::kDevice : kinds.kinds[1];
   const Chunking chunking = ChunkingFor(count, options_);
   const size_t chunk = chunking.chunk;
   // Arena of a lane: keys and values first (the pinned input staging has the
@@ -212,13 +232,24 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   const bool keys_staged = keys_kind == MemoryKind::kPageable;
   const bool values_staged = values_kind == MemoryKind::kPageable;
   const bool erased_staged = erased_kind == MemoryKind::kPageable;
+  // A small batch of pageable arrays: the kernels read the keys and values
+  // from, and write the erased flags to, the pinned staging itself.
+  const bool zero_copy = chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
+                         keys_staged && (!is_put || values_staged) &&
+                         (erased == nullptr || erased_staged);
+  // Write batches of the table run one at a time. A one-chunk batch takes
+  // the lock only for its kernels: its copy in and duplicate pass (which read
+  // no slot) overlap the batch before it. A larger one takes it now.
+  const bool lock_late = chunking.chunks == 1;
+  std::unique_lock<std::mutex> write_lock(write_mutex_, std::defer_lock);
+  if (!lock_late) write_lock.lock();
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ws.ReserveChunkCounters(chunking.chunks));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ws.device_chunk_counters(), 0,
                                             chunking.chunks * sizeof(BatchCounters), ws.stream()),
                             Where() + ": cudaMemsetAsync of the chunk counters");
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
-  GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+  if (!lock_late) GPKV_RETURN_IF_ERROR(BeginWrite(ws));
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(),
                                     keys_staged || values_staged ? inputs_end : 0,
                                     erased_staged ? chunk : 0, &lanes));
@@ -230,7 +261,7 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     held[l] = kNoChunk;
     GPKV_RETURN_IF_ERROR(lanes[l]->WaitDone(is_put ? "put chunk" : "erase chunk"));
     if (erased_staged) {
-      std::memcpy(erased + chunking.Begin(c), lanes[l]->host_out(), chunking.Size(c, count));
+      CopyHost(erased + chunking.Begin(c), lanes[l]->host_out(), chunking.Size(c, count));
     }
     return Status::OK();
   };
@@ -244,9 +275,11 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     uint8_t* arena = lane.arena();
     const uint8_t* chunk_keys = keys + begin * key_bytes;
     const uint8_t* chunk_values = is_put ? values + begin * value_bytes : nullptr;
-    if (keys_staged) std::memcpy(lane.host_in() + keys_at, chunk_keys, n * key_bytes);
-    if (values_staged) std::memcpy(lane.host_in() + values_at, chunk_values, n * value_bytes);
-    if (keys_staged && values_staged) {
+    if (keys_staged) CopyHost(lane.host_in() + keys_at, chunk_keys, n * key_bytes);
+    if (values_staged) CopyHost(lane.host_in() + values_at, chunk_values, n * value_bytes);
+    if (zero_copy) {
+      // The kernels read the staging in place.
+    } else if (keys_staged && values_staged) {
       GPKV_RETURN_IF_ERROR(CopyAsync(arena, lane.host_in(), values_at + n * value_bytes, stream,
                                      "put keys and values"));
     } else {
@@ -259,16 +292,17 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
                                        n * value_bytes, stream, "put values"));
       }
     }
+    uint8_t* const inputs = zero_copy ? lane.host_in() : arena;
     const uint8_t* device_keys = chunk_keys;
     if (keys_staged) {
-      device_keys = arena + keys_at;
+      device_keys = inputs + keys_at;
     } else if (keys_kind == MemoryKind::kPinned || !Aligned8(chunk_keys)) {
       GPKV_RETURN_IF_ERROR(CopyAsync(arena + keys_at, chunk_keys, n * key_bytes, stream, "keys"));
       device_keys = arena + keys_at;
     }
     const uint8_t* device_values = chunk_values;
     if (values_staged) {
-      device_values = arena + values_at;
+      device_values = inputs + values_at;
     } else if (values_kind == MemoryKind::kPinned) {
       GPKV_RETURN_IF_ERROR(
           CopyAsync(arena + values_at, chunk_values, n * value_bytes, stream, "put values"));
@@ -286,6 +320,15 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
           LaunchMarkSurvivors(view_, device_keys, n, scratch, !is_put, keep, stream));
       op_index = scratch.indices_out;
     }
+    if (lock_late) {
+      // Lock order: write_mutex_ before view_mutex_. The duplicate pass
+      // depends on the keys and the hash seed only, not on the levels a
+      // resize may change meanwhile. Lane 0 runs on the workspace's stream.
+      view_lock.unlock();
+      write_lock.lock();
+      view_lock.lock();
+      GPKV_RETURN_IF_ERROR(BeginWrite(ws));
+    }
     if (c > 0) {
       GPKV_CUDA_RETURN_IF_ERROR(
           cudaStreamWaitEvent(stream, lanes[(c - 1) % chunking.lanes]->kernels_done(), 0),
@@ -300,15 +343,18 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     } else {
       device_erased = erased == nullptr                    ? nullptr
                       : erased_kind == MemoryKind::kDevice ? erased + begin
+                      : zero_copy                          ? lane.host_out()
                                                            : arena + erased_at;
       GPKV_RETURN_IF_ERROR(
           LaunchErase(view_, device_keys, keep, op_index, device_erased, n, counters, stream));
     }
-    GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(lane.kernels_done(), stream),
-                              Where() + ": cudaEventRecord after a chunk's kernels");
+    if (chunking.chunks > 1) {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(lane.kernels_done(), stream),
+                                Where() + ": cudaEventRecord after a chunk's kernels");
+    }
     if (erased_kind == MemoryKind::kPinned) {
       GPKV_RETURN_IF_ERROR(CopyAsync(erased + begin, device_erased, n, stream, "erased flags"));
-    } else if (erased_staged) {
+    } else if (erased_staged && !zero_copy) {
       GPKV_RETURN_IF_ERROR(CopyAsync(lane.host_out(), device_erased, n, stream, "erased flags"));
     }
     GPKV_RETURN_IF_ERROR(lane.RecordDone());
@@ -316,10 +362,12 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   }
   // The batch ends on the workspace's stream after its last chunk's kernels
   // (which ran after all the others).
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cudaStreamWaitEvent(ws.stream(),
-                          lanes[(chunking.chunks - 1) % chunking.lanes]->kernels_done(), 0),
-      Where() + ": cudaStreamWaitEvent on the last chunk");
+  if (chunking.chunks > 1) {
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaStreamWaitEvent(ws.stream(),
+                            lanes[(chunking.chunks - 1) % chunking.lanes]->kernels_done(), 0),
+        Where() + ": cudaStreamWaitEvent on the last chunk");
+  }
   GPKV_RETURN_IF_ERROR(EndWrite(ws));
   GPKV_RETURN_IF_ERROR(CopyAsync(ws.host_chunk_counters(), ws.device_chunk_counters(),
                                  chunking.chunks * sizeof(BatchCounters), ws.stream(),

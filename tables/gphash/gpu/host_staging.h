@@ -10,7 +10,9 @@
 // out on a third. Pinned (cudaHostAlloc) and registered (cudaHostRegister,
 // gpkv::DB::RegisterHostMemory) arrays are copied by DMA directly; pageable
 // ones through the lane's pinned staging, the host's memcpy of one chunk
-// overlapping the device's work on the others.
+// overlapping the device's work on the others. A small batch of pageable
+// arrays (at most GpuTableOptions::host_zero_copy_ops operations) skips the
+// DMA copies: its kernels read and write the pinned staging over the link.
 //
 // Who may call: the GPU backend (workspace.cu, host_batches.cu).
 // Thread safety: a lane belongs to one workspace, used by one thread at a
@@ -60,6 +62,8 @@ class StagingLane {
   // `bytes` long. Growing waits for the lane's stream.
   Status Reserve(size_t device_bytes, size_t host_in_bytes, size_t host_out_bytes);
   uint8_t* arena() const { return arena_; }
+  // Pinned (cudaMallocHost) staging: with unified addressing also a device
+  // address, which small batches hand to the kernels directly (zero copy).
   uint8_t* host_in() const { return host_in_; }
   uint8_t* host_out() const { return host_out_; }
 
@@ -81,6 +85,11 @@ class StagingLane {
   uint8_t* host_out_ = nullptr;  // pinned
   size_t host_out_bytes_ = 0;
 };
+
+// memcpy between host buffers (the pinned staging and the caller's pageable
+// arrays), split over a few OpenMP threads when large: one thread copies at a
+// fifth of the link's rate. Any thread may call it.
+void CopyHost(void* target, const void* source, size_t bytes);
 
 // Operations up to which a write chunk resolves its duplicates with one
 // kernel (LaunchMarkSurvivorsSmall) instead of the CUB sort.

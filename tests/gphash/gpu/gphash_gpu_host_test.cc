@@ -292,32 +292,80 @@ TEST(HostPipelineSmall, DuplicatesInSmallBatchesResolveLikeTheSort) {
 }
 
 // A pipelined put batch that outgrows the table (puts find no room in a late
-// chunk) is completed by kicks and resizes, with the last value of every key.
+// chunk) is completed by kicks and resizes, with the last value of every key;
+// so is a small (zero-copy) one.
 TEST(HostPipelineResize, PutsThatNeedAResizeKeepTheirLastValues) {
   SKIP_WITHOUT_DEVICE();
-  for (GpuIndexMode mode : {GpuIndexMode::kMirror, GpuIndexMode::kDirect}) {
-    SCOPED_TRACE(ModeName(mode));
+  struct Case {
+    GpuIndexMode mode;
+    size_t pool_keys, batch;
+  };
+  for (Case test :
+       {Case{GpuIndexMode::kMirror, 40000, 60000}, Case{GpuIndexMode::kDirect, 40000, 60000},
+        Case{GpuIndexMode::kMirror, 6000, 8000}}) {
+    SCOPED_TRACE(std::string(ModeName(test.mode)) + " batch " + std::to_string(test.batch));
     TableOptions options;
     options.expected_keys = 1000;
     GpuTableOptions gpu_options;
-    gpu_options.index_mode = mode;
+    gpu_options.index_mode = test.mode;
     gpu_options.host_chunk_ops = 5000;
-    TableHarness harness(std::string("host-resize-") + ModeName(mode), options, gpu_options);
+    gpu_options.host_zero_copy_ops = 8192;
+    if (test.batch <= gpu_options.host_zero_copy_ops) gpu_options.host_chunk_ops = test.batch;
+    TableHarness harness(
+        std::string("host-resize-") + ModeName(test.mode) + std::to_string(test.batch), options,
+        gpu_options);
     ASSERT_TRUE(harness.ok());
     std::mt19937_64 rng(5);
-    const std::vector<uint8_t> pool = RandomKeys(rng, 40000, 8);
-    std::vector<uint8_t> keys = KeysFromPool(rng, pool, 60000, 8);
-    std::vector<uint8_t> values = RandomKeys(rng, 60000, 8);
-    ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), 60000).ok());
+    const std::vector<uint8_t> pool = RandomKeys(rng, test.pool_keys, 8);
+    std::vector<uint8_t> keys = KeysFromPool(rng, pool, test.batch, 8);
+    std::vector<uint8_t> values = RandomKeys(rng, test.batch, 8);
+    ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), test.batch).ok());
     Oracle oracle;
     oracle.Put(keys, values, 8, 8);
     EXPECT_GT(harness.table().Stats().resizes, 0u);
     EXPECT_EQ(harness.table().Stats().keys, oracle.size());
-    std::vector<uint8_t> got(40000 * 8), found(40000), want, want_found;
-    ASSERT_TRUE(harness.table().Get(pool.data(), got.data(), found.data(), 40000).ok());
+    std::vector<uint8_t> got(test.pool_keys * 8), found(test.pool_keys), want, want_found;
+    ASSERT_TRUE(harness.table().Get(pool.data(), got.data(), found.data(), test.pool_keys).ok());
     oracle.Get(pool, 8, 8, &want, &want_found);
     EXPECT_EQ(got, want);
     EXPECT_EQ(found, want_found);
+  }
+}
+
+// One-chunk batches of pageable arrays run on the pinned staging in place
+// (zero copy) up to host_zero_copy_ops, copied beyond: both answer alike.
+TEST(HostPipelineZeroCopy, ZeroCopyAndCopiedSmallBatchesAnswerAlike) {
+  SKIP_WITHOUT_DEVICE();
+  for (uint64_t zero_copy_ops : {uint64_t{0}, uint64_t{8192}}) {
+    SCOPED_TRACE("host_zero_copy_ops " + std::to_string(zero_copy_ops));
+    TableOptions options;
+    options.expected_keys = 20000;
+    GpuTableOptions gpu_options;
+    gpu_options.index_mode = GpuIndexMode::kMirror;
+    gpu_options.host_zero_copy_ops = zero_copy_ops;
+    TableHarness harness("host-zero-copy-" + std::to_string(zero_copy_ops), options, gpu_options);
+    ASSERT_TRUE(harness.ok());
+    std::mt19937_64 rng(21);
+    const std::vector<uint8_t> pool = RandomKeys(rng, 5000, 8);
+    Oracle oracle;
+    for (size_t count : {size_t{1}, size_t{100}, size_t{4096}, size_t{8192}, size_t{9000}}) {
+      SCOPED_TRACE("batch of " + std::to_string(count));
+      std::vector<uint8_t> keys = KeysFromPool(rng, pool, count, 8);
+      std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+      ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), count).ok());
+      oracle.Put(keys, values, 8, 8);
+      std::vector<uint8_t> get_keys = KeysFromPool(rng, pool, count, 8);
+      std::vector<uint8_t> got(count * 8), found(count), want, want_found;
+      ASSERT_TRUE(harness.table().Get(get_keys.data(), got.data(), found.data(), count).ok());
+      oracle.Get(get_keys, 8, 8, &want, &want_found);
+      EXPECT_EQ(got, want);
+      EXPECT_EQ(found, want_found);
+      std::vector<uint8_t> erase_keys = KeysFromPool(rng, pool, count / 4, 8);
+      std::vector<uint8_t> erased(count / 4);
+      ASSERT_TRUE(harness.table().Erase(erase_keys.data(), erased.data(), count / 4).ok());
+      EXPECT_EQ(erased, oracle.Erase(erase_keys, 8));
+    }
+    EXPECT_EQ(harness.table().Stats().keys, oracle.size());
   }
 }
 
