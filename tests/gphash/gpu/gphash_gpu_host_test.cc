@@ -435,6 +435,11 @@ TEST(HostPipelineConcurrency, ConcurrentCallersAnswerRight) {
 // answer right; double registration, overlaps and unknown ranges are errors.
 TEST(HostPipelineEngine, RegisteredBuffersThroughTheEngine) {
   SKIP_WITHOUT_DEVICE();
+  // The buffers outlive the DB, which unregisters what is still registered.
+  const size_t n = 50000;
+  std::mt19937_64 rng(9);
+  std::vector<uint8_t> keys = RandomKeys(rng, n, 8), values = RandomKeys(rng, n, 8);
+  std::vector<uint8_t> out(n * 8), found(n);
   testutil::TempPool temp("host-engine");
   Options db_options;
   db_options.create_if_missing = true;
@@ -446,10 +451,6 @@ TEST(HostPipelineEngine, RegisteredBuffersThroughTheEngine) {
   options.expected_keys = 100000;
   auto table = (*db)->CreateTable("t", options);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
-  const size_t n = 50000;
-  std::mt19937_64 rng(9);
-  std::vector<uint8_t> keys = RandomKeys(rng, n, 8), values = RandomKeys(rng, n, 8);
-  std::vector<uint8_t> out(n * 8), found(n);
   ASSERT_TRUE((*db)->RegisterHostMemory(keys.data(), keys.size()).ok());
   ASSERT_TRUE((*db)->RegisterHostMemory(out.data(), out.size()).ok());
   EXPECT_TRUE((*db)->RegisterHostMemory(keys.data(), keys.size()).IsInvalidArgument());
@@ -463,6 +464,7 @@ TEST(HostPipelineEngine, RegisteredBuffersThroughTheEngine) {
   ASSERT_TRUE((*db)->UnregisterHostMemory(keys.data()).ok());
   EXPECT_TRUE((*db)->UnregisterHostMemory(keys.data()).IsNotFound());
   // out stays registered: closing the DB unregisters it.
+  db->reset();
 }
 
 }  // namespace
