@@ -19,6 +19,7 @@
 #include "gpu/device_memory.h"
 #include "gpu/host_memory.h"
 #include "gpu_test_util.h"
+#include "tables/gphash/gpu/host_staging.h"
 
 namespace gpkv::gpu {
 namespace {
@@ -428,6 +429,23 @@ TEST(HostPipelineConcurrency, ConcurrentCallersAnswerRight) {
     std::vector<uint8_t> got(20000 * 8), found(20000);
     ASSERT_TRUE(harness.table().Get(writer_keys[t].data(), got.data(), found.data(), 20000).ok());
     EXPECT_EQ(got, writer_values[t]);
+  }
+}
+
+// The staging copy splits large copies over threads: every byte lands, none
+// past the end (no device needed).
+TEST(HostStagingCopy, CopiesEveryByteOfAnySize) {
+  std::mt19937_64 rng(17);
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{4097}, (size_t{1} << 19) - 1,
+                       size_t{1} << 19, (size_t{1} << 19) + 65, (size_t{3} << 20) + 7}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    std::vector<uint8_t> source = RandomKeys(rng, bytes / 8 + 1, 8);
+    source.resize(bytes);
+    std::vector<uint8_t> target(bytes + 64, 0xa5);
+    CopyHost(target.data(), source.data(), bytes);
+    EXPECT_EQ(std::vector<uint8_t>(target.begin(), target.begin() + bytes), source);
+    EXPECT_EQ(std::vector<uint8_t>(target.begin() + bytes, target.end()),
+              std::vector<uint8_t>(64, 0xa5));
   }
 }
 
