@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "engine/backend.h"
@@ -11,6 +13,9 @@
 #include "pm/extent_allocator.h"
 #include "recovery/catalog.h"
 #include "tables/registry.h"
+#if GPKV_HAVE_CUDA
+#include "gpu/host_memory.h"
+#endif
 
 namespace gpkv {
 
@@ -54,6 +59,51 @@ DBImpl::DBImpl(std::unique_ptr<pm::Pool> pool, const Options& options, Backend b
 DBImpl::~DBImpl() {
   tables_.clear();  // tables use the pool: close them first
   pool_.reset();
+#if GPKV_HAVE_CUDA
+  if (backend_ == Backend::kCuda) {
+    for (const auto& [start, bytes] : host_ranges_) {
+      (void)gpu::UnregisterHostMemory(reinterpret_cast<void*>(start));  // closing: nothing to tell
+    }
+  }
+#endif
+}
+
+Status DBImpl::RegisterHostMemory(void* address, size_t bytes) {
+  const auto start = reinterpret_cast<uintptr_t>(address);
+  if (address == nullptr || bytes == 0 || start + bytes < start) {
+    return Status::InvalidArgument(pool_->path() + ": RegisterHostMemory needs a non-empty range");
+  }
+  std::lock_guard<std::mutex> lock(host_mutex_);
+  // The first range that ends after `start` must begin at or after its end.
+  auto next = host_ranges_.upper_bound(start);
+  if (next != host_ranges_.begin()) {
+    auto previous = std::prev(next);
+    if (previous->first + previous->second > start) next = previous;
+  }
+  if (next != host_ranges_.end() && next->first < start + bytes) {
+    return Status::InvalidArgument(pool_->path() +
+                                   ": RegisterHostMemory: " + std::to_string(bytes) +
+                                   " bytes overlap a range registered already");
+  }
+#if GPKV_HAVE_CUDA
+  if (backend_ == Backend::kCuda) GPKV_RETURN_IF_ERROR(gpu::RegisterHostMemory(address, bytes));
+#endif
+  host_ranges_[start] = bytes;
+  return Status::OK();
+}
+
+Status DBImpl::UnregisterHostMemory(void* address) {
+  std::lock_guard<std::mutex> lock(host_mutex_);
+  auto it = host_ranges_.find(reinterpret_cast<uintptr_t>(address));
+  if (it == host_ranges_.end()) {
+    return Status::NotFound(pool_->path() +
+                            ": UnregisterHostMemory: no registered range starts there");
+  }
+#if GPKV_HAVE_CUDA
+  if (backend_ == Backend::kCuda) GPKV_RETURN_IF_ERROR(gpu::UnregisterHostMemory(address));
+#endif
+  host_ranges_.erase(it);
+  return Status::OK();
 }
 
 int DBImpl::threads() const {

@@ -1,12 +1,17 @@
 // engine::DBImpl: the gpkv::DB of one pool file. Owns the pool, the catalog
 // copy in memory and every open table.
 //
+// Registered host memory (RegisterHostMemory) is tracked in host_ranges_
+// under host_mutex_ and unregistered when the DB closes.
+//
 // Thread safety: catalog changes (create / drop) and table lookups serialise
 // on mutex_; a catalog write also takes the pool's metadata mutex inside it
 // (pm::Pool::metadata_mutex(), which repair takes too); batches on tables run
 // outside both.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +39,8 @@ class DBImpl final : public DB {
   Status DropTable(const std::string& name) override;
   Result<std::vector<TableInfo>> ListTables() override;
   Result<PoolInfo> Info() override;
+  Status RegisterHostMemory(void* address, size_t bytes) override;
+  Status UnregisterHostMemory(void* address) override;
 
  private:
   // The family that will hold a new table; InvalidArgument or Unsupported
@@ -54,6 +61,10 @@ class DBImpl final : public DB {
   std::mutex mutex_;
   std::vector<format::CatalogEntry> catalog_;
   std::map<std::string, std::unique_ptr<Table>> tables_;
+  // Registered host ranges: start -> bytes (page-locked with the CUDA
+  // backend). Guarded by host_mutex_.
+  std::mutex host_mutex_;
+  std::map<uintptr_t, size_t> host_ranges_;
 };
 
 }  // namespace gpkv::engine

@@ -18,6 +18,7 @@
 #include "bench/gpu/gpu_bench_report.h"
 #include "bench/gpu/gpu_bench_run.h"
 #include "bench/gpu/gpu_modes.h"
+#include "bench/gpu/host_bench.h"
 #include "bench/gpu/link_calibration.h"
 #include "bench/gpu/naive_table.h"
 #include "gpu/device_memory.h"
@@ -458,6 +459,23 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
     if (!calibrated.ok()) return Within("link calibration", calibrated);
   }
 
+  std::vector<Row> rows;
+  std::vector<LoadFactorRow> load_factors;
+  std::vector<HostRow> host_rows;
+  const bool host = std::find(args.modes.begin(), args.modes.end(), "host") != args.modes.end();
+  std::vector<std::string> modes;
+  for (const std::string& mode : args.modes) {
+    if (mode != "host") modes.push_back(mode);
+  }
+  if (modes.empty()) {  // the host-batch section alone
+    PrintLinkCalibration(link, index_bytes, text);
+    Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
+    if (!ran.ok()) return Within("host batches", ran);
+    *json_lines = JsonLines(device, args.keys, link, load_factors, rows) +
+                  HostJsonLines(device, args.keys, host_rows);
+    return Status::OK();
+  }
+
   // Records: LOAD inserts 0..keys-1; the gets and updates draw from them.
   std::vector<uint64_t> records(args.keys);
   for (uint64_t i = 0; i < args.keys; ++i) records[i] = i;
@@ -473,14 +491,12 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(uniform_records), &uniform));
   GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(zipf_records), &zipf));
 
-  std::vector<Row> rows;
-  std::vector<LoadFactorRow> load_factors;
-  for (const std::string& mode : args.modes) {
+  for (const std::string& mode : modes) {
     if (mode == "naive") continue;
     Status probed = ProbeModeLoadFactor(args, mode, &load_factors);
     if (!probed.ok()) return Within(mode + " load factor", probed);
   }
-  for (const std::string& mode : args.modes) {
+  for (const std::string& mode : modes) {
     Status ran = mode == "cpu"     ? RunCpuMode(args, load, uniform, zipf, &rows)
                  : mode == "naive" ? RunNaiveMode(args, load, uniform, zipf, &rows)
                                    : RunGpuMode(args, mode, load, uniform, zipf, &rows);
@@ -492,7 +508,12 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   PrintRows(rows, text);
   PrintNaiveRatios(rows, text);
   PrintTargets(rows, link, load_factors, index_bytes, text);
-  *json_lines = JsonLines(device, args.keys, link, load_factors, rows);
+  if (host) {
+    Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
+    if (!ran.ok()) return Within("host batches", ran);
+  }
+  *json_lines = JsonLines(device, args.keys, link, load_factors, rows) +
+                HostJsonLines(device, args.keys, host_rows);
   return Status::OK();
 }
 

@@ -69,7 +69,7 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
 }
 
 Status CheckMode(const std::string& mode) {
-  if (mode == "cpu" || mode == "naive") return Status::OK();
+  if (mode == "cpu" || mode == "naive" || mode == "host") return Status::OK();
   const std::string base = BaseMode(mode);
   if (base == "cpu" || base == "naive") {
     return Status::InvalidArgument("mode '" + mode + "': " + base + " takes no options");
@@ -77,7 +77,7 @@ Status CheckMode(const std::string& mode) {
   if (base != "direct" && base != "mirror" && base != "staged") {
     return Status::InvalidArgument("mode '" + mode +
                                    "' is not direct, mirror, staged (each with options after "
-                                   "'+'), cpu or naive");
+                                   "'+'), cpu, naive or host");
   }
   auto parsed = ParseGpuMode(mode);
   return parsed.ok() ? Status::OK() : parsed.status();

@@ -3,6 +3,8 @@
 //   direct | mirror | staged [+OPTION]...   gpu::GphashGpu in that index mode
 //   cpu                                     cpu::Gphash on all hardware threads
 //   naive                                   the naive baseline (naive_table.h)
+//   host                                    the host-batch section (host_bench.h):
+//                                           engine and every GPU mode, host batches
 //
 // Options of a GPU mode, joined by '+' ("direct+nocache+sortall"): the steps
 // of the factor analysis, "oneshot" (the whole-warp one-shot get probe,

@@ -13,6 +13,7 @@
 // Thread safety: all methods may be called from several threads at once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -68,6 +69,26 @@ class DB {
   virtual Status DropTable(const std::string& name) = 0;
   virtual Result<std::vector<TableInfo>> ListTables() = 0;
   virtual Result<PoolInfo> Info() = 0;
+
+  // ---- host memory the caller reuses for batches ----
+
+  // Registers [address, address + bytes) of the caller's memory for batches
+  // that live in it (keys, values, found / erased flags). With the CUDA
+  // backend the range is page-locked (cudaHostRegister): the GPU copies a
+  // batch array that lies wholly inside one registered (or cudaHostAlloc'ed)
+  // range by DMA, in place; other host arrays go through the table's pinned
+  // staging, one more host copy. Worth it for buffers reused over many
+  // batches: registering costs about as much as copying the range a few
+  // times. The CPU backend only records the range. Ranges stay registered
+  // until UnregisterHostMemory or until the DB closes.
+  // Errors: InvalidArgument for a null address, zero bytes, or a range that
+  // overlaps one registered already; what CUDA reports otherwise
+  // (OutOfDeviceMemory, Unsupported ...).
+  // REQUIRES: the memory stays allocated while registered.
+  virtual Status RegisterHostMemory(void* address, size_t bytes) = 0;
+  // Undoes RegisterHostMemory(address, ...). NotFound when no range starts
+  // at `address`. REQUIRES: no batch that uses the range is running.
+  virtual Status UnregisterHostMemory(void* address) = 0;
 
  protected:
   DB() = default;

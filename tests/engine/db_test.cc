@@ -49,6 +49,34 @@ TEST(DB, AGpuCacheFractionOutsideZeroToOneIsInvalidArgument) {
   EXPECT_TRUE(DB::Open(temp.path(), options).ok());
 }
 
+// On the CPU backend RegisterHostMemory only records ranges, with the same
+// errors as on CUDA; batches in registered memory answer as any others.
+TEST(DB, RegisterHostMemoryChecksItsRanges) {
+  testutil::TempPool temp("reg");
+  Options options = CreateOptions();
+  options.backend = Backend::kCpu;
+  auto db = DB::Open(temp.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  std::vector<uint64_t> keys = {1, 2, 3, 4}, values = {10, 20, 30, 40}, out(4);
+  std::vector<uint8_t> found(4);
+  EXPECT_TRUE((*db)->RegisterHostMemory(nullptr, 8).IsInvalidArgument());
+  EXPECT_TRUE((*db)->RegisterHostMemory(keys.data(), 0).IsInvalidArgument());
+  ASSERT_TRUE((*db)->RegisterHostMemory(keys.data(), keys.size() * 8).ok());
+  EXPECT_TRUE((*db)->RegisterHostMemory(keys.data(), keys.size() * 8).IsInvalidArgument());
+  EXPECT_TRUE((*db)->RegisterHostMemory(keys.data() + 1, 8).IsInvalidArgument());
+  ASSERT_TRUE((*db)->RegisterHostMemory(out.data(), out.size() * 8).ok());
+  EXPECT_TRUE((*db)->UnregisterHostMemory(values.data()).IsNotFound());
+  EXPECT_TRUE((*db)->UnregisterHostMemory(keys.data() + 1).IsNotFound());
+  auto table = (*db)->CreateTable("t", TableOptions{});
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_TRUE((*table)->Put(keys, values).ok());
+  ASSERT_TRUE((*table)->Get(keys, out, found).ok());
+  EXPECT_EQ(out, values);
+  ASSERT_TRUE((*db)->UnregisterHostMemory(keys.data()).ok());
+  EXPECT_TRUE((*db)->UnregisterHostMemory(keys.data()).IsNotFound());
+  ASSERT_TRUE((*db)->RegisterHostMemory(keys.data(), 8).ok());  // free again
+}
+
 TEST(DB, TablesSurviveReopenWithTheirOptionsAndContents) {
   testutil::TempPool temp("reopen");
   std::vector<uint64_t> keys = {1, 2, 3, 0, ~uint64_t{0}};

@@ -36,43 +36,6 @@ Status StageIn(void* target, const void* source, size_t bytes, cudaStream_t stre
   return Status::OK();
 }
 
-// Where the sort / duplicate pass of one batch lives in the workspace arena.
-struct SortPlan {
-  size_t arrays[5] = {};  // sort keys in / out, indices in / out, leaders
-  size_t sort_temp = 0;
-  size_t sort_temp_bytes = 0;
-  size_t scan_temp = 0;
-  size_t scan_temp_bytes = 0;
-};
-
-// Plans the sort of `count` operations (with_leaders: also the leader
-// arrays of a deduplicated get).
-Status PlanSort(ArenaPlan& plan, size_t count, bool with_leaders, SortPlan* sort) {
-  GPKV_RETURN_IF_ERROR(DedupeSortTempBytes(count, &sort->sort_temp_bytes));
-  for (int i = 0; i < 4; ++i) sort->arrays[i] = plan.Take(count * sizeof(uint32_t));
-  sort->sort_temp = plan.Take(sort->sort_temp_bytes);
-  if (with_leaders) {
-    GPKV_RETURN_IF_ERROR(DedupeScanTempBytes(count, &sort->scan_temp_bytes));
-    sort->arrays[4] = plan.Take(count * sizeof(uint32_t));
-    sort->scan_temp = plan.Take(sort->scan_temp_bytes);
-  }
-  return Status::OK();
-}
-
-DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
-  DedupeScratch scratch{};
-  scratch.sort_keys_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[0]);
-  scratch.sort_keys_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[1]);
-  scratch.indices_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[2]);
-  scratch.indices_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[3]);
-  scratch.sort_temp = CubTempStorage{arena + sort.sort_temp, sort.sort_temp_bytes};
-  if (sort.scan_temp_bytes != 0) {
-    scratch.leaders = reinterpret_cast<uint32_t*>(arena + sort.arrays[4]);
-    scratch.scan_temp = CubTempStorage{arena + sort.scan_temp, sort.scan_temp_bytes};
-  }
-  return scratch;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- public API
@@ -264,9 +227,10 @@ Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
 
 // ---------------------------------------------------------------- writes
 
-template <typename RunChunk>
+template <typename RunChunk, typename RunPipelined>
 Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
-                                   cudaStream_t order_after, const RunChunk& run_chunk) {
+                                   cudaStream_t order_after, const RunChunk& run_chunk,
+                                   const std::pair<bool, RunPipelined>& run_pipelined) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   if (count == 0) return Status::OK();
   if (!wait && count > kMaxChunkOps) {
@@ -274,6 +238,20 @@ Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
                                    std::to_string(kMaxChunkOps) + " operations");
   }
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
+  if (wait && stream == nullptr && !staged_ && run_pipelined.first) {
+    // A waiting host batch on a workspace of its own (no pending write):
+    // PipelinedWrite takes the write lock itself, a one-chunk batch after its
+    // copy in and duplicate pass, so that those overlap the write before it.
+    auto workspace = AcquireWorkspace(nullptr);
+    if (!workspace.ok()) return workspace.status();
+    Lease lease{this, *workspace, nullptr};
+    if (order_after != nullptr) GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(order_after));
+    GPKV_RETURN_IF_ERROR(run_pipelined.second(**workspace));
+    GPKV_RETURN_IF_ERROR(CountForBktCache(count, /*write_locked=*/false));
+    // The batch's kernels are complete: persisting outside the write lock
+    // still covers them.
+    return pool_.Sync();
+  }
   std::lock_guard<std::mutex> write_lock(write_mutex_);
   auto workspace = AcquireWorkspace(stream);
   if (!workspace.ok()) return workspace.status();
@@ -293,11 +271,19 @@ Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
 
 Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
                             cudaStream_t stream, bool wait, cudaStream_t order_after) {
-  return WriteBatch(count, stream, wait, order_after,
-                    [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
-                      return PutChunk(ws, keys + done * key_size(), values + done * word_size(),
-                                      chunk, wait_chunk);
-                    });
+  BatchKinds kinds;
+  const bool pipelined =
+      stream == nullptr && wait &&
+      PipelinesHost(keys, count * key_size(), values, count * word_size(), nullptr, 0, &kinds);
+  return WriteBatch(
+      count, stream, wait, order_after,
+      [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
+        return PutChunk(ws, keys + done * key_size(), values + done * word_size(), chunk,
+                        wait_chunk);
+      },
+      std::make_pair(pipelined, [&](Workspace& ws) {
+        return PipelinedWrite(ws, keys, values, nullptr, count, kinds);
+      }));
 }
 
 Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
@@ -417,12 +403,19 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
 
 Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
                               cudaStream_t stream, bool wait, cudaStream_t order_after) {
-  return WriteBatch(count, stream, wait, order_after,
-                    [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
-                      return EraseChunk(ws, keys + done * key_size(),
-                                        erased == nullptr ? nullptr : erased + done, chunk,
-                                        wait_chunk);
-                    });
+  BatchKinds kinds;
+  const bool pipelined = stream == nullptr && wait &&
+                         PipelinesHost(keys, count * key_size(), erased,
+                                       erased == nullptr ? 0 : count, nullptr, 0, &kinds);
+  return WriteBatch(
+      count, stream, wait, order_after,
+      [&](Workspace& ws, size_t done, size_t chunk, bool wait_chunk) {
+        return EraseChunk(ws, keys + done * key_size(), erased == nullptr ? nullptr : erased + done,
+                          chunk, wait_chunk);
+      },
+      std::make_pair(pipelined, [&](Workspace& ws) {
+        return PipelinedWrite(ws, keys, nullptr, erased, count, kinds);
+      }));
 }
 
 Status GphashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
@@ -482,6 +475,13 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
   if (!workspace.ok()) return workspace.status();
   Lease lease{this, *workspace, stream};
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(order_after));
+  BatchKinds kinds;
+  if (wait && stream == nullptr &&
+      PipelinesHost(keys, count * key_size(), values, count * word_size(), found,
+                    found == nullptr ? 0 : count, &kinds)) {
+    GPKV_RETURN_IF_ERROR(PipelinedGet(**workspace, keys, values, found, count, kinds));
+    return CountForBktCache(count, /*write_locked=*/false);
+  }
   for (size_t done = 0; done < count; done += kMaxChunkOps) {
     size_t chunk = std::min(count - done, kMaxChunkOps);
     GPKV_RETURN_IF_ERROR(GetChunk(**workspace, keys + done * key_size(),

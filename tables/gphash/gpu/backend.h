@@ -60,13 +60,16 @@
 // is what cudaStream_t is.
 //
 // Thread safety: Put / Get / Erase (and their Async twins on distinct
-// streams) may be called from several threads at once. Write batches of one
-// table run one at a time on the device (each waits for the previous write
-// batch, in stream order); gets run beside them and see, per key, the old or
-// the new value. A resize takes the table exclusively and waits for the
-// table's work in flight on every stream. The table is the only writer of its
-// slots while it is open: do not open the same table with cpu::Gphash or a
-// second GphashGpu at the same time.
+// streams) may be called from several threads at once; each waiting call
+// runs on a workspace (streams, scratch, staging) of its own, so concurrent
+// gets overlap on the device. Write batches of one table run one at a time
+// on the device (each waits for the previous write batch, in stream order;
+// a host batch of one chunk copies in and resolves its duplicates while the
+// previous one runs);
+// gets run beside them and see, per key, the old or the new value. A resize takes the table
+// exclusively and waits for the table's work in flight on every stream. The table is the only
+// writer of its slots while it is open: do not open the same table with cpu::Gphash or a second
+// GphashGpu at the same time.
 #pragma once
 
 #include <cstddef>
@@ -141,6 +144,23 @@ struct GpuTableOptions {
   // 2^21 at every batch size (2^20: 393 vs 347 M gets/s; 2^16: 238 vs 208):
   // longer periods rank better and copy fewer buckets.
   uint64_t bkt_cache_reload_ops = uint64_t{1} << 23;
+  // Host batches (a waiting call with keys, values or flags in host memory):
+  // operations per chunk of the copy / kernel pipeline, and the streams
+  // (lanes) its chunks rotate over, so that one chunk's copy in, another's
+  // kernels and a third's copy out overlap (host_staging.h). host_lanes 0:
+  // no pipeline, the batch copied in and out whole on one stream (the path
+  // before issue #15, for the benchmark's comparison). Measured (H200,
+  // mirror mode, 2^20 uniform gets, docs/bench/host-batches.md run 2): 2^17
+  // ops over 4 lanes 1.44 / 2.33 G/s (pageable / registered), over 3 lanes
+  // 1.22 / 2.18, over 2 lanes 1.01 / 1.77; 2^15 and 2^19 ops per chunk slower.
+  uint64_t host_chunk_ops = uint64_t{1} << 17;
+  uint32_t host_lanes = 4;
+  // Host batches of pageable arrays of at most this many operations run
+  // their kernels on the pinned staging itself (mapped host memory) instead
+  // of copying it to the device and back: fewer calls and no DMA set-up on
+  // the small batches an OLTP caller sends (measured, run 2: 4096 gets 28 vs
+  // 35 us p50, 256 gets 17 vs 23 us). 0: always copy.
+  uint64_t host_zero_copy_ops = 8192;
 };
 
 // Kernel variants that only the benchmark's factor analysis (`gpkv bench
@@ -225,7 +245,12 @@ class GphashGpu {
 
   // Batches of `count` keys (key_size bytes each) and values (value_size
   // bytes each), in host or device memory (any kind the CUDA runtime can
-  // copy; detected per call). See gpkv::Table for the contract: per-operation
+  // copy; detected per call and per array). Host arrays run as a pipeline of
+  // chunks of GpuTableOptions::host_chunk_ops over host_lanes streams:
+  // pinned or registered arrays (cudaHostAlloc, cudaHostRegister,
+  // gpkv::DB::RegisterHostMemory) are copied by DMA in place, pageable ones
+  // through pinned staging the table keeps per workspace; a write batch's
+  // chunks apply in order. See gpkv::Table for the contract: per-operation
   // atomicity; within a batch, the last put of a key wins and the first erase
   // of a key reports it. Each call waits for its kernels, and a write batch
   // is durable on return (pool.Sync()). PoolFull when a resize cannot get

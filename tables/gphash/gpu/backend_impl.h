@@ -24,6 +24,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/pool_registration.h"
@@ -188,16 +189,43 @@ class GphashGpu::Impl {
   // The frame of a Put or Erase call: checks, the write lock, a workspace,
   // the previous pending write finished, then run_chunk(workspace, done,
   // count, wait) for each launch-sized chunk [done, done + count) of the
-  // batch; durable on return when waiting (staged mode always waits).
-  template <typename RunChunk>
+  // batch; durable on return when waiting (staged mode always waits). When
+  // run_pipelined.first (a waiting host batch, not staged), runs
+  // run_pipelined.second(workspace) (PipelinedWrite, which takes the write
+  // lock itself) instead.
+  template <typename RunChunk, typename RunPipelined>
   Status WriteBatch(size_t count, cudaStream_t stream, bool wait, cudaStream_t order_after,
-                    const RunChunk& run_chunk);
+                    const RunChunk& run_chunk, const std::pair<bool, RunPipelined>& run_pipelined);
   Status PutChunk(Workspace& workspace, const uint8_t* keys, const uint8_t* values, size_t count,
                   bool wait);
   Status EraseChunk(Workspace& workspace, const uint8_t* keys, uint8_t* erased, size_t count,
                     bool wait);
   Status GetChunk(Workspace& workspace, const uint8_t* keys, uint8_t* values, uint8_t* found,
                   size_t count, bool wait);
+  // ---- host batches (host_batches.cu) ----
+  // The memory kinds of a batch's three arrays (null arrays count as device
+  // memory: nothing to copy).
+  struct BatchKinds {
+    MemoryKind kinds[3];
+  };
+  // True when a waiting batch with these arrays runs as a pipeline of chunks
+  // (some array in host memory; the pipeline not turned off); *kinds
+  // receives the arrays' kinds.
+  bool PipelinesHost(const void* a, size_t a_bytes, const void* b, size_t b_bytes, const void* c,
+                     size_t c_bytes, BatchKinds* kinds) const;
+  // A get batch in chunks over the workspace's lanes; waits.
+  Status PipelinedGet(Workspace& workspace, const uint8_t* keys, uint8_t* values, uint8_t* found,
+                      size_t count, const BatchKinds& kinds);
+  // A put (values not null; kinds of keys, values) or erase (kinds of keys,
+  // erased) batch in chunks over the lanes, the chunks' kernels in order;
+  // waits, and when a put found no room, puts the whole batch again through
+  // PutChunk (kicks, resizes). Takes write_mutex_ itself: a one-chunk batch
+  // copies in and resolves its duplicates first (neither touches the table),
+  // a larger one takes it at once. Not durable yet: the caller syncs the
+  // pool. REQUIRES: write_mutex_ and view_mutex_ not held; a workspace of its
+  // own stream without a pending write.
+  Status PipelinedWrite(Workspace& workspace, const uint8_t* keys, const uint8_t* values,
+                        uint8_t* erased, size_t count, const BatchKinds& kinds);
   // Finishes the workspace's pending write batch: waits, places failed puts
   // after kicks or resizes, makes the batch durable. REQUIRES: write_mutex_
   // held.

@@ -21,11 +21,18 @@ Result<std::unique_ptr<Workspace>> Workspace::Create(cudaStream_t stream) {
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaEventCreateWithFlags(&workspace->order_event_, cudaEventDisableTiming),
       "cudaEventCreateWithFlags for a GPU table workspace");
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaEventCreateWithFlags(&workspace->fork_event_, cudaEventDisableTiming),
+      "cudaEventCreateWithFlags for a GPU table workspace");
   return Result<std::unique_ptr<Workspace>>(std::move(workspace));
 }
 
 Workspace::~Workspace() {
+  lanes_.clear();  // each waits for its stream
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
+  if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
+  if (fork_event_ != nullptr) cudaEventDestroy(fork_event_);
   if (arena_ != nullptr) cudaFree(arena_);
   if (host_arena_ != nullptr) cudaFreeHost(host_arena_);
   if (device_counters_ != nullptr) cudaFree(device_counters_);
@@ -97,6 +104,71 @@ Status Workspace::OrderAfter(cudaStream_t other) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream_, order_event_, 0),
                             "cudaStreamWaitEvent on the caller's stream");
   return Status::OK();
+}
+
+Result<StagingLane*> Workspace::Lane(size_t index) {
+  while (lanes_.size() <= index) {
+    auto created = StagingLane::Create(lanes_.empty() ? stream_ : nullptr);
+    if (!created.ok()) return created.status();
+    lanes_.push_back(std::move(created.value()));
+  }
+  return lanes_[index].get();
+}
+
+Status Workspace::ForkLanes(size_t lanes) {
+  if (lanes <= 1) return Status::OK();
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(fork_event_, stream_),
+                            "cudaEventRecord before a pipelined batch");
+  for (size_t i = 1; i < lanes; ++i) {
+    auto lane = Lane(i);
+    if (!lane.ok()) return lane.status();
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent((*lane)->stream(), fork_event_, 0),
+                              "cudaStreamWaitEvent before a pipelined batch");
+  }
+  return Status::OK();
+}
+
+Status Workspace::ReserveChunkCounters(size_t chunks) {
+  if (chunks <= chunk_counters_) return Status::OK();
+  const size_t grown = chunk_counters_ * 2 > chunks ? chunk_counters_ * 2 : chunks;
+  GPKV_RETURN_IF_ERROR(Wait("growing the chunk counters"));
+  if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
+  if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
+  device_chunk_counters_ = nullptr;
+  host_chunk_counters_ = nullptr;
+  chunk_counters_ = 0;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&device_chunk_counters_, grown * sizeof(BatchCounters)),
+                            "cudaMalloc of the chunk counters");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&host_chunk_counters_, grown * sizeof(BatchCounters)),
+                            "cudaMallocHost of the chunk counters");
+  chunk_counters_ = grown;
+  return Status::OK();
+}
+
+Status PlanSort(ArenaPlan& plan, size_t count, bool with_leaders, SortPlan* sort) {
+  GPKV_RETURN_IF_ERROR(DedupeSortTempBytes(count, &sort->sort_temp_bytes));
+  for (int i = 0; i < 4; ++i) sort->arrays[i] = plan.Take(count * sizeof(uint32_t));
+  sort->sort_temp = plan.Take(sort->sort_temp_bytes);
+  if (with_leaders) {
+    GPKV_RETURN_IF_ERROR(DedupeScanTempBytes(count, &sort->scan_temp_bytes));
+    sort->arrays[4] = plan.Take(count * sizeof(uint32_t));
+    sort->scan_temp = plan.Take(sort->scan_temp_bytes);
+  }
+  return Status::OK();
+}
+
+DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
+  DedupeScratch scratch{};
+  scratch.sort_keys_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[0]);
+  scratch.sort_keys_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[1]);
+  scratch.indices_in = reinterpret_cast<uint32_t*>(arena + sort.arrays[2]);
+  scratch.indices_out = reinterpret_cast<uint32_t*>(arena + sort.arrays[3]);
+  scratch.sort_temp = CubTempStorage{arena + sort.sort_temp, sort.sort_temp_bytes};
+  if (sort.scan_temp_bytes != 0) {
+    scratch.leaders = reinterpret_cast<uint32_t*>(arena + sort.arrays[4]);
+    scratch.scan_temp = CubTempStorage{arena + sort.scan_temp, sort.scan_temp_bytes};
+  }
+  return scratch;
 }
 
 }  // namespace gpkv::gpu

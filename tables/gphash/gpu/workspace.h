@@ -1,9 +1,10 @@
 // gpu::Workspace: what one stream of a GPU table needs to run batches — the
 // stream, a device scratch arena allocated once and grown (never a
 // cudaMalloc per batch), the batch counters in device memory and their
-// pinned host copy. A table keeps one workspace per user stream (the Async
-// calls) and a free list of workspaces with their own streams (the waiting
-// calls, one per concurrent caller).
+// pinned host copy, and the lanes of the host-batch pipeline
+// (host_staging.h) with one counter block per chunk. A table keeps one workspace per user stream
+// (the Async calls) and a free list of workspaces with their own streams (the waiting calls, one
+// per concurrent caller).
 //
 // Who may call: the GPU backend (backend.cu, cells.cu, open.cu, resize.cu,
 // staged.cu).
@@ -17,8 +18,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "gpkv/status.h"
+#include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernels.h"
 
 namespace gpkv::gpu {
@@ -38,6 +41,21 @@ class ArenaPlan {
  private:
   size_t used_ = 0;
 };
+
+// Where the sort / duplicate pass of one batch lives in an arena.
+struct SortPlan {
+  size_t arrays[5] = {};  // sort keys in / out, indices in / out, leaders
+  size_t sort_temp = 0;
+  size_t sort_temp_bytes = 0;
+  size_t scan_temp = 0;
+  size_t scan_temp_bytes = 0;
+};
+
+// Plans the sort of `count` operations (with_leaders: also the leader
+// arrays of a deduplicated get).
+Status PlanSort(ArenaPlan& plan, size_t count, bool with_leaders, SortPlan* sort);
+// The scratch of a planned sort in `arena`.
+DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort);
 
 // A write batch enqueued by PutAsync / EraseAsync that Synchronize must
 // finish (place the operations that found no room, then make it durable).
@@ -85,6 +103,19 @@ class Workspace {
 
   PendingWrite& pending() { return pending_; }
 
+  // Lane `index` of the host-batch pipeline, created on first use; lane 0
+  // runs on the workspace's stream.
+  Result<StagingLane*> Lane(size_t index);
+  // Makes work enqueued from now on on lanes 1..lanes-1 wait for the work
+  // enqueued on the workspace's stream so far.
+  Status ForkLanes(size_t lanes);
+  // One counter block per chunk of a pipelined write batch: device array and
+  // its pinned host copy, at least `chunks` long. Growing waits for the
+  // stream.
+  Status ReserveChunkCounters(size_t chunks);
+  BatchCounters* device_chunk_counters() const { return device_chunk_counters_; }
+  BatchCounters* host_chunk_counters() const { return host_chunk_counters_; }
+
  private:
   Workspace() = default;
   // Reserve and ReserveHost: makes *buffer (device memory, or pinned host
@@ -100,6 +131,11 @@ class Workspace {
   BatchCounters* host_counters_ = nullptr;
   cudaEvent_t order_event_ = nullptr;
   PendingWrite pending_;
+  std::vector<std::unique_ptr<StagingLane>> lanes_;
+  cudaEvent_t fork_event_ = nullptr;
+  BatchCounters* device_chunk_counters_ = nullptr;
+  BatchCounters* host_chunk_counters_ = nullptr;  // pinned
+  size_t chunk_counters_ = 0;
 };
 
 }  // namespace gpkv::gpu

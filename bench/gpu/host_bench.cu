@@ -1,0 +1,562 @@
+// The host-batch section of the GPU suite (see host_bench.h).
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bench/gpkv_bench_workload.h"
+#include "bench/gpu/host_bench.h"
+#include "gpkv/db.h"
+#include "gpu/device_memory.h"
+#include "gpu/host_memory.h"
+#include "pm/pool.h"
+#include "tables/gphash/gpu/backend.h"
+
+namespace gpkv::bench::gpu {
+namespace {
+
+using ::gpkv::gpu::DeviceBytes;
+using ::gpkv::gpu::GphashGpu;
+using ::gpkv::gpu::GpuIndexMode;
+using ::gpkv::gpu::GpuTableOptions;
+
+constexpr uint64_t kSeed = 0x686f7374;    // "host"
+constexpr size_t kOps = size_t{1} << 24;  // operations drawn; batches cycle through them
+constexpr size_t kMaxBatch = size_t{1} << 22;
+constexpr size_t kLoadBatch = size_t{1} << 20;
+constexpr double kMaxSecondsPerPoint = 1.0;
+constexpr size_t kSmallBatch = 4096;
+constexpr size_t kLargeBatch = size_t{1} << 20;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double Percentile(std::vector<double> values, double percent) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(percent / 100.0 * values.size()));
+  return values[std::min(std::max<size_t>(rank, 1), values.size()) - 1];
+}
+
+// The arrays one memory kind runs from: operation keys and values, answers.
+struct Arrays {
+  const uint8_t* keys = nullptr;
+  const uint8_t* values = nullptr;
+  uint8_t* out_values = nullptr;  // kMaxBatch values
+  uint8_t* out_found = nullptr;   // kMaxBatch flags
+  bool on_device = false;
+};
+
+// The records and operations, in pageable, registrable and device memory.
+struct Data {
+  std::vector<uint8_t> load_keys, load_values;
+  std::vector<uint8_t> keys, values, out_values, out_found;                  // pageable
+  std::vector<uint8_t> reg_keys, reg_values, reg_out_values, reg_out_found;  // registered per table
+  DeviceBytes dev_keys, dev_values, dev_out_values, dev_out_found;
+
+  Arrays Pageable() { return {keys.data(), values.data(), out_values.data(), out_found.data()}; }
+  Arrays Registered() {
+    return {reg_keys.data(), reg_values.data(), reg_out_values.data(), reg_out_found.data()};
+  }
+  Arrays Device() {
+    return {dev_keys.data(), dev_values.data(), dev_out_values.data(), dev_out_found.data(), true};
+  }
+  // The registrable buffers, for RegisterHostMemory.
+  std::vector<std::pair<uint8_t*, size_t>> RegisteredRanges() {
+    return {{reg_keys.data(), reg_keys.size()},
+            {reg_values.data(), reg_values.size()},
+            {reg_out_values.data(), reg_out_values.size()},
+            {reg_out_found.data(), reg_out_found.size()}};
+  }
+};
+
+Status MakeData(uint64_t keys, Data* data) {
+  data->load_keys.resize(keys * 8);
+  data->load_values.resize(keys * 8);
+  for (uint64_t r = 0; r < keys; ++r) {
+    EncodeKey(r, kSeed, 8, &data->load_keys[r * 8]);
+    EncodeValue(r, 0, 8, &data->load_values[r * 8]);
+  }
+  Random random(kSeed);
+  data->keys.resize(kOps * 8);
+  data->values.resize(kOps * 8);
+  for (size_t i = 0; i < kOps; ++i) {
+    const uint64_t r = random.Uniform(keys);
+    EncodeKey(r, kSeed, 8, &data->keys[i * 8]);
+    EncodeValue(r, 0, 8, &data->values[i * 8]);  // updates rewrite the loaded value
+  }
+  data->reg_keys = data->keys;
+  data->reg_values = data->values;
+  data->out_values.assign(kMaxBatch * 8, 0);
+  data->out_found.assign(kMaxBatch, 0);
+  data->reg_out_values = data->out_values;
+  data->reg_out_found = data->out_found;
+  auto allocate = [](size_t bytes, DeviceBytes* out) -> Status {
+    auto allocated = DeviceBytes::Allocate(bytes);
+    if (!allocated.ok()) return allocated.status();
+    *out = std::move(*allocated);
+    return Status::OK();
+  };
+  GPKV_RETURN_IF_ERROR(allocate(kOps * 8, &data->dev_keys));
+  GPKV_RETURN_IF_ERROR(allocate(kOps * 8, &data->dev_values));
+  GPKV_RETURN_IF_ERROR(allocate(kMaxBatch * 8, &data->dev_out_values));
+  GPKV_RETURN_IF_ERROR(allocate(kMaxBatch, &data->dev_out_found));
+  GPKV_RETURN_IF_ERROR(data->dev_keys.CopyFromHost(data->keys.data(), kOps * 8));
+  return data->dev_values.CopyFromHost(data->values.data(), kOps * 8);
+}
+
+// A table under test, as batch calls.
+struct Target {
+  std::string name;
+  std::function<Status(const uint8_t*, uint8_t*, uint8_t*, size_t)> get;
+  std::function<Status(const uint8_t*, const uint8_t*, size_t)> put;
+  std::function<Status(void*, size_t)> register_memory;
+  std::function<Status(void*)> unregister_memory;
+};
+
+// Checks a get batch's answers (first `count` operations from `first`).
+Status CheckAnswers(const Arrays& arrays, const Data& data, size_t first, size_t count,
+                    uint8_t* out_values, uint8_t* out_found, const std::string& what) {
+  std::vector<uint8_t> got(count * 8), hit(count);
+  if (arrays.on_device) {
+    if (cudaMemcpy(got.data(), out_values, count * 8, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(hit.data(), out_found, count, cudaMemcpyDeviceToHost) != cudaSuccess) {
+      return Status::IOError(what + ": cudaMemcpy of the answers failed");
+    }
+  } else {
+    std::memcpy(got.data(), out_values, count * 8);
+    std::memcpy(hit.data(), out_found, count);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (hit[i] != 1 || std::memcmp(&got[i * 8], &data.values[(first + i) * 8], 8) != 0) {
+      return Status::Corruption(what + ": wrong answer for operation " + std::to_string(i));
+    }
+  }
+  return Status::OK();
+}
+
+// Runs `workload` ("C" or "A") in batches of `batch` from `callers` threads
+// at once, each with its own slice of the answer buffers, for max(2^22, 4
+// batches) operations or kMaxSecondsPerPoint.
+Status RunPoint(Target& target, const Arrays& arrays, const Data& data, const std::string& memory,
+                const std::string& workload, size_t batch, int callers, std::vector<HostRow>* rows,
+                std::FILE* text) {
+  const size_t total = std::max(size_t{1} << 22, 4 * batch);
+  const size_t batches = total / batch;
+  std::atomic<size_t> next{0};
+  std::vector<std::vector<double>> latencies(callers);
+  std::vector<std::unique_ptr<Status>> results(callers);
+  const std::string what = target.name + " " + memory + " " + workload + " batch " +
+                           std::to_string(batch) + " x" + std::to_string(callers);
+  const bool is_get = workload == "C";
+  const size_t half = is_get ? batch : batch / 2;
+  // One batch (C: a get batch; A: a get batch and an update batch).
+  auto one_batch = [&](size_t first, uint8_t* out_values, uint8_t* out_found) -> Status {
+    GPKV_RETURN_IF_ERROR(target.get(arrays.keys + first * 8, out_values, out_found, half));
+    if (!is_get) {
+      GPKV_RETURN_IF_ERROR(target.put(arrays.keys + (first + half) * 8,
+                                      arrays.values + (first + half) * 8, batch - half));
+    }
+    return Status::OK();
+  };
+  // Each caller first runs one untimed batch and checks its answers (the
+  // first call also sizes the table's staging), then all start together.
+  std::atomic<int> ready{0};
+  std::vector<double> starts(callers), ends(callers);
+  auto caller = [&](int c) {
+    uint8_t* out_values = arrays.out_values + c * batch * 8;
+    uint8_t* out_found = arrays.out_found + c * batch;
+    const size_t warm = (static_cast<size_t>(c) * batch) % kOps;
+    Status warmed = one_batch(warm, out_values, out_found);
+    if (warmed.ok()) {
+      Status checked = CheckAnswers(arrays, data, warm, half, out_values, out_found, what);
+      if (!checked.ok()) results[c] = std::make_unique<Status>(checked);
+    } else {
+      results[c] = std::make_unique<Status>(warmed);
+    }
+    ready.fetch_add(1);
+    while (ready.load() < callers) std::this_thread::yield();
+    starts[c] = ends[c] = Now();
+    if (results[c] != nullptr) return;
+    for (;;) {
+      const size_t j = next.fetch_add(1);
+      if (j >= batches || Now() - starts[c] > kMaxSecondsPerPoint) break;
+      const size_t first = (j * batch) % kOps;
+      const double t0 = Now();
+      Status status = one_batch(first, out_values, out_found);
+      latencies[c].push_back((Now() - t0) * 1e6);
+      if (!status.ok()) {
+        results[c] = std::make_unique<Status>(status);
+        break;
+      }
+    }
+    ends[c] = Now();
+  };
+  if (callers == 1) {
+    caller(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int c = 0; c < callers; ++c) threads.emplace_back(caller, c);
+    for (std::thread& thread : threads) thread.join();
+  }
+  HostRow row;
+  row.seconds =
+      *std::max_element(ends.begin(), ends.end()) - *std::min_element(starts.begin(), starts.end());
+  for (int c = 0; c < callers; ++c) {
+    if (results[c] != nullptr) return *results[c];
+  }
+  std::vector<double> all;
+  for (auto& list : latencies) all.insert(all.end(), list.begin(), list.end());
+  row.table = target.name;
+  row.memory = memory;
+  row.workload = workload;
+  row.batch = batch;
+  row.callers = callers;
+  row.ops = all.size() * batch;
+  row.p50_us = Percentile(all, 50);
+  row.p99_us = Percentile(all, 99);
+  std::fprintf(text, "# %s: %.1f Mops/s, p50 %.1f us, p99 %.1f us\n", what.c_str(), row.mops(),
+               row.p50_us, row.p99_us);
+  std::fflush(text);
+  rows->push_back(row);
+  return Status::OK();
+}
+
+// LOAD of every record, host batches of 2^20 (pageable).
+Status Load(Target& target, const Data& data, uint64_t keys, std::vector<HostRow>* rows,
+            std::FILE* text) {
+  const double start = Now();
+  for (uint64_t done = 0; done < keys; done += kLoadBatch) {
+    const size_t n = std::min<uint64_t>(kLoadBatch, keys - done);
+    GPKV_RETURN_IF_ERROR(
+        target.put(data.load_keys.data() + done * 8, data.load_values.data() + done * 8, n));
+  }
+  HostRow row;
+  row.table = target.name;
+  row.memory = "pageable";
+  row.workload = "LOAD";
+  row.batch = kLoadBatch;
+  row.ops = keys;
+  row.seconds = Now() - start;
+  std::fprintf(text, "# %s: LOAD %.1f Mops/s\n", target.name.c_str(), row.mops());
+  rows->push_back(row);
+  return Status::OK();
+}
+
+// What one table runs: the memories and batch sizes of C and A, and the
+// caller counts of the 4096-op points.
+struct Plan {
+  bool pageable = true, registered = true, device = true;
+  std::vector<size_t> batches = {kSmallBatch, kLargeBatch};
+  std::vector<int> callers = {};
+};
+
+Status RunPlan(Target& target, Data& data, const Plan& plan, std::vector<HostRow>* rows,
+               std::FILE* text) {
+  for (const char* workload : {"C", "A"}) {
+    for (size_t batch : plan.batches) {
+      if (plan.pageable) {
+        GPKV_RETURN_IF_ERROR(
+            RunPoint(target, data.Pageable(), data, "pageable", workload, batch, 1, rows, text));
+      }
+      if (plan.registered) {
+        GPKV_RETURN_IF_ERROR(RunPoint(target, data.Registered(), data, "registered", workload,
+                                      batch, 1, rows, text));
+      }
+      if (plan.device && (batch == kSmallBatch || batch == kLargeBatch)) {
+        GPKV_RETURN_IF_ERROR(
+            RunPoint(target, data.Device(), data, "device", workload, batch, 1, rows, text));
+      }
+    }
+    for (int callers : plan.callers) {
+      if (plan.pageable) {
+        GPKV_RETURN_IF_ERROR(RunPoint(target, data.Pageable(), data, "pageable", workload,
+                                      kSmallBatch, callers, rows, text));
+      }
+      if (plan.registered) {
+        GPKV_RETURN_IF_ERROR(RunPoint(target, data.Registered(), data, "registered", workload,
+                                      kSmallBatch, callers, rows, text));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Registers the registrable buffers for the plan's run, then unregisters.
+Status RunRegistered(Target& target, Data& data, const Plan& plan, std::vector<HostRow>* rows,
+                     std::FILE* text) {
+  std::vector<void*> registered;
+  auto run = [&]() -> Status {
+    if (plan.registered) {
+      for (auto& [address, bytes] : data.RegisteredRanges()) {
+        GPKV_RETURN_IF_ERROR(target.register_memory(address, bytes));
+        registered.push_back(address);
+      }
+    }
+    return RunPlan(target, data, plan, rows, text);
+  };
+  Status status = run();
+  for (void* address : registered) {
+    Status undone = target.unregister_memory(address);
+    if (status.ok() && !undone.ok()) return undone;
+  }
+  return status;
+}
+
+std::string PoolPath(const std::string& dir, const std::string& name) {
+  return dir + "/gpkv-host-bench-" + name + "-" + std::to_string(::getpid()) + ".gpkv";
+}
+
+uint64_t PoolBytes(uint64_t keys) { return keys * 96 + (uint64_t{256} << 20); }
+
+// The engine on `backend`: DB + Table, LOAD, then the plan.
+Status RunEngine(Backend backend, uint64_t keys, const std::string& dir, Data& data,
+                 const Plan& plan, std::vector<HostRow>* rows, std::FILE* text) {
+  const std::string name = backend == Backend::kCuda ? "engine cuda" : "engine cpu";
+  const std::string path = PoolPath(dir, backend == Backend::kCuda ? "cuda" : "cpu");
+  std::remove(path.c_str());
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = PoolBytes(keys);
+  options.backend = backend;
+  options.sync_mode = SyncMode::kBatch;
+  auto db = DB::Open(path, options);
+  if (!db.ok()) return db.status();
+  TableOptions table_options;
+  table_options.expected_keys = keys;
+  auto table = (*db)->CreateTable("bench", table_options);
+  if (!table.ok()) return table.status();
+  Table* t = *table;
+  DB* d = db->get();
+  Target target;
+  target.name = name;
+  target.get = [t](const uint8_t* k, uint8_t* v, uint8_t* f, size_t n) {
+    return t->Get(ConstBytes(k, n * 8), MutableBytes(v, n * 8), MutableBytes(f, n));
+  };
+  target.put = [t](const uint8_t* k, const uint8_t* v, size_t n) {
+    return t->Put(ConstBytes(k, n * 8), ConstBytes(v, n * 8));
+  };
+  target.register_memory = [d](void* a, size_t b) { return d->RegisterHostMemory(a, b); };
+  target.unregister_memory = [d](void* a) { return d->UnregisterHostMemory(a); };
+  auto run = [&]() -> Status {
+    GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
+    auto stats = t->Stats();
+    if (stats.ok()) {
+      std::fprintf(text, "# %s: %llu keys, load factor %.3f\n", name.c_str(),
+                   static_cast<unsigned long long>(stats->keys),
+                   stats->Property("gphash.load-factor").value_or(0));
+    }
+    return RunRegistered(target, data, plan, rows, text);
+  };
+  Status status = run();
+  db->reset();
+  std::remove(path.c_str());
+  return status;
+}
+
+Target GpuTarget(const std::string& name, GphashGpu* table) {
+  Target target;
+  target.name = name;
+  target.get = [table](const uint8_t* k, uint8_t* v, uint8_t* f, size_t n) {
+    return table->Get(k, v, f, n);
+  };
+  target.put = [table](const uint8_t* k, const uint8_t* v, size_t n) {
+    return table->Put(k, v, n);
+  };
+  target.register_memory = [](void* a, size_t b) { return ::gpkv::gpu::RegisterHostMemory(a, b); };
+  target.unregister_memory = [](void* a) { return ::gpkv::gpu::UnregisterHostMemory(a); };
+  return target;
+}
+
+// gpu::GphashGpu in one mode: LOAD, then the plan for each of `variants`
+// (a name suffix and the options it reopens the table with).
+Status RunGpuTable(GpuIndexMode mode, const std::string& name, uint64_t keys,
+                   const std::string& dir, Data& data,
+                   const std::vector<std::pair<std::string, GpuTableOptions>>& variants,
+                   const std::vector<Plan>& plans, std::vector<HostRow>* rows, std::FILE* text) {
+  const std::string path = PoolPath(dir, name);
+  auto pool = pm::Pool::Create(path, PoolBytes(keys), SyncMode::kBatch);
+  std::remove(path.c_str());
+  if (!pool.ok()) return pool.status();
+  TableOptions options;
+  options.expected_keys = keys;
+  auto root = GphashGpu::Create(**pool, 1, options);
+  if (!root.ok()) return root.status();
+  for (size_t v = 0; v < variants.size(); ++v) {
+    GpuTableOptions gpu_options = variants[v].second;
+    gpu_options.index_mode = mode;
+    auto table = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
+    if (!table.ok()) return table.status();
+    Target target = GpuTarget(name + variants[v].first, table->get());
+    if (v == 0) GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
+    GPKV_RETURN_IF_ERROR(RunRegistered(target, data, plans[v], rows, text));
+  }
+  return Status::OK();
+}
+
+const HostRow* Find(const std::vector<HostRow>& rows, const std::string& table,
+                    const std::string& memory, const std::string& workload, uint64_t batch,
+                    int callers = 1) {
+  for (const HostRow& row : rows) {
+    if (row.table == table && row.memory == memory && row.workload == workload &&
+        row.batch == batch && row.callers == callers) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+void PrintRows(const std::vector<HostRow>& rows, std::FILE* out) {
+  std::fprintf(out, "\n## Host batches (issue #15)\n\n");
+  std::fprintf(out, "| table | memory | workload | batch | callers | Mops/s | p50 us | p99 us |\n");
+  std::fprintf(out, "|---|---|---|---:|---:|---:|---:|---:|\n");
+  for (const HostRow& row : rows) {
+    std::fprintf(out, "| %s | %s | %s | %llu | %d | %.1f | %.1f | %.1f |\n", row.table.c_str(),
+                 row.memory.c_str(), row.workload.c_str(),
+                 static_cast<unsigned long long>(row.batch), row.callers, row.mops(), row.p50_us,
+                 row.p99_us);
+  }
+}
+
+// "target: measured (where) met / missed" for the best of `candidates`.
+void PrintTarget(const std::string& name, double target_mops,
+                 const std::vector<const HostRow*>& candidates, std::FILE* out) {
+  const HostRow* best = nullptr;
+  for (const HostRow* row : candidates) {
+    if (row != nullptr && (best == nullptr || row->mops() > best->mops())) best = row;
+  }
+  if (best == nullptr) {
+    std::fprintf(out, "| %s | >= %.0f M/s | not measured | — |\n", name.c_str(), target_mops);
+    return;
+  }
+  std::fprintf(
+      out, "| %s | >= %.0f M/s | %.1f M/s (%s, %s, %d caller%s; p50 %.1f us, p99 %.1f us) | %s |\n",
+      name.c_str(), target_mops, best->mops(), best->table.c_str(), best->memory.c_str(),
+      best->callers, best->callers == 1 ? "" : "s", best->p50_us, best->p99_us,
+      best->mops() >= target_mops ? "met" : "missed");
+}
+
+void PrintTargets(const std::vector<HostRow>& rows, std::FILE* out) {
+  std::fprintf(out, "\n## Issue #15 targets (this run)\n\n");
+  std::fprintf(out, "| target | wanted | measured (best) | verdict |\n|---|---|---|---|\n");
+  const std::string e = "engine cuda";
+  for (const char* memory : {"registered", "pageable"}) {
+    const std::string m = memory;
+    PrintTarget("engine, host batches of 2^20 (" + m + "), YCSB C", 1500,
+                {Find(rows, e, m, "C", kLargeBatch)}, out);
+    PrintTarget("engine, host batches of 2^20 (" + m + "), YCSB A", 1000,
+                {Find(rows, e, m, "A", kLargeBatch)}, out);
+  }
+  for (const char* memory : {"registered", "pageable"}) {
+    const std::string m = memory;
+    PrintTarget("engine, host batches of 4096 (" + m + ", 1 caller), YCSB C", 200,
+                {Find(rows, e, m, "C", kSmallBatch)}, out);
+    PrintTarget("engine, host batches of 4096 (" + m + ", 1 caller), YCSB A", 100,
+                {Find(rows, e, m, "A", kSmallBatch)}, out);
+    std::vector<const HostRow*> c_rows, a_rows;
+    for (int callers : {2, 4, 8}) {
+      c_rows.push_back(Find(rows, e, m, "C", kSmallBatch, callers));
+      a_rows.push_back(Find(rows, e, m, "A", kSmallBatch, callers));
+    }
+    PrintTarget("engine, host batches of 4096 (" + m + ", several callers), YCSB C", 200, c_rows,
+                out);
+    PrintTarget("engine, host batches of 4096 (" + m + ", several callers), YCSB A", 100, a_rows,
+                out);
+  }
+  PrintTarget("mirror gets, device batches of 2^20 (part 2, the lead's)", 7000,
+              {Find(rows, "mirror", "device", "C", kLargeBatch)}, out);
+}
+
+}  // namespace
+
+Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
+                      std::vector<HostRow>* rows) {
+  Data data;
+  GPKV_RETURN_IF_ERROR(MakeData(keys, &data));
+  std::fprintf(text, "# host batches: %llu keys, %zu uniform operations\n",
+               static_cast<unsigned long long>(keys), kOps);
+  // The engine on CUDA: the batch-size sweep, device batches, several callers.
+  Plan engine;
+  engine.batches.clear();
+  for (int log2 = 8; log2 <= 22; log2 += 2) engine.batches.push_back(size_t{1} << log2);
+  engine.callers = {2, 4, 8};
+  GPKV_RETURN_IF_ERROR(RunEngine(Backend::kCuda, keys, dir, data, engine, rows, text));
+  Plan cpu;
+  cpu.registered = false;
+  cpu.device = false;
+  GPKV_RETURN_IF_ERROR(RunEngine(Backend::kCpu, keys, dir, data, cpu, rows, text));
+  // Each GPU mode; mirror also without the pipeline (the path before #15) and
+  // over chunk sizes and lane counts.
+  Plan plain;
+  Plan legacy;
+  legacy.registered = false;
+  legacy.device = false;
+  Plan large;
+  large.device = false;
+  large.batches = {kLargeBatch};
+  std::vector<std::pair<std::string, GpuTableOptions>> mirror_variants = {{"", {}}};
+  std::vector<Plan> mirror_plans = {plain};
+  GpuTableOptions off;
+  off.host_lanes = 0;
+  mirror_variants.push_back({" legacy", off});
+  mirror_plans.push_back(legacy);
+  for (int log2 : {15, 16, 18, 19}) {
+    GpuTableOptions options;
+    options.host_chunk_ops = uint64_t{1} << log2;
+    mirror_variants.push_back({" chunk 2^" + std::to_string(log2), options});
+    mirror_plans.push_back(large);
+  }
+  // Small batches with and without zero copy (pageable staging used in place).
+  Plan small;
+  small.registered = false;
+  small.device = false;
+  small.batches = {256, 1024, kSmallBatch, 16384};
+  GpuTableOptions copy;
+  copy.host_zero_copy_ops = 0;
+  mirror_variants.push_back({" small", {}});
+  mirror_plans.push_back(small);
+  mirror_variants.push_back({" small no zero-copy", copy});
+  mirror_plans.push_back(small);
+  for (uint32_t lanes : {2u, 4u}) {
+    GpuTableOptions options;
+    options.host_lanes = lanes;
+    mirror_variants.push_back({" lanes " + std::to_string(lanes), options});
+    mirror_plans.push_back(large);
+  }
+  GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kMirror, "mirror", keys, dir, data,
+                                   mirror_variants, mirror_plans, rows, text));
+  GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kDirect, "direct", keys, dir, data, {{"", {}}},
+                                   {plain}, rows, text));
+  GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kStaged, "staged", keys, dir, data, {{"", {}}},
+                                   {plain}, rows, text));
+  PrintRows(*rows, text);
+  PrintTargets(*rows, text);
+  return Status::OK();
+}
+
+std::string HostJsonLines(const std::string& device, uint64_t keys,
+                          const std::vector<HostRow>& rows) {
+  std::ostringstream json;
+  for (const HostRow& row : rows) {
+    json << "{\"kind\":\"host\",\"device\":\"" << device << "\",\"keys\":" << keys
+         << ",\"table\":\"" << row.table << "\",\"memory\":\"" << row.memory << "\",\"workload\":\""
+         << row.workload << "\",\"batch\":" << row.batch << ",\"callers\":" << row.callers
+         << ",\"ops\":" << row.ops << ",\"seconds\":" << row.seconds << ",\"mops\":" << row.mops()
+         << ",\"p50_us\":" << row.p50_us << ",\"p99_us\":" << row.p99_us << "}\n";
+  }
+  return json.str();
+}
+
+}  // namespace gpkv::bench::gpu

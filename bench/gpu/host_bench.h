@@ -1,0 +1,52 @@
+// The host-batch section of `gpkv bench --suite gpu` (mode "host", issue
+// #15): batches whose keys and answers live in host memory, as a database
+// process hands them over, through
+//   - the engine (gpkv::DB + Table) on the CUDA backend (the mode kAuto
+//     picks: mirror for an index that fits in GPU memory) and on the CPU
+//     backend (all hardware threads);
+//   - gpu::GphashGpu in direct, mirror and staged mode, and in mirror mode
+//     with the pipeline off ("mirror legacy": the path before #15, one
+//     stream, pageable copies) as the before-row of the same run;
+// each with pageable, registered (DB::RegisterHostMemory / cudaHostRegister)
+// and device buffers, YCSB C (uniform gets) and YCSB A (half gets, half
+// updates, uniform) at batches of 2^20 and 4096, batch-size sweeps
+// 2^8..2^22 through the engine with p50 / p99 batch latency, 4096-op batches
+// from several caller threads at once, and mirror mode's pipeline chunk size
+// and lane count. Prints issue #15's targets as met / missed.
+//
+// Who may call: gpu_bench_run.cu. CUDA build only.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gpkv/status.h"
+
+namespace gpkv::bench::gpu {
+
+// One measured point of the section.
+struct HostRow {
+  std::string table;     // "engine cuda", "engine cpu", "mirror", "mirror legacy", ...
+  std::string memory;    // "pageable", "registered", "device"
+  std::string workload;  // "C", "A", "LOAD"
+  uint64_t batch = 0;
+  int callers = 1;  // threads calling the table at once
+  uint64_t ops = 0;
+  double seconds = 0;  // wall time of all batches
+  double p50_us = 0;   // batch latency (A: a get batch and its update batch)
+  double p99_us = 0;
+  double mops() const { return seconds > 0 ? static_cast<double>(ops) / seconds / 1e6 : 0; }
+};
+
+// Runs the section with `keys` records in pools under `dir`; progress lines
+// go to `text`, the rows to *rows. Then prints the rows and the targets.
+Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
+                      std::vector<HostRow>* rows);
+
+// One JSON object per row ("kind":"host").
+std::string HostJsonLines(const std::string& device, uint64_t keys,
+                          const std::vector<HostRow>& rows);
+
+}  // namespace gpkv::bench::gpu

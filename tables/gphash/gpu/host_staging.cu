@@ -1,0 +1,187 @@
+// Memory classification, pipeline lanes and the small-batch duplicate
+// kernel (see host_staging.h).
+#include <string>
+
+#include "gpu/cuda_check.h"
+#include "tables/gphash/gpu/host_staging.h"
+#include "tables/gphash/gpu/kernel_common.cuh"
+
+namespace gpkv::gpu {
+namespace {
+
+MemoryKind KindOf(const void* address, int device) {
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+    cudaGetLastError();
+    return MemoryKind::kPageable;
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged:
+      return attributes.device == device ? MemoryKind::kDevice : MemoryKind::kPageable;
+    case cudaMemoryTypeHost:
+      return MemoryKind::kPinned;
+    default:
+      return MemoryKind::kPageable;
+  }
+}
+
+// Grows *buffer (device or pinned host memory) to at least `bytes`, at
+// least doubling it. The caller has waited for the work that used it.
+Status GrowBuffer(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes) {
+  if (bytes <= *buffer_bytes) return Status::OK();
+  const size_t grown = *buffer_bytes * 2 > bytes ? *buffer_bytes * 2 : bytes;
+  if (*buffer != nullptr) {
+    if (pinned_host) {
+      cudaFreeHost(*buffer);
+    } else {
+      cudaFree(*buffer);
+    }
+  }
+  *buffer = nullptr;
+  *buffer_bytes = 0;
+  void* allocated = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(
+      pinned_host ? cudaMallocHost(&allocated, grown) : cudaMalloc(&allocated, grown),
+      std::string(pinned_host ? "cudaMallocHost of a pipeline lane's " : "cudaMalloc of a ") +
+          std::to_string(grown) + "-byte " + (pinned_host ? "staging buffer" : "lane arena"));
+  *buffer = static_cast<uint8_t*>(allocated);
+  *buffer_bytes = grown;
+  return Status::OK();
+}
+
+constexpr int kDedupeThreads = 1024;
+constexpr uint32_t kDedupeSlots = 2 * kSmallDedupeOps;  // a power of two
+constexpr uint32_t kEmptySlot = 0xffffffffu;
+
+template <int kKeyWords>
+__device__ __forceinline__ bool SameKey(const uint64_t* keys, uint32_t a, uint32_t b) {
+  bool equal = true;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) {
+    equal &= keys[uint64_t{a} * kKeyWords + w] == keys[uint64_t{b} * kKeyWords + w];
+  }
+  return equal;
+}
+
+// One block: each key claims a slot of a shared-memory table (linear
+// probing from its hash) or joins the slot of an equal key, where the
+// survivor's index is kept by atomicMax (last) or atomicMin (first).
+template <int kKeyWords>
+__global__ void __launch_bounds__(kDedupeThreads)
+    MarkSurvivorsSmallKernel(const uint64_t* keys, uint32_t count, bool keep_first, uint8_t* keep) {
+  __shared__ uint32_t table[kDedupeSlots];
+  for (uint32_t s = threadIdx.x; s < kDedupeSlots; s += kDedupeThreads) table[s] = kEmptySlot;
+  __syncthreads();
+  constexpr int kPerThread = kSmallDedupeOps / kDedupeThreads;
+  uint32_t slot_of[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+    if (i >= count) break;
+    uint64_t mixed = 0;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w) {
+      mixed = (mixed ^ keys[uint64_t{i} * kKeyWords + w]) * 0x9e3779b97f4a7c15ull;
+    }
+    uint32_t slot = static_cast<uint32_t>(mixed >> 40) & (kDedupeSlots - 1);
+    for (;;) {
+      uint32_t holder = atomicCAS(&table[slot], kEmptySlot, i);
+      if (holder == kEmptySlot) break;
+      if (SameKey<kKeyWords>(keys, holder, i)) {
+        if (keep_first) {
+          atomicMin(&table[slot], i);
+        } else {
+          atomicMax(&table[slot], i);
+        }
+        break;
+      }
+      slot = (slot + 1) & (kDedupeSlots - 1);
+    }
+    slot_of[k] = slot;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+    if (i >= count) break;
+    keep[i] = table[slot_of[k]] == i ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+MemoryKind ClassifyMemory(const void* address, size_t bytes, int device) {
+  if (address == nullptr) return MemoryKind::kPageable;
+  MemoryKind first = KindOf(address, device);
+  if (first != MemoryKind::kPinned || bytes <= 1) return first;
+  return KindOf(static_cast<const uint8_t*>(address) + bytes - 1, device) == MemoryKind::kPinned
+             ? MemoryKind::kPinned
+             : MemoryKind::kPageable;
+}
+
+Result<std::unique_ptr<StagingLane>> StagingLane::Create(cudaStream_t stream) {
+  std::unique_ptr<StagingLane> lane(new StagingLane());
+  if (stream == nullptr) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&lane->stream_, cudaStreamNonBlocking),
+                              "cudaStreamCreateWithFlags for a pipeline lane");
+    lane->owns_stream_ = true;
+  } else {
+    lane->stream_ = stream;
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&lane->done_, cudaEventDisableTiming),
+                            "cudaEventCreateWithFlags for a pipeline lane");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&lane->kernels_done_, cudaEventDisableTiming),
+                            "cudaEventCreateWithFlags for a pipeline lane");
+  return Result<std::unique_ptr<StagingLane>>(std::move(lane));
+}
+
+StagingLane::~StagingLane() {
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  if (arena_ != nullptr) cudaFree(arena_);
+  if (host_in_ != nullptr) cudaFreeHost(host_in_);
+  if (host_out_ != nullptr) cudaFreeHost(host_out_);
+  if (done_ != nullptr) cudaEventDestroy(done_);
+  if (kernels_done_ != nullptr) cudaEventDestroy(kernels_done_);
+  if (owns_stream_) cudaStreamDestroy(stream_);
+}
+
+Status StagingLane::Reserve(size_t device_bytes, size_t host_in_bytes, size_t host_out_bytes) {
+  if (device_bytes <= arena_bytes_ && host_in_bytes <= host_in_bytes_ &&
+      host_out_bytes <= host_out_bytes_) {
+    return Status::OK();
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_),
+                            "cudaStreamSynchronize (growing a pipeline lane)");
+  GPKV_RETURN_IF_ERROR(GrowBuffer(device_bytes, /*pinned_host=*/false, &arena_, &arena_bytes_));
+  GPKV_RETURN_IF_ERROR(GrowBuffer(host_in_bytes, /*pinned_host=*/true, &host_in_, &host_in_bytes_));
+  return GrowBuffer(host_out_bytes, /*pinned_host=*/true, &host_out_, &host_out_bytes_);
+}
+
+Status StagingLane::WaitDone(const char* what) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(done_),
+                            std::string("cudaEventSynchronize (") + what + ")");
+  return Status::OK();
+}
+
+Status StagingLane::RecordDone() {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(done_, stream_), "cudaEventRecord on a pipeline lane");
+  return Status::OK();
+}
+
+Status LaunchMarkSurvivorsSmall(const uint8_t* keys, size_t count, uint32_t key_size,
+                                bool keep_first, uint8_t* keep, cudaStream_t stream) {
+  if (count == 0) return Status::OK();
+  if (count > kSmallDedupeOps) {
+    return Status::InvalidArgument("LaunchMarkSurvivorsSmall takes at most " +
+                                   std::to_string(kSmallDedupeOps) + " operations");
+  }
+  return DispatchKeyWords(key_size, [&](auto key_words) {
+    constexpr int kKeyWords = decltype(key_words)::value;
+    MarkSurvivorsSmallKernel<kKeyWords><<<1, kDedupeThreads, 0, stream>>>(
+        reinterpret_cast<const uint64_t*>(keys), static_cast<uint32_t>(count), keep_first, keep);
+    return CheckLaunch("MarkSurvivorsSmallKernel");
+  });
+}
+
+}  // namespace gpkv::gpu
