@@ -17,6 +17,9 @@
 #include "bench/gpkv_bench_suite.h"
 #include "bench/gpkv_bench_workload.h"
 #include "gpkv/db.h"
+#if GPKV_HAVE_CUDA
+#include "gpu/device_memory.h"
+#endif
 
 namespace gpkv::bench {
 
@@ -38,12 +41,20 @@ constexpr uint64_t kLoadBatch = uint64_t{1} << 16;  // untimed loads of the quer
 constexpr double kDefaultMaxSeconds = 2.0;
 constexpr double kRangeKeys = 8.0;  // expected keys of a Count / Range query
 constexpr double kTarget = 5.0;     // issue #13: CPU, >= 5x RocksDB
+// Issue #13, GPU (H100, 2^24..2^26 keys): Mops/s, and the open in seconds.
+constexpr double kGpuInsertTarget = 1000.0;
+constexpr double kGpuGetTarget = 1000.0;
+constexpr double kGpuCountTarget = 1000.0;
+constexpr double kGpuRangeTarget = 300.0;
+constexpr double kGpuOpenTarget = 2.0;
+constexpr const char* kGpuSystem = "gpkv-gpu";
 const char* const kWorkloads[] = {"insert", "get", "count", "range", "E"};
 
 class GpkvOrderedDriver : public OrderedDriver {
  public:
-  GpkvOrderedDriver(std::string pool_path, std::unique_ptr<DB> db, Table* table)
+  GpkvOrderedDriver(std::string pool_path, Options options, std::unique_ptr<DB> db, Table* table)
       : pool_path_(std::move(pool_path)),
+        options_(options),
         db_(std::move(db)),
         table_(table),
         key_size_(table->options().key_size),
@@ -86,9 +97,27 @@ class GpkvOrderedDriver : public OrderedDriver {
     }
     return facts;
   }
+  Result<double> Reopen() override {
+    db_.reset();
+    table_ = nullptr;
+    Options options = options_;
+    options.create_if_missing = false;
+    options.error_if_exists = false;
+    const auto start = std::chrono::steady_clock::now();
+    auto db = DB::Open(pool_path_, options);
+    if (!db.ok()) return db.status();
+    auto table = (*db)->OpenTable("bench");
+    if (!table.ok()) return table.status();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    db_ = std::move(*db);
+    table_ = *table;
+    return seconds;
+  }
 
  private:
   std::string pool_path_;
+  Options options_;
   std::unique_ptr<DB> db_;
   Table* table_;
   uint32_t key_size_;
@@ -198,6 +227,10 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   const uint64_t entry = c.key_size + 8 + c.value_size;
   driver.pool_size =
       c.config->pool_size > 0 ? c.config->pool_size : 4 * keys * entry + (uint64_t{256} << 20);
+  if (c.system == kGpuSystem) {
+    driver.backend = Backend::kCuda;
+    return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
+  }
   if (c.system == "gpkv") return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
   return CreateRocksdbOrderedDriver(driver);
 }
@@ -378,10 +411,13 @@ bool RunQueries(const Case& c, BenchReport* report) {
   std::vector<uint8_t> keys, values;
   uint64_t loaded = 0;
   bool ok = true;
+  // The GPU backend loads in batches of b (each one run, no log records).
+  const uint64_t load_batch =
+      c.system == kGpuSystem ? std::max(kLoadBatch, config.ordered_batch_entries) : kLoadBatch;
   for (int log2 : table_log2) {
     const uint64_t target = uint64_t{1} << log2;
     while (loaded < target) {
-      const uint64_t n = std::min(kLoadBatch, target - loaded);
+      const uint64_t n = std::min(load_batch, target - loaded);
       records.Fill(loaded, n, &keys, &values);
       Status status = (*driver)->Insert(keys.data(), values.data(), n);
       if (!status.ok()) {
@@ -397,6 +433,23 @@ bool RunQueries(const Case& c, BenchReport* report) {
       ok &= m.error.empty();
       report->results.push_back(std::move(m));
     }
+  }
+  if (c.system == kGpuSystem) {
+    // Recovery of the largest table: runs read back into GPU memory and
+    // checksummed there, the log replayed.
+    Measurement m = Start(c, "open", TableLabel(table_log2.back()), 1);
+    auto seconds = (*driver)->Reopen();
+    if (seconds.ok()) {
+      m.seconds = *seconds;
+      m.ops = loaded;
+      m.batches = 1;
+    } else {
+      m.error = seconds.status().ToString();
+      ok = false;
+    }
+    if (c.progress != nullptr) c.progress->Finish();
+    report->results.push_back(std::move(m));
+    if (!seconds.ok()) return false;
   }
   if (Wanted(config, "E")) {
     Measurement m = MeasureScanWorkload(c, **driver, TableLabel(table_log2.back()), &loaded);
@@ -446,6 +499,58 @@ void AddTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_siz
       config.batch);
 }
 
+// The issue's absolute GPU targets, for the gpkv-gpu measurements of this
+// run: rates in Mops/s (at least), the open in seconds (at most).
+void AddGpuTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_size,
+                   BenchReport* report) {
+  const std::string sizes = std::to_string(key_size) + "/" + std::to_string(value_size) + " B";
+  auto add = [&](const std::string& name, const Measurement* m, double target, bool at_most) {
+    TargetCheck check;
+    check.name = name + " (" + sizes + ", GPU)";
+    check.comparison = at_most ? "seconds" : "Mops/s";
+    check.target = target;
+    const std::string target_text =
+        (at_most ? "< " : ">= ") + FormatFixed(target, 0) + (at_most ? " s" : " Mops/s");
+    if (m == nullptr || !m->error.empty()) {
+      check.why = m == nullptr ? "gpkv-gpu was not part of this run" : m->error;
+      check.text = check.name + ": not measured (target " + target_text + ")";
+      report->targets.push_back(check);
+      return;
+    }
+    check.measured = true;
+    check.value = at_most ? m->seconds : m->mops();
+    check.met = at_most ? check.value < target : check.value >= target;
+    check.text = check.name + ": " + FormatFixed(check.value, at_most ? 3 : 1) +
+                 (at_most ? " s" : " Mops/s") + " (target " + target_text + ": " +
+                 (check.met ? "met" : "missed") + ")";
+    if (!m->complete) check.text += " [stopped at the time limit]";
+    report->targets.push_back(check);
+  };
+  for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
+    if (log2 != 20) continue;  // the issue's target is for batches of 2^20
+    add("durable batched inserts, batch 2^20, b = " + std::to_string(config.ordered_batch_entries),
+        Find(*report, kGpuSystem, "insert", "uniform", uint64_t{1} << 20, key_size, value_size),
+        kGpuInsertTarget, false);
+  }
+  std::vector<int> table_log2 = config.ordered_table_log2;
+  std::sort(table_log2.begin(), table_log2.end());
+  for (int log2 : table_log2) {
+    const std::string table = TableLabel(log2);
+    add("get, " + table,
+        Find(*report, kGpuSystem, "get", table, config.batch, key_size, value_size), kGpuGetTarget,
+        false);
+    add("count of ~8 keys, " + table,
+        Find(*report, kGpuSystem, "count", table, config.batch, key_size, value_size),
+        kGpuCountTarget, false);
+    add("range of ~8 keys, " + table,
+        Find(*report, kGpuSystem, "range", table, config.batch, key_size, value_size),
+        kGpuRangeTarget, false);
+  }
+  add("open (recovery) of " + TableLabel(table_log2.back()),
+      Find(*report, kGpuSystem, "open", TableLabel(table_log2.back()), 1, key_size, value_size),
+      kGpuOpenTarget, true);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
@@ -472,7 +577,7 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
     return table.status();
   }
   return std::unique_ptr<OrderedDriver>(
-      std::make_unique<GpkvOrderedDriver>(config.pool_path, std::move(*db), *table));
+      std::make_unique<GpkvOrderedDriver>(config.pool_path, options, std::move(*db), *table));
 }
 
 #ifndef GPKV_HAVE_ROCKSDB
@@ -483,6 +588,9 @@ Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverCo
 
 std::vector<std::string> OrderedSystems() {
   std::vector<std::string> systems = {"gpkv"};
+#if GPKV_HAVE_CUDA
+  if (gpu::DeviceUsable().ok()) systems.push_back(kGpuSystem);
+#endif
   if (RocksdbBuiltIn()) systems.push_back("rocksdb");
   return systems;
 }
@@ -511,8 +619,9 @@ Status ValidateOrderedConfig(const BenchConfig& config) {
     }
   }
   for (const std::string& system : config.systems) {
-    if (system != "gpkv" && system != "rocksdb") {
-      return usage("--systems: the ordered suite runs gpkv and rocksdb, not '" + system + "'");
+    if (system != "gpkv" && system != kGpuSystem && system != "rocksdb") {
+      return usage("--systems: the ordered suite runs gpkv, gpkv-gpu and rocksdb, not '" + system +
+                   "'");
     }
   }
   return Status::OK();
@@ -533,7 +642,12 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
   for (const std::string& system : systems) {
     report->systems.push_back(
         {system, system == "gpkv"
-                     ? "each batch durable and atomic in the pool (ordered table, CPU backend)"
+                     ? std::string("each batch durable and atomic in the pool "
+                                   "(ordered table, ") +
+                           (config.backend == Backend::kCuda ? "CUDA" : "CPU") + " backend)"
+                 : system == kGpuSystem
+                     ? "each batch durable and atomic in the pool (ordered table, CUDA backend: "
+                       "runs in GPU memory)"
                      : "each batch one WriteBatch, WAL synced (sync = true)"});
   }
   const double max_seconds = config.max_seconds >= 0 ? config.max_seconds : kDefaultMaxSeconds;
@@ -557,6 +671,9 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
         ok &= RunQueries(c, report);
       }
       AddTargets(config, key_size, value_size, report);
+      if (std::find(systems.begin(), systems.end(), kGpuSystem) != systems.end()) {
+        AddGpuTargets(config, key_size, value_size, report);
+      }
     }
   }
   AddReadAgreement(report);
