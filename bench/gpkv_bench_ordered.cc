@@ -48,6 +48,68 @@ constexpr double kGpuCountTarget = 1000.0;
 constexpr double kGpuRangeTarget = 300.0;
 constexpr double kGpuOpenTarget = 2.0;
 constexpr const char* kGpuSystem = "gpkv-gpu";
+constexpr const char* kGpuDeviceSystem = "gpkv-gpu-dev";
+bool IsGpuSystem(const std::string& system) {
+  return system == kGpuSystem || system == kGpuDeviceSystem;
+}
+
+#if GPKV_HAVE_CUDA
+// The GPU memory of device-resident batches: inputs uploaded by Upload,
+// outputs handed out by Out and read back by ReadBack. Buffers grow and are
+// reused.
+class DeviceBatch {
+ public:
+  Status Upload(int slot, const uint8_t* host, size_t bytes) {
+    Buffer& in = in_[slot];
+    in.host = nullptr;
+    if (host == nullptr) return Status::OK();
+    GPKV_RETURN_IF_ERROR(Reserve(in, bytes));
+    GPKV_RETURN_IF_ERROR(in.device.CopyFromHost(host, bytes));
+    in.host = host;
+    return Status::OK();
+  }
+  const uint8_t* In(const uint8_t* host) const {
+    for (const Buffer& in : in_) {
+      if (in.host != nullptr && in.host == host) return in.device.data();
+    }
+    return host;
+  }
+  Result<uint8_t*> Out(int slot, uint8_t* host, size_t bytes) {
+    Buffer& out = out_[slot];
+    GPKV_RETURN_IF_ERROR(Reserve(out, bytes));
+    out.out_host = host;
+    out.bytes = bytes;
+    return out.device.data();
+  }
+  Status ReadBack() {
+    for (Buffer& in : in_) in.host = nullptr;
+    for (Buffer& out : out_) {
+      if (out.out_host != nullptr && out.bytes != 0) {
+        GPKV_RETURN_IF_ERROR(out.device.CopyToHost(out.out_host, out.bytes));
+      }
+      out.out_host = nullptr;
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct Buffer {
+    gpu::DeviceBytes device;
+    const uint8_t* host = nullptr;  // inputs: the host bytes copied in
+    uint8_t* out_host = nullptr;    // outputs: where they go back
+    size_t bytes = 0;
+  };
+  static Status Reserve(Buffer& buffer, size_t bytes) {
+    if (buffer.device.size() >= bytes && buffer.device.data() != nullptr) return Status::OK();
+    auto allocated = gpu::DeviceBytes::Allocate(std::max<size_t>(bytes, 8));
+    if (!allocated.ok()) return allocated.status();
+    buffer.device = std::move(*allocated);
+    return Status::OK();
+  }
+  Buffer in_[2];
+  Buffer out_[2];
+};
+#endif
 const char* const kWorkloads[] = {"insert", "get", "count", "range", "E"};
 
 class GpkvOrderedDriver : public OrderedDriver {
@@ -64,20 +126,62 @@ class GpkvOrderedDriver : public OrderedDriver {
     ::unlink(pool_path_.c_str());
   }
 
+  // Batches in GPU memory from now on (the gpkv-gpu-dev system).
+  void UseDeviceBatches() { device_io_ = true; }
+
+  Status Prepare(const uint8_t* first, size_t first_bytes, const uint8_t* second,
+                 size_t second_bytes) override {
+#if GPKV_HAVE_CUDA
+    if (device_io_) {
+      GPKV_RETURN_IF_ERROR(device_.Upload(0, first, first_bytes));
+      return device_.Upload(1, second, second_bytes);
+    }
+#endif
+    (void)first, (void)first_bytes, (void)second, (void)second_bytes;
+    return Status::OK();
+  }
+  Status Finish() override {
+#if GPKV_HAVE_CUDA
+    if (device_io_) return device_.ReadBack();
+#endif
+    return Status::OK();
+  }
+
   Status Insert(const uint8_t* keys, const uint8_t* values, size_t n) override {
-    return table_->Put(ConstBytes(keys, n * key_size_), ConstBytes(values, n * value_size_));
+    return table_->Put(ConstBytes(In(keys), n * key_size_),
+                       ConstBytes(In(values), n * value_size_));
   }
   Status Get(const uint8_t* keys, size_t n, uint8_t* values, uint8_t* found) override {
-    return table_->Get(ConstBytes(keys, n * key_size_), MutableBytes(values, n * value_size_),
-                       MutableBytes(found, n));
+    uint8_t* out_values = values;
+    uint8_t* out_found = found;
+#if GPKV_HAVE_CUDA
+    if (device_io_) {
+      auto v = device_.Out(0, values, n * value_size_);
+      auto f = device_.Out(1, found, n);
+      if (!v.ok()) return v.status();
+      if (!f.ok()) return f.status();
+      out_values = *v;
+      out_found = *f;
+    }
+#endif
+    return table_->Get(ConstBytes(In(keys), n * key_size_),
+                       MutableBytes(out_values, n * value_size_), MutableBytes(out_found, n));
   }
   Status Count(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t* counts) override {
-    return table_->Count(ConstBytes(lo, n * key_size_), ConstBytes(hi, n * key_size_),
-                         MutableBytes(counts, n * 8));
+    uint8_t* out_counts = reinterpret_cast<uint8_t*>(counts);
+#if GPKV_HAVE_CUDA
+    if (device_io_) {
+      auto c = device_.Out(0, out_counts, n * 8);
+      if (!c.ok()) return c.status();
+      out_counts = *c;
+    }
+#endif
+    return table_->Count(ConstBytes(In(lo), n * key_size_), ConstBytes(In(hi), n * key_size_),
+                         MutableBytes(out_counts, n * 8));
   }
   Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) override {
-    GPKV_RETURN_IF_ERROR(
-        table_->Range(ConstBytes(lo, n * key_size_), ConstBytes(hi, n * key_size_), &results_));
+    GPKV_RETURN_IF_ERROR(table_->Range(ConstBytes(In(lo), n * key_size_),
+                                       ConstBytes(In(hi), n * key_size_), &results_));
     const uint64_t pairs = results_.offsets.back();
     out->pairs += pairs;
     for (uint64_t i = 0; i < pairs; ++i) {
@@ -122,7 +226,18 @@ class GpkvOrderedDriver : public OrderedDriver {
   Table* table_;
   uint32_t key_size_;
   uint32_t value_size_;
+  const uint8_t* In(const uint8_t* host) const {
+#if GPKV_HAVE_CUDA
+    if (device_io_) return device_.In(host);
+#endif
+    return host;
+  }
+
   Table::RangeResults results_;
+  bool device_io_ = false;
+#if GPKV_HAVE_CUDA
+  DeviceBatch device_;
+#endif
 };
 
 // Keys and values of records: record r's key is random (every word), so a
@@ -227,9 +342,13 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   const uint64_t entry = c.key_size + 8 + c.value_size;
   driver.pool_size =
       c.config->pool_size > 0 ? c.config->pool_size : 4 * keys * entry + (uint64_t{256} << 20);
-  if (c.system == kGpuSystem) {
+  if (IsGpuSystem(c.system)) {
     driver.backend = Backend::kCuda;
-    return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
+    auto created = CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
+    if (created.ok() && c.system == kGpuDeviceSystem) {
+      static_cast<GpkvOrderedDriver*>(created->get())->UseDeviceBatches();
+    }
+    return created;
   }
   if (c.system == "gpkv") return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
   return CreateRocksdbOrderedDriver(driver);
@@ -250,9 +369,11 @@ Measurement MeasureInsert(const Case& c, uint64_t batch) {
   std::vector<double> batch_us;
   for (uint64_t done = 0; done < total; done += batch) {
     records.Fill(done, batch, &keys, &values);
+    Status status = (*driver)->Prepare(keys.data(), keys.size(), values.data(), values.size());
     const auto start = Clock::now();
-    Status status = (*driver)->Insert(keys.data(), values.data(), batch);
+    if (status.ok()) status = (*driver)->Insert(keys.data(), values.data(), batch);
     const double seconds = Since(start);
+    if (status.ok()) status = (*driver)->Finish();
     if (!status.ok()) {
       m.error = status.ToString();
       break;
@@ -294,11 +415,16 @@ Measurement MeasureQueries(const Case& c, OrderedDriver& driver, const std::stri
       }
     }
     RangeDigest range;
+    Status status = driver.Prepare(lo.data(), n * c.key_size,
+                                   workload == "get" ? nullptr : hi.data(), n * c.key_size);
     const auto start = Clock::now();
-    Status status = workload == "get"     ? driver.Get(lo.data(), n, values.data(), found.data())
-                    : workload == "count" ? driver.Count(lo.data(), hi.data(), n, counts.data())
-                                          : driver.Range(lo.data(), hi.data(), n, &range);
+    if (status.ok()) {
+      status = workload == "get"     ? driver.Get(lo.data(), n, values.data(), found.data())
+               : workload == "count" ? driver.Count(lo.data(), hi.data(), n, counts.data())
+                                     : driver.Range(lo.data(), hi.data(), n, &range);
+    }
     const double seconds = Since(start);
+    if (status.ok()) status = driver.Finish();
     if (!status.ok()) {
       m.error = status.ToString();
       break;
@@ -413,7 +539,7 @@ bool RunQueries(const Case& c, BenchReport* report) {
   bool ok = true;
   // The GPU backend loads in batches of b (each one run, no log records).
   const uint64_t load_batch =
-      c.system == kGpuSystem ? std::max(kLoadBatch, config.ordered_batch_entries) : kLoadBatch;
+      IsGpuSystem(c.system) ? std::max(kLoadBatch, config.ordered_batch_entries) : kLoadBatch;
   for (int log2 : table_log2) {
     const uint64_t target = uint64_t{1} << log2;
     while (loaded < target) {
@@ -434,7 +560,7 @@ bool RunQueries(const Case& c, BenchReport* report) {
       report->results.push_back(std::move(m));
     }
   }
-  if (c.system == kGpuSystem) {
+  if (IsGpuSystem(c.system)) {
     // Recovery of the largest table: runs read back into GPU memory and
     // checksummed there, the log replayed.
     Measurement m = Start(c, "open", TableLabel(table_log2.back()), 1);
@@ -501,18 +627,18 @@ void AddTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_siz
 
 // The absolute GPU targets, for the gpkv-gpu measurements of this
 // run: rates in Mops/s (at least), the open in seconds (at most).
-void AddGpuTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_size,
-                   BenchReport* report) {
+void AddGpuTargets(const BenchConfig& config, const std::string& system, uint32_t key_size,
+                   uint32_t value_size, BenchReport* report) {
   const std::string sizes = std::to_string(key_size) + "/" + std::to_string(value_size) + " B";
   auto add = [&](const std::string& name, const Measurement* m, double target, bool at_most) {
     TargetCheck check;
-    check.name = name + " (" + sizes + ", GPU)";
+    check.name = name + " (" + sizes + ", " + system + ")";
     check.comparison = at_most ? "seconds" : "Mops/s";
     check.target = target;
     const std::string target_text =
         (at_most ? "< " : ">= ") + FormatFixed(target, 0) + (at_most ? " s" : " Mops/s");
     if (m == nullptr || !m->error.empty()) {
-      check.why = m == nullptr ? "gpkv-gpu was not part of this run" : m->error;
+      check.why = m == nullptr ? system + " was not part of this run" : m->error;
       check.text = check.name + ": not measured (target " + target_text + ")";
       report->targets.push_back(check);
       return;
@@ -529,25 +655,24 @@ void AddGpuTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_
   for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
     if (log2 != 20) continue;  // the target is for batches of 2^20
     add("durable batched inserts, batch 2^20, b = " + std::to_string(config.ordered_batch_entries),
-        Find(*report, kGpuSystem, "insert", "uniform", uint64_t{1} << 20, key_size, value_size),
+        Find(*report, system, "insert", "uniform", uint64_t{1} << 20, key_size, value_size),
         kGpuInsertTarget, false);
   }
   std::vector<int> table_log2 = config.ordered_table_log2;
   std::sort(table_log2.begin(), table_log2.end());
   for (int log2 : table_log2) {
     const std::string table = TableLabel(log2);
-    add("get, " + table,
-        Find(*report, kGpuSystem, "get", table, config.batch, key_size, value_size), kGpuGetTarget,
-        false);
+    add("get, " + table, Find(*report, system, "get", table, config.batch, key_size, value_size),
+        kGpuGetTarget, false);
     add("count of ~8 keys, " + table,
-        Find(*report, kGpuSystem, "count", table, config.batch, key_size, value_size),
-        kGpuCountTarget, false);
+        Find(*report, system, "count", table, config.batch, key_size, value_size), kGpuCountTarget,
+        false);
     add("range of ~8 keys, " + table,
-        Find(*report, kGpuSystem, "range", table, config.batch, key_size, value_size),
-        kGpuRangeTarget, false);
+        Find(*report, system, "range", table, config.batch, key_size, value_size), kGpuRangeTarget,
+        false);
   }
   add("open (recovery) of " + TableLabel(table_log2.back()),
-      Find(*report, kGpuSystem, "open", TableLabel(table_log2.back()), 1, key_size, value_size),
+      Find(*report, system, "open", TableLabel(table_log2.back()), 1, key_size, value_size),
       kGpuOpenTarget, true);
 }
 
@@ -589,7 +714,10 @@ Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverCo
 std::vector<std::string> OrderedSystems() {
   std::vector<std::string> systems = {"gpkv"};
 #if GPKV_HAVE_CUDA
-  if (gpu::DeviceUsable().ok()) systems.push_back(kGpuSystem);
+  if (gpu::DeviceUsable().ok()) {
+    systems.push_back(kGpuSystem);
+    systems.push_back(kGpuDeviceSystem);
+  }
 #endif
   if (RocksdbBuiltIn()) systems.push_back("rocksdb");
   return systems;
@@ -619,9 +747,11 @@ Status ValidateOrderedConfig(const BenchConfig& config) {
     }
   }
   for (const std::string& system : config.systems) {
-    if (system != "gpkv" && system != kGpuSystem && system != "rocksdb") {
-      return usage("--systems: the ordered suite runs gpkv, gpkv-gpu and rocksdb, not '" + system +
-                   "'");
+    if (system != "gpkv" && !IsGpuSystem(system) && system != "rocksdb") {
+      return usage(
+          "--systems: the ordered suite runs gpkv, gpkv-gpu, gpkv-gpu-dev and rocksdb, "
+          "not '" +
+          system + "'");
     }
   }
   return Status::OK();
@@ -647,7 +777,10 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
                            (config.backend == Backend::kCuda ? "CUDA" : "CPU") + " backend)"
                  : system == kGpuSystem
                      ? "each batch durable and atomic in the pool (ordered table, CUDA backend: "
-                       "runs in GPU memory)"
+                       "runs in GPU memory; batches in host memory)"
+                 : system == kGpuDeviceSystem
+                     ? "as gpkv-gpu, batches in GPU memory (uploaded before the timer, results "
+                       "read back after it; Range results are host vectors, timed)"
                      : "each batch one WriteBatch, WAL synced (sync = true)"});
   }
   const double max_seconds = config.max_seconds >= 0 ? config.max_seconds : kDefaultMaxSeconds;
@@ -671,8 +804,8 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
         ok &= RunQueries(c, report);
       }
       AddTargets(config, key_size, value_size, report);
-      if (std::find(systems.begin(), systems.end(), kGpuSystem) != systems.end()) {
-        AddGpuTargets(config, key_size, value_size, report);
+      for (const std::string& system : systems) {
+        if (IsGpuSystem(system)) AddGpuTargets(config, system, key_size, value_size, report);
       }
     }
   }

@@ -227,6 +227,15 @@ __global__ void FilterGatherKernel(RunArrays from, const uint32_t* keep, const u
   }
 }
 
+template <uint32_t W>
+__global__ void FencesKernel(const uint64_t* keys, uint64_t fence_count, uint64_t* fences) {
+  for (uint64_t f = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; f < fence_count;
+       f += uint64_t{gridDim.x} * blockDim.x) {
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) fences[f * W + w] = keys[f * kDeviceFenceStride * W + w];
+  }
+}
+
 Status LaunchStatus(const std::string& what) {
   return gpkv::gpu::CudaStatus(cudaGetLastError(), what);
 }
@@ -332,6 +341,21 @@ Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
   return Status::OK();
 }
 
+Status LsmGpu::Impl::BuildFences(DeviceRun& run) {
+  if (run.fences != nullptr || run.count <= kDeviceFenceStride) return Status::OK();
+  const uint64_t count = (run.count + kDeviceFenceStride - 1) / kDeviceFenceStride;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&run.fences, count * shape_.key_size()),
+                            Where() + ": device memory for a run's fences");
+  run.fence_count = count;
+  DispatchWords(shape_.key_words, [&](auto words) {
+    FencesKernel<decltype(words)::value>
+        <<<Blocks(count), kBlock, 0, write_stream_>>>(run.keys(), count, run.fences);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": fences"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": fences");
+  return Status::OK();
+}
+
 Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* report) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
   auto view = ReadLsmRoot(pool_, table_name_, root_offset_);
@@ -347,15 +371,6 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
 
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&write_stream_, cudaStreamNonBlocking),
                             Where() + ": cudaStreamCreate");
-  // Copies between the pool and the device run at the link's speed when the
-  // mapping is registered (tmpfs, DAX); a file the driver cannot pin is
-  // copied through pageable memory.
-  auto registration = gpkv::gpu::PoolRegistration::Acquire(pool_);
-  if (registration.ok()) {
-    registration_ = std::move(*registration);
-  } else if (!registration.status().IsUnsupported()) {
-    return registration.status();
-  }
   // Scratch memory stays in the pool between batches.
   cudaMemPool_t memory_pool;
   if (cudaDeviceGetDefaultMemPool(&memory_pool, device_) == cudaSuccess) {
@@ -382,6 +397,7 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
     if (checksum != header.data_checksum) {
       return RunChecksumMismatch(pool_, *view, level, header.data_checksum, checksum);
     }
+    GPKV_RETURN_IF_ERROR(BuildFences(**run));
     level_tombstones_[level] = header.tombstones;
     version->levels[level] = *run;
   }
@@ -485,7 +501,8 @@ Result<RunPtr> LsmGpu::Impl::Merge(const RunPtr& newer, const RunPtr& older, boo
   const uint64_t nb = older != nullptr ? older->count : 0;
   const uint64_t n = na + nb;
   const RunArrays a = ArraysOf(*newer);
-  const RunArrays b = older != nullptr ? ArraysOf(*older) : RunArrays{a.keys, a.meta, a.values, 0};
+  const RunArrays b =
+      older != nullptr ? ArraysOf(*older) : RunArrays{a.keys, a.meta, a.values, 0, nullptr, 0};
   uint64_t* refs = nullptr;
   uint32_t* keep = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(n, &refs, "merge references"));
@@ -669,9 +686,24 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch) {
   return Status::OK();
 }
 
-Result<uint64_t> LsmGpu::Impl::WriteRunToPool(const DeviceRun& run) {
+Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
+  // Runs are copied into the pool at the link's speed when the mapping is
+  // registered (tmpfs, DAX); a file the driver cannot pin is written through
+  // pageable memory. Registered at the first run written, not at open:
+  // pinning a large pool takes longer than reading its runs through
+  // pageable memory.
+  if (!registration_tried_ && !pool_.read_only()) {
+    registration_tried_ = true;
+    auto registration = gpkv::gpu::PoolRegistration::Acquire(pool_);
+    if (registration.ok()) {
+      registration_ = std::move(*registration);
+    } else if (!registration.status().IsUnsupported()) {
+      return registration.status();
+    }
+  }
   uint64_t checksum = 0;
   GPKV_RETURN_IF_ERROR(RunFacts(run, &checksum));
+  GPKV_RETURN_IF_ERROR(BuildFences(run));
   RunSummary summary;
   summary.entries = run.count;
   summary.tombstones = run.tombstones;

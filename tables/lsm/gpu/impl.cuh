@@ -35,12 +35,17 @@ struct DeviceRun {
   uint32_t value_size = 8;
   uint64_t tombstones = 0;  // host-side facts of the run
   uint64_t max_seq = 0;
+  // Every kDeviceFenceStride-th key (null: none), so that a search reads a
+  // small array that stays in L2 and then one block of the run.
+  uint64_t* fences = nullptr;
+  uint64_t fence_count = 0;
 
   DeviceRun() = default;
   DeviceRun(const DeviceRun&) = delete;
   DeviceRun& operator=(const DeviceRun&) = delete;
   ~DeviceRun() {
     if (base != nullptr) cudaFree(base);
+    if (fences != nullptr) cudaFree(fences);
   }
   uint64_t* keys() const { return reinterpret_cast<uint64_t*>(base); }
   uint64_t* meta() const { return reinterpret_cast<uint64_t*>(base + count * key_words * 8); }
@@ -59,10 +64,16 @@ struct RunArrays {
   const uint64_t* meta;
   const uint8_t* values;
   uint64_t count;
+  const uint64_t* fences;  // may be null
+  uint64_t fence_count;
 };
 inline RunArrays ArraysOf(const DeviceRun& run) {
-  return {run.keys(), run.meta(), run.values(), run.count};
+  return {run.keys(), run.meta(), run.values(), run.count, run.fences, run.fence_count};
 }
+
+// Keys between two fences (the CPU backend's stride, cpu/search.h): a block
+// of 512 bytes of 8-byte keys.
+constexpr uint64_t kDeviceFenceStride = 64;
 
 // The sources of a query, newest first (the buffer, then the levels).
 constexpr uint32_t kMaxDeviceSources = kMaxLevels + 1;
@@ -169,12 +180,14 @@ class LsmGpu::Impl {
   Result<RunPtr> Merge(const RunPtr& newer, const RunPtr& older, bool drop_tombstones);
   Result<RunPtr> MergeAll(const std::vector<RunPtr>& newest_first, bool drop_tombstones);
   Status RunFacts(const DeviceRun& run, uint64_t* checksum);
+  // Builds run.fences (a level's run; queries search it often).
+  Status BuildFences(DeviceRun& run);
   Status Write(RunPtr batch);
   Status AppendToLog(RunPtr batch);
   Status Flush(RunPtr batch);
   Status CompactLocked();
   Status MaybeCompact();
-  Result<uint64_t> WriteRunToPool(const DeviceRun& run);
+  Result<uint64_t> WriteRunToPool(DeviceRun& run);
   Status Install(Manifest next, const std::vector<uint64_t>& replaced,
                  std::shared_ptr<Version> next_version);
 
@@ -189,7 +202,10 @@ class LsmGpu::Impl {
   uint64_t log_offset_ = 0;
   uint64_t log_capacity_ = 0;
   uint32_t max_dead_percent_ = 50;
-  std::unique_ptr<gpkv::gpu::PoolRegistration> registration_;  // null: copies via pageable memory
+  // The pool mapping registered with CUDA (null: copies via pageable memory;
+  // taken by the first run written). Guarded by write_mutex_.
+  std::unique_ptr<gpkv::gpu::PoolRegistration> registration_;
+  bool registration_tried_ = false;
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   cudaStream_t write_stream_ = nullptr;
@@ -215,13 +231,14 @@ __device__ __forceinline__ int DeviceCompare(const uint64_t* a, const uint64_t* 
   return 0;
 }
 
-// First index in [0, run.count) whose key is >= key (> key with kUpper).
+// First index in [low, low + count) of keys whose key is >= key (> key with
+// kUpper); low + count when none.
 template <uint32_t W, bool kUpper>
-__device__ __forceinline__ uint64_t DeviceBound(const RunArrays& run, const uint64_t* key) {
-  uint64_t low = 0, count = run.count;
+__device__ __forceinline__ uint64_t DeviceBoundIn(const uint64_t* keys, uint64_t low,
+                                                  uint64_t count, const uint64_t* key) {
   while (count > 0) {
     const uint64_t half = count / 2;
-    const int c = DeviceCompare<W>(run.keys + (low + half) * W, key);
+    const int c = DeviceCompare<W>(keys + (low + half) * W, key);
     if (kUpper ? c <= 0 : c < 0) {
       low += half + 1;
       count -= half + 1;
@@ -230,6 +247,19 @@ __device__ __forceinline__ uint64_t DeviceBound(const RunArrays& run, const uint
     }
   }
   return low;
+}
+
+// First index in [0, run.count) whose key is >= key (> key with kUpper):
+// among the fences first when the run has them (as cpu/search.h Bound).
+template <uint32_t W, bool kUpper>
+__device__ __forceinline__ uint64_t DeviceBound(const RunArrays& run, const uint64_t* key) {
+  if (run.fences == nullptr) return DeviceBoundIn<W, kUpper>(run.keys, 0, run.count, key);
+  // f fences are before the answer: it lies after key (f - 1) * stride and
+  // at or before key f * stride (the end of the run when f is the last).
+  const uint64_t f = DeviceBoundIn<W, kUpper>(run.fences, 0, run.fence_count, key);
+  const uint64_t begin = f == 0 ? 0 : (f - 1) * kDeviceFenceStride + 1;
+  const uint64_t end = f < run.fence_count ? f * kDeviceFenceStride : run.count;
+  return DeviceBoundIn<W, kUpper>(run.keys, begin, end - begin, key);
 }
 
 __device__ __forceinline__ void DeviceCopyValue(uint8_t* to, const uint8_t* from, uint32_t size) {

@@ -316,10 +316,15 @@ Status LsmGpu::Impl::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* count
 
 Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
                            size_t n) {
-  results->offsets.assign(n + 1, 0);
-  results->keys.clear();
-  results->values.clear();
-  if (n == 0) return Status::OK();
+  if (n == 0) {
+    results->offsets.assign(1, 0);
+    results->keys.clear();
+    results->values.clear();
+    return Status::OK();
+  }
+  // Resized, not cleared: a caller that reuses its results (a benchmark)
+  // does not pay for zeroing the vectors again.
+  results->offsets.resize(n + 1);
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
   cudaStream_t stream = call.scratch.stream();
