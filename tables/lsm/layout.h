@@ -1,6 +1,6 @@
 // On-media layout of a persistent ordered table (the LSM family): table root,
 // manifests, sorted runs and the write-buffer log; and the pure functions over
-// them that the CPU backend, a GPU backend and recovery all call. Each rule of
+// them that the CPU backend, the GPU backend and recovery all call. Each rule of
 // the format is written here once: the limits, the key order, the entry's
 // meta word, the level capacities and the checksums.
 //

@@ -3,7 +3,7 @@
 // buffer, a merge's output) and WriteRun, the one writer of a run's bytes in
 // the pool (layout.h draws them).
 //
-// Who may call: tables/lsm/ (cpu/, a future gpu/, recovery code) and tests.
+// Who may call: tables/lsm/ (cpu/, gpu/, recovery code) and tests.
 // Thread safety: RunView is a value over immutable bytes; RunData is not
 // synchronised; WriteRun may run beside readers of other runs.
 #pragma once
