@@ -17,6 +17,9 @@
 #include "bench/gpkv_bench_suite.h"
 #include "bench/gpkv_bench_workload.h"
 #include "gpkv/db.h"
+#if GPKV_HAVE_CUDA
+#include "gpu/device_memory.h"
+#endif
 
 namespace gpkv::bench {
 
@@ -38,12 +41,82 @@ constexpr uint64_t kLoadBatch = uint64_t{1} << 16;  // untimed loads of the quer
 constexpr double kDefaultMaxSeconds = 2.0;
 constexpr double kRangeKeys = 8.0;  // expected keys of a Count / Range query
 constexpr double kTarget = 5.0;     // issue #13: CPU, >= 5x RocksDB
+// Issue #13, GPU (H100, 2^24..2^26 keys): Mops/s, and the open in seconds.
+constexpr double kGpuInsertTarget = 1000.0;
+constexpr double kGpuGetTarget = 1000.0;
+constexpr double kGpuCountTarget = 1000.0;
+constexpr double kGpuRangeTarget = 300.0;
+constexpr double kGpuOpenTarget = 2.0;
+constexpr const char* kGpuSystem = "gpkv-gpu";
+constexpr const char* kGpuDeviceSystem = "gpkv-gpu-dev";
+bool IsGpuSystem(const std::string& system) {
+  return system == kGpuSystem || system == kGpuDeviceSystem;
+}
+
+#if GPKV_HAVE_CUDA
+// The GPU memory of device-resident batches: inputs uploaded by Upload,
+// outputs handed out by Out and read back by ReadBack. Buffers grow and are
+// reused.
+class DeviceBatch {
+ public:
+  Status Upload(int slot, const uint8_t* host, size_t bytes) {
+    Buffer& in = in_[slot];
+    in.host = nullptr;
+    if (host == nullptr) return Status::OK();
+    GPKV_RETURN_IF_ERROR(Reserve(in, bytes));
+    GPKV_RETURN_IF_ERROR(in.device.CopyFromHost(host, bytes));
+    in.host = host;
+    return Status::OK();
+  }
+  const uint8_t* In(const uint8_t* host) const {
+    for (const Buffer& in : in_) {
+      if (in.host != nullptr && in.host == host) return in.device.data();
+    }
+    return host;
+  }
+  Result<uint8_t*> Out(int slot, uint8_t* host, size_t bytes) {
+    Buffer& out = out_[slot];
+    GPKV_RETURN_IF_ERROR(Reserve(out, bytes));
+    out.out_host = host;
+    out.bytes = bytes;
+    return out.device.data();
+  }
+  Status ReadBack() {
+    for (Buffer& in : in_) in.host = nullptr;
+    for (Buffer& out : out_) {
+      if (out.out_host != nullptr && out.bytes != 0) {
+        GPKV_RETURN_IF_ERROR(out.device.CopyToHost(out.out_host, out.bytes));
+      }
+      out.out_host = nullptr;
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct Buffer {
+    gpu::DeviceBytes device;
+    const uint8_t* host = nullptr;  // inputs: the host bytes copied in
+    uint8_t* out_host = nullptr;    // outputs: where they go back
+    size_t bytes = 0;
+  };
+  static Status Reserve(Buffer& buffer, size_t bytes) {
+    if (buffer.device.size() >= bytes && buffer.device.data() != nullptr) return Status::OK();
+    auto allocated = gpu::DeviceBytes::Allocate(std::max<size_t>(bytes, 8));
+    if (!allocated.ok()) return allocated.status();
+    buffer.device = std::move(*allocated);
+    return Status::OK();
+  }
+  Buffer in_[2];
+  Buffer out_[2];
+};
+#endif
 const char* const kWorkloads[] = {"insert", "get", "count", "range", "E"};
 
 class GpkvOrderedDriver : public OrderedDriver {
  public:
-  GpkvOrderedDriver(std::string pool_path, std::unique_ptr<DB> db, Table* table)
+  GpkvOrderedDriver(std::string pool_path, Options options, std::unique_ptr<DB> db, Table* table)
       : pool_path_(std::move(pool_path)),
+        options_(options),
         db_(std::move(db)),
         table_(table),
         key_size_(table->options().key_size),
@@ -53,20 +126,62 @@ class GpkvOrderedDriver : public OrderedDriver {
     ::unlink(pool_path_.c_str());
   }
 
+  // Batches in GPU memory from now on (the gpkv-gpu-dev system).
+  void UseDeviceBatches() { device_io_ = true; }
+
+  Status Prepare(const uint8_t* first, size_t first_bytes, const uint8_t* second,
+                 size_t second_bytes) override {
+#if GPKV_HAVE_CUDA
+    if (device_io_) {
+      GPKV_RETURN_IF_ERROR(device_.Upload(0, first, first_bytes));
+      return device_.Upload(1, second, second_bytes);
+    }
+#endif
+    (void)first, (void)first_bytes, (void)second, (void)second_bytes;
+    return Status::OK();
+  }
+  Status Finish() override {
+#if GPKV_HAVE_CUDA
+    if (device_io_) return device_.ReadBack();
+#endif
+    return Status::OK();
+  }
+
   Status Insert(const uint8_t* keys, const uint8_t* values, size_t n) override {
-    return table_->Put(ConstBytes(keys, n * key_size_), ConstBytes(values, n * value_size_));
+    return table_->Put(ConstBytes(In(keys), n * key_size_),
+                       ConstBytes(In(values), n * value_size_));
   }
   Status Get(const uint8_t* keys, size_t n, uint8_t* values, uint8_t* found) override {
-    return table_->Get(ConstBytes(keys, n * key_size_), MutableBytes(values, n * value_size_),
-                       MutableBytes(found, n));
+    uint8_t* out_values = values;
+    uint8_t* out_found = found;
+#if GPKV_HAVE_CUDA
+    if (device_io_) {
+      auto v = device_.Out(0, values, n * value_size_);
+      auto f = device_.Out(1, found, n);
+      if (!v.ok()) return v.status();
+      if (!f.ok()) return f.status();
+      out_values = *v;
+      out_found = *f;
+    }
+#endif
+    return table_->Get(ConstBytes(In(keys), n * key_size_),
+                       MutableBytes(out_values, n * value_size_), MutableBytes(out_found, n));
   }
   Status Count(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t* counts) override {
-    return table_->Count(ConstBytes(lo, n * key_size_), ConstBytes(hi, n * key_size_),
-                         MutableBytes(counts, n * 8));
+    uint8_t* out_counts = reinterpret_cast<uint8_t*>(counts);
+#if GPKV_HAVE_CUDA
+    if (device_io_) {
+      auto c = device_.Out(0, out_counts, n * 8);
+      if (!c.ok()) return c.status();
+      out_counts = *c;
+    }
+#endif
+    return table_->Count(ConstBytes(In(lo), n * key_size_), ConstBytes(In(hi), n * key_size_),
+                         MutableBytes(out_counts, n * 8));
   }
   Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) override {
-    GPKV_RETURN_IF_ERROR(
-        table_->Range(ConstBytes(lo, n * key_size_), ConstBytes(hi, n * key_size_), &results_));
+    GPKV_RETURN_IF_ERROR(table_->Range(ConstBytes(In(lo), n * key_size_),
+                                       ConstBytes(In(hi), n * key_size_), &results_));
     const uint64_t pairs = results_.offsets.back();
     out->pairs += pairs;
     for (uint64_t i = 0; i < pairs; ++i) {
@@ -86,14 +201,43 @@ class GpkvOrderedDriver : public OrderedDriver {
     }
     return facts;
   }
+  Result<double> Reopen() override {
+    db_.reset();
+    table_ = nullptr;
+    Options options = options_;
+    options.create_if_missing = false;
+    options.error_if_exists = false;
+    const auto start = std::chrono::steady_clock::now();
+    auto db = DB::Open(pool_path_, options);
+    if (!db.ok()) return db.status();
+    auto table = (*db)->OpenTable("bench");
+    if (!table.ok()) return table.status();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    db_ = std::move(*db);
+    table_ = *table;
+    return seconds;
+  }
 
  private:
   std::string pool_path_;
+  Options options_;
   std::unique_ptr<DB> db_;
   Table* table_;
   uint32_t key_size_;
   uint32_t value_size_;
+  const uint8_t* In(const uint8_t* host) const {
+#if GPKV_HAVE_CUDA
+    if (device_io_) return device_.In(host);
+#endif
+    return host;
+  }
+
   Table::RangeResults results_;
+  bool device_io_ = false;
+#if GPKV_HAVE_CUDA
+  DeviceBatch device_;
+#endif
 };
 
 // Keys and values of records: record r's key is random (every word), so a
@@ -198,6 +342,14 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   const uint64_t entry = c.key_size + 8 + c.value_size;
   driver.pool_size =
       c.config->pool_size > 0 ? c.config->pool_size : 4 * keys * entry + (uint64_t{256} << 20);
+  if (IsGpuSystem(c.system)) {
+    driver.backend = Backend::kCuda;
+    auto created = CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
+    if (created.ok() && c.system == kGpuDeviceSystem) {
+      static_cast<GpkvOrderedDriver*>(created->get())->UseDeviceBatches();
+    }
+    return created;
+  }
   if (c.system == "gpkv") return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
   return CreateRocksdbOrderedDriver(driver);
 }
@@ -217,9 +369,11 @@ Measurement MeasureInsert(const Case& c, uint64_t batch) {
   std::vector<double> batch_us;
   for (uint64_t done = 0; done < total; done += batch) {
     records.Fill(done, batch, &keys, &values);
+    Status status = (*driver)->Prepare(keys.data(), keys.size(), values.data(), values.size());
     const auto start = Clock::now();
-    Status status = (*driver)->Insert(keys.data(), values.data(), batch);
+    if (status.ok()) status = (*driver)->Insert(keys.data(), values.data(), batch);
     const double seconds = Since(start);
+    if (status.ok()) status = (*driver)->Finish();
     if (!status.ok()) {
       m.error = status.ToString();
       break;
@@ -261,11 +415,16 @@ Measurement MeasureQueries(const Case& c, OrderedDriver& driver, const std::stri
       }
     }
     RangeDigest range;
+    Status status = driver.Prepare(lo.data(), n * c.key_size,
+                                   workload == "get" ? nullptr : hi.data(), n * c.key_size);
     const auto start = Clock::now();
-    Status status = workload == "get"     ? driver.Get(lo.data(), n, values.data(), found.data())
-                    : workload == "count" ? driver.Count(lo.data(), hi.data(), n, counts.data())
-                                          : driver.Range(lo.data(), hi.data(), n, &range);
+    if (status.ok()) {
+      status = workload == "get"     ? driver.Get(lo.data(), n, values.data(), found.data())
+               : workload == "count" ? driver.Count(lo.data(), hi.data(), n, counts.data())
+                                     : driver.Range(lo.data(), hi.data(), n, &range);
+    }
     const double seconds = Since(start);
+    if (status.ok()) status = driver.Finish();
     if (!status.ok()) {
       m.error = status.ToString();
       break;
@@ -378,10 +537,13 @@ bool RunQueries(const Case& c, BenchReport* report) {
   std::vector<uint8_t> keys, values;
   uint64_t loaded = 0;
   bool ok = true;
+  // The GPU backend loads in batches of b (each one run, no log records).
+  const uint64_t load_batch =
+      IsGpuSystem(c.system) ? std::max(kLoadBatch, config.ordered_batch_entries) : kLoadBatch;
   for (int log2 : table_log2) {
     const uint64_t target = uint64_t{1} << log2;
     while (loaded < target) {
-      const uint64_t n = std::min(kLoadBatch, target - loaded);
+      const uint64_t n = std::min(load_batch, target - loaded);
       records.Fill(loaded, n, &keys, &values);
       Status status = (*driver)->Insert(keys.data(), values.data(), n);
       if (!status.ok()) {
@@ -397,6 +559,23 @@ bool RunQueries(const Case& c, BenchReport* report) {
       ok &= m.error.empty();
       report->results.push_back(std::move(m));
     }
+  }
+  if (IsGpuSystem(c.system)) {
+    // Recovery of the largest table: runs read back into GPU memory and
+    // checksummed there, the log replayed.
+    Measurement m = Start(c, "open", TableLabel(table_log2.back()), 1);
+    auto seconds = (*driver)->Reopen();
+    if (seconds.ok()) {
+      m.seconds = *seconds;
+      m.ops = loaded;
+      m.batches = 1;
+    } else {
+      m.error = seconds.status().ToString();
+      ok = false;
+    }
+    if (c.progress != nullptr) c.progress->Finish();
+    report->results.push_back(std::move(m));
+    if (!seconds.ok()) return false;
   }
   if (Wanted(config, "E")) {
     Measurement m = MeasureScanWorkload(c, **driver, TableLabel(table_log2.back()), &loaded);
@@ -446,6 +625,57 @@ void AddTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_siz
       config.batch);
 }
 
+// The issue's absolute GPU targets, for the gpkv-gpu measurements of this
+// run: rates in Mops/s (at least), the open in seconds (at most).
+void AddGpuTargets(const BenchConfig& config, const std::string& system, uint32_t key_size,
+                   uint32_t value_size, BenchReport* report) {
+  const std::string sizes = std::to_string(key_size) + "/" + std::to_string(value_size) + " B";
+  auto add = [&](const std::string& name, const Measurement* m, double target, bool at_most) {
+    TargetCheck check;
+    check.name = name + " (" + sizes + ", " + system + ")";
+    check.comparison = at_most ? "seconds" : "Mops/s";
+    check.target = target;
+    const std::string target_text =
+        (at_most ? "< " : ">= ") + FormatFixed(target, 0) + (at_most ? " s" : " Mops/s");
+    if (m == nullptr || !m->error.empty()) {
+      check.why = m == nullptr ? system + " was not part of this run" : m->error;
+      check.text = check.name + ": not measured (target " + target_text + ")";
+      report->targets.push_back(check);
+      return;
+    }
+    check.measured = true;
+    check.value = at_most ? m->seconds : m->mops();
+    check.met = at_most ? check.value < target : check.value >= target;
+    check.text = check.name + ": " + FormatFixed(check.value, at_most ? 3 : 1) +
+                 (at_most ? " s" : " Mops/s") + " (target " + target_text + ": " +
+                 (check.met ? "met" : "missed") + ")";
+    if (!m->complete) check.text += " [stopped at the time limit]";
+    report->targets.push_back(check);
+  };
+  for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
+    if (log2 != 20) continue;  // the issue's target is for batches of 2^20
+    add("durable batched inserts, batch 2^20, b = " + std::to_string(config.ordered_batch_entries),
+        Find(*report, system, "insert", "uniform", uint64_t{1} << 20, key_size, value_size),
+        kGpuInsertTarget, false);
+  }
+  std::vector<int> table_log2 = config.ordered_table_log2;
+  std::sort(table_log2.begin(), table_log2.end());
+  for (int log2 : table_log2) {
+    const std::string table = TableLabel(log2);
+    add("get, " + table, Find(*report, system, "get", table, config.batch, key_size, value_size),
+        kGpuGetTarget, false);
+    add("count of ~8 keys, " + table,
+        Find(*report, system, "count", table, config.batch, key_size, value_size), kGpuCountTarget,
+        false);
+    add("range of ~8 keys, " + table,
+        Find(*report, system, "range", table, config.batch, key_size, value_size), kGpuRangeTarget,
+        false);
+  }
+  add("open (recovery) of " + TableLabel(table_log2.back()),
+      Find(*report, system, "open", TableLabel(table_log2.back()), 1, key_size, value_size),
+      kGpuOpenTarget, true);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
@@ -472,7 +702,7 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
     return table.status();
   }
   return std::unique_ptr<OrderedDriver>(
-      std::make_unique<GpkvOrderedDriver>(config.pool_path, std::move(*db), *table));
+      std::make_unique<GpkvOrderedDriver>(config.pool_path, options, std::move(*db), *table));
 }
 
 #ifndef GPKV_HAVE_ROCKSDB
@@ -483,6 +713,12 @@ Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverCo
 
 std::vector<std::string> OrderedSystems() {
   std::vector<std::string> systems = {"gpkv"};
+#if GPKV_HAVE_CUDA
+  if (gpu::DeviceUsable().ok()) {
+    systems.push_back(kGpuSystem);
+    systems.push_back(kGpuDeviceSystem);
+  }
+#endif
   if (RocksdbBuiltIn()) systems.push_back("rocksdb");
   return systems;
 }
@@ -511,8 +747,11 @@ Status ValidateOrderedConfig(const BenchConfig& config) {
     }
   }
   for (const std::string& system : config.systems) {
-    if (system != "gpkv" && system != "rocksdb") {
-      return usage("--systems: the ordered suite runs gpkv and rocksdb, not '" + system + "'");
+    if (system != "gpkv" && !IsGpuSystem(system) && system != "rocksdb") {
+      return usage(
+          "--systems: the ordered suite runs gpkv, gpkv-gpu, gpkv-gpu-dev and rocksdb, "
+          "not '" +
+          system + "'");
     }
   }
   return Status::OK();
@@ -533,7 +772,15 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
   for (const std::string& system : systems) {
     report->systems.push_back(
         {system, system == "gpkv"
-                     ? "each batch durable and atomic in the pool (ordered table, CPU backend)"
+                     ? std::string("each batch durable and atomic in the pool "
+                                   "(ordered table, ") +
+                           (config.backend == Backend::kCuda ? "CUDA" : "CPU") + " backend)"
+                 : system == kGpuSystem
+                     ? "each batch durable and atomic in the pool (ordered table, CUDA backend: "
+                       "runs in GPU memory; batches in host memory)"
+                 : system == kGpuDeviceSystem
+                     ? "as gpkv-gpu, batches in GPU memory (uploaded before the timer, results "
+                       "read back after it; Range results are host vectors, timed)"
                      : "each batch one WriteBatch, WAL synced (sync = true)"});
   }
   const double max_seconds = config.max_seconds >= 0 ? config.max_seconds : kDefaultMaxSeconds;
@@ -557,6 +804,9 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
         ok &= RunQueries(c, report);
       }
       AddTargets(config, key_size, value_size, report);
+      for (const std::string& system : systems) {
+        if (IsGpuSystem(system)) AddGpuTargets(config, system, key_size, value_size, report);
+      }
     }
   }
   AddReadAgreement(report);

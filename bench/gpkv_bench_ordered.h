@@ -11,6 +11,15 @@
 //   E        YCSB E style: 95% ranges of about 8 keys, 5% inserts of new
 //            keys (each batch: one durable insert batch, then its ranges)
 //
+// Systems: "gpkv" (the DB's --backend, the CPU by default), "gpkv-gpu" (the
+// CUDA backend, lsm::gpu::LsmGpu; when a device is usable), "gpkv-gpu-dev"
+// (the same with every batch already in GPU memory: inputs uploaded before
+// the timer starts, outputs read back after it stops; Range results are
+// host vectors either way and are timed) and "rocksdb". The GPU systems also
+// report the open (recovery) time of their largest table, and their rates
+// are checked against the GPU targets (>= 1 G inserts/s at batch
+// 2^20, >= 1 G gets/s, >= 1 G counts/s, >= 300 M ranges/s, open < 2 s).
+//
 // RocksDB reads ranges with an iterator (Seek + Next) and counts the same
 // way; its keys are the gpkv keys byte-reversed (big-endian), so its bytewise
 // order is gpkv's unsigned little-endian integer order and both return the
@@ -54,6 +63,19 @@ class OrderedDriver {
   // The pairs of [lo[i], hi[i]] for every i, each copied out.
   virtual Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) = 0;
   virtual std::vector<std::pair<std::string, std::string>> Facts() { return {}; }
+  // Device-resident batches (system gpkv-gpu-dev): called before the timer
+  // starts with the inputs of the next call (first, second: keys and values,
+  // or lo and hi; second may be null), which the driver may move into GPU
+  // memory; Finish, after the timer stops, moves that call's outputs back
+  // into the caller's buffers. No-ops elsewhere.
+  virtual Status Prepare(const uint8_t* /*first*/, size_t /*first_bytes*/,
+                         const uint8_t* /*second*/, size_t /*second_bytes*/) {
+    return Status::OK();
+  }
+  virtual Status Finish() { return Status::OK(); }
+  // Closes and reopens the table (recovery at open); returns the seconds
+  // the open took. Unsupported where the system has no such step.
+  virtual Result<double> Reopen() { return Status::Unsupported("no reopen"); }
 };
 
 // gpkv: an ordered table with b = batch_entries in a fresh pool.
@@ -63,7 +85,8 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
 // build without RocksDB.
 Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config);
 
-// The systems of the suite: "gpkv", and "rocksdb" when built in.
+// The systems of the suite: "gpkv", "gpkv-gpu" and "gpkv-gpu-dev" when a
+// CUDA device is usable, and "rocksdb" when built in.
 std::vector<std::string> OrderedSystems();
 
 // InvalidArgument naming the option when the ordered options are out of

@@ -9,6 +9,9 @@
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 #include "tables/lsm/table.h"
+#if GPKV_HAVE_CUDA
+#include "tables/lsm/gpu/backend.h"
+#endif
 
 namespace gpkv::lsm {
 namespace {
@@ -54,11 +57,27 @@ class LsmFamily final : public tables::TableFamily {
     return CreateTable(pool, table_id, options);
   }
 
-  // Both backends' bytes are the CPU backend's; until the GPU backend is
-  // built an ordered table runs on the CPU whatever the DB's backend.
+  // Both backends read and write the same bytes: a DB on CUDA opens its
+  // ordered tables on the GPU. Under Backend::kAuto a table the GPU cannot
+  // take (no usable device, no device memory for its runs) runs on the CPU.
   Result<std::unique_ptr<Table>> Open(const tables::OpenContext& context,
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
+#if GPKV_HAVE_CUDA
+    if (context.backend == Backend::kCuda) {
+      auto gpu = gpu::LsmGpu::Open(*context.pool, entry.name, entry.root_offset, options,
+                                   context.cpu_threads, context.report);
+      if (gpu.ok()) {
+        return std::unique_ptr<Table>(
+            std::make_unique<LsmTable>(entry.name, options, std::move(*gpu)));
+      }
+      const bool asked_for_cuda =
+          context.db_options != nullptr && context.db_options->backend == Backend::kCuda;
+      const bool cpu_can_take_it =
+          gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
+      if (asked_for_cuda || !cpu_can_take_it) return gpu.status();
+    }
+#endif
     auto cpu = cpu::LsmCpu::Open(*context.pool, entry.name, entry.root_offset, options,
                                  context.cpu_threads, context.report);
     if (!cpu.ok()) return cpu.status();

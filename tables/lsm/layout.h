@@ -1,6 +1,6 @@
 // On-media layout of a persistent ordered table (the LSM family): table root,
 // manifests, sorted runs and the write-buffer log; and the pure functions over
-// them that the CPU backend, a GPU backend and recovery all call. Each rule of
+// them that the CPU backend, the GPU backend and recovery all call. Each rule of
 // the format is written here once: the limits, the key order, the entry's
 // meta word, the level capacities and the checksums.
 //
@@ -159,9 +159,10 @@ GPKV_HD constexpr uint64_t MakeLogWord(uint64_t epoch, uint64_t bytes) {
 GPKV_HD constexpr uint64_t LogWordEpoch(uint64_t word) { return word >> 32; }
 GPKV_HD constexpr uint64_t LogWordBytes(uint64_t word) { return (word & kLogEpochMask) * 8; }
 
-// Checksum of a run's arrays and of log records: four lanes over 8-byte
-// words (a word-wise variant of XXH64's rounds; fast enough to check every
-// run at open). With P1 = 0x9e3779b185ebca87, P2 = 0xc2b2ae3d27d4eb4f:
+// Checksum of log records (WordsChecksum): four lanes over 8-byte words (a
+// word-wise variant of XXH64's rounds). Runs use the position-keyed run data
+// checksum below instead, which a GPU can compute in parallel. With P1 = 0x9e3779b185ebca87, P2 =
+// 0xc2b2ae3d27d4eb4f:
 //   lane[j] = seed + {P1 + P2, P2, 0, -P1}[j]
 //   word i: lane[i % 4] = rotl(lane[i % 4] + word * P2, 31) * P1
 //   h = rotl(lane0, 1) + rotl(lane1, 7) + rotl(lane2, 12) + rotl(lane3, 18) + words * 8
@@ -210,6 +211,38 @@ GPKV_HD uint64_t WordsChecksumEnd(const WordsChecksumState& state) {
   return h;
 }
 
+// Checksum of a run's data (RunHeader::data_checksum): a position-keyed sum,
+// so that any number of CPU threads or GPU threads compute it in parallel
+// (a reduction) and in any order. The run's bytes 64 .. RunBytes(n) (keys,
+// meta, values with their zero padding) are the words w_0 .. w_{m-1}; with
+// seed = table_id and P1 as above:
+//   data_checksum = Fmix64(seed ^ m) + sum_i Fmix64(w_i ^ (seed + i * P1))   (mod 2^64)
+// Fmix64 is MurmurHash3's 64-bit finaliser, a bijection: a changed word
+// changes exactly its own term, and a word moved to another position
+// changes the two terms whose position keys it meets; the length enters
+// through the first term. (Log records keep WordsChecksum: they are small
+// and written and read by the host in order.)
+GPKV_HD constexpr uint64_t Fmix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+// The term of word `index` (its position among the run's data words).
+GPKV_HD constexpr uint64_t RunChecksumTerm(uint64_t seed, uint64_t index, uint64_t word) {
+  return Fmix64(word ^ (seed + index * kChecksumP1));
+}
+// The checksum of `words` data words whose terms sum to `sum` (mod 2^64).
+GPKV_HD constexpr uint64_t RunChecksumFinish(uint64_t seed, uint64_t words, uint64_t sum) {
+  return Fmix64(seed ^ words) + sum;
+}
+// Data words of a run of n entries: keys, meta, values padded to 8 bytes.
+GPKV_HD constexpr uint64_t RunDataWords(uint64_t entries, uint32_t key_size, uint32_t value_size) {
+  return (RunBytes(entries, key_size, value_size) - kRunHeaderSize) / 8;
+}
+
 // RunHeader, the first 64 bytes of a run.
 //   0  u64 magic            kRunMagic
 //   8  u64 table_id
@@ -217,7 +250,7 @@ GPKV_HD uint64_t WordsChecksumEnd(const WordsChecksumState& state) {
 //   24 u32 key_size, 28 u32 value_size
 //   32 u64 max_seq          largest sequence number in the run
 //   40 u64 tombstones       entries with kTombstoneBit
-//   48 u64 data_checksum    WordsChecksum, seed = table_id, of the run's
+//   48 u64 data_checksum    the run data checksum (above), seed = table_id, of
 //                           bytes 64 .. RunBytes(n) (keys, meta, padded values)
 //   56 u64 checksum         Checksum64 of bytes 0..55
 struct RunHeader {

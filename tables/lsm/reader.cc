@@ -220,8 +220,8 @@ Result<LsmView> ReadLsmRoot(const pm::Pool& pool, const std::string& table_name,
   return view;
 }
 
-Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
-                        RunSummary* summary) {
+Status ReadRunHeader(const pm::Pool& pool, const LsmView& view, uint32_t level,
+                     RunHeader* header_out) {
   const RunRef& ref = view.manifest.levels[level];
   const std::string region = view.RunRegion(level);
   auto bad = [&](uint64_t offset, const std::string& why) {
@@ -247,6 +247,26 @@ Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t leve
   if (header.max_seq > view.manifest.applied_seq || header.tombstones > header.entries) {
     return bad(ref.offset + 32, "run sequence numbers or tombstone count out of range");
   }
+  *header_out = header;
+  return Status::OK();
+}
+
+Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t level,
+                           uint64_t stored, uint64_t computed) {
+  return Status::Corruption(
+      pool.Where(view.RunRegion(level), view.manifest.levels[level].offset + RunKeysOffset()) +
+      ": run data checksum mismatch (stored " + Hex(stored) + ", computed " + Hex(computed) + ")");
+}
+
+Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
+                        RunSummary* summary, int threads) {
+  const RunRef& ref = view.manifest.levels[level];
+  const std::string region = view.RunRegion(level);
+  auto bad = [&](uint64_t offset, const std::string& why) {
+    return Status::Corruption(pool.Where(region, offset) + ": " + why);
+  };
+  RunHeader header;
+  GPKV_RETURN_IF_ERROR(ReadRunHeader(pool, view, level, &header));
   const EntryShape shape = view.shape();
   RunView run = PoolRunView(pool, ref.offset, ref.entries, shape);
   if (summary != nullptr) {
@@ -255,11 +275,9 @@ Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t leve
     summary->max_seq = header.max_seq;
   }
   if (check == RunCheck::kHeader) return run;
-  const uint64_t data_checksum = RunDataChecksum(view.table_id, run, shape);
+  const uint64_t data_checksum = RunDataChecksum(view.table_id, run, shape, threads);
   if (data_checksum != header.data_checksum) {
-    return bad(ref.offset + RunKeysOffset(), "run data checksum mismatch (stored " +
-                                                 Hex(header.data_checksum) + ", computed " +
-                                                 Hex(data_checksum) + ")");
+    return RunChecksumMismatch(pool, view, level, header.data_checksum, data_checksum);
   }
   if (check == RunCheck::kChecksum) return run;
   const uint32_t words = shape.key_words;

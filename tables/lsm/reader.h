@@ -60,10 +60,20 @@ Result<LsmView> ReadLsmRoot(const pm::Pool& pool, const std::string& table_name,
 // manifest), plus the data checksum, plus key order and meta words.
 enum class RunCheck { kHeader, kChecksum, kFull };
 
-// Validates the run of `level` and returns a view of it in the pool.
-// Corruption naming the table, level and offset when it fails a check.
+// Validates the run of `level` and returns a view of it in the pool (the
+// data checksum summed on `threads` threads). Corruption naming the table,
+// level and offset when it fails a check.
 Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
-                        RunSummary* summary = nullptr);
+                        RunSummary* summary = nullptr, int threads = 1);
+
+// The run header of `level`, checked against the manifest (what ReadRun's
+// RunCheck::kHeader checks), copied to *header. For backends that check the
+// data checksum themselves (the GPU's, on its copy of the run).
+Status ReadRunHeader(const pm::Pool& pool, const LsmView& view, uint32_t level, RunHeader* header);
+
+// Corruption of the run of `level`: its data checksum is not `computed`.
+Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t level,
+                           uint64_t stored, uint64_t computed);
 
 // Visits every published log record in order: (record header, its offset in
 // the pool, its entries as {key words, meta, padded value}). Corruption at

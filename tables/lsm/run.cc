@@ -54,78 +54,131 @@ RunSummary Summarize(const RunView& run) {
   return summary;
 }
 
-uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape) {
-  WordsChecksumState state = WordsChecksumBegin(table_id);
-  WordsChecksumAdd(state, run.keys, run.count * shape.key_words);
-  WordsChecksumAdd(state, run.meta, run.count);
-  const uint64_t value_bytes = run.count * shape.value_size;
-  const uint64_t whole_words = value_bytes / 8;
-  if (reinterpret_cast<uintptr_t>(run.values) % 8 == 0) {
-    WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(run.values), whole_words);
-  } else {
-    for (uint64_t i = 0; i < whole_words; ++i) {
-      uint64_t word;
-      std::memcpy(&word, run.values + i * 8, 8);
-      WordsChecksumAdd(state, &word, 1);
-    }
+namespace {
+
+// Sum of the run checksum terms of `count` words starting at data word
+// `first`, read from `words` (8-byte aligned or not).
+uint64_t TermSum(uint64_t seed, uint64_t first, const void* words, uint64_t count, int threads) {
+  const auto* bytes = static_cast<const uint8_t*>(words);
+  uint64_t sum = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : sum) if (count >= (uint64_t{1} << 16) && threads > 1)
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i * 8, 8);
+    sum += RunChecksumTerm(seed, first + i, word);
   }
-  if (value_bytes % 8 != 0) {
-    uint64_t tail = 0;
-    std::memcpy(&tail, run.values + whole_words * 8, value_bytes % 8);
-    WordsChecksumAdd(state, &tail, 1);
-  }
-  return WordsChecksumEnd(state);
+  return sum;
 }
 
-Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
-                          const RunView& run, int threads) {
+}  // namespace
+
+uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
+                         int threads) {
+  threads = std::max(1, threads);
+  const uint64_t key_words = run.count * shape.key_words;
+  const uint64_t value_bytes = run.count * shape.value_size;
+  const uint64_t whole_words = value_bytes / 8;
+  uint64_t sum = TermSum(table_id, 0, run.keys, key_words, threads);
+  sum += TermSum(table_id, key_words, run.meta, run.count, threads);
+  sum += TermSum(table_id, key_words + run.count, run.values, whole_words, threads);
+  uint64_t words = key_words + run.count + whole_words;
+  if (value_bytes % 8 != 0) {
+    uint64_t tail = 0;  // the zero padding completes the last word
+    std::memcpy(&tail, run.values + whole_words * 8, value_bytes % 8);
+    sum += RunChecksumTerm(table_id, words++, tail);
+  }
+  return RunChecksumFinish(table_id, words, sum);
+}
+
+Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                              uint64_t count, const RunSummary& summary, uint64_t data_checksum,
+                              const CopyRunArrays& copy_arrays) {
   const uint32_t key_size = shape.key_size();
-  const uint64_t bytes = RunBytes(run.count, key_size, shape.value_size);
+  const uint64_t bytes = RunBytes(count, key_size, shape.value_size);
   // Not zeroed first: every byte of the extent is written below (arrays,
   // header, padding) and persisted before a manifest can name the run.
   auto offset = pool.allocator().AllocateUninitialized(bytes, format::kExtentKindOther, table_id);
   if (!offset.ok()) return offset.status();
   uint8_t* base = pool.At<uint8_t>(*offset);
   const uint64_t extent_bytes = format::AlignUp(bytes, format::kExtentAlignment);
-  const uint64_t values_end = RunValuesOffset(run.count, key_size) + run.count * shape.value_size;
+  const uint64_t values_end = RunValuesOffset(count, key_size) + count * shape.value_size;
   std::memset(base + values_end, 0, extent_bytes - values_end);
-  uint8_t* keys = base + RunKeysOffset();
-  uint8_t* meta = base + RunMetaOffset(run.count, key_size);
-  uint8_t* values = base + RunValuesOffset(run.count, key_size);
-  // The bulk copy, in slices per thread (the extent is fresh and unreferenced:
-  // no reader sees these bytes until a manifest names the run).
-  struct Part {
-    uint8_t* to;
-    const void* from;
-    uint64_t bytes;
-  };
-  const Part parts[3] = {{keys, run.keys, run.count * key_size},
-                         {meta, run.meta, run.count * 8},
-                         {values, run.values, run.count * shape.value_size}};
-  constexpr uint64_t kSlice = uint64_t{1} << 20;
-  for (const Part& part : parts) {
-    const uint64_t slices = (part.bytes + kSlice - 1) / kSlice;
-#pragma omp parallel for num_threads(threads) schedule(static) if (slices > 4)
-    for (uint64_t slice = 0; slice < slices; ++slice) {
-      const uint64_t begin = slice * kSlice;
-      const uint64_t length = std::min(kSlice, part.bytes - begin);
-      std::memcpy(part.to + begin, static_cast<const uint8_t*>(part.from) + begin, length);
-    }
+  // The extent is fresh and unreferenced: no reader sees these bytes until a
+  // manifest names the run.
+  Status copied = copy_arrays(base + RunKeysOffset(), base + RunMetaOffset(count, key_size),
+                              base + RunValuesOffset(count, key_size));
+  if (!copied.ok()) {
+    pool.allocator().Free(*offset).IgnoreError();
+    return copied;
   }
-  RunSummary summary = Summarize(run);
   RunHeader header{};
   header.magic = kRunMagic;
   header.table_id = table_id;
-  header.entries = run.count;
+  header.entries = count;
   header.key_size = key_size;
   header.value_size = shape.value_size;
   header.max_seq = summary.max_seq;
   header.tombstones = summary.tombstones;
-  header.data_checksum = RunDataChecksum(table_id, run, shape);
+  header.data_checksum = data_checksum;
   header.checksum = format::Checksum64(&header, offsetof(RunHeader, checksum));
   std::memcpy(base, &header, sizeof(header));
   pool.Persist(base, extent_bytes);
   return *offset;
+}
+
+Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                          const RunView& run, int threads) {
+  const uint32_t key_size = shape.key_size();
+  auto copy = [&](uint8_t* keys, uint8_t* meta, uint8_t* values) {
+    // The bulk copy, in slices per thread.
+    struct Part {
+      uint8_t* to;
+      const void* from;
+      uint64_t bytes;
+    };
+    const Part parts[3] = {{keys, run.keys, run.count * key_size},
+                           {meta, run.meta, run.count * 8},
+                           {values, run.values, run.count * shape.value_size}};
+    constexpr uint64_t kSlice = uint64_t{1} << 20;
+    for (const Part& part : parts) {
+      const uint64_t slices = (part.bytes + kSlice - 1) / kSlice;
+#pragma omp parallel for num_threads(threads) schedule(static) if (slices > 4)
+      for (uint64_t slice = 0; slice < slices; ++slice) {
+        const uint64_t begin = slice * kSlice;
+        const uint64_t length = std::min(kSlice, part.bytes - begin);
+        std::memcpy(part.to + begin, static_cast<const uint8_t*>(part.from) + begin, length);
+      }
+    }
+    return Status::OK();
+  };
+  return WriteRunWith(pool, table_id, shape, run.count, Summarize(run),
+                      RunDataChecksum(table_id, run, shape, threads), copy);
+}
+
+uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
+                        const EntryShape& shape, const RunView& batch) {
+  const uint64_t entry_bytes = LogEntryBytes(shape.key_size(), shape.value_size);
+  uint8_t* record = pool.At<uint8_t>(record_offset);
+  uint8_t* entries = record + kLogRecordHeaderSize;
+  for (uint64_t i = 0; i < batch.count; ++i) {
+    uint8_t* entry = entries + i * entry_bytes;
+    std::memcpy(entry, batch.keys + i * shape.key_words, shape.key_size());
+    std::memcpy(entry + shape.key_size(), &batch.meta[i], 8);
+    uint8_t* value = entry + shape.key_size() + 8;
+    std::memcpy(value, batch.values + i * shape.value_size, shape.value_size);
+    std::memset(value + shape.value_size, 0, AlignUp8(shape.value_size) - shape.value_size);
+  }
+  LogRecordHeader header{};
+  header.seq = seq;
+  header.count = static_cast<uint32_t>(batch.count);
+  WordsChecksumState state = WordsChecksumBegin(LogRecordSeed(epoch, header));
+  WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
+                   batch.count * entry_bytes / 8);
+  header.checksum = WordsChecksumEnd(state);
+  std::memcpy(record, &header, sizeof(header));
+  const uint64_t record_bytes = kLogRecordHeaderSize + batch.count * entry_bytes;
+  pool.Persist(record, record_bytes);
+  return record_bytes;
 }
 
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,

@@ -3,12 +3,13 @@
 // buffer, a merge's output) and WriteRun, the one writer of a run's bytes in
 // the pool (layout.h draws them).
 //
-// Who may call: tables/lsm/ (cpu/, a future gpu/, recovery code) and tests.
+// Who may call: tables/lsm/ (cpu/, gpu/, recovery code) and tests.
 // Thread safety: RunView is a value over immutable bytes; RunData is not
 // synchronised; WriteRun may run beside readers of other runs.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,10 @@ struct RunSummary {
 };
 RunSummary Summarize(const RunView& run);
 
-// The run's data checksum (layout.h: RunHeader::data_checksum) over arrays
-// laid out as in the pool.
-uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape);
+// The run's data checksum (layout.h: RunChecksumTerm / RunChecksumFinish)
+// over arrays laid out as in the pool, summed on `threads` threads.
+uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
+                         int threads = 1);
 
 // Allocates a run extent, writes header and arrays (one sequential copy) and
 // persists them: after return the run is durable but unreferenced until a
@@ -89,6 +91,25 @@ uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape
 // PoolFull when no extent is free.
 Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                           const RunView& run, int threads);
+
+// Copies a run's three arrays into the extent at keys, meta and values (as
+// layout.h places them); an error leaves the run unwritten.
+using CopyRunArrays = std::function<Status(uint8_t* keys, uint8_t* meta, uint8_t* values)>;
+
+// WriteRun for a run whose arrays are elsewhere (GPU memory): the caller
+// gives the header's facts (summary, data checksum computed over the same
+// arrays) and copies the arrays in; this writes the header and padding and
+// persists the extent. The one writer of a run's header: WriteRun calls it.
+Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                              uint64_t count, const RunSummary& summary, uint64_t data_checksum,
+                              const CopyRunArrays& copy_arrays);
+
+// Writes the log record of a sorted batch (unique keys, every meta of
+// sequence number `seq`) at record_offset, with the checksum of log `epoch`,
+// and persists it; returns its bytes. The caller then publishes the log word.
+// The one writer of a log record; both backends call it.
+uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
+                        const EntryShape& shape, const RunView& batch);
 
 // A run of the pool as a view (offsets as validated by the reader).
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,

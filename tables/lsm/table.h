@@ -1,5 +1,6 @@
 // lsm::LsmTable: the gpkv::Table of a persistent ordered table. Hands each
-// batch to its backend (cpu::LsmCpu; a GPU backend will run the same bytes).
+// batch to its backend, cpu::LsmCpu or (in a CUDA build) gpu::LsmGpu; both
+// read and write the same bytes.
 // The engine checks every batch's spans before they get here
 // (engine/checked_table.h). Stats() reports "lsm.*" properties.
 //
@@ -11,6 +12,9 @@
 
 #include "gpkv/table.h"
 #include "tables/lsm/cpu/backend.h"
+#if GPKV_HAVE_CUDA
+#include "tables/lsm/gpu/backend.h"
+#endif
 
 namespace gpkv::lsm {
 
@@ -24,6 +28,9 @@ TableStats PublicStats(const LsmStats& stats);
 class LsmTable final : public Table {
  public:
   LsmTable(std::string name, TableOptions options, std::unique_ptr<cpu::LsmCpu> backend);
+#if GPKV_HAVE_CUDA
+  LsmTable(std::string name, TableOptions options, std::unique_ptr<gpu::LsmGpu> backend);
+#endif
 
   const std::string& name() const override { return name_; }
   const TableOptions& options() const override { return options_; }
@@ -49,7 +56,10 @@ class LsmTable final : public Table {
 
   const std::string name_;
   const TableOptions options_;
-  const std::unique_ptr<cpu::LsmCpu> cpu_;
+  std::unique_ptr<cpu::LsmCpu> cpu_;  // exactly one of cpu_ / gpu_ is set
+#if GPKV_HAVE_CUDA
+  std::unique_ptr<gpu::LsmGpu> gpu_;
+#endif
 };
 
 }  // namespace gpkv::lsm

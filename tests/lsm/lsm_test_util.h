@@ -15,11 +15,12 @@
 
 namespace gpkv::lsmtest {
 
-inline Options PoolOptions(uint64_t pool_size = uint64_t{64} << 20, int threads = 2) {
+inline Options PoolOptions(uint64_t pool_size = uint64_t{64} << 20, int threads = 2,
+                           Backend backend = Backend::kCpu) {
   Options options;
   options.create_if_missing = true;
   options.pool_size = pool_size;
-  options.backend = Backend::kCpu;
+  options.backend = backend;
   options.cpu_threads = threads;
   return options;
 }

@@ -44,54 +44,26 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   level_tombstones_.assign(kMaxLevels, 0);
 
   // Every run whole: a run is read in place by every query, so its bytes are
-  // checked once here (a GPU backend reads them back at open anyway).
+  // checked once here (the GPU backend checks its copy on the device).
   std::vector<uint32_t> levels;
   for (uint32_t level = 0; level < manifest_.level_count; ++level) {
     if (manifest_.levels[level].offset != 0) levels.push_back(level);
   }
-  std::vector<Status> checked(levels.size());
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
-  for (size_t i = 0; i < levels.size(); ++i) {
+  // One run at a time, its checksum summed on all threads (the largest run
+  // holds about half the entries).
+  for (uint32_t level : levels) {
     RunSummary summary;
-    auto run = ReadRun(pool_, *view, levels[i], RunCheck::kChecksum, &summary);
-    checked[i] = run.status();
-    if (run.ok()) level_tombstones_[levels[i]] = summary.tombstones;
+    auto run = ReadRun(pool_, *view, level, RunCheck::kChecksum, &summary, threads_);
+    if (!run.ok()) return run.status();
+    level_tombstones_[level] = summary.tombstones;
   }
-  for (const Status& status : checked) GPKV_RETURN_IF_ERROR(status);
 
   // The log: every published record, oldest first, into the write buffer.
   WriteBuffer buffer;
-  uint64_t last_seq = manifest_.applied_seq;
+  uint64_t last_seq = 0;
   uint64_t records = 0;
-  Status bad_record;
-  const uint64_t entry_bytes = LogEntryBytes(shape_.key_size(), shape_.value_size);
-  GPKV_RETURN_IF_ERROR(ReadLog(
-      pool_, *view, [&](const LogRecordHeader& header, uint64_t offset, const uint8_t* entries) {
-        if (!bad_record.ok()) return;
-        RunData record(shape_);
-        record.Reserve(header.count);
-        for (uint32_t i = 0; i < header.count; ++i) {
-          const uint8_t* entry = entries + i * entry_bytes;
-          uint64_t key[4];
-          uint64_t meta;
-          std::memcpy(key, entry, shape_.key_size());
-          std::memcpy(&meta, entry + shape_.key_size(), 8);
-          const bool ordered =
-              i == 0 || CompareKeys(record.View().keys + (i - 1) * shape_.key_words, key,
-                                    shape_.key_words) < 0;
-          if (!ordered || SeqOf(meta) != header.seq) {
-            bad_record = Status::Corruption(
-                pool_.Where("table '" + table_name_ + "' log record", offset) + ": entry " +
-                std::to_string(i) + " is out of order or has another sequence number");
-            return;
-          }
-          record.Append(key, meta, entry + shape_.key_size() + 8);
-        }
-        buffer = buffer.With(std::move(record), shape_, threads_);
-        last_seq = header.seq;
-        ++records;
-      }));
-  GPKV_RETURN_IF_ERROR(bad_record);
+  GPKV_RETURN_IF_ERROR(
+      ReplayLog(pool_, *view, threads_, &buffer, &last_seq, &records, &log_entries_));
   if (report != nullptr && records != 0) {
     report->findings.push_back(
         {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", log_offset_,
@@ -186,9 +158,11 @@ Status LsmCpu::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
 Status LsmCpu::Write(RunData batch) {
   if (batch.empty()) return Status::OK();
   const uint64_t record_bytes = LogRecordBytes(batch.count(), shape_.key_size(), shape_.value_size);
-  const bool fits_buffer =
-      version_->buffer.entries() + batch.count() < (uint64_t{1} << log2_batch_) &&
-      log_bytes_ + record_bytes <= log_capacity_;
+  // The logged entries decide (not the buffer's, which merges duplicates as
+  // its runs happen to meet): the GPU backend decides the same, flushes at
+  // the same batch and writes the same runs.
+  const bool fits_buffer = log_entries_ + batch.count() < (uint64_t{1} << log2_batch_) &&
+                           log_bytes_ + record_bytes <= log_capacity_;
   GPKV_RETURN_IF_ERROR(fits_buffer ? AppendToLog(std::move(batch)) : Flush(std::move(batch)));
   ++next_seq_;
   GPKV_RETURN_IF_ERROR(MaybeCompact());
@@ -196,29 +170,11 @@ Status LsmCpu::Write(RunData batch) {
 }
 
 Status LsmCpu::AppendToLog(RunData batch) {
-  const RunView view = batch.View();
-  const uint64_t entry_bytes = LogEntryBytes(shape_.key_size(), shape_.value_size);
-  uint8_t* record = pool_.At<uint8_t>(log_offset_ + log_bytes_);
-  uint8_t* entries = record + kLogRecordHeaderSize;
-  for (uint64_t i = 0; i < view.count; ++i) {
-    uint8_t* entry = entries + i * entry_bytes;
-    std::memcpy(entry, view.keys + i * shape_.key_words, shape_.key_size());
-    std::memcpy(entry + shape_.key_size(), &view.meta[i], 8);
-    uint8_t* value = entry + shape_.key_size() + 8;
-    std::memcpy(value, view.values + i * shape_.value_size, shape_.value_size);
-    std::memset(value + shape_.value_size, 0, AlignUp8(shape_.value_size) - shape_.value_size);
-  }
-  LogRecordHeader header{};
-  header.seq = next_seq_;
-  header.count = static_cast<uint32_t>(view.count);
-  WordsChecksumState state = WordsChecksumBegin(LogRecordSeed(manifest_.log_epoch, header));
-  WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries), view.count * entry_bytes / 8);
-  header.checksum = WordsChecksumEnd(state);
-  std::memcpy(record, &header, sizeof(header));
-  const uint64_t record_bytes = kLogRecordHeaderSize + view.count * entry_bytes;
-  pool_.Persist(record, record_bytes);
+  const uint64_t record_bytes = WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch,
+                                               next_seq_, shape_, batch.View());
   PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;
+  log_entries_ += batch.count();
 
   auto next = std::make_unique<Version>();
   next->runs = version_->runs;
@@ -236,7 +192,7 @@ Status LsmCpu::Flush(RunData batch) {
   // before merges drop stale entries, so it always fits).
   std::vector<RunView> sources = {batch.View()};
   for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
-  uint64_t upper = batch.count() + version_->buffer.entries();
+  uint64_t upper = batch.count() + log_entries_;
   std::vector<uint64_t> replaced;
   std::vector<uint32_t> merged_levels;
   uint32_t target = 0;
@@ -324,6 +280,7 @@ Status LsmCpu::Install(Manifest next, const std::vector<uint64_t>& replaced) {
   PublishLogWord(pool_, root_offset_, next.log_epoch, 0);
   manifest_ = next;
   log_bytes_ = 0;
+  log_entries_ = 0;
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
     const RunRef& ref = manifest_.levels[level];
     level_tombstones_[level] = ref.offset == 0 ? 0 : pool_.At<RunHeader>(ref.offset)->tombstones;

@@ -125,6 +125,9 @@ class LsmCpu {
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   Manifest manifest_{};     // the published manifest
   uint64_t log_bytes_ = 0;  // published log bytes of manifest_.log_epoch
+  // Entries of the published log records (a key counted once per record):
+  // the write buffer's size as the flush rule counts it (both backends).
+  uint64_t log_entries_ = 0;
   uint64_t next_seq_ = 1;
   std::vector<uint64_t> level_tombstones_;  // per level, from the run headers
   // Fences of the published runs, by run offset.

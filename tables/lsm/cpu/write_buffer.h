@@ -19,7 +19,10 @@
 #include <memory>
 #include <vector>
 
+#include "gpkv/status.h"
+#include "pm/pool.h"
 #include "tables/lsm/cpu/search.h"
+#include "tables/lsm/reader.h"
 #include "tables/lsm/run.h"
 
 namespace gpkv::lsm::cpu {
@@ -39,5 +42,15 @@ class WriteBuffer {
   std::vector<std::shared_ptr<const RunData>> runs_;
   uint64_t entries_ = 0;
 };
+
+// Replays the published log records of the table `view` describes, oldest
+// first, into *buffer (each record checked: keys ascending, every entry of
+// the record's sequence number; Corruption naming the record's offset).
+// *last_seq: the last record's sequence number (the manifest's applied_seq
+// when the log is empty); *records: how many were replayed; *entries: their
+// entries in all (a key written by several records counts each time). Both
+// backends' open calls this.
+Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, WriteBuffer* buffer,
+                 uint64_t* last_seq, uint64_t* records, uint64_t* entries);
 
 }  // namespace gpkv::lsm::cpu

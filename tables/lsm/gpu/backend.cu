@@ -1,0 +1,895 @@
+// LsmGpu: open (runs read into GPU memory and checked there, the log
+// replayed) and the write side (sort, log, cascade, compaction, publish).
+// The protocol and every rule follow cpu/backend.cc; the bytes it writes go
+// through the shared writers of run.h and root.h.
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cub/cub.cuh>
+
+#include "gpu/cub_temp_storage.h"
+#include "gpu/device_memory.h"
+#include "pm/extent_allocator.h"
+#include "tables/lsm/cpu/merge.h"
+#include "tables/lsm/cpu/write_buffer.h"
+#include "tables/lsm/gpu/impl.cuh"
+#include "tables/lsm/reader.h"
+#include "tables/lsm/root.h"
+
+namespace gpkv::lsm::gpu {
+
+using gpkv::gpu::CubTempBytes;
+using gpkv::gpu::CubTempStorage;
+using gpkv::gpu::RunCub;
+
+bool IsDeviceMemory(const void* address, int device) {
+  if (address == nullptr) return false;
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
+         attributes.device == device;
+}
+
+namespace {
+
+// Tag bit of a merge reference: set for entries of the older run.
+constexpr uint64_t kOlderTag = uint64_t{1} << 63;
+
+// ------------------------------------------------------------------ kernels
+
+__global__ void IotaKernel(uint32_t* out, uint64_t n) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    out[i] = static_cast<uint32_t>(i);
+  }
+}
+
+template <uint32_t W>
+__global__ void ExtractWordKernel(const uint64_t* keys, const uint32_t* perm, uint32_t word,
+                                  uint64_t* out, uint64_t n) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    out[i] = keys[uint64_t{perm[i]} * W + word];
+  }
+}
+
+// Over the stably sorted order: last[j] = 1 where sorted entry j is the
+// last occurrence of its key; first_flags[input] = 1 where the input is the
+// first occurrence of its key.
+template <uint32_t W>
+__global__ void SortedFlagsKernel(const uint64_t* keys, const uint32_t* perm, uint64_t n,
+                                  uint32_t* last, uint8_t* first_flags) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t* key = keys + uint64_t{perm[j]} * W;
+    last[j] = j + 1 == n || DeviceCompare<W>(key, keys + uint64_t{perm[j + 1]} * W) != 0;
+    if (first_flags != nullptr) {
+      first_flags[perm[j]] = j == 0 || DeviceCompare<W>(keys + uint64_t{perm[j - 1]} * W, key) != 0;
+    }
+  }
+}
+
+// The sorted batch's entries: entry positions[j] from input perm[j] where
+// last[j]; unique_of[input] = the entry its key became.
+template <uint32_t W>
+__global__ void GatherBatchKernel(const uint64_t* keys, const uint8_t* values, const uint32_t* perm,
+                                  const uint32_t* last, const uint64_t* positions, uint64_t n,
+                                  uint64_t meta, uint32_t value_size, uint64_t* out_keys,
+                                  uint64_t* out_meta, uint8_t* out_values, uint32_t* unique_of) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t input = perm[j];
+    const uint64_t at = positions[j];
+    if (unique_of != nullptr) unique_of[input] = static_cast<uint32_t>(at);
+    if (!last[j]) continue;
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = keys[input * W + w];
+    out_meta[at] = meta;
+    uint8_t* value = out_values + at * value_size;
+    if (values != nullptr) {
+      DeviceCopyValue(value, values + input * value_size, value_size);
+    } else {
+      for (uint32_t b = 0; b < value_size; ++b) value[b] = 0;
+    }
+  }
+}
+
+__global__ void TotalKernel(const uint32_t* flags, const uint64_t* positions, uint64_t n,
+                            uint64_t* total) {
+  *total = n == 0 ? 0 : positions[n - 1] + flags[n - 1];
+}
+
+// Merge order of references into two runs: by key, ties to the newer run.
+template <uint32_t W>
+struct RefLess {
+  const uint64_t* newer;
+  const uint64_t* older;
+  __host__ __device__ const uint64_t* KeyOf(uint64_t ref) const {
+    return (ref & kOlderTag) ? older + (ref & ~kOlderTag) * W : newer + ref * W;
+  }
+  __device__ bool operator()(uint64_t a, uint64_t b) const {
+    const int c = DeviceCompare<W>(KeyOf(a), KeyOf(b));
+    if (c != 0) return c < 0;
+    return (a & kOlderTag) < (b & kOlderTag);
+  }
+};
+
+// Keep flags of a merged sequence: not the older duplicate of the entry
+// before, not a tombstone when they are dropped.
+template <uint32_t W>
+__global__ void MergeFlagsKernel(RefLess<W> less, const uint64_t* newer_meta,
+                                 const uint64_t* older_meta, const uint64_t* refs, uint64_t n,
+                                 bool drop_tombstones, uint32_t* keep) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t ref = refs[j];
+    bool k = !(j > 0 && DeviceCompare<W>(less.KeyOf(refs[j - 1]), less.KeyOf(ref)) == 0);
+    if (k && drop_tombstones) {
+      const uint64_t meta = (ref & kOlderTag) ? older_meta[ref & ~kOlderTag] : newer_meta[ref];
+      k = !IsTombstone(meta);
+    }
+    keep[j] = k;
+  }
+}
+
+template <uint32_t W>
+__global__ void MergeGatherKernel(RunArrays newer, RunArrays older, const uint64_t* refs,
+                                  const uint32_t* keep, const uint64_t* positions, uint64_t n,
+                                  uint32_t value_size, uint64_t* out_keys, uint64_t* out_meta,
+                                  uint8_t* out_values) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    if (!keep[j]) continue;
+    const uint64_t ref = refs[j];
+    const RunArrays& from = (ref & kOlderTag) ? older : newer;
+    const uint64_t index = ref & ~kOlderTag;
+    const uint64_t at = positions[j];
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = from.keys[index * W + w];
+    out_meta[at] = from.meta[index];
+    DeviceCopyValue(out_values + at * value_size, from.values + index * value_size, value_size);
+  }
+}
+
+// The run's data checksum terms, tombstones and largest sequence number.
+__global__ void RunFactsKernel(const uint64_t* words, uint64_t data_words, const uint64_t* meta,
+                               uint64_t count, uint64_t seed, unsigned long long* out) {
+  using Reduce = cub::BlockReduce<unsigned long long, kBlock>;
+  __shared__ typename Reduce::TempStorage storage;
+  unsigned long long sum = 0, tombstones = 0, max_seq = 0;
+  const uint64_t items = data_words > count ? data_words : count;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    if (i < data_words) sum += RunChecksumTerm(seed, i, words[i]);
+    if (i < count) {
+      tombstones += IsTombstone(meta[i]) ? 1 : 0;
+      max_seq = max(max_seq, static_cast<unsigned long long>(SeqOf(meta[i])));
+    }
+  }
+  sum = Reduce(storage).Sum(sum);
+  __syncthreads();
+  tombstones = Reduce(storage).Sum(tombstones);
+  __syncthreads();
+  max_seq = Reduce(storage).Reduce(max_seq, ::cuda::maximum<>{});
+  if (threadIdx.x == 0) {
+    atomicAdd(&out[0], sum);
+    atomicAdd(&out[1], tombstones);
+    atomicMax(&out[2], max_seq);
+  }
+}
+
+// live[u] = 1 where unique key u of the batch is live in the sources.
+template <uint32_t W>
+__global__ void LiveKernel(DeviceSources sources, const uint64_t* keys, uint64_t n,
+                           uint32_t* live) {
+  for (uint64_t u = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; u < n;
+       u += uint64_t{gridDim.x} * blockDim.x) {
+    uint64_t key[W];
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) key[w] = keys[u * W + w];
+    uint32_t is_live = 0;
+    for (uint32_t s = 0; s < sources.count; ++s) {
+      const RunArrays& run = sources.runs[s];
+      const uint64_t index = DeviceBound<W, false>(run, key);
+      if (index < run.count && DeviceCompare<W>(run.keys + index * W, key) == 0) {
+        is_live = !IsTombstone(run.meta[index]);
+        break;
+      }
+    }
+    live[u] = is_live;
+  }
+}
+
+__global__ void ErasedKernel(const uint8_t* first, const uint32_t* unique_of, const uint32_t* live,
+                             uint64_t n, uint8_t* erased) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    erased[i] = first[i] && live[unique_of[i]];
+  }
+}
+
+template <uint32_t W>
+__global__ void FilterGatherKernel(RunArrays from, const uint32_t* keep, const uint64_t* positions,
+                                   uint32_t value_size, uint64_t* out_keys, uint64_t* out_meta,
+                                   uint8_t* out_values) {
+  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < from.count;
+       j += uint64_t{gridDim.x} * blockDim.x) {
+    if (!keep[j]) continue;
+    const uint64_t at = positions[j];
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = from.keys[j * W + w];
+    out_meta[at] = from.meta[j];
+    DeviceCopyValue(out_values + at * value_size, from.values + j * value_size, value_size);
+  }
+}
+
+template <uint32_t W>
+__global__ void FencesKernel(const uint64_t* keys, uint64_t fence_count, uint64_t* fences) {
+  for (uint64_t f = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; f < fence_count;
+       f += uint64_t{gridDim.x} * blockDim.x) {
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) fences[f * W + w] = keys[f * kDeviceFenceStride * W + w];
+  }
+}
+
+Status LaunchStatus(const std::string& what) {
+  return gpkv::gpu::CudaStatus(cudaGetLastError(), what);
+}
+
+// positions = exclusive prefix sum of flags; *total = their sum (waits).
+Status Positions(const uint32_t* flags, uint64_t n, uint64_t** positions, uint64_t* total,
+                 Scratch& scratch) {
+  cudaStream_t stream = scratch.stream();
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, positions, "prefix sum"));
+  uint64_t* device_total = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(1, &device_total, "prefix sum total"));
+  if (n != 0) {
+    uint64_t* out = *positions;
+    auto scan = [&](void* storage, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveScan(storage, bytes, flags, out, ::cuda::std::plus<>{},
+                                            uint64_t{0}, static_cast<int64_t>(n), stream);
+    };
+    size_t bytes = 0;
+    GPKV_RETURN_IF_ERROR(CubTempBytes(scan, &bytes, "cub::DeviceScan (size)"));
+    void* storage = nullptr;
+    GPKV_RETURN_IF_ERROR(scratch.Take(bytes, reinterpret_cast<uint8_t**>(&storage), "scan"));
+    GPKV_RETURN_IF_ERROR(RunCub(scan, CubTempStorage{storage, bytes}, "cub::DeviceScan"));
+  }
+  TotalKernel<<<1, 1, 0, stream>>>(flags, *positions, n, device_total);
+  GPKV_RETURN_IF_ERROR(LaunchStatus("LSM GPU prefix sum total"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, device_total, 8, cudaMemcpyDeviceToHost, stream),
+                            "copy a total");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "LSM GPU prefix sum");
+  return Status::OK();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ Impl
+
+LsmGpu::Impl::~Impl() {
+  cudaSetDevice(device_);
+  {
+    std::unique_lock<std::shared_mutex> lock(version_mutex_);
+    version_.reset();
+  }
+  if (write_stream_ != nullptr) {
+    cudaStreamSynchronize(write_stream_);
+    cudaStreamDestroy(write_stream_);
+  }
+  if (pinned_ != nullptr) cudaFreeHost(pinned_);
+}
+
+Result<RunPtr> LsmGpu::Impl::NewRun(uint64_t count, cudaStream_t stream) {
+  auto run = std::make_shared<DeviceRun>();
+  run->count = count;
+  run->key_words = shape_.key_words;
+  run->value_size = shape_.value_size;
+  const uint64_t bytes = std::max<uint64_t>(run->data_bytes(), 8);
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMalloc(&run->base, bytes),
+      Where() + ": device memory for a run of " + std::to_string(count) + " entries");
+  // The values' zero padding (the checksum and the pool copy read it).
+  const uint64_t values_end = count * (shape_.key_size() + 8) + count * shape_.value_size;
+  if (bytes > values_end) {
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(run->base + values_end, 0, bytes - values_end, stream),
+        Where() + ": zero a run's padding");
+  }
+  return run;
+}
+
+Status LsmGpu::Impl::StageIn(Scratch& scratch, const uint8_t* data, size_t bytes,
+                             const uint8_t** device_out, const char* what) {
+  if (IsDeviceMemory(data, device_) && reinterpret_cast<uintptr_t>(data) % 8 == 0) {
+    *device_out = data;
+    return Status::OK();
+  }
+  uint8_t* staged = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &staged, what));
+  if (bytes != 0) {
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(staged, data, bytes, cudaMemcpyDefault, scratch.stream()),
+        Where() + ": copy " + what + " to the device");
+  }
+  *device_out = staged;
+  return Status::OK();
+}
+
+Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
+  Scratch scratch(write_stream_);
+  unsigned long long* out = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(3, &out, "run facts"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, 24, write_stream_), "zero run facts");
+  const uint64_t words = run.data_words();
+  RunFactsKernel<<<std::min(Blocks(words), 4096u), kBlock, 0, write_stream_>>>(
+      reinterpret_cast<const uint64_t*>(run.base), words, run.meta(), run.count, table_id_, out);
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": run checksum kernel"));
+  unsigned long long host[3];
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(host, out, sizeof(host), cudaMemcpyDeviceToHost, write_stream_),
+      "copy run facts");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": run checksum");
+  *checksum = RunChecksumFinish(table_id_, words, host[0]);
+  auto& mutable_run = const_cast<DeviceRun&>(run);
+  mutable_run.tombstones = host[1];
+  mutable_run.max_seq = host[2];
+  return Status::OK();
+}
+
+Status LsmGpu::Impl::BuildFences(DeviceRun& run) {
+  if (run.fences != nullptr || run.count <= kDeviceFenceStride) return Status::OK();
+  const uint64_t count = (run.count + kDeviceFenceStride - 1) / kDeviceFenceStride;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&run.fences, count * shape_.key_size()),
+                            Where() + ": device memory for a run's fences");
+  run.fence_count = count;
+  DispatchWords(shape_.key_words, [&](auto words) {
+    FencesKernel<decltype(words)::value>
+        <<<Blocks(count), kBlock, 0, write_stream_>>>(run.keys(), count, run.fences);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": fences"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": fences");
+  return Status::OK();
+}
+
+Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* report) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+  auto view = ReadLsmRoot(pool_, table_name_, root_offset_);
+  if (!view.ok()) return view.status();
+  table_id_ = view->table_id;
+  shape_ = view->shape();
+  log2_batch_ = view->log2_batch;
+  log_offset_ = view->log_offset;
+  log_capacity_ = view->log_capacity;
+  max_dead_percent_ = options.ordered.max_dead_percent;
+  manifest_ = view->manifest;
+  log_bytes_ = view->log_bytes;
+
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&write_stream_, cudaStreamNonBlocking),
+                            Where() + ": cudaStreamCreate");
+  // Scratch memory stays in the pool between batches.
+  cudaMemPool_t memory_pool;
+  if (cudaDeviceGetDefaultMemPool(&memory_pool, device_) == cudaSuccess) {
+    uint64_t threshold = UINT64_MAX;
+    cudaMemPoolSetAttribute(memory_pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  }
+  cudaGetLastError();
+
+  // Every run into GPU memory, its checksum computed there.
+  auto version = std::make_shared<Version>();
+  for (uint32_t level = 0; level < manifest_.level_count; ++level) {
+    const RunRef& ref = manifest_.levels[level];
+    if (ref.offset == 0) continue;
+    RunHeader header;
+    GPKV_RETURN_IF_ERROR(ReadRunHeader(pool_, *view, level, &header));
+    auto run = NewRun(ref.entries, write_stream_);
+    if (!run.ok()) return run.status();
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync((*run)->base, pool_.At<uint8_t>(ref.offset) + kRunHeaderSize,
+                        (*run)->data_bytes(), cudaMemcpyHostToDevice, write_stream_),
+        Where() + ": read level " + std::to_string(level) + " run into the device");
+    uint64_t checksum = 0;
+    GPKV_RETURN_IF_ERROR(RunFacts(**run, &checksum));
+    if (checksum != header.data_checksum) {
+      return RunChecksumMismatch(pool_, *view, level, header.data_checksum, checksum);
+    }
+    GPKV_RETURN_IF_ERROR(BuildFences(**run));
+    level_tombstones_[level] = header.tombstones;
+    version->levels[level] = *run;
+  }
+
+  // The log, replayed on the host (the shared replay), merged into one run.
+  cpu::WriteBuffer buffer;
+  uint64_t last_seq = 0, records = 0;
+  GPKV_RETURN_IF_ERROR(
+      cpu::ReplayLog(pool_, *view, threads_, &buffer, &last_seq, &records, &log_entries_));
+  if (!buffer.empty()) {
+    std::vector<RunView> runs;
+    for (const auto& run : buffer.runs()) runs.push_back(run->View());
+    RunData merged = runs.size() == 1
+                         ? RunData()
+                         : cpu::MergeRuns(runs, shape_, /*drop_tombstones=*/false, threads_);
+    const RunView host = runs.size() == 1 ? runs[0] : merged.View();
+    auto run = NewRun(host.count, write_stream_);
+    if (!run.ok()) return run.status();
+    const DeviceRun& device = **run;
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(device.keys(), host.keys, host.count * shape_.key_size(),
+                        cudaMemcpyHostToDevice, write_stream_),
+        "copy the buffer's keys");
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device.meta(), host.meta, host.count * 8,
+                                              cudaMemcpyHostToDevice, write_stream_),
+                              "copy the buffer's meta");
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(device.values(), host.values, host.count * shape_.value_size,
+                        cudaMemcpyHostToDevice, write_stream_),
+        "copy the buffer's values");
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), "upload the write buffer");
+    version->buffer = *run;
+  }
+  if (report != nullptr && records != 0) {
+    report->findings.push_back(
+        {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", log_offset_,
+         pool_.Where(view->TableRegion() + " log", log_offset_) + ": replayed " +
+             std::to_string(records) + " log records into the write buffer"});
+  }
+  next_seq_ = last_seq + 1;
+  version_ = std::move(version);
+  return Status::OK();
+}
+
+Result<RunPtr> LsmGpu::Impl::SortBatch(const uint8_t* key_bytes, const uint8_t* values, size_t n,
+                                       uint64_t meta, uint8_t* first_flags, Scratch& scratch,
+                                       uint32_t* unique_of) {
+  cudaStream_t stream = scratch.stream();
+  const uint32_t W = shape_.key_words;
+  const auto* keys = reinterpret_cast<const uint64_t*>(key_bytes);
+  uint32_t *perm = nullptr, *perm_out = nullptr, *last = nullptr;
+  uint64_t *word = nullptr, *word_out = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &perm, "sort permutation"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &perm_out, "sort permutation"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &word, "sort keys"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &word_out, "sort keys"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &last, "sort flags"));
+  IotaKernel<<<Blocks(n), kBlock, 0, stream>>>(perm, n);
+  // Stable LSD passes: the least significant word first, the input position
+  // as payload, so equal keys stay in input order.
+  size_t bytes = 0;
+  auto sort = [&](void* storage, size_t& size) {
+    return cub::DeviceRadixSort::SortPairs(storage, size, word, word_out, perm, perm_out,
+                                           static_cast<int64_t>(n), 0, 64, stream);
+  };
+  GPKV_RETURN_IF_ERROR(CubTempBytes(sort, &bytes, "cub::DeviceRadixSort (size)"));
+  uint8_t* storage = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &storage, "radix sort"));
+  for (uint32_t w = 0; w < W; ++w) {
+    DispatchWords(W, [&](auto words) {
+      ExtractWordKernel<decltype(words)::value>
+          <<<Blocks(n), kBlock, 0, stream>>>(keys, perm, w, word, n);
+    });
+    GPKV_RETURN_IF_ERROR(RunCub(sort, CubTempStorage{storage, bytes}, "cub::DeviceRadixSort"));
+    std::swap(perm, perm_out);
+  }
+  DispatchWords(W, [&](auto words) {
+    SortedFlagsKernel<decltype(words)::value>
+        <<<Blocks(n), kBlock, 0, stream>>>(keys, perm, n, last, first_flags);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": sort kernels"));
+  uint64_t* positions = nullptr;
+  uint64_t unique = 0;
+  GPKV_RETURN_IF_ERROR(Positions(last, n, &positions, &unique, scratch));
+  auto run = NewRun(unique, stream);
+  if (!run.ok()) return run.status();
+  const DeviceRun& out = **run;
+  DispatchWords(W, [&](auto words) {
+    GatherBatchKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
+        keys, values, perm, last, positions, n, meta, shape_.value_size, out.keys(), out.meta(),
+        out.values(), unique_of);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": gather a sorted batch"));
+  return run;
+}
+
+Result<RunPtr> LsmGpu::Impl::Merge(const RunPtr& newer, const RunPtr& older, bool drop_tombstones) {
+  cudaStream_t stream = write_stream_;
+  Scratch scratch(stream);
+  const uint64_t na = newer->count;
+  const uint64_t nb = older != nullptr ? older->count : 0;
+  const uint64_t n = na + nb;
+  const RunArrays a = ArraysOf(*newer);
+  const RunArrays b =
+      older != nullptr ? ArraysOf(*older) : RunArrays{a.keys, a.meta, a.values, 0, nullptr, 0};
+  uint64_t* refs = nullptr;
+  uint32_t* keep = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &refs, "merge references"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &keep, "merge flags"));
+  uint64_t* positions = nullptr;
+  uint64_t total = 0;
+  Status status = DispatchWords(shape_.key_words, [&](auto words) -> Status {
+    constexpr uint32_t W = decltype(words)::value;
+    const RefLess<W> less{a.keys, b.keys};
+    auto merge = [&](void* storage, size_t& bytes) {
+      return cub::DeviceMerge::MergeKeys(storage, bytes, thrust::counting_iterator<uint64_t>(0),
+                                         static_cast<int64_t>(na),
+                                         thrust::counting_iterator<uint64_t>(kOlderTag),
+                                         static_cast<int64_t>(nb), refs, less, stream);
+    };
+    size_t bytes = 0;
+    GPKV_RETURN_IF_ERROR(CubTempBytes(merge, &bytes, "cub::DeviceMerge (size)"));
+    uint8_t* storage = nullptr;
+    GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &storage, "merge"));
+    GPKV_RETURN_IF_ERROR(RunCub(merge, CubTempStorage{storage, bytes}, "cub::DeviceMerge"));
+    MergeFlagsKernel<W>
+        <<<Blocks(n), kBlock, 0, stream>>>(less, a.meta, b.meta, refs, n, drop_tombstones, keep);
+    GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge flags"));
+    return Positions(keep, n, &positions, &total, scratch);
+  });
+  GPKV_RETURN_IF_ERROR(status);
+  auto run = NewRun(total, stream);
+  if (!run.ok()) return run.status();
+  const DeviceRun& out = **run;
+  DispatchWords(shape_.key_words, [&](auto words) {
+    MergeGatherKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
+        a, b, refs, keep, positions, n, shape_.value_size, out.keys(), out.meta(), out.values());
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge gather"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": merge");
+  return run;
+}
+
+Result<RunPtr> LsmGpu::Impl::MergeAll(const std::vector<RunPtr>& newest_first,
+                                      bool drop_tombstones) {
+  // Pairwise, newest first: each merge keeps the newer entry of a key, so
+  // the newest survives to the end, where tombstones go (cpu::MergeRuns
+  // keeps the same entries in one multiway pass).
+  RunPtr merged = newest_first[0];
+  if (newest_first.size() == 1) {
+    if (!drop_tombstones) return merged;
+    return Merge(merged, nullptr, /*drop_tombstones=*/true);
+  }
+  for (size_t s = 1; s < newest_first.size(); ++s) {
+    auto next = Merge(merged, newest_first[s], drop_tombstones && s + 1 == newest_first.size());
+    if (!next.ok()) return next.status();
+    merged = std::move(*next);
+  }
+  return merged;
+}
+
+Status LsmGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  if (n == 0) return Status::OK();
+  if (n > UINT32_MAX) return Status::InvalidArgument(Where() + ": a batch holds < 2^32 pairs");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+  Scratch scratch(write_stream_);
+  const uint8_t *device_keys = nullptr, *device_values = nullptr;
+  GPKV_RETURN_IF_ERROR(StageIn(scratch, keys, n * shape_.key_size(), &device_keys, "keys"));
+  GPKV_RETURN_IF_ERROR(StageIn(scratch, values, n * shape_.value_size, &device_values, "values"));
+  auto sorted = SortBatch(device_keys, device_values, n, MakeMeta(next_seq_, false), nullptr,
+                          scratch, nullptr);
+  if (!sorted.ok()) return sorted.status();
+  return Write(std::move(*sorted));
+}
+
+Status LsmGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  if (n == 0) return Status::OK();
+  if (n > UINT32_MAX) return Status::InvalidArgument(Where() + ": a batch holds < 2^32 keys");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+  cudaStream_t stream = write_stream_;
+  Scratch scratch(stream);
+  const uint8_t* device_keys = nullptr;
+  GPKV_RETURN_IF_ERROR(StageIn(scratch, keys, n * shape_.key_size(), &device_keys, "keys"));
+  uint8_t* first = nullptr;
+  uint32_t* unique_of = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &first, "erase flags"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(n, &unique_of, "erase positions"));
+  auto sorted =
+      SortBatch(device_keys, nullptr, n, MakeMeta(next_seq_, true), first, scratch, unique_of);
+  if (!sorted.ok()) return sorted.status();
+  const RunPtr& unique = *sorted;
+  // Only keys that are live get a tombstone (writers are serialised:
+  // version_ is ours).
+  uint32_t* live = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(unique->count, &live, "erase live flags"));
+  const DeviceSources sources = version_->Sources();
+  DispatchWords(shape_.key_words, [&](auto words) {
+    LiveKernel<decltype(words)::value><<<Blocks(unique->count), kBlock, 0, stream>>>(
+        sources, unique->keys(), unique->count, live);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": erase lookups"));
+  if (erased != nullptr) {
+    const bool direct = IsDeviceMemory(erased, device_);
+    uint8_t* out = erased;
+    if (!direct) GPKV_RETURN_IF_ERROR(scratch.Take(n, &out, "erased flags"));
+    ErasedKernel<<<Blocks(n), kBlock, 0, stream>>>(first, unique_of, live, n, out);
+    GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": erased flags"));
+    if (!direct) {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(erased, out, n, cudaMemcpyDeviceToHost, stream),
+                                "copy erased flags");
+    }
+  }
+  uint64_t* positions = nullptr;
+  uint64_t total = 0;
+  GPKV_RETURN_IF_ERROR(Positions(live, unique->count, &positions, &total, scratch));
+  auto tombstones = NewRun(total, stream);
+  if (!tombstones.ok()) return tombstones.status();
+  const DeviceRun& out = **tombstones;
+  DispatchWords(shape_.key_words, [&](auto words) {
+    FilterGatherKernel<decltype(words)::value><<<Blocks(unique->count), kBlock, 0, stream>>>(
+        ArraysOf(*unique), live, positions, shape_.value_size, out.keys(), out.meta(),
+        out.values());
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": gather tombstones"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": erase");
+  return Write(std::move(*tombstones));
+}
+
+Status LsmGpu::Impl::Write(RunPtr batch) {
+  if (batch->count == 0) return Status::OK();
+  const uint64_t record_bytes = LogRecordBytes(batch->count, shape_.key_size(), shape_.value_size);
+  const bool fits_buffer = log_entries_ + batch->count < (uint64_t{1} << log2_batch_) &&
+                           log_bytes_ + record_bytes <= log_capacity_;
+  GPKV_RETURN_IF_ERROR(fits_buffer ? AppendToLog(std::move(batch)) : Flush(std::move(batch)));
+  ++next_seq_;
+  GPKV_RETURN_IF_ERROR(MaybeCompact());
+  return pool_.Sync();
+}
+
+Status LsmGpu::Impl::AppendToLog(RunPtr batch) {
+  // The next buffer first: a batch that cannot be merged (no device memory)
+  // writes nothing.
+  RunPtr next_buffer = batch;
+  if (version_->buffer != nullptr) {
+    auto merged = Merge(batch, version_->buffer, /*drop_tombstones=*/false);
+    if (!merged.ok()) return merged.status();
+    next_buffer = std::move(*merged);
+  }
+  // The sorted batch back to pinned host memory for the shared log writer.
+  const uint64_t bytes = batch->data_bytes();
+  if (bytes > pinned_bytes_) {
+    if (pinned_ != nullptr) cudaFreeHost(pinned_);
+    pinned_ = nullptr;
+    pinned_bytes_ = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&pinned_, bytes), Where() + ": pinned log staging");
+    pinned_bytes_ = bytes;
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(pinned_, batch->base, bytes, cudaMemcpyDeviceToHost, write_stream_),
+      Where() + ": copy a batch for the log");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": log staging");
+  RunView view;
+  view.keys = reinterpret_cast<const uint64_t*>(pinned_);
+  view.meta = reinterpret_cast<const uint64_t*>(pinned_ + batch->count * shape_.key_size());
+  view.values = pinned_ + batch->count * (shape_.key_size() + 8);
+  view.count = batch->count;
+  const uint64_t record_bytes =
+      WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch, next_seq_, shape_, view);
+  PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
+  log_bytes_ += record_bytes;
+  log_entries_ += batch->count;
+
+  std::shared_ptr<const Version> next = [&] {
+    auto version = std::make_shared<Version>(*version_);
+    version->buffer = std::move(next_buffer);
+    return version;
+  }();
+  {
+    // The old version is released outside the lock (freeing device memory
+    // waits for the device).
+    std::unique_lock<std::shared_mutex> lock(version_mutex_);
+    version_.swap(next);
+  }
+  return Status::OK();
+}
+
+Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
+  // Runs are copied into the pool at the link's speed when the mapping is
+  // registered (tmpfs, DAX); a file the driver cannot pin is written through
+  // pageable memory. Registered at the first run written, not at open:
+  // pinning a large pool takes longer than reading its runs through
+  // pageable memory.
+  if (!registration_tried_ && !pool_.read_only()) {
+    registration_tried_ = true;
+    auto registration = gpkv::gpu::PoolRegistration::Acquire(pool_);
+    if (registration.ok()) {
+      registration_ = std::move(*registration);
+    } else if (!registration.status().IsUnsupported()) {
+      return registration.status();
+    }
+  }
+  uint64_t checksum = 0;
+  GPKV_RETURN_IF_ERROR(RunFacts(run, &checksum));
+  GPKV_RETURN_IF_ERROR(BuildFences(run));
+  RunSummary summary;
+  summary.entries = run.count;
+  summary.tombstones = run.tombstones;
+  summary.max_seq = run.max_seq;
+  const uint64_t array_bytes = run.count * (shape_.key_size() + 8) + run.count * shape_.value_size;
+  return WriteRunWith(
+      pool_, table_id_, shape_, run.count, summary, checksum,
+      [&](uint8_t* keys, uint8_t*, uint8_t*) -> Status {
+        // The three arrays lie back to back in both places.
+        GPKV_CUDA_RETURN_IF_ERROR(
+            cudaMemcpyAsync(keys, run.base, array_bytes, cudaMemcpyDeviceToHost, write_stream_),
+            Where() + ": copy a run into the pool");
+        GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
+                                  Where() + ": copy a run into the pool");
+        return Status::OK();
+      });
+}
+
+Status LsmGpu::Impl::Flush(RunPtr batch) {
+  // The cascade as cpu/backend.cc: the batch and the buffer merge with each
+  // occupied level from 0 up, into the first free level that can hold the
+  // result (counted before merges drop stale entries).
+  std::vector<RunPtr> sources = {batch};
+  if (version_->buffer != nullptr) sources.push_back(version_->buffer);
+  uint64_t upper = batch->count + log_entries_;
+  std::vector<uint64_t> replaced;
+  std::vector<uint32_t> merged_levels;
+  uint32_t target = 0;
+  for (;; ++target) {
+    if (target >= kMaxLevels) {
+      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
+                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
+    }
+    const RunRef& ref = manifest_.levels[target];
+    if (ref.offset != 0) {
+      sources.push_back(version_->levels[target]);
+      upper += ref.entries;
+      replaced.push_back(ref.offset);
+      merged_levels.push_back(target);
+      continue;
+    }
+    if (upper <= LevelCapacity(log2_batch_, target)) break;
+  }
+  bool older_levels = false;
+  for (uint32_t level = target + 1; level < kMaxLevels; ++level) {
+    older_levels |= manifest_.levels[level].offset != 0;
+  }
+  auto all = MergeAll(sources, /*drop_tombstones=*/!older_levels);
+  if (!all.ok()) return all.status();
+  RunPtr merged = std::move(*all);
+  Manifest next = manifest_;
+  auto next_version = std::make_shared<Version>(*version_);
+  next_version->buffer = nullptr;
+  for (uint32_t level : merged_levels) {
+    next.levels[level] = {0, 0};
+    next_version->levels[level] = nullptr;
+  }
+  if (merged->count != 0) {
+    auto offset = WriteRunToPool(*merged);
+    if (!offset.ok()) return offset.status();
+    next.levels[target] = {*offset, merged->count};
+    next_version->levels[target] = merged;
+  }
+  next.applied_seq = next_seq_;
+  return Install(next, replaced, std::move(next_version));
+}
+
+Status LsmGpu::Impl::Compact() {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+  GPKV_RETURN_IF_ERROR(CompactLocked());
+  return pool_.Sync();
+}
+
+Status LsmGpu::Impl::CompactLocked() {
+  std::vector<RunPtr> sources;
+  if (version_->buffer != nullptr) sources.push_back(version_->buffer);
+  std::vector<uint64_t> replaced;
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    if (version_->levels[level] == nullptr) continue;
+    sources.push_back(version_->levels[level]);
+    replaced.push_back(manifest_.levels[level].offset);
+  }
+  if (sources.empty()) return Status::OK();
+  auto all = MergeAll(sources, /*drop_tombstones=*/true);
+  if (!all.ok()) return all.status();
+  RunPtr merged = std::move(*all);
+  Manifest next = manifest_;
+  auto next_version = std::make_shared<Version>();
+  for (RunRef& ref : next.levels) ref = {0, 0};
+  if (merged->count != 0) {
+    uint32_t target = 0;
+    while (LevelCapacity(log2_batch_, target) < merged->count) ++target;
+    auto offset = WriteRunToPool(*merged);
+    if (!offset.ok()) return offset.status();
+    next.levels[target] = {*offset, merged->count};
+    next_version->levels[target] = merged;
+  }
+  next.applied_seq = next_seq_ - 1;
+  next.compactions += 1;
+  return Install(next, replaced, std::move(next_version));
+}
+
+Status LsmGpu::Impl::MaybeCompact() {
+  uint64_t entries = 0;
+  uint64_t tombstones = 0;
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    entries += manifest_.levels[level].entries;
+    tombstones += level_tombstones_[level];
+  }
+  // The CPU backend's rule (cpu/backend.cc MaybeCompact).
+  const uint64_t dead = std::min(entries, 2 * tombstones);
+  if (entries == 0 || dead * 100 <= uint64_t{max_dead_percent_} * entries) return Status::OK();
+  return CompactLocked();
+}
+
+Status LsmGpu::Impl::Install(Manifest next, const std::vector<uint64_t>& replaced,
+                             std::shared_ptr<Version> next_version) {
+  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
+  PublishManifest(pool_, root_offset_, &next);
+  PublishLogWord(pool_, root_offset_, next.log_epoch, 0);
+  manifest_ = next;
+  log_bytes_ = 0;
+  log_entries_ = 0;
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    const RunPtr& run = next_version->levels[level];
+    level_tombstones_[level] = run == nullptr ? 0 : run->tombstones;
+  }
+  std::shared_ptr<const Version> installed = std::move(next_version);
+  {
+    std::unique_lock<std::shared_mutex> lock(version_mutex_);
+    version_.swap(installed);
+  }
+  installed.reset();  // the old version, outside the lock
+  // Queries read the device copies, never the pool's runs: the replaced
+  // extents can go now (their device copies go with the last version
+  // holding them).
+  Status first;
+  for (uint64_t offset : replaced) {
+    Status freed = pool_.allocator().Free(offset);
+    if (first.ok() && !freed.ok()) first = freed;
+  }
+  return first;
+}
+
+// ------------------------------------------------------------------ facade
+
+Status LsmGpu::DeviceUsable(int device) { return gpkv::gpu::DeviceUsable(device); }
+
+Result<std::unique_ptr<LsmGpu>> LsmGpu::Open(pm::Pool& pool, const std::string& table_name,
+                                             uint64_t root_offset, const TableOptions& options,
+                                             int threads, recovery::Report* report, int device) {
+  GPKV_RETURN_IF_ERROR(gpkv::gpu::DeviceUsable(device));
+  auto impl = std::make_unique<Impl>(pool, table_name, root_offset, threads, device);
+  GPKV_RETURN_IF_ERROR(impl->Recover(options, report));
+  return std::unique_ptr<LsmGpu>(new LsmGpu(std::move(impl)));
+}
+
+LsmGpu::LsmGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LsmGpu::~LsmGpu() = default;
+
+Status LsmGpu::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
+  return impl_->Put(keys, values, n);
+}
+Status LsmGpu::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
+  return impl_->Erase(keys, erased, n);
+}
+Status LsmGpu::Compact() { return impl_->Compact(); }
+Status LsmGpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
+  return impl_->Get(keys, values, found, n);
+}
+Status LsmGpu::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
+  return impl_->Count(lo, hi, counts, n);
+}
+Status LsmGpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n) {
+  return impl_->Range(lo, hi, results, n);
+}
+Status LsmGpu::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
+                         size_t n) {
+  return impl_->Neighbor(true, keys, next_keys, values, found, n);
+}
+Status LsmGpu::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,
+                           uint8_t* found, size_t n) {
+  return impl_->Neighbor(false, keys, previous_keys, values, found, n);
+}
+Status LsmGpu::Scan(const Table::ScanVisitor& visit) { return impl_->Scan(visit); }
+Result<LsmStats> LsmGpu::Stats() { return impl_->Stats(); }
+
+}  // namespace gpkv::lsm::gpu

@@ -1,0 +1,291 @@
+// LsmGpu's insides, shared by its .cu files (backend.cu: open and writes;
+// queries.cu: the read side): device runs, versions, scratch memory and the
+// device functions over sorted runs.
+//
+// Who may call: tables/lsm/gpu/ only. Includes the CUDA runtime.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "gpkv/status.h"
+#include "gpu/cuda_check.h"
+#include "gpu/pool_registration.h"
+#include "pm/pool.h"
+#include "tables/lsm/gpu/backend.h"
+#include "tables/lsm/layout.h"
+#include "tables/lsm/run.h"
+
+namespace gpkv::lsm::gpu {
+
+// A sorted run in GPU memory: one allocation laid out as the run's data in
+// the pool (keys, meta, values, zero padding to 8 bytes), so that reading it
+// from and writing it to the pool is one copy and its checksum one pass.
+struct DeviceRun {
+  uint8_t* base = nullptr;
+  uint64_t count = 0;
+  uint32_t key_words = 1;
+  uint32_t value_size = 8;
+  uint64_t tombstones = 0;  // host-side facts of the run
+  uint64_t max_seq = 0;
+  // Every kDeviceFenceStride-th key (null: none), so that a search reads a
+  // small array that stays in L2 and then one block of the run.
+  uint64_t* fences = nullptr;
+  uint64_t fence_count = 0;
+
+  DeviceRun() = default;
+  DeviceRun(const DeviceRun&) = delete;
+  DeviceRun& operator=(const DeviceRun&) = delete;
+  ~DeviceRun() {
+    if (base != nullptr) cudaFree(base);
+    if (fences != nullptr) cudaFree(fences);
+  }
+  uint64_t* keys() const { return reinterpret_cast<uint64_t*>(base); }
+  uint64_t* meta() const { return reinterpret_cast<uint64_t*>(base + count * key_words * 8); }
+  uint8_t* values() const { return base + count * (key_words * 8 + 8); }
+  // Bytes of the data (RunBytes less the header).
+  uint64_t data_bytes() const {
+    return RunBytes(count, key_words * 8, value_size) - kRunHeaderSize;
+  }
+  uint64_t data_words() const { return data_bytes() / 8; }
+};
+using RunPtr = std::shared_ptr<DeviceRun>;
+
+// A run as kernels see it.
+struct RunArrays {
+  const uint64_t* keys;
+  const uint64_t* meta;
+  const uint8_t* values;
+  uint64_t count;
+  const uint64_t* fences;  // may be null
+  uint64_t fence_count;
+};
+inline RunArrays ArraysOf(const DeviceRun& run) {
+  return {run.keys(), run.meta(), run.values(), run.count, run.fences, run.fence_count};
+}
+
+// Keys between two fences (the CPU backend's stride, cpu/search.h): a block
+// of 512 bytes of 8-byte keys.
+constexpr uint64_t kDeviceFenceStride = 64;
+
+// The sources of a query, newest first (the buffer, then the levels).
+constexpr uint32_t kMaxDeviceSources = kMaxLevels + 1;
+struct DeviceSources {
+  RunArrays runs[kMaxDeviceSources];
+  uint32_t count = 0;
+};
+
+// What queries read: the device runs of the published levels and the buffer.
+struct Version {
+  RunPtr levels[kMaxLevels];  // null = empty level
+  RunPtr buffer;              // null = empty buffer
+  DeviceSources Sources() const {
+    DeviceSources sources;
+    if (buffer != nullptr && buffer->count != 0) sources.runs[sources.count++] = ArraysOf(*buffer);
+    for (const RunPtr& run : levels) {
+      if (run != nullptr) sources.runs[sources.count++] = ArraysOf(*run);
+    }
+    return sources;
+  }
+};
+
+// Stream-ordered scratch memory of one call (cudaMallocAsync), freed on the
+// stream when it goes out of scope.
+class Scratch {
+ public:
+  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
+  ~Scratch() {
+    for (void* pointer : pointers_) cudaFreeAsync(pointer, stream_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <typename T>
+  Status Take(size_t count, T** out, const char* what) {
+    void* pointer = nullptr;
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMallocAsync(&pointer, std::max<size_t>(count * sizeof(T), 8), stream_),
+        std::string("LSM GPU scratch for ") + what);
+    pointers_.push_back(pointer);
+    *out = static_cast<T*>(pointer);
+    return Status::OK();
+  }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<void*> pointers_;
+};
+
+// Device memory or not (host, pinned host and unknown pointers are "not").
+bool IsDeviceMemory(const void* address, int device);
+
+class LsmGpu::Impl {
+ public:
+  Impl(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads, int device)
+      : pool_(pool),
+        table_name_(std::move(table_name)),
+        root_offset_(root_offset),
+        threads_(std::max(1, threads)),
+        device_(device) {}
+  ~Impl();
+
+  Status Recover(const TableOptions& options, recovery::Report* report);
+
+  // Writes (backend.cu).
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t n);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t n);
+  Status Compact();
+
+  // Queries (queries.cu).
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n);
+  Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n);
+  Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n);
+  Status Neighbor(bool successor, const uint8_t* keys, uint8_t* out_keys, uint8_t* values,
+                  uint8_t* found, size_t n);
+  Status Scan(const Table::ScanVisitor& visit);
+  Result<LsmStats> Stats();
+
+  std::string Where() const { return pool_.path() + ": table '" + table_name_ + "'"; }
+  // The current version (queries keep it alive while they run).
+  std::shared_ptr<const Version> CurrentVersion() {
+    std::shared_lock<std::shared_mutex> lock(version_mutex_);
+    return version_;
+  }
+  // Live keys of a version (one thread per entry: an entry counts when no
+  // newer source holds its key and it is not a tombstone).
+  Result<uint64_t> CountLive(const Version& version, cudaStream_t stream);
+
+  // A new device run of `count` entries (padding zeroed).
+  Result<RunPtr> NewRun(uint64_t count, cudaStream_t stream);
+  // Copies device or host input into device memory (staged when host or
+  // unaligned).
+  Status StageIn(Scratch& scratch, const uint8_t* host_or_device, size_t bytes,
+                 const uint8_t** device_out, const char* what);
+
+  // Write internals (backend.cu). REQUIRES: write_mutex_ held.
+  // The batch's keys (device memory) sorted stably, one entry per key (its
+  // last occurrence). first_flags (n bytes, or null): 1 where an input is
+  // its key's first occurrence; unique_of (n, or null): the entry of each
+  // input's key.
+  Result<RunPtr> SortBatch(const uint8_t* keys, const uint8_t* values, size_t n, uint64_t meta,
+                           uint8_t* first_flags, Scratch& scratch, uint32_t* unique_of);
+  // newer and older (null: empty) merged, the newer entry of a key kept.
+  Result<RunPtr> Merge(const RunPtr& newer, const RunPtr& older, bool drop_tombstones);
+  Result<RunPtr> MergeAll(const std::vector<RunPtr>& newest_first, bool drop_tombstones);
+  Status RunFacts(const DeviceRun& run, uint64_t* checksum);
+  // Builds run.fences (a level's run; queries search it often).
+  Status BuildFences(DeviceRun& run);
+  Status Write(RunPtr batch);
+  Status AppendToLog(RunPtr batch);
+  Status Flush(RunPtr batch);
+  Status CompactLocked();
+  Status MaybeCompact();
+  Result<uint64_t> WriteRunToPool(DeviceRun& run);
+  Status Install(Manifest next, const std::vector<uint64_t>& replaced,
+                 std::shared_ptr<Version> next_version);
+
+  pm::Pool& pool_;
+  const std::string table_name_;
+  const uint64_t root_offset_;
+  const int threads_;
+  const int device_;
+  uint64_t table_id_ = 0;
+  EntryShape shape_;
+  uint32_t log2_batch_ = 0;
+  uint64_t log_offset_ = 0;
+  uint64_t log_capacity_ = 0;
+  uint32_t max_dead_percent_ = 50;
+  // The pool mapping registered with CUDA (null: copies via pageable memory;
+  // taken by the first run written). Guarded by write_mutex_.
+  std::unique_ptr<gpkv::gpu::PoolRegistration> registration_;
+  bool registration_tried_ = false;
+
+  std::mutex write_mutex_;  // serialises writers; guards the fields below
+  cudaStream_t write_stream_ = nullptr;
+  Manifest manifest_{};
+  uint64_t log_bytes_ = 0;
+  uint64_t log_entries_ = 0;  // as cpu::LsmCpu's
+  uint64_t next_seq_ = 1;
+  uint64_t level_tombstones_[kMaxLevels] = {};
+  uint8_t* pinned_ = nullptr;  // host staging of a batch for the log writer
+  uint64_t pinned_bytes_ = 0;
+
+  std::shared_mutex version_mutex_;  // guards version_ (the pointer)
+  std::shared_ptr<const Version> version_;
+};
+
+// Device helpers shared by the .cu files.
+template <uint32_t W>
+__device__ __forceinline__ int DeviceCompare(const uint64_t* a, const uint64_t* b) {
+#pragma unroll
+  for (int i = W - 1; i >= 0; --i) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+// First index in [low, low + count) of keys whose key is >= key (> key with
+// kUpper); low + count when none.
+template <uint32_t W, bool kUpper>
+__device__ __forceinline__ uint64_t DeviceBoundIn(const uint64_t* keys, uint64_t low,
+                                                  uint64_t count, const uint64_t* key) {
+  while (count > 0) {
+    const uint64_t half = count / 2;
+    const int c = DeviceCompare<W>(keys + (low + half) * W, key);
+    if (kUpper ? c <= 0 : c < 0) {
+      low += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return low;
+}
+
+// First index in [0, run.count) whose key is >= key (> key with kUpper):
+// among the fences first when the run has them (as cpu/search.h Bound).
+template <uint32_t W, bool kUpper>
+__device__ __forceinline__ uint64_t DeviceBound(const RunArrays& run, const uint64_t* key) {
+  if (run.fences == nullptr) return DeviceBoundIn<W, kUpper>(run.keys, 0, run.count, key);
+  // f fences are before the answer: it lies after key (f - 1) * stride and
+  // at or before key f * stride (the end of the run when f is the last).
+  const uint64_t f = DeviceBoundIn<W, kUpper>(run.fences, 0, run.fence_count, key);
+  const uint64_t begin = f == 0 ? 0 : (f - 1) * kDeviceFenceStride + 1;
+  const uint64_t end = f < run.fence_count ? f * kDeviceFenceStride : run.count;
+  return DeviceBoundIn<W, kUpper>(run.keys, begin, end - begin, key);
+}
+
+__device__ __forceinline__ void DeviceCopyValue(uint8_t* to, const uint8_t* from, uint32_t size) {
+  if ((size & 7) == 0 &&
+      ((reinterpret_cast<uintptr_t>(to) | reinterpret_cast<uintptr_t>(from)) & 7) == 0) {
+    for (uint32_t i = 0; i < size; i += 8) {
+      *reinterpret_cast<uint64_t*>(to + i) = *reinterpret_cast<const uint64_t*>(from + i);
+    }
+  } else {
+    for (uint32_t i = 0; i < size; ++i) to[i] = from[i];
+  }
+}
+
+// Launch shape of a grid of one thread per item.
+constexpr int kBlock = 256;
+inline unsigned Blocks(uint64_t items) {
+  const uint64_t blocks = (items + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(blocks == 0 ? 1 : (blocks > (1u << 30) ? (1u << 30) : blocks));
+}
+
+// Calls f(std::integral_constant<uint32_t, W>()) for the table's key words.
+template <typename F>
+inline auto DispatchWords(uint32_t key_words, F&& f) {
+  if (key_words == 1) return f(std::integral_constant<uint32_t, 1>());
+  if (key_words == 2) return f(std::integral_constant<uint32_t, 2>());
+  return f(std::integral_constant<uint32_t, 4>());
+}
+
+}  // namespace gpkv::lsm::gpu

@@ -1,0 +1,493 @@
+// LsmGpu's read side: Get, Count, Range, Successor, Predecessor, Scan and
+// Stats over the device runs of one version (held for the whole call), one
+// thread per query, on the calling host thread's stream.
+#include <cstring>
+#include <cub/cub.cuh>
+#include <vector>
+
+#include "gpu/cub_temp_storage.h"
+#include "tables/lsm/cpu/search.h"
+#include "tables/lsm/gpu/impl.cuh"
+
+namespace gpkv::lsm::gpu {
+namespace {
+
+template <uint32_t W>
+__device__ __forceinline__ void LoadKey(const uint64_t* keys, uint64_t i, uint64_t (&key)[W]) {
+#pragma unroll
+  for (uint32_t w = 0; w < W; ++w) key[w] = keys[i * W + w];
+}
+
+// The newest entry of key: its source (-1: none) and index.
+template <uint32_t W>
+__device__ __forceinline__ int FindNewest(const DeviceSources& sources, const uint64_t* key,
+                                          uint64_t* index) {
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    const RunArrays& run = sources.runs[s];
+    const uint64_t at = DeviceBound<W, false>(run, key);
+    if (at < run.count && DeviceCompare<W>(run.keys + at * W, key) == 0) {
+      *index = at;
+      return static_cast<int>(s);
+    }
+  }
+  return -1;
+}
+
+// Visits the live entries with keys >= start (and <= *end when end is not
+// null) in ascending order, a k-way walk over the sources (the newest entry
+// of a key wins): visit(source, index) returns false to stop.
+template <uint32_t W, typename Visit>
+__device__ __forceinline__ void ForwardLive(const DeviceSources& sources, const uint64_t* start,
+                                            const uint64_t* end, Visit&& visit) {
+  uint64_t position[kMaxDeviceSources];
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    position[s] = DeviceBound<W, false>(sources.runs[s], start);
+  }
+  for (;;) {
+    int best = -1;
+    const uint64_t* best_key = nullptr;
+    for (uint32_t s = 0; s < sources.count; ++s) {
+      if (position[s] >= sources.runs[s].count) continue;
+      const uint64_t* key = sources.runs[s].keys + position[s] * W;
+      if (best < 0 || DeviceCompare<W>(key, best_key) < 0) {
+        best = static_cast<int>(s);
+        best_key = key;
+      }
+    }
+    if (best < 0) return;
+    if (end != nullptr && DeviceCompare<W>(best_key, end) > 0) return;
+    const uint64_t index = position[best];
+    for (uint32_t s = best + 1; s < sources.count; ++s) {
+      if (position[s] < sources.runs[s].count &&
+          DeviceCompare<W>(sources.runs[s].keys + position[s] * W, best_key) == 0) {
+        ++position[s];
+      }
+    }
+    ++position[best];
+    if (!IsTombstone(sources.runs[best].meta[index]) && !visit(best, index)) return;
+  }
+}
+
+// Visits the live entries with keys <= start in descending order.
+template <uint32_t W, typename Visit>
+__device__ __forceinline__ void BackwardLive(const DeviceSources& sources, const uint64_t* start,
+                                             Visit&& visit) {
+  uint64_t position[kMaxDeviceSources];  // one past the next entry to visit
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    position[s] = DeviceBound<W, true>(sources.runs[s], start);
+  }
+  for (;;) {
+    int best = -1;
+    const uint64_t* best_key = nullptr;
+    for (uint32_t s = 0; s < sources.count; ++s) {
+      if (position[s] == 0) continue;
+      const uint64_t* key = sources.runs[s].keys + (position[s] - 1) * W;
+      if (best < 0 || DeviceCompare<W>(key, best_key) > 0) {
+        best = static_cast<int>(s);
+        best_key = key;
+      }
+    }
+    if (best < 0) return;
+    const uint64_t index = position[best] - 1;
+    for (uint32_t s = best + 1; s < sources.count; ++s) {
+      if (position[s] > 0 &&
+          DeviceCompare<W>(sources.runs[s].keys + (position[s] - 1) * W, best_key) == 0) {
+        --position[s];
+      }
+    }
+    --position[best];
+    if (!IsTombstone(sources.runs[best].meta[index]) && !visit(best, index)) return;
+  }
+}
+
+#define GRID_STRIDE(i, n)                                                     \
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < (n); \
+       i += uint64_t{gridDim.x} * blockDim.x)
+
+template <uint32_t W>
+__global__ void GetKernel(DeviceSources sources, const uint64_t* keys, uint64_t n,
+                          uint32_t value_size, uint8_t* values, uint8_t* found) {
+  GRID_STRIDE(i, n) {
+    uint64_t key[W];
+    LoadKey<W>(keys, i, key);
+    uint64_t index = 0;
+    const int s = FindNewest<W>(sources, key, &index);
+    const bool live = s >= 0 && !IsTombstone(sources.runs[s].meta[index]);
+    uint8_t* value = values + i * value_size;
+    if (live) {
+      DeviceCopyValue(value, sources.runs[s].values + index * value_size, value_size);
+    } else {
+      for (uint32_t b = 0; b < value_size; ++b) value[b] = 0;
+    }
+    if (found != nullptr) found[i] = live ? 1 : 0;
+  }
+}
+
+template <uint32_t W>
+__global__ void CountKernel(DeviceSources sources, const uint64_t* lo, const uint64_t* hi,
+                            uint64_t n, uint64_t* counts) {
+  GRID_STRIDE(i, n) {
+    uint64_t low[W], high[W];
+    LoadKey<W>(lo, i, low);
+    LoadKey<W>(hi, i, high);
+    uint64_t count = 0;
+    ForwardLive<W>(sources, low, high, [&](int, uint64_t) {
+      ++count;
+      return true;
+    });
+    counts[i] = count;
+  }
+}
+
+template <uint32_t W>
+__global__ void RangeFillKernel(DeviceSources sources, const uint64_t* lo, const uint64_t* hi,
+                                uint64_t n, const uint64_t* offsets, uint32_t value_size,
+                                uint64_t* out_keys, uint8_t* out_values) {
+  GRID_STRIDE(i, n) {
+    uint64_t low[W], high[W];
+    LoadKey<W>(lo, i, low);
+    LoadKey<W>(hi, i, high);
+    uint64_t at = offsets[i];
+    ForwardLive<W>(sources, low, high, [&](int s, uint64_t index) {
+      const RunArrays& run = sources.runs[s];
+#pragma unroll
+      for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = run.keys[index * W + w];
+      DeviceCopyValue(out_values + at * value_size, run.values + index * value_size, value_size);
+      ++at;
+      return true;
+    });
+  }
+}
+
+template <uint32_t W>
+__global__ void NeighborKernel(DeviceSources sources, bool successor, const uint64_t* keys,
+                               uint64_t n, uint32_t value_size, uint64_t* out_keys, uint8_t* values,
+                               uint8_t* found) {
+  GRID_STRIDE(i, n) {
+    uint64_t key[W];
+    LoadKey<W>(keys, i, key);
+    bool hit = false;
+    auto take = [&](int s, uint64_t index) {
+      const RunArrays& run = sources.runs[s];
+#pragma unroll
+      for (uint32_t w = 0; w < W; ++w) out_keys[i * W + w] = run.keys[index * W + w];
+      DeviceCopyValue(values + i * value_size, run.values + index * value_size, value_size);
+      hit = true;
+      return false;
+    };
+    if (successor) {
+      ForwardLive<W>(sources, key, nullptr, take);
+    } else {
+      BackwardLive<W>(sources, key, take);
+    }
+    if (!hit) {
+#pragma unroll
+      for (uint32_t w = 0; w < W; ++w) out_keys[i * W + w] = 0;
+      for (uint32_t b = 0; b < value_size; ++b) values[i * value_size + b] = 0;
+    }
+    if (found != nullptr) found[i] = hit ? 1 : 0;
+  }
+}
+
+// Live entries of source `source`: not tombstones, and their key in no newer
+// source.
+template <uint32_t W>
+__global__ void LiveCountKernel(DeviceSources sources, uint32_t source, unsigned long long* live) {
+  using Reduce = cub::BlockReduce<unsigned long long, kBlock>;
+  __shared__ typename Reduce::TempStorage storage;
+  const RunArrays& run = sources.runs[source];
+  unsigned long long count = 0;
+  GRID_STRIDE(j, run.count) {
+    if (IsTombstone(run.meta[j])) continue;
+    const uint64_t* key = run.keys + j * W;
+    bool newer = false;
+    for (uint32_t s = 0; s < source && !newer; ++s) {
+      const uint64_t at = DeviceBound<W, false>(sources.runs[s], key);
+      newer =
+          at < sources.runs[s].count && DeviceCompare<W>(sources.runs[s].keys + at * W, key) == 0;
+    }
+    count += newer ? 0 : 1;
+  }
+  count = Reduce(storage).Sum(count);
+  if (threadIdx.x == 0) atomicAdd(live, count);
+}
+
+Status LaunchStatus(const std::string& what) {
+  return gpkv::gpu::CudaStatus(cudaGetLastError(), what);
+}
+
+// An output buffer of a call: the caller's when it is device memory, else
+// scratch copied back at the end.
+struct Output {
+  uint8_t* caller = nullptr;
+  uint8_t* device = nullptr;
+  size_t bytes = 0;
+  bool copy_back = false;
+};
+
+}  // namespace
+
+// The shape every query call shares: the device, the version, a stream.
+class QueryCall {
+ public:
+  explicit QueryCall(LsmGpu::Impl& impl)
+      : impl(impl), version(impl.CurrentVersion()), scratch(cudaStreamPerThread) {}
+  Status Begin() {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.device_), "cudaSetDevice");
+    sources = version->Sources();
+    return Status::OK();
+  }
+  Status In(const uint8_t* data, size_t bytes, const uint64_t** out, const char* what) {
+    const uint8_t* staged = nullptr;
+    GPKV_RETURN_IF_ERROR(impl.StageIn(scratch, data, bytes, &staged, what));
+    *out = reinterpret_cast<const uint64_t*>(staged);
+    return Status::OK();
+  }
+  // An output of `bytes` bytes at `caller` (may be null: none).
+  Status Out(uint8_t* caller, size_t bytes, uint8_t** device, const char* what) {
+    if (caller == nullptr) {
+      *device = nullptr;
+      return Status::OK();
+    }
+    Output out;
+    out.caller = caller;
+    out.bytes = bytes;
+    if (IsDeviceMemory(caller, impl.device_) && reinterpret_cast<uintptr_t>(caller) % 8 == 0) {
+      out.device = caller;
+    } else {
+      GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &out.device, what));
+      out.copy_back = true;
+    }
+    outputs.push_back(out);
+    *device = out.device;
+    return Status::OK();
+  }
+  Status Finish(const std::string& what) {
+    GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": " + what));
+    for (const Output& out : outputs) {
+      if (!out.copy_back || out.bytes == 0) continue;
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(out.caller, out.device, out.bytes, cudaMemcpyDefault, scratch.stream()),
+          impl.Where() + ": copy " + what + " results");
+    }
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(scratch.stream()), impl.Where() + ": " + what);
+    return Status::OK();
+  }
+
+  LsmGpu::Impl& impl;
+  std::shared_ptr<const Version> version;
+  Scratch scratch;
+  DeviceSources sources;
+  std::vector<Output> outputs;
+};
+
+Status LsmGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
+  if (n == 0) return Status::OK();
+  QueryCall call(*this);
+  GPKV_RETURN_IF_ERROR(call.Begin());
+  const uint64_t* device_keys = nullptr;
+  uint8_t *device_values = nullptr, *device_found = nullptr;
+  GPKV_RETURN_IF_ERROR(call.In(keys, n * shape_.key_size(), &device_keys, "get keys"));
+  GPKV_RETURN_IF_ERROR(call.Out(values, n * shape_.value_size, &device_values, "get values"));
+  GPKV_RETURN_IF_ERROR(call.Out(found, n, &device_found, "get found flags"));
+  DispatchWords(shape_.key_words, [&](auto words) {
+    GetKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
+        call.sources, device_keys, n, shape_.value_size, device_values, device_found);
+  });
+  return call.Finish("get");
+}
+
+Status LsmGpu::Impl::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
+  if (n == 0) return Status::OK();
+  QueryCall call(*this);
+  GPKV_RETURN_IF_ERROR(call.Begin());
+  const uint64_t *device_lo = nullptr, *device_hi = nullptr;
+  uint8_t* device_counts = nullptr;
+  GPKV_RETURN_IF_ERROR(call.In(lo, n * shape_.key_size(), &device_lo, "count lows"));
+  GPKV_RETURN_IF_ERROR(call.In(hi, n * shape_.key_size(), &device_hi, "count highs"));
+  GPKV_RETURN_IF_ERROR(
+      call.Out(reinterpret_cast<uint8_t*>(counts), n * 8, &device_counts, "counts"));
+  DispatchWords(shape_.key_words, [&](auto words) {
+    CountKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
+        call.sources, device_lo, device_hi, n, reinterpret_cast<uint64_t*>(device_counts));
+  });
+  return call.Finish("count");
+}
+
+Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
+                           size_t n) {
+  if (n == 0) {
+    results->offsets.assign(1, 0);
+    results->keys.clear();
+    results->values.clear();
+    return Status::OK();
+  }
+  // Resized, not cleared: a caller that reuses its results (a benchmark)
+  // does not pay for zeroing the vectors again.
+  results->offsets.resize(n + 1);
+  QueryCall call(*this);
+  GPKV_RETURN_IF_ERROR(call.Begin());
+  cudaStream_t stream = call.scratch.stream();
+  const uint64_t *device_lo = nullptr, *device_hi = nullptr;
+  GPKV_RETURN_IF_ERROR(call.In(lo, n * shape_.key_size(), &device_lo, "range lows"));
+  GPKV_RETURN_IF_ERROR(call.In(hi, n * shape_.key_size(), &device_hi, "range highs"));
+  // Counts, then their prefix sum places each query's output.
+  uint64_t *counts = nullptr, *offsets = nullptr;
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &counts, "range counts"));
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &offsets, "range offsets"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, 8, stream), "zero a count");
+  DispatchWords(shape_.key_words, [&](auto words) {
+    CountKernel<decltype(words)::value>
+        <<<Blocks(n), kBlock, 0, stream>>>(call.sources, device_lo, device_hi, n, counts);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": range counts"));
+  auto scan = [&](void* storage, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(storage, bytes, counts, offsets,
+                                         static_cast<int64_t>(n + 1), stream);
+  };
+  size_t bytes = 0;
+  GPKV_RETURN_IF_ERROR(gpkv::gpu::CubTempBytes(scan, &bytes, "cub::DeviceScan (size)"));
+  uint8_t* storage = nullptr;
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(bytes, &storage, "range scan"));
+  GPKV_RETURN_IF_ERROR(
+      gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(results->offsets.data(), offsets, (n + 1) * 8,
+                                            cudaMemcpyDeviceToHost, stream),
+                            Where() + ": copy range offsets");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": range counts");
+  const uint64_t total = results->offsets[n];
+  uint64_t* out_keys = nullptr;
+  uint8_t* out_values = nullptr;
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.key_words, &out_keys, "range keys"));
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.value_size, &out_values, "range values"));
+  DispatchWords(shape_.key_words, [&](auto words) {
+    RangeFillKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
+        call.sources, device_lo, device_hi, n, offsets, shape_.value_size, out_keys, out_values);
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": range fill"));
+  results->keys.resize(total * shape_.key_size());
+  results->values.resize(total * shape_.value_size);
+  if (total != 0) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(results->keys.data(), out_keys, results->keys.size(),
+                                              cudaMemcpyDeviceToHost, stream),
+                              Where() + ": copy range keys");
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(results->values.data(), out_values, results->values.size(),
+                        cudaMemcpyDeviceToHost, stream),
+        Where() + ": copy range values");
+  }
+  return call.Finish("range");
+}
+
+Status LsmGpu::Impl::Neighbor(bool successor, const uint8_t* keys, uint8_t* out_keys,
+                              uint8_t* values, uint8_t* found, size_t n) {
+  if (n == 0) return Status::OK();
+  QueryCall call(*this);
+  GPKV_RETURN_IF_ERROR(call.Begin());
+  const uint64_t* device_keys = nullptr;
+  uint8_t *device_out = nullptr, *device_values = nullptr, *device_found = nullptr;
+  GPKV_RETURN_IF_ERROR(call.In(keys, n * shape_.key_size(), &device_keys, "keys"));
+  GPKV_RETURN_IF_ERROR(call.Out(out_keys, n * shape_.key_size(), &device_out, "neighbor keys"));
+  GPKV_RETURN_IF_ERROR(call.Out(values, n * shape_.value_size, &device_values, "values"));
+  GPKV_RETURN_IF_ERROR(call.Out(found, n, &device_found, "found flags"));
+  DispatchWords(shape_.key_words, [&](auto words) {
+    NeighborKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
+        call.sources, successor, device_keys, n, shape_.value_size,
+        reinterpret_cast<uint64_t*>(device_out), device_values, device_found);
+  });
+  return call.Finish(successor ? "successor" : "predecessor");
+}
+
+Result<uint64_t> LsmGpu::Impl::CountLive(const Version& version, cudaStream_t stream) {
+  Scratch scratch(stream);
+  unsigned long long* live = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(1, &live, "live count"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(live, 0, 8, stream), "zero the live count");
+  const DeviceSources sources = version.Sources();
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    DispatchWords(shape_.key_words, [&](auto words) {
+      LiveCountKernel<decltype(words)::value>
+          <<<std::min(Blocks(sources.runs[s].count), 8192u), kBlock, 0, stream>>>(sources, s, live);
+    });
+  }
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": live count"));
+  unsigned long long host = 0;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&host, live, 8, cudaMemcpyDeviceToHost, stream),
+                            "copy the live count");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": live count");
+  return static_cast<uint64_t>(host);
+}
+
+Status LsmGpu::Impl::Scan(const Table::ScanVisitor& visit) {
+  QueryCall call(*this);
+  GPKV_RETURN_IF_ERROR(call.Begin());
+  // The sources back on the host, walked by the CPU backend's k-way merge.
+  struct HostRun {
+    std::vector<uint64_t> keys, meta;
+    std::vector<uint8_t> values;
+  };
+  std::vector<HostRun> host(call.sources.count);
+  cpu::Sources sources;
+  for (uint32_t s = 0; s < call.sources.count; ++s) {
+    const RunArrays& run = call.sources.runs[s];
+    host[s].keys.resize(run.count * shape_.key_words);
+    host[s].meta.resize(run.count);
+    host[s].values.resize(run.count * shape_.value_size);
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(host[s].keys.data(), run.keys, host[s].keys.size() * 8, cudaMemcpyDeviceToHost),
+        Where() + ": copy a run for a scan");
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(host[s].meta.data(), run.meta, run.count * 8, cudaMemcpyDeviceToHost),
+        Where() + ": copy a run for a scan");
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpy(host[s].values.data(), run.values, host[s].values.size(),
+                                         cudaMemcpyDeviceToHost),
+                              Where() + ": copy a run for a scan");
+    RunView view;
+    view.keys = host[s].keys.data();
+    view.meta = host[s].meta.data();
+    view.values = host[s].values.data();
+    view.count = run.count;
+    sources.runs[sources.count++] = view;
+  }
+  const uint32_t value_size = shape_.value_size;
+  cpu::DispatchKeyWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+    cpu::ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView& run, uint64_t index) {
+      return visit(reinterpret_cast<const uint8_t*>(run.keys + index * W),
+                   run.values + index * value_size);
+    });
+  });
+  return Status::OK();
+}
+
+Result<LsmStats> LsmGpu::Impl::Stats() {
+  std::lock_guard<std::mutex> write_lock(write_mutex_);
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+  LsmStats stats;
+  auto live = CountLive(*version_, write_stream_);
+  if (!live.ok()) return live.status();
+  stats.keys = *live;
+  stats.buffer_entries = version_->buffer != nullptr ? version_->buffer->count : 0;
+  stats.batch_entries = uint64_t{1} << log2_batch_;
+  stats.levels = manifest_.level_count;
+  stats.level_entries.assign(manifest_.level_count, 0);
+  for (uint32_t level = 0; level < manifest_.level_count; ++level) {
+    const RunRef& ref = manifest_.levels[level];
+    stats.capacity += LevelCapacity(log2_batch_, level);
+    if (ref.offset == 0) continue;
+    stats.runs += 1;
+    stats.entries += ref.entries;
+    stats.level_entries[level] = ref.entries;
+    stats.tombstones += level_tombstones_[level];
+    stats.run_bytes += format::AlignUp(RunBytes(ref.entries, shape_.key_size(), shape_.value_size),
+                                       format::kExtentAlignment);
+  }
+  stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
+  stats.log_bytes = log_bytes_;
+  stats.log_capacity = log_capacity_;
+  stats.compactions = manifest_.compactions;
+  stats.applied_seq = manifest_.applied_seq;
+  return stats;
+}
+
+}  // namespace gpkv::lsm::gpu
