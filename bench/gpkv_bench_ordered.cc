@@ -286,7 +286,9 @@ class GpkvOrderedDriver : public OrderedDriver {
 
   Table::RangeResults results_;
   bool device_io_ = false;
+#if GPKV_HAVE_CUDA
   bool prepared_ = false;  // device batches: between Prepare and Finish
+#endif
 #if GPKV_HAVE_GPU_BENCH
   Table::DeviceRangeResults device_results_;
   RangeDigest* pending_range_ = nullptr;
