@@ -23,9 +23,9 @@
 // of cpu/merge.cc), and the merged run is copied from the device into its
 // extent by the shared run writer (run.h WriteRunWith) and published.
 // The pool mapping is registered with CUDA on a thread started at open (so
-// runs reach the pool at the link's speed without the open or a batch
-// waiting for the pinning); runs written before it is done go through
-// pageable memory.
+// runs reach the pool at the link's speed and neither the open nor a flush
+// includes the pinning); runs written before it is done go through pageable
+// memory.
 // Queries run one thread per query over the device runs, newest source
 // first: Get stops at the first hit or tombstone; Count, Range, Successor
 // and Predecessor walk the sources' sorted runs as a k-way merge from each
