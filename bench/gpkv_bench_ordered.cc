@@ -20,6 +20,9 @@
 #if GPKV_HAVE_CUDA
 #include "gpu/device_memory.h"
 #endif
+#if GPKV_HAVE_GPU_BENCH
+#include <cuda_runtime.h>
+#endif
 
 namespace gpkv::bench {
 
@@ -133,6 +136,7 @@ class GpkvOrderedDriver : public OrderedDriver {
                  size_t second_bytes) override {
 #if GPKV_HAVE_CUDA
     if (device_io_) {
+      prepared_ = true;
       GPKV_RETURN_IF_ERROR(device_.Upload(0, first, first_bytes));
       return device_.Upload(1, second, second_bytes);
     }
@@ -142,7 +146,11 @@ class GpkvOrderedDriver : public OrderedDriver {
   }
   Status Finish() override {
 #if GPKV_HAVE_CUDA
-    if (device_io_) return device_.ReadBack();
+    if (device_io_) {
+      prepared_ = false;
+      GPKV_RETURN_IF_ERROR(DigestDeviceRange());
+      return device_.ReadBack();
+    }
 #endif
     return Status::OK();
   }
@@ -180,14 +188,19 @@ class GpkvOrderedDriver : public OrderedDriver {
                          MutableBytes(out_counts, n * 8));
   }
   Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) override {
+#if GPKV_HAVE_GPU_BENCH
+    if (device_io_ && prepared_) {
+      // Results stay in GPU memory (Table::RangeOnDevice); Finish, after the
+      // timer, reads them back for the digest.
+      GPKV_RETURN_IF_ERROR(table_->RangeOnDevice(
+          ConstBytes(In(lo), n * key_size_), ConstBytes(In(hi), n * key_size_), &device_results_));
+      pending_range_ = out;
+      return Status::OK();
+    }
+#endif
     GPKV_RETURN_IF_ERROR(table_->Range(ConstBytes(In(lo), n * key_size_),
                                        ConstBytes(In(hi), n * key_size_), &results_));
-    const uint64_t pairs = results_.offsets.back();
-    out->pairs += pairs;
-    for (uint64_t i = 0; i < pairs; ++i) {
-      out->digest += PairHash(&results_.keys[i * key_size_], key_size_,
-                              &results_.values[i * value_size_], value_size_);
-    }
+    Digest(results_.offsets.back(), out);
     return Status::OK();
   }
   std::vector<std::pair<std::string, std::string>> Facts() override {
@@ -198,6 +211,14 @@ class GpkvOrderedDriver : public OrderedDriver {
     for (const char* name : {"lsm.levels", "lsm.runs", "lsm.entries", "lsm.buffer-entries"}) {
       auto value = stats->Property(name);
       if (value) facts.emplace_back(name + 4, std::to_string(static_cast<uint64_t>(*value)));
+    }
+    // The GPU backend's write profile: where the write batches' time went.
+    for (const TableProperty& property : stats->properties) {
+      if (property.name.rfind("lsm.gpu-", 0) != 0) continue;
+      const bool seconds = property.name.find("seconds") != std::string::npos;
+      facts.emplace_back(property.name.substr(4),
+                         seconds ? FormatFixed(property.value, 4)
+                                 : std::to_string(static_cast<uint64_t>(property.value)));
     }
     return facts;
   }
@@ -233,8 +254,45 @@ class GpkvOrderedDriver : public OrderedDriver {
     return host;
   }
 
+  void Digest(uint64_t pairs, RangeDigest* out) const {
+    out->pairs += pairs;
+    for (uint64_t i = 0; i < pairs; ++i) {
+      out->digest += PairHash(&results_.keys[i * key_size_], key_size_,
+                              &results_.values[i * value_size_], value_size_);
+    }
+  }
+  // The digest of the last RangeOnDevice call, if one is pending.
+  Status DigestDeviceRange() {
+#if GPKV_HAVE_GPU_BENCH
+    if (pending_range_ == nullptr) return Status::OK();
+    RangeDigest* out = pending_range_;
+    pending_range_ = nullptr;
+    const uint64_t pairs = device_results_.pairs;
+    results_.keys.resize(pairs * key_size_);
+    results_.values.resize(pairs * value_size_);
+    if (pairs != 0) {
+      if (cudaMemcpy(results_.keys.data(), device_results_.keys, results_.keys.size(),
+                     cudaMemcpyDeviceToHost) != cudaSuccess ||
+          cudaMemcpy(results_.values.data(), device_results_.values, results_.values.size(),
+                     cudaMemcpyDeviceToHost) != cudaSuccess) {
+        return Status::IOError(std::string("copy device range results: ") +
+                               cudaGetErrorString(cudaGetLastError()));
+      }
+    }
+    Digest(pairs, out);
+#endif
+    return Status::OK();
+  }
+
   Table::RangeResults results_;
   bool device_io_ = false;
+#if GPKV_HAVE_CUDA
+  bool prepared_ = false;  // device batches: between Prepare and Finish
+#endif
+#if GPKV_HAVE_GPU_BENCH
+  Table::DeviceRangeResults device_results_;
+  RangeDigest* pending_range_ = nullptr;
+#endif
 #if GPKV_HAVE_CUDA
   DeviceBatch device_;
 #endif
@@ -354,8 +412,9 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   return CreateRocksdbOrderedDriver(driver);
 }
 
-// Insert rate at one batch size on a fresh table.
-Measurement MeasureInsert(const Case& c, uint64_t batch) {
+// Insert rate at one batch size on a fresh table; the table's facts (the
+// GPU backend's write profile) go to report->facts.
+Measurement MeasureInsert(const Case& c, uint64_t batch, BenchReport* report) {
   const uint64_t total =
       std::max<uint64_t>(batch, (c.config->ordered_insert_keys + batch - 1) / batch * batch);
   Measurement m = Start(c, "insert", "uniform", batch);
@@ -389,6 +448,12 @@ Measurement MeasureInsert(const Case& c, uint64_t batch) {
     }
   }
   FinishMeasurement(&batch_us, &m);
+  if (IsGpuSystem(c.system)) {
+    report->facts.push_back(
+        {c.system, "after inserts of batch " + std::to_string(batch),
+         std::to_string(c.key_size) + " B keys / " + std::to_string(c.value_size) + " B values",
+         (*driver)->Facts()});
+  }
   if (c.progress != nullptr) c.progress->Finish();
   return m;
 }
@@ -780,7 +845,8 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
                        "runs in GPU memory; batches in host memory)"
                  : system == kGpuDeviceSystem
                      ? "as gpkv-gpu, batches in GPU memory (uploaded before the timer, results "
-                       "read back after it; Range results are host vectors, timed)"
+                       "read back after it; Range results stay in GPU memory: "
+                       "Table::RangeOnDevice, digested after the timer)"
                      : "each batch one WriteBatch, WAL synced (sync = true)"});
   }
   const double max_seconds = config.max_seconds >= 0 ? config.max_seconds : kDefaultMaxSeconds;
@@ -792,7 +858,7 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
         if (Wanted(config, "insert")) {
           for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2;
                ++log2) {
-            Measurement m = MeasureInsert(c, uint64_t{1} << log2);
+            Measurement m = MeasureInsert(c, uint64_t{1} << log2, report);
             if (!m.error.empty()) {
               report->notes.push_back("system " + system + " insert batch 2^" +
                                       std::to_string(log2) + ": " + m.error);

@@ -113,6 +113,14 @@ Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
   return table_->Range(lo, hi, results, options);
 }
 
+Status CheckedTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                                   const BatchOptions& options) {
+  if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
+  return table_->RangeOnDevice(lo, hi, results, options);
+}
+
 Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
                                MutableBytes found, const BatchOptions& options) {
   size_t count = 0;

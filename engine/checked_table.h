@@ -29,6 +29,8 @@ class CheckedTable final : public Table {
                const BatchOptions& options) override;
   Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                const BatchOptions& options) override;
+  Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                       const BatchOptions& options) override;
   Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
                    const BatchOptions& options) override;
   Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,

@@ -25,6 +25,10 @@ Status Table::Count(ConstBytes, ConstBytes, MutableBytes, const BatchOptions&) {
 Status Table::Range(ConstBytes, ConstBytes, RangeResults*, const BatchOptions&) {
   return NotOrdered(*this, "Range");
 }
+Status Table::RangeOnDevice(ConstBytes, ConstBytes, DeviceRangeResults*, const BatchOptions&) {
+  return Status::Unsupported("table '" + name() +
+                             "': RangeOnDevice needs an ordered table on a CUDA backend");
+}
 Status Table::Successor(ConstBytes, MutableBytes, MutableBytes, MutableBytes, const BatchOptions&) {
   return NotOrdered(*this, "Successor");
 }

@@ -3,8 +3,8 @@
 // Durability: when a write batch (Put, Erase) on a persistent table returns
 // OK, every operation in it is durable in the pool (see SyncMode). A volatile
 // table (Durability::kVolatile) keeps its contents in GPU memory or RAM only:
-// they die with the DB, and the table is empty when the pool is opened again. Hash tables give per-operation
-// atomicity: a crash during a batch leaves each of its operations either fully
+// they die with the DB, and the table is empty when the pool is opened again. Hash tables give
+// per-operation atomicity: a crash during a batch leaves each of its operations either fully
 // applied or absent. Within one batch, duplicate keys resolve to the last
 // occurrence.
 //
@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -107,6 +108,37 @@ class Table {
   // is replaced. REQUIRES: as Count; results not null.
   virtual Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                        const BatchOptions& options = {});
+
+  // Range results in the memory of a CUDA device, for callers whose next
+  // step runs there: query i's pairs are entries [offsets[i], offsets[i + 1])
+  // of keys and values, as in RangeResults, but the three arrays are device
+  // pointers of CUDA device `device`, complete when RangeOnDevice returns
+  // (the table has synchronised its own stream). pairs (host memory) is
+  // offsets[queries].
+  //
+  // The memory belongs to `storage`. A RangeOnDevice call that finds
+  // `storage` large enough and held by no other copy (use_count() == 1)
+  // reuses it, so a caller that passes the same results object batch after
+  // batch allocates only when a batch needs more; a caller that wants to
+  // keep one batch's arrays while the next is computed keeps a copy of
+  // `storage` (the next call then allocates afresh). Freed with the last
+  // copy of `storage`.
+  struct DeviceRangeResults {
+    int device = -1;
+    uint64_t queries = 0;
+    uint64_t pairs = 0;
+    const uint64_t* offsets = nullptr;  // queries + 1 entries
+    const uint8_t* keys = nullptr;      // pairs * key_size bytes
+    const uint8_t* values = nullptr;    // pairs * value_size bytes
+    std::shared_ptr<void> storage;      // owns the device memory above
+    size_t storage_bytes = 0;
+  };
+  // Range with its results left in GPU memory. lo and hi may be host or
+  // device memory (of the table's device). Unsupported by tables that do
+  // not run on a GPU (the CPU backend of ordered tables, hash tables).
+  // REQUIRES: as Range; results not null.
+  virtual Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                               const BatchOptions& options = {});
 
   // Lower bound: for each of n keys, the smallest live key >= keys[i] (the
   // key itself when it is live). next_keys receives n keys, values n values,

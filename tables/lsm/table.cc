@@ -32,6 +32,7 @@ TableStats PublicStats(const LsmStats& stats) {
     add("level-" + std::to_string(level) + "-entries",
         static_cast<double>(stats.level_entries[level]));
   }
+  for (const auto& [name, value] : stats.write_profile) add(name, value);
   return out;
 }
 
@@ -77,6 +78,12 @@ Status LsmTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results, cons
   GPKV_LSM_ON_GPU(Range(lo.bytes(), hi.bytes(), results, CountOf(lo)));
   cpu_->Range(lo.bytes(), hi.bytes(), results, CountOf(lo));
   return Status::OK();
+}
+
+Status LsmTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                               const BatchOptions& options) {
+  GPKV_LSM_ON_GPU(RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo)));
+  return Table::RangeOnDevice(lo, hi, results, options);
 }
 
 Status LsmTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,

@@ -21,8 +21,9 @@ namespace gpkv::lsm {
 // The public stats of a table: keys, pool bytes (root, log, runs) and the
 // properties lsm.batch-entries, lsm.levels, lsm.runs, lsm.entries,
 // lsm.buffer-entries, lsm.tombstones, lsm.dead-entries, lsm.fill,
-// lsm.compactions, lsm.run-bytes, lsm.log-bytes, lsm.log-capacity and
-// lsm.level-<i>-entries for each level below lsm.levels.
+// lsm.compactions, lsm.run-bytes, lsm.log-bytes, lsm.log-capacity,
+// lsm.level-<i>-entries for each level below lsm.levels, and the backend's
+// write profile (LsmStats::write_profile; the GPU backend's lsm.gpu-*).
 TableStats PublicStats(const LsmStats& stats);
 
 class LsmTable final : public Table {
@@ -42,6 +43,9 @@ class LsmTable final : public Table {
                const BatchOptions& options) override;
   Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                const BatchOptions& options) override;
+  // The GPU backend's device-resident Range; Unsupported on the CPU backend.
+  Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                       const BatchOptions& options) override;
   Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
                    const BatchOptions& options) override;
   Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,

@@ -145,6 +145,26 @@ TEST(LsmBasic, HashTablesAnswerOrderedCallsWithUnsupported) {
   EXPECT_TRUE((*table)->Successor(keys, out, out, found).IsUnsupported());
   EXPECT_TRUE((*table)->Predecessor(keys, out, out, found).IsUnsupported());
   EXPECT_TRUE((*table)->Compact().IsUnsupported());
+  Table::DeviceRangeResults device;
+  EXPECT_TRUE((*table)->RangeOnDevice(keys, keys, &device).IsUnsupported());
+}
+
+// Range results in GPU memory need the GPU backend: the CPU backend says
+// Unsupported and leaves the results untouched.
+TEST(LsmBasic, RangeOnDeviceIsUnsupportedOnTheCpuBackend) {
+  testutil::TempPool temp("lsm-device-range");
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("o", OrderedOptions(16));
+  ASSERT_TRUE(table.ok());
+  std::vector<uint64_t> keys = {1, 2, 3}, values = {4, 5, 6};
+  ASSERT_TRUE((*table)->Put(keys, values).ok());
+  Table::DeviceRangeResults device;
+  Status status = (*table)->RangeOnDevice(keys, keys, &device);
+  EXPECT_TRUE(status.IsUnsupported()) << status.ToString();
+  EXPECT_NE(status.message().find("table 'o'"), std::string::npos) << status.ToString();
+  EXPECT_EQ(device.storage, nullptr);
+  EXPECT_EQ(device.pairs, 0u);
 }
 
 TEST(LsmBasic, BadSpansAndOptionsAreInvalidArgument) {
@@ -160,6 +180,9 @@ TEST(LsmBasic, BadSpansAndOptionsAreInvalidArgument) {
   std::vector<uint64_t> short_counts(1);
   EXPECT_TRUE((*table)->Count(lo, lo, short_counts).IsInvalidArgument());
   EXPECT_TRUE((*table)->Range(lo, lo, nullptr).IsInvalidArgument());
+  EXPECT_TRUE((*table)->RangeOnDevice(lo, lo, nullptr).IsInvalidArgument());
+  Table::DeviceRangeResults device;
+  EXPECT_TRUE((*table)->RangeOnDevice(lo, hi, &device).IsInvalidArgument());
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpkv/options.h"
@@ -50,6 +51,10 @@ struct LsmStats {
   uint64_t compactions = 0;
   uint64_t applied_seq = 0;
   std::vector<uint64_t> level_entries;  // per level 0..levels-1 (0 = empty)
+  // Backend-specific counters of the write path since open, as (name,
+  // value) pairs (the GPU backend: seconds per phase and counts); reported
+  // as lsm.<name> properties.
+  std::vector<std::pair<std::string, double>> write_profile;
 };
 
 namespace cpu {

@@ -5,6 +5,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <cub/cub.cuh>
 
@@ -240,6 +241,21 @@ Status LaunchStatus(const std::string& what) {
   return gpkv::gpu::CudaStatus(cudaGetLastError(), what);
 }
 
+// Adds the seconds of its scope to *sum (a phase of LsmGpu::Impl::times_).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double* sum) : sum_(sum), start_(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    *sum_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double* sum_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // positions = exclusive prefix sum of flags; *total = their sum (waits).
 Status Positions(const uint32_t* flags, uint64_t n, uint64_t** positions, uint64_t* total,
                  Scratch& scratch) {
@@ -272,6 +288,9 @@ Status Positions(const uint32_t* flags, uint64_t n, uint64_t** positions, uint64
 // ------------------------------------------------------------------ Impl
 
 LsmGpu::Impl::~Impl() {
+  // The registration handle goes before the pool closes (its contract).
+  if (registration_thread_.joinable()) registration_thread_.join();
+  registration_.reset();
   cudaSetDevice(device_);
   {
     std::unique_lock<std::shared_mutex> lock(version_mutex_);
@@ -290,9 +309,17 @@ Result<RunPtr> LsmGpu::Impl::NewRun(uint64_t count, cudaStream_t stream) {
   run->key_words = shape_.key_words;
   run->value_size = shape_.value_size;
   const uint64_t bytes = std::max<uint64_t>(run->data_bytes(), 8);
+  void* base = nullptr;
   GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMalloc(&run->base, bytes),
+      pooled_runs_ ? cudaMallocAsync(&base, bytes, write_stream_) : cudaMalloc(&base, bytes),
       Where() + ": device memory for a run of " + std::to_string(count) + " entries");
+  run->base = static_cast<uint8_t*>(base);
+  if (pooled_runs_) {
+    run->pool_stream = write_stream_;
+    // Queries on other streams may read the run once it is published: the
+    // allocation is complete before (every write path waits for the write
+    // stream before it publishes).
+  }
   // The values' zero padding (the checksum and the pool copy read it).
   const uint64_t values_end = count * (shape_.key_size() + 8) + count * shape_.value_size;
   if (bytes > values_end) {
@@ -344,8 +371,12 @@ Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
 Status LsmGpu::Impl::BuildFences(DeviceRun& run) {
   if (run.fences != nullptr || run.count <= kDeviceFenceStride) return Status::OK();
   const uint64_t count = (run.count + kDeviceFenceStride - 1) / kDeviceFenceStride;
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&run.fences, count * shape_.key_size()),
+  void* fences = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(run.pool_stream != nullptr
+                                ? cudaMallocAsync(&fences, count * shape_.key_size(), write_stream_)
+                                : cudaMalloc(&fences, count * shape_.key_size()),
                             Where() + ": device memory for a run's fences");
+  run.fences = static_cast<uint64_t*>(fences);
   run.fence_count = count;
   DispatchWords(shape_.key_words, [&](auto words) {
     FencesKernel<decltype(words)::value>
@@ -371,6 +402,11 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
 
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&write_stream_, cudaStreamNonBlocking),
                             Where() + ": cudaStreamCreate");
+  // Two choices measured by the benchmark (docs/bench/lsm.md).
+  const char* alloc = std::getenv("GPKV_LSM_GPU_RUN_ALLOC");
+  pooled_runs_ = alloc == nullptr || std::strcmp(alloc, "malloc") != 0;
+  const char* wait = std::getenv("GPKV_LSM_GPU_REGISTRATION");
+  registration_wait_ = wait != nullptr && std::strcmp(wait, "wait") == 0;
   // Scratch memory stays in the pool between batches.
   cudaMemPool_t memory_pool;
   if (cudaDeviceGetDefaultMemPool(&memory_pool, device_) == cudaSuccess) {
@@ -439,7 +475,41 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
   }
   next_seq_ = last_seq + 1;
   version_ = std::move(version);
+  // After the runs are read: pinning the pool beside those copies would
+  // slow the open down.
+  StartRegistration();
   return Status::OK();
+}
+
+void LsmGpu::Impl::StartRegistration() {
+  if (pool_.read_only()) {
+    registration_done_.store(true, std::memory_order_release);
+    return;
+  }
+  registration_thread_ = std::thread([this] {
+    Status status = gpkv::gpu::CudaStatus(cudaSetDevice(device_), "cudaSetDevice");
+    if (status.ok()) {
+      auto registration = gpkv::gpu::PoolRegistration::Acquire(pool_);
+      if (registration.ok()) {
+        registration_ = std::move(*registration);
+      } else {
+        status = registration.status();
+      }
+    }
+    registration_status_ = status;
+    registration_done_.store(true, std::memory_order_release);
+  });
+}
+
+gpkv::gpu::PoolRegistration* LsmGpu::Impl::ReadyRegistration() {
+  if (!registration_done_.load(std::memory_order_acquire)) {
+    if (!registration_wait_) return nullptr;
+    PhaseTimer timer(&times_.registration_wait);
+    registration_thread_.join();
+  }
+  // A pool the driver cannot pin (Unsupported) or a failed registration:
+  // runs reach it through pageable memory, as before the registration.
+  return registration_.get();
 }
 
 Result<RunPtr> LsmGpu::Impl::SortBatch(const uint8_t* key_bytes, const uint8_t* values, size_t n,
@@ -566,10 +636,13 @@ Status LsmGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
   Scratch scratch(write_stream_);
   const uint8_t *device_keys = nullptr, *device_values = nullptr;
-  GPKV_RETURN_IF_ERROR(StageIn(scratch, keys, n * shape_.key_size(), &device_keys, "keys"));
-  GPKV_RETURN_IF_ERROR(StageIn(scratch, values, n * shape_.value_size, &device_values, "values"));
-  auto sorted = SortBatch(device_keys, device_values, n, MakeMeta(next_seq_, false), nullptr,
-                          scratch, nullptr);
+  auto sorted = [&]() -> Result<RunPtr> {
+    PhaseTimer timer(&times_.sort);
+    GPKV_RETURN_IF_ERROR(StageIn(scratch, keys, n * shape_.key_size(), &device_keys, "keys"));
+    GPKV_RETURN_IF_ERROR(StageIn(scratch, values, n * shape_.value_size, &device_values, "values"));
+    return SortBatch(device_keys, device_values, n, MakeMeta(next_seq_, false), nullptr, scratch,
+                     nullptr);
+  }();
   if (!sorted.ok()) return sorted.status();
   return Write(std::move(*sorted));
 }
@@ -633,9 +706,21 @@ Status LsmGpu::Impl::Write(RunPtr batch) {
   const uint64_t record_bytes = LogRecordBytes(batch->count, shape_.key_size(), shape_.value_size);
   const bool fits_buffer = log_entries_ + batch->count < (uint64_t{1} << log2_batch_) &&
                            log_bytes_ + record_bytes <= log_capacity_;
-  GPKV_RETURN_IF_ERROR(fits_buffer ? AppendToLog(std::move(batch)) : Flush(std::move(batch)));
+  if (fits_buffer) {
+    PhaseTimer timer(&times_.log);
+    ++times_.log_appends;
+    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch)));
+  } else {
+    ++times_.flushes;
+    GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
+  }
   ++next_seq_;
-  GPKV_RETURN_IF_ERROR(MaybeCompact());
+  ++times_.batches;
+  {
+    PhaseTimer timer(&times_.compact);
+    GPKV_RETURN_IF_ERROR(MaybeCompact());
+  }
+  PhaseTimer timer(&times_.sync);
   return pool_.Sync();
 }
 
@@ -688,30 +773,31 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch) {
 
 Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
   // Runs are copied into the pool at the link's speed when the mapping is
-  // registered (tmpfs, DAX); a file the driver cannot pin is written through
-  // pageable memory. Registered at the first run written, not at open:
-  // pinning a large pool takes longer than reading its runs through
-  // pageable memory.
-  if (!registration_tried_ && !pool_.read_only()) {
-    registration_tried_ = true;
-    auto registration = gpkv::gpu::PoolRegistration::Acquire(pool_);
-    if (registration.ok()) {
-      registration_ = std::move(*registration);
-    } else if (!registration.status().IsUnsupported()) {
-      return registration.status();
-    }
-  }
+  // registered (tmpfs, DAX); before the registration started at open is
+  // done, and for a file the driver cannot pin, through pageable memory.
+  const bool registered = ReadyRegistration() != nullptr;
+  if (!registered) ++times_.pageable_copies;
   uint64_t checksum = 0;
-  GPKV_RETURN_IF_ERROR(RunFacts(run, &checksum));
-  GPKV_RETURN_IF_ERROR(BuildFences(run));
+  {
+    PhaseTimer timer(&times_.facts);
+    GPKV_RETURN_IF_ERROR(RunFacts(run, &checksum));
+  }
+  {
+    PhaseTimer timer(&times_.fences);
+    GPKV_RETURN_IF_ERROR(BuildFences(run));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  double copy_seconds = 0;
   RunSummary summary;
   summary.entries = run.count;
   summary.tombstones = run.tombstones;
   summary.max_seq = run.max_seq;
   const uint64_t array_bytes = run.count * (shape_.key_size() + 8) + run.count * shape_.value_size;
-  return WriteRunWith(
+  times_.copied_bytes += array_bytes;
+  auto written = WriteRunWith(
       pool_, table_id_, shape_, run.count, summary, checksum,
       [&](uint8_t* keys, uint8_t*, uint8_t*) -> Status {
+        PhaseTimer timer(&copy_seconds);
         // The three arrays lie back to back in both places.
         GPKV_CUDA_RETURN_IF_ERROR(
             cudaMemcpyAsync(keys, run.base, array_bytes, cudaMemcpyDeviceToHost, write_stream_),
@@ -720,6 +806,11 @@ Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
                                   Where() + ": copy a run into the pool");
         return Status::OK();
       });
+  times_.copy += copy_seconds;
+  times_.persist +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+      copy_seconds;
+  return written;
 }
 
 Status LsmGpu::Impl::Flush(RunPtr batch) {
@@ -751,7 +842,10 @@ Status LsmGpu::Impl::Flush(RunPtr batch) {
   for (uint32_t level = target + 1; level < kMaxLevels; ++level) {
     older_levels |= manifest_.levels[level].offset != 0;
   }
-  auto all = MergeAll(sources, /*drop_tombstones=*/!older_levels);
+  auto all = [&]() -> Result<RunPtr> {
+    PhaseTimer timer(&times_.merge);
+    return MergeAll(sources, /*drop_tombstones=*/!older_levels);
+  }();
   if (!all.ok()) return all.status();
   RunPtr merged = std::move(*all);
   Manifest next = manifest_;
@@ -768,6 +862,7 @@ Status LsmGpu::Impl::Flush(RunPtr batch) {
     next_version->levels[target] = merged;
   }
   next.applied_seq = next_seq_;
+  PhaseTimer timer(&times_.install);
   return Install(next, replaced, std::move(next_version));
 }
 
@@ -880,6 +975,10 @@ Status LsmGpu::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, siz
 }
 Status LsmGpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n) {
   return impl_->Range(lo, hi, results, n);
+}
+Status LsmGpu::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
+                             Table::DeviceRangeResults* results, size_t n) {
+  return impl_->RangeOnDevice(lo, hi, results, n);
 }
 Status LsmGpu::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                          size_t n) {

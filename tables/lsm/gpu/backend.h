@@ -22,6 +22,10 @@
 // dropped; tombstones are dropped when no older level remains, the CPU's rule
 // of cpu/merge.cc), and the merged run is copied from the device into its
 // extent by the shared run writer (run.h WriteRunWith) and published.
+// The pool mapping is registered with CUDA on a thread started at open (so
+// runs reach the pool at the link's speed and neither the open nor a flush
+// includes the pinning); runs written before it is done go through pageable
+// memory.
 // Queries run one thread per query over the device runs, newest source
 // first: Get stops at the first hit or tombstone; Count, Range, Successor
 // and Predecessor walk the sources' sorted runs as a k-way merge from each
@@ -30,7 +34,8 @@
 //
 // Buffers: keys, values and outputs may be host or device memory of the
 // table's device (cudaPointerGetAttributes decides); Range's results are
-// host vectors (Table::RangeResults).
+// host vectors (Table::RangeResults), RangeOnDevice's stay in GPU memory
+// (Table::DeviceRangeResults).
 //
 // Errors: no device memory for a batch gives OutOfDeviceMemory and writes
 // nothing (device memory is taken before anything is persisted).
@@ -83,6 +88,11 @@ class LsmGpu {
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n);
   Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n);
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n);
+  // Range with the results left in GPU memory (Table::RangeOnDevice): the
+  // offsets, keys and values in results->storage, reused when it is large
+  // enough and not shared.
+  Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
+                       size_t n);
   Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                    size_t n);
   Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,

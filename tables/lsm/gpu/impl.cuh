@@ -8,11 +8,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpkv/status.h"
@@ -39,13 +42,26 @@ struct DeviceRun {
   // small array that stays in L2 and then one block of the run.
   uint64_t* fences = nullptr;
   uint64_t fence_count = 0;
+  // Non-null: base and fences came from the device's stream-ordered memory
+  // pool (cudaMallocAsync on this stream, the table's write stream) and go
+  // back to it on this stream: no cudaFree (which waits for the whole
+  // device and unmaps) per replaced run. Safe because a run is freed only
+  // when no version holds it, and every call that used it has waited for
+  // its kernels by then.
+  cudaStream_t pool_stream = nullptr;
 
   DeviceRun() = default;
   DeviceRun(const DeviceRun&) = delete;
   DeviceRun& operator=(const DeviceRun&) = delete;
   ~DeviceRun() {
-    if (base != nullptr) cudaFree(base);
-    if (fences != nullptr) cudaFree(fences);
+    for (void* pointer : {static_cast<void*>(base), static_cast<void*>(fences)}) {
+      if (pointer == nullptr) continue;
+      if (pool_stream != nullptr) {
+        cudaFreeAsync(pointer, pool_stream);
+      } else {
+        cudaFree(pointer);
+      }
+    }
   }
   uint64_t* keys() const { return reinterpret_cast<uint64_t*>(base); }
   uint64_t* meta() const { return reinterpret_cast<uint64_t*>(base + count * key_words * 8); }
@@ -147,6 +163,8 @@ class LsmGpu::Impl {
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n);
   Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n);
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n);
+  Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
+                       size_t n);
   Status Neighbor(bool successor, const uint8_t* keys, uint8_t* out_keys, uint8_t* values,
                   uint8_t* found, size_t n);
   Status Scan(const Table::ScanVisitor& visit);
@@ -202,10 +220,45 @@ class LsmGpu::Impl {
   uint64_t log_offset_ = 0;
   uint64_t log_capacity_ = 0;
   uint32_t max_dead_percent_ = 50;
-  // The pool mapping registered with CUDA (null: copies via pageable memory;
-  // taken by the first run written). Guarded by write_mutex_.
+  // The pool mapping registered with CUDA, so that runs reach the pool at
+  // the link's speed (null: copies through pageable memory). Registering a
+  // large pool takes seconds (cudaHostRegister pins every page), so Open
+  // starts it on registration_thread_ once the runs are read, and a run
+  // written before it is done goes through pageable memory (the driver's
+  // own pinned staging), or waits for it when registration_wait_ is set
+  // (GPKV_LSM_GPU_REGISTRATION=wait, to measure the other choice).
+  // registration_ and registration_status_ are written by the thread before
+  // it sets registration_done_ (release), read after it (acquire).
   std::unique_ptr<gpkv::gpu::PoolRegistration> registration_;
-  bool registration_tried_ = false;
+  Status registration_status_;
+  std::atomic<bool> registration_done_{false};
+  std::thread registration_thread_;
+  bool registration_wait_ = false;
+  void StartRegistration();
+  // The registration when it is ready (waiting for it with
+  // registration_wait_); null: copy through pageable memory (not ready, or
+  // the pool cannot be registered). REQUIRES: write_mutex_ held.
+  gpkv::gpu::PoolRegistration* ReadyRegistration();
+
+  // Where a write batch's time goes (host clock, seconds; the phases wait
+  // for the device). Guarded by write_mutex_; read by Stats.
+  struct WriteTimes {
+    double sort = 0;               // staging the batch in, radix sort, dedup, gather
+    double log = 0;                // copy back + log record + buffer merge
+    double merge = 0;              // cascade merges (MergeAll)
+    double facts = 0;              // data checksum, tombstones, max seq
+    double fences = 0;             // fence arrays of new runs
+    double copy = 0;               // device -> pool copy of run arrays
+    double persist = 0;            // extent allocation, padding, header, Persist
+    double install = 0;            // manifest, log word, frees, version swap
+    double sync = 0;               // pool Sync at the end of each batch
+    double compact = 0;            // MaybeCompact
+    double registration_wait = 0;  // waiting for the pool registration
+    uint64_t batches = 0, flushes = 0, log_appends = 0;
+    uint64_t pageable_copies = 0;  // runs copied before the registration
+    uint64_t copied_bytes = 0;
+  };
+  WriteTimes times_;
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   cudaStream_t write_stream_ = nullptr;
@@ -214,6 +267,9 @@ class LsmGpu::Impl {
   uint64_t log_entries_ = 0;  // as cpu::LsmCpu's
   uint64_t next_seq_ = 1;
   uint64_t level_tombstones_[kMaxLevels] = {};
+  // Runs from the stream-ordered pool (default) or cudaMalloc
+  // (GPKV_LSM_GPU_RUN_ALLOC=malloc, to measure the difference).
+  bool pooled_runs_ = true;
   uint8_t* pinned_ = nullptr;  // host staging of a batch for the log writer
   uint64_t pinned_bytes_ = 0;
 

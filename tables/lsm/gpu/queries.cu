@@ -232,6 +232,9 @@ class QueryCall {
  public:
   explicit QueryCall(LsmGpu::Impl& impl)
       : impl(impl), version(impl.CurrentVersion()), scratch(cudaStreamPerThread) {}
+  // The call's kernels are done before its version (and the runs only it
+  // may hold) is released, also when the call failed half-way.
+  ~QueryCall() { cudaStreamSynchronize(scratch.stream()); }
   Status Begin() {
     GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.device_), "cudaSetDevice");
     sources = version->Sources();
@@ -314,6 +317,62 @@ Status LsmGpu::Impl::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* count
   return call.Finish("count");
 }
 
+namespace {
+
+// The first half of a range batch: each query's count (a k-way walk), their
+// prefix sum into *offsets (n + 1 entries of the call's scratch) and the
+// total on the host. host_offsets (n + 1, or null) receives the offsets too.
+Status RangeOffsets(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
+                    size_t n, uint64_t** offsets, uint64_t* total, uint64_t* host_offsets) {
+  cudaStream_t stream = call.scratch.stream();
+  uint64_t* counts = nullptr;
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &counts, "range counts"));
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, offsets, "range offsets"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, 8, stream), "zero a count");
+  if (n != 0) {
+    DispatchWords(impl.shape_.key_words, [&](auto words) {
+      CountKernel<decltype(words)::value>
+          <<<Blocks(n), kBlock, 0, stream>>>(call.sources, lo, hi, n, counts);
+    });
+    GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": range counts"));
+  }
+  uint64_t* out = *offsets;
+  auto scan = [&](void* storage, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(storage, bytes, counts, out, static_cast<int64_t>(n + 1),
+                                         stream);
+  };
+  size_t bytes = 0;
+  GPKV_RETURN_IF_ERROR(gpkv::gpu::CubTempBytes(scan, &bytes, "cub::DeviceScan (size)"));
+  uint8_t* storage = nullptr;
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(bytes, &storage, "range scan"));
+  GPKV_RETURN_IF_ERROR(
+      gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
+  if (host_offsets != nullptr) {
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(host_offsets, out, (n + 1) * 8, cudaMemcpyDeviceToHost, stream),
+        impl.Where() + ": copy range offsets");
+  } else {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, out + n, 8, cudaMemcpyDeviceToHost, stream),
+                              impl.Where() + ": copy the range total");
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), impl.Where() + ": range counts");
+  if (host_offsets != nullptr) *total = host_offsets[n];
+  return Status::OK();
+}
+
+// The second half: the pairs of every query at its offset.
+Status RangeFill(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
+                 size_t n, const uint64_t* offsets, uint64_t* out_keys, uint8_t* out_values) {
+  if (n == 0) return Status::OK();
+  DispatchWords(impl.shape_.key_words, [&](auto words) {
+    RangeFillKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
+        call.sources, lo, hi, n, offsets, impl.shape_.value_size, out_keys, out_values);
+  });
+  return LaunchStatus(impl.Where() + ": range fill");
+}
+
+}  // namespace
+
 Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
                            size_t n) {
   if (n == 0) {
@@ -331,40 +390,16 @@ Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeRes
   const uint64_t *device_lo = nullptr, *device_hi = nullptr;
   GPKV_RETURN_IF_ERROR(call.In(lo, n * shape_.key_size(), &device_lo, "range lows"));
   GPKV_RETURN_IF_ERROR(call.In(hi, n * shape_.key_size(), &device_hi, "range highs"));
-  // Counts, then their prefix sum places each query's output.
-  uint64_t *counts = nullptr, *offsets = nullptr;
-  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &counts, "range counts"));
-  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &offsets, "range offsets"));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, 8, stream), "zero a count");
-  DispatchWords(shape_.key_words, [&](auto words) {
-    CountKernel<decltype(words)::value>
-        <<<Blocks(n), kBlock, 0, stream>>>(call.sources, device_lo, device_hi, n, counts);
-  });
-  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": range counts"));
-  auto scan = [&](void* storage, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(storage, bytes, counts, offsets,
-                                         static_cast<int64_t>(n + 1), stream);
-  };
-  size_t bytes = 0;
-  GPKV_RETURN_IF_ERROR(gpkv::gpu::CubTempBytes(scan, &bytes, "cub::DeviceScan (size)"));
-  uint8_t* storage = nullptr;
-  GPKV_RETURN_IF_ERROR(call.scratch.Take(bytes, &storage, "range scan"));
-  GPKV_RETURN_IF_ERROR(
-      gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(results->offsets.data(), offsets, (n + 1) * 8,
-                                            cudaMemcpyDeviceToHost, stream),
-                            Where() + ": copy range offsets");
-  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": range counts");
-  const uint64_t total = results->offsets[n];
+  uint64_t* offsets = nullptr;
+  uint64_t total = 0;
+  GPKV_RETURN_IF_ERROR(RangeOffsets(*this, call, device_lo, device_hi, n, &offsets, &total,
+                                    results->offsets.data()));
   uint64_t* out_keys = nullptr;
   uint8_t* out_values = nullptr;
   GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.key_words, &out_keys, "range keys"));
   GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.value_size, &out_values, "range values"));
-  DispatchWords(shape_.key_words, [&](auto words) {
-    RangeFillKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
-        call.sources, device_lo, device_hi, n, offsets, shape_.value_size, out_keys, out_values);
-  });
-  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": range fill"));
+  GPKV_RETURN_IF_ERROR(
+      RangeFill(*this, call, device_lo, device_hi, n, offsets, out_keys, out_values));
   results->keys.resize(total * shape_.key_size());
   results->values.resize(total * shape_.value_size);
   if (total != 0) {
@@ -377,6 +412,62 @@ Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeRes
         Where() + ": copy range values");
   }
   return call.Finish("range");
+}
+
+Status LsmGpu::Impl::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
+                                   Table::DeviceRangeResults* results, size_t n) {
+  QueryCall call(*this);
+  GPKV_RETURN_IF_ERROR(call.Begin());
+  cudaStream_t stream = call.scratch.stream();
+  const uint64_t *device_lo = nullptr, *device_hi = nullptr;
+  GPKV_RETURN_IF_ERROR(call.In(lo, n * shape_.key_size(), &device_lo, "range lows"));
+  GPKV_RETURN_IF_ERROR(call.In(hi, n * shape_.key_size(), &device_hi, "range highs"));
+  uint64_t* offsets = nullptr;
+  uint64_t total = 0;
+  GPKV_RETURN_IF_ERROR(
+      RangeOffsets(*this, call, device_lo, device_hi, n, &offsets, &total, nullptr));
+  // The caller's storage: offsets, keys, values back to back (8-aligned).
+  const uint64_t offsets_bytes = (uint64_t{n} + 1) * 8;
+  const uint64_t keys_bytes = total * shape_.key_size();
+  const uint64_t values_bytes = total * shape_.value_size;
+  const uint64_t needed = offsets_bytes + keys_bytes + values_bytes;
+  const bool reuse = results->storage != nullptr && results->storage.use_count() == 1 &&
+                     results->device == device_ && results->storage_bytes >= needed;
+  if (!reuse) {
+    results->storage.reset();
+    results->storage_bytes = 0;
+    // Some slack, so that batches of about the same size reuse it.
+    const uint64_t bytes = needed + needed / 8 + 64;
+    void* memory = nullptr;
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMalloc(&memory, bytes),
+        Where() + ": device memory for " + std::to_string(total) + " range results");
+    const int device = device_;
+    results->storage = std::shared_ptr<void>(memory, [device](void* pointer) {
+      int current = 0;
+      const bool restore = cudaGetDevice(&current) == cudaSuccess && current != device;
+      cudaSetDevice(device);
+      cudaFree(pointer);
+      if (restore) cudaSetDevice(current);
+    });
+    results->storage_bytes = bytes;
+  }
+  uint8_t* base = static_cast<uint8_t*>(results->storage.get());
+  auto* out_offsets = reinterpret_cast<uint64_t*>(base);
+  auto* out_keys = reinterpret_cast<uint64_t*>(base + offsets_bytes);
+  uint8_t* out_values = base + offsets_bytes + keys_bytes;
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(out_offsets, offsets, offsets_bytes, cudaMemcpyDeviceToDevice, stream),
+      Where() + ": copy range offsets");
+  GPKV_RETURN_IF_ERROR(
+      RangeFill(*this, call, device_lo, device_hi, n, offsets, out_keys, out_values));
+  results->device = device_;
+  results->queries = n;
+  results->pairs = total;
+  results->offsets = out_offsets;
+  results->keys = reinterpret_cast<const uint8_t*>(out_keys);
+  results->values = out_values;
+  return call.Finish("range on device");
 }
 
 Status LsmGpu::Impl::Neighbor(bool successor, const uint8_t* keys, uint8_t* out_keys,
@@ -487,6 +578,27 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
   stats.log_capacity = log_capacity_;
   stats.compactions = manifest_.compactions;
   stats.applied_seq = manifest_.applied_seq;
+  const WriteTimes& t = times_;
+  stats.write_profile = {
+      {"gpu-batches", static_cast<double>(t.batches)},
+      {"gpu-flushes", static_cast<double>(t.flushes)},
+      {"gpu-log-appends", static_cast<double>(t.log_appends)},
+      {"gpu-pageable-run-copies", static_cast<double>(t.pageable_copies)},
+      {"gpu-run-bytes-copied", static_cast<double>(t.copied_bytes)},
+      {"gpu-registered",
+       registration_done_.load(std::memory_order_acquire) && registration_ != nullptr ? 1.0 : 0.0},
+      {"gpu-seconds-sort", t.sort},
+      {"gpu-seconds-log", t.log},
+      {"gpu-seconds-merge", t.merge},
+      {"gpu-seconds-checksum", t.facts},
+      {"gpu-seconds-fences", t.fences},
+      {"gpu-seconds-copy-to-pool", t.copy},
+      {"gpu-seconds-persist", t.persist},
+      {"gpu-seconds-install", t.install},
+      {"gpu-seconds-sync", t.sync},
+      {"gpu-seconds-compact", t.compact},
+      {"gpu-seconds-registration-wait", t.registration_wait},
+  };
   return stats;
 }
 

@@ -375,6 +375,106 @@ TEST(LsmGpu, DeviceBuffersInAndOut) {
   for (size_t i = 0; i < n; ++i) EXPECT_EQ(host_found[i], 0) << i;
 }
 
+// The copy the library's cudart provides (tests have no CUDA headers; the
+// static libgpkv links cudart for them). kind 2 = cudaMemcpyDeviceToHost.
+extern "C" int cudaMemcpy(void* to, const void* from, size_t bytes, int kind);
+
+template <typename T>
+std::vector<T> FromDevice(const void* device, size_t count) {
+  std::vector<T> host(count);
+  if (count != 0 && cudaMemcpy(host.data(), device, count * sizeof(T), 2) != 0) host.clear();
+  return host;
+}
+
+// RangeOnDevice answers as Range (offsets, keys, values), with bounds in host
+// or device memory, on keys in the buffer, the levels and erased; it reuses
+// its storage unless the caller holds a copy, and a kept copy stays intact.
+TEST(LsmGpu, RangeOnDeviceEqualsRange) {
+  SKIP_WITHOUT_DEVICE();
+  for (uint32_t key_size : {8u, 16u, 32u}) {
+    SCOPED_TRACE(key_size);
+    testutil::TempPool temp("lsm-gpu-device-range");
+    auto db = DB::Open(temp.path(), PoolOptions(kPoolSize, 2, Backend::kCuda));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto created = (*db)->CreateTable("o", OrderedOptions(256, 12, key_size));
+    ASSERT_TRUE(created.ok());
+    Table& table = **created;
+    std::mt19937_64 random(key_size);
+    for (int batch = 0; batch < 12; ++batch) {
+      const size_t n = batch % 3 == 0 ? 700 : 90;  // flushed and logged batches
+      std::vector<uint64_t> ids(n);
+      for (uint64_t& id : ids) id = random() % 4000;
+      const std::vector<uint8_t> keys = MakeKeys(ids, key_size);
+      ASSERT_TRUE(table.Put(keys, MakeValues(n, 12, batch)).ok());
+      if (batch % 4 == 3) {
+        std::vector<uint64_t> gone(n / 3);
+        for (uint64_t& id : gone) id = random() % 4000;
+        ASSERT_TRUE(table.Erase(MakeKeys(gone, key_size)).ok());
+      }
+    }
+    constexpr size_t q = 300;
+    std::vector<uint64_t> lo_ids(q), hi_ids(q);
+    for (size_t i = 0; i < q; ++i) {
+      lo_ids[i] = random() % 4200;
+      hi_ids[i] = i % 7 == 0 ? lo_ids[i] / 2 : lo_ids[i] + random() % 300;  // some empty
+    }
+    const std::vector<uint8_t> lo = MakeKeys(lo_ids, key_size), hi = MakeKeys(hi_ids, key_size);
+    Table::RangeResults host;
+    ASSERT_TRUE(table.Range(lo, hi, &host).ok());
+    ASSERT_GT(host.offsets.back(), 0u);
+    auto check = [&](const Table::DeviceRangeResults& device) {
+      EXPECT_EQ(device.queries, q);
+      EXPECT_EQ(device.pairs, host.offsets.back());
+      EXPECT_EQ(FromDevice<uint64_t>(device.offsets, q + 1), host.offsets);
+      EXPECT_EQ(FromDevice<uint8_t>(device.keys, device.pairs * key_size), host.keys);
+      EXPECT_EQ(FromDevice<uint8_t>(device.values, device.pairs * 12), host.values);
+    };
+    Table::DeviceRangeResults device;
+    ASSERT_TRUE(table.RangeOnDevice(lo, hi, &device).ok());
+    check(device);
+    // Bounds in device memory; the storage reused.
+    auto device_lo = gpu::DeviceBytes::Allocate(lo.size());
+    auto device_hi = gpu::DeviceBytes::Allocate(hi.size());
+    ASSERT_TRUE(device_lo.ok() && device_hi.ok());
+    ASSERT_TRUE(device_lo->CopyFromHost(lo.data(), lo.size()).ok());
+    ASSERT_TRUE(device_hi->CopyFromHost(hi.data(), hi.size()).ok());
+    const void* first_storage = device.storage.get();
+    ASSERT_TRUE(table
+                    .RangeOnDevice(ConstBytes(device_lo->data(), lo.size()),
+                                   ConstBytes(device_hi->data(), hi.size()), &device)
+                    .ok());
+    check(device);
+    EXPECT_EQ(device.storage.get(), first_storage);
+    // A kept copy: the next call allocates anew and the kept arrays hold.
+    const Table::DeviceRangeResults kept = device;
+    std::vector<uint8_t> other_lo = MakeKeys({0}, key_size), other_hi = MakeKeys({4200}, key_size);
+    ASSERT_TRUE(table.RangeOnDevice(other_lo, other_hi, &device).ok());
+    EXPECT_NE(device.storage.get(), kept.storage.get());
+    EXPECT_EQ(device.queries, 1u);
+    std::vector<uint64_t> all_count(1);
+    ASSERT_TRUE(table.Count(other_lo, other_hi, MutableBytes(all_count.data(), 8)).ok());
+    EXPECT_EQ(device.pairs, all_count[0]);
+    check(kept);
+    // No queries: one offset, no pairs.
+    ASSERT_TRUE(table.RangeOnDevice(ConstBytes(), ConstBytes(), &device).ok());
+    EXPECT_EQ(device.pairs, 0u);
+    EXPECT_EQ(FromDevice<uint64_t>(device.offsets, 1), std::vector<uint64_t>{0});
+  }
+}
+
+TEST(LsmGpu, RangeOnDeviceIsUnsupportedOnTheCpuBackend) {
+  testutil::TempPool temp("lsm-cpu-device-range");
+  auto db = DB::Open(temp.path(), PoolOptions(kPoolSize, 2, Backend::kCpu));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto created = (*db)->CreateTable("o", OrderedOptions(64));
+  ASSERT_TRUE(created.ok());
+  const std::vector<uint64_t> lo = {1}, hi = {9};
+  Table::DeviceRangeResults device;
+  const Status status =
+      (*created)->RangeOnDevice(ConstBytes(lo.data(), 8), ConstBytes(hi.data(), 8), &device);
+  EXPECT_TRUE(status.IsUnsupported()) << status.ToString();
+}
+
 // Writers are serialised and queries beside them see whole batches: every
 // batch sets all keys to its number (some through the log, some flushed
 // down the levels), and a reader's Get of all keys must see one number.
