@@ -27,13 +27,19 @@ int CopyThreads() {
 }  // namespace
 
 void CopyHost(void* target, const void* source, size_t bytes) {
-  const int threads = CopyThreads();
-  if (bytes < kParallelCopyBytes || threads == 1) {
+  CopyHostOnThreads(target, source, bytes, CopyThreads());
+}
+
+void CopyHostOnThreads(void* target, const void* source, size_t bytes, int threads) {
+  if (bytes < kParallelCopyBytes || threads <= 1) {
     std::memcpy(target, source, bytes);
     return;
   }
-  // Slices of whole cache lines, one per thread.
-  const size_t slice = (bytes / threads + 63) / 64 * 64;
+  // Slices of whole cache lines, one per thread, covering every byte (the
+  // share is rounded up before the cache line: 8 threads and 3 MiB + 7 bytes
+  // once left the last 7 bytes uncopied).
+  const size_t share = (bytes + threads - 1) / threads;
+  const size_t slice = (share + 63) / 64 * 64;
   auto* out = static_cast<uint8_t*>(target);
   const auto* in = static_cast<const uint8_t*>(source);
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
