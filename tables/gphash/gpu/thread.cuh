@@ -134,22 +134,31 @@ __device__ __forceinline__ void LoadWordPairWeak(const uint8_t* address, uint64_
   *high = b;
 }
 
+// Orders this thread's loads before it against its loads after it, at GPU
+// scope: an acquire-release fence, which is all a seqlock reader needs
+// (__threadfence() is a sequentially consistent fence, a heavier barrier).
+__device__ __forceinline__ void FenceLoads() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 // Get of one key by one thread over an index in GPU memory (the mirror):
 // the key's buckets in the duplicate rule's order (warp::TileGet's order, so
 // the same copy wins), each bucket's kSlots slot words read at once in
 // 16-byte weak loads and matched against the fingerprint in registers, then
 // the key and value of a match read (strong) and the slot word read again
-// after a fence (seqlock; the probe is repeated if it changed). A weak slot
-// word is one that held at some moment of this kernel: if the strong read
-// finds the same word (state, fingerprint and the version a reservation
-// bumps), the slot held this key and value throughout, so the answer holds
-// at that moment; a weak word that misses a key inserted meanwhile answers
-// "absent", as the table was when it was read. Weak loads let hot buckets
-// stay in L1 (zipfian gets +40%, docs/bench/mirror-gets.md). Where warp::TileGet spends
-// a tile of kSlots lanes and several warp instructions per key and bucket,
-// this spends one lane: what bounds a mirror get is instruction issue, not
-// memory (docs/bench/mirror-gets.md). Not for the pool over
-// the link (direct mode): there the tile's coalesced 64-byte read wins.
+// after an acquire-release fence (seqlock; the probe is repeated if it
+// changed).
+//
+// A weak slot word is one that held at some moment of this kernel: if the
+// strong read finds the same word (state, fingerprint and the version a
+// reservation bumps), the slot held this key and value throughout, so the
+// answer holds at that moment; a weak word that misses a key inserted
+// meanwhile answers "absent", as the table was when it was read. Weak loads
+// let hot buckets stay in L1 (zipfian gets +40%).
+//
+// Where warp::TileGet spends a tile of kSlots lanes and several warp
+// instructions per key and bucket (over HBM it was bound by instruction
+// issue), this spends one lane and is bound by the latency of its dependent
+// reads (docs/bench/mirror-gets.md). Not for the pool over the link (direct
+// mode): there the tile's coalesced 64-byte read wins.
 template <int kKeyWords, int kSlots>
 __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                          const format::KeyHash& hash, uint64_t* value) {
@@ -188,7 +197,7 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
           matches &= matches - 1;
           if (!first) {
             word = warp::LoadWord(bucket + format::SlotWordOffset(s));
-            __threadfence();  // the seqlock's first read before the data
+            FenceLoads();  // the seqlock's first read before the data
           }
           const uint64_t stored_value =
               warp::LoadWord(bucket + format::ValueWordOffset(kSlots, view.key_size, s));
@@ -198,7 +207,7 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
 #pragma unroll
           for (int w = 0; w < kKeyWords; ++w) equal &= stored.words[w] == key.words[w];
           if (!equal) continue;
-          __threadfence();
+          FenceLoads();  // the data before the seqlock's second read
           if (warp::LoadWord(bucket + format::SlotWordOffset(s)) != word) {
             retry = true;
             break;
