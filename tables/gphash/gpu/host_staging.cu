@@ -5,6 +5,7 @@
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
+#include "tables/gphash/gpu/workspace.h"
 
 namespace gpkv::gpu {
 namespace {
@@ -24,30 +25,6 @@ MemoryKind KindOf(const void* address, int device) {
     default:
       return MemoryKind::kPageable;
   }
-}
-
-// Grows *buffer (device or pinned host memory) to at least `bytes`, at
-// least doubling it. The caller has waited for the work that used it.
-Status GrowBuffer(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes) {
-  if (bytes <= *buffer_bytes) return Status::OK();
-  const size_t grown = *buffer_bytes * 2 > bytes ? *buffer_bytes * 2 : bytes;
-  if (*buffer != nullptr) {
-    if (pinned_host) {
-      cudaFreeHost(*buffer);
-    } else {
-      cudaFree(*buffer);
-    }
-  }
-  *buffer = nullptr;
-  *buffer_bytes = 0;
-  void* allocated = nullptr;
-  GPKV_CUDA_RETURN_IF_ERROR(
-      pinned_host ? cudaMallocHost(&allocated, grown) : cudaMalloc(&allocated, grown),
-      std::string(pinned_host ? "cudaMallocHost of a pipeline lane's " : "cudaMalloc of a ") +
-          std::to_string(grown) + "-byte " + (pinned_host ? "staging buffer" : "lane arena"));
-  *buffer = static_cast<uint8_t*>(allocated);
-  *buffer_bytes = grown;
-  return Status::OK();
 }
 
 constexpr int kDedupeThreads = 1024;
@@ -153,9 +130,12 @@ Status StagingLane::Reserve(size_t device_bytes, size_t host_in_bytes, size_t ho
   }
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_),
                             "cudaStreamSynchronize (growing a pipeline lane)");
-  GPKV_RETURN_IF_ERROR(GrowBuffer(device_bytes, /*pinned_host=*/false, &arena_, &arena_bytes_));
-  GPKV_RETURN_IF_ERROR(GrowBuffer(host_in_bytes, /*pinned_host=*/true, &host_in_, &host_in_bytes_));
-  return GrowBuffer(host_out_bytes, /*pinned_host=*/true, &host_out_, &host_out_bytes_);
+  GPKV_RETURN_IF_ERROR(GrowBuffer(device_bytes, /*pinned_host=*/false, "pipeline lane arena",
+                                  &arena_, &arena_bytes_));
+  GPKV_RETURN_IF_ERROR(GrowBuffer(host_in_bytes, /*pinned_host=*/true,
+                                  "pipeline lane staging buffer", &host_in_, &host_in_bytes_));
+  return GrowBuffer(host_out_bytes, /*pinned_host=*/true, "pipeline lane staging buffer",
+                    &host_out_, &host_out_bytes_);
 }
 
 Status StagingLane::WaitDone(const char* what) {

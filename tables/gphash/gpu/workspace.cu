@@ -49,12 +49,10 @@ Status Workspace::ReserveHost(size_t bytes) {
   return Grow(bytes, /*pinned_host=*/true, &host_arena_, &host_arena_bytes_);
 }
 
-Status Workspace::Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes) {
+Status GrowBuffer(size_t bytes, bool pinned_host, const char* what, uint8_t** buffer,
+                  size_t* buffer_bytes) {
   if (bytes <= *buffer_bytes) return Status::OK();
   const size_t grown = *buffer_bytes * 2 > bytes ? *buffer_bytes * 2 : bytes;
-  const char* what = pinned_host ? "host scratch" : "scratch arena";
-  GPKV_RETURN_IF_ERROR(
-      Wait(pinned_host ? "growing the host scratch" : "growing the scratch arena"));
   if (*buffer != nullptr) {
     if (pinned_host) {
       cudaFreeHost(*buffer);
@@ -72,6 +70,14 @@ Status Workspace::Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t*
   *buffer = static_cast<uint8_t*>(allocated);
   *buffer_bytes = grown;
   return Status::OK();
+}
+
+Status Workspace::Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes) {
+  if (bytes <= *buffer_bytes) return Status::OK();
+  GPKV_RETURN_IF_ERROR(
+      Wait(pinned_host ? "growing the host scratch" : "growing the scratch arena"));
+  return GrowBuffer(bytes, pinned_host, pinned_host ? "host scratch" : "scratch arena", buffer,
+                    buffer_bytes);
 }
 
 Status Workspace::ZeroCounters() {

@@ -69,6 +69,13 @@ struct PendingWrite {
   size_t arena_end = 0;             // arena bytes the batch occupies
 };
 
+// Grows *buffer (device memory, or pinned host memory) to at least `bytes`,
+// at least doubling it; `what` names it in the error. The caller has waited
+// for the work that used the old buffer. On failure the buffer is freed and
+// empty, never half-grown.
+Status GrowBuffer(size_t bytes, bool pinned_host, const char* what, uint8_t** buffer,
+                  size_t* buffer_bytes);
+
 class Workspace {
  public:
   // A workspace on `stream`, or on a stream of its own when stream is null.
