@@ -20,9 +20,6 @@
 #if GPKV_HAVE_CUDA
 #include "gpu/device_memory.h"
 #endif
-#if GPKV_HAVE_GPU_BENCH
-#include <cuda_runtime.h>
-#endif
 
 namespace gpkv::bench {
 
@@ -270,15 +267,10 @@ class GpkvOrderedDriver : public OrderedDriver {
     const uint64_t pairs = device_results_.pairs;
     results_.keys.resize(pairs * key_size_);
     results_.values.resize(pairs * value_size_);
-    if (pairs != 0) {
-      if (cudaMemcpy(results_.keys.data(), device_results_.keys, results_.keys.size(),
-                     cudaMemcpyDeviceToHost) != cudaSuccess ||
-          cudaMemcpy(results_.values.data(), device_results_.values, results_.values.size(),
-                     cudaMemcpyDeviceToHost) != cudaSuccess) {
-        return Status::IOError(std::string("copy device range results: ") +
-                               cudaGetErrorString(cudaGetLastError()));
-      }
-    }
+    GPKV_RETURN_IF_ERROR(
+        gpu::CopyDeviceToHost(results_.keys.data(), device_results_.keys, results_.keys.size()));
+    GPKV_RETURN_IF_ERROR(gpu::CopyDeviceToHost(results_.values.data(), device_results_.values,
+                                               results_.values.size()));
     Digest(pairs, out);
 #endif
     return Status::OK();

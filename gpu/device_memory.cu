@@ -95,6 +95,13 @@ Status DeviceBytes::CopyFromHost(const void* host, size_t size, size_t offset) {
   return Status::OK();
 }
 
+Status CopyDeviceToHost(void* host, const void* device, size_t bytes) {
+  if (bytes == 0) return Status::OK();
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost),
+                            "cudaMemcpy to host of " + std::to_string(bytes) + " bytes");
+  return Status::OK();
+}
+
 Status DeviceBytes::CopyToHost(void* host, size_t size, size_t offset) const {
   if (offset > size_ || size > size_ - offset) {
     return Status::InvalidArgument("DeviceBytes::CopyToHost: range outside the buffer");

@@ -30,6 +30,10 @@ Status DeviceUsable(int device = 0);
 // 9.0, 132 SMs, 79.1 GiB"), or the reason there is none.
 std::string DeviceDescription(int device = 0);
 
+// Copies `bytes` from device memory at `device` (not owned by a DeviceBytes:
+// a table's results, say) to `host`, and waits for the copy.
+Status CopyDeviceToHost(void* host, const void* device, size_t bytes);
+
 // Owned device memory (cudaMalloc / cudaFree) on the calling thread's current
 // device.
 class DeviceBytes {
