@@ -276,7 +276,9 @@ __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kK
       if (warp::WritesBothCopies(view, index_bucket)) {
         warp::StoreWord(index_bucket + offset, value_word);
       }
-      __threadfence_system();
+      // No fence: nothing this thread stores later must follow the value
+      // word, and the batch is durable only after its kernels complete
+      // (which makes every store visible to the host) and pool.Sync().
       return warp::PutOutcome::kUpdated;
     }
     if (!probe.has_empty) return warp::PutOutcome::kNoRoom;
@@ -302,7 +304,8 @@ __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kK
     warp::PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,
                     kStagedPublish);
     if (both) warp::StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
-    __threadfence_system();
+    // The fence above orders key and value before the publish, which is what
+    // a crash needs; the publish itself needs none (as for an update).
     return warp::PutOutcome::kInserted;
   }
 }
