@@ -258,17 +258,9 @@ Status LsmCpu::CompactLocked() {
 }
 
 Status LsmCpu::MaybeCompact() {
-  uint64_t entries = 0;
-  uint64_t tombstones = 0;
-  for (uint32_t level = 0; level < kMaxLevels; ++level) {
-    entries += manifest_.levels[level].entries;
-    tombstones += level_tombstones_[level];
+  if (!NeedsCompaction(manifest_, level_tombstones_.data(), max_dead_percent_)) {
+    return Status::OK();
   }
-  // Each tombstone is dead and hides at least one older entry (tombstones
-  // are written only for live keys): 2 * tombstones estimates the dead
-  // entries. Stale versions left by puts are dropped as cascades meet them.
-  const uint64_t dead = std::min(entries, 2 * tombstones);
-  if (entries == 0 || dead * 100 <= uint64_t{max_dead_percent_} * entries) return Status::OK();
   return CompactLocked();
 }
 

@@ -31,31 +31,9 @@
 #include "tables/lsm/cpu/write_buffer.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
+#include "tables/lsm/stats.h"
 
 namespace gpkv::lsm {
-
-// Counters of a table; the family's properties are built from them.
-struct LsmStats {
-  uint64_t keys = 0;            // live keys (a merge scan of all sources)
-  uint64_t entries = 0;         // entries in runs
-  uint64_t buffer_entries = 0;  // entries in the write buffer (and the log)
-  uint64_t tombstones = 0;      // tombstones in runs
-  uint64_t dead_entries = 0;    // entries + buffer_entries - keys
-  uint64_t batch_entries = 0;   // b
-  uint32_t levels = 0;          // highest occupied level + 1
-  uint32_t runs = 0;            // occupied levels
-  uint64_t capacity = 0;        // entries the levels 0..levels-1 can hold
-  uint64_t run_bytes = 0;
-  uint64_t log_bytes = 0;  // published log bytes
-  uint64_t log_capacity = 0;
-  uint64_t compactions = 0;
-  uint64_t applied_seq = 0;
-  std::vector<uint64_t> level_entries;  // per level 0..levels-1 (0 = empty)
-  // Backend-specific counters of the write path since open, as (name,
-  // value) pairs (the GPU backend: seconds per phase and counts); reported
-  // as lsm.<name> properties.
-  std::vector<std::pair<std::string, double>> write_profile;
-};
 
 namespace cpu {
 

@@ -903,15 +903,7 @@ Status LsmGpu::Impl::CompactLocked() {
 }
 
 Status LsmGpu::Impl::MaybeCompact() {
-  uint64_t entries = 0;
-  uint64_t tombstones = 0;
-  for (uint32_t level = 0; level < kMaxLevels; ++level) {
-    entries += manifest_.levels[level].entries;
-    tombstones += level_tombstones_[level];
-  }
-  // The CPU backend's rule (cpu/backend.cc MaybeCompact).
-  const uint64_t dead = std::min(entries, 2 * tombstones);
-  if (entries == 0 || dead * 100 <= uint64_t{max_dead_percent_} * entries) return Status::OK();
+  if (!NeedsCompaction(manifest_, level_tombstones_, max_dead_percent_)) return Status::OK();
   return CompactLocked();
 }
 

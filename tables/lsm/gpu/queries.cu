@@ -560,24 +560,10 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
   stats.keys = *live;
   stats.buffer_entries = version_->buffer != nullptr ? version_->buffer->count : 0;
   stats.batch_entries = uint64_t{1} << log2_batch_;
-  stats.levels = manifest_.level_count;
-  stats.level_entries.assign(manifest_.level_count, 0);
-  for (uint32_t level = 0; level < manifest_.level_count; ++level) {
-    const RunRef& ref = manifest_.levels[level];
-    stats.capacity += LevelCapacity(log2_batch_, level);
-    if (ref.offset == 0) continue;
-    stats.runs += 1;
-    stats.entries += ref.entries;
-    stats.level_entries[level] = ref.entries;
-    stats.tombstones += level_tombstones_[level];
-    stats.run_bytes += format::AlignUp(RunBytes(ref.entries, shape_.key_size(), shape_.value_size),
-                                       format::kExtentAlignment);
-  }
+  AddManifestStats(manifest_, level_tombstones_, log2_batch_, shape_, &stats);
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
   stats.log_bytes = log_bytes_;
   stats.log_capacity = log_capacity_;
-  stats.compactions = manifest_.compactions;
-  stats.applied_seq = manifest_.applied_seq;
   const WriteTimes& t = times_;
   stats.write_profile = {
       {"gpu-batches", static_cast<double>(t.batches)},
