@@ -247,6 +247,7 @@ Status SlabHashGpu::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArr
     GPKV_RETURN_IF_ERROR(Copy(op_list, sink.retry_ops, retries * sizeof(uint32_t), ws.stream(),
                               "the operations to retry"));
     batch.op_index = op_list;
+    batch.kind_counts = nullptr;
     batch.count = retries;
   }
 }
@@ -453,6 +454,11 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
   const size_t retry_at = plan.Take(count * sizeof(uint32_t));
   const size_t list_at = plan.Take(count * sizeof(uint32_t));
   const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  size_t order_temp_bytes = 0;
+  GPKV_RETURN_IF_ERROR(MixedOrderTempBytes(count, &order_temp_bytes));
+  const size_t order_at = plan.Take(3 * count * sizeof(uint32_t));
+  const size_t kind_counts_at = plan.Take(2 * sizeof(uint32_t));
+  const size_t order_temp_at = plan.Take(order_temp_bytes);
   GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
   uint8_t* arena = ws.arena();
   BatchArrays batch;
@@ -477,6 +483,14 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
       geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
 
   GPKV_RETURN_IF_ERROR(PrepareWrite(ws, NewSlabsEstimate(count)));
+  // The batch in kind order (mixed_order.cu).
+  MixedOrder order;
+  order.positions = reinterpret_cast<uint32_t*>(arena + order_at);
+  order.kind_counts = reinterpret_cast<uint32_t*>(arena + kind_counts_at);
+  order.temp = gpu::CubTempStorage{arena + order_temp_at, order_temp_bytes};
+  GPKV_RETURN_IF_ERROR(LaunchMixedOrder(batch, order, ws.stream()));
+  batch.op_index = order.positions;
+  batch.kind_counts = order.kind_counts;
   WriteTotals totals;
   const Status status =
       RunWrite(ws, LaunchMixed, batch, sink, reinterpret_cast<uint32_t*>(arena + list_at), &totals);

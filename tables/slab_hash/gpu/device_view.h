@@ -37,6 +37,7 @@ struct BatchCounters {
   unsigned long long pairs = 0;      // scan: live pairs found (also past the capacity)
   unsigned int duplicate = 0;        // the batch wrote a key twice (touched bits)
   unsigned int failed = 0;           // rehash: an allocation failed
+  unsigned int next_unit = 0;        // write kernels: the next work unit a tile takes
 };
 
 // Where a write launch reports.

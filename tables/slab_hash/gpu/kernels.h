@@ -28,9 +28,14 @@ struct BatchArrays {
   uint8_t* flags = nullptr;            // get: found; erase: erased; mixed: results (may be null)
   const uint8_t* ops = nullptr;        // mixed: MixedOp codes
   const uint32_t* op_index = nullptr;  // null: every operation in order
-  uint64_t count = 0;                  // positions
-  bool keys_aligned = false;           // keys start 8-byte aligned
-  bool values_aligned = false;         // values start 8-byte aligned and value_size % 8 == 0
+  // Mixed batches in kind order (LaunchMixedOrder): op_index is
+  // MixedOrder::positions, and position i runs the i-th operation of
+  // [deletes, replaces, searches], kind_counts[0] deletes and kind_counts[1]
+  // replaces. Null: op_index as above.
+  const uint32_t* kind_counts = nullptr;
+  uint64_t count = 0;           // positions
+  bool keys_aligned = false;    // keys start 8-byte aligned
+  bool values_aligned = false;  // values start 8-byte aligned and value_size % 8 == 0
 };
 
 // ---- batch kernels (batch_kernels.cu) ----
@@ -52,6 +57,16 @@ Status LaunchErase(const DeviceView& view, const WriteSink& sink, const BatchArr
 // replaces that need a slab as LaunchPut's.
 Status LaunchMixed(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
                    bool whole_warps, cudaStream_t stream);
+
+// ---- the kind order of a mixed batch (mixed_order.cu) ----
+struct MixedOrder {
+  uint32_t* positions = nullptr;    // 3 * count: deletes, replaces, searches (each from its third)
+  uint32_t* kind_counts = nullptr;  // 2: deletes, replaces
+  gpu::CubTempStorage temp;         // MixedOrderTempBytes(count)
+};
+Status MixedOrderTempBytes(uint64_t count, size_t* bytes);
+// Partitions the operations of `batch` (op_index null) by kind into `order`.
+Status LaunchMixedOrder(const BatchArrays& batch, const MixedOrder& order, cudaStream_t stream);
 
 // ---- maintenance (maintenance_kernels.cu) ----
 // Empty base slabs (zero, next = kNullNext) for `bucket_count` buckets.
