@@ -110,6 +110,13 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
                          keys_kind == MemoryKind::kPageable &&
                          values_kind == MemoryKind::kPageable &&
                          (found == nullptr || found_kind == MemoryKind::kPageable);
+  // A small batch of pinned or registered arrays: the kernel reads the keys
+  // and writes the answers in place, over the link (no DMA copy in or out).
+  const bool in_place = chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
+                        keys_kind == MemoryKind::kPinned && values_kind == MemoryKind::kPinned &&
+                        (found == nullptr || found_kind == MemoryKind::kPinned) && Aligned8(keys) &&
+                        Aligned8(values) && UsableInPlace(keys) && UsableInPlace(values) &&
+                        UsableInPlace(found);
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(), stage_in ? chunk * key_bytes : 0,
                                     stage_out ? chunk * (value_bytes + 1) : 0, &lanes));
@@ -141,15 +148,21 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
     const cudaStream_t stream = lane.stream();
     uint8_t* arena = lane.arena();
     const uint8_t* chunk_keys = keys + begin * key_bytes;
-    if (zero_copy) {
-      CopyHost(lane.host_in(), chunk_keys, n * key_bytes);
-      uint8_t* answers = lane.host_out();
-      uint8_t* flags = found == nullptr ? nullptr : answers + n * value_bytes;
+    if (zero_copy || in_place) {
+      const uint8_t* in = chunk_keys;
+      uint8_t* answers = values;
+      uint8_t* flags = found;
+      if (zero_copy) {
+        CopyHost(lane.host_in(), chunk_keys, n * key_bytes);
+        in = lane.host_in();
+        answers = lane.host_out();
+        flags = found == nullptr ? nullptr : answers + n * value_bytes;
+      }
       if (sorted) {
-        GPKV_RETURN_IF_ERROR(LaunchGetSorted(view_, lane.host_in(), answers, flags, n,
-                                             SortScratchAt(arena, sort), stream));
+        GPKV_RETURN_IF_ERROR(
+            LaunchGetSorted(view_, in, answers, flags, n, SortScratchAt(arena, sort), stream));
       } else {
-        GPKV_RETURN_IF_ERROR(LaunchGet(view_, lane.host_in(), answers, flags, n, stream));
+        GPKV_RETURN_IF_ERROR(LaunchGet(view_, in, answers, flags, n, stream));
       }
       GPKV_RETURN_IF_ERROR(lane.RecordDone());
       held[l] = c;
@@ -237,6 +250,14 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   const bool zero_copy = chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
                          keys_staged && (!is_put || values_staged) &&
                          (erased == nullptr || erased_staged);
+  // A small batch of pinned or registered arrays: the kernels use them in
+  // place, over the link.
+  const bool in_place =
+      chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
+      keys_kind == MemoryKind::kPinned && Aligned8(keys) && UsableInPlace(keys) &&
+      (!is_put ||
+       (values_kind == MemoryKind::kPinned && Aligned8(values) && UsableInPlace(values))) &&
+      (erased == nullptr || (erased_kind == MemoryKind::kPinned && UsableInPlace(erased)));
   // Write batches of the table run one at a time. A one-chunk batch takes
   // the lock only for its kernels: its copy in and duplicate pass (which read
   // no slot) overlap the batch before it. A larger one takes it now.
@@ -296,14 +317,14 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     const uint8_t* device_keys = chunk_keys;
     if (keys_staged) {
       device_keys = inputs + keys_at;
-    } else if (keys_kind == MemoryKind::kPinned || !Aligned8(chunk_keys)) {
+    } else if ((keys_kind == MemoryKind::kPinned && !in_place) || !Aligned8(chunk_keys)) {
       GPKV_RETURN_IF_ERROR(CopyAsync(arena + keys_at, chunk_keys, n * key_bytes, stream, "keys"));
       device_keys = arena + keys_at;
     }
     const uint8_t* device_values = chunk_values;
     if (values_staged) {
       device_values = inputs + values_at;
-    } else if (values_kind == MemoryKind::kPinned) {
+    } else if (values_kind == MemoryKind::kPinned && !in_place) {
       GPKV_RETURN_IF_ERROR(
           CopyAsync(arena + values_at, chunk_values, n * value_bytes, stream, "put values"));
       device_values = arena + values_at;
@@ -341,10 +362,10 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
                                      reinterpret_cast<uint32_t*>(arena + failed_at), counters,
                                      stream));
     } else {
-      device_erased = erased == nullptr                    ? nullptr
-                      : erased_kind == MemoryKind::kDevice ? erased + begin
-                      : zero_copy                          ? lane.host_out()
-                                                           : arena + erased_at;
+      device_erased = erased == nullptr                                ? nullptr
+                      : erased_kind == MemoryKind::kDevice || in_place ? erased + begin
+                      : zero_copy                                      ? lane.host_out()
+                                                                       : arena + erased_at;
       GPKV_RETURN_IF_ERROR(
           LaunchErase(view_, device_keys, keep, op_index, device_erased, n, counters, stream));
     }
@@ -352,7 +373,7 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
       GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(lane.kernels_done(), stream),
                                 Where() + ": cudaEventRecord after a chunk's kernels");
     }
-    if (erased_kind == MemoryKind::kPinned) {
+    if (erased_kind == MemoryKind::kPinned && !in_place) {
       GPKV_RETURN_IF_ERROR(CopyAsync(erased + begin, device_erased, n, stream, "erased flags"));
     } else if (erased_staged && !zero_copy) {
       GPKV_RETURN_IF_ERROR(CopyAsync(lane.host_out(), device_erased, n, stream, "erased flags"));

@@ -97,6 +97,16 @@ MemoryKind ClassifyMemory(const void* address, size_t bytes, int device) {
              : MemoryKind::kPageable;
 }
 
+bool UsableInPlace(const void* address) {
+  if (address == nullptr) return true;
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost && attributes.devicePointer == address;
+}
+
 Result<std::unique_ptr<StagingLane>> StagingLane::Create(cudaStream_t stream) {
   std::unique_ptr<StagingLane> lane(new StagingLane());
   if (stream == nullptr) {

@@ -10,9 +10,10 @@
 // out on a third. Pinned (cudaHostAlloc) and registered (cudaHostRegister,
 // gpkv::DB::RegisterHostMemory) arrays are copied by DMA directly; pageable
 // ones through the lane's pinned staging, the host's memcpy of one chunk
-// overlapping the device's work on the others. A small batch of pageable
-// arrays (at most GpuTableOptions::host_zero_copy_ops operations) skips the
-// DMA copies: its kernels read and write the pinned staging over the link.
+// overlapping the device's work on the others. A small batch (at most
+// GpuTableOptions::host_zero_copy_ops operations) skips the DMA copies: its
+// kernels read and write over the link the pinned staging (pageable arrays)
+// or the caller's pinned or registered arrays themselves.
 //
 // Who may call: the GPU backend (workspace.cu, host_batches.cu).
 // Thread safety: a lane belongs to one workspace, used by one thread at a
@@ -40,6 +41,11 @@ enum class MemoryKind : uint8_t {
 // last byte both are (a registered range may end inside the array).
 // kPageable for null or unknown addresses.
 MemoryKind ClassifyMemory(const void* address, size_t bytes, int device);
+
+// True when kernels may use the page-locked host `address` itself (unified
+// addressing maps it at the same address on the device), so a small batch
+// of pinned or registered arrays can skip its DMA copies (null: true).
+bool UsableInPlace(const void* address);
 
 // One stream of a workspace's pipeline and the buffers of the chunk it runs.
 class StagingLane {
