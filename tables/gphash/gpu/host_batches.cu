@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/backend_impl.h"
+#include "util/copy_pool.h"
 
 namespace gpkv::gpu {
 namespace {
@@ -121,6 +123,10 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(), stage_in ? chunk * key_bytes : 0,
                                     stage_out ? chunk * (value_bytes + 1) : 0, &lanes));
 
+  // The staging copies of the batch's chunks come one kernel time apart:
+  // the copy pool's workers poll for them until the batch ends.
+  std::optional<util::CopyPool::Session> copying;
+  if ((stage_in || stage_out) && !zero_copy) copying.emplace(util::CopyPool::Shared());
   std::vector<size_t> held(chunking.lanes, kNoChunk);  // the chunk each lane runs
   // Waits for lane l's chunk and copies its staged answers out.
   auto finish = [&](size_t l) -> Status {
@@ -275,6 +281,10 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
                                     keys_staged || values_staged ? inputs_end : 0,
                                     erased_staged ? chunk : 0, &lanes));
 
+  std::optional<util::CopyPool::Session> copying;  // as in PipelinedGet
+  if ((keys_staged || values_staged || erased_staged) && !zero_copy) {
+    copying.emplace(util::CopyPool::Shared());
+  }
   std::vector<size_t> held(chunking.lanes, kNoChunk);
   auto finish = [&](size_t l) -> Status {
     const size_t c = held[l];

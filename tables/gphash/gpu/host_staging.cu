@@ -6,6 +6,7 @@
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/workspace.h"
+#include "util/copy_pool.h"
 
 namespace gpkv::gpu {
 namespace {
@@ -95,6 +96,10 @@ MemoryKind ClassifyMemory(const void* address, size_t bytes, int device) {
   return KindOf(static_cast<const uint8_t*>(address) + bytes - 1, device) == MemoryKind::kPinned
              ? MemoryKind::kPinned
              : MemoryKind::kPageable;
+}
+
+void CopyHost(void* target, const void* source, size_t bytes) {
+  util::CopyPool::Shared().Copy(target, source, bytes);
 }
 
 bool UsableInPlace(const void* address) {

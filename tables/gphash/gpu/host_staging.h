@@ -93,12 +93,9 @@ class StagingLane {
 };
 
 // memcpy between host buffers (the pinned staging and the caller's pageable
-// arrays), split over a few OpenMP threads when large: one thread copies at a
-// fifth of the link's rate. Any thread may call it.
+// arrays), split over util::CopyPool::Shared()'s threads when large: one
+// thread copies at a fifth of the link's rate. Any thread may call it.
 void CopyHost(void* target, const void* source, size_t bytes);
-// The same on exactly `threads` threads when large (the tests' way to split a
-// copy as a machine of more cores would).
-void CopyHostOnThreads(void* target, const void* source, size_t bytes, int threads);
 
 // Operations up to which a write chunk resolves its duplicates with one
 // kernel (LaunchMarkSurvivorsSmall) instead of the CUB sort.

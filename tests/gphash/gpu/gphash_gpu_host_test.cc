@@ -436,24 +436,18 @@ TEST(HostPipelineConcurrency, ConcurrentCallersAnswerRight) {
 // past the end, on any number of threads (no device needed; 8 threads and
 // 3 MiB + 7 bytes once lost the last 7 bytes).
 TEST(HostStagingCopy, CopiesEveryByteOfAnySize) {
+  // The slicing on 3 and 8 threads: tests/concurrency/copy_pool_test.cc.
   std::mt19937_64 rng(17);
-  for (int threads : {0, 1, 3, 8}) {
-    for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{4097}, (size_t{1} << 19) - 1,
-                         size_t{1} << 19, (size_t{1} << 19) + 65, (size_t{3} << 20) + 7}) {
-      SCOPED_TRACE(std::to_string(bytes) + " bytes on " + std::to_string(threads) +
-                   " threads (0: CopyHost's own count)");
-      std::vector<uint8_t> source = RandomKeys(rng, bytes / 8 + 1, 8);
-      source.resize(bytes);
-      std::vector<uint8_t> target(bytes + 64, 0xa5);
-      if (threads == 0) {
-        CopyHost(target.data(), source.data(), bytes);
-      } else {
-        CopyHostOnThreads(target.data(), source.data(), bytes, threads);
-      }
-      EXPECT_EQ(std::vector<uint8_t>(target.begin(), target.begin() + bytes), source);
-      EXPECT_EQ(std::vector<uint8_t>(target.begin() + bytes, target.end()),
-                std::vector<uint8_t>(64, 0xa5));
-    }
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{4097}, (size_t{1} << 19) - 1,
+                       size_t{1} << 19, (size_t{1} << 19) + 65, (size_t{3} << 20) + 7}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    std::vector<uint8_t> source = RandomKeys(rng, bytes / 8 + 1, 8);
+    source.resize(bytes);
+    std::vector<uint8_t> target(bytes + 64, 0xa5);
+    CopyHost(target.data(), source.data(), bytes);
+    EXPECT_EQ(std::vector<uint8_t>(target.begin(), target.begin() + bytes), source);
+    EXPECT_EQ(std::vector<uint8_t>(target.begin() + bytes, target.end()),
+              std::vector<uint8_t>(64, 0xa5));
   }
 }
 
