@@ -97,7 +97,7 @@ uint64_t LiveKeys(const TableCheck& check, const EntryShape& shape) {
   uint64_t live = 0;
   cpu::DispatchKeyWords(shape.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
-    cpu::ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView&, uint64_t) {
+    ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView&, uint64_t) {
       ++live;
       return true;
     });

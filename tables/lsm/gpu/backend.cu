@@ -67,9 +67,9 @@ __global__ void SortedFlagsKernel(const uint64_t* keys, const uint32_t* perm, ui
   for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
        j += uint64_t{gridDim.x} * blockDim.x) {
     const uint64_t* key = keys + uint64_t{perm[j]} * W;
-    last[j] = j + 1 == n || DeviceCompare<W>(key, keys + uint64_t{perm[j + 1]} * W) != 0;
+    last[j] = j + 1 == n || Compare<W>(key, keys + uint64_t{perm[j + 1]} * W) != 0;
     if (first_flags != nullptr) {
-      first_flags[perm[j]] = j == 0 || DeviceCompare<W>(keys + uint64_t{perm[j - 1]} * W, key) != 0;
+      first_flags[perm[j]] = j == 0 || Compare<W>(keys + uint64_t{perm[j - 1]} * W, key) != 0;
     }
   }
 }
@@ -113,7 +113,7 @@ struct RefLess {
     return (ref & kOlderTag) ? older + (ref & ~kOlderTag) * W : newer + ref * W;
   }
   __device__ bool operator()(uint64_t a, uint64_t b) const {
-    const int c = DeviceCompare<W>(KeyOf(a), KeyOf(b));
+    const int c = Compare<W>(KeyOf(a), KeyOf(b));
     if (c != 0) return c < 0;
     return (a & kOlderTag) < (b & kOlderTag);
   }
@@ -128,7 +128,7 @@ __global__ void MergeFlagsKernel(RefLess<W> less, const uint64_t* newer_meta,
   for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
        j += uint64_t{gridDim.x} * blockDim.x) {
     const uint64_t ref = refs[j];
-    bool k = !(j > 0 && DeviceCompare<W>(less.KeyOf(refs[j - 1]), less.KeyOf(ref)) == 0);
+    bool k = !(j > 0 && Compare<W>(less.KeyOf(refs[j - 1]), less.KeyOf(ref)) == 0);
     if (k && drop_tombstones) {
       const uint64_t meta = (ref & kOlderTag) ? older_meta[ref & ~kOlderTag] : newer_meta[ref];
       k = !IsTombstone(meta);
@@ -138,7 +138,7 @@ __global__ void MergeFlagsKernel(RefLess<W> less, const uint64_t* newer_meta,
 }
 
 template <uint32_t W>
-__global__ void MergeGatherKernel(RunArrays newer, RunArrays older, const uint64_t* refs,
+__global__ void MergeGatherKernel(RunView newer, RunView older, const uint64_t* refs,
                                   const uint32_t* keep, const uint64_t* positions, uint64_t n,
                                   uint32_t value_size, uint64_t* out_keys, uint64_t* out_meta,
                                   uint8_t* out_values) {
@@ -146,7 +146,7 @@ __global__ void MergeGatherKernel(RunArrays newer, RunArrays older, const uint64
        j += uint64_t{gridDim.x} * blockDim.x) {
     if (!keep[j]) continue;
     const uint64_t ref = refs[j];
-    const RunArrays& from = (ref & kOlderTag) ? older : newer;
+    const RunView& from = (ref & kOlderTag) ? older : newer;
     const uint64_t index = ref & ~kOlderTag;
     const uint64_t at = positions[j];
 #pragma unroll
@@ -192,16 +192,8 @@ __global__ void LiveKernel(DeviceSources sources, const uint64_t* keys, uint64_t
     uint64_t key[W];
 #pragma unroll
     for (uint32_t w = 0; w < W; ++w) key[w] = keys[u * W + w];
-    uint32_t is_live = 0;
-    for (uint32_t s = 0; s < sources.count; ++s) {
-      const RunArrays& run = sources.runs[s];
-      const uint64_t index = DeviceBound<W, false>(run, key);
-      if (index < run.count && DeviceCompare<W>(run.keys + index * W, key) == 0) {
-        is_live = !IsTombstone(run.meta[index]);
-        break;
-      }
-    }
-    live[u] = is_live;
+    const Hit hit = FindNewest<W>(sources, key);
+    live[u] = hit.source >= 0 && !IsTombstone(sources.runs[hit.source].meta[hit.index]);
   }
 }
 
@@ -214,7 +206,7 @@ __global__ void ErasedKernel(const uint8_t* first, const uint32_t* unique_of, co
 }
 
 template <uint32_t W>
-__global__ void FilterGatherKernel(RunArrays from, const uint32_t* keep, const uint64_t* positions,
+__global__ void FilterGatherKernel(RunView from, const uint32_t* keep, const uint64_t* positions,
                                    uint32_t value_size, uint64_t* out_keys, uint64_t* out_meta,
                                    uint8_t* out_values) {
   for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < from.count;
@@ -233,7 +225,7 @@ __global__ void FencesKernel(const uint64_t* keys, uint64_t fence_count, uint64_
   for (uint64_t f = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; f < fence_count;
        f += uint64_t{gridDim.x} * blockDim.x) {
 #pragma unroll
-    for (uint32_t w = 0; w < W; ++w) fences[f * W + w] = keys[f * kDeviceFenceStride * W + w];
+    for (uint32_t w = 0; w < W; ++w) fences[f * W + w] = keys[f * kFenceStride * W + w];
   }
 }
 
@@ -369,8 +361,8 @@ Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
 }
 
 Status LsmGpu::Impl::BuildFences(DeviceRun& run) {
-  if (run.fences != nullptr || run.count <= kDeviceFenceStride) return Status::OK();
-  const uint64_t count = (run.count + kDeviceFenceStride - 1) / kDeviceFenceStride;
+  if (run.fences != nullptr || run.count <= kFenceStride) return Status::OK();
+  const uint64_t count = (run.count + kFenceStride - 1) / kFenceStride;
   void* fences = nullptr;
   GPKV_CUDA_RETURN_IF_ERROR(run.pool_stream != nullptr
                                 ? cudaMallocAsync(&fences, count * shape_.key_size(), write_stream_)
@@ -570,9 +562,9 @@ Result<RunPtr> LsmGpu::Impl::Merge(const RunPtr& newer, const RunPtr& older, boo
   const uint64_t na = newer->count;
   const uint64_t nb = older != nullptr ? older->count : 0;
   const uint64_t n = na + nb;
-  const RunArrays a = ArraysOf(*newer);
-  const RunArrays b =
-      older != nullptr ? ArraysOf(*older) : RunArrays{a.keys, a.meta, a.values, 0, nullptr, 0};
+  const RunView a = ArraysOf(*newer);
+  const RunView b =
+      older != nullptr ? ArraysOf(*older) : RunView{a.keys, a.meta, a.values, 0, nullptr, 0};
   uint64_t* refs = nullptr;
   uint32_t* keep = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(n, &refs, "merge references"));

@@ -25,6 +25,7 @@
 #include "tables/lsm/gpu/backend.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
+#include "tables/lsm/search.h"
 
 namespace gpkv::lsm::gpu {
 
@@ -38,7 +39,7 @@ struct DeviceRun {
   uint32_t value_size = 8;
   uint64_t tombstones = 0;  // host-side facts of the run
   uint64_t max_seq = 0;
-  // Every kDeviceFenceStride-th key (null: none), so that a search reads a
+  // Every kFenceStride-th key (null: none), so that a search reads a
   // small array that stays in L2 and then one block of the run.
   uint64_t* fences = nullptr;
   uint64_t fence_count = 0;
@@ -74,27 +75,23 @@ struct DeviceRun {
 };
 using RunPtr = std::shared_ptr<DeviceRun>;
 
-// A run as kernels see it.
-struct RunArrays {
-  const uint64_t* keys;
-  const uint64_t* meta;
-  const uint8_t* values;
-  uint64_t count;
-  const uint64_t* fences;  // may be null
-  uint64_t fence_count;
-};
-inline RunArrays ArraysOf(const DeviceRun& run) {
-  return {run.keys(), run.meta(), run.values(), run.count, run.fences, run.fence_count};
+// A run as kernels see it: its device arrays (RunView, as the CPU backend's
+// runs; tables/lsm/search.h walks both).
+inline RunView ArraysOf(const DeviceRun& run) {
+  RunView view;
+  view.keys = run.keys();
+  view.meta = run.meta();
+  view.values = run.values();
+  view.count = run.count;
+  view.fences = run.fences;
+  view.fence_count = run.fence_count;
+  return view;
 }
-
-// Keys between two fences (the CPU backend's stride, cpu/search.h): a block
-// of 512 bytes of 8-byte keys.
-constexpr uint64_t kDeviceFenceStride = 64;
 
 // The sources of a query, newest first (the buffer, then the levels).
 constexpr uint32_t kMaxDeviceSources = kMaxLevels + 1;
 struct DeviceSources {
-  RunArrays runs[kMaxDeviceSources];
+  RunView runs[kMaxDeviceSources];
   uint32_t count = 0;
 };
 
@@ -277,47 +274,7 @@ class LsmGpu::Impl {
   std::shared_ptr<const Version> version_;
 };
 
-// Device helpers shared by the .cu files.
-template <uint32_t W>
-__device__ __forceinline__ int DeviceCompare(const uint64_t* a, const uint64_t* b) {
-#pragma unroll
-  for (int i = W - 1; i >= 0; --i) {
-    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
-  }
-  return 0;
-}
-
-// First index in [low, low + count) of keys whose key is >= key (> key with
-// kUpper); low + count when none.
-template <uint32_t W, bool kUpper>
-__device__ __forceinline__ uint64_t DeviceBoundIn(const uint64_t* keys, uint64_t low,
-                                                  uint64_t count, const uint64_t* key) {
-  while (count > 0) {
-    const uint64_t half = count / 2;
-    const int c = DeviceCompare<W>(keys + (low + half) * W, key);
-    if (kUpper ? c <= 0 : c < 0) {
-      low += half + 1;
-      count -= half + 1;
-    } else {
-      count = half;
-    }
-  }
-  return low;
-}
-
-// First index in [0, run.count) whose key is >= key (> key with kUpper):
-// among the fences first when the run has them (as cpu/search.h Bound).
-template <uint32_t W, bool kUpper>
-__device__ __forceinline__ uint64_t DeviceBound(const RunArrays& run, const uint64_t* key) {
-  if (run.fences == nullptr) return DeviceBoundIn<W, kUpper>(run.keys, 0, run.count, key);
-  // f fences are before the answer: it lies after key (f - 1) * stride and
-  // at or before key f * stride (the end of the run when f is the last).
-  const uint64_t f = DeviceBoundIn<W, kUpper>(run.fences, 0, run.fence_count, key);
-  const uint64_t begin = f == 0 ? 0 : (f - 1) * kDeviceFenceStride + 1;
-  const uint64_t end = f < run.fence_count ? f * kDeviceFenceStride : run.count;
-  return DeviceBoundIn<W, kUpper>(run.keys, begin, end - begin, key);
-}
-
+// Device helpers shared by the .cu files (the searches: tables/lsm/search.h).
 __device__ __forceinline__ void DeviceCopyValue(uint8_t* to, const uint8_t* from, uint32_t size) {
   if ((size & 7) == 0 &&
       ((reinterpret_cast<uintptr_t>(to) | reinterpret_cast<uintptr_t>(from)) & 7) == 0) {

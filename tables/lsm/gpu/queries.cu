@@ -18,88 +18,6 @@ __device__ __forceinline__ void LoadKey(const uint64_t* keys, uint64_t i, uint64
   for (uint32_t w = 0; w < W; ++w) key[w] = keys[i * W + w];
 }
 
-// The newest entry of key: its source (-1: none) and index.
-template <uint32_t W>
-__device__ __forceinline__ int FindNewest(const DeviceSources& sources, const uint64_t* key,
-                                          uint64_t* index) {
-  for (uint32_t s = 0; s < sources.count; ++s) {
-    const RunArrays& run = sources.runs[s];
-    const uint64_t at = DeviceBound<W, false>(run, key);
-    if (at < run.count && DeviceCompare<W>(run.keys + at * W, key) == 0) {
-      *index = at;
-      return static_cast<int>(s);
-    }
-  }
-  return -1;
-}
-
-// Visits the live entries with keys >= start (and <= *end when end is not
-// null) in ascending order, a k-way walk over the sources (the newest entry
-// of a key wins): visit(source, index) returns false to stop.
-template <uint32_t W, typename Visit>
-__device__ __forceinline__ void ForwardLive(const DeviceSources& sources, const uint64_t* start,
-                                            const uint64_t* end, Visit&& visit) {
-  uint64_t position[kMaxDeviceSources];
-  for (uint32_t s = 0; s < sources.count; ++s) {
-    position[s] = DeviceBound<W, false>(sources.runs[s], start);
-  }
-  for (;;) {
-    int best = -1;
-    const uint64_t* best_key = nullptr;
-    for (uint32_t s = 0; s < sources.count; ++s) {
-      if (position[s] >= sources.runs[s].count) continue;
-      const uint64_t* key = sources.runs[s].keys + position[s] * W;
-      if (best < 0 || DeviceCompare<W>(key, best_key) < 0) {
-        best = static_cast<int>(s);
-        best_key = key;
-      }
-    }
-    if (best < 0) return;
-    if (end != nullptr && DeviceCompare<W>(best_key, end) > 0) return;
-    const uint64_t index = position[best];
-    for (uint32_t s = best + 1; s < sources.count; ++s) {
-      if (position[s] < sources.runs[s].count &&
-          DeviceCompare<W>(sources.runs[s].keys + position[s] * W, best_key) == 0) {
-        ++position[s];
-      }
-    }
-    ++position[best];
-    if (!IsTombstone(sources.runs[best].meta[index]) && !visit(best, index)) return;
-  }
-}
-
-// Visits the live entries with keys <= start in descending order.
-template <uint32_t W, typename Visit>
-__device__ __forceinline__ void BackwardLive(const DeviceSources& sources, const uint64_t* start,
-                                             Visit&& visit) {
-  uint64_t position[kMaxDeviceSources];  // one past the next entry to visit
-  for (uint32_t s = 0; s < sources.count; ++s) {
-    position[s] = DeviceBound<W, true>(sources.runs[s], start);
-  }
-  for (;;) {
-    int best = -1;
-    const uint64_t* best_key = nullptr;
-    for (uint32_t s = 0; s < sources.count; ++s) {
-      if (position[s] == 0) continue;
-      const uint64_t* key = sources.runs[s].keys + (position[s] - 1) * W;
-      if (best < 0 || DeviceCompare<W>(key, best_key) > 0) {
-        best = static_cast<int>(s);
-        best_key = key;
-      }
-    }
-    if (best < 0) return;
-    const uint64_t index = position[best] - 1;
-    for (uint32_t s = best + 1; s < sources.count; ++s) {
-      if (position[s] > 0 &&
-          DeviceCompare<W>(sources.runs[s].keys + (position[s] - 1) * W, best_key) == 0) {
-        --position[s];
-      }
-    }
-    --position[best];
-    if (!IsTombstone(sources.runs[best].meta[index]) && !visit(best, index)) return;
-  }
-}
-
 #define GRID_STRIDE(i, n)                                                     \
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < (n); \
        i += uint64_t{gridDim.x} * blockDim.x)
@@ -110,12 +28,11 @@ __global__ void GetKernel(DeviceSources sources, const uint64_t* keys, uint64_t 
   GRID_STRIDE(i, n) {
     uint64_t key[W];
     LoadKey<W>(keys, i, key);
-    uint64_t index = 0;
-    const int s = FindNewest<W>(sources, key, &index);
-    const bool live = s >= 0 && !IsTombstone(sources.runs[s].meta[index]);
+    const Hit hit = FindNewest<W>(sources, key);
+    const bool live = hit.source >= 0 && !IsTombstone(sources.runs[hit.source].meta[hit.index]);
     uint8_t* value = values + i * value_size;
     if (live) {
-      DeviceCopyValue(value, sources.runs[s].values + index * value_size, value_size);
+      DeviceCopyValue(value, sources.runs[hit.source].values + hit.index * value_size, value_size);
     } else {
       for (uint32_t b = 0; b < value_size; ++b) value[b] = 0;
     }
@@ -131,7 +48,7 @@ __global__ void CountKernel(DeviceSources sources, const uint64_t* lo, const uin
     LoadKey<W>(lo, i, low);
     LoadKey<W>(hi, i, high);
     uint64_t count = 0;
-    ForwardLive<W>(sources, low, high, [&](int, uint64_t) {
+    ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
       ++count;
       return true;
     });
@@ -148,8 +65,7 @@ __global__ void RangeFillKernel(DeviceSources sources, const uint64_t* lo, const
     LoadKey<W>(lo, i, low);
     LoadKey<W>(hi, i, high);
     uint64_t at = offsets[i];
-    ForwardLive<W>(sources, low, high, [&](int s, uint64_t index) {
-      const RunArrays& run = sources.runs[s];
+    ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
 #pragma unroll
       for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = run.keys[index * W + w];
       DeviceCopyValue(out_values + at * value_size, run.values + index * value_size, value_size);
@@ -167,8 +83,7 @@ __global__ void NeighborKernel(DeviceSources sources, bool successor, const uint
     uint64_t key[W];
     LoadKey<W>(keys, i, key);
     bool hit = false;
-    auto take = [&](int s, uint64_t index) {
-      const RunArrays& run = sources.runs[s];
+    auto take = [&](const RunView& run, uint64_t index) {
 #pragma unroll
       for (uint32_t w = 0; w < W; ++w) out_keys[i * W + w] = run.keys[index * W + w];
       DeviceCopyValue(values + i * value_size, run.values + index * value_size, value_size);
@@ -195,16 +110,15 @@ template <uint32_t W>
 __global__ void LiveCountKernel(DeviceSources sources, uint32_t source, unsigned long long* live) {
   using Reduce = cub::BlockReduce<unsigned long long, kBlock>;
   __shared__ typename Reduce::TempStorage storage;
-  const RunArrays& run = sources.runs[source];
+  const RunView& run = sources.runs[source];
   unsigned long long count = 0;
   GRID_STRIDE(j, run.count) {
     if (IsTombstone(run.meta[j])) continue;
     const uint64_t* key = run.keys + j * W;
     bool newer = false;
     for (uint32_t s = 0; s < source && !newer; ++s) {
-      const uint64_t at = DeviceBound<W, false>(sources.runs[s], key);
-      newer =
-          at < sources.runs[s].count && DeviceCompare<W>(sources.runs[s].keys + at * W, key) == 0;
+      const uint64_t at = LowerBound<W>(sources.runs[s], key);
+      newer = at < sources.runs[s].count && Compare<W>(sources.runs[s].keys + at * W, key) == 0;
     }
     count += newer ? 0 : 1;
   }
@@ -520,7 +434,7 @@ Status LsmGpu::Impl::Scan(const Table::ScanVisitor& visit) {
   std::vector<HostRun> host(call.sources.count);
   cpu::Sources sources;
   for (uint32_t s = 0; s < call.sources.count; ++s) {
-    const RunArrays& run = call.sources.runs[s];
+    const RunView& run = call.sources.runs[s];
     host[s].keys.resize(run.count * shape_.key_words);
     host[s].meta.resize(run.count);
     host[s].values.resize(run.count * shape_.value_size);
@@ -543,7 +457,7 @@ Status LsmGpu::Impl::Scan(const Table::ScanVisitor& visit) {
   const uint32_t value_size = shape_.value_size;
   cpu::DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
-    cpu::ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView& run, uint64_t index) {
+    ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView& run, uint64_t index) {
       return visit(reinterpret_cast<const uint8_t*>(run.keys + index * W),
                    run.values + index * value_size);
     });
