@@ -11,6 +11,7 @@
 
 #include "gpu/cub_temp_storage.h"
 #include "gpu/device_memory.h"
+#include "gpu/staged_copy.h"
 #include "pm/extent_allocator.h"
 #include "tables/lsm/cpu/merge.h"
 #include "tables/lsm/cpu/write_buffer.h"
@@ -330,13 +331,33 @@ Status LsmGpu::Impl::StageIn(Scratch& scratch, const uint8_t* data, size_t bytes
   }
   uint8_t* staged = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &staged, what));
-  if (bytes != 0) {
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(staged, data, bytes, cudaMemcpyDefault, scratch.stream()),
-        Where() + ": copy " + what + " to the device");
-  }
+  if (bytes != 0) GPKV_RETURN_IF_ERROR(CopyIn(staged, data, bytes, scratch.stream(), what));
   *device_out = staged;
   return Status::OK();
+}
+
+Status LsmGpu::Impl::CopyIn(void* device, const void* host, size_t bytes, cudaStream_t stream,
+                            const char* what) {
+  if (bytes == 0) return Status::OK();
+  if (IsDeviceMemory(host, device_) || gpkv::gpu::IsPinnedHost(host)) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device, host, bytes, cudaMemcpyDefault, stream),
+                              Where() + ": copy " + what + " to the device");
+    return Status::OK();
+  }
+  const Status copied = gpkv::gpu::StagedCopyToDevice(device, host, bytes, stream, what);
+  return copied.ok() ? copied : Status(copied.code(), Where() + ": " + copied.message());
+}
+
+Status LsmGpu::Impl::CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream,
+                             const char* what) {
+  if (bytes == 0) return Status::OK();
+  if (IsDeviceMemory(host, device_) || gpkv::gpu::IsPinnedHost(host)) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDefault, stream),
+                              Where() + ": copy " + what + " results");
+    return Status::OK();
+  }
+  const Status copied = gpkv::gpu::StagedCopyToHost(host, device, bytes, stream, what);
+  return copied.ok() ? copied : Status(copied.code(), Where() + ": " + copied.message());
 }
 
 Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {

@@ -183,9 +183,8 @@ class QueryCall {
     GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": " + what));
     for (const Output& out : outputs) {
       if (!out.copy_back || out.bytes == 0) continue;
-      GPKV_CUDA_RETURN_IF_ERROR(
-          cudaMemcpyAsync(out.caller, out.device, out.bytes, cudaMemcpyDefault, scratch.stream()),
-          impl.Where() + ": copy " + what + " results");
+      GPKV_RETURN_IF_ERROR(
+          impl.CopyOut(out.caller, out.device, out.bytes, scratch.stream(), what.c_str()));
     }
     GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(scratch.stream()), impl.Where() + ": " + what);
     return Status::OK();
@@ -262,9 +261,7 @@ Status RangeOffsets(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, con
   GPKV_RETURN_IF_ERROR(
       gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
   if (host_offsets != nullptr) {
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(host_offsets, out, (n + 1) * 8, cudaMemcpyDeviceToHost, stream),
-        impl.Where() + ": copy range offsets");
+    GPKV_RETURN_IF_ERROR(impl.CopyOut(host_offsets, out, (n + 1) * 8, stream, "range offsets"));
   } else {
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, out + n, 8, cudaMemcpyDeviceToHost, stream),
                               impl.Where() + ": copy the range total");
@@ -317,13 +314,10 @@ Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeRes
   results->keys.resize(total * shape_.key_size());
   results->values.resize(total * shape_.value_size);
   if (total != 0) {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(results->keys.data(), out_keys, results->keys.size(),
-                                              cudaMemcpyDeviceToHost, stream),
-                              Where() + ": copy range keys");
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(results->values.data(), out_values, results->values.size(),
-                        cudaMemcpyDeviceToHost, stream),
-        Where() + ": copy range values");
+    GPKV_RETURN_IF_ERROR(
+        CopyOut(results->keys.data(), out_keys, results->keys.size(), stream, "range keys"));
+    GPKV_RETURN_IF_ERROR(CopyOut(results->values.data(), out_values, results->values.size(), stream,
+                                 "range values"));
   }
   return call.Finish("range");
 }
