@@ -9,6 +9,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/staged_copy.h"
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/gpu/backend_impl.h"
 
@@ -32,6 +33,24 @@ Status Copy(void* target, const void* source, size_t bytes, cudaStream_t stream,
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDefault, stream),
                             std::string("slab hash: cudaMemcpyAsync of ") + what);
   return Status::OK();
+}
+
+// Copies `bytes` of a caller's host array into device scratch (CopyIn) or
+// out of it (CopyOut), in stream order: pinned and registered arrays by one
+// DMA; pageable ones through the thread's pinned chunks
+// (gpu/staged_copy.h), which the driver's own staging of a pageable
+// cudaMemcpyAsync (one thread, 6-10 GB/s) would bound. CopyIn returns once
+// `host` may be reused, CopyOut once every byte is in it.
+Status CopyIn(void* device, const void* host, size_t bytes, cudaStream_t stream, const char* what) {
+  if (bytes == 0 || gpu::IsPinnedHost(host)) return Copy(device, host, bytes, stream, what);
+  const Status copied = gpu::StagedCopyToDevice(device, host, bytes, stream, what);
+  return copied.ok() ? copied : Status(copied.code(), "slab hash: " + copied.message());
+}
+Status CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream,
+               const char* what) {
+  if (bytes == 0 || gpu::IsPinnedHost(host)) return Copy(host, device, bytes, stream, what);
+  const Status copied = gpu::StagedCopyToHost(host, device, bytes, stream, what);
+  return copied.ok() ? copied : Status(copied.code(), "slab hash: " + copied.message());
 }
 
 bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::kOutOfDeviceMemory; }
@@ -319,10 +338,10 @@ Status SlabHashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uin
   batch.keys_aligned = Aligned8(batch.keys);
   batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
   if (stage_keys)
-    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
   if (stage_values) {
     GPKV_RETURN_IF_ERROR(
-        Copy(arena + values_at, values, count * value_size, ws.stream(), "values"));
+        CopyIn(arena + values_at, values, count * value_size, ws.stream(), "values"));
   }
   WriteSink sink;
   sink.counters = ws.device_counters();
@@ -394,7 +413,7 @@ Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t
   batch.count = count;
   batch.keys_aligned = Aligned8(batch.keys);
   if (stage_keys)
-    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
   WriteSink sink;
   sink.counters = ws.device_counters();
   sink.retired =
@@ -415,7 +434,7 @@ Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t
     GPKV_RETURN_IF_ERROR(LaunchResolveErased(View(tag_), batch, *scratch, resolved, ws.stream()));
   }
   if (stage_erased)
-    GPKV_RETURN_IF_ERROR(Copy(erased, batch.flags, count, ws.stream(), "erased flags"));
+    GPKV_RETURN_IF_ERROR(CopyOut(erased, batch.flags, count, ws.stream(), "erased flags"));
   return ws.Wait("an erase batch");
 }
 
@@ -469,12 +488,13 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
   batch.count = count;
   batch.keys_aligned = Aligned8(batch.keys);
   batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
-  if (stage_ops) GPKV_RETURN_IF_ERROR(Copy(arena + ops_at, ops, count, ws.stream(), "operations"));
+  if (stage_ops)
+    GPKV_RETURN_IF_ERROR(CopyIn(arena + ops_at, ops, count, ws.stream(), "operations"));
   if (stage_keys)
-    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
   if (stage_values) {
     GPKV_RETURN_IF_ERROR(
-        Copy(arena + values_at, values, count * value_size, ws.stream(), "values"));
+        CopyIn(arena + values_at, values, count * value_size, ws.stream(), "values"));
   }
   WriteSink sink;
   sink.counters = ws.device_counters();
@@ -499,10 +519,10 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
   dead_slots_ += totals.erased;
   GPKV_RETURN_IF_ERROR(status);
   if (stage_values) {
-    GPKV_RETURN_IF_ERROR(Copy(values, batch.values, count * value_size, ws.stream(), "values"));
+    GPKV_RETURN_IF_ERROR(CopyOut(values, batch.values, count * value_size, ws.stream(), "values"));
   }
   if (stage_results)
-    GPKV_RETURN_IF_ERROR(Copy(results, batch.flags, count, ws.stream(), "results"));
+    GPKV_RETURN_IF_ERROR(CopyOut(results, batch.flags, count, ws.stream(), "results"));
   return ws.Wait("a mixed batch");
 }
 
@@ -550,13 +570,13 @@ Status SlabHashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* 
   batch.keys_aligned = Aligned8(batch.keys);
   batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
   if (stage_keys)
-    GPKV_RETURN_IF_ERROR(Copy(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
   GPKV_RETURN_IF_ERROR(LaunchGet(View(0), batch, ws.stream()));
   if (stage_values) {
-    GPKV_RETURN_IF_ERROR(Copy(values, batch.values, count * value_size, ws.stream(), "values"));
+    GPKV_RETURN_IF_ERROR(CopyOut(values, batch.values, count * value_size, ws.stream(), "values"));
   }
   if (stage_found)
-    GPKV_RETURN_IF_ERROR(Copy(found, batch.flags, count, ws.stream(), "found flags"));
+    GPKV_RETURN_IF_ERROR(CopyOut(found, batch.flags, count, ws.stream(), "found flags"));
   return Status::OK();
 }
 
