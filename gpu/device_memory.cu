@@ -102,6 +102,18 @@ Status CopyDeviceToHost(void* host, const void* device, size_t bytes) {
   return Status::OK();
 }
 
+uint32_t MultiprocessorCount() {
+  int device = 0, multiprocessors = 0;
+  cudaGetDevice(&device);
+  if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess ||
+      multiprocessors < 1) {
+    cudaGetLastError();
+    return 132;
+  }
+  return static_cast<uint32_t>(multiprocessors);
+}
+
 Status DeviceBytes::CopyToHost(void* host, size_t size, size_t offset) const {
   if (offset > size_ || size > size_ - offset) {
     return Status::InvalidArgument("DeviceBytes::CopyToHost: range outside the buffer");

@@ -4,7 +4,8 @@
 // from the host.
 //
 // Who may call: engine/ (DeviceUsable, to choose Backend::kAuto), tests and
-// benchmarks. The backend itself uses the CUDA runtime directly.
+// benchmarks; the backends' launchers (MultiprocessorCount). The backends
+// otherwise use the CUDA runtime directly.
 //
 // Thread safety: DeviceUsable may be called from any thread. A DeviceBytes is
 // a value owned by one thread at a time.
@@ -29,6 +30,10 @@ Status DeviceUsable(int device = 0);
 // A human-readable line naming device `device` ("NVIDIA H100 80GB HBM3, cc
 // 9.0, 132 SMs, 79.1 GiB"), or the reason there is none.
 std::string DeviceDescription(int device = 0);
+
+// Multiprocessors of the calling thread's current device (132, an H100's,
+// when it cannot be asked): the launchers size their grids by it.
+uint32_t MultiprocessorCount();
 
 // Copies `bytes` from device memory at `device` (not owned by a DeviceBytes:
 // a table's results, say) to `host`, and waits for the copy.

@@ -24,15 +24,15 @@ class Chunks {
       if (done_[i] != nullptr) cudaEventDestroy(done_[i]);
     }
   }
-  Status Ready(const char* what) {
+  Status Ready(const std::string& what) {
     for (int i = 0; i < 2; ++i) {
       if (buffer_[i] == nullptr) {
         GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&buffer_[i], kChunkBytes),
-                                  std::string("cudaMallocHost of a staging chunk for ") + what);
+                                  what + ": cudaMallocHost of a staging chunk");
       }
       if (done_[i] == nullptr) {
         GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&done_[i], cudaEventDisableTiming),
-                                  std::string("cudaEventCreate for a staging chunk for ") + what);
+                                  what + ": cudaEventCreate for a staging chunk");
       }
     }
     return Status::OK();
@@ -52,20 +52,26 @@ Chunks& ThreadChunks() {
   return chunks;
 }
 
-}  // namespace
-
-bool IsPinnedHost(const void* address) {
+// Memory CUDA does not know: pageable host memory, the only kind staged.
+bool IsPageable(const void* address) {
   cudaPointerAttributes attributes;
   if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
     cudaGetLastError();
-    return false;
+    return true;
   }
-  return attributes.type == cudaMemoryTypeHost;
+  return attributes.type == cudaMemoryTypeUnregistered;
 }
 
-Status StagedCopyToDevice(void* device, const void* host, size_t bytes, CUstream_st* stream,
-                          const char* what) {
+}  // namespace
+
+Status CopyToDevice(void* device, const void* host, size_t bytes, CUstream_st* stream,
+                    const std::string& what) {
   if (bytes == 0) return Status::OK();
+  if (!IsPageable(host)) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device, host, bytes, cudaMemcpyDefault, stream),
+                              what + ": cudaMemcpyAsync to the device");
+    return Status::OK();
+  }
   Chunks& chunks = ThreadChunks();
   GPKV_RETURN_IF_ERROR(chunks.Ready(what));
   util::CopyPool::Session copying(util::CopyPool::Shared());
@@ -76,22 +82,27 @@ Status StagedCopyToDevice(void* device, const void* host, size_t bytes, CUstream
     const size_t n = std::min(kChunkBytes, bytes - done);
     if (chunks.used(i)) {  // its previous DMA must have read it
       GPKV_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(chunks.done(i)),
-                                std::string("staging ") + what + " to the device");
+                                what + ": staging to the device");
     }
     util::CopyPool::Shared().Copy(chunks.buffer(i), from + done, n);
     GPKV_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(to + done, chunks.buffer(i), n, cudaMemcpyHostToDevice, stream),
-        std::string("cudaMemcpyAsync of ") + what + " to the device");
+        what + ": cudaMemcpyAsync to the device");
     GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(chunks.done(i), stream),
-                              std::string("staging ") + what + " to the device");
+                              what + ": staging to the device");
     chunks.used(i) = true;
   }
   return Status::OK();
 }
 
-Status StagedCopyToHost(void* host, const void* device, size_t bytes, CUstream_st* stream,
-                        const char* what) {
+Status CopyToHost(void* host, const void* device, size_t bytes, CUstream_st* stream,
+                  const std::string& what) {
   if (bytes == 0) return Status::OK();
+  if (!IsPageable(host)) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDefault, stream),
+                              what + ": cudaMemcpyAsync from the device");
+    return Status::OK();
+  }
   Chunks& chunks = ThreadChunks();
   GPKV_RETURN_IF_ERROR(chunks.Ready(what));
   util::CopyPool::Session copying(util::CopyPool::Shared());
@@ -104,13 +115,13 @@ Status StagedCopyToHost(void* host, const void* device, size_t bytes, CUstream_s
     const size_t n = std::min(kChunkBytes, bytes - c * kChunkBytes);
     if (chunks.used(i)) {  // a DMA of an earlier call, maybe on another stream, may read it
       GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, chunks.done(i), 0),
-                                std::string("staging ") + what + " to the host");
+                                what + ": staging to the host");
     }
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(chunks.buffer(i), from + c * kChunkBytes, n,
                                               cudaMemcpyDeviceToHost, stream),
-                              std::string("cudaMemcpyAsync of ") + what + " to the host");
+                              what + ": cudaMemcpyAsync to the host");
     GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(chunks.done(i), stream),
-                              std::string("staging ") + what + " to the host");
+                              what + ": staging to the host");
     chunks.used(i) = true;
     return Status::OK();
   };
@@ -118,8 +129,7 @@ Status StagedCopyToHost(void* host, const void* device, size_t bytes, CUstream_s
   for (size_t c = 0; c < count; ++c) {
     const int i = static_cast<int>(c % 2);
     if (c + 1 < count) GPKV_RETURN_IF_ERROR(enqueue(c + 1));
-    GPKV_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(chunks.done(i)),
-                              std::string("staging ") + what + " to the host");
+    GPKV_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(chunks.done(i)), what + ": staging to the host");
     const size_t n = std::min(kChunkBytes, bytes - c * kChunkBytes);
     util::CopyPool::Shared().Copy(to + c * kChunkBytes, chunks.buffer(i), n);
   }

@@ -1,7 +1,9 @@
-// Copies between device memory and pageable host memory at the link's rate:
-// through two pinned chunks of the calling thread, the host's part spread
-// over util::CopyPool's threads and overlapped with the DMA of the chunk
-// before or after it.
+// Copies between device memory and a caller's array in any memory, at the
+// link's rate also for pageable host memory: that goes through two pinned
+// chunks of the calling thread, the host's part spread over
+// util::CopyPool's threads and overlapped with the DMA of the chunk before
+// or after it. Memory CUDA knows (device, managed, pinned or registered
+// host memory, on any device) takes one cudaMemcpyAsync.
 //
 // Why: cudaMemcpyAsync from or to pageable memory is staged by the driver
 // on one thread, at 6-10 GB/s where the link moves 50: an ordered table's
@@ -9,14 +11,12 @@
 // its Range results (134 MB of pairs for 2^20 ranges) at 10-14 M ranges/s
 // (docs/bench/lsm.md run C).
 //
-// Pinned or registered host memory does not need this (the DMA reads it
-// in place): callers pass it to cudaMemcpyAsync as before.
-//
 // Who may call: the GPU backends, and tests (no CUDA headers here).
 // Thread safety: any thread; the pinned chunks are the calling thread's.
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "gpkv/status.h"
 
@@ -24,21 +24,19 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*
 
 namespace gpkv::gpu {
 
-// True for page-locked host memory (cudaMallocHost, cudaHostRegister): the
-// DMA reads and writes it in place, no staging needed.
-bool IsPinnedHost(const void* address);
+// Copies `bytes` from `source` to device memory at `device`, after the work
+// enqueued on `stream`. A pageable source may be reused when this returns
+// (every byte is in pinned memory or on the device; the last chunk's DMA
+// may still run on `stream`); any other copy is only enqueued on `stream`.
+// `what` names the data in errors.
+Status CopyToDevice(void* device, const void* source, size_t bytes, CUstream_st* stream,
+                    const std::string& what);
 
-// Copies `bytes` from host memory at `host` to device memory at `device`,
-// after the work enqueued on `stream`, and returns when `host` may be
-// reused: every byte is in pinned memory or on the device (the last chunk's
-// DMA may still run on `stream`). `what` names the data in errors.
-Status StagedCopyToDevice(void* device, const void* host, size_t bytes, CUstream_st* stream,
-                          const char* what);
-
-// Copies `bytes` from device memory at `device` to host memory at `host`,
-// after the work enqueued on `stream` (its kernels that write `device`),
-// and returns when every byte is in `host`.
-Status StagedCopyToHost(void* host, const void* device, size_t bytes, CUstream_st* stream,
-                        const char* what);
+// Copies `bytes` from device memory at `device` to `target`, after the work
+// enqueued on `stream` (its kernels that write `device`). A pageable target
+// holds every byte when this returns; any other copy is only enqueued on
+// `stream`.
+Status CopyToHost(void* target, const void* device, size_t bytes, CUstream_st* stream,
+                  const std::string& what);
 
 }  // namespace gpkv::gpu

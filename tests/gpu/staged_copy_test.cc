@@ -1,4 +1,4 @@
-// gpu::StagedCopyToDevice / StagedCopyToHost: pageable host memory to the
+// gpu::CopyToDevice / CopyToHost: pageable host memory to the
 // device and back through the thread's two pinned chunks, for sizes around
 // the chunk size, on the default stream and on a stream of its own, and
 // with two threads at once (each has its own chunks).
@@ -37,12 +37,12 @@ void RoundTrip(std::mt19937_64& rng, size_t bytes, CUstream_st* stream) {
   const std::vector<uint8_t> source = RandomBytes(rng, bytes);
   auto device = DeviceBytes::Allocate(bytes + 1);
   ASSERT_TRUE(device.ok()) << device.status().ToString();
-  ASSERT_TRUE(StagedCopyToDevice(device->data(), source.data(), bytes, stream, "test").ok());
+  ASSERT_TRUE(CopyToDevice(device->data(), source.data(), bytes, stream, "test").ok());
   std::vector<uint8_t> back(bytes + 64, 0xa5);
-  ASSERT_TRUE(StagedCopyToHost(back.data(), device->data(), bytes, stream, "test").ok());
+  ASSERT_TRUE(CopyToHost(back.data(), device->data(), bytes, stream, "test").ok());
   EXPECT_EQ(std::vector<uint8_t>(back.begin(), back.begin() + bytes), source);
   EXPECT_EQ(std::vector<uint8_t>(back.begin() + bytes, back.end()), std::vector<uint8_t>(64, 0xa5));
-  // StagedCopyToHost waited for every copy before it on `stream`.
+  // CopyToHost waited for every copy before it on `stream`.
   std::vector<uint8_t> direct(bytes);
   ASSERT_TRUE(device->CopyToHost(direct.data(), bytes).ok());
   EXPECT_EQ(direct, source);
@@ -65,6 +65,26 @@ TEST(StagedCopy, RoundTripsOnAStreamOfItsOwn) {
   ASSERT_TRUE(stream.ok());
   std::mt19937_64 rng(4);
   for (size_t bytes : {size_t{100}, 3 * kChunk + 5}) RoundTrip(rng, bytes, stream->get());
+}
+
+// A "host" side that is device memory (an unaligned batch array, say) is
+// copied by the device, not read by the host.
+TEST(StagedCopy, DeviceMemoryOnTheOtherSideIsCopiedByDma) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937_64 rng(5);
+  const size_t bytes = 2 * kChunk + 3;
+  const std::vector<uint8_t> source = RandomBytes(rng, bytes);
+  auto first = DeviceBytes::Allocate(bytes);
+  auto second = DeviceBytes::Allocate(bytes);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE(first->CopyFromHost(source.data(), bytes).ok());
+  ASSERT_TRUE(CopyToDevice(second->data(), first->data(), bytes, nullptr, "test").ok());
+  auto third = DeviceBytes::Allocate(bytes);
+  ASSERT_TRUE(third.ok());
+  ASSERT_TRUE(CopyToHost(third->data(), second->data(), bytes, nullptr, "test").ok());
+  std::vector<uint8_t> back(bytes);
+  ASSERT_TRUE(third->CopyToHost(back.data(), bytes).ok());  // waits for the device
+  EXPECT_EQ(back, source);
 }
 
 TEST(StagedCopy, ThreadsUseTheirOwnChunks) {

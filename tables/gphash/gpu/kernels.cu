@@ -6,6 +6,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "gpu/device_memory.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/kernels.h"
 #include "tables/gphash/gpu/thread.cuh"
@@ -300,24 +301,12 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->erased, erased_count);
 }
 
-// Multiprocessors of the current device (132, an H100's, if it cannot be
-// asked).
-uint64_t MultiprocessorCount() {
-  int device = 0, multiprocessors = 0;
-  cudaGetDevice(&device);
-  if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
-      cudaSuccess) {
-    return 132;
-  }
-  return static_cast<uint64_t>(multiprocessors);
-}
-
 // Operations per warp for a batch of `count`: 32 (one per lane) when the
 // batch fills the GPU with warps, fewer for small batches, down to one op per
 // warp — a warp runs its operations one after another, so a small batch
 // finishes sooner spread over more warps.
 uint32_t OpsPerWarp(uint64_t count) {
-  const uint64_t multiprocessors = MultiprocessorCount();
+  const uint64_t multiprocessors = gpu::MultiprocessorCount();
   const uint64_t full_warps = uint64_t{64} * multiprocessors;
   uint64_t per_warp = (count + full_warps - 1) / full_warps;
   return static_cast<uint32_t>(per_warp < 1 ? 1 : per_warp > 32 ? 32 : per_warp);
@@ -327,7 +316,7 @@ uint32_t OpsPerWarp(uint64_t count) {
 // when the batch fills every multiprocessor with four such blocks, else
 // fewer (a multiple of 32, at least one warp).
 uint32_t IndexGetBlockThreads(uint64_t count) {
-  const uint64_t multiprocessors = MultiprocessorCount();
+  const uint64_t multiprocessors = gpu::MultiprocessorCount();
   const uint64_t per_block = count / (uint64_t{4} * multiprocessors);
   const uint64_t warps = std::max<uint64_t>(1, per_block / warp::kWarpSize);
   return static_cast<uint32_t>(std::min<uint64_t>(kBlockThreads, warps * warp::kWarpSize));

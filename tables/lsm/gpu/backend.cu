@@ -331,33 +331,19 @@ Status LsmGpu::Impl::StageIn(Scratch& scratch, const uint8_t* data, size_t bytes
   }
   uint8_t* staged = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &staged, what));
-  if (bytes != 0) GPKV_RETURN_IF_ERROR(CopyIn(staged, data, bytes, scratch.stream(), what));
+  GPKV_RETURN_IF_ERROR(CopyIn(staged, data, bytes, scratch.stream(), what));
   *device_out = staged;
   return Status::OK();
 }
 
 Status LsmGpu::Impl::CopyIn(void* device, const void* host, size_t bytes, cudaStream_t stream,
                             const char* what) {
-  if (bytes == 0) return Status::OK();
-  if (IsDeviceMemory(host, device_) || gpkv::gpu::IsPinnedHost(host)) {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device, host, bytes, cudaMemcpyDefault, stream),
-                              Where() + ": copy " + what + " to the device");
-    return Status::OK();
-  }
-  const Status copied = gpkv::gpu::StagedCopyToDevice(device, host, bytes, stream, what);
-  return copied.ok() ? copied : Status(copied.code(), Where() + ": " + copied.message());
+  return gpkv::gpu::CopyToDevice(device, host, bytes, stream, Where() + ": copy " + what);
 }
 
 Status LsmGpu::Impl::CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream,
                              const char* what) {
-  if (bytes == 0) return Status::OK();
-  if (IsDeviceMemory(host, device_) || gpkv::gpu::IsPinnedHost(host)) {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDefault, stream),
-                              Where() + ": copy " + what + " results");
-    return Status::OK();
-  }
-  const Status copied = gpkv::gpu::StagedCopyToHost(host, device, bytes, stream, what);
-  return copied.ok() ? copied : Status(copied.code(), Where() + ": " + copied.message());
+  return gpkv::gpu::CopyToHost(host, device, bytes, stream, Where() + ": copy " + what);
 }
 
 Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {

@@ -183,10 +183,9 @@ class LsmGpu::Impl {
   // unaligned).
   Status StageIn(Scratch& scratch, const uint8_t* host_or_device, size_t bytes,
                  const uint8_t** device_out, const char* what);
-  // Copies between device scratch and a caller's array on `stream`: device,
-  // pinned and registered arrays by one DMA (enqueued), pageable ones through
-  // gpu/staged_copy.h (CopyIn returns once `host` may be reused, CopyOut once
-  // every byte is in `host`).
+  // Copies between device scratch and a caller's array on `stream`
+  // (gpu/staged_copy.h: pageable arrays through pinned chunks, any other by
+  // one enqueued DMA); errors name the table.
   Status CopyIn(void* device, const void* host, size_t bytes, cudaStream_t stream,
                 const char* what);
   Status CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream,

@@ -35,22 +35,16 @@ Status Copy(void* target, const void* source, size_t bytes, cudaStream_t stream,
   return Status::OK();
 }
 
-// Copies `bytes` of a caller's host array into device scratch (CopyIn) or
-// out of it (CopyOut), in stream order: pinned and registered arrays by one
-// DMA; pageable ones through the thread's pinned chunks
-// (gpu/staged_copy.h), which the driver's own staging of a pageable
-// cudaMemcpyAsync (one thread, 6-10 GB/s) would bound. CopyIn returns once
-// `host` may be reused, CopyOut once every byte is in it.
+// Copies between device scratch and a caller's array, in stream order
+// (gpu/staged_copy.h: pageable arrays through pinned chunks, which the
+// driver's one-thread staging of a pageable cudaMemcpyAsync would bound at
+// 6-10 GB/s; any other array by one enqueued DMA).
 Status CopyIn(void* device, const void* host, size_t bytes, cudaStream_t stream, const char* what) {
-  if (bytes == 0 || gpu::IsPinnedHost(host)) return Copy(device, host, bytes, stream, what);
-  const Status copied = gpu::StagedCopyToDevice(device, host, bytes, stream, what);
-  return copied.ok() ? copied : Status(copied.code(), "slab hash: " + copied.message());
+  return gpu::CopyToDevice(device, host, bytes, stream, std::string("slab hash: ") + what);
 }
 Status CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream,
                const char* what) {
-  if (bytes == 0 || gpu::IsPinnedHost(host)) return Copy(host, device, bytes, stream, what);
-  const Status copied = gpu::StagedCopyToHost(host, device, bytes, stream, what);
-  return copied.ok() ? copied : Status(copied.code(), "slab hash: " + copied.message());
+  return gpu::CopyToHost(host, device, bytes, stream, std::string("slab hash: ") + what);
 }
 
 bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::kOutOfDeviceMemory; }

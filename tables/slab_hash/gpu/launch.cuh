@@ -12,6 +12,7 @@
 
 #include "gpkv/status.h"
 #include "gpu/cuda_check.h"
+#include "gpu/device_memory.h"
 #include "gpu/warp_work_sharing.cuh"
 #include "tables/slab_hash/layout.h"
 
@@ -58,25 +59,13 @@ __device__ __forceinline__ void AddWarpCount(unsigned long long* counter,
   if (gpu::warp::LaneId() == 0 && count != 0) atomicAdd(counter, count);
 }
 
-// Multiprocessors of the current device (an H100's 132 if it cannot say).
-inline uint32_t MultiprocessorCount() {
-  int device = 0, multiprocessors = 0;
-  cudaGetDevice(&device);
-  if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
-          cudaSuccess ||
-      multiprocessors < 1) {
-    cudaGetLastError();
-    return 132;
-  }
-  return static_cast<uint32_t>(multiprocessors);
-}
-
 // Operations per tile for a batch of `count`: one per lane when the batch
 // fills the device with tiles, fewer for small batches (a tile runs its
 // operations one after another, so a small batch finishes sooner spread
 // over more tiles).
 inline uint32_t OpsPerTile(uint64_t count, uint32_t tile_lanes) {
-  const uint64_t tiles = uint64_t{64} * MultiprocessorCount() * (gpu::warp::kWarpSize / tile_lanes);
+  const uint64_t tiles =
+      uint64_t{64} * gpu::MultiprocessorCount() * (gpu::warp::kWarpSize / tile_lanes);
   const uint64_t per_tile = (count + tiles - 1) / tiles;
   return static_cast<uint32_t>(per_tile < 1 ? 1 : per_tile > tile_lanes ? tile_lanes : per_tile);
 }
@@ -123,7 +112,7 @@ unsigned int ResidentBlocksFor(uint64_t units, uint32_t tile_lanes) {
     return blocks < 1 ? 1 : blocks;
   }();
   const uint64_t resident =
-      uint64_t{static_cast<uint32_t>(per_multiprocessor)} * MultiprocessorCount();
+      uint64_t{static_cast<uint32_t>(per_multiprocessor)} * gpu::MultiprocessorCount();
   const uint64_t needed = BlocksFor(units * tile_lanes);
   return static_cast<unsigned int>(needed < resident ? needed : resident);
 }
