@@ -1,6 +1,7 @@
 // The pure rules of tables/gphash/layout.h, on the CPU: the functions the
 // GPU kernels call too (limits, candidate buckets and their orders, the
-// winner rule), checked as properties over random hashes and geometries.
+// winner rule), checked as properties over random hashes and geometries; and
+// the HBM mirror's bucket layout (tables/gphash/gpu/device_view.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "format/hash.h"
+#include "tables/gphash/gpu/device_view.h"
 #include "tables/gphash/layout.h"
 
 namespace gpkv {
@@ -99,6 +101,60 @@ TEST(GphashLayout, BucketsOfEveryValidGeometryAreWholeCacheLines) {
       EXPECT_EQ(format::KeyOffset(slots, key, 0), format::SlotWordOffset(slots));
       EXPECT_EQ(format::ValueWordOffset(slots, key, 0), format::KeyOffset(slots, key, slots));
     }
+  }
+}
+
+// The mirror keeps a bucket's bytes: its slot words where the pool has
+// them, and each slot's key and value word side by side in the pool's key
+// and value area (the bytes ToMirrorLayoutKernel permutes).
+TEST(GphashLayout, MirrorBucketsHoldEachSlotsKeyAndValueTogether) {
+  for (uint32_t key = format::kMinKeySize; key <= format::kMaxKeySize; key *= 2) {
+    for (uint32_t slots = format::kMinSlotsPerBucket; slots <= format::kMaxSlotsPerBucket;
+         slots *= 2) {
+      const uint32_t bytes = format::BucketBytes(slots, key);
+      std::vector<int> owner(bytes, -1);
+      auto claim = [&](uint32_t at, uint32_t length, int who) {
+        ASSERT_LE(at + length, bytes) << key << "-byte keys, " << slots << " slots";
+        for (uint32_t b = at; b < at + length; ++b) {
+          ASSERT_EQ(owner[b], -1) << "byte " << b << " twice";
+          owner[b] = who;
+        }
+      };
+      for (uint32_t s = 0; s < slots; ++s) {
+        claim(format::SlotWordOffset(s), 8, 0);
+        const uint32_t key_at = gpu::MirrorKeyOffset(slots, key, s);
+        const uint32_t value_at = gpu::MirrorValueWordOffset(slots, key, s);
+        EXPECT_EQ(key_at % 8, 0u);
+        EXPECT_EQ(value_at, key_at + key);  // key, then value word
+        claim(key_at, key, 1);
+        claim(value_at, 8, 1);
+        // 8-byte keys: one aligned 16-byte load reads both (LoadIndexEntry).
+        if (key == 8) EXPECT_EQ(key_at % 16, 0u);
+      }
+      // The same area as the pool's keys and values.
+      const uint32_t area_end = format::ValueWordOffset(slots, key, slots);
+      for (uint32_t b = 0; b < bytes; ++b) {
+        const int expected = b < format::SlotWordOffset(slots) ? 0 : b < area_end ? 1 : -1;
+        EXPECT_EQ(owner[b], expected)
+            << "byte " << b << ", " << key << "-byte keys, " << slots << " slots";
+      }
+    }
+  }
+}
+
+TEST(GphashLayout, IndexOffsetsFollowTheMirrorOnlyWhenMirrored) {
+  gpu::GphashDeviceView view{};
+  view.slots_per_bucket = 8;
+  view.key_size = 16;
+  for (uint32_t s = 0; s < 8; ++s) {
+    view.mirrored = false;
+    gpu::SetIndexLayout(view);
+    EXPECT_EQ(gpu::IndexKeyOffset(view, s), format::KeyOffset(8, 16, s));
+    EXPECT_EQ(gpu::IndexValueWordOffset(view, s), format::ValueWordOffset(8, 16, s));
+    view.mirrored = true;
+    gpu::SetIndexLayout(view);
+    EXPECT_EQ(gpu::IndexKeyOffset(view, s), gpu::MirrorKeyOffset(8, 16, s));
+    EXPECT_EQ(gpu::IndexValueWordOffset(view, s), gpu::MirrorValueWordOffset(8, 16, s));
   }
 }
 

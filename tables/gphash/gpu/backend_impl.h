@@ -126,6 +126,10 @@ class GphashGpu::Impl {
   // ---- open, mirror, recovery (open.cu) ----
   Status ChooseMirror(bool* mirror) const;
   Status BuildMirror(Workspace& workspace);
+  // Copies level `level` of the LevelSet from the pool into its mirror and
+  // rearranges it into the mirror's layout (enqueued on the workspace's
+  // stream).
+  Status CopyLevelToMirror(Workspace& workspace, uint32_t level, const std::string& context);
   void DropMirror();
   // view_ from snapshot_ and the mirror.
   void BuildView();

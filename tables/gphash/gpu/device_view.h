@@ -100,9 +100,53 @@ struct GphashDeviceView {
   // pool offsets of the levels; pool_levels are null. Null otherwise.
   StagedLog* staged_log;
   uint64_t pool_offsets[format::kMaxLevels];
+  // Where slot s's key and value word sit in a bucket of the index copy:
+  // s * index_key_stride after the slot words, and index_value_base +
+  // s * index_value_stride (IndexKeyOffset; SetIndexLayout fills them).
+  uint32_t index_key_stride;
+  uint32_t index_value_base;
+  uint32_t index_value_stride;
   BktCacheView cache;  // direct mode's hot-bucket cache (cache.slot_of null: none)
 };
 static_assert(std::is_trivially_copyable_v<GphashDeviceView>);
+
+// The HBM mirror's bucket layout. The pool's (format::KeyOffset,
+// format::ValueWordOffset) keeps a bucket's keys together and its value
+// words together, so a get that matches a slot reads two sectors after the
+// slot words. The mirror is volatile and ours to lay out for reads
+// (DESIGN.md, GPU mapping modes): it keeps each slot's key and value word
+// side by side, the key first, in a bucket of the same size. A matched slot's
+// key and value then share a sector (8-byte keys: one 16-byte load). The
+// slot words stay where the pool keeps them, and the mirror is built from the
+// pool and written beside it word by word, so every store computes both
+// offsets (PoolStore takes the pool's).
+GPKV_HD uint32_t MirrorKeyOffset(uint32_t slots_per_bucket, uint32_t key_size, uint32_t slot) {
+  return slots_per_bucket * 8 + slot * (key_size + 8);
+}
+GPKV_HD uint32_t MirrorValueWordOffset(uint32_t slots_per_bucket, uint32_t key_size,
+                                       uint32_t slot) {
+  return MirrorKeyOffset(slots_per_bucket, key_size, slot) + key_size;
+}
+
+// Where a slot's key and value word sit in a bucket of the index copy
+// (index_levels, or a BktCache copy): the mirror's layout when mirrored,
+// else the pool's (direct mode reads the pool; the cache copies its buckets).
+// Strides in the view rather than a branch per access: the probes unroll
+// over a bucket's slots.
+inline void SetIndexLayout(GphashDeviceView& view) {
+  const uint32_t slots = view.slots_per_bucket;
+  const uint32_t key_size = view.key_size;
+  view.index_key_stride = view.mirrored ? key_size + 8 : key_size;
+  view.index_value_base = view.mirrored ? MirrorValueWordOffset(slots, key_size, 0)
+                                        : format::ValueWordOffset(slots, key_size, 0);
+  view.index_value_stride = view.mirrored ? key_size + 8 : 8;
+}
+GPKV_HD uint32_t IndexKeyOffset(const GphashDeviceView& view, uint32_t slot) {
+  return view.slots_per_bucket * 8 + slot * view.index_key_stride;
+}
+GPKV_HD uint32_t IndexValueWordOffset(const GphashDeviceView& view, uint32_t slot) {
+  return view.index_value_base + slot * view.index_value_stride;
+}
 
 // One candidate slot of a key.
 struct GphashCandidate {

@@ -103,6 +103,12 @@ Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint
 
 // ---- recovery and resize (maintenance_kernels.cu) ----
 
+// Rearranges the `bucket_count` buckets at `level`, a level's bytes just
+// copied from the pool into the mirror, into the mirror's layout in place
+// (MirrorKeyOffset, device_view.h). Slot words do not move.
+Status LaunchToMirrorLayout(uint8_t* level, uint64_t bucket_count, uint32_t slots_per_bucket,
+                            uint32_t key_size, uint32_t bucket_bytes, cudaStream_t stream);
+
 // Counts VALID / INSERT / invalid slot words of level `level`; pool_offset is
 // the level's offset in the pool (for first_invalid_offset).
 Status LaunchCountSlots(const GphashDeviceView& view, uint32_t level, uint64_t pool_offset,

@@ -2,6 +2,8 @@
 // recovery (INSERT slots cleared, duplicates resolved) and the move of the
 // bottom level's keys during a resize. One thread per slot of a level; warps
 // share out the slots that need a probe (warp::ShareWork, warp.cuh).
+#include <algorithm>
+
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/kernels.h"
 
@@ -95,8 +97,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const bool has_op = LoadValidSlot(view, level, range, range.first + ThreadIndex(), &at, &word);
   Key<kKeyWords> my_key{};
   if (has_op) {
-    my_key = warp::LoadStoredKey<kKeyWords>(
-        at.index_bucket + format::KeyOffset(view.slots_per_bucket, view.key_size, at.slot));
+    my_key = warp::LoadStoredKey<kKeyWords>(at.index_bucket + IndexKeyOffset(view, at.slot));
   }
   const uint64_t my_rank = format::WinnerRank(level, at.bucket, at.slot);
   unsigned long long losers = 0;
@@ -123,11 +124,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   uint64_t my_value = 0;
   Key<kKeyWords> my_key{};
   if (has_op) {
-    const uint32_t slots = view.slots_per_bucket;
-    my_key = warp::LoadStoredKey<kKeyWords>(at.index_bucket +
-                                            format::KeyOffset(slots, view.key_size, at.slot));
-    my_value =
-        warp::LoadWord(at.index_bucket + format::ValueWordOffset(slots, view.key_size, at.slot));
+    my_key = warp::LoadStoredKey<kKeyWords>(at.index_bucket + IndexKeyOffset(view, at.slot));
+    my_value = warp::LoadWord(at.index_bucket + IndexValueWordOffset(view, at.slot));
   }
   unsigned long long moved = 0, failed = 0;
   warp::ShareWork(kFullMask, has_op, [&](int source) {
@@ -151,7 +149,55 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->failed, failed);
 }
 
+// One warp per bucket (a grid-stride loop over buckets): the lanes read the
+// bucket's keys and value words (the pool's layout) into registers, then
+// write each where the mirror keeps it. No other warp touches the bucket.
+constexpr uint32_t kMaxEntryWords = format::kMaxSlotsPerBucket * (format::kMaxKeySize / 8 + 1);
+constexpr uint32_t kEntryWordsPerLane = (kMaxEntryWords + warp::kWarpSize - 1) / warp::kWarpSize;
+
+__global__ void __launch_bounds__(kBlockThreads)
+    ToMirrorLayoutKernel(uint8_t* level, uint64_t bucket_count, uint32_t slots, uint32_t key_size,
+                         uint32_t bucket_bytes) {
+  const uint32_t lane = warp::LaneId();
+  const uint32_t key_words = key_size / 8;
+  const uint32_t keys_end = slots * key_words;  // entry words [0, keys_end) are keys
+  const uint32_t words = slots * (key_words + 1);
+  const uint64_t warps = uint64_t{gridDim.x} * (blockDim.x / warp::kWarpSize);
+  for (uint64_t bucket = ThreadIndex() / warp::kWarpSize; bucket < bucket_count; bucket += warps) {
+    auto* entries = reinterpret_cast<uint64_t*>(level + bucket * bucket_bytes + slots * 8);
+    uint64_t held[kEntryWordsPerLane];
+#pragma unroll
+    for (uint32_t i = 0; i < kEntryWordsPerLane; ++i) {
+      const uint32_t word = lane + i * warp::kWarpSize;
+      if (word < words) held[i] = entries[word];
+    }
+    __syncwarp();
+#pragma unroll
+    for (uint32_t i = 0; i < kEntryWordsPerLane; ++i) {
+      const uint32_t word = lane + i * warp::kWarpSize;
+      if (word >= words) continue;
+      // Pool: key word j of slot s at s * key_words + j, value word of s at
+      // keys_end + s. Mirror: slot s's key words, then its value word.
+      const uint32_t slot = word < keys_end ? word / key_words : word - keys_end;
+      const uint32_t within = word < keys_end ? word % key_words : key_words;
+      entries[slot * (key_words + 1) + within] = held[i];
+    }
+    __syncwarp();
+  }
+}
+
 }  // namespace
+
+Status LaunchToMirrorLayout(uint8_t* level, uint64_t bucket_count, uint32_t slots_per_bucket,
+                            uint32_t key_size, uint32_t bucket_bytes, cudaStream_t stream) {
+  if (bucket_count == 0) return Status::OK();
+  constexpr uint64_t kWarpsPerBlock = kBlockThreads / warp::kWarpSize;
+  const uint64_t blocks =
+      std::min<uint64_t>((bucket_count + kWarpsPerBlock - 1) / kWarpsPerBlock, uint64_t{1} << 16);
+  ToMirrorLayoutKernel<<<static_cast<unsigned int>(blocks), kBlockThreads, 0, stream>>>(
+      level, bucket_count, slots_per_bucket, key_size, bucket_bytes);
+  return CheckLaunch("ToMirrorLayoutKernel");
+}
 
 Status LaunchCountSlots(const GphashDeviceView& view, uint32_t level, uint64_t pool_offset,
                         BatchCounters* counters, cudaStream_t stream) {

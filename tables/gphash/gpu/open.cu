@@ -156,12 +156,21 @@ Status GphashGpu::Impl::BuildMirror(Workspace& ws) {
                                   "-byte mirror of level " + std::to_string(i));
     use_mirror_ = true;
     mirror_levels_.push_back(static_cast<uint8_t*>(copy));
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(copy, pool_.base() + level_set.levels[i].offset, bytes,
-                        cudaMemcpyHostToDevice, ws.stream()),
-        Where() + ": cudaMemcpyAsync of level " + std::to_string(i) + " to its mirror");
+    GPKV_RETURN_IF_ERROR(CopyLevelToMirror(ws, i, Where()));
   }
   return ws.Wait("building the mirror");
+}
+
+Status GphashGpu::Impl::CopyLevelToMirror(Workspace& ws, uint32_t level,
+                                          const std::string& context) {
+  const format::LevelDesc& desc = snapshot_.level_set.levels[level];
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(mirror_levels_[level], pool_.base() + desc.offset,
+                      desc.bucket_count * snapshot_.bucket_bytes, cudaMemcpyHostToDevice,
+                      ws.stream()),
+      context + ": cudaMemcpyAsync of level " + std::to_string(level) + " to its mirror");
+  return LaunchToMirrorLayout(mirror_levels_[level], desc.bucket_count, snapshot_.slots_per_bucket,
+                              snapshot_.key_size, snapshot_.bucket_bytes, ws.stream());
 }
 
 void GphashGpu::Impl::DropMirror() {
@@ -187,6 +196,7 @@ void GphashGpu::Impl::BuildView() {
   view.index_gets = use_mirror_ && !variants_.tile_index_gets && !variants_.one_shot_gets &&
                     !variants_.thread_per_op;
   view.staged_log = staged_ ? staged_log_ : nullptr;
+  SetIndexLayout(view);
   if (bkt_cache_active_) view.cache = bkt_cache_->view();
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     view.pool_levels[i] =

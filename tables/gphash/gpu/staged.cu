@@ -76,11 +76,7 @@ Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_
   // from the pool so the two agree again, and fail the batch.
   const format::LevelSet& level_set = snapshot_.level_set;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(mirror_levels_[i], pool_.base() + level_set.levels[i].offset,
-                        level_set.levels[i].bucket_count * snapshot_.bucket_bytes,
-                        cudaMemcpyHostToDevice, ws.stream()),
-        context + ": reloading level " + std::to_string(i) + " from the pool");
+    GPKV_RETURN_IF_ERROR(CopyLevelToMirror(ws, i, context + ": reloading from the pool"));
   }
   uint64_t live = 0;
   GPKV_RETURN_IF_ERROR(CountLiveKeys(ws, &live));

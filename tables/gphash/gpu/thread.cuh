@@ -37,17 +37,6 @@ struct ThreadProbe {
   uint64_t empty_word = 0;
 };
 
-template <int kKeyWords>
-__device__ bool SameKey(const uint8_t* bucket, const GphashDeviceView& view, uint32_t slot,
-                        const Key<kKeyWords>& key) {
-  const Key<kKeyWords> stored = warp::LoadStoredKey<kKeyWords>(
-      bucket + format::KeyOffset(view.slots_per_bucket, view.key_size, slot));
-  bool equal = true;
-#pragma unroll
-  for (int w = 0; w < kKeyWords; ++w) equal &= stored.words[w] == key.words[w];
-  return equal;
-}
-
 // Two adjacent 8-byte words at a 16-byte aligned address, in one strong
 // load (bypassing L1, as warp::LoadWord's).
 __device__ __forceinline__ void LoadWordPairStrong(const uint8_t* address, uint64_t* low,
@@ -59,6 +48,31 @@ __device__ __forceinline__ void LoadWordPairStrong(const uint8_t* address, uint6
                : "memory");
   *low = a;
   *high = b;
+}
+
+// The key and value word of `slot` in a bucket of the index copy, both
+// strong: with the mirror's layout and 8-byte keys, one 16-byte load of one
+// sector (key, then value word).
+template <int kKeyWords>
+__device__ __forceinline__ void LoadIndexEntry(const GphashDeviceView& view, const uint8_t* bucket,
+                                               uint32_t slot, Key<kKeyWords>* key,
+                                               uint64_t* value) {
+  if constexpr (kKeyWords == 1) {
+    if (view.mirrored) {
+      LoadWordPairStrong(bucket + IndexKeyOffset(view, slot), &key->words[0], value);
+      return;
+    }
+  }
+  *value = warp::LoadWord(bucket + IndexValueWordOffset(view, slot));
+  *key = warp::LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
+}
+
+template <int kKeyWords>
+__device__ __forceinline__ bool SameKey(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
+  bool equal = true;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) equal &= a.words[w] == b.words[w];
+  return equal;
 }
 
 // ThreadProbeKey for kSlots slots per bucket: a bucket's slot words are read
@@ -104,9 +118,10 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
         if (!format::SlotMatches(word, fingerprint)) continue;
         const uint64_t rank = format::WinnerRank(level, index, slot);
         if (rank >= best_rank) continue;
-        const uint64_t value =
-            warp::LoadWord(bucket + format::ValueWordOffset(kSlots, view.key_size, slot));
-        if (!SameKey(bucket, view, slot, key)) continue;
+        const uint64_t value = warp::LoadWord(bucket + IndexValueWordOffset(view, slot));
+        const Key<kKeyWords> stored =
+            warp::LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
+        if (!SameKey(stored, key)) continue;
         best_rank = rank;
         probe.found = true;
         probe.match = GphashCandidate{level, static_cast<uint32_t>(slot), index};
@@ -238,14 +253,10 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
             word = warp::LoadWord(bucket + format::SlotWordOffset(s));
             FenceLoads();  // the seqlock's first read before the data
           }
-          const uint64_t stored_value =
-              warp::LoadWord(bucket + format::ValueWordOffset(kSlots, view.key_size, s));
-          const Key<kKeyWords> stored =
-              warp::LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(kSlots, view.key_size, s));
-          bool equal = format::SlotMatches(word, fingerprint);
-#pragma unroll
-          for (int w = 0; w < kKeyWords; ++w) equal &= stored.words[w] == key.words[w];
-          if (!equal) continue;
+          Key<kKeyWords> stored;
+          uint64_t stored_value = 0;
+          LoadIndexEntry(view, bucket, s, &stored, &stored_value);
+          if (!format::SlotMatches(word, fingerprint) || !SameKey(stored, key)) continue;
           FenceLoads();  // the data before the seqlock's second read
           if (warp::LoadWord(bucket + format::SlotWordOffset(s)) != word) {
             retry = true;
@@ -270,11 +281,12 @@ __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kK
     ThreadProbe probe = ThreadProbeKey(view, view.level_count, key, hash, true);
     if (probe.found) {
       const GphashCandidate& slot = probe.match;
-      const uint32_t offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
-      warp::PoolStore(view, slot.level, slot.bucket, offset, value_word, kStagedData);
+      warp::PoolStore(view, slot.level, slot.bucket,
+                      format::ValueWordOffset(slots, view.key_size, slot.slot), value_word,
+                      kStagedData);
       uint8_t* index_bucket = warp::IndexBucket(view, slot.level, slot.bucket);
       if (warp::WritesBothCopies(view, index_bucket)) {
-        warp::StoreWord(index_bucket + offset, value_word);
+        warp::StoreWord(index_bucket + IndexValueWordOffset(view, slot.slot), value_word);
       }
       // No fence: nothing this thread stores later must follow the value
       // word, and the batch is durable only after its kernels complete
@@ -291,14 +303,15 @@ __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kK
     }
     const uint32_t key_offset = format::KeyOffset(slots, view.key_size, slot.slot);
     const uint32_t value_offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
+    const uint32_t index_key_offset = IndexKeyOffset(view, slot.slot);
     const bool both = warp::WritesBothCopies(view, index_bucket);
 #pragma unroll
     for (int w = 0; w < kKeyWords; ++w) {
       warp::PoolStore(view, slot.level, slot.bucket, key_offset + 8 * w, key.words[w], kStagedData);
-      if (both) warp::StoreWord(index_bucket + key_offset + 8 * w, key.words[w]);
+      if (both) warp::StoreWord(index_bucket + index_key_offset + 8 * w, key.words[w]);
     }
     warp::PoolStore(view, slot.level, slot.bucket, value_offset, value_word, kStagedData);
-    if (both) warp::StoreWord(index_bucket + value_offset, value_word);
+    if (both) warp::StoreWord(index_bucket + IndexValueWordOffset(view, slot.slot), value_word);
     __threadfence_system();
     const uint64_t published = format::PublishWord(reservation, fingerprint);
     warp::PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,

@@ -283,10 +283,9 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
     uint64_t value = 0;
     if (in_range && format::SlotMatches(word, fingerprint)) {
       if (flags & kWantValue) {
-        value = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot.slot));
+        value = LoadWord(bucket + IndexValueWordOffset(view, slot.slot));
       }
-      Key<kKeyWords> stored =
-          LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot.slot));
+      Key<kKeyWords> stored = LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot.slot));
       match = true;
 #pragma unroll
       for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
@@ -387,7 +386,6 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
                         ReadTally& tally) {
   const uint32_t lane = LaneId();
   const uint32_t slot = lane - tile_base;
-  const uint32_t slots = view.slots_per_bucket;
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   for (;;) {
     bool retry = false;
@@ -403,9 +401,9 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
         bool match = false;
         uint64_t value_word = 0;
         if (format::SlotMatches(word, fingerprint)) {
-          value_word = LoadWord(bucket + format::ValueWordOffset(slots, view.key_size, slot));
+          value_word = LoadWord(bucket + IndexValueWordOffset(view, slot));
           const Key<kKeyWords> stored =
-              LoadStoredKey<kKeyWords>(bucket + format::KeyOffset(slots, view.key_size, slot));
+              LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
           match = true;
 #pragma unroll
           for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
@@ -462,11 +460,12 @@ __device__ bool InsertAt(const GphashDeviceView& view, const Probe& probe,
       PoolStore(view, slot.level, slot.bucket, value_offset, value_word, kStagedData);
       const bool both = WritesBothCopies(view, index_bucket);
       if (both) {
+        const uint32_t index_key_offset = IndexKeyOffset(view, slot.slot);
 #pragma unroll
         for (int w = 0; w < kKeyWords; ++w) {
-          StoreWord(index_bucket + key_offset + 8 * w, key.words[w]);
+          StoreWord(index_bucket + index_key_offset + 8 * w, key.words[w]);
         }
-        StoreWord(index_bucket + value_offset, value_word);
+        StoreWord(index_bucket + IndexValueWordOffset(view, slot.slot), value_word);
       }
       __threadfence_system();
       uint64_t published = format::PublishWord(reservation, fingerprint);
@@ -494,10 +493,13 @@ __device__ PutOutcome WarpPut(const GphashDeviceView& view, uint32_t levels,
       if (!update_existing) return PutOutcome::kPresent;
       if (LaneId() == static_cast<uint32_t>(probe.match_lane)) {
         const GphashCandidate& slot = probe.match_slot;
-        uint32_t offset = format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot);
-        PoolStore(view, slot.level, slot.bucket, offset, value_word, kStagedData);
+        PoolStore(view, slot.level, slot.bucket,
+                  format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot),
+                  value_word, kStagedData);
         uint8_t* index_bucket = IndexBucket(view, slot.level, slot.bucket);
-        if (WritesBothCopies(view, index_bucket)) StoreWord(index_bucket + offset, value_word);
+        if (WritesBothCopies(view, index_bucket)) {
+          StoreWord(index_bucket + IndexValueWordOffset(view, slot.slot), value_word);
+        }
         __threadfence_system();
       }
       return PutOutcome::kUpdated;
@@ -588,7 +590,6 @@ __device__ bool KickResident(const GphashDeviceView& view, const format::KeyHash
 template <int kKeyWords>
 __device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& hash) {
   const uint32_t candidates = CandidateCount(view, view.level_count);
-  const uint32_t slots = view.slots_per_bucket;
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
     const LaneCandidate mine = LoadLaneCandidate(view, hash, candidates, base);
     if (__any_sync(kFullMask,
@@ -600,10 +601,8 @@ __device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& ha
     Key<kKeyWords> my_resident{};
     uint64_t my_value = 0;
     if (resident_here) {
-      my_resident = LoadStoredKey<kKeyWords>(
-          mine.bucket + format::KeyOffset(slots, view.key_size, mine.slot.slot));
-      my_value =
-          LoadWord(mine.bucket + format::ValueWordOffset(slots, view.key_size, mine.slot.slot));
+      my_resident = LoadStoredKey<kKeyWords>(mine.bucket + IndexKeyOffset(view, mine.slot.slot));
+      my_value = LoadWord(mine.bucket + IndexValueWordOffset(view, mine.slot.slot));
     }
     const bool made_room = ShareWork(kFullMask, resident_here, [&](int source) {
       const Key<kKeyWords> resident = ShuffleKey(my_resident, source);
