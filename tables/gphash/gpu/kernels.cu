@@ -312,14 +312,21 @@ uint32_t OpsPerWarp(uint64_t count) {
   return static_cast<uint32_t>(per_warp < 1 ? 1 : per_warp > 32 ? 32 : per_warp);
 }
 
-// Threads per block of GetIndexKernel for a batch of `count`: kBlockThreads
-// when the batch fills every multiprocessor with four such blocks, else
-// fewer (a multiple of 32, at least one warp).
+// Threads per block of GetIndexKernel, at most. A block holds its place on
+// the multiprocessor until its slowest get is done, and a get's latency
+// varies (one bucket or several, queues at L2): small blocks free their place
+// sooner. Measured (H100, 2^20 uniform gets, docs/bench/mirror-gets.md run
+// 15): 256 threads 6.6-6.9 G/s, 128 6.8-6.9, 64 7.07-7.11; 2^22 unchanged.
+constexpr uint32_t kIndexGetBlockThreads = 64;
+
+// Threads per block of GetIndexKernel for a batch of `count`:
+// kIndexGetBlockThreads when the batch fills every multiprocessor with four
+// such blocks, else fewer (a multiple of 32, at least one warp).
 uint32_t IndexGetBlockThreads(uint64_t count) {
   const uint64_t multiprocessors = gpu::MultiprocessorCount();
   const uint64_t per_block = count / (uint64_t{4} * multiprocessors);
   const uint64_t warps = std::max<uint64_t>(1, per_block / warp::kWarpSize);
-  return static_cast<uint32_t>(std::min<uint64_t>(kBlockThreads, warps * warp::kWarpSize));
+  return static_cast<uint32_t>(std::min<uint64_t>(kIndexGetBlockThreads, warps * warp::kWarpSize));
 }
 
 unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
@@ -340,13 +347,15 @@ __global__ void __launch_bounds__(kBlockThreads)
   StoreGetAnswer(view, batch, op, hit, value);
 }
 
-// Blocks of GetIndexKernel per multiprocessor the compiler must allow
-// (registers: 40 a thread). A mirror get is bound by the latency of its
-// dependent reads (slot words, then key and value, then the slot word
-// again): it needs gets in flight. Measured (H200, 16M keys, 2^20 uniform
-// gets, docs/bench/mirror-gets.md): no bound (44-48 registers) 7.6 G/s,
-// 6 blocks 8.0, 8 blocks (32 registers, spilling) 6.9.
-constexpr int kIndexGetBlocksPerSm = 6;
+// Threads of GetIndexKernel per multiprocessor the compiler must allow
+// (registers: 40 a thread), as blocks of kIndexGetBlockThreads. A mirror get
+// is bound by the latency of its dependent reads (slot words, then key and
+// value, then the slot word again): it needs gets in flight. Measured (H200,
+// 16M keys, 2^20 uniform gets, docs/bench/mirror-gets.md) in blocks of 256:
+// no bound (44-48 registers) 7.6 G/s, 1536 threads 8.0, 2048 (32 registers,
+// spilling) 6.9; again on an H100 (run 12), 1536 kept.
+constexpr int kIndexGetThreadsPerSm = 1536;
+constexpr int kIndexGetBlocksPerSm = kIndexGetThreadsPerSm / kIndexGetBlockThreads;
 // Batches of fewer gets run GetTileKernel even on an index in GPU memory: a
 // small batch is bound by the latency of one get, and a tile's lanes read a
 // bucket together (4096 gets: tile 267 M/s, one per thread 223).
@@ -355,7 +364,7 @@ constexpr uint64_t kIndexGetMinOps = uint64_t{1} << 14;
 // One operation per thread over an index in GPU memory (view.index_gets:
 // mirror and staged mode), kSlots = slots_per_bucket.
 template <int kKeyWords, int kSlots>
-__global__ void __launch_bounds__(kBlockThreads, kIndexGetBlocksPerSm)
+__global__ void __launch_bounds__(kIndexGetBlockThreads, kIndexGetBlocksPerSm)
     GetIndexKernel(GphashDeviceView view, GetBatch batch) {
   const uint64_t i = ThreadIndex();
   if (!LooksUp(batch, i)) return;
