@@ -132,7 +132,6 @@ gphash::Stats GphashGpu::Stats() const { return impl_->Stats(); }
 uint32_t GphashGpu::key_size() const { return impl_->key_size(); }
 uint32_t GphashGpu::value_size() const { return impl_->value_size(); }
 bool GphashGpu::mirrored() const { return impl_->mirrored(); }
-uint64_t GphashGpu::resident_get_launches() const { return impl_->resident_get_launches(); }
 bool GphashGpu::staged() const { return impl_->staged(); }
 const GpuTableOptions& GphashGpu::options() const { return impl_->options_; }
 BktCacheStats GphashGpu::bkt_cache_stats() const {
@@ -480,8 +479,7 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
   if (wait && stream == nullptr &&
       PipelinesHost(keys, count * key_size(), values, count * word_size(), found,
                     found == nullptr ? 0 : count, &kinds)) {
-    GPKV_RETURN_IF_ERROR(PipelinedGet(**workspace, keys, values, found, count, kinds,
-                                      /*ordered=*/order_after != nullptr));
+    GPKV_RETURN_IF_ERROR(PipelinedGet(**workspace, keys, values, found, count, kinds));
     return CountForBktCache(count, /*write_locked=*/false);
   }
   for (size_t done = 0; done < count; done += kMaxChunkOps) {

@@ -161,12 +161,6 @@ struct GpuTableOptions {
   // the small batches an OLTP caller sends (measured, run 2: 4096 gets 28 vs
   // 35 us p50, 256 gets 17 vs 23 us). 0: always copy.
   uint64_t host_zero_copy_ops = 8192;
-  // Such small host batches of gets, on an index in GPU memory (mirror and
-  // staged mode), go to a get kernel that stays resident between batches and
-  // takes them through mapped host memory, instead of a launch and a stream
-  // synchronisation per batch (resident_gets.h). It exits 200 us after its
-  // last batch. false: every batch launches its kernel.
-  bool resident_gets = true;
 };
 
 // Kernel variants that only the benchmark's factor analysis (`gpkv bench
@@ -309,9 +303,6 @@ class GphashGpu {
   BktCacheStats bkt_cache_stats() const;
   // The options the table was opened with.
   const GpuTableOptions& options() const;
-  // Launches of the resident get kernel so far (GpuTableOptions::
-  // resident_gets; 0 without): the tests see it start, exit and start again.
-  uint64_t resident_get_launches() const;
 
   class Impl;
 

@@ -32,7 +32,6 @@
 #include "tables/gphash/gpu/bkt_cache.h"
 #include "tables/gphash/gpu/device_view.h"
 #include "tables/gphash/gpu/kernels.h"
-#include "tables/gphash/gpu/resident_gets.h"
 #include "tables/gphash/gpu/root.h"
 #include "tables/gphash/gpu/workspace.h"
 #include "tables/gphash/value_heap.h"
@@ -119,9 +118,6 @@ class GphashGpu::Impl {
   // value-cell table its 8-byte value word (the cell's pool offset).
   uint32_t word_size() const { return value_cells() ? 8 : snapshot_.value_size; }
   bool mirrored() const { return view_.mirrored; }
-  uint64_t resident_get_launches() const {
-    return resident_ == nullptr ? 0 : resident_->launches();
-  }
   bool staged() const { return staged_; }
 
  private:
@@ -130,8 +126,6 @@ class GphashGpu::Impl {
   // ---- open, mirror, recovery (open.cu) ----
   Status ChooseMirror(bool* mirror) const;
   Status BuildMirror(Workspace& workspace);
-  // Creates resident_ when the options ask for it.
-  Status SetUpResidentGets();
   // Copies level `level` of the LevelSet from the pool into its mirror and
   // rearranges it into the mirror's layout (enqueued on the workspace's
   // stream).
@@ -223,11 +217,9 @@ class GphashGpu::Impl {
   // receives the arrays' kinds.
   bool PipelinesHost(const void* a, size_t a_bytes, const void* b, size_t b_bytes, const void* c,
                      size_t c_bytes, BatchKinds* kinds) const;
-  // A get batch in chunks over the workspace's lanes; waits. `ordered`: the
-  // workspace's stream waits for a caller's stream first, so the batch may
-  // not go to the resident kernel (which follows no stream).
+  // A get batch in chunks over the workspace's lanes; waits.
   Status PipelinedGet(Workspace& workspace, const uint8_t* keys, uint8_t* values, uint8_t* found,
-                      size_t count, const BatchKinds& kinds, bool ordered);
+                      size_t count, const BatchKinds& kinds);
   // A put (values not null; kinds of keys, values) or erase (kinds of keys,
   // erased) batch in chunks over the lanes, the chunks' kernels in order;
   // waits, and when a put found no room, puts the whole batch again through
@@ -285,11 +277,8 @@ class GphashGpu::Impl {
   const GpuKernelVariants variants_;  // the benchmark's and the tests' (TEST_OpenWithVariants)
   std::unique_ptr<PoolRegistration> registration_;
 
-  GphashRootSnapshot snapshot_;   // guarded by view_mutex_
-  GphashDeviceView view_{};       // guarded by view_mutex_
-  uint64_t view_generation_ = 0;  // BuildView's count; guarded by view_mutex_
-  // Small host batches of gets (options_.resident_gets); null without.
-  std::unique_ptr<ResidentGets> resident_;
+  GphashRootSnapshot snapshot_;  // guarded by view_mutex_
+  GphashDeviceView view_{};      // guarded by view_mutex_
   bool use_mirror_ = false;
   std::vector<uint8_t*> mirror_levels_;  // device copies, parallel to the LevelSet levels
 

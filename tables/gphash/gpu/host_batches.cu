@@ -83,8 +83,7 @@ bool GphashGpu::Impl::PipelinesHost(const void* a, size_t a_bytes, const void* b
 }
 
 Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t* values,
-                                     uint8_t* found, size_t count, const BatchKinds& kinds,
-                                     bool ordered) {
+                                     uint8_t* found, size_t count, const BatchKinds& kinds) {
   const size_t key_bytes = key_size(), value_bytes = word_size();
   const MemoryKind keys_kind = kinds.kinds[0];
   const MemoryKind values_kind = kinds.kinds[1];
@@ -164,18 +163,6 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
         in = lane.host_in();
         answers = lane.host_out();
         flags = found == nullptr ? nullptr : answers + n * value_bytes;
-      }
-      if (resident_ != nullptr && view_.index_gets && !sorted && !ordered) {
-        bool served = false;
-        GPKV_RETURN_IF_ERROR(
-            resident_->TryGet(view_, view_generation_, in, answers, flags, n, &served));
-        if (served) {
-          if (zero_copy) {
-            CopyHost(values, answers, n * value_bytes);
-            if (found != nullptr) CopyHost(found, flags, n);
-          }
-          continue;  // answered: nothing for finish() to wait for
-        }
       }
       if (sorted) {
         GPKV_RETURN_IF_ERROR(

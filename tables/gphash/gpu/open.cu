@@ -36,7 +36,6 @@ GphashGpu::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOpti
 
 GphashGpu::Impl::~Impl() {
   cudaSetDevice(options_.device);
-  resident_.reset();  // stops its kernel before the mirror goes
   {
     // Finish outstanding Async write batches (best effort: no caller to tell).
     std::lock_guard<std::mutex> write_lock(write_mutex_);
@@ -81,8 +80,7 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
     GPKV_RETURN_IF_ERROR(built);
     GPKV_RETURN_IF_ERROR(AllocateStagedLog());
     BuildView();
-    GPKV_RETURN_IF_ERROR(Recover(**workspace, report));
-    return SetUpResidentGets();
+    return Recover(**workspace, report);
   }
   GPKV_RETURN_IF_ERROR(ChooseMirror(&use_mirror_));
   if (use_mirror_) {
@@ -105,16 +103,7 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
   }
   BuildView();
   GPKV_RETURN_IF_ERROR(Recover(**workspace, report));
-  GPKV_RETURN_IF_ERROR(SetUpResidentGets());
   return SetUpBktCache();
-}
-
-Status GphashGpu::Impl::SetUpResidentGets() {
-  if (!options_.resident_gets || options_.host_zero_copy_ops == 0) return Status::OK();
-  auto created = ResidentGets::Create(options_.device, Where());
-  if (!created.ok()) return created.status();
-  resident_ = std::move(created.value());
-  return Status::OK();
 }
 
 Status GphashGpu::Impl::SetUpBktCache() {
@@ -217,7 +206,6 @@ void GphashGpu::Impl::BuildView() {
     view.pool_offsets[i] = level_set.levels[i].offset;
   }
   view_ = view;
-  ++view_generation_;
 }
 
 Status GphashGpu::Impl::CountLiveKeys(Workspace& ws, uint64_t* live) {

@@ -213,11 +213,7 @@ __device__ __forceinline__ void FenceLoads() { asm volatile("fence.acq_rel.gpu;"
 // issue), this spends one lane and is bound by the latency of its dependent
 // reads (docs/bench/mirror-gets.md). Not for the pool over the link (direct
 // mode): there the tile's coalesced 64-byte read wins.
-//
-// kWeakSlotWords = false: the slot words are read strong too, for a kernel
-// that outlives the writes it must see (resident_gets.cu): its
-// multiprocessor's L1 would keep words of earlier batches.
-template <int kKeyWords, int kSlots, bool kWeakSlotWords = true>
+template <int kKeyWords, int kSlots>
 __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                          const format::KeyHash& hash, uint64_t* value) {
   static_assert(kSlots % 2 == 0, "slot words are read in pairs");
@@ -236,11 +232,7 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
         uint64_t words[kSlots];
 #pragma unroll
         for (int s = 0; s < kSlots; s += 2) {
-          if constexpr (kWeakSlotWords) {
-            LoadWordPairWeak(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
-          } else {
-            LoadWordPairStrong(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
-          }
+          LoadWordPairWeak(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
         }
         // The matching slots, and the first one's word: only it stays in
         // registers (a second match, which takes a 52-bit fingerprint
