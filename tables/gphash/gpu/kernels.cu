@@ -73,10 +73,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     if (sorted_keys[other_position] != hash) break;
     Key<kKeyWords> other =
         warp::LoadKey<kKeyWords>(keys + uint64_t{sorted_indices[other_position]} * 8 * kKeyWords);
-    bool equal = true;
-#pragma unroll
-    for (int w = 0; w < kKeyWords; ++w) equal &= other.words[w] == key.words[w];
-    if (equal) {
+    if (warp::SameKey(other, key)) {
       survives = false;
       break;
     }

@@ -22,6 +22,7 @@
 namespace gpkv::gpu::thread {
 
 using warp::Key;
+using warp::SameKey;
 
 // The winning VALID copy of `key` (the duplicate rule's), if any, and (for a
 // put) the EMPTY slot the warp probe would choose: the top-most level with
@@ -65,14 +66,6 @@ __device__ __forceinline__ void LoadIndexEntry(const GphashDeviceView& view, con
   }
   *value = warp::LoadWord(bucket + IndexValueWordOffset(view, slot));
   *key = warp::LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
-}
-
-template <int kKeyWords>
-__device__ __forceinline__ bool SameKey(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
-  bool equal = true;
-#pragma unroll
-  for (int w = 0; w < kKeyWords; ++w) equal &= a.words[w] == b.words[w];
-  return equal;
 }
 
 // ThreadProbeKey for kSlots slots per bucket: a bucket's slot words are read

@@ -47,6 +47,14 @@ struct Key {
   uint64_t words[kKeyWords];
 };
 
+template <int kKeyWords>
+__device__ __forceinline__ bool SameKey(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
+  bool equal = true;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) equal &= a.words[w] == b.words[w];
+  return equal;
+}
+
 // Reads a key from a batch array. REQUIRES: `source` is 8-byte aligned.
 template <int kKeyWords>
 __device__ __forceinline__ Key<kKeyWords> LoadKey(const uint8_t* source) {
@@ -285,10 +293,9 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
       if (flags & kWantValue) {
         value = LoadWord(bucket + IndexValueWordOffset(view, slot.slot));
       }
-      Key<kKeyWords> stored = LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot.slot));
-      match = true;
-#pragma unroll
-      for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
+      const Key<kKeyWords> stored =
+          LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot.slot));
+      match = SameKey(stored, key);
     }
     if (flags & kEraseMatches) {
       if (match) {
@@ -404,9 +411,7 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
           value_word = LoadWord(bucket + IndexValueWordOffset(view, slot));
           const Key<kKeyWords> stored =
               LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
-          match = true;
-#pragma unroll
-          for (int w = 0; w < kKeyWords; ++w) match &= stored.words[w] == key.words[w];
+          match = SameKey(stored, key);
         }
         const unsigned matches = __ballot_sync(tile_mask, match);
         if (matches == 0) {
