@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cstdio>
 #include <utility>
 
@@ -103,13 +104,23 @@ Status CopyDeviceToHost(void* host, const void* device, size_t bytes) {
 }
 
 uint32_t MultiprocessorCount() {
+  // Asked at every launch: remembered per device (0: not asked yet).
+  constexpr int kRemembered = 64;
+  static std::atomic<uint32_t> remembered[kRemembered] = {};
   int device = 0, multiprocessors = 0;
   cudaGetDevice(&device);
+  if (device >= 0 && device < kRemembered) {
+    const uint32_t known = remembered[device].load(std::memory_order_relaxed);
+    if (known != 0) return known;
+  }
   if (cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
           cudaSuccess ||
       multiprocessors < 1) {
     cudaGetLastError();
     return 132;
+  }
+  if (device >= 0 && device < kRemembered) {
+    remembered[device].store(static_cast<uint32_t>(multiprocessors), std::memory_order_relaxed);
   }
   return static_cast<uint32_t>(multiprocessors);
 }

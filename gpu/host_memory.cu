@@ -1,3 +1,7 @@
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 
@@ -16,15 +20,68 @@ Status HostStatus(cudaError_t error, const std::string& what) {
   return CudaStatus(error, what);
 }
 
+// The ranges RegisterHostMemory registered, by first address.
+struct Registered {
+  size_t bytes;
+  bool in_place;  // mapped at the same address on the device
+};
+
+class RegisteredRanges {
+ public:
+  static RegisteredRanges& Shared() {
+    static RegisteredRanges* ranges = new RegisteredRanges();  // outlives static destructors
+    return *ranges;
+  }
+  void Add(const void* address, size_t bytes, bool in_place) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    ranges_[reinterpret_cast<uintptr_t>(address)] = Registered{bytes, in_place};
+  }
+  void Remove(const void* address) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    ranges_.erase(reinterpret_cast<uintptr_t>(address));
+  }
+  bool Find(const void* address, size_t bytes, bool* in_place) const {
+    const auto begin = reinterpret_cast<uintptr_t>(address);
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = ranges_.upper_bound(begin);
+    if (it == ranges_.begin()) return false;
+    --it;
+    const uintptr_t end = it->first + it->second.bytes;
+    if (begin >= end || bytes > end - begin) return false;
+    if (in_place != nullptr) *in_place = it->second.in_place;
+    return true;
+  }
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<uintptr_t, Registered> ranges_;
+};
+
 }  // namespace
 
 Status RegisterHostMemory(void* address, size_t bytes) {
-  return HostStatus(cudaHostRegister(address, bytes, cudaHostRegisterPortable),
-                    "cudaHostRegister of " + std::to_string(bytes) + " bytes");
+  GPKV_RETURN_IF_ERROR(HostStatus(cudaHostRegister(address, bytes, cudaHostRegisterPortable),
+                                  "cudaHostRegister of " + std::to_string(bytes) + " bytes"));
+  cudaPointerAttributes attributes;
+  bool in_place = false;
+  if (cudaPointerGetAttributes(&attributes, address) == cudaSuccess) {
+    in_place = attributes.type == cudaMemoryTypeHost && attributes.devicePointer == address;
+  } else {
+    cudaGetLastError();
+  }
+  RegisteredRanges::Shared().Add(address, bytes, in_place);
+  return Status::OK();
 }
 
 Status UnregisterHostMemory(void* address) {
-  return HostStatus(cudaHostUnregister(address), "cudaHostUnregister");
+  GPKV_RETURN_IF_ERROR(HostStatus(cudaHostUnregister(address), "cudaHostUnregister"));
+  RegisteredRanges::Shared().Remove(address);
+  return Status::OK();
+}
+
+bool InRegisteredRange(const void* address, size_t bytes, bool* in_place) {
+  if (address == nullptr) return false;
+  return RegisteredRanges::Shared().Find(address, bytes, in_place);
 }
 
 Result<PinnedBytes> PinnedBytes::Allocate(size_t size) {

@@ -4,7 +4,8 @@
 // registered range is copied by DMA in place (tables/gphash/gpu/host_staging.h), instead of through
 // the table's pinned staging.
 //
-// Who may call: engine/, tests, benchmarks.
+// Who may call: engine/, tests, benchmarks; the GPU backends and
+// gpu/staged_copy (InRegisteredRange, to classify a batch's arrays).
 // Thread safety: any thread; registering one range twice, or unregistering
 // one that is not registered, is the caller's error (CUDA reports it).
 #pragma once
@@ -24,6 +25,16 @@ Status RegisterHostMemory(void* address, size_t bytes);
 // Undoes RegisterHostMemory(address, ...). REQUIRES: no batch in flight
 // uses the range.
 Status UnregisterHostMemory(void* address);
+
+// True when [address, address + bytes) lies inside one range that
+// RegisterHostMemory registered; then *in_place (if not null) tells whether
+// kernels may use those addresses themselves (unified addressing maps the
+// range at the same address on the device). Makes no CUDA call: it looks the
+// range up in the list RegisterHostMemory keeps, where cudaPointerGetAttributes
+// costs 0.1-0.2 us a call and a batch asks several (H100,
+// docs/bench/host-batches.md run 12). False for every other address, pinned
+// or not: callers ask CUDA then.
+bool InRegisteredRange(const void* address, size_t bytes, bool* in_place);
 
 // Owned page-locked host memory (cudaMallocHost / cudaFreeHost): batch
 // buffers the GPU copies by DMA, for tests and benchmarks.

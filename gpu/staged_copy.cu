@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpu/cuda_check.h"
+#include "gpu/host_memory.h"
 #include "gpu/staged_copy.h"
 #include "util/copy_pool.h"
 
@@ -54,6 +55,7 @@ Chunks& ThreadChunks() {
 
 // Memory CUDA does not know: pageable host memory, the only kind staged.
 bool IsPageable(const void* address) {
+  if (InRegisteredRange(address, 1, nullptr)) return false;
   cudaPointerAttributes attributes;
   if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
     cudaGetLastError();

@@ -272,9 +272,12 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   if (!lock_late) write_lock.lock();
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ws.ReserveChunkCounters(chunking.chunks));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ws.device_chunk_counters(), 0,
-                                            chunking.chunks * sizeof(BatchCounters), ws.stream()),
-                            Where() + ": cudaMemsetAsync of the chunk counters");
+  // The small duplicate pass zeroes its chunk's counters itself.
+  if (!small) {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ws.device_chunk_counters(), 0,
+                                              chunking.chunks * sizeof(BatchCounters), ws.stream()),
+                              Where() + ": cudaMemsetAsync of the chunk counters");
+  }
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
   if (!lock_late) GPKV_RETURN_IF_ERROR(BeginWrite(ws));
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(),
@@ -342,9 +345,10 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     // Duplicates within the chunk; the chunks before it ran before it.
     uint8_t* keep = arena + keep_at;
     const uint32_t* op_index = nullptr;
+    BatchCounters* counters = ws.device_chunk_counters() + c;
     if (small) {
       GPKV_RETURN_IF_ERROR(
-          LaunchMarkSurvivorsSmall(device_keys, n, key_size(), !is_put, keep, stream));
+          LaunchMarkSurvivorsSmall(device_keys, n, key_size(), !is_put, keep, counters, stream));
     } else {
       DedupeScratch scratch = SortScratchAt(arena, sort);
       GPKV_RETURN_IF_ERROR(
@@ -365,7 +369,6 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
           cudaStreamWaitEvent(stream, lanes[(c - 1) % chunking.lanes]->kernels_done(), 0),
           Where() + ": cudaStreamWaitEvent on the previous chunk");
     }
-    BatchCounters* counters = ws.device_chunk_counters() + c;
     uint8_t* device_erased = nullptr;
     if (is_put) {
       GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, op_index, n,

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpu/cuda_check.h"
+#include "gpu/host_memory.h"
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/workspace.h"
@@ -31,6 +32,7 @@ MemoryKind KindOf(const void* address, int device) {
 constexpr int kDedupeThreads = 1024;
 constexpr uint32_t kDedupeSlots = 2 * kSmallDedupeOps;  // a power of two
 constexpr uint32_t kEmptySlot = 0xffffffffu;
+constexpr int kDedupePerThread = kSmallDedupeOps / kDedupeThreads;
 
 template <int kKeyWords>
 __device__ __forceinline__ bool SameKey(const uint64_t* keys, uint32_t a, uint32_t b) {
@@ -45,28 +47,48 @@ __device__ __forceinline__ bool SameKey(const uint64_t* keys, uint32_t a, uint32
 // One block: each key claims a slot of a shared-memory table (linear
 // probing from its hash) or joins the slot of an equal key, where the
 // survivor's index is kept by atomicMax (last) or atomicMin (first).
+//
+// The keys may be in host memory, read over the link (a small batch's arrays
+// used in place): a thread loads all its keys before it uses any, one round
+// trip instead of kDedupePerThread, and two keys are compared only when the
+// 32-bit tags of their hashes (in shared memory) agree, so a collision in
+// the table costs no read of the other key.
 template <int kKeyWords>
 __global__ void __launch_bounds__(kDedupeThreads)
-    MarkSurvivorsSmallKernel(const uint64_t* keys, uint32_t count, bool keep_first, uint8_t* keep) {
+    MarkSurvivorsSmallKernel(const uint64_t* keys, uint32_t count, bool keep_first, uint8_t* keep,
+                             BatchCounters* counters) {
   __shared__ uint32_t table[kDedupeSlots];
-  for (uint32_t s = threadIdx.x; s < kDedupeSlots; s += kDedupeThreads) table[s] = kEmptySlot;
-  __syncthreads();
-  constexpr int kPerThread = kSmallDedupeOps / kDedupeThreads;
-  uint32_t slot_of[kPerThread];
+  __shared__ uint32_t tags[kSmallDedupeOps];
+  uint64_t words[kDedupePerThread][kKeyWords];
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
+  for (int k = 0; k < kDedupePerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w)
+      words[k][w] = i < count ? keys[uint64_t{i} * kKeyWords + w] : 0;
+  }
+  for (uint32_t s = threadIdx.x; s < kDedupeSlots; s += kDedupeThreads) table[s] = kEmptySlot;
+  if (counters != nullptr && threadIdx.x == 0) *counters = BatchCounters{};
+  uint64_t mixed[kDedupePerThread];
+#pragma unroll
+  for (int k = 0; k < kDedupePerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+    mixed[k] = 0;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w) mixed[k] = (mixed[k] ^ words[k][w]) * 0x9e3779b97f4a7c15ull;
+    if (i < count) tags[i] = static_cast<uint32_t>(mixed[k]);
+  }
+  __syncthreads();
+  uint32_t slot_of[kDedupePerThread];
+#pragma unroll
+  for (int k = 0; k < kDedupePerThread; ++k) {
     const uint32_t i = threadIdx.x + k * kDedupeThreads;
     if (i >= count) break;
-    uint64_t mixed = 0;
-#pragma unroll
-    for (int w = 0; w < kKeyWords; ++w) {
-      mixed = (mixed ^ keys[uint64_t{i} * kKeyWords + w]) * 0x9e3779b97f4a7c15ull;
-    }
-    uint32_t slot = static_cast<uint32_t>(mixed >> 40) & (kDedupeSlots - 1);
+    uint32_t slot = static_cast<uint32_t>(mixed[k] >> 40) & (kDedupeSlots - 1);
     for (;;) {
       uint32_t holder = atomicCAS(&table[slot], kEmptySlot, i);
       if (holder == kEmptySlot) break;
-      if (SameKey<kKeyWords>(keys, holder, i)) {
+      if (tags[holder] == tags[i] && SameKey<kKeyWords>(keys, holder, i)) {
         if (keep_first) {
           atomicMin(&table[slot], i);
         } else {
@@ -80,7 +102,7 @@ __global__ void __launch_bounds__(kDedupeThreads)
   }
   __syncthreads();
 #pragma unroll
-  for (int k = 0; k < kPerThread; ++k) {
+  for (int k = 0; k < kDedupePerThread; ++k) {
     const uint32_t i = threadIdx.x + k * kDedupeThreads;
     if (i >= count) break;
     keep[i] = table[slot_of[k]] == i ? 1 : 0;
@@ -91,6 +113,7 @@ __global__ void __launch_bounds__(kDedupeThreads)
 
 MemoryKind ClassifyMemory(const void* address, size_t bytes, int device) {
   if (address == nullptr) return MemoryKind::kPageable;
+  if (InRegisteredRange(address, bytes, nullptr)) return MemoryKind::kPinned;
   MemoryKind first = KindOf(address, device);
   if (first != MemoryKind::kPinned || bytes <= 1) return first;
   return KindOf(static_cast<const uint8_t*>(address) + bytes - 1, device) == MemoryKind::kPinned
@@ -104,6 +127,8 @@ void CopyHost(void* target, const void* source, size_t bytes) {
 
 bool UsableInPlace(const void* address) {
   if (address == nullptr) return true;
+  bool in_place = false;
+  if (InRegisteredRange(address, 1, &in_place)) return in_place;
   cudaPointerAttributes attributes;
   if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
     cudaGetLastError();
@@ -165,7 +190,8 @@ Status StagingLane::RecordDone() {
 }
 
 Status LaunchMarkSurvivorsSmall(const uint8_t* keys, size_t count, uint32_t key_size,
-                                bool keep_first, uint8_t* keep, cudaStream_t stream) {
+                                bool keep_first, uint8_t* keep, BatchCounters* counters,
+                                cudaStream_t stream) {
   if (count == 0) return Status::OK();
   if (count > kSmallDedupeOps) {
     return Status::InvalidArgument("LaunchMarkSurvivorsSmall takes at most " +
@@ -174,7 +200,8 @@ Status LaunchMarkSurvivorsSmall(const uint8_t* keys, size_t count, uint32_t key_
   return DispatchKeyWords(key_size, [&](auto key_words) {
     constexpr int kKeyWords = decltype(key_words)::value;
     MarkSurvivorsSmallKernel<kKeyWords><<<1, kDedupeThreads, 0, stream>>>(
-        reinterpret_cast<const uint64_t*>(keys), static_cast<uint32_t>(count), keep_first, keep);
+        reinterpret_cast<const uint64_t*>(keys), static_cast<uint32_t>(count), keep_first, keep,
+        counters);
     return CheckLaunch("MarkSurvivorsSmallKernel");
   });
 }

@@ -27,6 +27,7 @@
 #include <memory>
 
 #include "gpkv/status.h"
+#include "tables/gphash/gpu/kernels.h"
 
 namespace gpkv::gpu {
 
@@ -102,10 +103,14 @@ void CopyHost(void* target, const void* source, size_t bytes);
 constexpr size_t kSmallDedupeOps = 4096;
 
 // keep[i] = 1 unless a later operation (keep_first: an earlier one) of the
-// `count` keys (key_size bytes each, 8-byte aligned, device memory) has the
-// same key: LaunchMarkSurvivors' answer without the sort, in one block with a
-// hash table in shared memory. REQUIRES: count <= kSmallDedupeOps.
+// `count` keys (key_size bytes each, 8-byte aligned, device memory or host
+// memory mapped at its own address) has the same key: LaunchMarkSurvivors'
+// answer without the sort, in one block with a hash table in shared memory.
+// The kernel also zeroes *counters (when not null), the counters of the
+// write that follows it on the stream: one launch fewer than a memset.
+// REQUIRES: count <= kSmallDedupeOps.
 Status LaunchMarkSurvivorsSmall(const uint8_t* keys, size_t count, uint32_t key_size,
-                                bool keep_first, uint8_t* keep, cudaStream_t stream);
+                                bool keep_first, uint8_t* keep, BatchCounters* counters,
+                                cudaStream_t stream);
 
 }  // namespace gpkv::gpu

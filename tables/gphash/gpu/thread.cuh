@@ -158,7 +158,7 @@ __device__ bool ThreadGet(const GphashDeviceView& view, const Key<kKeyWords>& ke
   for (;;) {
     ThreadProbe probe = ThreadProbeKey(view, view.level_count, key, hash, false);
     if (!probe.found) return false;
-    __threadfence();
+    warp::FenceLoads();
     const uint8_t* bucket = warp::IndexBucket(view, probe.match.level, probe.match.bucket);
     if (warp::LoadWord(bucket + format::SlotWordOffset(probe.match.slot)) == probe.match_word) {
       *value = probe.match_value;
@@ -180,11 +180,6 @@ __device__ __forceinline__ void LoadWordPairWeak(const uint8_t* address, uint64_
   *low = a;
   *high = b;
 }
-
-// Orders this thread's loads before it against its loads after it, at GPU
-// scope: an acquire-release fence, which is all a seqlock reader needs
-// (__threadfence() is a sequentially consistent fence, a heavier barrier).
-__device__ __forceinline__ void FenceLoads() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 // Get of one key by one thread over an index in GPU memory (the mirror):
 // the key's buckets in the duplicate rule's order (warp::TileGet's order, so
@@ -244,13 +239,13 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
           matches &= matches - 1;
           if (!first) {
             word = warp::LoadWord(bucket + format::SlotWordOffset(s));
-            FenceLoads();  // the seqlock's first read before the data
+            warp::FenceLoads();  // the seqlock's first read before the data
           }
           Key<kKeyWords> stored;
           uint64_t stored_value = 0;
           LoadIndexEntry(view, bucket, s, &stored, &stored_value);
           if (!format::SlotMatches(word, fingerprint) || !SameKey(stored, key)) continue;
-          FenceLoads();  // the data before the seqlock's second read
+          warp::FenceLoads();  // the data before the seqlock's second read
           if (warp::LoadWord(bucket + format::SlotWordOffset(s)) != word) {
             retry = true;
             break;

@@ -257,38 +257,53 @@ INSTANTIATE_TEST_SUITE_P(Memories, HostPipeline,
                          CaseName);
 
 // Small write batches resolve duplicates with one kernel: the last put and
-// the first erase of a key count, for every key size.
+// the first erase of a key count, for every key size, with the arrays in
+// pageable memory (read from the pinned staging) and in registered memory
+// (read in place); the kernel also zeroes the batch's counters, which
+// Stats().keys checks.
 TEST(HostPipelineSmall, DuplicatesInSmallBatchesResolveLikeTheSort) {
   SKIP_WITHOUT_DEVICE();
-  for (uint32_t ks : {8u, 16u, 32u}) {
-    SCOPED_TRACE("key size " + std::to_string(ks));
-    TableOptions options;
-    options.key_size = ks;
-    options.value_size = 8;
-    options.expected_keys = 10000;
-    TableHarness harness("host-small-" + std::to_string(ks), options, GpuIndexMode::kMirror);
-    ASSERT_TRUE(harness.ok());
-    std::mt19937_64 rng(ks);
-    const std::vector<uint8_t> pool = RandomKeys(rng, 300, ks);
-    Oracle oracle;
-    for (size_t count : {size_t{1}, size_t{2}, size_t{64}, size_t{4095}, size_t{4096}}) {
-      std::vector<uint8_t> keys = KeysFromPool(rng, pool, count, ks);
-      std::vector<uint8_t> values = RandomKeys(rng, count, 8);
-      ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), count).ok());
-      oracle.Put(keys, values, ks, 8);
-      std::vector<uint8_t> got(pool.size() / ks * 8), found(pool.size() / ks);
-      std::vector<uint8_t> want, want_found;
-      ASSERT_TRUE(
-          harness.table().Get(pool.data(), got.data(), found.data(), pool.size() / ks).ok());
-      oracle.Get(pool, ks, 8, &want, &want_found);
-      EXPECT_EQ(got, want);
-      EXPECT_EQ(found, want_found);
-      std::vector<uint8_t> erase_keys = KeysFromPool(rng, pool, count / 2, ks);
-      std::vector<uint8_t> erased(count / 2);
-      ASSERT_TRUE(harness.table().Erase(erase_keys.data(), erased.data(), count / 2).ok());
-      EXPECT_EQ(erased, oracle.Erase(erase_keys, ks));
+  for (const bool registered : {false, true}) {
+    for (uint32_t ks : {8u, 16u, 32u}) {
+      SCOPED_TRACE("key size " + std::to_string(ks) + (registered ? ", registered" : ", pageable"));
+      TableOptions options;
+      options.key_size = ks;
+      options.value_size = 8;
+      options.expected_keys = 10000;
+      TableHarness harness("host-small-" + std::to_string(ks) + (registered ? "-reg" : ""), options,
+                           GpuIndexMode::kMirror);
+      ASSERT_TRUE(harness.ok());
+      std::mt19937_64 rng(ks);
+      const std::vector<uint8_t> pool = RandomKeys(rng, 300, ks);
+      Oracle oracle;
+      for (size_t count : {size_t{1}, size_t{2}, size_t{64}, size_t{4095}, size_t{4096}}) {
+        std::vector<uint8_t> keys = KeysFromPool(rng, pool, count, ks);
+        std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+        if (registered) {
+          ASSERT_TRUE(RegisterHostMemory(keys.data(), keys.size()).ok());
+          ASSERT_TRUE(RegisterHostMemory(values.data(), values.size()).ok());
+        }
+        const Status put = harness.table().Put(keys.data(), values.data(), count);
+        if (registered) {
+          EXPECT_TRUE(UnregisterHostMemory(keys.data()).ok());
+          EXPECT_TRUE(UnregisterHostMemory(values.data()).ok());
+        }
+        ASSERT_TRUE(put.ok()) << put.ToString();
+        oracle.Put(keys, values, ks, 8);
+        std::vector<uint8_t> got(pool.size() / ks * 8), found(pool.size() / ks);
+        std::vector<uint8_t> want, want_found;
+        ASSERT_TRUE(
+            harness.table().Get(pool.data(), got.data(), found.data(), pool.size() / ks).ok());
+        oracle.Get(pool, ks, 8, &want, &want_found);
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(found, want_found);
+        std::vector<uint8_t> erase_keys = KeysFromPool(rng, pool, count / 2, ks);
+        std::vector<uint8_t> erased(count / 2);
+        ASSERT_TRUE(harness.table().Erase(erase_keys.data(), erased.data(), count / 2).ok());
+        EXPECT_EQ(erased, oracle.Erase(erase_keys, ks));
+      }
+      EXPECT_EQ(harness.table().Stats().keys, oracle.size());
     }
-    EXPECT_EQ(harness.table().Stats().keys, oracle.size());
   }
 }
 
@@ -449,6 +464,34 @@ TEST(HostStagingCopy, CopiesEveryByteOfAnySize) {
     EXPECT_EQ(std::vector<uint8_t>(target.begin() + bytes, target.end()),
               std::vector<uint8_t>(64, 0xa5));
   }
+}
+
+// RegisterHostMemory remembers its ranges: InRegisteredRange answers for an
+// array wholly inside one (as CUDA does, without asking it), and forgets the
+// range when it is unregistered; ClassifyMemory and UsableInPlace use it.
+TEST(HostMemoryRegistry, RegisteredRangesAreKnownUntilUnregistered) {
+  SKIP_WITHOUT_DEVICE();
+  std::vector<uint8_t> bytes(1 << 20);
+  uint8_t* begin = bytes.data();
+  const size_t size = bytes.size();
+  EXPECT_FALSE(InRegisteredRange(begin, 8, nullptr));
+  ASSERT_TRUE(RegisterHostMemory(begin, size).ok());
+  cudaPointerAttributes attributes;
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, begin), cudaSuccess);
+  const bool mapped_in_place = attributes.devicePointer == begin;
+  bool in_place = !mapped_in_place;
+  EXPECT_TRUE(InRegisteredRange(begin, size, &in_place));
+  EXPECT_EQ(in_place, mapped_in_place);
+  EXPECT_TRUE(InRegisteredRange(begin + 100, 50, nullptr));
+  EXPECT_TRUE(InRegisteredRange(begin + size - 8, 8, nullptr));
+  EXPECT_FALSE(InRegisteredRange(begin + size - 4, 8, nullptr));  // runs past the end
+  EXPECT_FALSE(InRegisteredRange(begin + size, 1, nullptr));
+  EXPECT_FALSE(InRegisteredRange(nullptr, 1, nullptr));
+  EXPECT_EQ(ClassifyMemory(begin + 64, 4096, 0), MemoryKind::kPinned);
+  EXPECT_EQ(UsableInPlace(begin + 64), mapped_in_place);
+  ASSERT_TRUE(UnregisterHostMemory(begin).ok());
+  EXPECT_FALSE(InRegisteredRange(begin, 8, nullptr));
+  EXPECT_EQ(ClassifyMemory(begin + 64, 4096, 0), MemoryKind::kPageable);
 }
 
 // DB::RegisterHostMemory on the CUDA backend: batches in registered memory
