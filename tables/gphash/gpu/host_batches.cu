@@ -268,10 +268,15 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   // the lock only for its kernels: its copy in and duplicate pass (which read
   // no slot) overlap the batch before it. A larger one takes it now.
   const bool lock_late = chunking.chunks == 1;
+  // A small put batch in one chunk may run as one kernel (LaunchPutSmall:
+  // duplicate pass, puts and counters), if the view has thread puts when
+  // the write lock is held.
+  const bool may_fuse = is_put && small && chunking.chunks == 1;
   std::unique_lock<std::mutex> write_lock(write_mutex_, std::defer_lock);
   if (!lock_late) write_lock.lock();
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ws.ReserveChunkCounters(chunking.chunks));
+  if (may_fuse) GPKV_RETURN_IF_ERROR(ws.ReserveSmallPutState());
   // The small duplicate pass zeroes its chunk's counters itself.
   if (!small) {
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ws.device_chunk_counters(), 0,
@@ -289,6 +294,7 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     copying.emplace(util::CopyPool::Shared());
   }
   std::vector<size_t> held(chunking.lanes, kNoChunk);
+  bool fused = false;  // LaunchPutSmall ran: it wrote the host's counters
   auto finish = [&](size_t l) -> Status {
     const size_t c = held[l];
     if (c == kNoChunk) return Status::OK();
@@ -346,7 +352,9 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     uint8_t* keep = arena + keep_at;
     const uint32_t* op_index = nullptr;
     BatchCounters* counters = ws.device_chunk_counters() + c;
-    if (small) {
+    if (may_fuse) {
+      // The pass runs with the puts (or just before them, below).
+    } else if (small) {
       GPKV_RETURN_IF_ERROR(
           LaunchMarkSurvivorsSmall(device_keys, n, key_size(), !is_put, keep, counters, stream));
     } else {
@@ -370,10 +378,20 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
           Where() + ": cudaStreamWaitEvent on the previous chunk");
     }
     uint8_t* device_erased = nullptr;
-    if (is_put) {
-      GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, op_index, n,
-                                     reinterpret_cast<uint32_t*>(arena + failed_at), counters,
-                                     stream));
+    auto* failed = reinterpret_cast<uint32_t*>(arena + failed_at);
+    if (may_fuse && view_.thread_puts) {
+      // Lane 0: the workspace's stream, where the small put state lives.
+      fused = true;
+      GPKV_RETURN_IF_ERROR(LaunchPutSmall(view_, device_keys, device_values, n, failed,
+                                          ws.small_put_state(), ws.host_chunk_counters_on_device(),
+                                          stream));
+    } else if (is_put) {
+      if (may_fuse) {
+        GPKV_RETURN_IF_ERROR(
+            LaunchMarkSurvivorsSmall(device_keys, n, key_size(), false, keep, counters, stream));
+      }
+      GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, op_index, n, failed,
+                                     counters, stream));
     } else {
       device_erased = erased == nullptr                                ? nullptr
                       : erased_kind == MemoryKind::kDevice || in_place ? erased + begin
@@ -403,9 +421,11 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
         Where() + ": cudaStreamWaitEvent on the last chunk");
   }
   GPKV_RETURN_IF_ERROR(EndWrite(ws));
-  GPKV_RETURN_IF_ERROR(CopyAsync(ws.host_chunk_counters(), ws.device_chunk_counters(),
-                                 chunking.chunks * sizeof(BatchCounters), ws.stream(),
-                                 "the chunk counters"));
+  if (!fused) {
+    GPKV_RETURN_IF_ERROR(CopyAsync(ws.host_chunk_counters(), ws.device_chunk_counters(),
+                                   chunking.chunks * sizeof(BatchCounters), ws.stream(),
+                                   "the chunk counters"));
+  }
   GPKV_RETURN_IF_ERROR(ws.Wait(is_put ? "pipelined put batch" : "pipelined erase batch"));
   for (size_t l = 0; l < chunking.lanes; ++l) GPKV_RETURN_IF_ERROR(finish(l));
   uint64_t inserted = 0, erased_keys = 0, failed = 0;

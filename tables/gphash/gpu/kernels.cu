@@ -9,6 +9,7 @@
 #include "gpu/device_memory.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/kernels.h"
+#include "tables/gphash/gpu/small_dedupe.cuh"
 #include "tables/gphash/gpu/thread.cuh"
 
 namespace gpkv::gpu {
@@ -261,6 +262,63 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->updated, updated);
 }
 
+// Threads per block of PutSmallKernel: each block builds the whole batch's
+// duplicate table, so fewer, larger blocks read the keys fewer times; the
+// thread put's registers allow 512.
+constexpr int kSmallPutThreads = 512;
+
+// LaunchPutSmall: every block runs the duplicate pass over the whole batch
+// in its shared memory (small_dedupe::Build), then each thread puts the
+// operation it owns (blockIdx.x * kSmallPutThreads + threadIdx.x, its
+// blockIdx.x-th key of the pass) if that survives. Block totals go to
+// state->counters; the last block to finish (a ticket after a fence) copies
+// them to host_counters and zeroes state for the next batch.
+template <int kKeyWords>
+__global__ void __launch_bounds__(kSmallPutThreads)
+    PutSmallKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
+                   uint32_t count, uint32_t* failed, SmallPutState* state,
+                   BatchCounters* host_counters) {
+  __shared__ small_dedupe::Shared shared;
+  const uint32_t op = blockIdx.x * kSmallPutThreads + threadIdx.x;
+  const bool in_batch = op < count;
+  // The value is loaded with the keys, before the pass: one round trip.
+  const uint64_t value =
+      in_batch ? warp::LoadValue(values + uint64_t{op} * view.value_size, view.value_size) : 0;
+  small_dedupe::ThreadKeys<kKeyWords, kSmallPutThreads> mine;
+  small_dedupe::Build(reinterpret_cast<const uint64_t*>(keys), count, /*keep_first=*/false, shared,
+                      mine);
+  Key<kKeyWords> key{};
+  uint32_t slot = small_dedupe::kEmptySlot;
+#pragma unroll
+  for (int k = 0; k < mine.kPerThread; ++k) {
+    if (k != static_cast<int>(blockIdx.x)) continue;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w) key.words[w] = mine.words[k][w];
+    slot = mine.slot_of[k];
+  }
+  unsigned long long inserted = 0, updated = 0;
+  if (in_batch && shared.table[slot] == op) {
+    const warp::PutOutcome outcome =
+        thread::ThreadPut(view, key, warp::HashOf(key, view.hash_seed), value);
+    CountPut(outcome, op, failed, &state->counters, &inserted, &updated);
+  }
+  AddWarpCount(&state->counters.inserted, inserted);
+  AddWarpCount(&state->counters.updated, updated);
+  __syncthreads();  // the block's counts are in
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(&state->blocks_done, 1u) != gridDim.x - 1) return;
+  __threadfence();  // every block's counts before this block's reads
+  unsigned long long* totals = &state->counters.inserted;
+  unsigned long long* out = &host_counters->inserted;
+  constexpr int kWords = sizeof(BatchCounters) / sizeof(unsigned long long);
+  static_assert(sizeof(BatchCounters) == kWords * sizeof(unsigned long long),
+                "BatchCounters is a run of 64-bit counters");
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) out[w] = atomicExch(&totals[w], 0ull);
+  atomicExch(&state->blocks_done, 0u);
+}
+
 // One warp, the failed puts one after another (see LaunchKick).
 template <int kKeyWords>
 __global__ void KickKernel(GphashDeviceView view, const uint8_t* keys, const uint32_t* ops,
@@ -355,8 +413,11 @@ constexpr int kIndexGetThreadsPerSm = 1536;
 constexpr int kIndexGetBlocksPerSm = kIndexGetThreadsPerSm / kIndexGetBlockThreads;
 // Batches of fewer gets run GetTileKernel even on an index in GPU memory: a
 // small batch is bound by the latency of one get, and a tile's lanes read a
-// bucket together (4096 gets: tile 267 M/s, one per thread 223).
-constexpr uint64_t kIndexGetMinOps = uint64_t{1} << 14;
+// bucket together. Measured through the engine with registered host arrays
+// (H100, docs/bench/host-batches.md run 12), p50 per call, tile / one per
+// thread: 256 gets 15.7 / 19.0 us, 1024 16.3 / 19.8, 4096 22.4 / 21.4,
+// 16384 and up alike.
+constexpr uint64_t kIndexGetMinOps = 4096;
 
 // One operation per thread over an index in GPU memory (view.index_gets:
 // mirror and staged mode), kSlots = slots_per_bucket.
@@ -561,6 +622,23 @@ Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_
     PutKernel<decltype(words)::value><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
         view, keys, values, keep, op_index, count, failed, counters, per_warp);
     return CheckLaunch("PutKernel");
+  });
+}
+
+Status LaunchPutSmall(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
+                      size_t count, uint32_t* failed, SmallPutState* state,
+                      BatchCounters* host_counters, cudaStream_t stream) {
+  if (count == 0) return Status::OK();
+  if (count > kSmallDedupeOps || !view.thread_puts) {
+    return Status::InvalidArgument("LaunchPutSmall takes at most " +
+                                   std::to_string(kSmallDedupeOps) +
+                                   " operations, on a view with thread puts");
+  }
+  const auto blocks = static_cast<unsigned int>((count + kSmallPutThreads - 1) / kSmallPutThreads);
+  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+    PutSmallKernel<decltype(words)::value><<<blocks, kSmallPutThreads, 0, stream>>>(
+        view, keys, values, static_cast<uint32_t>(count), failed, state, host_counters);
+    return CheckLaunch("PutSmallKernel");
   });
 }
 

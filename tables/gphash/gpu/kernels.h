@@ -85,6 +85,26 @@ Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
                  BatchCounters* counters, cudaStream_t stream);
 
+// The counters of the small put batches of one workspace (LaunchPutSmall),
+// in device memory: zero between batches (cudaMemset once when allocated;
+// each batch's last block zeroes them again).
+struct SmallPutState {
+  BatchCounters counters;
+  unsigned int blocks_done;
+};
+
+// A whole small put batch (count <= kSmallDedupeOps of host_staging.h, the
+// view's thread puts) in one launch: its duplicate pass (the last put of a
+// key wins) and its puts, as LaunchMarkSurvivorsSmall then LaunchPut with
+// the counters in `state`. The batch's last block copies the counters to
+// `host_counters` (page-locked host memory mapped at that address) and
+// zeroes them: no memset before and no copy after. keys and values may be in
+// host memory mapped at their own address. Failed puts go to failed[] as for
+// LaunchPut.
+Status LaunchPutSmall(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
+                      size_t count, uint32_t* failed, SmallPutState* state,
+                      BatchCounters* host_counters, cudaStream_t stream);
+
 // For each of the `count` failed puts ops[i] (batch indices into keys), one
 // after another in one warp: frees a slot among the key's candidate buckets
 // by moving one resident key to another of its own candidate buckets (a

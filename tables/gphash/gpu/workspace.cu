@@ -31,6 +31,7 @@ Workspace::~Workspace() {
   lanes_.clear();  // each waits for its stream
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
+  if (small_put_state_ != nullptr) cudaFree(small_put_state_);
   if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
   if (fork_event_ != nullptr) cudaEventDestroy(fork_event_);
   if (arena_ != nullptr) cudaFree(arena_);
@@ -142,12 +143,32 @@ Status Workspace::ReserveChunkCounters(size_t chunks) {
   if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
   device_chunk_counters_ = nullptr;
   host_chunk_counters_ = nullptr;
+  host_chunk_counters_on_device_ = nullptr;
   chunk_counters_ = 0;
   GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&device_chunk_counters_, grown * sizeof(BatchCounters)),
                             "cudaMalloc of the chunk counters");
   GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&host_chunk_counters_, grown * sizeof(BatchCounters)),
                             "cudaMallocHost of the chunk counters");
+  void* on_device = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&on_device, host_chunk_counters_, 0),
+                            "cudaHostGetDevicePointer of the chunk counters");
+  host_chunk_counters_on_device_ = static_cast<BatchCounters*>(on_device);
   chunk_counters_ = grown;
+  return Status::OK();
+}
+
+Status Workspace::ReserveSmallPutState() {
+  if (small_put_state_ != nullptr) return Status::OK();
+  SmallPutState* state = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&state, sizeof(SmallPutState)),
+                            "cudaMalloc of the small put state");
+  // On the workspace's stream: the kernels that use it run there.
+  const cudaError_t zeroed = cudaMemsetAsync(state, 0, sizeof(SmallPutState), stream_);
+  if (zeroed != cudaSuccess) {
+    cudaFree(state);
+    return CudaStatus(zeroed, "cudaMemset of the small put state");
+  }
+  small_put_state_ = state;
   return Status::OK();
 }
 

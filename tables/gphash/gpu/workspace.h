@@ -122,6 +122,14 @@ class Workspace {
   Status ReserveChunkCounters(size_t chunks);
   BatchCounters* device_chunk_counters() const { return device_chunk_counters_; }
   BatchCounters* host_chunk_counters() const { return host_chunk_counters_; }
+  // host_chunk_counters() as kernels address it (mapped pinned memory).
+  BatchCounters* host_chunk_counters_on_device() const { return host_chunk_counters_on_device_; }
+
+  // The state of small put batches (LaunchPutSmall): device memory, zeroed
+  // on the workspace's stream when first reserved, kept zero by the kernel
+  // after. The kernel must run on the workspace's stream.
+  Status ReserveSmallPutState();
+  SmallPutState* small_put_state() const { return small_put_state_; }
 
  private:
   Workspace() = default;
@@ -142,7 +150,9 @@ class Workspace {
   cudaEvent_t fork_event_ = nullptr;
   BatchCounters* device_chunk_counters_ = nullptr;
   BatchCounters* host_chunk_counters_ = nullptr;  // pinned
+  BatchCounters* host_chunk_counters_on_device_ = nullptr;
   size_t chunk_counters_ = 0;
+  SmallPutState* small_put_state_ = nullptr;
 };
 
 }  // namespace gpkv::gpu

@@ -256,53 +256,61 @@ INSTANTIATE_TEST_SUITE_P(Memories, HostPipeline,
                                                       Memory::kPinned, Memory::kRegistered, 8}),
                          CaseName);
 
-// Small write batches resolve duplicates with one kernel: the last put and
-// the first erase of a key count, for every key size, with the arrays in
-// pageable memory (read from the pinned staging) and in registered memory
-// (read in place); the kernel also zeroes the batch's counters, which
-// Stats().keys checks.
+// Small write batches resolve duplicates in shared memory: the last put and
+// the first erase of a key count, for every key size, in mirror mode (a put
+// is one kernel, LaunchPutSmall) and direct mode (the duplicate pass, then
+// the put kernel), with the arrays in pageable memory (read from the pinned
+// staging) and in registered memory (read in place). Stats().keys checks the
+// counters, which the kernels zero between batches.
 TEST(HostPipelineSmall, DuplicatesInSmallBatchesResolveLikeTheSort) {
   SKIP_WITHOUT_DEVICE();
-  for (const bool registered : {false, true}) {
-    for (uint32_t ks : {8u, 16u, 32u}) {
-      SCOPED_TRACE("key size " + std::to_string(ks) + (registered ? ", registered" : ", pageable"));
-      TableOptions options;
-      options.key_size = ks;
-      options.value_size = 8;
-      options.expected_keys = 10000;
-      TableHarness harness("host-small-" + std::to_string(ks) + (registered ? "-reg" : ""), options,
-                           GpuIndexMode::kMirror);
-      ASSERT_TRUE(harness.ok());
-      std::mt19937_64 rng(ks);
-      const std::vector<uint8_t> pool = RandomKeys(rng, 300, ks);
-      Oracle oracle;
-      for (size_t count : {size_t{1}, size_t{2}, size_t{64}, size_t{4095}, size_t{4096}}) {
-        std::vector<uint8_t> keys = KeysFromPool(rng, pool, count, ks);
-        std::vector<uint8_t> values = RandomKeys(rng, count, 8);
-        if (registered) {
-          ASSERT_TRUE(RegisterHostMemory(keys.data(), keys.size()).ok());
-          ASSERT_TRUE(RegisterHostMemory(values.data(), values.size()).ok());
+  // Mirror mode runs a small put as one kernel (LaunchPutSmall), direct mode
+  // as the duplicate pass and the put kernel.
+  for (const GpuIndexMode mode : {GpuIndexMode::kMirror, GpuIndexMode::kDirect}) {
+    for (const bool registered : {false, true}) {
+      for (uint32_t ks : {8u, 16u, 32u}) {
+        SCOPED_TRACE("key size " + std::to_string(ks) +
+                     (registered ? ", registered" : ", pageable") +
+                     (mode == GpuIndexMode::kMirror ? ", mirror" : ", direct"));
+        TableOptions options;
+        options.key_size = ks;
+        options.value_size = 8;
+        options.expected_keys = 10000;
+        TableHarness harness("host-small-" + std::to_string(ks) + (registered ? "-reg" : "") +
+                                 (mode == GpuIndexMode::kMirror ? "" : "-direct"),
+                             options, mode);
+        ASSERT_TRUE(harness.ok());
+        std::mt19937_64 rng(ks);
+        const std::vector<uint8_t> pool = RandomKeys(rng, 300, ks);
+        Oracle oracle;
+        for (size_t count : {size_t{1}, size_t{2}, size_t{64}, size_t{4095}, size_t{4096}}) {
+          std::vector<uint8_t> keys = KeysFromPool(rng, pool, count, ks);
+          std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+          if (registered) {
+            ASSERT_TRUE(RegisterHostMemory(keys.data(), keys.size()).ok());
+            ASSERT_TRUE(RegisterHostMemory(values.data(), values.size()).ok());
+          }
+          const Status put = harness.table().Put(keys.data(), values.data(), count);
+          if (registered) {
+            EXPECT_TRUE(UnregisterHostMemory(keys.data()).ok());
+            EXPECT_TRUE(UnregisterHostMemory(values.data()).ok());
+          }
+          ASSERT_TRUE(put.ok()) << put.ToString();
+          oracle.Put(keys, values, ks, 8);
+          std::vector<uint8_t> got(pool.size() / ks * 8), found(pool.size() / ks);
+          std::vector<uint8_t> want, want_found;
+          ASSERT_TRUE(
+              harness.table().Get(pool.data(), got.data(), found.data(), pool.size() / ks).ok());
+          oracle.Get(pool, ks, 8, &want, &want_found);
+          EXPECT_EQ(got, want);
+          EXPECT_EQ(found, want_found);
+          std::vector<uint8_t> erase_keys = KeysFromPool(rng, pool, count / 2, ks);
+          std::vector<uint8_t> erased(count / 2);
+          ASSERT_TRUE(harness.table().Erase(erase_keys.data(), erased.data(), count / 2).ok());
+          EXPECT_EQ(erased, oracle.Erase(erase_keys, ks));
         }
-        const Status put = harness.table().Put(keys.data(), values.data(), count);
-        if (registered) {
-          EXPECT_TRUE(UnregisterHostMemory(keys.data()).ok());
-          EXPECT_TRUE(UnregisterHostMemory(values.data()).ok());
-        }
-        ASSERT_TRUE(put.ok()) << put.ToString();
-        oracle.Put(keys, values, ks, 8);
-        std::vector<uint8_t> got(pool.size() / ks * 8), found(pool.size() / ks);
-        std::vector<uint8_t> want, want_found;
-        ASSERT_TRUE(
-            harness.table().Get(pool.data(), got.data(), found.data(), pool.size() / ks).ok());
-        oracle.Get(pool, ks, 8, &want, &want_found);
-        EXPECT_EQ(got, want);
-        EXPECT_EQ(found, want_found);
-        std::vector<uint8_t> erase_keys = KeysFromPool(rng, pool, count / 2, ks);
-        std::vector<uint8_t> erased(count / 2);
-        ASSERT_TRUE(harness.table().Erase(erase_keys.data(), erased.data(), count / 2).ok());
-        EXPECT_EQ(erased, oracle.Erase(erase_keys, ks));
+        EXPECT_EQ(harness.table().Stats().keys, oracle.size());
       }
-      EXPECT_EQ(harness.table().Stats().keys, oracle.size());
     }
   }
 }
