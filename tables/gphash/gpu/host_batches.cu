@@ -268,15 +268,13 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   // the lock only for its kernels: its copy in and duplicate pass (which read
   // no slot) overlap the batch before it. A larger one takes it now.
   const bool lock_late = chunking.chunks == 1;
-  // A small put batch in one chunk may run as one kernel (LaunchPutSmall:
-  // duplicate pass, puts and counters), if the view has thread puts when
-  // the write lock is held.
-  const bool may_fuse = is_put && small && chunking.chunks == 1;
+  // A small one-chunk batch: its duplicate pass zeroes the counters and its
+  // write kernel hands them to the host, no memset before and no copy after.
+  const bool counters_by_kernels = small && chunking.chunks == 1;
   std::unique_lock<std::mutex> write_lock(write_mutex_, std::defer_lock);
   if (!lock_late) write_lock.lock();
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ws.ReserveChunkCounters(chunking.chunks));
-  if (may_fuse) GPKV_RETURN_IF_ERROR(ws.ReserveSmallPutState());
   // The small duplicate pass zeroes its chunk's counters itself.
   if (!small) {
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ws.device_chunk_counters(), 0,
@@ -294,12 +292,13 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     copying.emplace(util::CopyPool::Shared());
   }
   std::vector<size_t> held(chunking.lanes, kNoChunk);
-  bool fused = false;  // LaunchPutSmall ran: it wrote the host's counters
-  auto finish = [&](size_t l) -> Status {
+  // Waits for lane l's chunk (unless `done`: its stream was waited for) and
+  // copies its staged answers out.
+  auto finish = [&](size_t l, bool done = false) -> Status {
     const size_t c = held[l];
     if (c == kNoChunk) return Status::OK();
     held[l] = kNoChunk;
-    GPKV_RETURN_IF_ERROR(lanes[l]->WaitDone(is_put ? "put chunk" : "erase chunk"));
+    if (!done) GPKV_RETURN_IF_ERROR(lanes[l]->WaitDone(is_put ? "put chunk" : "erase chunk"));
     if (erased_staged) {
       CopyHost(erased + chunking.Begin(c), lanes[l]->host_out(), chunking.Size(c, count));
     }
@@ -352,9 +351,7 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     uint8_t* keep = arena + keep_at;
     const uint32_t* op_index = nullptr;
     BatchCounters* counters = ws.device_chunk_counters() + c;
-    if (may_fuse) {
-      // The pass runs with the puts (or just before them, below).
-    } else if (small) {
+    if (small) {
       GPKV_RETURN_IF_ERROR(
           LaunchMarkSurvivorsSmall(device_keys, n, key_size(), !is_put, keep, counters, stream));
     } else {
@@ -378,27 +375,19 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
           Where() + ": cudaStreamWaitEvent on the previous chunk");
     }
     uint8_t* device_erased = nullptr;
-    auto* failed = reinterpret_cast<uint32_t*>(arena + failed_at);
-    if (may_fuse && view_.thread_puts) {
-      // Lane 0: the workspace's stream, where the small put state lives.
-      fused = true;
-      GPKV_RETURN_IF_ERROR(LaunchPutSmall(view_, device_keys, device_values, n, failed,
-                                          ws.small_put_state(), ws.host_chunk_counters_on_device(),
-                                          stream));
-    } else if (is_put) {
-      if (may_fuse) {
-        GPKV_RETURN_IF_ERROR(
-            LaunchMarkSurvivorsSmall(device_keys, n, key_size(), false, keep, counters, stream));
-      }
-      GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, op_index, n, failed,
-                                     counters, stream));
+    const CountersToHost to_host =
+        counters_by_kernels ? ws.chunk_counters_to_host() : CountersToHost();
+    if (is_put) {
+      GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, op_index, n,
+                                     reinterpret_cast<uint32_t*>(arena + failed_at), counters,
+                                     stream, to_host));
     } else {
       device_erased = erased == nullptr                                ? nullptr
                       : erased_kind == MemoryKind::kDevice || in_place ? erased + begin
                       : zero_copy                                      ? lane.host_out()
                                                                        : arena + erased_at;
-      GPKV_RETURN_IF_ERROR(
-          LaunchErase(view_, device_keys, keep, op_index, device_erased, n, counters, stream));
+      GPKV_RETURN_IF_ERROR(LaunchErase(view_, device_keys, keep, op_index, device_erased, n,
+                                       counters, stream, to_host));
     }
     if (chunking.chunks > 1) {
       GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(lane.kernels_done(), stream),
@@ -421,13 +410,14 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
         Where() + ": cudaStreamWaitEvent on the last chunk");
   }
   GPKV_RETURN_IF_ERROR(EndWrite(ws));
-  if (!fused) {
+  if (!counters_by_kernels) {
     GPKV_RETURN_IF_ERROR(CopyAsync(ws.host_chunk_counters(), ws.device_chunk_counters(),
                                    chunking.chunks * sizeof(BatchCounters), ws.stream(),
                                    "the chunk counters"));
   }
   GPKV_RETURN_IF_ERROR(ws.Wait(is_put ? "pipelined put batch" : "pipelined erase batch"));
-  for (size_t l = 0; l < chunking.lanes; ++l) GPKV_RETURN_IF_ERROR(finish(l));
+  // Lane 0 runs on the workspace's stream, which ws.Wait waited for.
+  for (size_t l = 0; l < chunking.lanes; ++l) GPKV_RETURN_IF_ERROR(finish(l, l == 0));
   uint64_t inserted = 0, erased_keys = 0, failed = 0;
   for (size_t c = 0; c < chunking.chunks; ++c) {
     inserted += ws.host_chunk_counters()[c].inserted;

@@ -6,7 +6,6 @@
 #include "gpu/host_memory.h"
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
-#include "tables/gphash/gpu/small_dedupe.cuh"
 #include "tables/gphash/gpu/workspace.h"
 #include "util/copy_pool.h"
 
@@ -31,21 +30,82 @@ MemoryKind KindOf(const void* address, int device) {
 }
 
 constexpr int kDedupeThreads = 1024;
+constexpr uint32_t kDedupeSlots = 2 * kSmallDedupeOps;  // a power of two
+constexpr uint32_t kEmptySlot = 0xffffffffu;
+constexpr int kDedupePerThread = kSmallDedupeOps / kDedupeThreads;
 
-// One block: small_dedupe::Build, then keep[] (and the counters zeroed).
+template <int kKeyWords>
+__device__ __forceinline__ bool SameKey(const uint64_t* keys, uint32_t a, uint32_t b) {
+  bool equal = true;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) {
+    equal &= keys[uint64_t{a} * kKeyWords + w] == keys[uint64_t{b} * kKeyWords + w];
+  }
+  return equal;
+}
+
+// One block: each key claims a slot of a shared-memory table (linear
+// probing from its hash) or joins the slot of an equal key, where the
+// survivor's index is kept by atomicMax (last) or atomicMin (first).
+//
+// The keys may be in host memory, read over the link (a small batch's arrays
+// used in place): a thread loads all its keys before it uses any, one round
+// trip instead of kDedupePerThread, and two keys are compared only when the
+// 32-bit tags of their hashes (in shared memory) agree, so a collision in
+// the table costs no read of the other key.
 template <int kKeyWords>
 __global__ void __launch_bounds__(kDedupeThreads)
     MarkSurvivorsSmallKernel(const uint64_t* keys, uint32_t count, bool keep_first, uint8_t* keep,
                              BatchCounters* counters) {
-  __shared__ small_dedupe::Shared shared;
-  small_dedupe::ThreadKeys<kKeyWords, kDedupeThreads> mine;
-  if (counters != nullptr && threadIdx.x == 0) *counters = BatchCounters{};
-  small_dedupe::Build(keys, count, keep_first, shared, mine);
+  __shared__ uint32_t table[kDedupeSlots];
+  __shared__ uint32_t tags[kSmallDedupeOps];
+  uint64_t words[kDedupePerThread][kKeyWords];
 #pragma unroll
-  for (int k = 0; k < mine.kPerThread; ++k) {
+  for (int k = 0; k < kDedupePerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w)
+      words[k][w] = i < count ? keys[uint64_t{i} * kKeyWords + w] : 0;
+  }
+  for (uint32_t s = threadIdx.x; s < kDedupeSlots; s += kDedupeThreads) table[s] = kEmptySlot;
+  if (counters != nullptr && threadIdx.x == 0) *counters = BatchCounters{};
+  uint64_t mixed[kDedupePerThread];
+#pragma unroll
+  for (int k = 0; k < kDedupePerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+    mixed[k] = 0;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w) mixed[k] = (mixed[k] ^ words[k][w]) * 0x9e3779b97f4a7c15ull;
+    if (i < count) tags[i] = static_cast<uint32_t>(mixed[k]);
+  }
+  __syncthreads();
+  uint32_t slot_of[kDedupePerThread];
+#pragma unroll
+  for (int k = 0; k < kDedupePerThread; ++k) {
     const uint32_t i = threadIdx.x + k * kDedupeThreads;
     if (i >= count) break;
-    keep[i] = shared.table[mine.slot_of[k]] == i ? 1 : 0;
+    uint32_t slot = static_cast<uint32_t>(mixed[k] >> 40) & (kDedupeSlots - 1);
+    for (;;) {
+      uint32_t holder = atomicCAS(&table[slot], kEmptySlot, i);
+      if (holder == kEmptySlot) break;
+      if (tags[holder] == tags[i] && SameKey<kKeyWords>(keys, holder, i)) {
+        if (keep_first) {
+          atomicMin(&table[slot], i);
+        } else {
+          atomicMax(&table[slot], i);
+        }
+        break;
+      }
+      slot = (slot + 1) & (kDedupeSlots - 1);
+    }
+    slot_of[k] = slot;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kDedupePerThread; ++k) {
+    const uint32_t i = threadIdx.x + k * kDedupeThreads;
+    if (i >= count) break;
+    keep[i] = table[slot_of[k]] == i ? 1 : 0;
   }
 }
 

@@ -9,7 +9,6 @@
 #include "gpu/device_memory.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/kernels.h"
-#include "tables/gphash/gpu/small_dedupe.cuh"
 #include "tables/gphash/gpu/thread.cuh"
 
 namespace gpkv::gpu {
@@ -232,11 +231,31 @@ __device__ __forceinline__ void CountPut(warp::PutOutcome outcome, uint64_t op, 
   }
 }
 
+// The end of a write kernel, called by every thread: with to_host.host set,
+// the last block to finish copies *counters to the host (CountersToHost).
+__device__ __forceinline__ void HandCountersToHost(const CountersToHost& to_host,
+                                                   BatchCounters* counters) {
+  if (to_host.host == nullptr) return;
+  __syncthreads();  // the block's counts are in
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(to_host.blocks_done, 1u) != gridDim.x - 1) return;
+  __threadfence();  // every block's counts before this block's reads
+  constexpr int kWords = sizeof(BatchCounters) / sizeof(unsigned long long);
+  static_assert(sizeof(BatchCounters) == kWords * sizeof(unsigned long long),
+                "BatchCounters is a run of 64-bit counters");
+  const volatile unsigned long long* totals = &counters->inserted;
+  unsigned long long* host = &to_host.host->inserted;
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) host[w] = totals[w];
+  *to_host.blocks_done = 0;
+}
+
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
     PutKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
               const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
-              BatchCounters* counters, uint32_t ops_per_warp) {
+              BatchCounters* counters, uint32_t ops_per_warp, CountersToHost to_host) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
   uint64_t op = 0;
@@ -260,63 +279,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   });
   AddWarpCount(&counters->inserted, inserted);
   AddWarpCount(&counters->updated, updated);
-}
-
-// Threads per block of PutSmallKernel: each block builds the whole batch's
-// duplicate table, so fewer, larger blocks read the keys fewer times; the
-// thread put's registers allow 512.
-constexpr int kSmallPutThreads = 512;
-
-// LaunchPutSmall: every block runs the duplicate pass over the whole batch
-// in its shared memory (small_dedupe::Build), then each thread puts the
-// operation it owns (blockIdx.x * kSmallPutThreads + threadIdx.x, its
-// blockIdx.x-th key of the pass) if that survives. Block totals go to
-// state->counters; the last block to finish (a ticket after a fence) copies
-// them to host_counters and zeroes state for the next batch.
-template <int kKeyWords>
-__global__ void __launch_bounds__(kSmallPutThreads)
-    PutSmallKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
-                   uint32_t count, uint32_t* failed, SmallPutState* state,
-                   BatchCounters* host_counters) {
-  __shared__ small_dedupe::Shared shared;
-  const uint32_t op = blockIdx.x * kSmallPutThreads + threadIdx.x;
-  const bool in_batch = op < count;
-  // The value is loaded with the keys, before the pass: one round trip.
-  const uint64_t value =
-      in_batch ? warp::LoadValue(values + uint64_t{op} * view.value_size, view.value_size) : 0;
-  small_dedupe::ThreadKeys<kKeyWords, kSmallPutThreads> mine;
-  small_dedupe::Build(reinterpret_cast<const uint64_t*>(keys), count, /*keep_first=*/false, shared,
-                      mine);
-  Key<kKeyWords> key{};
-  uint32_t slot = small_dedupe::kEmptySlot;
-#pragma unroll
-  for (int k = 0; k < mine.kPerThread; ++k) {
-    if (k != static_cast<int>(blockIdx.x)) continue;
-#pragma unroll
-    for (int w = 0; w < kKeyWords; ++w) key.words[w] = mine.words[k][w];
-    slot = mine.slot_of[k];
-  }
-  unsigned long long inserted = 0, updated = 0;
-  if (in_batch && shared.table[slot] == op) {
-    const warp::PutOutcome outcome =
-        thread::ThreadPut(view, key, warp::HashOf(key, view.hash_seed), value);
-    CountPut(outcome, op, failed, &state->counters, &inserted, &updated);
-  }
-  AddWarpCount(&state->counters.inserted, inserted);
-  AddWarpCount(&state->counters.updated, updated);
-  __syncthreads();  // the block's counts are in
-  if (threadIdx.x != 0) return;
-  __threadfence();
-  if (atomicAdd(&state->blocks_done, 1u) != gridDim.x - 1) return;
-  __threadfence();  // every block's counts before this block's reads
-  unsigned long long* totals = &state->counters.inserted;
-  unsigned long long* out = &host_counters->inserted;
-  constexpr int kWords = sizeof(BatchCounters) / sizeof(unsigned long long);
-  static_assert(sizeof(BatchCounters) == kWords * sizeof(unsigned long long),
-                "BatchCounters is a run of 64-bit counters");
-#pragma unroll
-  for (int w = 0; w < kWords; ++w) out[w] = atomicExch(&totals[w], 0ull);
-  atomicExch(&state->blocks_done, 0u);
+  HandCountersToHost(to_host, counters);
 }
 
 // One warp, the failed puts one after another (see LaunchKick).
@@ -335,7 +298,7 @@ template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
     EraseKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* keep,
                 const uint32_t* op_index, uint8_t* erased, uint64_t count, BatchCounters* counters,
-                uint32_t ops_per_warp) {
+                uint32_t ops_per_warp, CountersToHost to_host) {
   bool lane_holds_op;
   const uint64_t i = OpPosition(ops_per_warp, &lane_holds_op);
   const bool in_batch = lane_holds_op && i < count;
@@ -354,6 +317,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   });
   AddWarpCount(&counters->erased, erased_count);
+  HandCountersToHost(to_host, counters);
 }
 
 // Operations per warp for a batch of `count`: 32 (one per lane) when the
@@ -413,11 +377,8 @@ constexpr int kIndexGetThreadsPerSm = 1536;
 constexpr int kIndexGetBlocksPerSm = kIndexGetThreadsPerSm / kIndexGetBlockThreads;
 // Batches of fewer gets run GetTileKernel even on an index in GPU memory: a
 // small batch is bound by the latency of one get, and a tile's lanes read a
-// bucket together. Measured through the engine with registered host arrays
-// (H100, docs/bench/host-batches.md run 12), p50 per call, tile / one per
-// thread: 256 gets 15.7 / 19.0 us, 1024 16.3 / 19.8, 4096 22.4 / 21.4,
-// 16384 and up alike.
-constexpr uint64_t kIndexGetMinOps = 4096;
+// bucket together (4096 gets: tile 267 M/s, one per thread 223).
+constexpr uint64_t kIndexGetMinOps = uint64_t{1} << 14;
 
 // One operation per thread over an index in GPU memory (view.index_gets:
 // mirror and staged mode), kSlots = slots_per_bucket.
@@ -439,7 +400,7 @@ template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
     PutThreadKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
                     const uint8_t* keep, const uint32_t* op_index, uint64_t count, uint32_t* failed,
-                    BatchCounters* counters) {
+                    BatchCounters* counters, CountersToHost to_host) {
   const uint64_t i = ThreadIndex();
   uint64_t op = 0;
   const bool has_op = HoldsWrite(i < count, i, op_index, keep, &op);
@@ -453,6 +414,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
   AddWarpCount(&counters->inserted, inserted);
   AddWarpCount(&counters->updated, updated);
+  HandCountersToHost(to_host, counters);
 }
 
 // Launches the get kernel the view asks for: GetIndexKernel (an index in
@@ -610,35 +572,18 @@ Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_
 
 Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
-                 BatchCounters* counters, cudaStream_t stream) {
+                 BatchCounters* counters, cudaStream_t stream, const CountersToHost& to_host) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     if (view.thread_puts) {
       PutThreadKernel<decltype(words)::value><<<BlocksFor(count), kBlockThreads, 0, stream>>>(
-          view, keys, values, keep, op_index, count, failed, counters);
+          view, keys, values, keep, op_index, count, failed, counters, to_host);
       return CheckLaunch("PutThreadKernel");
     }
     const uint32_t per_warp = OpsPerWarp(count);
     PutKernel<decltype(words)::value><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
-        view, keys, values, keep, op_index, count, failed, counters, per_warp);
+        view, keys, values, keep, op_index, count, failed, counters, per_warp, to_host);
     return CheckLaunch("PutKernel");
-  });
-}
-
-Status LaunchPutSmall(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
-                      size_t count, uint32_t* failed, SmallPutState* state,
-                      BatchCounters* host_counters, cudaStream_t stream) {
-  if (count == 0) return Status::OK();
-  if (count > kSmallDedupeOps || !view.thread_puts) {
-    return Status::InvalidArgument("LaunchPutSmall takes at most " +
-                                   std::to_string(kSmallDedupeOps) +
-                                   " operations, on a view with thread puts");
-  }
-  const auto blocks = static_cast<unsigned int>((count + kSmallPutThreads - 1) / kSmallPutThreads);
-  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
-    PutSmallKernel<decltype(words)::value><<<blocks, kSmallPutThreads, 0, stream>>>(
-        view, keys, values, static_cast<uint32_t>(count), failed, state, host_counters);
-    return CheckLaunch("PutSmallKernel");
   });
 }
 
@@ -654,13 +599,13 @@ Status LaunchKick(const GphashDeviceView& view, const uint8_t* keys, const uint3
 
 Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* keep,
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, const CountersToHost& to_host) {
   if (count == 0) return Status::OK();
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     const uint32_t per_warp = OpsPerWarp(count);
     EraseKernel<decltype(words)::value>
         <<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
-            view, keys, keep, op_index, erased, count, counters, per_warp);
+            view, keys, keep, op_index, erased, count, counters, per_warp, to_host);
     return CheckLaunch("EraseKernel");
   });
 }

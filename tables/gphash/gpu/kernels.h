@@ -77,33 +77,23 @@ Status LaunchGetSorted(const GphashDeviceView& view, const uint8_t* keys, uint8_
                        uint8_t* found, size_t count, const DedupeScratch& scratch,
                        cudaStream_t stream);
 
+// Where a write kernel hands its batch's counters to the host itself, so
+// that a small batch needs no copy after its kernel: the kernel's last block
+// (a ticket in *blocks_done, which it leaves zero again) copies the counters
+// to `host`. Null host (the default): the caller copies them.
+struct CountersToHost {
+  BatchCounters* host = nullptr;        // page-locked host memory, as kernels address it
+  unsigned int* blocks_done = nullptr;  // device memory, zero between batches
+};
+
 // Inserts or updates operation i (i < count), which is operation
 // op_index[i] of the batch when op_index is not null. Operations with
 // keep[op] == 0 are skipped (keep may be null). Operations that found no
 // EMPTY candidate are appended to failed[] (their batch index) and counted.
 Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
                  const uint8_t* keep, const uint32_t* op_index, size_t count, uint32_t* failed,
-                 BatchCounters* counters, cudaStream_t stream);
-
-// The counters of the small put batches of one workspace (LaunchPutSmall),
-// in device memory: zero between batches (cudaMemset once when allocated;
-// each batch's last block zeroes them again).
-struct SmallPutState {
-  BatchCounters counters;
-  unsigned int blocks_done;
-};
-
-// A whole small put batch (count <= kSmallDedupeOps of host_staging.h, the
-// view's thread puts) in one launch: its duplicate pass (the last put of a
-// key wins) and its puts, as LaunchMarkSurvivorsSmall then LaunchPut with
-// the counters in `state`. The batch's last block copies the counters to
-// `host_counters` (page-locked host memory mapped at that address) and
-// zeroes them: no memset before and no copy after. keys and values may be in
-// host memory mapped at their own address. Failed puts go to failed[] as for
-// LaunchPut.
-Status LaunchPutSmall(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
-                      size_t count, uint32_t* failed, SmallPutState* state,
-                      BatchCounters* host_counters, cudaStream_t stream);
+                 BatchCounters* counters, cudaStream_t stream,
+                 const CountersToHost& to_host = CountersToHost());
 
 // For each of the `count` failed puts ops[i] (batch indices into keys), one
 // after another in one warp: frees a slot among the key's candidate buckets
@@ -119,7 +109,7 @@ Status LaunchKick(const GphashDeviceView& view, const uint8_t* keys, const uint3
 // keep[op] == 0); erased[op] (if not null) = 1 when the key was present.
 Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* keep,
                    const uint32_t* op_index, uint8_t* erased, size_t count, BatchCounters* counters,
-                   cudaStream_t stream);
+                   cudaStream_t stream, const CountersToHost& to_host = CountersToHost());
 
 // ---- recovery and resize (maintenance_kernels.cu) ----
 

@@ -18,6 +18,11 @@ Result<std::unique_ptr<Workspace>> Workspace::Create(cudaStream_t stream) {
                             "cudaMalloc of the batch counters");
   GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&workspace->host_counters_, sizeof(BatchCounters)),
                             "cudaMallocHost of the batch counters");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&workspace->device_blocks_done_, sizeof(unsigned int)),
+                            "cudaMalloc of the blocks-done ticket");
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(workspace->device_blocks_done_, 0, sizeof(unsigned int), workspace->stream_),
+      "cudaMemsetAsync of the blocks-done ticket");
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaEventCreateWithFlags(&workspace->order_event_, cudaEventDisableTiming),
       "cudaEventCreateWithFlags for a GPU table workspace");
@@ -31,7 +36,7 @@ Workspace::~Workspace() {
   lanes_.clear();  // each waits for its stream
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
-  if (small_put_state_ != nullptr) cudaFree(small_put_state_);
+  if (device_blocks_done_ != nullptr) cudaFree(device_blocks_done_);
   if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
   if (fork_event_ != nullptr) cudaEventDestroy(fork_event_);
   if (arena_ != nullptr) cudaFree(arena_);
@@ -154,21 +159,6 @@ Status Workspace::ReserveChunkCounters(size_t chunks) {
                             "cudaHostGetDevicePointer of the chunk counters");
   host_chunk_counters_on_device_ = static_cast<BatchCounters*>(on_device);
   chunk_counters_ = grown;
-  return Status::OK();
-}
-
-Status Workspace::ReserveSmallPutState() {
-  if (small_put_state_ != nullptr) return Status::OK();
-  SmallPutState* state = nullptr;
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&state, sizeof(SmallPutState)),
-                            "cudaMalloc of the small put state");
-  // On the workspace's stream: the kernels that use it run there.
-  const cudaError_t zeroed = cudaMemsetAsync(state, 0, sizeof(SmallPutState), stream_);
-  if (zeroed != cudaSuccess) {
-    cudaFree(state);
-    return CudaStatus(zeroed, "cudaMemset of the small put state");
-  }
-  small_put_state_ = state;
   return Status::OK();
 }
 

@@ -122,14 +122,12 @@ class Workspace {
   Status ReserveChunkCounters(size_t chunks);
   BatchCounters* device_chunk_counters() const { return device_chunk_counters_; }
   BatchCounters* host_chunk_counters() const { return host_chunk_counters_; }
-  // host_chunk_counters() as kernels address it (mapped pinned memory).
-  BatchCounters* host_chunk_counters_on_device() const { return host_chunk_counters_on_device_; }
-
-  // The state of small put batches (LaunchPutSmall): device memory, zeroed
-  // on the workspace's stream when first reserved, kept zero by the kernel
-  // after. The kernel must run on the workspace's stream.
-  Status ReserveSmallPutState();
-  SmallPutState* small_put_state() const { return small_put_state_; }
+  // Where a one-chunk batch's kernel hands the first chunk counters to
+  // host_chunk_counters() itself (CountersToHost). REQUIRES: the kernel runs
+  // on the workspace's stream, after ReserveChunkCounters.
+  CountersToHost chunk_counters_to_host() const {
+    return CountersToHost{host_chunk_counters_on_device_, device_blocks_done_};
+  }
 
  private:
   Workspace() = default;
@@ -152,7 +150,7 @@ class Workspace {
   BatchCounters* host_chunk_counters_ = nullptr;  // pinned
   BatchCounters* host_chunk_counters_on_device_ = nullptr;
   size_t chunk_counters_ = 0;
-  SmallPutState* small_put_state_ = nullptr;
+  unsigned int* device_blocks_done_ = nullptr;  // zero between batches
 };
 
 }  // namespace gpkv::gpu

@@ -256,16 +256,14 @@ INSTANTIATE_TEST_SUITE_P(Memories, HostPipeline,
                                                       Memory::kPinned, Memory::kRegistered, 8}),
                          CaseName);
 
-// Small write batches resolve duplicates in shared memory: the last put and
-// the first erase of a key count, for every key size, in mirror mode (a put
-// is one kernel, LaunchPutSmall) and direct mode (the duplicate pass, then
-// the put kernel), with the arrays in pageable memory (read from the pinned
-// staging) and in registered memory (read in place). Stats().keys checks the
-// counters, which the kernels zero between batches.
+// Small write batches resolve duplicates with one kernel: the last put and
+// the first erase of a key count, for every key size, in mirror mode (thread
+// puts) and direct mode (warp puts), with the arrays in pageable memory (read
+// from the pinned staging) and in registered memory (read in place).
+// Stats().keys checks the counters, which the duplicate pass zeroes and the
+// put kernel hands to the host.
 TEST(HostPipelineSmall, DuplicatesInSmallBatchesResolveLikeTheSort) {
   SKIP_WITHOUT_DEVICE();
-  // Mirror mode runs a small put as one kernel (LaunchPutSmall), direct mode
-  // as the duplicate pass and the put kernel.
   for (const GpuIndexMode mode : {GpuIndexMode::kMirror, GpuIndexMode::kDirect}) {
     for (const bool registered : {false, true}) {
       for (uint32_t ks : {8u, 16u, 32u}) {
