@@ -168,7 +168,8 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
         GPKV_RETURN_IF_ERROR(
             LaunchGetSorted(view_, in, answers, flags, n, SortScratchAt(arena, sort), stream));
       } else {
-        GPKV_RETURN_IF_ERROR(LaunchGet(view_, in, answers, flags, n, stream));
+        // One chunk: lane 0, the workspace's stream, where its graphs run.
+        GPKV_RETURN_IF_ERROR(LaunchGetGraph(ws.get_graphs(), view_, in, answers, flags, n, stream));
       }
       GPKV_RETURN_IF_ERROR(lane.RecordDone());
       held[l] = c;

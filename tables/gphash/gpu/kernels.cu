@@ -3,6 +3,7 @@
 // out its operations (warp::ShareWork) to the warp-level operations of
 // warp.cuh.
 #include <algorithm>
+#include <string>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -417,60 +418,80 @@ __global__ void __launch_bounds__(kBlockThreads)
   HandCountersToHost(to_host, counters);
 }
 
-// Launches the get kernel the view asks for: GetIndexKernel (an index in
+// The get kernel the view asks for, as a launch: GetIndexKernel (an index in
 // GPU memory), GetTileKernel (the pool over the link), or (one-shot gets)
-// GetKernel, or (thread per op) GetThreadKernel.
-template <int kKeyWords>
-Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint32_t per_warp,
-                       cudaStream_t stream) {
-  const unsigned int blocks = WarpBlocksFor(batch.count, per_warp);
-  if (view.thread_gets) {
-    GetThreadKernel<kKeyWords><<<BlocksFor(batch.count), kBlockThreads, 0, stream>>>(view, batch);
-    return CheckLaunch("GetThreadKernel");
-  }
-  if (view.one_shot_gets) {
-    GetKernel<kKeyWords><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
-    return CheckLaunch("GetKernel");
-  }
-  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
-                "GetTileKernel and GetIndexKernel are instantiated for 4, 8 and 16 slots per "
-                "bucket");
+// GetKernel, or (thread per op) GetThreadKernel. Every one takes (view,
+// batch) and the last two also per_warp: GetKernelArgs holds all three.
+struct GetKernelLaunch {
+  const void* func = nullptr;
+  const char* name = nullptr;
+  dim3 grid;
+  dim3 block;
+};
+
+struct GetKernelArgs {
+  GphashDeviceView view;
+  GetBatch batch;
+  uint32_t per_warp;
+  void* pointers[3] = {&view, &batch, &per_warp};
+  GetKernelArgs(const GphashDeviceView& v, const GetBatch& b, uint32_t p)
+      : view(v), batch(b), per_warp(p) {}
+  GetKernelArgs(const GetKernelArgs&) = delete;
+  GetKernelArgs& operator=(const GetKernelArgs&) = delete;
+};
+
+template <int kKeyWords, int kSlots>
+GetKernelLaunch PlanSlotsGetKernel(const GphashDeviceView& view, const GetBatch& batch,
+                                   uint32_t per_warp) {
   if (view.index_gets && batch.count >= kIndexGetMinOps) {
     // Smaller batches in smaller blocks, so that their gets spread over
     // every multiprocessor.
     const uint32_t threads = IndexGetBlockThreads(batch.count);
-    const auto blocks = static_cast<unsigned int>((batch.count + threads - 1) / threads);
-    switch (view.slots_per_bucket) {
-      case 4:
-        GetIndexKernel<kKeyWords, 4><<<blocks, threads, 0, stream>>>(view, batch);
-        break;
-      case 8:
-        GetIndexKernel<kKeyWords, 8><<<blocks, threads, 0, stream>>>(view, batch);
-        break;
-      case 16:
-        GetIndexKernel<kKeyWords, 16><<<blocks, threads, 0, stream>>>(view, batch);
-        break;
-      default:
-        return Status::InvalidArgument("GPU gets support 4, 8 or 16 slots per bucket, not " +
-                                       std::to_string(view.slots_per_bucket));
-    }
-    return CheckLaunch("GetIndexKernel");
+    return GetKernelLaunch{
+        reinterpret_cast<const void*>(&GetIndexKernel<kKeyWords, kSlots>), "GetIndexKernel",
+        dim3(static_cast<unsigned int>((batch.count + threads - 1) / threads)), dim3(threads)};
   }
+  return GetKernelLaunch{reinterpret_cast<const void*>(&GetTileKernel<kKeyWords, kSlots>),
+                         "GetTileKernel", dim3(WarpBlocksFor(batch.count, per_warp)),
+                         dim3(kBlockThreads)};
+}
+
+template <int kKeyWords>
+Result<GetKernelLaunch> PlanGetKernel(const GphashDeviceView& view, const GetBatch& batch,
+                                      uint32_t per_warp) {
+  if (view.thread_gets) {
+    return GetKernelLaunch{reinterpret_cast<const void*>(&GetThreadKernel<kKeyWords>),
+                           "GetThreadKernel", dim3(BlocksFor(batch.count)), dim3(kBlockThreads)};
+  }
+  if (view.one_shot_gets) {
+    return GetKernelLaunch{reinterpret_cast<const void*>(&GetKernel<kKeyWords>), "GetKernel",
+                           dim3(WarpBlocksFor(batch.count, per_warp)), dim3(kBlockThreads)};
+  }
+  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
+                "GetTileKernel and GetIndexKernel are instantiated for 4, 8 and 16 slots per "
+                "bucket");
   switch (view.slots_per_bucket) {
     case 4:
-      GetTileKernel<kKeyWords, 4><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
-      break;
+      return PlanSlotsGetKernel<kKeyWords, 4>(view, batch, per_warp);
     case 8:
-      GetTileKernel<kKeyWords, 8><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
-      break;
+      return PlanSlotsGetKernel<kKeyWords, 8>(view, batch, per_warp);
     case 16:
-      GetTileKernel<kKeyWords, 16><<<blocks, kBlockThreads, 0, stream>>>(view, batch, per_warp);
-      break;
+      return PlanSlotsGetKernel<kKeyWords, 16>(view, batch, per_warp);
     default:
       return Status::InvalidArgument("GPU gets support 4, 8 or 16 slots per bucket, not " +
                                      std::to_string(view.slots_per_bucket));
   }
-  return CheckLaunch("GetTileKernel");
+}
+
+// Launches the get kernel the view asks for.
+template <int kKeyWords>
+Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint32_t per_warp,
+                       cudaStream_t stream) {
+  auto plan = PlanGetKernel<kKeyWords>(view, batch, per_warp);
+  if (!plan.ok()) return plan.status();
+  GetKernelArgs args(view, batch, per_warp);
+  cudaLaunchKernel(plan->func, plan->grid, plan->block, args.pointers, 0, stream);
+  return CheckLaunch(plan->name);
 }
 
 }  // namespace
@@ -543,6 +564,60 @@ Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* val
   const GetBatch batch{keys, nullptr, nullptr, values, found, count};
   return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
     return LaunchGetKernel<decltype(words)::value>(view, batch, OpsPerWarp(count), stream);
+  });
+}
+
+GetGraphs::~GetGraphs() {
+  for (Graph& graph : graphs_) {
+    cudaGraphExecDestroy(graph.exec);
+    cudaGraphDestroy(graph.graph);
+  }
+}
+
+GetGraphs::Graph* GetGraphs::Find(const void* func) {
+  for (Graph& graph : graphs_) {
+    if (graph.func == func) return &graph;
+  }
+  return nullptr;
+}
+
+GetGraphs::Graph* GetGraphs::Add(const Graph& graph) {
+  graphs_.push_back(graph);
+  return &graphs_.back();
+}
+
+Status LaunchGetGraph(GetGraphs& graphs, const GphashDeviceView& view, const uint8_t* keys,
+                      uint8_t* values, uint8_t* found, size_t count, cudaStream_t stream) {
+  if (count == 0) return Status::OK();
+  const GetBatch batch{keys, nullptr, nullptr, values, found, count};
+  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
+    const uint32_t per_warp = OpsPerWarp(count);
+    auto plan = PlanGetKernel<decltype(words)::value>(view, batch, per_warp);
+    if (!plan.ok()) return plan.status();
+    GetKernelArgs args(view, batch, per_warp);
+    cudaKernelNodeParams params{};
+    params.func = const_cast<void*>(plan->func);
+    params.gridDim = plan->grid;
+    params.blockDim = plan->block;
+    params.kernelParams = args.pointers;
+    const std::string what = std::string("the graph of ") + plan->name;
+    GetGraphs::Graph* graph = graphs.Find(plan->func);
+    if (graph != nullptr) {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaGraphExecKernelNodeSetParams(graph->exec, graph->node, &params),
+                                "cudaGraphExecKernelNodeSetParams of " + what);
+    } else {
+      GetGraphs::Graph made{plan->func, nullptr, nullptr, nullptr};
+      GPKV_CUDA_RETURN_IF_ERROR(cudaGraphCreate(&made.graph, 0), "cudaGraphCreate of " + what);
+      cudaError_t error = cudaGraphAddKernelNode(&made.node, made.graph, nullptr, 0, &params);
+      if (error == cudaSuccess) error = cudaGraphInstantiate(&made.exec, made.graph, 0);
+      if (error != cudaSuccess) {
+        cudaGraphDestroy(made.graph);
+        return CudaStatus(error, "building " + what);
+      }
+      graph = graphs.Add(made);
+    }
+    GPKV_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph->exec, stream), "cudaGraphLaunch of " + what);
+    return Status::OK();
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "gpkv/status.h"
 #include "gpu/cub_temp_storage.h"
@@ -70,6 +71,40 @@ Status LaunchMarkSurvivors(const GphashDeviceView& view, const uint8_t* keys, si
 // null) = 1 / 0.
 Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* values, uint8_t* found,
                  size_t count, cudaStream_t stream);
+// Graphs of one get-kernel node, which small get batches launch instead of
+// the kernel (LaunchGetGraph): on the H100 a graph launch with its node's
+// parameters replaced cost the host 2.75 us against 3.5 for the kernel's
+// launch, and a call with its wait 10.9 against 11.7-12.0 us
+// (docs/bench/host-batches.md run 17). One graph per get kernel launched so
+// far. Launches of one graph run one after another, so a GetGraphs belongs to
+// one workspace: one caller at a time, one stream.
+class GetGraphs {
+ public:
+  GetGraphs() = default;
+  ~GetGraphs();
+  GetGraphs(const GetGraphs&) = delete;
+  GetGraphs& operator=(const GetGraphs&) = delete;
+
+  struct Graph {
+    const void* func;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaGraphNode_t node;
+  };
+  // The graph of kernel `func`, or null.
+  Graph* Find(const void* func);
+  // Takes a graph of kernel `func` (instantiated; destroyed with this).
+  Graph* Add(const Graph& graph);
+
+ private:
+  std::vector<Graph> graphs_;
+};
+
+// LaunchGet's answers, by a launch of the get kernel's graph in `graphs`
+// (made on first use) with this batch's parameters.
+Status LaunchGetGraph(GetGraphs& graphs, const GphashDeviceView& view, const uint8_t* keys,
+                      uint8_t* values, uint8_t* found, size_t count, cudaStream_t stream);
+
 // The same answers, with the batch sorted by bucket first and each distinct
 // key looked up once (its answer copied to the repeats): for direct mode,
 // where a hot key read by many warps at once and scattered pages cost most.

@@ -122,6 +122,9 @@ class Workspace {
   Status ReserveChunkCounters(size_t chunks);
   BatchCounters* device_chunk_counters() const { return device_chunk_counters_; }
   BatchCounters* host_chunk_counters() const { return host_chunk_counters_; }
+  // The get-kernel graphs of the workspace's small get batches.
+  GetGraphs& get_graphs() { return get_graphs_; }
+
   // Where a one-chunk batch's kernel hands the first chunk counters to
   // host_chunk_counters() itself (CountersToHost). REQUIRES: the kernel runs
   // on the workspace's stream, after ReserveChunkCounters.
@@ -151,6 +154,7 @@ class Workspace {
   BatchCounters* host_chunk_counters_on_device_ = nullptr;
   size_t chunk_counters_ = 0;
   unsigned int* device_blocks_done_ = nullptr;  // zero between batches
+  GetGraphs get_graphs_;                        // destroyed after ~Workspace waited for the stream
 };
 
 }  // namespace gpkv::gpu

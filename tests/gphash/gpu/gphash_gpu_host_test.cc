@@ -472,6 +472,60 @@ TEST(HostStagingCopy, CopiesEveryByteOfAnySize) {
   }
 }
 
+// Small get batches launch graphs of their kernel (LaunchGetGraph), one per
+// kernel, with each batch's parameters: gets of 1, 100 and 4096 keys (tile
+// and one-per-thread kernels) from registered and pageable arrays answer
+// right in mirror and direct mode while puts resize the table under them
+// (the view in the parameters changes).
+TEST(HostPipelineGraphs, SmallGetGraphsFollowTheTable) {
+  SKIP_WITHOUT_DEVICE();
+  for (const GpuIndexMode mode : {GpuIndexMode::kMirror, GpuIndexMode::kDirect}) {
+    SCOPED_TRACE(mode == GpuIndexMode::kMirror ? "mirror" : "direct");
+    TableOptions options;
+    options.expected_keys = 1000;  // the puts below resize it several times
+    TableHarness harness(
+        std::string("host-graphs-") + (mode == GpuIndexMode::kMirror ? "mirror" : "direct"),
+        options, mode);
+    ASSERT_TRUE(harness.ok());
+    const uint64_t first_slots = harness.table().Stats().slots;
+    std::mt19937_64 rng(31);
+    Oracle oracle;
+    std::vector<uint8_t> all;
+    for (int round = 0; round < 6; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      std::vector<uint8_t> keys = RandomKeys(rng, 3000, 8);
+      std::vector<uint8_t> values = RandomKeys(rng, 3000, 8);
+      ASSERT_TRUE(harness.table().Put(keys.data(), values.data(), 3000).ok());
+      oracle.Put(keys, values, 8, 8);
+      all.insert(all.end(), keys.begin(), keys.end());
+      for (const bool registered : {false, true}) {
+        for (size_t count : {size_t{1}, size_t{100}, size_t{4096}}) {
+          SCOPED_TRACE(std::to_string(count) + (registered ? " registered" : " pageable"));
+          std::vector<uint8_t> get_keys = KeysFromPool(rng, all, count, 8);
+          std::vector<uint8_t> got(count * 8), found(count), want, want_found;
+          if (registered) {
+            ASSERT_TRUE(RegisterHostMemory(get_keys.data(), get_keys.size()).ok());
+            ASSERT_TRUE(RegisterHostMemory(got.data(), got.size()).ok());
+            ASSERT_TRUE(RegisterHostMemory(found.data(), found.size()).ok());
+          }
+          const Status status =
+              harness.table().Get(get_keys.data(), got.data(), found.data(), count);
+          if (registered) {
+            EXPECT_TRUE(UnregisterHostMemory(get_keys.data()).ok());
+            EXPECT_TRUE(UnregisterHostMemory(got.data()).ok());
+            EXPECT_TRUE(UnregisterHostMemory(found.data()).ok());
+          }
+          ASSERT_TRUE(status.ok()) << status.ToString();
+          oracle.Get(get_keys, 8, 8, &want, &want_found);
+          EXPECT_EQ(got, want);
+          EXPECT_EQ(found, want_found);
+        }
+      }
+    }
+    EXPECT_GT(harness.table().Stats().slots, first_slots);  // it resized
+  }
+}
+
 // RegisterHostMemory remembers its ranges: InRegisteredRange answers for an
 // array wholly inside one (as CUDA does, without asking it), and forgets the
 // range when it is unregistered; ClassifyMemory and UsableInPlace use it.
