@@ -93,6 +93,10 @@ Status DeviceBytes::CopyFromHost(const void* host, size_t size, size_t offset) {
   }
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpy(data_ + offset, host, size, cudaMemcpyHostToDevice),
                             "cudaMemcpy to device of " + std::to_string(size) + " bytes");
+  // From pageable memory cudaMemcpy returns once the bytes are staged, not
+  // landed: wait for the legacy stream it ran on.
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy),
+                            "cudaStreamSynchronize after a copy to the device");
   return Status::OK();
 }
 
@@ -137,6 +141,9 @@ Status DeviceBytes::CopyToHost(void* host, size_t size, size_t offset) const {
 Status DeviceBytes::Fill(uint8_t value) {
   if (size_ == 0) return Status::OK();
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(data_, value, size_), "cudaMemset");
+  // cudaMemset of device memory returns before it is done.
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy),
+                            "cudaStreamSynchronize after a cudaMemset");
   return Status::OK();
 }
 

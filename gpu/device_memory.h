@@ -55,11 +55,15 @@ class DeviceBytes {
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
-  // Synchronous copies of `size` bytes at byte `offset` of this buffer.
+  // Synchronous copies of `size` bytes at byte `offset` of this buffer:
+  // they return when the bytes are in place, so work on any stream may use
+  // them. (A cudaMemcpy from pageable memory may return before its DMA
+  // lands, and the tables' non-blocking streams do not wait for the legacy
+  // stream it runs on; a get batch once read half-copied keys.)
   // REQUIRES: offset + size <= this->size().
   Status CopyFromHost(const void* host, size_t size, size_t offset = 0);
   Status CopyToHost(void* host, size_t size, size_t offset = 0) const;
-  // Sets every byte to `value` (synchronous).
+  // Sets every byte to `value`, synchronously in the same sense.
   Status Fill(uint8_t value);
 
  private:

@@ -33,6 +33,10 @@ Status GphashGpu::Impl::AllocateStagedLog() {
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaMemcpy(staged_log_, &header, sizeof(header), cudaMemcpyHostToDevice),
       Where() + ": cudaMemcpy of the staged log header");
+  // From pageable memory the copy may not have landed when cudaMemcpy
+  // returns, and the workspaces' non-blocking streams do not wait for it.
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy),
+                            Where() + ": cudaStreamSynchronize after the staged log header");
   staged_capacity_ = capacity;
   return Status::OK();
 }
