@@ -3,9 +3,9 @@
 // out its operations (warp::ShareWork) to the warp-level operations of
 // warp.cuh.
 #include <algorithm>
-#include <string>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <string>
 
 #include "gpu/device_memory.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
