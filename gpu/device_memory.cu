@@ -91,8 +91,13 @@ Status DeviceBytes::CopyFromHost(const void* host, size_t size, size_t offset) {
   if (offset > size_ || size > size_ - offset) {
     return Status::InvalidArgument("DeviceBytes::CopyFromHost: range outside the buffer");
   }
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpy(data_ + offset, host, size, cudaMemcpyHostToDevice),
-                            "cudaMemcpy to device of " + std::to_string(size) + " bytes");
+  return CopyHostToDevice(data_ + offset, host, size);
+}
+
+Status CopyHostToDevice(void* device, const void* host, size_t bytes) {
+  if (bytes == 0) return Status::OK();
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice),
+                            "cudaMemcpy to device of " + std::to_string(bytes) + " bytes");
   // From pageable memory cudaMemcpy returns once the bytes are staged, not
   // landed: wait for the legacy stream it ran on.
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy),

@@ -38,6 +38,12 @@ uint32_t MultiprocessorCount();
 // Copies `bytes` from device memory at `device` (not owned by a DeviceBytes:
 // a table's results, say) to `host`, and waits for the copy.
 Status CopyDeviceToHost(void* host, const void* device, size_t bytes);
+// Copies `bytes` from `host` to device memory at `device` and returns when
+// they are in place, so work on any stream may use them. (A cudaMemcpy from
+// pageable memory may return before its DMA lands, and the tables'
+// non-blocking streams do not wait for the legacy stream it runs on; a get
+// batch once read half-copied keys.)
+Status CopyHostToDevice(void* device, const void* host, size_t bytes);
 
 // Owned device memory (cudaMalloc / cudaFree) on the calling thread's current
 // device.
@@ -56,10 +62,7 @@ class DeviceBytes {
   size_t size() const { return size_; }
 
   // Synchronous copies of `size` bytes at byte `offset` of this buffer:
-  // they return when the bytes are in place, so work on any stream may use
-  // them. (A cudaMemcpy from pageable memory may return before its DMA
-  // lands, and the tables' non-blocking streams do not wait for the legacy
-  // stream it runs on; a get batch once read half-copied keys.)
+  // they return when the bytes are in place (CopyHostToDevice).
   // REQUIRES: offset + size <= this->size().
   Status CopyFromHost(const void* host, size_t size, size_t offset = 0);
   Status CopyToHost(void* host, size_t size, size_t offset = 0) const;

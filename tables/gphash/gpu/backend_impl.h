@@ -211,6 +211,9 @@ class GphashGpu::Impl {
   // memory: nothing to copy).
   struct BatchKinds {
     MemoryKind kinds[3];
+    // Kernels may use the array at its own address (ClassifyMemory); true
+    // for an absent array.
+    bool in_place[3];
   };
   // True when a waiting batch with these arrays runs as a pipeline of chunks
   // (some array in host memory; the pipeline not turned off); *kinds

@@ -74,9 +74,11 @@ bool GphashGpu::Impl::PipelinesHost(const void* a, size_t a_bytes, const void* b
   const size_t bytes[3] = {a_bytes, b_bytes, c_bytes};
   bool any_host = false;
   for (int i = 0; i < 3; ++i) {
-    kinds->kinds[i] = arrays[i] == nullptr || bytes[i] == 0
-                          ? MemoryKind::kDevice
-                          : ClassifyMemory(arrays[i], bytes[i], options_.device);
+    const bool absent = arrays[i] == nullptr || bytes[i] == 0;
+    kinds->in_place[i] = absent;
+    kinds->kinds[i] =
+        absent ? MemoryKind::kDevice
+               : ClassifyMemory(arrays[i], bytes[i], options_.device, &kinds->in_place[i]);
     any_host |= kinds->kinds[i] != MemoryKind::kDevice;
   }
   return any_host;
@@ -117,8 +119,8 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
   const bool in_place = chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
                         keys_kind == MemoryKind::kPinned && values_kind == MemoryKind::kPinned &&
                         (found == nullptr || found_kind == MemoryKind::kPinned) && Aligned8(keys) &&
-                        Aligned8(values) && UsableInPlace(keys) && UsableInPlace(values) &&
-                        UsableInPlace(found);
+                        Aligned8(values) && kinds.in_place[0] && kinds.in_place[1] &&
+                        kinds.in_place[2];
   std::vector<StagingLane*> lanes;
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(), stage_in ? chunk * key_bytes : 0,
                                     stage_out ? chunk * (value_bytes + 1) : 0, &lanes));
@@ -261,10 +263,9 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   // place, over the link.
   const bool in_place =
       chunking.chunks == 1 && count <= options_.host_zero_copy_ops &&
-      keys_kind == MemoryKind::kPinned && Aligned8(keys) && UsableInPlace(keys) &&
-      (!is_put ||
-       (values_kind == MemoryKind::kPinned && Aligned8(values) && UsableInPlace(values))) &&
-      (erased == nullptr || (erased_kind == MemoryKind::kPinned && UsableInPlace(erased)));
+      keys_kind == MemoryKind::kPinned && Aligned8(keys) && kinds.in_place[0] &&
+      (!is_put || (values_kind == MemoryKind::kPinned && Aligned8(values) && kinds.in_place[1])) &&
+      (erased == nullptr || (erased_kind == MemoryKind::kPinned && kinds.in_place[1]));
   // Write batches of the table run one at a time. A one-chunk batch takes
   // the lock only for its kernels: its copy in and duplicate pass (which read
   // no slot) overlap the batch before it. A larger one takes it now.

@@ -12,7 +12,9 @@
 namespace gpkv::gpu {
 namespace {
 
-MemoryKind KindOf(const void* address, int device) {
+// The kind of the byte at `address`; *in_place (if not null) = page-locked
+// and mapped at the same address on the device.
+MemoryKind KindOf(const void* address, int device, bool* in_place) {
   cudaPointerAttributes attributes;
   if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
     cudaGetLastError();
@@ -23,6 +25,7 @@ MemoryKind KindOf(const void* address, int device) {
     case cudaMemoryTypeManaged:
       return attributes.device == device ? MemoryKind::kDevice : MemoryKind::kPageable;
     case cudaMemoryTypeHost:
+      if (in_place != nullptr) *in_place = attributes.devicePointer == address;
       return MemoryKind::kPinned;
     default:
       return MemoryKind::kPageable;
@@ -111,30 +114,22 @@ __global__ void __launch_bounds__(kDedupeThreads)
 
 }  // namespace
 
-MemoryKind ClassifyMemory(const void* address, size_t bytes, int device) {
+MemoryKind ClassifyMemory(const void* address, size_t bytes, int device, bool* in_place) {
+  if (in_place != nullptr) *in_place = false;
   if (address == nullptr) return MemoryKind::kPageable;
-  if (InRegisteredRange(address, bytes, nullptr)) return MemoryKind::kPinned;
-  MemoryKind first = KindOf(address, device);
+  if (InRegisteredRange(address, bytes, in_place)) return MemoryKind::kPinned;
+  MemoryKind first = KindOf(address, device, in_place);
   if (first != MemoryKind::kPinned || bytes <= 1) return first;
-  return KindOf(static_cast<const uint8_t*>(address) + bytes - 1, device) == MemoryKind::kPinned
-             ? MemoryKind::kPinned
-             : MemoryKind::kPageable;
+  if (KindOf(static_cast<const uint8_t*>(address) + bytes - 1, device, nullptr) ==
+      MemoryKind::kPinned) {
+    return MemoryKind::kPinned;
+  }
+  if (in_place != nullptr) *in_place = false;
+  return MemoryKind::kPageable;
 }
 
 void CopyHost(void* target, const void* source, size_t bytes) {
   util::CopyPool::Shared().Copy(target, source, bytes);
-}
-
-bool UsableInPlace(const void* address) {
-  if (address == nullptr) return true;
-  bool in_place = false;
-  if (InRegisteredRange(address, 1, &in_place)) return in_place;
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeHost && attributes.devicePointer == address;
 }
 
 Result<std::unique_ptr<StagingLane>> StagingLane::Create(cudaStream_t stream) {

@@ -40,13 +40,11 @@ enum class MemoryKind : uint8_t {
 
 // The kind of [address, address + bytes): kPinned only when its first and
 // last byte both are (a registered range may end inside the array).
-// kPageable for null or unknown addresses.
-MemoryKind ClassifyMemory(const void* address, size_t bytes, int device);
-
-// True when kernels may use the page-locked host `address` itself (unified
-// addressing maps it at the same address on the device), so a small batch
-// of pinned or registered arrays can skip its DMA copies (null: true).
-bool UsableInPlace(const void* address);
+// kPageable for null or unknown addresses. *in_place (if not null) is set
+// for a kPinned array whose kernels may use it at its own address (unified
+// addressing maps it there), so a small batch can skip its DMA copies;
+// false for every other array.
+MemoryKind ClassifyMemory(const void* address, size_t bytes, int device, bool* in_place = nullptr);
 
 // One stream of a workspace's pipeline and the buffers of the chunk it runs.
 class StagingLane {

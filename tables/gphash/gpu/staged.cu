@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/cuda_check.h"
+#include "gpu/device_memory.h"
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/gpu/staged_apply.h"
 
@@ -30,13 +31,10 @@ Status GphashGpu::Impl::AllocateStagedLog() {
   GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&staged_host_header_, sizeof(StagedLog)),
                             Where() + ": cudaMallocHost of the staged log header");
   StagedLog header{staged_entries_, capacity, 0};
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemcpy(staged_log_, &header, sizeof(header), cudaMemcpyHostToDevice),
-      Where() + ": cudaMemcpy of the staged log header");
-  // From pageable memory the copy may not have landed when cudaMemcpy
-  // returns, and the workspaces' non-blocking streams do not wait for it.
-  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy),
-                            Where() + ": cudaStreamSynchronize after the staged log header");
+  const Status copied = CopyHostToDevice(staged_log_, &header, sizeof(header));
+  if (!copied.ok()) {
+    return Status(copied.code(), Where() + ": the staged log header: " + copied.message());
+  }
   staged_capacity_ = capacity;
   return Status::OK();
 }

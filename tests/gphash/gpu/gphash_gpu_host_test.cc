@@ -528,7 +528,8 @@ TEST(HostPipelineGraphs, SmallGetGraphsFollowTheTable) {
 
 // RegisterHostMemory remembers its ranges: InRegisteredRange answers for an
 // array wholly inside one (as CUDA does, without asking it), and forgets the
-// range when it is unregistered; ClassifyMemory and UsableInPlace use it.
+// range when it is unregistered; ClassifyMemory uses it, in-place answer
+// included.
 TEST(HostMemoryRegistry, RegisteredRangesAreKnownUntilUnregistered) {
   SKIP_WITHOUT_DEVICE();
   std::vector<uint8_t> bytes(1 << 20);
@@ -547,8 +548,9 @@ TEST(HostMemoryRegistry, RegisteredRangesAreKnownUntilUnregistered) {
   EXPECT_FALSE(InRegisteredRange(begin + size - 4, 8, nullptr));  // runs past the end
   EXPECT_FALSE(InRegisteredRange(begin + size, 1, nullptr));
   EXPECT_FALSE(InRegisteredRange(nullptr, 1, nullptr));
-  EXPECT_EQ(ClassifyMemory(begin + 64, 4096, 0), MemoryKind::kPinned);
-  EXPECT_EQ(UsableInPlace(begin + 64), mapped_in_place);
+  bool classified_in_place = !mapped_in_place;
+  EXPECT_EQ(ClassifyMemory(begin + 64, 4096, 0, &classified_in_place), MemoryKind::kPinned);
+  EXPECT_EQ(classified_in_place, mapped_in_place);
   ASSERT_TRUE(UnregisterHostMemory(begin).ok());
   EXPECT_FALSE(InRegisteredRange(begin, 8, nullptr));
   EXPECT_EQ(ClassifyMemory(begin + 64, 4096, 0), MemoryKind::kPageable);
