@@ -600,23 +600,24 @@ Status LaunchGetGraph(GetGraphs& graphs, const GphashDeviceView& view, const uin
     params.gridDim = plan->grid;
     params.blockDim = plan->block;
     params.kernelParams = args.pointers;
-    const std::string what = std::string("the graph of ") + plan->name;
+    // Named only on an error: this runs for every small get batch.
+    auto what = [&] { return std::string("the graph of ") + plan->name; };
     GetGraphs::Graph* graph = graphs.Find(plan->func);
     if (graph != nullptr) {
       GPKV_CUDA_RETURN_IF_ERROR(cudaGraphExecKernelNodeSetParams(graph->exec, graph->node, &params),
-                                "cudaGraphExecKernelNodeSetParams of " + what);
+                                "cudaGraphExecKernelNodeSetParams of " + what());
     } else {
       GetGraphs::Graph made{plan->func, nullptr, nullptr, nullptr};
-      GPKV_CUDA_RETURN_IF_ERROR(cudaGraphCreate(&made.graph, 0), "cudaGraphCreate of " + what);
+      GPKV_CUDA_RETURN_IF_ERROR(cudaGraphCreate(&made.graph, 0), "cudaGraphCreate of " + what());
       cudaError_t error = cudaGraphAddKernelNode(&made.node, made.graph, nullptr, 0, &params);
       if (error == cudaSuccess) error = cudaGraphInstantiate(&made.exec, made.graph, 0);
       if (error != cudaSuccess) {
         cudaGraphDestroy(made.graph);
-        return CudaStatus(error, "building " + what);
+        return CudaStatus(error, "building " + what());
       }
       graph = graphs.Add(made);
     }
-    GPKV_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph->exec, stream), "cudaGraphLaunch of " + what);
+    GPKV_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(graph->exec, stream), "cudaGraphLaunch of " + what());
     return Status::OK();
   });
 }
