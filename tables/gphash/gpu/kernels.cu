@@ -378,8 +378,11 @@ constexpr int kIndexGetThreadsPerSm = 1536;
 constexpr int kIndexGetBlocksPerSm = kIndexGetThreadsPerSm / kIndexGetBlockThreads;
 // Batches of fewer gets run GetTileKernel even on an index in GPU memory: a
 // small batch is bound by the latency of one get, and a tile's lanes read a
-// bucket together (4096 gets: tile 267 M/s, one per thread 223).
-constexpr uint64_t kIndexGetMinOps = uint64_t{1} << 14;
+// bucket together. Measured through the engine with registered host arrays
+// (H100, docs/bench/host-batches.md run 12), p50 per call, tile / one per
+// thread: 256 gets 15.7 / 19.0 us, 1024 16.3 / 19.8, 4096 22.4 / 21.4,
+// 16384 and up alike.
+constexpr uint64_t kIndexGetMinOps = 4096;
 
 // One operation per thread over an index in GPU memory (view.index_gets:
 // mirror and staged mode), kSlots = slots_per_bucket.
