@@ -71,7 +71,11 @@ __device__ __forceinline__ void LoadIndexEntry(const GphashDeviceView& view, con
 // ThreadProbeKey for kSlots slots per bucket: a bucket's slot words are read
 // at once in 16-byte loads before any of them is looked at, instead of one
 // by one with a branch on each (mirror updates of 4096: +7%, YCSB A +10-20%;
-// 2^20: unchanged, bound elsewhere; docs/bench/mirror-gets.md run 8).
+// 2^20: unchanged, bound elsewhere; docs/bench/mirror-gets.md run 8). The
+// words of a level's first two buckets are read before either is looked at
+// (two reads in flight, not one after the other) where a bucket has at most
+// 8 slots (16 would hold 32 more registers a thread), and a key found in a
+// level ends the probe: every copy in a lower level ranks after it.
 template <int kKeyWords, int kSlots>
 __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t levels,
                                         const Key<kKeyWords>& key, const format::KeyHash& hash,
@@ -81,18 +85,31 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
   const uint64_t fingerprint = format::FingerprintOfHash(hash);
   uint64_t best_rank = format::kNoWinnerRank;
   uint32_t empty_count = 0;
-  for (uint32_t level = 0; level < levels; ++level) {
+  for (uint32_t level = 0; level < levels && !probe.found; ++level) {
     // Every location, as the warp probe reads them (and breaks ties).
     const format::LevelCandidates buckets =
         format::CandidateBucketsOfLevel(hash, view.hash_locations, view.bucket_counts[level],
                                         format::CandidateOrder::kEveryLocation);
+    constexpr bool kReadAhead = kSlots <= 8;
+    uint64_t next[kSlots];  // the words of bucket i + 1, read ahead
+    auto read_words = [&](uint32_t i, uint64_t(&words)[kSlots]) {
+      const uint8_t* bucket = warp::IndexBucket(view, level, buckets.buckets[i]);
+#pragma unroll
+      for (int s = 0; s < kSlots; s += 2) {
+        LoadWordPairStrong(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
+      }
+    };
+    if (kReadAhead) read_words(0, next);
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t index = buckets.buckets[i];
       const uint8_t* bucket = warp::IndexBucket(view, level, index);
       uint64_t words[kSlots];
+      if (kReadAhead) {
 #pragma unroll
-      for (int s = 0; s < kSlots; s += 2) {
-        LoadWordPairStrong(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
+        for (int s = 0; s < kSlots; ++s) words[s] = next[s];
+        if (i + 1 < buckets.count) read_words(i + 1, next);
+      } else {
+        read_words(i, words);
       }
       uint32_t empties = 0;
       int first_empty = -1;
