@@ -131,6 +131,9 @@ class Workspace {
   CountersToHost chunk_counters_to_host() const {
     return CountersToHost{host_chunk_counters_on_device_, device_blocks_done_};
   }
+  // LaunchPutSmall's table for the next batch (the next epoch), allocated
+  // on first use. REQUIRES: the kernel runs on the workspace's stream.
+  Result<SmallPutTable> NextSmallPutTable();
 
  private:
   Workspace() = default;
@@ -154,7 +157,9 @@ class Workspace {
   BatchCounters* host_chunk_counters_on_device_ = nullptr;
   size_t chunk_counters_ = 0;
   unsigned int* device_blocks_done_ = nullptr;  // zero between batches
-  GetGraphs get_graphs_;                        // destroyed after ~Workspace waited for the stream
+  uint8_t* small_put_buffer_ = nullptr;         // SmallPutTable's arrays
+  SmallPutTable small_put_table_;
+  GetGraphs get_graphs_;  // destroyed after ~Workspace waited for the stream
 };
 
 }  // namespace gpkv::gpu

@@ -313,6 +313,70 @@ TEST(HostPipelineSmall, DuplicatesInSmallBatchesResolveLikeTheSort) {
   }
 }
 
+// Small put batches take one cooperative kernel (LaunchPutSmall) when no
+// write runs on the device, and the duplicate kernel then the put kernel
+// behind another caller's write. Several writers at once, each on keys of
+// its own drawn with repeats, in batches of 1..4096 from pageable and
+// registered arrays, run both paths many times over (the duplicate table's
+// entries of earlier batches must read as free): every key ends with its
+// writer's last value, and the key count matches.
+TEST(HostPipelineSmall, SmallPutsOfSeveralWritersKeepEachKeysLastValue) {
+  SKIP_WITHOUT_DEVICE();
+  for (uint32_t ks : {8u, 32u}) {
+    SCOPED_TRACE("key size " + std::to_string(ks));
+    TableOptions options;
+    options.key_size = ks;
+    options.value_size = 8;
+    options.expected_keys = 20000;
+    TableHarness harness("host-small-writers-" + std::to_string(ks), options,
+                         GpuIndexMode::kMirror);
+    ASSERT_TRUE(harness.ok());
+    constexpr int kWriters = 3, kRounds = 60;
+    std::vector<std::vector<uint8_t>> pools(kWriters);
+    std::vector<Oracle> oracles(kWriters);
+    std::mt19937_64 seed_rng(ks);
+    for (int w = 0; w < kWriters; ++w) pools[w] = RandomKeys(seed_rng, 2000, ks);
+    std::atomic<int> errors{0};
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWriters; ++w) {
+      threads.emplace_back([&, w] {
+        std::mt19937_64 rng(100 + w);
+        const size_t sizes[] = {1, 2, 33, 700, 2048, 4095, 4096};
+        for (int round = 0; round < kRounds; ++round) {
+          const size_t count = sizes[(round + w) % 7];
+          std::vector<uint8_t> keys = KeysFromPool(rng, pools[w], count, ks);
+          std::vector<uint8_t> values = RandomKeys(rng, count, 8);
+          const bool registered = round % 2 == 1;
+          if (registered && (!RegisterHostMemory(keys.data(), keys.size()).ok() ||
+                             !RegisterHostMemory(values.data(), values.size()).ok())) {
+            ++errors;
+            return;
+          }
+          if (!harness.table().Put(keys.data(), values.data(), count).ok()) ++errors;
+          if (registered && (!UnregisterHostMemory(keys.data()).ok() ||
+                             !UnregisterHostMemory(values.data()).ok())) {
+            ++errors;
+          }
+          oracles[w].Put(keys, values, ks, 8);
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    ASSERT_EQ(errors.load(), 0);
+    size_t total = 0;
+    for (int w = 0; w < kWriters; ++w) {
+      const size_t n = pools[w].size() / ks;
+      std::vector<uint8_t> got(n * 8), found(n), want, want_found;
+      ASSERT_TRUE(harness.table().Get(pools[w].data(), got.data(), found.data(), n).ok());
+      oracles[w].Get(pools[w], ks, 8, &want, &want_found);
+      EXPECT_EQ(got, want) << "writer " << w;
+      EXPECT_EQ(found, want_found) << "writer " << w;
+      total += oracles[w].size();
+    }
+    EXPECT_EQ(harness.table().Stats().keys, total);
+  }
+}
+
 // A pipelined put batch that outgrows the table (puts find no room in a late
 // chunk) is completed by kicks and resizes, with the last value of every key;
 // so is a small (zero-copy) one.
