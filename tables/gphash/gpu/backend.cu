@@ -208,13 +208,6 @@ Status GphashGpu::Impl::EndWrite(Workspace& workspace) {
   return Status::OK();
 }
 
-bool GphashGpu::Impl::WriteIdle() const {
-  const cudaError_t state = cudaEventQuery(last_write_);
-  if (state == cudaSuccess) return true;
-  cudaGetLastError();  // cudaErrorNotReady, or an error the next call reports again
-  return false;
-}
-
 Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
   if (!bkt_cache_active_) return Status::OK();
   // The first reload comes early, so that a new table's hot buckets are

@@ -190,9 +190,6 @@ class GphashGpu::Impl {
   // Orders this write batch after the previous one on the device.
   Status BeginWrite(Workspace& workspace);
   Status EndWrite(Workspace& workspace);
-  // True when no write batch is running on the device (last_write_ done): a
-  // hint, read without the write lock.
-  bool WriteIdle() const;
   // The frame of a Put or Erase call: checks, the write lock, a workspace,
   // the previous pending write finished, then run_chunk(workspace, done,
   // count, wait) for each launch-sized chunk [done, done + count) of the

@@ -22,7 +22,6 @@ namespace gpkv::gpu {
 namespace {
 
 constexpr size_t kNoChunk = std::numeric_limits<size_t>::max();
-static_assert(kSmallPutOps == kSmallDedupeOps, "a small put batch runs either path");
 
 bool Aligned8(const void* address) { return (reinterpret_cast<uintptr_t>(address) & 7) == 0; }
 
@@ -286,17 +285,6 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   }
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
   if (!lock_late) GPKV_RETURN_IF_ERROR(BeginWrite(ws));
-  // A small one-chunk put while no write batch runs on the device: one
-  // cooperative kernel resolves the duplicates and puts (LaunchPutSmall).
-  // Behind a write in flight (another caller's), the duplicate pass runs on
-  // its own before the lock, beside that write, and the put kernel after it.
-  const bool one_kernel = is_put && counters_by_kernels && view_.thread_puts && WriteIdle();
-  SmallPutTable small_table;
-  if (one_kernel) {
-    auto table = ws.NextSmallPutTable();
-    if (!table.ok()) return table.status();
-    small_table = *table;
-  }
   GPKV_RETURN_IF_ERROR(ReserveLanes(ws, chunking, plan.bytes(),
                                     keys_staged || values_staged ? inputs_end : 0,
                                     erased_staged ? chunk : 0, &lanes));
@@ -365,9 +353,7 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     uint8_t* keep = arena + keep_at;
     const uint32_t* op_index = nullptr;
     BatchCounters* counters = ws.device_chunk_counters() + c;
-    if (one_kernel) {
-      // The put kernel resolves them.
-    } else if (small) {
+    if (small) {
       GPKV_RETURN_IF_ERROR(
           LaunchMarkSurvivorsSmall(device_keys, n, key_size(), !is_put, keep, counters, stream));
     } else {
@@ -393,11 +379,7 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     uint8_t* device_erased = nullptr;
     const CountersToHost to_host =
         counters_by_kernels ? ws.chunk_counters_to_host() : CountersToHost();
-    if (one_kernel) {
-      GPKV_RETURN_IF_ERROR(LaunchPutSmall(view_, device_keys, device_values, n,
-                                          reinterpret_cast<uint32_t*>(arena + failed_at), counters,
-                                          small_table, stream, to_host));
-    } else if (is_put) {
+    if (is_put) {
       GPKV_RETURN_IF_ERROR(LaunchPut(view_, device_keys, device_values, keep, op_index, n,
                                      reinterpret_cast<uint32_t*>(arena + failed_at), counters,
                                      stream, to_host));

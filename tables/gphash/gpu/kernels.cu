@@ -233,17 +233,14 @@ __device__ __forceinline__ void CountPut(warp::PutOutcome outcome, uint64_t op, 
 }
 
 // The end of a write kernel, called by every thread: with to_host.host set,
-// the last block to finish copies *counters to the host (CountersToHost),
-// and zeroes *also_zero if given (every block is past its use).
+// the last block to finish copies *counters to the host (CountersToHost).
 __device__ __forceinline__ void HandCountersToHost(const CountersToHost& to_host,
-                                                   BatchCounters* counters,
-                                                   unsigned int* also_zero = nullptr) {
+                                                   BatchCounters* counters) {
   if (to_host.host == nullptr) return;
   __syncthreads();  // the block's counts are in
   if (threadIdx.x != 0) return;
   __threadfence();
   if (atomicAdd(to_host.blocks_done, 1u) != gridDim.x - 1) return;
-  if (also_zero != nullptr) *also_zero = 0;
   __threadfence();  // every block's counts before this block's reads
   constexpr int kWords = sizeof(BatchCounters) / sizeof(unsigned long long);
   static_assert(sizeof(BatchCounters) == kWords * sizeof(unsigned long long),
@@ -284,114 +281,6 @@ __global__ void __launch_bounds__(kBlockThreads)
   AddWarpCount(&counters->inserted, inserted);
   AddWarpCount(&counters->updated, updated);
   HandCountersToHost(to_host, counters);
-}
-
-// ---- LaunchPutSmall
-
-template <typename T>
-__device__ __forceinline__ T Volatile(const T* address) {
-  return *const_cast<const volatile T*>(address);
-}
-
-constexpr unsigned long long kSmallPutOpMask = 0xffff;
-static_assert(kSmallPutOps <= kSmallPutOpMask + 1, "an entry names its operation in 16 bits");
-
-// A key's hash in the duplicate table: the slot from its high bits, the
-// tag from its low 32 (two keys are compared only when their tags agree).
-template <int kKeyWords>
-__device__ __forceinline__ uint64_t SmallPutMix(const Key<kKeyWords>& key) {
-  uint64_t mixed = 0;
-#pragma unroll
-  for (int w = 0; w < kKeyWords; ++w) mixed = (mixed ^ key.words[w]) * 0x9e3779b97f4a7c15ull;
-  return mixed;
-}
-
-// Operation `op` claims the table entry of its key: a free entry (an older
-// epoch's) by CAS, or the entry of an earlier claim of the same key, whose
-// operation it replaces if later (atomicMax: the epochs agree). Returns the
-// entry's slot. REQUIRES: op's key and tag stored and fenced.
-template <int kKeyWords>
-__device__ uint32_t ClaimSmallPutEntry(const SmallPutTable& table, const Key<kKeyWords>& key,
-                                       uint32_t op, uint64_t mixed) {
-  const unsigned long long mine = (table.epoch << 16) | op;
-  const uint32_t tag = static_cast<uint32_t>(mixed);
-  uint32_t slot = static_cast<uint32_t>(mixed >> 40) & (kSmallPutSlots - 1);
-  unsigned long long seen = Volatile(&table.entries[slot]);
-  for (;;) {
-    if ((seen >> 16) != table.epoch) {
-      const unsigned long long was = atomicCAS(&table.entries[slot], seen, mine);
-      if (was == seen) return slot;
-      seen = was;  // claimed meanwhile: look at the claim
-      continue;
-    }
-    const uint32_t holder = static_cast<uint32_t>(seen & kSmallPutOpMask);
-    __threadfence();  // the claim before the key and tag it names
-    bool same = Volatile(&table.tags[holder]) == tag;
-#pragma unroll
-    for (int w = 0; w < kKeyWords; ++w) {
-      same = same && Volatile(&table.keys[uint64_t{holder} * kKeyWords + w]) == key.words[w];
-    }
-    if (same) {
-      atomicMax(&table.entries[slot], mine);
-      return slot;
-    }
-    slot = (slot + 1) & (kSmallPutSlots - 1);
-    seen = Volatile(&table.entries[slot]);
-  }
-}
-
-// Every block of a cooperative launch waits here until all have arrived.
-// REQUIRES: *arrived zero at the launch (the kernel's last block zeroes it).
-__device__ __forceinline__ void GridBarrier(unsigned int* arrived) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();  // the block's stores before its arrival
-    atomicAdd(arrived, 1u);
-    while (Volatile(arrived) < gridDim.x) {
-    }
-    __threadfence();  // the other blocks' stores after their arrival
-  }
-  __syncthreads();
-}
-
-// LaunchPutSmall: one operation per thread. The keys and values are read
-// once (over the link when in host memory), kept in registers through the
-// barrier, and the duplicate pass reads the table and its keys from GPU
-// memory: the two-kernel path (duplicate kernel, then put kernel) reads the
-// keys twice and waits for a kernel boundary between.
-template <int kKeyWords>
-__global__ void __launch_bounds__(kBlockThreads)
-    PutSmallKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
-                   uint32_t count, uint32_t* failed, BatchCounters* counters, SmallPutTable table,
-                   CountersToHost to_host) {
-  const uint32_t op = blockIdx.x * kBlockThreads + threadIdx.x;
-  const bool in_batch = op < count;
-  Key<kKeyWords> key{};
-  uint64_t value = 0;
-  uint32_t slot = 0;
-  if (in_batch) {
-    key = warp::LoadKey<kKeyWords>(keys + uint64_t{op} * 8 * kKeyWords);
-    value = warp::LoadValue(values + uint64_t{op} * view.value_size, view.value_size);
-    const uint64_t mixed = SmallPutMix(key);
-#pragma unroll
-    for (int w = 0; w < kKeyWords; ++w) table.keys[uint64_t{op} * kKeyWords + w] = key.words[w];
-    table.tags[op] = static_cast<uint32_t>(mixed);
-    __threadfence();  // key and tag before the claim that names them
-    slot = ClaimSmallPutEntry(table, key, op, mixed);
-  }
-  if (op == 0) *counters = BatchCounters{};  // before the barrier, so before every count
-  GridBarrier(table.arrived);
-  const bool survives =
-      in_batch && (Volatile(&table.entries[slot]) & kSmallPutOpMask) == uint64_t{op};
-  unsigned long long inserted = 0, updated = 0;
-  if (survives) {
-    const warp::PutOutcome outcome =
-        thread::ThreadPut(view, key, warp::HashOf(key, view.hash_seed), value);
-    CountPut(outcome, op, failed, counters, &inserted, &updated);
-  }
-  AddWarpCount(&counters->inserted, inserted);
-  AddWarpCount(&counters->updated, updated);
-  HandCountersToHost(to_host, counters, table.arrived);
 }
 
 // One warp, the failed puts one after another (see LaunchKick).
@@ -774,33 +663,6 @@ Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_
     PutKernel<decltype(words)::value><<<WarpBlocksFor(count, per_warp), kBlockThreads, 0, stream>>>(
         view, keys, values, keep, op_index, count, failed, counters, per_warp, to_host);
     return CheckLaunch("PutKernel");
-  });
-}
-
-Status LaunchPutSmall(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
-                      size_t count, uint32_t* failed, BatchCounters* counters,
-                      const SmallPutTable& table, cudaStream_t stream,
-                      const CountersToHost& to_host) {
-  if (count == 0) return Status::OK();
-  if (count > kSmallPutOps || !view.thread_puts || to_host.host == nullptr) {
-    return Status::InvalidArgument(
-        "LaunchPutSmall takes at most " + std::to_string(kSmallPutOps) +
-        " operations, a view with thread puts and counters handed to the host");
-  }
-  return DispatchKeyWords(view.key_size, [&](auto words) -> Status {
-    GphashDeviceView view_arg = view;
-    uint32_t count_arg = static_cast<uint32_t>(count);
-    SmallPutTable table_arg = table;
-    CountersToHost to_host_arg = to_host;
-    void* args[] = {&view_arg, &keys,     &values,    &count_arg,
-                    &failed,   &counters, &table_arg, &to_host_arg};
-    // Cooperative: every block resident at once, which the grid barrier needs.
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaLaunchCooperativeKernel(
-            reinterpret_cast<const void*>(&PutSmallKernel<decltype(words)::value>),
-            dim3(BlocksFor(count)), dim3(kBlockThreads), args, 0, stream),
-        "cudaLaunchCooperativeKernel of PutSmallKernel");
-    return Status::OK();
   });
 }
 

@@ -130,33 +130,6 @@ Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_
                  BatchCounters* counters, cudaStream_t stream,
                  const CountersToHost& to_host = CountersToHost());
 
-// The device state of LaunchPutSmall that a workspace keeps between its
-// batches: a duplicate table whose entries carry the epoch of the batch that
-// wrote them (an entry of an older epoch is free, so the table is never
-// cleared), the batch's keys and hash tags the entries name, and the grid
-// barrier's count of blocks (zero between batches).
-constexpr size_t kSmallPutOps = 4096;
-constexpr size_t kSmallPutSlots = 2 * kSmallPutOps;  // a power of two
-struct SmallPutTable {
-  unsigned long long* entries = nullptr;  // [kSmallPutSlots]: epoch << 16 | operation
-  uint64_t* keys = nullptr;               // [kSmallPutOps * key words]
-  uint32_t* tags = nullptr;               // [kSmallPutOps]
-  unsigned int* arrived = nullptr;        // blocks at the barrier
-  unsigned long long epoch = 0;           // this batch's: 1, 2, ... (below 2^48)
-};
-
-// A put batch of at most kSmallPutOps operations as one cooperative kernel,
-// for a view with thread_puts: each operation claims its key's entry in
-// `table` (the batch's last operation of a key survives, as
-// LaunchMarkSurvivors with keep_first false), the blocks meet at a grid
-// barrier, then each survivor puts as LaunchPut's thread kernel does.
-// *counters is zeroed by the kernel; failed and to_host as LaunchPut's.
-// keys and values: device memory, or host memory mapped at its own address.
-Status LaunchPutSmall(const GphashDeviceView& view, const uint8_t* keys, const uint8_t* values,
-                      size_t count, uint32_t* failed, BatchCounters* counters,
-                      const SmallPutTable& table, cudaStream_t stream,
-                      const CountersToHost& to_host);
-
 // For each of the `count` failed puts ops[i] (batch indices into keys), one
 // after another in one warp: frees a slot among the key's candidate buckets
 // by moving one resident key to another of its own candidate buckets (a

@@ -37,7 +37,6 @@ Workspace::~Workspace() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
   if (device_blocks_done_ != nullptr) cudaFree(device_blocks_done_);
-  if (small_put_buffer_ != nullptr) cudaFree(small_put_buffer_);
   if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
   if (fork_event_ != nullptr) cudaEventDestroy(fork_event_);
   if (arena_ != nullptr) cudaFree(arena_);
@@ -46,32 +45,6 @@ Workspace::~Workspace() {
   if (host_counters_ != nullptr) cudaFreeHost(host_counters_);
   if (order_event_ != nullptr) cudaEventDestroy(order_event_);
   if (owns_stream_) cudaStreamDestroy(stream_);
-}
-
-Result<SmallPutTable> Workspace::NextSmallPutTable() {
-  if (small_put_buffer_ == nullptr) {
-    constexpr size_t kEntries = kSmallPutSlots * sizeof(unsigned long long);
-    constexpr size_t kKeys = kSmallPutOps * (format::kMaxKeySize / 8) * sizeof(uint64_t);
-    constexpr size_t kTags = kSmallPutOps * sizeof(uint32_t);
-    constexpr size_t kBytes = kEntries + kKeys + kTags + sizeof(unsigned int);
-    void* buffer = nullptr;
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&buffer, kBytes),
-                              "cudaMalloc of the small put batches' duplicate table");
-    // Epoch 0 names no batch: every entry starts free, the barrier at zero.
-    const cudaError_t zeroed = cudaMemsetAsync(buffer, 0, kBytes, stream_);
-    if (zeroed != cudaSuccess) {
-      cudaFree(buffer);
-      return CudaStatus(zeroed, "cudaMemsetAsync of the small put batches' duplicate table");
-    }
-    small_put_buffer_ = static_cast<uint8_t*>(buffer);
-    small_put_table_.entries = reinterpret_cast<unsigned long long*>(small_put_buffer_);
-    small_put_table_.keys = reinterpret_cast<uint64_t*>(small_put_buffer_ + kEntries);
-    small_put_table_.tags = reinterpret_cast<uint32_t*>(small_put_buffer_ + kEntries + kKeys);
-    small_put_table_.arrived =
-        reinterpret_cast<unsigned int*>(small_put_buffer_ + kEntries + kKeys + kTags);
-  }
-  ++small_put_table_.epoch;
-  return small_put_table_;
 }
 
 Status Workspace::Reserve(size_t bytes) {

@@ -131,9 +131,6 @@ class Workspace {
   CountersToHost chunk_counters_to_host() const {
     return CountersToHost{host_chunk_counters_on_device_, device_blocks_done_};
   }
-  // LaunchPutSmall's table for the next batch (the next epoch), allocated
-  // on first use. REQUIRES: the kernel runs on the workspace's stream.
-  Result<SmallPutTable> NextSmallPutTable();
 
  private:
   Workspace() = default;
@@ -157,9 +154,7 @@ class Workspace {
   BatchCounters* host_chunk_counters_on_device_ = nullptr;
   size_t chunk_counters_ = 0;
   unsigned int* device_blocks_done_ = nullptr;  // zero between batches
-  uint8_t* small_put_buffer_ = nullptr;         // SmallPutTable's arrays
-  SmallPutTable small_put_table_;
-  GetGraphs get_graphs_;  // destroyed after ~Workspace waited for the stream
+  GetGraphs get_graphs_;                        // destroyed after ~Workspace waited for the stream
 };
 
 }  // namespace gpkv::gpu

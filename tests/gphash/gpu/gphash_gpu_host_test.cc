@@ -313,13 +313,12 @@ TEST(HostPipelineSmall, DuplicatesInSmallBatchesResolveLikeTheSort) {
   }
 }
 
-// Small put batches take one cooperative kernel (LaunchPutSmall) when no
-// write runs on the device, and the duplicate kernel then the put kernel
-// behind another caller's write. Several writers at once, each on keys of
-// its own drawn with repeats, in batches of 1..4096 from pageable and
-// registered arrays, run both paths many times over (the duplicate table's
-// entries of earlier batches must read as free): every key ends with its
-// writer's last value, and the key count matches.
+// Small put batches of several writers at once: each one-chunk batch runs
+// its duplicate kernel before it takes the write lock, beside another
+// caller's put kernel, and its put kernel after. Each writer on keys of its
+// own drawn with repeats, in batches of 1..4096 from pageable and registered
+// arrays, 60 rounds: every key ends with its writer's last value, and the
+// key count (the counters the kernels hand to the host) matches.
 TEST(HostPipelineSmall, SmallPutsOfSeveralWritersKeepEachKeysLastValue) {
   SKIP_WITHOUT_DEVICE();
   for (uint32_t ks : {8u, 32u}) {
