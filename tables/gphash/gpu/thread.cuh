@@ -72,10 +72,11 @@ __device__ __forceinline__ void LoadIndexEntry(const GphashDeviceView& view, con
 // at once in 16-byte loads before any of them is looked at, instead of one
 // by one with a branch on each (mirror updates of 4096: +7%, YCSB A +10-20%;
 // 2^20: unchanged, bound elsewhere; docs/bench/mirror-gets.md run 8). The
-// words of a level's first two buckets are read before either is looked at
-// (two reads in flight, not one after the other) where a bucket has at most
-// 8 slots (16 would hold 32 more registers a thread), and a key found in a
-// level ends the probe: every copy in a lower level ranks after it.
+// next bucket's words are loaded before the current bucket is looked at (two
+// reads in flight, not one after the other) where a bucket has at most 8
+// slots (16 would hold 32 more registers a thread), and a key found in a
+// level ends the probe: every copy in a lower level ranks after it
+// (docs/bench/host-batches.md run 23).
 template <int kKeyWords, int kSlots>
 __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t levels,
                                         const Key<kKeyWords>& key, const format::KeyHash& hash,
@@ -99,12 +100,12 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
         LoadWordPairStrong(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
       }
     };
-    if (kReadAhead) read_words(0, next);
+    if constexpr (kReadAhead) read_words(0, next);
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t index = buckets.buckets[i];
       const uint8_t* bucket = warp::IndexBucket(view, level, index);
       uint64_t words[kSlots];
-      if (kReadAhead) {
+      if constexpr (kReadAhead) {
 #pragma unroll
         for (int s = 0; s < kSlots; ++s) words[s] = next[s];
         if (i + 1 < buckets.count) read_words(i + 1, next);
