@@ -400,7 +400,11 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
     } else if (erased_staged && !zero_copy) {
       GPKV_RETURN_IF_ERROR(CopyAsync(lane.host_out(), device_erased, n, stream, "erased flags"));
     }
-    GPKV_RETURN_IF_ERROR(lane.RecordDone());
+    // Lane 0's last chunk is waited for with the workspace's stream (finish
+    // with done): no event for it. Every other chunk's may be waited on.
+    if (l != 0 || c + chunking.lanes < chunking.chunks) {
+      GPKV_RETURN_IF_ERROR(lane.RecordDone());
+    }
     held[l] = c;
   }
   // The batch ends on the workspace's stream after its last chunk's kernels
