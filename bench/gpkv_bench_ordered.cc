@@ -388,19 +388,25 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   BenchConfig sized = *c.config;
   sized.keys = keys;
   DriverConfig driver = MakeDriverConfig(sized, c.key_size, c.value_size);
-  // Runs of every level and a cascade's new run beside the runs it replaces.
+  // Runs of every level and a cascade's new run beside the runs it replaces,
+  // and the log of M batches of b.
   const uint64_t entry = c.key_size + 8 + c.value_size;
-  driver.pool_size =
-      c.config->pool_size > 0 ? c.config->pool_size : 4 * keys * entry + (uint64_t{256} << 20);
+  const uint64_t log_bytes = c.config->ordered_log_batches * c.config->ordered_batch_entries *
+                             (c.key_size + 8 + (c.value_size + 7) / 8 * 8);
+  driver.pool_size = c.config->pool_size > 0 ? c.config->pool_size
+                                             : 4 * keys * entry + log_bytes + (uint64_t{256} << 20);
   if (IsGpuSystem(c.system)) {
     driver.backend = Backend::kCuda;
-    auto created = CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
+    auto created = CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries,
+                                           c.config->ordered_log_batches);
     if (created.ok() && c.system == kGpuDeviceSystem) {
       static_cast<GpkvOrderedDriver*>(created->get())->UseDeviceBatches();
     }
     return created;
   }
-  if (c.system == "gpkv") return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries);
+  if (c.system == "gpkv")
+    return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries,
+                                   c.config->ordered_log_batches);
   return CreateRocksdbOrderedDriver(driver);
 }
 
@@ -711,7 +717,8 @@ void AddGpuTargets(const BenchConfig& config, const std::string& system, uint32_
   };
   for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
     if (log2 != 20) continue;  // the target is for batches of 2^20
-    add("durable batched inserts, batch 2^20, b = " + std::to_string(config.ordered_batch_entries),
+    add("durable batched inserts, batch 2^20, b = " + std::to_string(config.ordered_batch_entries) +
+            ", M = " + std::to_string(config.ordered_log_batches),
         Find(*report, system, "insert", "uniform", uint64_t{1} << 20, key_size, value_size),
         kGpuInsertTarget, false);
   }
@@ -736,7 +743,8 @@ void AddGpuTargets(const BenchConfig& config, const std::string& system, uint32_
 }  // namespace
 
 Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
-                                                               uint64_t batch_entries) {
+                                                               uint64_t batch_entries,
+                                                               uint32_t log_batches) {
   ::unlink(config.pool_path.c_str());
   Options options;
   options.create_if_missing = true;
@@ -752,6 +760,7 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
   table_options.key_size = config.key_size;
   table_options.value_size = config.value_size;
   table_options.ordered.batch_entries = batch_entries;
+  table_options.ordered.log_batches = log_batches;
   auto table = (*db)->CreateTable("bench", table_options);
   if (!table.ok()) {
     db->reset();
@@ -824,6 +833,7 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
   report->config["insert_keys"] = config.ordered_insert_keys;
   report->config["table_log2"] = config.ordered_table_log2;
   report->config["lsm_batch_entries"] = config.ordered_batch_entries;
+  report->config["lsm_log_batches"] = config.ordered_log_batches;
   report->config.erase("pool_size");
   report->config.erase("keys");
   for (const std::string& system : systems) {

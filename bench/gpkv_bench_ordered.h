@@ -81,9 +81,11 @@ class OrderedDriver {
   virtual Result<double> Reopen() { return Status::Unsupported("no reopen"); }
 };
 
-// gpkv: an ordered table with b = batch_entries in a fresh pool.
+// gpkv: an ordered table with b = batch_entries and M = log_batches in a
+// fresh pool.
 Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
-                                                               uint64_t batch_entries);
+                                                               uint64_t batch_entries,
+                                                               uint32_t log_batches = 1);
 // RocksDB (sync = true): as CreateRocksdbDriver's setup. Unsupported in a
 // build without RocksDB.
 Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config);

@@ -219,6 +219,11 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
               ->add_option("--lsm-batch", config->ordered_batch_entries,
                            "ordered: b of the gpkv table (level 0 entries, a power of two)")
               ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-log-batches", config->ordered_log_batches,
+                           "ordered: M of the gpkv table (its log holds M batches of b)")
+              ->check(CLI::Range(1, 1024))
+              ->capture_default_str());
   gpu(bench->add_option("--modes", gpu_config->modes, "gpu: modes to run, in order (below)"))
       ->delimiter(',')
       ->capture_default_str();

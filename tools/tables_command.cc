@@ -37,6 +37,7 @@ struct CreateTableArgs {
   uint64_t top_buckets = 0;
   uint64_t batch_entries = TableOptions{}.ordered.batch_entries;
   int max_dead_percent = TableOptions{}.ordered.max_dead_percent;
+  uint32_t log_batches = TableOptions{}.ordered.log_batches;
 };
 
 // The powers of two from `first` to `last` (the key sizes and slot counts a
@@ -74,6 +75,9 @@ int RunList(const ListArgs& args) {
     std::string geometry = "-";
     if (options.kind == TableKind::kOrdered) {
       geometry = "b=" + std::to_string(options.ordered.batch_entries);
+      if (options.ordered.log_batches != 1) {
+        geometry += ",M=" + std::to_string(options.ordered.log_batches);
+      }
     } else if (options.durability == Durability::kPersistent) {
       geometry = std::to_string(options.hash.levels) + "L-" +
                  std::to_string(options.hash.hash_locations) + "H-" +
@@ -101,6 +105,7 @@ int RunCreateTable(const CreateTableArgs& args) {
   options.hash.initial_top_buckets = args.top_buckets;
   options.ordered.batch_entries = args.batch_entries;
   options.ordered.max_dead_percent = static_cast<uint8_t>(args.max_dead_percent);
+  options.ordered.log_batches = args.log_batches;
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
   if (!db.ok()) return Fail("tables create", db.status());
   Result<Table*> table = (*db)->CreateTable(args.name, options);
@@ -167,6 +172,12 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
                   "ordered: entries of the write buffer and of level 0 (b), a power of two "
                   "2^4..2^24 (K, M suffixes)")
       ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  cmd->add_option("--log-batches", args->log_batches,
+                  "ordered: the durable log holds up to this many batches of b entries before "
+                  "they are merged into the levels (M, 1 to 1024): fewer level rewrites for a "
+                  "log of M * b entries in the pool and more to replay after a crash")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--max-dead-percent", args->max_dead_percent,
                   "ordered: compact on its own past this share of dead entries, 1 to 100")

@@ -79,6 +79,16 @@ struct OrderedOptions {
   // 2^16 keeps the log of an 8/8-byte table at ~1.6 MiB and a 2^24-key table
   // at 9 levels.
   uint64_t batch_entries = uint64_t{1} << 16;
+  // M: the write buffer (the durable log in the pool and its copy in memory)
+  // holds up to M * b entries before they are merged into the levels, so a
+  // batch of b entries costs one sequential log append (its keys and values)
+  // and the levels are rewritten once per M batches instead of once per
+  // batch: the durable insert rate of large batches rises toward what the
+  // link or disk moves. The price: a log extent of M * b entries in the pool
+  // (M * b * (K + 8 + V) bytes), M * b entries to replay at open after a
+  // crash, and queries that read up to 8 buffer runs before the levels.
+  // 1..1024, at most 32 GiB of log; fixed at create.
+  uint32_t log_batches = 1;
   // Automatic compaction: when tombstones make up more than this percentage
   // of the entries in runs, the next write batch rewrites all levels as one
   // run without them (stale versions are dropped whenever a cascade merges

@@ -4,6 +4,7 @@
 
 #include "tables/lsm/cpu/merge.h"
 #include "tables/lsm/cpu/search.h"
+#include "tables/lsm/cpu/write_buffer.h"
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 
@@ -48,7 +49,9 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
     check.findings.push_back({Severity::kCorruption, view.RunRegion(level),
                               OffsetIn(run.status(), ref.offset), run.status().message()});
   }
-  const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+  // The records as the backends replay them (a buffer of a few runs, not
+  // one run merged with every record), merged into one run at the end.
+  cpu::WriteBuffer records;
   Status bad_entry;
   uint64_t bad_entry_at = 0;
   Status log = ReadLog(
@@ -56,27 +59,19 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
       [&](const LogRecordHeader& header, uint64_t offset, const uint8_t* entries) {
         if (!bad_entry.ok()) return;
         RunData record(shape);
-        for (uint32_t i = 0; i < header.count; ++i) {
-          uint64_t key[4];
-          uint64_t meta;
-          std::memcpy(key, entries + i * entry_bytes, view.key_size);
-          std::memcpy(&meta, entries + i * entry_bytes + view.key_size, 8);
-          const bool ordered = i == 0 || CompareKeys(record.View().keys + (i - 1) * shape.key_words,
-                                                     key, shape.key_words) < 0;
-          if (!ordered || SeqOf(meta) != header.seq) {
-            bad_entry_at = offset;
-            bad_entry = Status::Corruption(pool.Where(view.TableRegion() + " log record", offset) +
-                                           ": entry " + std::to_string(i) +
-                                           " is out of order or has another sequence number");
-            return;
-          }
-          record.Append(key, meta, entries + i * entry_bytes + view.key_size + 8);
+        bad_entry = DecodeLogRecord(pool, view, header, offset, entries, &record);
+        if (!bad_entry.ok()) {
+          bad_entry_at = offset;
+          return;
         }
-        RunData merged = cpu::MergeRuns({record.View(), check.buffer.View()}, shape,
-                                        /*drop_tombstones=*/false, 1);
-        check.buffer.Swap(merged);
+        records = records.With(std::move(record), shape, 1);
       },
       &check.log_valid_bytes);
+  if (!records.empty()) {
+    std::vector<RunView> runs;
+    for (const auto& run : records.runs()) runs.push_back(run->View());
+    check.buffer = cpu::MergeRuns(runs, shape, /*drop_tombstones=*/false, 1);
+  }
   if (!bad_entry.ok()) {
     check.log_damaged = true;
     check.log_valid_bytes = bad_entry_at - view.log_offset;

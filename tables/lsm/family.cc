@@ -31,6 +31,7 @@ class LsmFamily final : public tables::TableFamily {
     CatalogParams block{};
     block.log2_batch = static_cast<uint8_t>(Log2Batch(options));
     block.max_dead_percent = options.ordered.max_dead_percent;
+    block.log_batches = static_cast<uint16_t>(options.ordered.log_batches);
     std::memcpy(params, &block, sizeof(block));
   }
 
@@ -44,6 +45,7 @@ class LsmFamily final : public tables::TableFamily {
     }
     options->ordered.batch_entries = uint64_t{1} << block.log2_batch;
     options->ordered.max_dead_percent = block.max_dead_percent;
+    options->ordered.log_batches = block.log_batches == 0 ? 1 : block.log_batches;
     Status valid = lsm::CheckOptions(where, *options);
     if (!valid.ok()) return Status::Corruption(valid.message());
     for (uint8_t byte : block.reserved) {

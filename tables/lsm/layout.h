@@ -12,8 +12,11 @@
 // Every key value is legal: the tombstone flag lives in the meta word.
 //
 // Write path: a batch is sorted (stable, the last occurrence of a key wins).
-// A batch that fits the write buffer (fewer than b entries in all) is appended
-// to the log as one record, then published by the root's log word. Otherwise
+// A batch that fits the write buffer (fewer than M * b entries in all, M =
+// log_batches, chosen at create) is appended to the log as one record, then
+// published by the root's log word: the record is the batch's durability, and
+// the buffer's entries reach the levels when it fills (with M > 1 a level
+// run is written once per M batches of b, not once per batch). Otherwise
 // the buffer and the batch are merged with the occupied levels 0..k-1 into one
 // new run for the first free level k that can hold it (merges drop stale
 // versions, and tombstones when no older level remains); the run is written
@@ -28,9 +31,11 @@
 //   8    u64 table_id
 //   16   u32 key_size, 20 u32 value_size
 //   24   u32 log2_batch         b = 2^log2_batch entries
-//   28   u32 reserved0
+//   28   u32 log_batches        M: the write buffer holds < M * b entries;
+//                               1..kMaxLogBatches (0 in pools written before
+//                               it existed, read as 1)
 //   32   u64 log_offset         extent of the write-buffer log
-//   40   u64 log_capacity       bytes of that extent
+//   40   u64 log_capacity       bytes of that extent (LogCapacity)
 //   48   u64 reserved1
 //   56   u64 checksum           Checksum64 of bytes 0..55 (immutable part)
 //   64   u64 active_manifest    commit word: (generation << 1) | index
@@ -61,9 +66,20 @@
 // the first (log_word & 0xffffffff) * 8 bytes are published when the log word's
 // epoch equals the manifest's log_epoch, else the log is empty. A record:
 //   0    u64 seq                the batch's sequence number (> applied_seq, ascending)
-//   8    u32 count, 12 u32 flags (0)
-//   16   u64 checksum           LogRecordChecksum (below)
-//   24   count entries of {u64 key[K/8]; u64 meta; u8 value[AlignUp(V, 8)]}
+//   8    u32 count, 12 u32 flags
+//   16   u64 checksum
+//   24   the entries, ascending by key, unique; as flags say:
+//   flags 0 (row records, written before columnar ones existed; still read):
+//        count entries of {u64 key[K/8]; u64 meta; u8 value[AlignUp(V, 8)]},
+//        checksum WordsChecksum (below) of them, seed LogRecordSeed
+//   flags kLogRecordColumnar [| kLogRecordTombstones] (written today):
+//        u64 keys[count][K/8], then, unless kLogRecordTombstones, u8
+//        values[count][V] and zero padding to a multiple of 8. Every entry's
+//        meta is MakeMeta(seq, flags & kLogRecordTombstones): a batch is all
+//        puts or all erases. Checksum: the run data checksum (below) of those
+//        words, seed LogRecordSeed. Arrays, so that a GPU writes a sorted
+//        batch's keys and values to the pool as two copies and sums its
+//        checksum in parallel, and 8/8-byte puts cost 16 bytes, not 24.
 #pragma once
 
 #include <cstddef>
@@ -88,6 +104,11 @@ constexpr uint32_t kMaxLevels = 40;
 constexpr uint64_t kRunHeaderSize = 64;
 constexpr uint64_t kLogRecordHeaderSize = 24;
 constexpr uint64_t kMaxLogBytes = uint64_t{8} << 32;  // the log word holds bytes / 8 in 32 bits
+constexpr uint32_t kMaxLogBatches = 1024;
+
+// Log record flags.
+constexpr uint32_t kLogRecordColumnar = 1;
+constexpr uint32_t kLogRecordTombstones = 2;
 
 // Meta word of an entry: bit 63 marks a tombstone (an erase), bits 62..0 hold
 // the sequence number of the batch that wrote it (1, 2, ...).
@@ -128,19 +149,45 @@ GPKV_HD constexpr uint64_t RunValuesOffset(uint64_t entries, uint32_t key_size) 
   return kRunHeaderSize + entries * (key_size + 8);
 }
 
-// Bytes of one log entry and of one log record.
+// Bytes of one entry of a row record, and of a row record (flags 0).
 GPKV_HD constexpr uint64_t LogEntryBytes(uint32_t key_size, uint32_t value_size) {
   return key_size + 8 + AlignUp8(value_size);
 }
 GPKV_HD constexpr uint64_t LogRecordBytes(uint64_t count, uint32_t key_size, uint32_t value_size) {
   return kLogRecordHeaderSize + count * LogEntryBytes(key_size, value_size);
 }
-// Capacity of the log extent of a table: b entries in records of any size
-// (a buffer of b - 1 entries flushes before it grows past b), plus 64 KiB of
-// record headers; a full log flushes the buffer early.
-inline uint64_t LogCapacity(uint32_t log2_batch, uint32_t key_size, uint32_t value_size) {
+// Data words of a columnar record (its entries; the header excluded), and
+// the bytes of the whole record. At most LogRecordBytes of the same count.
+GPKV_HD constexpr uint64_t ColumnarRecordWords(uint64_t count, uint32_t key_size,
+                                               uint32_t value_size, bool tombstones) {
+  return (count * key_size + (tombstones ? 0 : AlignUp8(count * value_size))) / 8;
+}
+GPKV_HD constexpr uint64_t ColumnarRecordBytes(uint64_t count, uint32_t key_size,
+                                               uint32_t value_size, bool tombstones) {
+  return kLogRecordHeaderSize + ColumnarRecordWords(count, key_size, value_size, tombstones) * 8;
+}
+// The write buffer flushes before its logged entries reach M * b.
+GPKV_HD constexpr uint64_t BufferEntries(uint32_t log2_batch, uint32_t log_batches) {
+  return uint64_t{log_batches == 0 ? 1u : log_batches} << log2_batch;
+}
+// The flush rule both backends follow: a batch of `count` entries whose
+// record takes record_bytes is appended to the log when the logged entries
+// stay below M * b (buffer_entries) and the record fits the log's capacity;
+// otherwise the buffer and the batch are merged into the levels. Logged
+// entries count a key once per record (not as the buffer merges them).
+GPKV_HD constexpr bool GoesToLog(uint64_t logged_entries, uint64_t logged_bytes, uint64_t count,
+                                 uint64_t record_bytes, uint64_t buffer_entries,
+                                 uint64_t log_capacity) {
+  return logged_entries + count < buffer_entries && logged_bytes + record_bytes <= log_capacity;
+}
+// Capacity of the log extent of a table: M * b entries in row records of any
+// size (a buffer of M * b - 1 entries flushes before it grows past M * b),
+// plus 64 KiB of record headers; a full log flushes the buffer early.
+inline uint64_t LogCapacity(uint32_t log2_batch, uint32_t key_size, uint32_t value_size,
+                            uint32_t log_batches) {
   return format::AlignUp(
-      (uint64_t{1} << log2_batch) * LogEntryBytes(key_size, value_size) + (uint64_t{64} << 10),
+      BufferEntries(log2_batch, log_batches) * LogEntryBytes(key_size, value_size) +
+          (uint64_t{64} << 10),
       format::kExtentAlignment);
 }
 
@@ -159,9 +206,10 @@ GPKV_HD constexpr uint64_t MakeLogWord(uint64_t epoch, uint64_t bytes) {
 GPKV_HD constexpr uint64_t LogWordEpoch(uint64_t word) { return word >> 32; }
 GPKV_HD constexpr uint64_t LogWordBytes(uint64_t word) { return (word & kLogEpochMask) * 8; }
 
-// Checksum of log records (WordsChecksum): four lanes over 8-byte words (a
-// word-wise variant of XXH64's rounds). Runs use the position-keyed run data
-// checksum below instead, which a GPU can compute in parallel. With P1 = 0x9e3779b185ebca87, P2 =
+// Checksum of row log records (WordsChecksum): four lanes over 8-byte words (a
+// word-wise variant of XXH64's rounds). Runs and columnar log records use the
+// position-keyed run data checksum below instead, which a GPU can compute in
+// parallel. With P1 = 0x9e3779b185ebca87, P2 =
 // 0xc2b2ae3d27d4eb4f:
 //   lane[j] = seed + {P1 + P2, P2, 0, -P1}[j]
 //   word i: lane[i % 4] = rotl(lane[i % 4] + word * P2, 31) * P1
@@ -220,8 +268,8 @@ GPKV_HD uint64_t WordsChecksumEnd(const WordsChecksumState& state) {
 // Fmix64 is MurmurHash3's 64-bit finaliser, a bijection: a changed word
 // changes exactly its own term, and a word moved to another position
 // changes the two terms whose position keys it meets; the length enters
-// through the first term. (Log records keep WordsChecksum: they are small
-// and written and read by the host in order.)
+// through the first term. A columnar log record sums its data words the same
+// way, with its LogRecordSeed as the seed.
 GPKV_HD constexpr uint64_t Fmix64(uint64_t h) {
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdULL;
@@ -297,7 +345,7 @@ struct LsmRoot {
   uint32_t key_size;
   uint32_t value_size;
   uint32_t log2_batch;
-  uint32_t reserved0;
+  uint32_t log_batches;
   uint64_t log_offset;
   uint64_t log_capacity;
   uint64_t reserved1;
@@ -323,8 +371,9 @@ struct LogRecordHeader {
 static_assert(sizeof(LogRecordHeader) == kLogRecordHeaderSize);
 static_assert(std::is_trivially_copyable_v<LogRecordHeader>);
 
-// Checksum of a log record: WordsChecksum with seed = Checksum64 of
-// {epoch, seq, count | flags << 32} (three u64), over the record's entries.
+// Seed of a log record's checksum (row records: WordsChecksum over the
+// entries; columnar records: RunChecksumTerm / RunChecksumFinish over the
+// data words): Checksum64 of {epoch, seq, count | flags << 32} (three u64).
 GPKV_HD uint64_t LogRecordSeed(uint64_t epoch, const LogRecordHeader& header) {
   const uint64_t fields[3] = {epoch, header.seq, header.count | (uint64_t{header.flags} << 32)};
   return format::Checksum64(fields, sizeof(fields));
@@ -333,11 +382,13 @@ GPKV_HD uint64_t LogRecordSeed(uint64_t epoch, const LogRecordHeader& header) {
 // The family's block of a catalog entry (24 bytes).
 //   0  u8 log2_batch        b = 2^log2_batch
 //   1  u8 max_dead_percent  1..100
-//   2  u8 reserved[22]      zero
+//   2  u16 log_batches      M, as the root's (0 in catalogs written before: 1)
+//   4  u8 reserved[20]      zero
 struct CatalogParams {
   uint8_t log2_batch;
   uint8_t max_dead_percent;
-  uint8_t reserved[22];
+  uint16_t log_batches;
+  uint8_t reserved[20];
 };
 static_assert(sizeof(CatalogParams) == format::kCatalogParamsSize);
 static_assert(std::is_trivially_copyable_v<CatalogParams>);

@@ -74,7 +74,12 @@ class RootChecker {
     if (root_.log2_batch < kMinLog2Batch || root_.log2_batch > kMaxLog2Batch) {
       return Bad(24, "batch entries 2^" + std::to_string(root_.log2_batch) + " is out of range");
     }
-    const uint64_t capacity = LogCapacity(root_.log2_batch, root_.key_size, root_.value_size);
+    if (root_.log_batches > kMaxLogBatches) {
+      return Bad(28, "log batches " + std::to_string(root_.log_batches) + " is over " +
+                         std::to_string(kMaxLogBatches));
+    }
+    const uint64_t capacity =
+        LogCapacity(root_.log2_batch, root_.key_size, root_.value_size, root_.log_batches);
     if (root_.log_capacity != capacity) {
       return Bad(40, "log capacity " + std::to_string(root_.log_capacity) + " is not " +
                          std::to_string(capacity));
@@ -97,6 +102,7 @@ class RootChecker {
     view->key_size = root_.key_size;
     view->value_size = root_.value_size;
     view->log2_batch = root_.log2_batch;
+    view->log_batches = root_.log_batches == 0 ? 1 : root_.log_batches;
     view->log_offset = root_.log_offset;
     view->log_capacity = root_.log_capacity;
   }
@@ -301,7 +307,7 @@ Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t leve
 }
 
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
-               uint64_t* valid_bytes) {
+               uint64_t* valid_bytes, int threads) {
   const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
   const uint8_t* log = pool.At<uint8_t>(view.log_offset);
   const std::string region = view.TableRegion() + " log";
@@ -316,8 +322,14 @@ Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visi
     if (view.log_bytes - at < kLogRecordHeaderSize) return bad("record header is cut off");
     LogRecordHeader header;
     std::memcpy(&header, log + at, sizeof(header));
-    if (header.count == 0 || header.flags != 0) return bad("record of 0 entries or bad flags");
-    const uint64_t bytes = LogRecordBytes(header.count, view.key_size, view.value_size);
+    const bool row = header.flags == 0;
+    const bool columnar = header.flags == kLogRecordColumnar ||
+                          header.flags == (kLogRecordColumnar | kLogRecordTombstones);
+    if (header.count == 0 || !(row || columnar)) return bad("record of 0 entries or bad flags");
+    const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+    const uint64_t bytes =
+        row ? LogRecordBytes(header.count, view.key_size, view.value_size)
+            : ColumnarRecordBytes(header.count, view.key_size, view.value_size, tombstones);
     if (bytes > view.log_bytes - at) {
       return bad("record of " + std::to_string(header.count) + " entries passes the log's end");
     }
@@ -325,19 +337,68 @@ Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visi
       return bad("sequence number " + std::to_string(header.seq) + " does not follow " +
                  std::to_string(last_seq));
     }
-    WordsChecksumState state = WordsChecksumBegin(LogRecordSeed(view.manifest.log_epoch, header));
-    WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(log + at + kLogRecordHeaderSize),
-                     header.count * entry_bytes / 8);
-    const uint64_t checksum = WordsChecksumEnd(state);
+    const uint8_t* entries = log + at + kLogRecordHeaderSize;
+    const uint64_t seed = LogRecordSeed(view.manifest.log_epoch, header);
+    uint64_t checksum;
+    if (row) {
+      WordsChecksumState state = WordsChecksumBegin(seed);
+      WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
+                       header.count * entry_bytes / 8);
+      checksum = WordsChecksumEnd(state);
+    } else {
+      checksum = WordsRunChecksum(seed, entries, (bytes - kLogRecordHeaderSize) / 8, threads);
+    }
     if (checksum != header.checksum) {
       return bad("record checksum mismatch (stored " + Hex(header.checksum) + ", computed " +
                  Hex(checksum) + ")");
     }
-    visit(header, where, log + at + kLogRecordHeaderSize);
+    visit(header, where, entries);
     last_seq = header.seq;
     at += bytes;
     if (valid_bytes != nullptr) *valid_bytes = at;
   }
+  return Status::OK();
+}
+
+Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
+                       uint64_t offset, const uint8_t* entries, RunData* out) {
+  const EntryShape shape = view.shape();
+  const uint32_t words = shape.key_words;
+  RunData record(shape);
+  record.Reserve(header.count);
+  auto out_of_order = [&](uint64_t i) {
+    return Status::Corruption(pool.Where(view.TableRegion() + " log record", offset) + ": entry " +
+                              std::to_string(i) +
+                              " is out of order or has another sequence number");
+  };
+  if (header.flags == 0) {
+    const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+    for (uint64_t i = 0; i < header.count; ++i) {
+      const uint8_t* entry = entries + i * entry_bytes;
+      uint64_t key[4];
+      uint64_t meta;
+      std::memcpy(key, entry, shape.key_size());
+      std::memcpy(&meta, entry + shape.key_size(), 8);
+      const bool ordered =
+          i == 0 || CompareKeys(record.View().keys + (i - 1) * words, key, words) < 0;
+      if (!ordered || SeqOf(meta) != header.seq) return out_of_order(i);
+      record.Append(key, meta, entry + shape.key_size() + 8);
+    }
+  } else {
+    const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+    const uint64_t meta = MakeMeta(header.seq, tombstones);
+    const uint8_t* values =
+        tombstones ? nullptr : entries + uint64_t{header.count} * shape.key_size();
+    for (uint64_t i = 0; i < header.count; ++i) {
+      uint64_t key[4];
+      std::memcpy(key, entries + i * shape.key_size(), shape.key_size());
+      if (i != 0 && CompareKeys(record.View().keys + (i - 1) * words, key, words) >= 0) {
+        return out_of_order(i);
+      }
+      record.Append(key, meta, values != nullptr ? values + i * shape.value_size : nullptr);
+    }
+  }
+  out->Swap(record);
   return Status::OK();
 }
 

@@ -30,6 +30,7 @@ struct LsmView {
   uint32_t key_size = 0;
   uint32_t value_size = 0;
   uint32_t log2_batch = 0;
+  uint32_t log_batches = 1;  // M (a root's 0 reads as 1)
   uint64_t log_offset = 0;
   uint64_t log_capacity = 0;
   uint64_t active_word = 0;
@@ -42,6 +43,8 @@ struct LsmView {
 
   EntryShape shape() const { return {key_size / 8, value_size}; }
   uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
+  // The write buffer flushes before its logged entries reach this: M * b.
+  uint64_t buffer_entries() const { return BufferEntries(log2_batch, log_batches); }
   // "table 'users'"
   std::string TableRegion() const { return "table '" + table_name + "'"; }
   // "table 'users' level 3 run"
@@ -76,14 +79,21 @@ Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t l
                            uint64_t stored, uint64_t computed);
 
 // Visits every published log record in order: (record header, its offset in
-// the pool, its entries as {key words, meta, padded value}). Corruption at
-// the first record that leaves the published bytes, fails its checksum or
-// breaks the sequence order; *valid_bytes (if not null) then holds the bytes
-// of the records before it.
+// the pool, its entries as the header's flags lay them out; DecodeLogRecord
+// reads either form). Corruption at the first record that leaves the
+// published bytes, fails its checksum (summed on `threads` threads) or breaks
+// the sequence order; *valid_bytes (if not null) then holds the bytes of the
+// records before it.
 using LogVisitor =
     std::function<void(const LogRecordHeader& header, uint64_t offset, const uint8_t* entries)>;
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
-               uint64_t* valid_bytes = nullptr);
+               uint64_t* valid_bytes = nullptr, int threads = 1);
+
+// The entries of a record that ReadLog visited, row or columnar, as a run in
+// *out; Corruption naming the record's offset unless its keys ascend and
+// every entry has the record's sequence number.
+Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
+                       uint64_t offset, const uint8_t* entries, RunData* out);
 
 // "0x3a000"
 std::string Hex(uint64_t value);

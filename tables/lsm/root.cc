@@ -26,6 +26,19 @@ Status CheckOptions(const std::string& where, const TableOptions& options) {
         where + ": batch entries " + std::to_string(batch) + " is not a power of two from 2^" +
         std::to_string(kMinLog2Batch) + " to 2^" + std::to_string(kMaxLog2Batch));
   }
+  const uint32_t log_batches = options.ordered.log_batches;
+  if (log_batches < 1 || log_batches > kMaxLogBatches) {
+    return Status::InvalidArgument(where + ": log batches " + std::to_string(log_batches) +
+                                   " is not 1.." + std::to_string(kMaxLogBatches));
+  }
+  const uint64_t log_bytes =
+      LogCapacity(Log2Batch(options), options.key_size, options.value_size, log_batches);
+  if (log_bytes > kMaxLogBytes) {
+    return Status::InvalidArgument(where + ": a log of " + std::to_string(log_batches) +
+                                   " batches of " + std::to_string(batch) + " entries takes " +
+                                   std::to_string(log_bytes) + " bytes, over the " +
+                                   std::to_string(kMaxLogBytes) + " a log word can publish");
+  }
   if (options.ordered.max_dead_percent < 1 || options.ordered.max_dead_percent > 100) {
     return Status::InvalidArgument(where + ": max dead percent " +
                                    std::to_string(options.ordered.max_dead_percent) +
@@ -45,7 +58,8 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   GPKV_RETURN_IF_ERROR(
       CheckOptions(pool.path() + ": table id " + std::to_string(table_id), options));
   const uint32_t log2_batch = Log2Batch(options);
-  const uint64_t log_capacity = LogCapacity(log2_batch, options.key_size, options.value_size);
+  const uint64_t log_capacity =
+      LogCapacity(log2_batch, options.key_size, options.value_size, options.ordered.log_batches);
   auto root_offset =
       pool.allocator().Allocate(kLsmRootSize, format::kExtentKindTableRoot, table_id);
   if (!root_offset.ok()) return root_offset.status();
@@ -60,6 +74,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.key_size = options.key_size;
   root.value_size = options.value_size;
   root.log2_batch = log2_batch;
+  root.log_batches = options.ordered.log_batches;
   root.log_offset = *log_offset;
   root.log_capacity = log_capacity;
   root.checksum = format::Checksum64(&root, offsetof(LsmRoot, checksum));

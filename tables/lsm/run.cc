@@ -155,30 +155,67 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
                       RunDataChecksum(table_id, run, shape, threads), copy);
 }
 
-uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
-                        const EntryShape& shape, const RunView& batch) {
-  const uint64_t entry_bytes = LogEntryBytes(shape.key_size(), shape.value_size);
-  uint8_t* record = pool.At<uint8_t>(record_offset);
-  uint8_t* entries = record + kLogRecordHeaderSize;
-  for (uint64_t i = 0; i < batch.count; ++i) {
-    uint8_t* entry = entries + i * entry_bytes;
-    std::memcpy(entry, batch.keys + i * shape.key_words, shape.key_size());
-    std::memcpy(entry + shape.key_size(), &batch.meta[i], 8);
-    uint8_t* value = entry + shape.key_size() + 8;
-    std::memcpy(value, batch.values + i * shape.value_size, shape.value_size);
-    std::memset(value + shape.value_size, 0, AlignUp8(shape.value_size) - shape.value_size);
-  }
+uint64_t WordsRunChecksum(uint64_t seed, const void* words, uint64_t count, int threads) {
+  return RunChecksumFinish(seed, count, TermSum(seed, 0, words, count, std::max(1, threads)));
+}
+
+LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones) {
   LogRecordHeader header{};
   header.seq = seq;
-  header.count = static_cast<uint32_t>(batch.count);
-  WordsChecksumState state = WordsChecksumBegin(LogRecordSeed(epoch, header));
-  WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
-                   batch.count * entry_bytes / 8);
-  header.checksum = WordsChecksumEnd(state);
+  header.count = static_cast<uint32_t>(count);
+  header.flags = kLogRecordColumnar | (tombstones ? kLogRecordTombstones : 0);
+  return header;
+}
+
+Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
+                                    const LogRecordHeader& header, const EntryShape& shape,
+                                    const CopyRecordArrays& copy_arrays) {
+  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+  const uint64_t record_bytes =
+      ColumnarRecordBytes(header.count, shape.key_size(), shape.value_size, tombstones);
+  uint8_t* record = pool.At<uint8_t>(record_offset);
+  uint8_t* keys = record + kLogRecordHeaderSize;
+  uint8_t* values = tombstones ? nullptr : keys + uint64_t{header.count} * shape.key_size();
+  // Past the published bytes: no reader sees these until the log word moves.
+  GPKV_RETURN_IF_ERROR(copy_arrays(keys, values));
+  if (values != nullptr) {
+    const uint64_t value_bytes = uint64_t{header.count} * shape.value_size;
+    std::memset(values + value_bytes, 0, AlignUp8(value_bytes) - value_bytes);
+  }
   std::memcpy(record, &header, sizeof(header));
-  const uint64_t record_bytes = kLogRecordHeaderSize + batch.count * entry_bytes;
   pool.Persist(record, record_bytes);
   return record_bytes;
+}
+
+Result<uint64_t> WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
+                                uint64_t seq, const EntryShape& shape, const RunView& batch,
+                                int threads) {
+  threads = std::max(1, threads);
+  const bool tombstones = batch.count != 0 && IsTombstone(batch.meta[0]);
+  LogRecordHeader header = ColumnarRecordHeader(seq, batch.count, tombstones);
+  const uint64_t seed = LogRecordSeed(epoch, header);
+  const uint64_t key_words = batch.count * shape.key_words;
+  uint64_t sum = TermSum(seed, 0, batch.keys, key_words, threads);
+  uint64_t words = key_words;
+  if (!tombstones) {
+    const uint64_t value_bytes = batch.count * shape.value_size;
+    sum += TermSum(seed, words, batch.values, value_bytes / 8, threads);
+    words += value_bytes / 8;
+    if (value_bytes % 8 != 0) {
+      uint64_t tail = 0;  // the zero padding completes the last word
+      std::memcpy(&tail, batch.values + value_bytes / 8 * 8, value_bytes % 8);
+      sum += RunChecksumTerm(seed, words++, tail);
+    }
+  }
+  header.checksum = RunChecksumFinish(seed, words, sum);
+  return WriteLogRecordWith(pool, record_offset, header, shape,
+                            [&](uint8_t* keys, uint8_t* values) {
+                              std::memcpy(keys, batch.keys, key_words * 8);
+                              if (values != nullptr) {
+                                std::memcpy(values, batch.values, batch.count * shape.value_size);
+                              }
+                              return Status::OK();
+                            });
 }
 
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,

@@ -104,12 +104,35 @@ Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShap
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
                               const CopyRunArrays& copy_arrays);
 
-// Writes the log record of a sorted batch (unique keys, every meta of
-// sequence number `seq`) at record_offset, with the checksum of log `epoch`,
-// and persists it; returns its bytes. The caller then publishes the log word.
-// The one writer of a log record; both backends call it.
-uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
-                        const EntryShape& shape, const RunView& batch);
+// The run data checksum (layout.h) of `count` contiguous 8-byte words with
+// `seed`, summed on `threads` threads: a columnar log record's, read back.
+uint64_t WordsRunChecksum(uint64_t seed, const void* words, uint64_t count, int threads = 1);
+
+// The header of the columnar log record of a batch of `count` entries of
+// sequence number `seq` (all erases when `tombstones`); checksum 0.
+LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones);
+
+// Copies a columnar record's arrays into the log: count * K key bytes at
+// keys, and count * V value bytes at values (null for a tombstone record).
+using CopyRecordArrays = std::function<Status(uint8_t* keys, uint8_t* values)>;
+
+// Writes the columnar log record `header` (checksum set by the caller: the
+// run data checksum of the record's data words, seed LogRecordSeed(epoch,
+// header)) at record_offset, its arrays copied in by copy_arrays (from GPU
+// memory, say); writes the header and padding and persists the record.
+// Returns its bytes; the caller then publishes the log word. The one writer
+// of a log record's bytes: WriteLogRecord calls it.
+Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
+                                    const LogRecordHeader& header, const EntryShape& shape,
+                                    const CopyRecordArrays& copy_arrays);
+
+// Writes the columnar log record of a sorted batch (unique keys, every meta
+// of sequence number `seq`, all puts or all erases) at record_offset, with
+// the checksum of log `epoch` summed on `threads` threads, and persists it;
+// returns its bytes. Both backends' CPU paths call it.
+Result<uint64_t> WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
+                                uint64_t seq, const EntryShape& shape, const RunView& batch,
+                                int threads);
 
 // A run of the pool as a view (offsets as validated by the reader).
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,

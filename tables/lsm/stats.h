@@ -26,6 +26,7 @@ struct LsmStats {
   uint64_t tombstones = 0;      // tombstones in runs
   uint64_t dead_entries = 0;    // entries + buffer_entries - keys
   uint64_t batch_entries = 0;   // b
+  uint64_t log_batches = 1;     // M: the buffer flushes at M * b logged entries
   uint32_t levels = 0;          // highest occupied level + 1
   uint32_t runs = 0;            // occupied levels
   uint64_t capacity = 0;        // entries the levels 0..levels-1 can hold

@@ -15,6 +15,7 @@ TableStats PublicStats(const LsmStats& stats) {
     out.properties.push_back({std::string(kFamilyName) + "." + name, value});
   };
   add("batch-entries", static_cast<double>(stats.batch_entries));
+  add("log-batches", static_cast<double>(stats.log_batches));
   add("levels", stats.levels);
   add("runs", stats.runs);
   add("entries", static_cast<double>(stats.entries));

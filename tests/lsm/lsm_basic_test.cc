@@ -167,12 +167,64 @@ TEST(LsmBasic, RangeOnDeviceIsUnsupportedOnTheCpuBackend) {
   EXPECT_EQ(device.pairs, 0u);
 }
 
+// M = 4, b = 16: three batches of b go to the log (published, replayed at
+// open, no run written); the fourth fills the buffer, and the flush writes
+// one run of 4b entries at level 2 and empties the log.
+TEST(LsmBasic, ALogOfMBatchesFlushesWhenItHoldsMTimesB) {
+  testutil::TempPool temp("lsm-log-batches");
+  TableOptions options = OrderedOptions(16);
+  options.ordered.log_batches = 4;
+  Oracle oracle;
+  auto put_batch = [&](Table& table, uint64_t batch) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t i = 0; i < 16; ++i) {
+      keys.push_back(i * 7 + batch);  // overlapping key ranges, distinct keys
+      values.push_back(batch * 1000 + i);
+      oracle[keys.back()] = values.back();
+    }
+    ASSERT_TRUE(table.Put(keys, values).ok());
+  };
+  auto property = [](Table& table, const std::string& name) {
+    auto stats = table.Stats();
+    EXPECT_TRUE(stats.ok());
+    return *stats->Property("lsm." + name);
+  };
+  {
+    auto db = DB::Open(temp.path(), PoolOptions());
+    ASSERT_TRUE(db.ok());
+    auto table = (*db)->CreateTable("o", options);
+    ASSERT_TRUE(table.ok());
+    EXPECT_EQ((*table)->options().ordered.log_batches, 4u);
+    for (uint64_t batch = 0; batch < 3; ++batch) put_batch(**table, batch);
+    EXPECT_EQ(property(**table, "runs"), 0.0);
+    EXPECT_EQ(property(**table, "buffer-entries"), 48.0);
+    EXPECT_EQ(property(**table, "log-batches"), 4.0);
+    // Columnar records of 8-byte keys and values: 24 + 16 * 16 bytes each.
+    EXPECT_EQ(property(**table, "log-bytes"), 3.0 * (24 + 16 * 16));
+  }
+  auto db = DB::Open(temp.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  Table* table = *(*db)->OpenTable("o");
+  EXPECT_EQ(table->options().ordered.log_batches, 4u);
+  EXPECT_EQ(Contents(*table), oracle);
+  put_batch(*table, 3);
+  EXPECT_EQ(property(*table, "runs"), 1.0);
+  EXPECT_EQ(property(*table, "level-2-entries"), 64.0);
+  EXPECT_EQ(property(*table, "log-bytes"), 0.0);
+  EXPECT_EQ(Contents(*table), oracle);
+}
+
 TEST(LsmBasic, BadSpansAndOptionsAreInvalidArgument) {
   testutil::TempPool temp("lsm-spans");
   auto db = DB::Open(temp.path(), PoolOptions());
   ASSERT_TRUE(db.ok());
   EXPECT_TRUE((*db)->CreateTable("b", OrderedOptions(100)).status().IsInvalidArgument());
   EXPECT_TRUE((*db)->CreateTable("b", OrderedOptions(8)).status().IsInvalidArgument());
+  for (uint32_t log_batches : {0u, 1025u}) {
+    TableOptions options = OrderedOptions(16);
+    options.ordered.log_batches = log_batches;
+    EXPECT_TRUE((*db)->CreateTable("b", options).status().IsInvalidArgument()) << log_batches;
+  }
   auto table = (*db)->CreateTable("o", OrderedOptions(16));
   ASSERT_TRUE(table.ok());
   std::vector<uint64_t> lo = {1, 2}, hi = {3}, counts(2);

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "lsm_test_util.h"
 #include "recovery/verify.h"
@@ -132,6 +133,63 @@ TEST(LsmCorruption, ADamagedLogRecordIsCorruptionAndRepairCutsTheLog) {
   ASSERT_GT(lsm::LogWordBytes(copy.log_word), 0u);
   testutil::FlipByte(temp.path(), copy.log_offset + lsm::kLogRecordHeaderSize + 3, 0x01);
   ExpectCorruptionAt(temp.path(), copy.log_offset, /*table_survives_repair=*/true);
+}
+
+TEST(LsmCorruption, LogBatchesOutOfRangeIsCorruptionAtTheRoot) {
+  testutil::TempPool temp("lsm-log-batches");
+  BuildTable(temp.path());
+  lsm::LsmRoot root = ReadRoot(temp.path());
+  root.log_batches = lsm::kMaxLogBatches + 1;
+  root.checksum = format::Checksum64(&root, offsetof(lsm::LsmRoot, checksum));
+  testutil::WriteBytes(temp.path(), RootOffset(temp.path()), root);
+  auto db = DB::Open(temp.path(), PoolOptions(uint64_t{16} << 20, 1));
+  ASSERT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+  char offset[32];
+  std::snprintf(offset, sizeof(offset), "(offset 0x%llx)",
+                static_cast<unsigned long long>(RootOffset(temp.path()) + 28));
+  EXPECT_NE(db.status().message().find(offset), std::string::npos) << db.status().ToString();
+}
+
+// Pools written before columnar records keep their row records (flags 0,
+// WordsChecksum): the log's one record rewritten in that form is replayed.
+TEST(LsmCorruption, ARowRecordOfAnOlderPoolIsReplayed) {
+  testutil::TempPool temp("lsm-row-record");
+  BuildTable(temp.path());  // the log holds one record: keys 200..203, values 0..3
+  const uint64_t root_offset = RootOffset(temp.path());
+  lsm::LsmRoot root = ReadRoot(temp.path());
+  auto header = testutil::ReadBytes<lsm::LogRecordHeader>(temp.path(), root.log_offset);
+  ASSERT_EQ(header.flags, lsm::kLogRecordColumnar);
+  ASSERT_EQ(header.count, 4u);
+  ASSERT_EQ(lsm::LogWordBytes(root.log_word), lsm::ColumnarRecordBytes(4, 8, 8, false));
+  std::vector<uint64_t> entries;
+  for (uint64_t i = 0; i < 4; ++i) {
+    entries.push_back(200 + i);
+    entries.push_back(lsm::MakeMeta(header.seq, false));
+    entries.push_back(i);
+  }
+  header.flags = 0;
+  lsm::WordsChecksumState state =
+      lsm::WordsChecksumBegin(lsm::LogRecordSeed(Active(root).log_epoch, header));
+  lsm::WordsChecksumAdd(state, entries.data(), entries.size());
+  header.checksum = lsm::WordsChecksumEnd(state);
+  testutil::WriteBytes(temp.path(), root.log_offset, header);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    testutil::WriteBytes(temp.path(), root.log_offset + lsm::kLogRecordHeaderSize + i * 8,
+                         entries[i]);
+  }
+  testutil::WriteBytes(temp.path(), root_offset + offsetof(lsm::LsmRoot, log_word),
+                       lsm::MakeLogWord(Active(root).log_epoch, lsm::LogRecordBytes(4, 8, 8)));
+  auto verified = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(verified.ok());
+  EXPECT_FALSE(verified->HasCorruption()) << verified->findings[0].message;
+  auto db = DB::Open(temp.path(), PoolOptions(uint64_t{16} << 20, 1));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Table* table = *(*db)->OpenTable("o");
+  std::vector<uint64_t> keys = {200, 201, 202, 203, 3}, values(5);
+  std::vector<uint8_t> found(5);
+  ASSERT_TRUE(table->Get(keys, values, found).ok());
+  EXPECT_EQ(values, (std::vector<uint64_t>{0, 1, 2, 3, 3}));
+  EXPECT_EQ(found, (std::vector<uint8_t>{1, 1, 1, 1, 1}));
 }
 
 TEST(LsmCorruption, RandomDamageToRootManifestAndRunsNeverCrashes) {

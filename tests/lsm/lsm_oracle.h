@@ -17,16 +17,19 @@
 
 namespace gpkv::lsmtest {
 
-// Runs the oracle on a table of b = batch_entries in a fresh pool, the DB on
-// `backend` with `threads` worker threads.
-inline void RunOracle(Backend backend, int threads, uint64_t batch_entries) {
+// Runs the oracle on a table of b = batch_entries and M = log_batches in a
+// fresh pool, the DB on `backend` with `threads` worker threads.
+inline void RunOracle(Backend backend, int threads, uint64_t batch_entries,
+                      uint32_t log_batches = 1) {
   testutil::TempPool temp("lsm-oracle-" + std::to_string(static_cast<int>(backend)) + "-" +
-                          std::to_string(threads) + "-" + std::to_string(batch_entries));
+                          std::to_string(threads) + "-" + std::to_string(batch_entries) + "-" +
+                          std::to_string(log_batches));
   Options options = PoolOptions(uint64_t{256} << 20, threads, backend);
   auto db = DB::Open(temp.path(), options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   TableOptions table_options = OrderedOptions(batch_entries);
   table_options.ordered.max_dead_percent = 60;
+  table_options.ordered.log_batches = log_batches;
   ASSERT_TRUE((*db)->CreateTable("o", table_options).ok());
   Table* table = *(*db)->OpenTable("o");
 

@@ -4,24 +4,27 @@
 
 #include <gtest/gtest.h>
 
-#include <utility>
+#include <tuple>
 
 namespace gpkv {
 namespace {
 
-// (worker threads, b). b = 2^16 keeps batches of up to 4000 keys in the
-// write buffer long enough that it holds several runs (write_buffer.h).
-class LsmOracle : public ::testing::TestWithParam<std::pair<int, uint64_t>> {};
+// (worker threads, b, M). b = 2^16 keeps batches of up to 4000 keys in the
+// write buffer long enough that it holds several runs (write_buffer.h); so
+// does M = 8 with b = 256, whose log holds batches larger than b.
+class LsmOracle : public ::testing::TestWithParam<std::tuple<int, uint64_t, uint32_t>> {};
 
 TEST_P(LsmOracle, MixedOperationsMatchAStdMapAcrossCompactionsAndReopens) {
-  const auto [threads, batch_entries] = GetParam();
-  lsmtest::RunOracle(Backend::kCpu, threads, batch_entries);
+  const auto [threads, batch_entries, log_batches] = GetParam();
+  lsmtest::RunOracle(Backend::kCpu, threads, batch_entries, log_batches);
 }
 
-INSTANTIATE_TEST_SUITE_P(ThreadsAndB, LsmOracle,
-                         ::testing::Values(std::pair<int, uint64_t>{1, 256},
-                                           std::pair<int, uint64_t>{2, 256},
-                                           std::pair<int, uint64_t>{2, uint64_t{1} << 16}));
+INSTANTIATE_TEST_SUITE_P(ThreadsBAndM, LsmOracle,
+                         ::testing::Values(std::tuple<int, uint64_t, uint32_t>{1, 256, 1},
+                                           std::tuple<int, uint64_t, uint32_t>{2, 256, 1},
+                                           std::tuple<int, uint64_t, uint32_t>{2, 256, 8},
+                                           std::tuple<int, uint64_t, uint32_t>{2, uint64_t{1} << 16,
+                                                                               1}));
 
 }  // namespace
 }  // namespace gpkv

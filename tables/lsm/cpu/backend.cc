@@ -38,6 +38,7 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   log2_batch_ = view->log2_batch;
   log_offset_ = view->log_offset;
   log_capacity_ = view->log_capacity;
+  buffer_entries_ = view->buffer_entries();
   max_dead_percent_ = options.ordered.max_dead_percent;
   manifest_ = view->manifest;
   log_bytes_ = view->log_bytes;
@@ -157,12 +158,14 @@ Status LsmCpu::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
 
 Status LsmCpu::Write(RunData batch) {
   if (batch.empty()) return Status::OK();
-  const uint64_t record_bytes = LogRecordBytes(batch.count(), shape_.key_size(), shape_.value_size);
+  const bool tombstones = IsTombstone(batch.View().meta[0]);
+  const uint64_t record_bytes =
+      ColumnarRecordBytes(batch.count(), shape_.key_size(), shape_.value_size, tombstones);
   // The logged entries decide (not the buffer's, which merges duplicates as
   // its runs happen to meet): the GPU backend decides the same, flushes at
   // the same batch and writes the same runs.
-  const bool fits_buffer = log_entries_ + batch.count() < (uint64_t{1} << log2_batch_) &&
-                           log_bytes_ + record_bytes <= log_capacity_;
+  const bool fits_buffer = GoesToLog(log_entries_, log_bytes_, batch.count(), record_bytes,
+                                     buffer_entries_, log_capacity_);
   GPKV_RETURN_IF_ERROR(fits_buffer ? AppendToLog(std::move(batch)) : Flush(std::move(batch)));
   ++next_seq_;
   GPKV_RETURN_IF_ERROR(MaybeCompact());
@@ -170,8 +173,10 @@ Status LsmCpu::Write(RunData batch) {
 }
 
 Status LsmCpu::AppendToLog(RunData batch) {
-  const uint64_t record_bytes = WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch,
-                                               next_seq_, shape_, batch.View());
+  auto written = WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch, next_seq_,
+                                shape_, batch.View(), threads_);
+  if (!written.ok()) return written.status();
+  const uint64_t record_bytes = *written;
   PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;
   log_entries_ += batch.count();

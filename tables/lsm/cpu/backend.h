@@ -103,6 +103,7 @@ class LsmCpu {
   uint32_t log2_batch_ = 0;
   uint64_t log_offset_ = 0;
   uint64_t log_capacity_ = 0;
+  uint64_t buffer_entries_ = 0;  // M * b: the flush rule's bound (GoesToLog)
   uint32_t max_dead_percent_ = 50;
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below

@@ -157,16 +157,18 @@ __global__ void MergeGatherKernel(RunView newer, RunView older, const uint64_t* 
   }
 }
 
-// The run's data checksum terms, tombstones and largest sequence number.
-__global__ void RunFactsKernel(const uint64_t* words, uint64_t data_words, const uint64_t* meta,
-                               uint64_t count, uint64_t seed, unsigned long long* out) {
+// The run data checksum terms of words[0, data_words) at positions first..,
+// and the tombstones and largest sequence number of meta[0, count).
+__global__ void RunFactsKernel(const uint64_t* words, uint64_t data_words, uint64_t first,
+                               const uint64_t* meta, uint64_t count, uint64_t seed,
+                               unsigned long long* out) {
   using Reduce = cub::BlockReduce<unsigned long long, kBlock>;
   __shared__ typename Reduce::TempStorage storage;
   unsigned long long sum = 0, tombstones = 0, max_seq = 0;
   const uint64_t items = data_words > count ? data_words : count;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    if (i < data_words) sum += RunChecksumTerm(seed, i, words[i]);
+    if (i < data_words) sum += RunChecksumTerm(seed, first + i, words[i]);
     if (i < count) {
       tombstones += IsTombstone(meta[i]) ? 1 : 0;
       max_seq = max(max_seq, static_cast<unsigned long long>(SeqOf(meta[i])));
@@ -293,7 +295,6 @@ LsmGpu::Impl::~Impl() {
     cudaStreamSynchronize(write_stream_);
     cudaStreamDestroy(write_stream_);
   }
-  if (pinned_ != nullptr) cudaFreeHost(pinned_);
 }
 
 Result<RunPtr> LsmGpu::Impl::NewRun(uint64_t count, cudaStream_t stream) {
@@ -353,7 +354,7 @@ Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, 24, write_stream_), "zero run facts");
   const uint64_t words = run.data_words();
   RunFactsKernel<<<std::min(Blocks(words), 4096u), kBlock, 0, write_stream_>>>(
-      reinterpret_cast<const uint64_t*>(run.base), words, run.meta(), run.count, table_id_, out);
+      reinterpret_cast<const uint64_t*>(run.base), words, 0, run.meta(), run.count, table_id_, out);
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": run checksum kernel"));
   unsigned long long host[3];
   GPKV_CUDA_RETURN_IF_ERROR(
@@ -364,6 +365,36 @@ Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
   auto& mutable_run = const_cast<DeviceRun&>(run);
   mutable_run.tombstones = host[1];
   mutable_run.max_seq = host[2];
+  return Status::OK();
+}
+
+Status LsmGpu::Impl::RecordChecksum(const DeviceRun& run, const LogRecordHeader& header,
+                                    uint64_t* checksum) {
+  Scratch scratch(write_stream_);
+  unsigned long long* out = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(3, &out, "log record checksum"));
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, 24, write_stream_), "zero record checksum");
+  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+  const uint64_t words =
+      ColumnarRecordWords(run.count, shape_.key_size(), shape_.value_size, tombstones);
+  const uint64_t key_words = run.count * shape_.key_words;
+  const uint64_t seed = LogRecordSeed(manifest_.log_epoch, header);
+  // The keys, then the values with the run's zero padding (the record's).
+  RunFactsKernel<<<std::min(Blocks(key_words), 4096u), kBlock, 0, write_stream_>>>(
+      run.keys(), key_words, 0, nullptr, 0, seed, out);
+  if (words > key_words) {
+    RunFactsKernel<<<std::min(Blocks(words - key_words), 4096u), kBlock, 0, write_stream_>>>(
+        reinterpret_cast<const uint64_t*>(run.values()), words - key_words, key_words, nullptr, 0,
+        seed, out);
+  }
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": log record checksum kernel"));
+  unsigned long long sum = 0;
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(&sum, out, sizeof(sum), cudaMemcpyDeviceToHost, write_stream_),
+      "copy the log record checksum");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
+                            Where() + ": log record checksum");
+  *checksum = RunChecksumFinish(seed, words, sum);
   return Status::OK();
 }
 
@@ -395,6 +426,7 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
   log2_batch_ = view->log2_batch;
   log_offset_ = view->log_offset;
   log_capacity_ = view->log_capacity;
+  buffer_entries_ = view->buffer_entries();
   max_dead_percent_ = options.ordered.max_dead_percent;
   manifest_ = view->manifest;
   log_bytes_ = view->log_bytes;
@@ -437,18 +469,14 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
     version->levels[level] = *run;
   }
 
-  // The log, replayed on the host (the shared replay), merged into one run.
+  // The log, replayed on the host (the shared replay) into the buffer's
+  // runs, which go to the device as they are.
   cpu::WriteBuffer buffer;
   uint64_t last_seq = 0, records = 0;
   GPKV_RETURN_IF_ERROR(
       cpu::ReplayLog(pool_, *view, threads_, &buffer, &last_seq, &records, &log_entries_));
-  if (!buffer.empty()) {
-    std::vector<RunView> runs;
-    for (const auto& run : buffer.runs()) runs.push_back(run->View());
-    RunData merged = runs.size() == 1
-                         ? RunData()
-                         : cpu::MergeRuns(runs, shape_, /*drop_tombstones=*/false, threads_);
-    const RunView host = runs.size() == 1 ? runs[0] : merged.View();
+  for (const auto& host_run : buffer.runs()) {
+    const RunView host = host_run->View();
     auto run = NewRun(host.count, write_stream_);
     if (!run.ok()) return run.status();
     const DeviceRun& device = **run;
@@ -463,9 +491,11 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
         cudaMemcpyAsync(device.values(), host.values, host.count * shape_.value_size,
                         cudaMemcpyHostToDevice, write_stream_),
         "copy the buffer's values");
-    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), "upload the write buffer");
-    version->buffer = *run;
+    GPKV_RETURN_IF_ERROR(BuildFences(**run));
+    version->buffer.push_back(*run);
   }
+  // The host runs go when this function returns: the copies first.
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), "upload the write buffer");
   if (report != nullptr && records != 0) {
     report->findings.push_back(
         {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", log_offset_,
@@ -643,7 +673,7 @@ Status LsmGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
                      nullptr);
   }();
   if (!sorted.ok()) return sorted.status();
-  return Write(std::move(*sorted));
+  return Write(std::move(*sorted), /*tombstones=*/false);
 }
 
 Status LsmGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
@@ -697,18 +727,19 @@ Status LsmGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
   });
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": gather tombstones"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": erase");
-  return Write(std::move(*tombstones));
+  return Write(std::move(*tombstones), /*tombstones=*/true);
 }
 
-Status LsmGpu::Impl::Write(RunPtr batch) {
+Status LsmGpu::Impl::Write(RunPtr batch, bool tombstones) {
   if (batch->count == 0) return Status::OK();
-  const uint64_t record_bytes = LogRecordBytes(batch->count, shape_.key_size(), shape_.value_size);
-  const bool fits_buffer = log_entries_ + batch->count < (uint64_t{1} << log2_batch_) &&
-                           log_bytes_ + record_bytes <= log_capacity_;
+  const uint64_t record_bytes =
+      ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
+  const bool fits_buffer = GoesToLog(log_entries_, log_bytes_, batch->count, record_bytes,
+                                     buffer_entries_, log_capacity_);
   if (fits_buffer) {
     PhaseTimer timer(&times_.log);
     ++times_.log_appends;
-    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch)));
+    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
   } else {
     ++times_.flushes;
     GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
@@ -723,35 +754,53 @@ Status LsmGpu::Impl::Write(RunPtr batch) {
   return pool_.Sync();
 }
 
-Status LsmGpu::Impl::AppendToLog(RunPtr batch) {
+Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
   // The next buffer first: a batch that cannot be merged (no device memory)
-  // writes nothing.
-  RunPtr next_buffer = batch;
-  if (version_->buffer != nullptr) {
-    auto merged = Merge(batch, version_->buffer, /*drop_tombstones=*/false);
-    if (!merged.ok()) return merged.status();
-    next_buffer = std::move(*merged);
+  // writes nothing. The carry rule is the CPU's (cpu::BufferCarries).
+  std::vector<RunPtr> next_buffer;
+  {
+    const std::vector<RunPtr>& runs = version_->buffer;
+    RunPtr newest = batch;
+    size_t older = 0;
+    while (older < runs.size() &&
+           cpu::BufferCarries(newest->count, runs[older]->count, runs.size() - older)) {
+      auto merged = Merge(newest, runs[older], /*drop_tombstones=*/false);
+      if (!merged.ok()) return merged.status();
+      newest = std::move(*merged);
+      ++older;
+    }
+    // Queries search it as often as a level's run: its fences too.
+    GPKV_RETURN_IF_ERROR(BuildFences(*newest));
+    next_buffer.push_back(std::move(newest));
+    next_buffer.insert(next_buffer.end(), runs.begin() + older, runs.end());
   }
-  // The sorted batch back to pinned host memory for the shared log writer.
-  const uint64_t bytes = batch->data_bytes();
-  if (bytes > pinned_bytes_) {
-    if (pinned_ != nullptr) cudaFreeHost(pinned_);
-    pinned_ = nullptr;
-    pinned_bytes_ = 0;
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&pinned_, bytes), Where() + ": pinned log staging");
-    pinned_bytes_ = bytes;
-  }
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(pinned_, batch->base, bytes, cudaMemcpyDeviceToHost, write_stream_),
-      Where() + ": copy a batch for the log");
-  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": log staging");
-  RunView view;
-  view.keys = reinterpret_cast<const uint64_t*>(pinned_);
-  view.meta = reinterpret_cast<const uint64_t*>(pinned_ + batch->count * shape_.key_size());
-  view.values = pinned_ + batch->count * (shape_.key_size() + 8);
-  view.count = batch->count;
-  const uint64_t record_bytes =
-      WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch, next_seq_, shape_, view);
+  // The record: its checksum summed on the device, its keys and values
+  // copied from the device into the log (at the link's speed once the pool
+  // is registered; through pageable memory before), then its header;
+  // published by the log word.
+  LogRecordHeader header = ColumnarRecordHeader(next_seq_, batch->count, tombstones);
+  GPKV_RETURN_IF_ERROR(RecordChecksum(*batch, header, &header.checksum));
+  ReadyRegistration();
+  auto written = WriteLogRecordWith(
+      pool_, log_offset_ + log_bytes_, header, shape_,
+      [&](uint8_t* keys, uint8_t* values) -> Status {
+        GPKV_CUDA_RETURN_IF_ERROR(
+            cudaMemcpyAsync(keys, batch->keys(), batch->count * shape_.key_size(),
+                            cudaMemcpyDeviceToHost, write_stream_),
+            Where() + ": copy a batch's keys into the log");
+        if (values != nullptr) {
+          GPKV_CUDA_RETURN_IF_ERROR(
+              cudaMemcpyAsync(values, batch->values(), batch->count * shape_.value_size,
+                              cudaMemcpyDeviceToHost, write_stream_),
+              Where() + ": copy a batch's values into the log");
+        }
+        GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
+                                  Where() + ": copy a batch into the log");
+        return Status::OK();
+      });
+  if (!written.ok()) return written.status();
+  const uint64_t record_bytes = *written;
+  times_.copied_bytes += record_bytes;
   PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;
   log_entries_ += batch->count;
@@ -817,7 +866,7 @@ Status LsmGpu::Impl::Flush(RunPtr batch) {
   // occupied level from 0 up, into the first free level that can hold the
   // result (counted before merges drop stale entries).
   std::vector<RunPtr> sources = {batch};
-  if (version_->buffer != nullptr) sources.push_back(version_->buffer);
+  sources.insert(sources.end(), version_->buffer.begin(), version_->buffer.end());
   uint64_t upper = batch->count + log_entries_;
   std::vector<uint64_t> replaced;
   std::vector<uint32_t> merged_levels;
@@ -849,7 +898,7 @@ Status LsmGpu::Impl::Flush(RunPtr batch) {
   RunPtr merged = std::move(*all);
   Manifest next = manifest_;
   auto next_version = std::make_shared<Version>(*version_);
-  next_version->buffer = nullptr;
+  next_version->buffer.clear();
   for (uint32_t level : merged_levels) {
     next.levels[level] = {0, 0};
     next_version->levels[level] = nullptr;
@@ -873,8 +922,7 @@ Status LsmGpu::Impl::Compact() {
 }
 
 Status LsmGpu::Impl::CompactLocked() {
-  std::vector<RunPtr> sources;
-  if (version_->buffer != nullptr) sources.push_back(version_->buffer);
+  std::vector<RunPtr> sources = version_->buffer;
   std::vector<uint64_t> replaced;
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
     if (version_->levels[level] == nullptr) continue;

@@ -22,6 +22,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/pool_registration.h"
 #include "pm/pool.h"
+#include "tables/lsm/cpu/search.h"
 #include "tables/lsm/gpu/backend.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
@@ -88,20 +89,29 @@ inline RunView ArraysOf(const DeviceRun& run) {
   return view;
 }
 
-// The sources of a query, newest first (the buffer, then the levels).
-constexpr uint32_t kMaxDeviceSources = kMaxLevels + 1;
+// The sources of a query, newest first (the buffer's runs, then the levels).
+constexpr uint32_t kMaxDeviceSources = kMaxLevels + cpu::kMaxBufferRuns;
 struct DeviceSources {
   RunView runs[kMaxDeviceSources];
   uint32_t count = 0;
 };
 
-// What queries read: the device runs of the published levels and the buffer.
+// What queries read: the device runs of the published levels and the write
+// buffer's runs (the log's records merged as cpu::WriteBuffer merges them:
+// at most cpu::kMaxBufferRuns, newest first).
 struct Version {
-  RunPtr levels[kMaxLevels];  // null = empty level
-  RunPtr buffer;              // null = empty buffer
+  RunPtr levels[kMaxLevels];   // null = empty level
+  std::vector<RunPtr> buffer;  // newest first; empty = empty buffer
+  uint64_t BufferEntries() const {
+    uint64_t entries = 0;
+    for (const RunPtr& run : buffer) entries += run->count;
+    return entries;
+  }
   DeviceSources Sources() const {
     DeviceSources sources;
-    if (buffer != nullptr && buffer->count != 0) sources.runs[sources.count++] = ArraysOf(*buffer);
+    for (const RunPtr& run : buffer) {
+      if (run->count != 0) sources.runs[sources.count++] = ArraysOf(*run);
+    }
     for (const RunPtr& run : levels) {
       if (run != nullptr) sources.runs[sources.count++] = ArraysOf(*run);
     }
@@ -202,10 +212,13 @@ class LsmGpu::Impl {
   Result<RunPtr> Merge(const RunPtr& newer, const RunPtr& older, bool drop_tombstones);
   Result<RunPtr> MergeAll(const std::vector<RunPtr>& newest_first, bool drop_tombstones);
   Status RunFacts(const DeviceRun& run, uint64_t* checksum);
+  // The checksum of the columnar log record `header` of run (layout.h).
+  Status RecordChecksum(const DeviceRun& run, const LogRecordHeader& header, uint64_t* checksum);
   // Builds run.fences (a level's run; queries search it often).
   Status BuildFences(DeviceRun& run);
-  Status Write(RunPtr batch);
-  Status AppendToLog(RunPtr batch);
+  // batch: all puts, or all erases when `tombstones`.
+  Status Write(RunPtr batch, bool tombstones);
+  Status AppendToLog(RunPtr batch, bool tombstones);
   Status Flush(RunPtr batch);
   Status CompactLocked();
   Status MaybeCompact();
@@ -223,6 +236,7 @@ class LsmGpu::Impl {
   uint32_t log2_batch_ = 0;
   uint64_t log_offset_ = 0;
   uint64_t log_capacity_ = 0;
+  uint64_t buffer_entries_ = 0;  // M * b: the flush rule's bound (GoesToLog)
   uint32_t max_dead_percent_ = 50;
   // The pool mapping registered with CUDA, so that runs reach the pool at
   // the link's speed (null: copies through pageable memory). Registering a
@@ -248,7 +262,7 @@ class LsmGpu::Impl {
   // for the device). Guarded by write_mutex_; read by Stats.
   struct WriteTimes {
     double sort = 0;               // staging the batch in, radix sort, dedup, gather
-    double log = 0;                // copy back + log record + buffer merge
+    double log = 0;                // log record (checksum, copy to the pool) + buffer merges
     double merge = 0;              // cascade merges (MergeAll)
     double facts = 0;              // data checksum, tombstones, max seq
     double fences = 0;             // fence arrays of new runs
@@ -274,8 +288,6 @@ class LsmGpu::Impl {
   // Runs from the stream-ordered pool (default) or cudaMalloc
   // (GPKV_LSM_GPU_RUN_ALLOC=malloc, to measure the difference).
   bool pooled_runs_ = true;
-  uint8_t* pinned_ = nullptr;  // host staging of a batch for the log writer
-  uint64_t pinned_bytes_ = 0;
 
   std::shared_mutex version_mutex_;  // guards version_ (the pointer)
   std::shared_ptr<const Version> version_;

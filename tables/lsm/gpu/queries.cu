@@ -466,8 +466,9 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
   auto live = CountLive(*version_, write_stream_);
   if (!live.ok()) return live.status();
   stats.keys = *live;
-  stats.buffer_entries = version_->buffer != nullptr ? version_->buffer->count : 0;
+  stats.buffer_entries = version_->BufferEntries();
   stats.batch_entries = uint64_t{1} << log2_batch_;
+  stats.log_batches = buffer_entries_ >> log2_batch_;
   AddManifestStats(manifest_, level_tombstones_, log2_batch_, shape_, &stats);
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
   stats.log_bytes = log_bytes_;

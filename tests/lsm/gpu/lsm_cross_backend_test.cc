@@ -81,6 +81,7 @@ struct Shape {
   uint32_t key_size;
   uint32_t value_size;
   uint64_t batch_entries;
+  uint32_t log_batches = 1;
 };
 
 // One DB per backend, with the same table.
@@ -94,6 +95,7 @@ struct Twin {
   Twin(const std::string& tag, Shape s) : cpu_pool(tag + "-cpu"), gpu_pool(tag + "-gpu"), shape(s) {
     TableOptions options = OrderedOptions(s.batch_entries, s.value_size, s.key_size);
     options.ordered.max_dead_percent = 40;
+    options.ordered.log_batches = s.log_batches;
     cpu_db = Open(cpu_pool.path(), Backend::kCpu);
     gpu_db = Open(gpu_pool.path(), Backend::kCuda);
     cpu = *cpu_db->CreateTable("o", options);
@@ -272,7 +274,8 @@ TEST_P(LsmCrossBackend, SameOperationsWriteTheSameBytesAndAnswerTheSame) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LsmCrossBackend,
                          ::testing::Values(Shape{8, 8, 256}, Shape{16, 5, 64}, Shape{32, 24, 128},
-                                           Shape{8, 128, 1024}));
+                                           Shape{8, 128, 1024}, Shape{8, 8, 64, 8},
+                                           Shape{16, 5, 32, 4}));
 
 TEST(LsmGpu, ADamagedRunIsCorruptionAtOpenWithAnOffset) {
   SKIP_WITHOUT_DEVICE();

@@ -2,7 +2,7 @@
 // (lsm/lsm_oracle.h) on the GPU backend (lsm::gpu::LsmGpu).
 #include <gtest/gtest.h>
 
-#include <utility>
+#include <tuple>
 
 #include "gpu/device_memory.h"
 #include "lsm/lsm_oracle.h"
@@ -10,19 +10,21 @@
 namespace gpkv {
 namespace {
 
-// (worker threads, b), as the CPU oracle.
-class LsmGpuOracle : public ::testing::TestWithParam<std::pair<int, uint64_t>> {};
+// (worker threads, b, M), as the CPU oracle.
+class LsmGpuOracle : public ::testing::TestWithParam<std::tuple<int, uint64_t, uint32_t>> {};
 
 TEST_P(LsmGpuOracle, MixedOperationsMatchAStdMapAcrossCompactionsAndReopens) {
   Status usable = gpu::DeviceUsable();
   if (!usable.ok()) GTEST_SKIP() << usable.ToString();
-  const auto [threads, batch_entries] = GetParam();
-  lsmtest::RunOracle(Backend::kCuda, threads, batch_entries);
+  const auto [threads, batch_entries, log_batches] = GetParam();
+  lsmtest::RunOracle(Backend::kCuda, threads, batch_entries, log_batches);
 }
 
-INSTANTIATE_TEST_SUITE_P(ThreadsAndB, LsmGpuOracle,
-                         ::testing::Values(std::pair<int, uint64_t>{2, 256},
-                                           std::pair<int, uint64_t>{2, uint64_t{1} << 16}));
+INSTANTIATE_TEST_SUITE_P(ThreadsBAndM, LsmGpuOracle,
+                         ::testing::Values(std::tuple<int, uint64_t, uint32_t>{2, 256, 1},
+                                           std::tuple<int, uint64_t, uint32_t>{2, 256, 8},
+                                           std::tuple<int, uint64_t, uint32_t>{2, uint64_t{1} << 16,
+                                                                               1}));
 
 }  // namespace
 }  // namespace gpkv
