@@ -360,17 +360,37 @@ Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visi
   return Status::OK();
 }
 
+namespace {
+
+Status RecordEntryOutOfOrder(const pm::Pool& pool, const LsmView& view, uint64_t offset,
+                             uint64_t entry) {
+  return Status::Corruption(pool.Where(view.TableRegion() + " log record", offset) + ": entry " +
+                            std::to_string(entry) +
+                            " is out of order or has another sequence number");
+}
+
+}  // namespace
+
+Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
+                               const LogRecordHeader& header, uint64_t offset,
+                               const uint8_t* entries) {
+  const uint32_t words = view.shape().key_words;
+  const auto* keys = reinterpret_cast<const uint64_t*>(entries);
+  for (uint64_t i = 1; i < header.count; ++i) {
+    if (CompareKeys(keys + (i - 1) * words, keys + i * words, words) >= 0) {
+      return RecordEntryOutOfOrder(pool, view, offset, i);
+    }
+  }
+  return Status::OK();
+}
+
 Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
                        uint64_t offset, const uint8_t* entries, RunData* out) {
   const EntryShape shape = view.shape();
   const uint32_t words = shape.key_words;
   RunData record(shape);
   record.Reserve(header.count);
-  auto out_of_order = [&](uint64_t i) {
-    return Status::Corruption(pool.Where(view.TableRegion() + " log record", offset) + ": entry " +
-                              std::to_string(i) +
-                              " is out of order or has another sequence number");
-  };
+  auto out_of_order = [&](uint64_t i) { return RecordEntryOutOfOrder(pool, view, offset, i); };
   if (header.flags == 0) {
     const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
     for (uint64_t i = 0; i < header.count; ++i) {
@@ -389,13 +409,11 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
     const uint64_t meta = MakeMeta(header.seq, tombstones);
     const uint8_t* values =
         tombstones ? nullptr : entries + uint64_t{header.count} * shape.key_size();
+    GPKV_RETURN_IF_ERROR(CheckColumnarRecordKeys(pool, view, header, offset, entries));
+    const auto* keys = reinterpret_cast<const uint64_t*>(entries);
     for (uint64_t i = 0; i < header.count; ++i) {
-      uint64_t key[4];
-      std::memcpy(key, entries + i * shape.key_size(), shape.key_size());
-      if (i != 0 && CompareKeys(record.View().keys + (i - 1) * words, key, words) >= 0) {
-        return out_of_order(i);
-      }
-      record.Append(key, meta, values != nullptr ? values + i * shape.value_size : nullptr);
+      record.Append(keys + i * words, meta,
+                    values != nullptr ? values + i * shape.value_size : nullptr);
     }
   }
   out->Swap(record);

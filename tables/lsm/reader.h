@@ -89,6 +89,13 @@ using LogVisitor =
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
                uint64_t* valid_bytes = nullptr, int threads = 1);
 
+// Corruption naming the record's offset unless the keys of the columnar
+// record that ReadLog visited ascend (its arrays can then be used as a run's
+// as they are: the GPU backend uploads them).
+Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
+                               const LogRecordHeader& header, uint64_t offset,
+                               const uint8_t* entries);
+
 // The entries of a record that ReadLog visited, row or columnar, as a run in
 // *out; Corruption naming the record's offset unless its keys ascend and
 // every entry has the record's sequence number.

@@ -167,6 +167,13 @@ LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombston
   return header;
 }
 
+RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
+                                  const LogRecordHeader& header, const EntryShape& shape) {
+  uint8_t* keys = pool.At<uint8_t>(record_offset) + kLogRecordHeaderSize;
+  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+  return {keys, tombstones ? nullptr : keys + uint64_t{header.count} * shape.key_size()};
+}
+
 Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
                                     const LogRecordHeader& header, const EntryShape& shape,
                                     const CopyRecordArrays& copy_arrays) {
@@ -174,8 +181,7 @@ Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
   const uint64_t record_bytes =
       ColumnarRecordBytes(header.count, shape.key_size(), shape.value_size, tombstones);
   uint8_t* record = pool.At<uint8_t>(record_offset);
-  uint8_t* keys = record + kLogRecordHeaderSize;
-  uint8_t* values = tombstones ? nullptr : keys + uint64_t{header.count} * shape.key_size();
+  const auto [keys, values] = ColumnarRecordArrays(pool, record_offset, header, shape);
   // Past the published bytes: no reader sees these until the log word moves.
   GPKV_RETURN_IF_ERROR(copy_arrays(keys, values));
   if (values != nullptr) {

@@ -112,8 +112,17 @@ uint64_t WordsRunChecksum(uint64_t seed, const void* words, uint64_t count, int 
 // sequence number `seq` (all erases when `tombstones`); checksum 0.
 LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones);
 
-// Copies a columnar record's arrays into the log: count * K key bytes at
-// keys, and count * V value bytes at values (null for a tombstone record).
+// Where the arrays of the columnar record `header` at record_offset lie in
+// the pool: count * K key bytes at keys, count * V value bytes at values
+// (null for a tombstone record).
+struct RecordArrays {
+  uint8_t* keys;
+  uint8_t* values;
+};
+RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
+                                  const LogRecordHeader& header, const EntryShape& shape);
+
+// Copies a columnar record's arrays into the log (at ColumnarRecordArrays).
 using CopyRecordArrays = std::function<Status(uint8_t* keys, uint8_t* values)>;
 
 // Writes the columnar log record `header` (checksum set by the caller: the

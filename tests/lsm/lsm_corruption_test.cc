@@ -33,24 +33,9 @@ void BuildTable(const std::string& path) {
   }
 }
 
-// The root of the pool's one table, from the current superblock's catalog.
-uint64_t RootOffset(const std::string& path) {
-  auto superblock_a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
-  auto superblock_b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
-  const format::Superblock& current =
-      superblock_a.generation > superblock_b.generation ? superblock_a : superblock_b;
-  auto entry = testutil::ReadBytes<format::CatalogEntry>(
-      path, current.catalog_offset + sizeof(format::CatalogHeader));
-  return entry.root_offset;
-}
-
-lsm::LsmRoot ReadRoot(const std::string& path) {
-  return testutil::ReadBytes<lsm::LsmRoot>(path, RootOffset(path));
-}
-
-const lsm::Manifest& Active(const lsm::LsmRoot& root) {
-  return root.manifests[lsm::ActiveManifestIndex(root.active_manifest)];
-}
+using lsmtest::Active;
+using lsmtest::ReadRoot;
+using lsmtest::RootOffset;
 
 // Opening fails with Corruption naming the table and the offset `at`; verify
 // reports it; repair then leaves a pool that opens and verifies clean.
@@ -155,30 +140,10 @@ TEST(LsmCorruption, LogBatchesOutOfRangeIsCorruptionAtTheRoot) {
 TEST(LsmCorruption, ARowRecordOfAnOlderPoolIsReplayed) {
   testutil::TempPool temp("lsm-row-record");
   BuildTable(temp.path());  // the log holds one record: keys 200..203, values 0..3
-  const uint64_t root_offset = RootOffset(temp.path());
-  lsm::LsmRoot root = ReadRoot(temp.path());
-  auto header = testutil::ReadBytes<lsm::LogRecordHeader>(temp.path(), root.log_offset);
-  ASSERT_EQ(header.flags, lsm::kLogRecordColumnar);
-  ASSERT_EQ(header.count, 4u);
-  ASSERT_EQ(lsm::LogWordBytes(root.log_word), lsm::ColumnarRecordBytes(4, 8, 8, false));
-  std::vector<uint64_t> entries;
-  for (uint64_t i = 0; i < 4; ++i) {
-    entries.push_back(200 + i);
-    entries.push_back(lsm::MakeMeta(header.seq, false));
-    entries.push_back(i);
-  }
-  header.flags = 0;
-  lsm::WordsChecksumState state =
-      lsm::WordsChecksumBegin(lsm::LogRecordSeed(Active(root).log_epoch, header));
-  lsm::WordsChecksumAdd(state, entries.data(), entries.size());
-  header.checksum = lsm::WordsChecksumEnd(state);
-  testutil::WriteBytes(temp.path(), root.log_offset, header);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    testutil::WriteBytes(temp.path(), root.log_offset + lsm::kLogRecordHeaderSize + i * 8,
-                         entries[i]);
-  }
-  testutil::WriteBytes(temp.path(), root_offset + offsetof(lsm::LsmRoot, log_word),
-                       lsm::MakeLogWord(Active(root).log_epoch, lsm::LogRecordBytes(4, 8, 8)));
+  lsmtest::RewriteLogAsRowRecord(temp.path());
+  ASSERT_EQ(testutil::ReadBytes<lsm::LogRecordHeader>(temp.path(), ReadRoot(temp.path()).log_offset)
+                .flags,
+            0u);
   auto verified = recovery::VerifyPool(temp.path(), nullptr);
   ASSERT_TRUE(verified.ok());
   EXPECT_FALSE(verified->HasCorruption()) << verified->findings[0].message;

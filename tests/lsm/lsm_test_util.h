@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "format/pool_layout.h"
 #include "gpkv/db.h"
+#include "tables/lsm/layout.h"
 #include "test_util.h"
 
 namespace gpkv::lsmtest {
@@ -54,6 +56,55 @@ inline Oracle Contents(Table& table) {
   });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return contents;
+}
+
+// The root of a pool's one table, from the current superblock's catalog.
+inline uint64_t RootOffset(const std::string& path) {
+  auto superblock_a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
+  auto superblock_b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
+  const format::Superblock& current =
+      superblock_a.generation > superblock_b.generation ? superblock_a : superblock_b;
+  auto entry = testutil::ReadBytes<format::CatalogEntry>(
+      path, current.catalog_offset + sizeof(format::CatalogHeader));
+  return entry.root_offset;
+}
+
+inline lsm::LsmRoot ReadRoot(const std::string& path) {
+  return testutil::ReadBytes<lsm::LsmRoot>(path, RootOffset(path));
+}
+
+inline const lsm::Manifest& Active(const lsm::LsmRoot& root) {
+  return root.manifests[lsm::ActiveManifestIndex(root.active_manifest)];
+}
+
+// Rewrites the one log record of the pool's one table (a columnar record of
+// puts, 8-byte keys and values) as the row record a pool written before
+// columnar records existed would hold, and republishes the log word.
+inline void RewriteLogAsRowRecord(const std::string& path) {
+  const uint64_t root_offset = RootOffset(path);
+  const lsm::LsmRoot root = ReadRoot(path);
+  auto header = testutil::ReadBytes<lsm::LogRecordHeader>(path, root.log_offset);
+  ASSERT_EQ(header.flags, lsm::kLogRecordColumnar);
+  ASSERT_EQ(lsm::LogWordBytes(root.log_word), lsm::ColumnarRecordBytes(header.count, 8, 8, false));
+  const uint64_t keys_at = root.log_offset + lsm::kLogRecordHeaderSize;
+  std::vector<uint64_t> entries;
+  for (uint64_t i = 0; i < header.count; ++i) {
+    entries.push_back(testutil::ReadBytes<uint64_t>(path, keys_at + i * 8));
+    entries.push_back(lsm::MakeMeta(header.seq, false));
+    entries.push_back(testutil::ReadBytes<uint64_t>(path, keys_at + (header.count + i) * 8));
+  }
+  header.flags = 0;
+  lsm::WordsChecksumState state =
+      lsm::WordsChecksumBegin(lsm::LogRecordSeed(Active(root).log_epoch, header));
+  lsm::WordsChecksumAdd(state, entries.data(), entries.size());
+  header.checksum = lsm::WordsChecksumEnd(state);
+  testutil::WriteBytes(path, root.log_offset, header);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    testutil::WriteBytes(path, keys_at + i * 8, entries[i]);
+  }
+  testutil::WriteBytes(
+      path, root_offset + offsetof(lsm::LsmRoot, log_word),
+      lsm::MakeLogWord(Active(root).log_epoch, lsm::LogRecordBytes(header.count, 8, 8)));
 }
 
 }  // namespace gpkv::lsmtest

@@ -8,20 +8,23 @@
 // GPU memory holds a copy of every run of the table (its keys, meta and
 // values arrays laid out as in the pool, one allocation per run), read back
 // from the pool at open and checked there against the run's data checksum
-// (computed on the device), and the write buffer as one device run (the log's
-// records merged, newest winning).
+// (computed on the device), and the write buffer as a few device runs (the
+// log's records carried as a binary counter, newest first).
 //
 // Writes: a batch is staged to the device and sorted by key with CUB's radix
 // sort (stable LSD passes over the key's words, least significant first,
 // with the input position as payload); of a key given twice the last
-// occurrence is kept. A batch that fits the write buffer goes to the log
-// (copied back to pinned host memory and written by the shared log writer,
-// run.h WriteLogRecord) and is merged into the device buffer; otherwise the
+// occurrence is kept. A batch that fits the write buffer (layout.h GoesToLog)
+// becomes a columnar log record: its checksum summed on the device and its
+// keys and values copied from the device into the log (run.h
+// WriteLogRecordWith writes the header), on a stream of its own while the
+// buffer's carry merges run; then the log word publishes it. Otherwise the
 // cascade merges batch, buffer and the occupied levels newest first, pairwise
 // with cub::DeviceMerge (ties keep the newer entry, the older duplicate is
 // dropped; tombstones are dropped when no older level remains, the CPU's rule
 // of cpu/merge.cc), and the merged run is copied from the device into its
-// extent by the shared run writer (run.h WriteRunWith) and published.
+// extent by the shared run writer (run.h WriteRunWith) and published. At
+// open the log's records are checked on the host and uploaded as they are.
 // The pool mapping is registered with CUDA on a thread started at open (so
 // runs reach the pool at the link's speed and neither the open nor a flush
 // includes the pinning); runs written before it is done go through pageable

@@ -212,8 +212,9 @@ class LsmGpu::Impl {
   Result<RunPtr> Merge(const RunPtr& newer, const RunPtr& older, bool drop_tombstones);
   Result<RunPtr> MergeAll(const std::vector<RunPtr>& newest_first, bool drop_tombstones);
   Status RunFacts(const DeviceRun& run, uint64_t* checksum);
-  // The checksum of the columnar log record `header` of run (layout.h).
-  Status RecordChecksum(const DeviceRun& run, const LogRecordHeader& header, uint64_t* checksum);
+  // Enqueues on log_stream_ the sum of the checksum terms of the columnar
+  // log record `header` of run (layout.h) into *record_sum_.
+  Status RecordChecksumTerms(const DeviceRun& run, const LogRecordHeader& header);
   // Builds run.fences (a level's run; queries search it often).
   Status BuildFences(DeviceRun& run);
   // batch: all puts, or all erases when `tombstones`.
@@ -262,7 +263,8 @@ class LsmGpu::Impl {
   // for the device). Guarded by write_mutex_; read by Stats.
   struct WriteTimes {
     double sort = 0;               // staging the batch in, radix sort, dedup, gather
-    double log = 0;                // log record (checksum, copy to the pool) + buffer merges
+    double log = 0;                // log record: checksum, copy to the pool, header, publish
+    double buffer = 0;             // the buffer's carry merges and their fences
     double merge = 0;              // cascade merges (MergeAll)
     double facts = 0;              // data checksum, tombstones, max seq
     double fences = 0;             // fence arrays of new runs
@@ -280,6 +282,11 @@ class LsmGpu::Impl {
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   cudaStream_t write_stream_ = nullptr;
+  // A log record's checksum and copy into the pool run here, beside the
+  // buffer's merges on write_stream_ (the link and HBM at once).
+  cudaStream_t log_stream_ = nullptr;
+  cudaEvent_t batch_ready_ = nullptr;         // a batch sorted on write_stream_
+  unsigned long long* record_sum_ = nullptr;  // pinned: RecordChecksumTerms' result
   Manifest manifest_{};
   uint64_t log_bytes_ = 0;
   uint64_t log_entries_ = 0;  // as cpu::LsmCpu's

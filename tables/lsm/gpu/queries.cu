@@ -484,6 +484,7 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
        registration_done_.load(std::memory_order_acquire) && registration_ != nullptr ? 1.0 : 0.0},
       {"gpu-seconds-sort", t.sort},
       {"gpu-seconds-log", t.log},
+      {"gpu-seconds-buffer-merge", t.buffer},
       {"gpu-seconds-merge", t.merge},
       {"gpu-seconds-checksum", t.facts},
       {"gpu-seconds-fences", t.fences},

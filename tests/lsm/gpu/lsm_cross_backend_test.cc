@@ -23,6 +23,7 @@
 namespace gpkv {
 namespace {
 
+using lsmtest::Oracle;
 using lsmtest::OrderedOptions;
 using lsmtest::PoolOptions;
 
@@ -302,6 +303,44 @@ TEST(LsmGpu, ADamagedRunIsCorruptionAtOpenWithAnOffset) {
   EXPECT_NE(db.status().message().find("data checksum"), std::string::npos)
       << db.status().ToString();
   EXPECT_NE(db.status().message().find("(offset 0x"), std::string::npos) << db.status().ToString();
+}
+
+// A row record (a pool written before columnar records) is replayed on the
+// device, and a columnar record appended after it replays beside it.
+TEST(LsmGpu, ARowRecordOfAnOlderPoolIsReplayedOnTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool temp("lsm-gpu-row-record");
+  Oracle oracle;
+  auto put = [&](Table& table, uint64_t first, uint64_t count) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t i = 0; i < count; ++i) {
+      keys.push_back(first + i);
+      values.push_back(first * 1000 + i);
+      oracle[keys.back()] = values.back();
+    }
+    ASSERT_TRUE(table.Put(keys, values).ok());
+  };
+  {
+    auto db = DB::Open(temp.path(), PoolOptions(kPoolSize, 2, Backend::kCpu));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("o", OrderedOptions(16));
+    ASSERT_TRUE(table.ok());
+    put(**table, 0, 16);   // a run
+    put(**table, 100, 5);  // the log's one record
+  }
+  lsmtest::RewriteLogAsRowRecord(temp.path());
+  {
+    auto db = DB::Open(temp.path(), PoolOptions(kPoolSize, 2, Backend::kCuda));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    Table* table = *(*db)->OpenTable("o");
+    EXPECT_EQ(lsmtest::Contents(*table), oracle);
+    put(*table, 200, 3);  // a columnar record after the row record
+  }
+  auto db = DB::Open(temp.path(), PoolOptions(kPoolSize, 2, Backend::kCuda));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Table* table = *(*db)->OpenTable("o");
+  EXPECT_EQ(lsmtest::Contents(*table), oracle);
+  EXPECT_EQ(*table->GetProperty("lsm.buffer-entries"), 8.0);
 }
 
 TEST(LsmGpu, DeviceBuffersInAndOut) {
