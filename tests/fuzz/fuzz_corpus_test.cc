@@ -54,7 +54,7 @@ TEST(FuzzCorpus, CheckedInInputsRunCleanly) {
 TEST(FuzzCorpus, SeedPoolsAreValidPoolsOfTheCurrentFormat) {
   testutil::TempPool scratch("fuzz-seeds");
   auto seeds = MakeSeedPools(scratch.path());
-  ASSERT_EQ(seeds.size(), 5u);
+  ASSERT_EQ(seeds.size(), 6u);
   for (const auto& seed : seeds) {
     ASSERT_LT(seed.size(), kFuzzPoolSize / 2) << "a seed should be mostly trailing zeros";
     ASSERT_TRUE(WritePoolFile(scratch.path(), seed.data(), seed.size()));

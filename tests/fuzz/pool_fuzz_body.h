@@ -153,6 +153,7 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
     uint32_t key_size, value_size, keys;
     bool erase_some, drop_one;
     bool ordered = false;
+    uint32_t log_batches = 1;
   };
   const Shape shapes[] = {
       {8, 8, 0, false, false},     // empty table
@@ -162,6 +163,9 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       // An ordered (LSM) table, b = 16: runs on three levels, tombstones,
       // records in the write buffer's log.
       {8, 8, 120, true, false, true},
+      // An ordered table whose log holds 4 batches of b: a flush of the log's
+      // records, then an erase record (tombstones) and a put record.
+      {8, 16, 150, true, false, true, 4},
   };
   std::vector<std::vector<uint8_t>> seeds;
   for (const Shape& shape : shapes) {
@@ -184,6 +188,7 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       if (shape.ordered) {
         table_options.kind = TableKind::kOrdered;
         table_options.ordered.batch_entries = 16;
+        table_options.ordered.log_batches = shape.log_batches;
       }
       auto table = (*db)->CreateTable("seed", table_options);
       if (!table.ok()) continue;
