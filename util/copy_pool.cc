@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -41,7 +42,12 @@ CopyPool::~CopyPool() {
 CopyPool& CopyPool::Shared() {
   static CopyPool* pool = [] {
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-    return new CopyPool(std::clamp(hardware / 2, 1, 8));
+    int threads = std::clamp(hardware / 2, 1, 8);
+    // GPKV_COPY_THREADS=N (1..hardware threads) overrides, to measure.
+    if (const char* text = std::getenv("GPKV_COPY_THREADS")) {
+      threads = std::clamp(std::atoi(text), 1, std::max(1, hardware));
+    }
+    return new CopyPool(threads);
   }();
   return *pool;
 }

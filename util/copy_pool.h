@@ -66,8 +66,8 @@ class CopyPool {
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   // The process's pool for the GPU backend's staging copies: half the
-  // hardware threads, at most 8 (created on first use, never destroyed, so
-  // no copy at exit meets a destroyed pool).
+  // hardware threads, at most 8, or GPKV_COPY_THREADS (created on first use,
+  // never destroyed, so no copy at exit meets a destroyed pool).
   static CopyPool& Shared();
 
  private:
