@@ -88,13 +88,7 @@ std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest, Wri
     if (cached != fence_cache_.end()) {
       fences = cached->second;
     } else {
-      auto built = std::make_shared<std::vector<uint64_t>>();
-      built->reserve((run.count + kFenceStride - 1) / kFenceStride * shape_.key_words);
-      for (uint64_t i = 0; i < run.count; i += kFenceStride) {
-        built->insert(built->end(), run.keys + i * shape_.key_words,
-                      run.keys + (i + 1) * shape_.key_words);
-      }
-      fences = std::move(built);
+      fences = std::make_shared<const std::vector<uint64_t>>(FenceKeys(run, shape_.key_words));
     }
     run.fences = fences->data();
     run.fence_count = fences->size() / shape_.key_words;
@@ -110,7 +104,9 @@ std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest, Wri
 
 Sources LsmCpu::SourcesOf(const Version& version) const {
   Sources sources;
-  for (const auto& run : version.buffer.runs()) sources.runs[sources.count++] = run->View();
+  for (size_t i = 0; i < version.buffer.runs().size(); ++i) {
+    sources.runs[sources.count++] = version.buffer.View(i);
+  }
   for (const RunView& run : version.runs) sources.runs[sources.count++] = run;
   return sources;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
@@ -25,6 +26,16 @@ struct Sources {
   RunView runs[kMaxSources];
   uint32_t count = 0;
 };
+
+// Every kFenceStride-th key of a run (RunView::fences).
+inline std::vector<uint64_t> FenceKeys(const RunView& run, uint32_t key_words) {
+  std::vector<uint64_t> fences;
+  fences.reserve((run.count + kFenceStride - 1) / kFenceStride * key_words);
+  for (uint64_t i = 0; i < run.count; i += kFenceStride) {
+    fences.insert(fences.end(), run.keys + i * key_words, run.keys + (i + 1) * key_words);
+  }
+  return fences;
+}
 
 // Calls f.template operator()<W>() for the table's key words.
 template <typename F>

@@ -17,6 +17,11 @@ WriteBuffer WriteBuffer::With(RunData batch, const EntryShape& shape, int thread
     newest = std::make_shared<RunData>(std::move(merged));
     ++older;
   }
+  next.fences_.push_back(newest->count() > kSmallRun
+                             ? std::make_shared<const std::vector<uint64_t>>(
+                                   FenceKeys(newest->View(), shape.key_words))
+                             : nullptr);
+  next.fences_.insert(next.fences_.end(), fences_.begin() + older, fences_.end());
   next.runs_.push_back(std::move(newest));
   next.runs_.insert(next.runs_.end(), runs_.begin() + older, runs_.end());
   for (const auto& run : next.runs_) next.entries_ += run->count();

