@@ -17,6 +17,7 @@
 #include "bench/gpkv_bench_suite.h"
 #include "bench/gpkv_bench_workload.h"
 #include "gpkv/db.h"
+#include "tables/lsm/layout.h"
 #if GPKV_HAVE_CUDA
 #include "gpu/device_memory.h"
 #endif
@@ -392,7 +393,7 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   // and the log of M batches of b.
   const uint64_t entry = c.key_size + 8 + c.value_size;
   const uint64_t log_bytes = c.config->ordered_log_batches * c.config->ordered_batch_entries *
-                             (c.key_size + 8 + (c.value_size + 7) / 8 * 8);
+                             lsm::LogEntryBytes(c.key_size, c.value_size);
   driver.pool_size = c.config->pool_size > 0 ? c.config->pool_size
                                              : 4 * keys * entry + log_bytes + (uint64_t{256} << 20);
   if (IsGpuSystem(c.system)) {

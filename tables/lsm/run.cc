@@ -70,23 +70,31 @@ uint64_t TermSum(uint64_t seed, uint64_t first, const void* words, uint64_t coun
   return sum;
 }
 
+// TermSum of `bytes` bytes read as words from data word *words on, the last
+// word completed by zero padding (as runs and records store it); advances
+// *words past them.
+uint64_t PaddedTermSum(uint64_t seed, uint64_t* words, const uint8_t* data, uint64_t bytes,
+                       int threads) {
+  uint64_t sum = TermSum(seed, *words, data, bytes / 8, threads);
+  *words += bytes / 8;
+  if (bytes % 8 != 0) {
+    uint64_t tail = 0;
+    std::memcpy(&tail, data + bytes / 8 * 8, bytes % 8);
+    sum += RunChecksumTerm(seed, (*words)++, tail);
+  }
+  return sum;
+}
+
 }  // namespace
 
 uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
                          int threads) {
   threads = std::max(1, threads);
   const uint64_t key_words = run.count * shape.key_words;
-  const uint64_t value_bytes = run.count * shape.value_size;
-  const uint64_t whole_words = value_bytes / 8;
   uint64_t sum = TermSum(table_id, 0, run.keys, key_words, threads);
   sum += TermSum(table_id, key_words, run.meta, run.count, threads);
-  sum += TermSum(table_id, key_words + run.count, run.values, whole_words, threads);
-  uint64_t words = key_words + run.count + whole_words;
-  if (value_bytes % 8 != 0) {
-    uint64_t tail = 0;  // the zero padding completes the last word
-    std::memcpy(&tail, run.values + whole_words * 8, value_bytes % 8);
-    sum += RunChecksumTerm(table_id, words++, tail);
-  }
+  uint64_t words = key_words + run.count;
+  sum += PaddedTermSum(table_id, &words, run.values, run.count * shape.value_size, threads);
   return RunChecksumFinish(table_id, words, sum);
 }
 
@@ -174,16 +182,13 @@ RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
   return {keys, tombstones ? nullptr : keys + uint64_t{header.count} * shape.key_size()};
 }
 
-Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
-                                    const LogRecordHeader& header, const EntryShape& shape,
-                                    const CopyRecordArrays& copy_arrays) {
+uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecordHeader& header,
+                         const EntryShape& shape) {
   const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
   const uint64_t record_bytes =
       ColumnarRecordBytes(header.count, shape.key_size(), shape.value_size, tombstones);
   uint8_t* record = pool.At<uint8_t>(record_offset);
-  const auto [keys, values] = ColumnarRecordArrays(pool, record_offset, header, shape);
-  // Past the published bytes: no reader sees these until the log word moves.
-  GPKV_RETURN_IF_ERROR(copy_arrays(keys, values));
+  uint8_t* values = ColumnarRecordArrays(pool, record_offset, header, shape).values;
   if (values != nullptr) {
     const uint64_t value_bytes = uint64_t{header.count} * shape.value_size;
     std::memset(values + value_bytes, 0, AlignUp8(value_bytes) - value_bytes);
@@ -193,35 +198,25 @@ Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
   return record_bytes;
 }
 
-Result<uint64_t> WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
-                                uint64_t seq, const EntryShape& shape, const RunView& batch,
-                                int threads) {
+uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
+                        const EntryShape& shape, const RunView& batch, int threads) {
   threads = std::max(1, threads);
   const bool tombstones = batch.count != 0 && IsTombstone(batch.meta[0]);
   LogRecordHeader header = ColumnarRecordHeader(seq, batch.count, tombstones);
   const uint64_t seed = LogRecordSeed(epoch, header);
-  const uint64_t key_words = batch.count * shape.key_words;
-  uint64_t sum = TermSum(seed, 0, batch.keys, key_words, threads);
-  uint64_t words = key_words;
+  uint64_t words = batch.count * shape.key_words;
+  uint64_t sum = TermSum(seed, 0, batch.keys, words, threads);
   if (!tombstones) {
-    const uint64_t value_bytes = batch.count * shape.value_size;
-    sum += TermSum(seed, words, batch.values, value_bytes / 8, threads);
-    words += value_bytes / 8;
-    if (value_bytes % 8 != 0) {
-      uint64_t tail = 0;  // the zero padding completes the last word
-      std::memcpy(&tail, batch.values + value_bytes / 8 * 8, value_bytes % 8);
-      sum += RunChecksumTerm(seed, words++, tail);
-    }
+    sum += PaddedTermSum(seed, &words, batch.values, batch.count * shape.value_size, threads);
   }
   header.checksum = RunChecksumFinish(seed, words, sum);
-  return WriteLogRecordWith(pool, record_offset, header, shape,
-                            [&](uint8_t* keys, uint8_t* values) {
-                              std::memcpy(keys, batch.keys, key_words * 8);
-                              if (values != nullptr) {
-                                std::memcpy(values, batch.values, batch.count * shape.value_size);
-                              }
-                              return Status::OK();
-                            });
+  // Past the published bytes: no reader sees these until the log word moves.
+  const RecordArrays arrays = ColumnarRecordArrays(pool, record_offset, header, shape);
+  std::memcpy(arrays.keys, batch.keys, batch.count * shape.key_size());
+  if (arrays.values != nullptr) {
+    std::memcpy(arrays.values, batch.values, batch.count * shape.value_size);
+  }
+  return FinishLogRecord(pool, record_offset, header, shape);
 }
 
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,

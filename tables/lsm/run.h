@@ -122,26 +122,22 @@ struct RecordArrays {
 RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
                                   const LogRecordHeader& header, const EntryShape& shape);
 
-// Copies a columnar record's arrays into the log (at ColumnarRecordArrays).
-using CopyRecordArrays = std::function<Status(uint8_t* keys, uint8_t* values)>;
-
-// Writes the columnar log record `header` (checksum set by the caller: the
-// run data checksum of the record's data words, seed LogRecordSeed(epoch,
-// header)) at record_offset, its arrays copied in by copy_arrays (from GPU
-// memory, say); writes the header and padding and persists the record.
-// Returns its bytes; the caller then publishes the log word. The one writer
-// of a log record's bytes: WriteLogRecord calls it.
-Result<uint64_t> WriteLogRecordWith(pm::Pool& pool, uint64_t record_offset,
-                                    const LogRecordHeader& header, const EntryShape& shape,
-                                    const CopyRecordArrays& copy_arrays);
+// Completes the columnar log record `header` (checksum set by the caller:
+// the run data checksum of the record's data words, seed
+// LogRecordSeed(epoch, header)) at record_offset, whose arrays the caller
+// has copied to ColumnarRecordArrays (from GPU memory, say): writes the
+// values' padding and the header and persists the record. Returns its
+// bytes; the caller then publishes the log word. The one writer of a log
+// record's header: WriteLogRecord calls it.
+uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecordHeader& header,
+                         const EntryShape& shape);
 
 // Writes the columnar log record of a sorted batch (unique keys, every meta
 // of sequence number `seq`, all puts or all erases) at record_offset, with
 // the checksum of log `epoch` summed on `threads` threads, and persists it;
-// returns its bytes. Both backends' CPU paths call it.
-Result<uint64_t> WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
-                                uint64_t seq, const EntryShape& shape, const RunView& batch,
-                                int threads);
+// returns its bytes. The CPU backend calls it.
+uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
+                        const EntryShape& shape, const RunView& batch, int threads);
 
 // A run of the pool as a view (offsets as validated by the reader).
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,

@@ -169,10 +169,8 @@ Status LsmCpu::Write(RunData batch) {
 }
 
 Status LsmCpu::AppendToLog(RunData batch) {
-  auto written = WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch, next_seq_,
-                                shape_, batch.View(), threads_);
-  if (!written.ok()) return written.status();
-  const uint64_t record_bytes = *written;
+  const uint64_t record_bytes = WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch,
+                                               next_seq_, shape_, batch.View(), threads_);
   PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;
   log_entries_ += batch.count();

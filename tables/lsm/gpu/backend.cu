@@ -880,11 +880,7 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
       ColumnarRecordWords(batch->count, shape_.key_size(), shape_.value_size, tombstones);
   header.checksum =
       RunChecksumFinish(LogRecordSeed(manifest_.log_epoch, header), words, *record_sum_);
-  auto written = WriteLogRecordWith(pool_, record_offset, header, shape_, [](uint8_t*, uint8_t*) {
-    return Status::OK();
-  });  // copied above
-  if (!written.ok()) return written.status();
-  const uint64_t record_bytes = *written;
+  const uint64_t record_bytes = FinishLogRecord(pool_, record_offset, header, shape_);
   times_.copied_bytes += record_bytes;
   PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;

@@ -17,7 +17,7 @@
 // occurrence is kept. A batch that fits the write buffer (layout.h GoesToLog)
 // becomes a columnar log record: its checksum summed on the device and its
 // keys and values copied from the device into the log (run.h
-// WriteLogRecordWith writes the header), on a stream of its own while the
+// FinishLogRecord writes the header), on a stream of its own while the
 // buffer's carry merges run; then the log word publishes it. Otherwise the
 // cascade merges batch, buffer and the occupied levels newest first, pairwise
 // with cub::DeviceMerge (ties keep the newer entry, the older duplicate is

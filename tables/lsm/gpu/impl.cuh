@@ -97,7 +97,7 @@ struct DeviceSources {
 };
 
 // What queries read: the device runs of the published levels and the write
-// buffer's runs (the log's records merged as cpu::WriteBuffer merges them:
+// buffer's runs (the log's records carried as CarryIntoBuffer carries them:
 // at most cpu::kMaxBufferRuns, newest first).
 struct Version {
   RunPtr levels[kMaxLevels];   // null = empty level
