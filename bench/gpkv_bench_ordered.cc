@@ -390,9 +390,11 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   sized.keys = keys;
   DriverConfig driver = MakeDriverConfig(sized, c.key_size, c.value_size);
   // Runs of every level and a cascade's new run beside the runs it replaces,
-  // and the log of M batches of b.
+  // and the log of M batches of b (two halves from M = 2 on).
   const uint64_t entry = c.key_size + 8 + c.value_size;
-  const uint64_t log_bytes = c.config->ordered_log_batches * c.config->ordered_batch_entries *
+  const uint32_t m = c.config->ordered_log_batches;
+  const uint64_t log_bytes = lsm::LogHalves(lsm::RootFlagsFor(m)) * m *
+                             c.config->ordered_batch_entries *
                              lsm::LogEntryBytes(c.key_size, c.value_size);
   driver.pool_size = c.config->pool_size > 0 ? c.config->pool_size
                                              : 4 * keys * entry + log_bytes + (uint64_t{256} << 20);

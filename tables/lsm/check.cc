@@ -20,7 +20,7 @@ struct TableCheck {
   std::vector<RunView> runs;         // intact runs, newest first
   std::vector<uint32_t> bad_levels;  // levels whose run is damaged
   RunData buffer;                    // the intact log records, merged
-  uint64_t log_valid_bytes = 0;      // bytes of intact records from the start
+  LogCut log_cut;                    // where the intact records end
   bool log_damaged = false;
   std::vector<Finding> findings;
 };
@@ -54,19 +54,22 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   cpu::WriteBuffer records;
   Status bad_entry;
   uint64_t bad_entry_at = 0;
+  LogCut bad_entry_cut;
   Status log = ReadLog(
       pool, view,
-      [&](const LogRecordHeader& header, uint64_t offset, const uint8_t* entries) {
+      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+          const uint8_t* entries) {
         if (!bad_entry.ok()) return;
         RunData record(shape);
         bad_entry = DecodeLogRecord(pool, view, header, offset, entries, &record);
         if (!bad_entry.ok()) {
           bad_entry_at = offset;
+          bad_entry_cut = {segment, offset - view.log_segments[segment].offset};
           return;
         }
         records = records.With(std::move(record), shape, 1);
       },
-      &check.log_valid_bytes);
+      &check.log_cut);
   if (!records.empty()) {
     std::vector<RunView> runs;
     for (const auto& run : records.runs()) runs.push_back(run->View());
@@ -74,7 +77,7 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   }
   if (!bad_entry.ok()) {
     check.log_damaged = true;
-    check.log_valid_bytes = bad_entry_at - view.log_offset;
+    check.log_cut = bad_entry_cut;
     check.findings.push_back(
         {Severity::kCorruption, view.TableRegion() + " log", bad_entry_at, bad_entry.message()});
   } else if (!log.ok()) {
@@ -166,7 +169,14 @@ Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_i
     PublishManifest(pool, root_offset, &next);
   }
   if (check.log_damaged) {
-    PublishLogWord(pool, root_offset, view->manifest.log_epoch, check.log_valid_bytes);
+    // The records before the damaged one stay; every later one goes (a
+    // damaged record in the manifest's half empties the other half too:
+    // its word is set back to the manifest's epoch, which readers skip).
+    const LsmView::LogSegment& cut = view->log_segments[check.log_cut.segment];
+    PublishLogWord(pool, root_offset, cut.half, cut.epoch, check.log_cut.bytes);
+    if (check.log_cut.segment == 0 && view->log_segment_count == 2) {
+      PublishLogWord(pool, root_offset, view->log_segments[1].half, view->manifest.log_epoch, 0);
+    }
   }
   AppendReport(*view, check, report);
   return pool.Sync();

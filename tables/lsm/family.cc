@@ -123,6 +123,7 @@ class LsmFamily final : public tables::TableFamily {
     options.key_size = view->key_size;
     options.value_size = view->value_size;
     options.ordered.batch_entries = view->batch_entries();
+    options.ordered.log_batches = view->log_batches;
     entry.expected_keys = options.expected_keys;
     EncodeParams(options, entry.params);
     return entry;

@@ -26,6 +26,23 @@
 // before leaves them allocated but unreferenced, and the open-time sweep
 // frees them. Every batch is visible by one 8-byte publish, or not at all.
 //
+// Checkpoint behind the batches (tables created with M >= 2; the root's
+// kRootTwoHalfLog flag): the log extent is two halves of the capacity above,
+// each published by a log word of its own. When the manifest's half (epoch
+// e) cannot take a batch that an empty half could, that batch starts a
+// checkpoint: the buffer (the half's records) and the occupied levels merge
+// down the cascade into a new run, written (on the GPU: copied to the pool
+// while the next batches run), and the batch goes to the other half as the
+// first record of epoch e + 1. The checkpoint's manifest (the new levels,
+// applied_seq = the last sequence number of the first half, log_epoch e +
+// 1, log_half = the other half) is published before the
+// CheckpointPublishBatch(M)-th batch of the new half, or before the next
+// checkpoint, a synchronous flush, a compaction or the table's close,
+// whichever comes first. Recovery replays the manifest's half, then the
+// other half when its word's epoch is the manifest's + 1 (records written
+// while a checkpoint was in flight; their sequence numbers follow), and a
+// writable open completes that checkpoint before the first batch.
+//
 // Table root (one 4 KiB extent, LsmRoot):
 //   0    u64 magic              kLsmRootMagic ("GPKVLSMR")
 //   8    u64 table_id
@@ -36,11 +53,13 @@
 //                               it existed, read as 1)
 //   32   u64 log_offset         extent of the write-buffer log
 //   40   u64 log_capacity       bytes of that extent (LogCapacity)
-//   48   u64 reserved1
+//   48   u64 flags              kRootTwoHalfLog, or 0 (a log of one half)
 //   56   u64 checksum           Checksum64 of bytes 0..55 (immutable part)
 //   64   u64 active_manifest    commit word: (generation << 1) | index
-//   72   u64 log_word           commit word: (log epoch << 32) | (log bytes / 8)
-//   80   u64 reserved2[6]
+//   72   u64 log_word           commit word of log half 0:
+//                               (log epoch << 32) | (log bytes / 8)
+//   80   u64 second_log_word    commit word of log half 1 (kRootTwoHalfLog)
+//   88   u64 reserved2[5]
 //   128  Manifest manifests[2]  written out of place, published by active_manifest
 //
 // Manifest (712 bytes):
@@ -50,7 +69,9 @@
 //   24   u32 level_count        highest occupied level + 1 (0..kMaxLevels)
 //   28   u32 flags              0
 //   32   u64 compactions        statistic
-//   40   u64 reserved[2]
+//   40   u64 log_half           the log half of log_epoch's records (0 unless
+//                               kRootTwoHalfLog)
+//   48   u64 reserved
 //   56   RunRef levels[kMaxLevels]  {u64 offset; u64 entries}; offset 0 = empty
 //   696  u64 reserved2
 //   704  u64 checksum           Checksum64 of bytes 0..703
@@ -62,9 +83,12 @@
 //   64 + n*K       u64 meta[n]        sequence number | kTombstoneBit
 //   64 + n*(K+8)   u8  values[n][V]   then zero padding to a multiple of 8
 //
-// Log (one extent of log_capacity bytes): records back to back from offset 0;
-// the first (log_word & 0xffffffff) * 8 bytes are published when the log word's
-// epoch equals the manifest's log_epoch, else the log is empty. A record:
+// Log (one extent of log_capacity bytes; with kRootTwoHalfLog two halves of
+// log_capacity / 2 bytes, half 1 after half 0): records back to back from the
+// start of a half; the first (word & 0xffffffff) * 8 bytes of the manifest's
+// half are published when its word's epoch equals the manifest's log_epoch,
+// else that half is empty; the other half's are published when its word's
+// epoch is log_epoch + 1, else it is empty. A record:
 //   0    u64 seq                the batch's sequence number (> applied_seq, ascending)
 //   8    u32 count, 12 u32 flags
 //   16   u64 checksum
@@ -105,6 +129,9 @@ constexpr uint64_t kRunHeaderSize = 64;
 constexpr uint64_t kLogRecordHeaderSize = 24;
 constexpr uint64_t kMaxLogBytes = uint64_t{8} << 32;  // the log word holds bytes / 8 in 32 bits
 constexpr uint32_t kMaxLogBatches = 1024;
+
+// Root flags.
+constexpr uint64_t kRootTwoHalfLog = 1;
 
 // Log record flags.
 constexpr uint32_t kLogRecordColumnar = 1;
@@ -180,15 +207,37 @@ GPKV_HD constexpr bool GoesToLog(uint64_t logged_entries, uint64_t logged_bytes,
                                  uint64_t log_capacity) {
   return logged_entries + count < buffer_entries && logged_bytes + record_bytes <= log_capacity;
 }
-// Capacity of the log extent of a table: M * b entries in row records of any
-// size (a buffer of M * b - 1 entries flushes before it grows past M * b),
-// plus 64 KiB of record headers; a full log flushes the buffer early.
+// Capacity of a log half: M * b entries in row records of any size (a
+// buffer of M * b - 1 entries flushes before it grows past M * b), plus 64
+// KiB of record headers; a full half flushes the buffer early.
 inline uint64_t LogCapacity(uint32_t log2_batch, uint32_t key_size, uint32_t value_size,
                             uint32_t log_batches) {
   return format::AlignUp(
       BufferEntries(log2_batch, log_batches) * LogEntryBytes(key_size, value_size) +
           (uint64_t{64} << 10),
       format::kExtentAlignment);
+}
+// Root flags of a table created with M log batches: a checkpoint behind the
+// batches (two log halves) from M = 2 on.
+constexpr uint64_t RootFlagsFor(uint32_t log_batches) {
+  return log_batches >= 2 ? kRootTwoHalfLog : 0;
+}
+constexpr uint32_t LogHalves(uint64_t root_flags) {
+  return (root_flags & kRootTwoHalfLog) != 0 ? 2 : 1;
+}
+// Bytes of the log extent: its halves.
+inline uint64_t LogExtentBytes(uint32_t log2_batch, uint32_t key_size, uint32_t value_size,
+                               uint32_t log_batches, uint64_t root_flags) {
+  return LogHalves(root_flags) * LogCapacity(log2_batch, key_size, value_size, log_batches);
+}
+// The checkpoint started by the first batch of a log half is published
+// before the batch that would be this one of that half (counting the
+// first): late enough that the GPU's copy of the checkpoint's run to the
+// pool runs behind the batches between (M = 64, b = 2^20: 47 batches, ~50
+// ms, for a copy of ~30 ms), early enough that its replaced runs and the
+// other half are free again before the half fills (M - 1 batches of b).
+constexpr uint64_t CheckpointPublishBatch(uint32_t log_batches) {
+  return log_batches < 2 ? 1 : log_batches - log_batches / 4;
 }
 
 // The commit words.
@@ -329,15 +378,54 @@ struct Manifest {
   uint32_t level_count;
   uint32_t flags;
   uint64_t compactions;
-  uint64_t reserved[2];
+  uint64_t log_half;
+  uint64_t reserved;
   RunRef levels[kMaxLevels];
   uint64_t reserved2;
   uint64_t checksum;
 };
 static_assert(sizeof(Manifest) == 712);
+static_assert(offsetof(Manifest, log_half) == 40);
 static_assert(offsetof(Manifest, levels) == 56);
 static_assert(offsetof(Manifest, checksum) == 704);
 static_assert(std::is_trivially_copyable_v<Manifest>);
+
+// The cascade of a flush or checkpoint that brings `incoming` entries (the
+// batch and the buffer, counted as logged) into the levels of `manifest`:
+// they merge with each occupied level from 0 up into the first free level
+// that can hold the sum (counted before merges drop stale entries, so the
+// result always fits). Both backends follow it.
+struct CascadePlan {
+  uint32_t target = 0;        // kMaxLevels: the levels cannot grow
+  uint32_t merged_count = 0;  // the occupied levels below target, merged[0..merged_count)
+  uint32_t merged[kMaxLevels] = {};
+  bool older_levels = false;  // a level above target is occupied (tombstones stay)
+};
+// level_count of a manifest: its highest occupied level + 1.
+inline void SetLevelCount(Manifest* manifest) {
+  manifest->level_count = 0;
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    if (manifest->levels[level].offset != 0) manifest->level_count = level + 1;
+  }
+}
+inline CascadePlan PlanCascade(const Manifest& manifest, uint32_t log2_batch, uint64_t incoming) {
+  CascadePlan plan;
+  uint64_t upper = incoming;
+  for (;; ++plan.target) {
+    if (plan.target >= kMaxLevels) return plan;
+    const RunRef& ref = manifest.levels[plan.target];
+    if (ref.offset != 0) {
+      upper += ref.entries;
+      plan.merged[plan.merged_count++] = plan.target;
+      continue;
+    }
+    if (upper <= LevelCapacity(log2_batch, plan.target)) break;
+  }
+  for (uint32_t level = plan.target + 1; level < kMaxLevels; ++level) {
+    plan.older_levels |= manifest.levels[level].offset != 0;
+  }
+  return plan;
+}
 
 struct LsmRoot {
   uint64_t magic;
@@ -348,16 +436,18 @@ struct LsmRoot {
   uint32_t log_batches;
   uint64_t log_offset;
   uint64_t log_capacity;
-  uint64_t reserved1;
+  uint64_t flags;
   uint64_t checksum;
   uint64_t active_manifest;
   uint64_t log_word;
-  uint64_t reserved2[6];
+  uint64_t second_log_word;
+  uint64_t reserved2[5];
   Manifest manifests[2];
 };
 static_assert(offsetof(LsmRoot, checksum) == 56);
 static_assert(offsetof(LsmRoot, active_manifest) == 64);
 static_assert(offsetof(LsmRoot, log_word) == 72);
+static_assert(offsetof(LsmRoot, second_log_word) == 80);
 static_assert(offsetof(LsmRoot, manifests) == 128);
 static_assert(sizeof(LsmRoot) <= kLsmRootSize);
 static_assert(std::is_trivially_copyable_v<LsmRoot>);

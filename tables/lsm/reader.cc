@@ -78,8 +78,11 @@ class RootChecker {
       return Bad(28, "log batches " + std::to_string(root_.log_batches) + " is over " +
                          std::to_string(kMaxLogBatches));
     }
-    const uint64_t capacity =
-        LogCapacity(root_.log2_batch, root_.key_size, root_.value_size, root_.log_batches);
+    if ((root_.flags & ~kRootTwoHalfLog) != 0) {
+      return Bad(48, "unknown root flags " + Hex(root_.flags));
+    }
+    const uint64_t capacity = LogExtentBytes(root_.log2_batch, root_.key_size, root_.value_size,
+                                             root_.log_batches, root_.flags);
     if (root_.log_capacity != capacity) {
       return Bad(40, "log capacity " + std::to_string(root_.log_capacity) + " is not " +
                          std::to_string(capacity));
@@ -105,6 +108,8 @@ class RootChecker {
     view->log_batches = root_.log_batches == 0 ? 1 : root_.log_batches;
     view->log_offset = root_.log_offset;
     view->log_capacity = root_.log_capacity;
+    view->root_flags = root_.flags;
+    view->half_capacity = root_.log_capacity / LogHalves(root_.flags);
   }
 
   Status CheckManifest(LsmView* view) {
@@ -128,6 +133,11 @@ class RootChecker {
     if (manifest.level_count > kMaxLevels || manifest.flags != 0 ||
         manifest.log_epoch > kLogEpochMask) {
       return Bad(at + 16, "manifest level count, flags or log epoch out of range");
+    }
+    if (manifest.log_half >= LogHalves(root_.flags)) {
+      return Bad(at + offsetof(Manifest, log_half),
+                 "manifest log half " + std::to_string(manifest.log_half) + " of a log of " +
+                     std::to_string(LogHalves(root_.flags)));
     }
     for (uint32_t level = 0; level < kMaxLevels; ++level) {
       const RunRef& run = manifest.levels[level];
@@ -162,26 +172,48 @@ class RootChecker {
   }
 
   Status CheckLogWord(LsmView* view) {
-    view->log_word = root_.log_word;
-    const uint64_t epoch = LogWordEpoch(root_.log_word);
+    const uint32_t half = static_cast<uint32_t>(view->manifest.log_half);
     const uint64_t manifest_epoch = view->manifest.log_epoch;
+    const uint64_t word = Word(half);
+    const uint64_t epoch = LogWordEpoch(word);
+    LsmView::LogSegment& first = view->log_segments[0];
+    first = {half, manifest_epoch, view->HalfOffset(half), 0};
+    view->log_segment_count = 1;
     if (epoch == ((manifest_epoch + kLogEpochMask) & kLogEpochMask)) {
       // The epoch before the manifest's: a flush published its manifest and
-      // had not yet reset the log word. The log is empty.
-      view->log_word_stale = true;
-      view->log_bytes = 0;
-      return Status::OK();
+      // had not yet reset the log word. The half is empty.
+    } else if (epoch != manifest_epoch) {
+      return Bad(WordField(half), "log word epoch " + std::to_string(epoch) +
+                                      " is neither the manifest's " +
+                                      std::to_string(manifest_epoch) + " nor the one before");
+    } else {
+      first.bytes = LogWordBytes(word);
+      GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, half, first.bytes));
     }
-    if (epoch != manifest_epoch) {
-      return Bad(72, "log word epoch " + std::to_string(epoch) + " is neither the manifest's " +
-                         std::to_string(manifest_epoch) + " nor the one before");
-    }
-    view->log_bytes = LogWordBytes(root_.log_word);
-    if (view->log_bytes > root_.log_capacity) {
-      return Bad(72, "log word publishes " + std::to_string(view->log_bytes) +
-                         " bytes of a log of " + std::to_string(root_.log_capacity));
+    if (view->log_halves() == 2) {
+      // The other half holds records only while a checkpoint was in flight:
+      // its word of the next epoch (any other epoch is a finished cycle's).
+      const uint32_t other = 1 - half;
+      const uint64_t next_epoch = (manifest_epoch + 1) & kLogEpochMask;
+      if (LogWordEpoch(Word(other)) == next_epoch) {
+        const uint64_t bytes = LogWordBytes(Word(other));
+        GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, other, bytes));
+        view->log_segments[1] = {other, next_epoch, view->HalfOffset(other), bytes};
+        view->log_segment_count = 2;
+      }
     }
     return Status::OK();
+  }
+
+  uint64_t Word(uint32_t half) const { return half == 0 ? root_.log_word : root_.second_log_word; }
+  static uint64_t WordField(uint32_t half) {
+    return half == 0 ? offsetof(LsmRoot, log_word) : offsetof(LsmRoot, second_log_word);
+  }
+  Status CheckWordBytes(const LsmView& view, uint32_t half, uint64_t bytes) const {
+    if (bytes <= view.half_capacity) return Status::OK();
+    return Bad(WordField(half), "log word publishes " + std::to_string(bytes) +
+                                    " bytes of a log half of " +
+                                    std::to_string(view.half_capacity));
   }
 
   Status CheckOverlaps() {
@@ -306,56 +338,60 @@ Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t leve
   return run;
 }
 
-Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
-               uint64_t* valid_bytes, int threads) {
+Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit, LogCut* cut,
+               int threads) {
   const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
-  const uint8_t* log = pool.At<uint8_t>(view.log_offset);
   const std::string region = view.TableRegion() + " log";
-  uint64_t at = 0;
   uint64_t last_seq = view.manifest.applied_seq;
-  if (valid_bytes != nullptr) *valid_bytes = 0;
-  while (at < view.log_bytes) {
-    const uint64_t where = view.log_offset + at;
-    auto bad = [&](const std::string& why) {
-      return Status::Corruption(pool.Where(region + " record", where) + ": " + why);
-    };
-    if (view.log_bytes - at < kLogRecordHeaderSize) return bad("record header is cut off");
-    LogRecordHeader header;
-    std::memcpy(&header, log + at, sizeof(header));
-    const bool row = header.flags == 0;
-    const bool columnar = header.flags == kLogRecordColumnar ||
-                          header.flags == (kLogRecordColumnar | kLogRecordTombstones);
-    if (header.count == 0 || !(row || columnar)) return bad("record of 0 entries or bad flags");
-    const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
-    const uint64_t bytes =
-        row ? LogRecordBytes(header.count, view.key_size, view.value_size)
-            : ColumnarRecordBytes(header.count, view.key_size, view.value_size, tombstones);
-    if (bytes > view.log_bytes - at) {
-      return bad("record of " + std::to_string(header.count) + " entries passes the log's end");
+  if (cut != nullptr) *cut = {};
+  for (uint32_t segment = 0; segment < view.log_segment_count; ++segment) {
+    const LsmView::LogSegment& part = view.log_segments[segment];
+    const uint8_t* log = pool.At<uint8_t>(part.offset);
+    uint64_t at = 0;
+    if (cut != nullptr) *cut = {segment, 0};
+    while (at < part.bytes) {
+      const uint64_t where = part.offset + at;
+      auto bad = [&](const std::string& why) {
+        return Status::Corruption(pool.Where(region + " record", where) + ": " + why);
+      };
+      if (part.bytes - at < kLogRecordHeaderSize) return bad("record header is cut off");
+      LogRecordHeader header;
+      std::memcpy(&header, log + at, sizeof(header));
+      const bool row = header.flags == 0;
+      const bool columnar = header.flags == kLogRecordColumnar ||
+                            header.flags == (kLogRecordColumnar | kLogRecordTombstones);
+      if (header.count == 0 || !(row || columnar)) return bad("record of 0 entries or bad flags");
+      const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+      const uint64_t bytes =
+          row ? LogRecordBytes(header.count, view.key_size, view.value_size)
+              : ColumnarRecordBytes(header.count, view.key_size, view.value_size, tombstones);
+      if (bytes > part.bytes - at) {
+        return bad("record of " + std::to_string(header.count) + " entries passes the log's end");
+      }
+      if (header.seq <= last_seq || header.seq > kSeqMask) {
+        return bad("sequence number " + std::to_string(header.seq) + " does not follow " +
+                   std::to_string(last_seq));
+      }
+      const uint8_t* entries = log + at + kLogRecordHeaderSize;
+      const uint64_t seed = LogRecordSeed(part.epoch, header);
+      uint64_t checksum;
+      if (row) {
+        WordsChecksumState state = WordsChecksumBegin(seed);
+        WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
+                         header.count * entry_bytes / 8);
+        checksum = WordsChecksumEnd(state);
+      } else {
+        checksum = WordsRunChecksum(seed, entries, (bytes - kLogRecordHeaderSize) / 8, threads);
+      }
+      if (checksum != header.checksum) {
+        return bad("record checksum mismatch (stored " + Hex(header.checksum) + ", computed " +
+                   Hex(checksum) + ")");
+      }
+      visit(segment, header, where, entries);
+      last_seq = header.seq;
+      at += bytes;
+      if (cut != nullptr) cut->bytes = at;
     }
-    if (header.seq <= last_seq || header.seq > kSeqMask) {
-      return bad("sequence number " + std::to_string(header.seq) + " does not follow " +
-                 std::to_string(last_seq));
-    }
-    const uint8_t* entries = log + at + kLogRecordHeaderSize;
-    const uint64_t seed = LogRecordSeed(view.manifest.log_epoch, header);
-    uint64_t checksum;
-    if (row) {
-      WordsChecksumState state = WordsChecksumBegin(seed);
-      WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
-                       header.count * entry_bytes / 8);
-      checksum = WordsChecksumEnd(state);
-    } else {
-      checksum = WordsRunChecksum(seed, entries, (bytes - kLogRecordHeaderSize) / 8, threads);
-    }
-    if (checksum != header.checksum) {
-      return bad("record checksum mismatch (stored " + Hex(header.checksum) + ", computed " +
-                 Hex(checksum) + ")");
-    }
-    visit(header, where, entries);
-    last_seq = header.seq;
-    at += bytes;
-    if (valid_bytes != nullptr) *valid_bytes = at;
   }
   return Status::OK();
 }

@@ -32,14 +32,27 @@ struct LsmView {
   uint32_t log2_batch = 0;
   uint32_t log_batches = 1;  // M (a root's 0 reads as 1)
   uint64_t log_offset = 0;
-  uint64_t log_capacity = 0;
+  uint64_t log_capacity = 0;  // the whole extent (both halves)
+  uint64_t root_flags = 0;
   uint64_t active_word = 0;
-  Manifest manifest{};    // copy of the active manifest
-  uint64_t log_word = 0;  // as read
-  // Published log bytes: LogWordBytes(log_word) when its epoch is the
-  // manifest's, else 0 (a flush emptied the log; the word is stale).
-  uint64_t log_bytes = 0;
-  bool log_word_stale = false;
+  Manifest manifest{};  // copy of the active manifest
+  // The published log records, oldest first: segment 0 is the manifest's
+  // half (its word's bytes when its epoch is the manifest's, else empty: a
+  // flush published its manifest and had not yet reset the word); segment 1,
+  // in a two-half log only, the other half's records of the next epoch (a
+  // checkpoint was in flight).
+  struct LogSegment {
+    uint32_t half = 0;
+    uint64_t epoch = 0;
+    uint64_t offset = 0;  // the half's start in the pool
+    uint64_t bytes = 0;   // published bytes from there
+  };
+  LogSegment log_segments[2];
+  uint32_t log_segment_count = 1;
+  // Bytes of a log half (log_capacity / LogHalves(root_flags)).
+  uint64_t half_capacity = 0;
+  uint32_t log_halves() const { return LogHalves(root_flags); }
+  uint64_t HalfOffset(uint32_t half) const { return log_offset + half * half_capacity; }
 
   EntryShape shape() const { return {key_size / 8, value_size}; }
   uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
@@ -78,16 +91,22 @@ Status ReadRunHeader(const pm::Pool& pool, const LsmView& view, uint32_t level, 
 Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t level,
                            uint64_t stored, uint64_t computed);
 
-// Visits every published log record in order: (record header, its offset in
-// the pool, its entries as the header's flags lay them out; DecodeLogRecord
-// reads either form). Corruption at the first record that leaves the
-// published bytes, fails its checksum (summed on `threads` threads) or breaks
-// the sequence order; *valid_bytes (if not null) then holds the bytes of the
-// records before it.
-using LogVisitor =
-    std::function<void(const LogRecordHeader& header, uint64_t offset, const uint8_t* entries)>;
+// Visits every published log record in order, segment by segment: (its
+// segment, record header, its offset in the pool, its entries as the
+// header's flags lay them out; DecodeLogRecord reads either form).
+// Corruption at the first record that leaves its segment's published bytes,
+// fails its checksum (summed on `threads` threads) or breaks the sequence
+// order; *cut (if not null) then names where the intact records end (the
+// segment and its bytes before that record; the end of the last segment when
+// all are intact).
+using LogVisitor = std::function<void(uint32_t segment, const LogRecordHeader& header,
+                                      uint64_t offset, const uint8_t* entries)>;
+struct LogCut {
+  uint32_t segment = 0;
+  uint64_t bytes = 0;
+};
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
-               uint64_t* valid_bytes = nullptr, int threads = 1);
+               LogCut* cut = nullptr, int threads = 1);
 
 // Corruption naming the record's offset unless the keys of the columnar
 // record that ReadLog visited ascend (its arrays can then be used as a run's

@@ -58,8 +58,9 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   GPKV_RETURN_IF_ERROR(
       CheckOptions(pool.path() + ": table id " + std::to_string(table_id), options));
   const uint32_t log2_batch = Log2Batch(options);
-  const uint64_t log_capacity =
-      LogCapacity(log2_batch, options.key_size, options.value_size, options.ordered.log_batches);
+  const uint64_t flags = RootFlagsFor(options.ordered.log_batches);
+  const uint64_t log_capacity = LogExtentBytes(log2_batch, options.key_size, options.value_size,
+                                               options.ordered.log_batches, flags);
   auto root_offset =
       pool.allocator().Allocate(kLsmRootSize, format::kExtentKindTableRoot, table_id);
   if (!root_offset.ok()) return root_offset.status();
@@ -77,6 +78,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.log_batches = options.ordered.log_batches;
   root.log_offset = *log_offset;
   root.log_capacity = log_capacity;
+  root.flags = flags;
   root.checksum = format::Checksum64(&root, offsetof(LsmRoot, checksum));
   Manifest& manifest = root.manifests[0];
   manifest.generation = 1;
@@ -102,19 +104,17 @@ void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next) {
   const uint64_t active = pm::LoadAcquire(&root->active_manifest);
   const uint32_t target = 1 - ActiveManifestIndex(active);
   next->generation = ActiveManifestGeneration(active) + 1;
-  next->level_count = 0;
-  for (uint32_t level = 0; level < kMaxLevels; ++level) {
-    if (next->levels[level].offset != 0) next->level_count = level + 1;
-  }
+  SetLevelCount(next);
   next->checksum = format::Checksum64(next, offsetof(Manifest, checksum));
   std::memcpy(&root->manifests[target], next, sizeof(*next));
   pool.Persist(&root->manifests[target], sizeof(*next));
   pool.Publish(&root->active_manifest, MakeActiveManifestWord(next->generation, target));
 }
 
-void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint64_t epoch, uint64_t bytes) {
+void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint32_t half, uint64_t epoch,
+                    uint64_t bytes) {
   auto* root = pool.At<LsmRoot>(root_offset);
-  pool.Publish(&root->log_word, MakeLogWord(epoch, bytes));
+  pool.Publish(half == 0 ? &root->log_word : &root->second_log_word, MakeLogWord(epoch, bytes));
 }
 
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {

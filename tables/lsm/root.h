@@ -28,7 +28,8 @@ Status CheckOptions(const std::string& where, const TableOptions& options);
 // log2 of options.ordered.batch_entries. REQUIRES: CheckOptions passed.
 uint32_t Log2Batch(const TableOptions& options);
 
-// Creates a table: allocates the root and the log extent, writes and persists
+// Creates a table: allocates the root and the log extent (two halves from M
+// = 2 on: RootFlagsFor), writes and persists
 // the root with an empty manifest (generation 1, log epoch 1), then publishes
 // the active manifest and log words. Durable but unlinked. On an error
 // nothing stays allocated.
@@ -41,8 +42,10 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
 // validated root.
 void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next);
 
-// Publishes the log word: `bytes` of log records of `epoch`.
-void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint64_t epoch, uint64_t bytes);
+// Publishes the word of log half `half` (0 unless the root has
+// kRootTwoHalfLog): `bytes` of log records of `epoch`.
+void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint32_t half, uint64_t epoch,
+                    uint64_t bytes);
 
 // Frees every extent of the table rooted at root_offset (runs, log, root).
 // Corruption when the root cannot be trusted.

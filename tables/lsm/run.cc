@@ -98,40 +98,59 @@ uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape
   return RunChecksumFinish(table_id, words, sum);
 }
 
-Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
-                              uint64_t count, const RunSummary& summary, uint64_t data_checksum,
-                              const CopyRunArrays& copy_arrays) {
+Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                              uint64_t count) {
   const uint32_t key_size = shape.key_size();
   const uint64_t bytes = RunBytes(count, key_size, shape.value_size);
-  // Not zeroed first: every byte of the extent is written below (arrays,
-  // header, padding) and persisted before a manifest can name the run.
+  // Not zeroed first: every byte of the extent is written (arrays, header,
+  // padding) and persisted before a manifest can name the run.
   auto offset = pool.allocator().AllocateUninitialized(bytes, format::kExtentKindOther, table_id);
   if (!offset.ok()) return offset.status();
   uint8_t* base = pool.At<uint8_t>(*offset);
   const uint64_t extent_bytes = format::AlignUp(bytes, format::kExtentAlignment);
   const uint64_t values_end = RunValuesOffset(count, key_size) + count * shape.value_size;
   std::memset(base + values_end, 0, extent_bytes - values_end);
-  // The extent is fresh and unreferenced: no reader sees these bytes until a
-  // manifest names the run.
-  Status copied = copy_arrays(base + RunKeysOffset(), base + RunMetaOffset(count, key_size),
-                              base + RunValuesOffset(count, key_size));
-  if (!copied.ok()) {
-    pool.allocator().Free(*offset).IgnoreError();
-    return copied;
-  }
+  RunExtent extent;
+  extent.offset = *offset;
+  extent.count = count;
+  extent.keys = base + RunKeysOffset();
+  extent.meta = base + RunMetaOffset(count, key_size);
+  extent.values = base + RunValuesOffset(count, key_size);
+  return extent;
+}
+
+void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const RunExtent& extent,
+               const RunSummary& summary, uint64_t data_checksum) {
   RunHeader header{};
   header.magic = kRunMagic;
   header.table_id = table_id;
-  header.entries = count;
-  header.key_size = key_size;
+  header.entries = extent.count;
+  header.key_size = shape.key_size();
   header.value_size = shape.value_size;
   header.max_seq = summary.max_seq;
   header.tombstones = summary.tombstones;
   header.data_checksum = data_checksum;
   header.checksum = format::Checksum64(&header, offsetof(RunHeader, checksum));
+  uint8_t* base = pool.At<uint8_t>(extent.offset);
   std::memcpy(base, &header, sizeof(header));
-  pool.Persist(base, extent_bytes);
-  return *offset;
+  pool.Persist(base, format::AlignUp(RunBytes(extent.count, shape.key_size(), shape.value_size),
+                                     format::kExtentAlignment));
+}
+
+Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                              uint64_t count, const RunSummary& summary, uint64_t data_checksum,
+                              const CopyRunArrays& copy_arrays) {
+  auto extent = AllocateRun(pool, table_id, shape, count);
+  if (!extent.ok()) return extent.status();
+  // The extent is fresh and unreferenced: no reader sees these bytes until a
+  // manifest names the run.
+  Status copied = copy_arrays(extent->keys, extent->meta, extent->values);
+  if (!copied.ok()) {
+    pool.allocator().Free(extent->offset).IgnoreError();
+    return copied;
+  }
+  FinishRun(pool, table_id, shape, *extent, summary, data_checksum);
+  return extent->offset;
 }
 
 Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,

@@ -96,10 +96,32 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
 // layout.h places them); an error leaves the run unwritten.
 using CopyRunArrays = std::function<Status(uint8_t* keys, uint8_t* meta, uint8_t* values)>;
 
+// A run's extent, allocated, its arrays not yet written (AllocateRun), and
+// where they go in it.
+struct RunExtent {
+  uint64_t offset = 0;
+  uint64_t count = 0;
+  uint8_t* keys = nullptr;
+  uint8_t* meta = nullptr;
+  uint8_t* values = nullptr;
+};
+// Allocates the extent of a run of `count` entries and zeroes what follows
+// its values (padding, the extent's tail); every other byte is written by
+// the caller (the arrays) and FinishRun (the header). PoolFull when no
+// extent is free.
+Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
+                              uint64_t count);
+// Writes the header of the run whose arrays the caller has written into
+// `extent` and persists the extent: after return the run is durable but
+// unreferenced until a manifest names it. May run on another thread than
+// the extent's allocation (it writes only the extent's bytes).
+void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const RunExtent& extent,
+               const RunSummary& summary, uint64_t data_checksum);
+
 // WriteRun for a run whose arrays are elsewhere (GPU memory): the caller
 // gives the header's facts (summary, data checksum computed over the same
 // arrays) and copies the arrays in; this writes the header and padding and
-// persists the extent. The one writer of a run's header: WriteRun calls it.
+// persists the extent (AllocateRun, the copy, FinishRun). WriteRun calls it.
 Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
                               const CopyRunArrays& copy_arrays);

@@ -40,7 +40,14 @@ struct Step {
 
 // b = 16: batches of 5 go to the log, the fourth fills the buffer and flushes
 // it; batches of 20 flush at once; erases of many live keys push the dead
-// share past the automatic compaction's bound.
+// share past the automatic compaction's bound. With M = 4 (a log of two
+// halves of < 64 entries) the steps cross every state of a checkpoint
+// behind the batches: a full half starts one (the erase of 0..5, the erase
+// of 200..229, the put of 500..529), its manifest is published before the
+// third batch of the new half (the put of 1, 8, ..), by an explicit Compact
+// while it is pending, and by a batch too large for a half (70 pairs,
+// flushed at once); a crash between start and publish leaves records in both
+// halves, which the reopen replays and checkpoints.
 std::vector<Step> Workload() {
   std::vector<Step> steps;
   uint64_t version = 1;
@@ -70,6 +77,9 @@ std::vector<Step> Workload() {
   erase(200, 30, 1);
   steps.push_back({Step::kCompact, {}, {}});
   put(5, 3, 1);
+  put(400, 40, 1);
+  put(500, 30, 1);
+  put(300, 70, 1);
   return steps;
 }
 

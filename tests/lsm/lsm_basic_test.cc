@@ -12,10 +12,12 @@
 namespace gpkv {
 namespace {
 
+using lsmtest::Active;
 using lsmtest::Contents;
 using lsmtest::Oracle;
 using lsmtest::OrderedOptions;
 using lsmtest::PoolOptions;
+using lsmtest::ReadRoot;
 
 TEST(LsmBasic, PutGetEraseAcrossBufferAndLevels) {
   testutil::TempPool temp("lsm-basic");
@@ -170,7 +172,7 @@ TEST(LsmBasic, RangeOnDeviceIsUnsupportedOnTheCpuBackend) {
 // M = 4, b = 16: three batches of b go to the log (published, replayed at
 // open, no run written); the fourth fills the buffer, and the flush writes
 // one run of 4b entries at level 2 and empties the log.
-TEST(LsmBasic, ALogOfMBatchesFlushesWhenItHoldsMTimesB) {
+TEST(LsmBasic, AFullLogHalfStartsACheckpointPublishedBehindTheBatches) {
   testutil::TempPool temp("lsm-log-batches");
   TableOptions options = OrderedOptions(16);
   options.ordered.log_batches = 4;
@@ -207,10 +209,26 @@ TEST(LsmBasic, ALogOfMBatchesFlushesWhenItHoldsMTimesB) {
   Table* table = *(*db)->OpenTable("o");
   EXPECT_EQ(table->options().ordered.log_batches, 4u);
   EXPECT_EQ(Contents(*table), oracle);
+  // The log half holds 3 * b of its M * b: the fourth batch starts a
+  // checkpoint (the three batches become a level 2 run) and opens the other
+  // half of the log.
   put_batch(*table, 3);
   EXPECT_EQ(property(*table, "runs"), 1.0);
-  EXPECT_EQ(property(*table, "level-2-entries"), 64.0);
-  EXPECT_EQ(property(*table, "log-bytes"), 0.0);
+  EXPECT_EQ(property(*table, "level-2-entries"), 48.0);
+  EXPECT_EQ(property(*table, "buffer-entries"), 16.0);
+  EXPECT_EQ(property(*table, "log-bytes"), 24.0 + 16 * 16);
+  EXPECT_EQ(Contents(*table), oracle);
+  // Its manifest is published before the third batch of the new half
+  // (CheckpointPublishBatch(4) = 3): until then the pool's manifest names
+  // no run and the records of both halves are what a crash would replay.
+  put_batch(*table, 4);
+  EXPECT_EQ(Active(ReadRoot(temp.path())).applied_seq, 0u);
+  EXPECT_EQ(Active(ReadRoot(temp.path())).log_half, 0u);
+  put_batch(*table, 5);
+  const lsm::Manifest published = Active(ReadRoot(temp.path()));
+  EXPECT_EQ(published.applied_seq, 3u);
+  EXPECT_EQ(published.log_half, 1u);
+  EXPECT_EQ(published.levels[2].entries, 48u);
   EXPECT_EQ(Contents(*table), oracle);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "format/checksum.h"
 #include "format/pool_layout.h"
@@ -133,6 +134,75 @@ TEST(LsmCorruption, LogBatchesOutOfRangeIsCorruptionAtTheRoot) {
   std::snprintf(offset, sizeof(offset), "(offset 0x%llx)",
                 static_cast<unsigned long long>(RootOffset(temp.path()) + 28));
   EXPECT_NE(db.status().message().find(offset), std::string::npos) << db.status().ToString();
+}
+
+// The root's flags and the manifest's log half are checked: an unknown flag
+// and a half that the log does not have are Corruption at their fields.
+TEST(LsmCorruption, UnknownRootFlagsAndAMissingLogHalfAreCorruption) {
+  for (int field = 0; field < 2; ++field) {
+    testutil::TempPool temp("lsm-root-flags");
+    BuildTable(temp.path());  // M = 1: a log of one half
+    const uint64_t root_offset = RootOffset(temp.path());
+    lsm::LsmRoot root = ReadRoot(temp.path());
+    uint64_t at = root_offset + offsetof(lsm::LsmRoot, flags);
+    if (field == 0) {
+      root.flags = 2;
+      root.checksum = format::Checksum64(&root, offsetof(lsm::LsmRoot, checksum));
+    } else {
+      const uint32_t index = lsm::ActiveManifestIndex(root.active_manifest);
+      lsm::Manifest& manifest = root.manifests[index];
+      manifest.log_half = 1;
+      manifest.checksum = format::Checksum64(&manifest, offsetof(lsm::Manifest, checksum));
+      at = root_offset + offsetof(lsm::LsmRoot, manifests) + index * sizeof(lsm::Manifest) +
+           offsetof(lsm::Manifest, log_half);
+    }
+    testutil::WriteBytes(temp.path(), root_offset, root);
+    auto db = DB::Open(temp.path(), PoolOptions(uint64_t{16} << 20, 1));
+    ASSERT_TRUE(db.status().IsCorruption()) << db.status().ToString();
+    char offset[32];
+    std::snprintf(offset, sizeof(offset), "(offset 0x%llx)", static_cast<unsigned long long>(at));
+    EXPECT_NE(db.status().message().find(offset), std::string::npos) << db.status().ToString();
+  }
+}
+
+// A crash while a checkpoint is in flight leaves records in both log halves
+// (M = 4: a pool file copied after the batch that started it). A damaged
+// record in the second half is Corruption at that record; repair cuts that
+// half before it, and the reopen completes the checkpoint with the first
+// half's records.
+TEST(LsmCorruption, ADamagedRecordInTheSecondLogHalfIsCorruptionAndRepairCutsThatHalf) {
+  testutil::TempPool temp("lsm-two-halves"), crashed("lsm-two-halves-crashed");
+  {
+    auto db = DB::Open(temp.path(), PoolOptions(uint64_t{16} << 20, 1));
+    ASSERT_TRUE(db.ok());
+    TableOptions options = OrderedOptions(16);
+    options.ordered.log_batches = 4;
+    Table* table = *(*db)->CreateTable("o", options);
+    for (uint64_t batch = 0; batch < 5; ++batch) {
+      std::vector<uint64_t> keys, values;
+      for (uint64_t i = 0; i < 16; ++i) {
+        keys.push_back(batch * 100 + i);
+        values.push_back(i);
+      }
+      ASSERT_TRUE(table->Put(keys, values).ok());
+    }
+    std::filesystem::copy_file(temp.path(), crashed.path(),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  const lsm::LsmRoot root = ReadRoot(crashed.path());
+  ASSERT_EQ(lsm::LogHalves(root.flags), 2u);
+  ASSERT_EQ(Active(root).log_half, 0u);
+  ASSERT_EQ(lsm::LogWordEpoch(root.second_log_word), Active(root).log_epoch + 1);
+  const uint64_t half1 = root.log_offset + root.log_capacity / 2;
+  // The second record of half 1 (the first holds 16 keys and values).
+  const uint64_t second = half1 + lsm::ColumnarRecordBytes(16, 8, 8, false);
+  testutil::FlipByte(crashed.path(), second + lsm::kLogRecordHeaderSize + 5, 0x04);
+  ExpectCorruptionAt(crashed.path(), second, /*table_survives_repair=*/true);
+  auto db = DB::Open(crashed.path(), PoolOptions(uint64_t{16} << 20, 1));
+  ASSERT_TRUE(db.ok());
+  Table* table = *(*db)->OpenTable("o");
+  EXPECT_EQ(table->Stats()->keys, 64u);  // batches 0..3; batch 4's record cut
+  EXPECT_EQ(Active(ReadRoot(crashed.path())).log_half, 1u);  // the checkpoint completed
 }
 
 // Pools written before columnar records keep their row records (flags 0,

@@ -41,7 +41,9 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   buffer_entries_ = view->buffer_entries();
   max_dead_percent_ = options.ordered.max_dead_percent;
   manifest_ = view->manifest;
-  log_bytes_ = view->log_bytes;
+  log_halves_ = view->log_halves();
+  half_capacity_ = view->half_capacity;
+  publish_batch_ = CheckpointPublishBatch(view->log_batches);
   level_tombstones_.assign(kMaxLevels, 0);
 
   // Every run whole: a run is read in place by every query, so its bytes are
@@ -59,21 +61,58 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
     level_tombstones_[level] = summary.tombstones;
   }
 
-  // The log: every published record, oldest first, into the write buffer.
-  WriteBuffer buffer;
-  uint64_t last_seq = 0;
-  uint64_t records = 0;
-  GPKV_RETURN_IF_ERROR(
-      ReplayLog(pool_, *view, threads_, &buffer, &last_seq, &records, &log_entries_));
-  if (report != nullptr && records != 0) {
+  // The log: every published record, oldest first, into the write buffer;
+  // the records of a checkpoint's other half (a crash while it was in
+  // flight) into a buffer of their own when the pool is writable: the
+  // checkpoint is done again here before them.
+  const bool resume = view->log_segment_count == 2 && !pool_.read_only();
+  ReplayedLog log;
+  GPKV_RETURN_IF_ERROR(ReplayLog(pool_, *view, threads_, resume, &log));
+  if (report != nullptr && log.records != 0) {
     report->findings.push_back(
         {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", log_offset_,
          pool_.Where(view->TableRegion() + " log", log_offset_) + ": replayed " +
-             std::to_string(records) + " log records into the write buffer"});
+             std::to_string(log.records) + " log records into the write buffer"});
   }
-  next_seq_ = last_seq + 1;
-  version_ = VersionOf(manifest_, std::move(buffer));
+  const LsmView::LogSegment& first = view->log_segments[0];
+  log_half_ = first.half;
+  log_epoch_ = first.epoch;
+  log_bytes_ = first.bytes;
+  log_entries_ = log.entries[0];
+  next_seq_ = log.last_seq[1] + 1;
+  version_ = VersionOf(manifest_, std::move(log.buffers[0]));
+  UpdateLevelTombstones();
+  if (resume) {
+    GPKV_RETURN_IF_ERROR(StartCheckpoint(log.last_seq[0]));
+    version_->buffer = std::move(log.buffers[1]);
+    log_bytes_ = view->log_segments[1].bytes;
+    log_entries_ = log.entries[1];
+    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+    GPKV_RETURN_IF_ERROR(pool_.Sync());
+    if (report != nullptr) {
+      report->findings.push_back(
+          {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", first.offset,
+           pool_.Where(view->TableRegion() + " log", first.offset) +
+               ": completed the checkpoint in flight (the records of log half " +
+               std::to_string(first.half) + " merged into the levels)"});
+    }
+  }
   return Status::OK();
+}
+
+LsmCpu::~LsmCpu() {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  if (pending_ == nullptr) return;
+  // Best effort: an error here leaves the checkpoint to the next open.
+  if (PublishCheckpoint().ok()) pool_.Sync().IgnoreError();
+}
+
+void LsmCpu::UpdateLevelTombstones() {
+  const Manifest& levels = Levels();
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    const RunRef& ref = levels.levels[level];
+    level_tombstones_[level] = ref.offset == 0 ? 0 : pool_.At<RunHeader>(ref.offset)->tombstones;
+  }
 }
 
 std::unique_ptr<LsmCpu::Version> LsmCpu::VersionOf(const Manifest& manifest, WriteBuffer buffer) {
@@ -157,23 +196,40 @@ Status LsmCpu::Write(RunData batch) {
   const bool tombstones = IsTombstone(batch.View().meta[0]);
   const uint64_t record_bytes =
       ColumnarRecordBytes(batch.count(), shape_.key_size(), shape_.value_size, tombstones);
+  if (pending_ != nullptr && pending_->batches + 1 >= publish_batch_) {
+    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  }
   // The logged entries decide (not the buffer's, which merges duplicates as
   // its runs happen to meet): the GPU backend decides the same, flushes at
   // the same batch and writes the same runs.
-  const bool fits_buffer = GoesToLog(log_entries_, log_bytes_, batch.count(), record_bytes,
-                                     buffer_entries_, log_capacity_);
-  GPKV_RETURN_IF_ERROR(fits_buffer ? AppendToLog(std::move(batch)) : Flush(std::move(batch)));
+  if (GoesToLog(log_entries_, log_bytes_, batch.count(), record_bytes, buffer_entries_,
+                half_capacity_)) {
+    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch)));
+  } else {
+    if (pending_ != nullptr) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+    if (log_halves_ == 2 &&
+        GoesToLog(0, 0, batch.count(), record_bytes, buffer_entries_, half_capacity_)) {
+      // The half is full: its records go to the levels behind the batches,
+      // the batch opens the other half.
+      GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
+      GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch)));
+    } else {
+      GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
+    }
+  }
   ++next_seq_;
   GPKV_RETURN_IF_ERROR(MaybeCompact());
   return pool_.Sync();
 }
 
 Status LsmCpu::AppendToLog(RunData batch) {
-  const uint64_t record_bytes = WriteLogRecord(pool_, log_offset_ + log_bytes_, manifest_.log_epoch,
+  const uint64_t half_offset = log_offset_ + log_half_ * half_capacity_;
+  const uint64_t record_bytes = WriteLogRecord(pool_, half_offset + log_bytes_, log_epoch_,
                                                next_seq_, shape_, batch.View(), threads_);
-  PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
+  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;
   log_entries_ += batch.count();
+  if (pending_ != nullptr) ++pending_->batches;
 
   auto next = std::make_unique<Version>();
   next->runs = version_->runs;
@@ -186,44 +242,88 @@ Status LsmCpu::AppendToLog(RunData batch) {
 }
 
 Status LsmCpu::Flush(RunData batch) {
-  // The cascade: the batch and the buffer merge with each occupied level
-  // from 0 up, into the first free level that can hold the result (counted
-  // before merges drop stale entries, so it always fits).
+  // The cascade (layout.h PlanCascade): the batch and the buffer merge with
+  // the occupied levels below the first free level that can hold them.
+  const CascadePlan plan = PlanCascade(manifest_, log2_batch_, batch.count() + log_entries_);
+  if (plan.target >= kMaxLevels) {
+    return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
+                            ": the levels cannot grow past " + std::to_string(kMaxLevels));
+  }
   std::vector<RunView> sources = {batch.View()};
   for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
-  uint64_t upper = batch.count() + log_entries_;
   std::vector<uint64_t> replaced;
-  std::vector<uint32_t> merged_levels;
-  uint32_t target = 0;
-  for (;; ++target) {
-    if (target >= kMaxLevels) {
-      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
-                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
-    }
-    const RunRef& ref = manifest_.levels[target];
-    if (ref.offset != 0) {
-      sources.push_back(PoolRunView(pool_, ref.offset, ref.entries, shape_));
-      upper += ref.entries;
-      replaced.push_back(ref.offset);
-      merged_levels.push_back(target);
-      continue;
-    }
-    if (upper <= LevelCapacity(log2_batch_, target)) break;
+  for (uint32_t i = 0; i < plan.merged_count; ++i) {
+    const RunRef& ref = manifest_.levels[plan.merged[i]];
+    sources.push_back(PoolRunView(pool_, ref.offset, ref.entries, shape_));
+    replaced.push_back(ref.offset);
   }
-  bool older_levels = false;
-  for (uint32_t level = target + 1; level < kMaxLevels; ++level) {
-    older_levels |= manifest_.levels[level].offset != 0;
-  }
-  RunData merged = MergeRuns(sources, shape_, /*drop_tombstones=*/!older_levels, threads_);
+  RunData merged = MergeRuns(sources, shape_, /*drop_tombstones=*/!plan.older_levels, threads_);
   Manifest next = manifest_;
-  for (uint32_t level : merged_levels) next.levels[level] = {0, 0};
+  for (uint32_t i = 0; i < plan.merged_count; ++i) next.levels[plan.merged[i]] = {0, 0};
   if (!merged.empty()) {
     auto offset = WriteRun(pool_, table_id_, shape_, merged.View(), threads_);
     if (!offset.ok()) return offset.status();
-    next.levels[target] = {*offset, merged.count()};
+    next.levels[plan.target] = {*offset, merged.count()};
   }
   next.applied_seq = next_seq_;
   return Install(next, replaced);
+}
+
+Status LsmCpu::StartCheckpoint(uint64_t applied_seq) {
+  Manifest next = manifest_;
+  next.applied_seq = applied_seq;
+  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
+  next.log_half = 1 - manifest_.log_half;
+  std::vector<uint64_t> replaced;
+  if (!version_->buffer.empty()) {
+    const CascadePlan plan = PlanCascade(manifest_, log2_batch_, log_entries_);
+    if (plan.target >= kMaxLevels) {
+      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
+                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
+    }
+    std::vector<RunView> sources;
+    for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
+    for (uint32_t i = 0; i < plan.merged_count; ++i) {
+      const RunRef& ref = manifest_.levels[plan.merged[i]];
+      sources.push_back(PoolRunView(pool_, ref.offset, ref.entries, shape_));
+      replaced.push_back(ref.offset);
+      next.levels[plan.merged[i]] = {0, 0};
+    }
+    RunData merged = MergeRuns(sources, shape_, /*drop_tombstones=*/!plan.older_levels, threads_);
+    if (!merged.empty()) {
+      auto offset = WriteRun(pool_, table_id_, shape_, merged.View(), threads_);
+      if (!offset.ok()) return offset.status();
+      next.levels[plan.target] = {*offset, merged.count()};
+    }
+  }
+  SetLevelCount(&next);
+  pending_ = std::make_unique<Pending>(Pending{next, std::move(replaced), 0});
+  log_half_ = static_cast<uint32_t>(next.log_half);
+  log_epoch_ = next.log_epoch;
+  log_bytes_ = 0;
+  log_entries_ = 0;
+  UpdateLevelTombstones();
+  // Queries read the new run from here on (it is in the pool, persisted);
+  // the replaced runs stay allocated until the manifest is published.
+  auto version = VersionOf(next, WriteBuffer());
+  std::unique_lock<std::shared_mutex> lock(version_mutex_);
+  version_.swap(version);
+  return Status::OK();
+}
+
+Status LsmCpu::PublishCheckpoint() {
+  std::unique_ptr<Pending> pending = std::move(pending_);
+  PublishManifest(pool_, root_offset_, &pending->next);
+  manifest_ = pending->next;
+  // No query reads the replaced runs: the version installed at the
+  // checkpoint's start no longer names them, and queries hold version_mutex_
+  // shared for their whole call.
+  Status first;
+  for (uint64_t offset : pending->replaced) {
+    Status freed = pool_.allocator().Free(offset);
+    if (first.ok() && !freed.ok()) first = freed;
+  }
+  return first;
 }
 
 Status LsmCpu::Compact() {
@@ -233,6 +333,7 @@ Status LsmCpu::Compact() {
 }
 
 Status LsmCpu::CompactLocked() {
+  if (pending_ != nullptr) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
   std::vector<RunView> sources;
   for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
   std::vector<uint64_t> replaced;
@@ -257,7 +358,7 @@ Status LsmCpu::CompactLocked() {
 }
 
 Status LsmCpu::MaybeCompact() {
-  if (!NeedsCompaction(manifest_, level_tombstones_.data(), max_dead_percent_)) {
+  if (!NeedsCompaction(Levels(), level_tombstones_.data(), max_dead_percent_)) {
     return Status::OK();
   }
   return CompactLocked();
@@ -265,17 +366,17 @@ Status LsmCpu::MaybeCompact() {
 
 Status LsmCpu::Install(Manifest next, const std::vector<uint64_t>& replaced) {
   next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
+  next.log_half = manifest_.log_half;
   PublishManifest(pool_, root_offset_, &next);
-  // The log is empty in the new epoch; a crash before this store leaves the
-  // word one epoch behind, which readers take as an empty log.
-  PublishLogWord(pool_, root_offset_, next.log_epoch, 0);
+  // The log half is empty in the new epoch; a crash before this store
+  // leaves the word one epoch behind, which readers take as an empty half.
+  log_half_ = static_cast<uint32_t>(next.log_half);
+  log_epoch_ = next.log_epoch;
+  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, 0);
   manifest_ = next;
   log_bytes_ = 0;
   log_entries_ = 0;
-  for (uint32_t level = 0; level < kMaxLevels; ++level) {
-    const RunRef& ref = manifest_.levels[level];
-    level_tombstones_[level] = ref.offset == 0 ? 0 : pool_.At<RunHeader>(ref.offset)->tombstones;
-  }
+  UpdateLevelTombstones();
   auto version = VersionOf(manifest_, WriteBuffer());
   {
     std::unique_lock<std::shared_mutex> lock(version_mutex_);

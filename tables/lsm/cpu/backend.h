@@ -46,6 +46,12 @@ class LsmCpu {
                                               uint64_t root_offset, const TableOptions& options,
                                               int threads, recovery::Report* report);
 
+  // Publishes a checkpoint still pending (layout.h), so that the next open
+  // finds it done.
+  ~LsmCpu();
+  LsmCpu(const LsmCpu&) = delete;
+  LsmCpu& operator=(const LsmCpu&) = delete;
+
   Status Put(const uint8_t* keys, const uint8_t* values, size_t n);
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t n);
   Status Compact();
@@ -81,6 +87,17 @@ class LsmCpu {
   Status Write(RunData batch);
   Status AppendToLog(RunData batch);
   Status Flush(RunData batch);
+  // A checkpoint (two-half logs): the buffer (records up to applied_seq)
+  // and the cascade's levels merged into a run written to the pool, the
+  // levels it makes installed for queries, its manifest held in pending_;
+  // appends go to the other half from here. REQUIRES: no checkpoint
+  // pending.
+  Status StartCheckpoint(uint64_t applied_seq);
+  // Publishes pending_'s manifest and frees the runs it replaced.
+  Status PublishCheckpoint();
+  // The levels as queries see them: pending_'s manifest, else manifest_.
+  const Manifest& Levels() const { return pending_ != nullptr ? pending_->next : manifest_; }
+  void UpdateLevelTombstones();
   Status CompactLocked();
   Status MaybeCompact();
   // Publishes `next` (a new log epoch: the buffer is in its runs), installs
@@ -105,10 +122,24 @@ class LsmCpu {
   uint64_t log_capacity_ = 0;
   uint64_t buffer_entries_ = 0;  // M * b: the flush rule's bound (GoesToLog)
   uint32_t max_dead_percent_ = 50;
+  uint32_t log_halves_ = 1;
+  uint64_t half_capacity_ = 0;  // bytes of a log half
+  uint64_t publish_batch_ = 1;  // CheckpointPublishBatch(M)
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   Manifest manifest_{};     // the published manifest
-  uint64_t log_bytes_ = 0;  // published log bytes of manifest_.log_epoch
+  // A checkpoint written and not yet published.
+  struct Pending {
+    Manifest next;                   // its manifest (log_epoch, log_half: the other half's)
+    std::vector<uint64_t> replaced;  // runs it frees once published
+    uint64_t batches = 0;            // batches appended since it started
+  };
+  std::unique_ptr<Pending> pending_;
+  // Where batches are appended: manifest_'s half and epoch, or the other
+  // half and the next epoch while a checkpoint is pending.
+  uint32_t log_half_ = 0;
+  uint64_t log_epoch_ = 0;
+  uint64_t log_bytes_ = 0;  // published log bytes of that half
   // Entries of the published log records (a key counted once per record):
   // the write buffer's size as the flush rule counts it (both backends).
   uint64_t log_entries_ = 0;

@@ -227,7 +227,7 @@ LsmStats LsmCpu::Stats() {
   stats.buffer_entries = version_->buffer.entries();
   stats.batch_entries = uint64_t{1} << log2_batch_;
   stats.log_batches = buffer_entries_ >> log2_batch_;
-  AddManifestStats(manifest_, level_tombstones_.data(), log2_batch_, shape_, &stats);
+  AddManifestStats(Levels(), level_tombstones_.data(), log2_batch_, shape_, &stats);
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
   stats.log_bytes = log_bytes_;
   stats.log_capacity = log_capacity_;

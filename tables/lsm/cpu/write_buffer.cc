@@ -28,24 +28,24 @@ WriteBuffer WriteBuffer::With(RunData batch, const EntryShape& shape, int thread
   return next;
 }
 
-Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, WriteBuffer* buffer,
-                 uint64_t* last_seq, uint64_t* records, uint64_t* logged_entries) {
+Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, bool split,
+                 ReplayedLog* out) {
   const EntryShape shape = view.shape();
-  *last_seq = view.manifest.applied_seq;
-  *records = 0;
-  *logged_entries = 0;
+  out->last_seq[0] = out->last_seq[1] = view.manifest.applied_seq;
   Status bad_record;
   GPKV_RETURN_IF_ERROR(ReadLog(
       pool, view,
-      [&](const LogRecordHeader& header, uint64_t offset, const uint8_t* entries) {
+      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+          const uint8_t* entries) {
         if (!bad_record.ok()) return;
         RunData record(shape);
         bad_record = DecodeLogRecord(pool, view, header, offset, entries, &record);
         if (!bad_record.ok()) return;
-        *buffer = buffer->With(std::move(record), shape, threads);
-        *last_seq = header.seq;
-        ++*records;
-        *logged_entries += header.count;
+        const uint32_t into = split ? segment : 0;
+        out->buffers[into] = out->buffers[into].With(std::move(record), shape, threads);
+        out->entries[into] += header.count;
+        for (uint32_t s = segment; s < 2; ++s) out->last_seq[s] = header.seq;
+        ++out->records;
       },
       nullptr, threads));
   return bad_record;

@@ -68,14 +68,20 @@ class WriteBuffer {
   uint64_t entries_ = 0;
 };
 
+// The published log records of a table, replayed (ReplayLog).
+struct ReplayedLog {
+  WriteBuffer buffers[2];     // the records of each log segment (LsmView)
+  uint64_t entries[2] = {};   // their entries (a key counted once per record)
+  uint64_t last_seq[2] = {};  // the last sequence number up to each segment's end
+  uint64_t records = 0;
+};
+
 // Replays the published log records of the table `view` describes, oldest
-// first, into *buffer (each record checked: keys ascending, every entry of
-// the record's sequence number; Corruption naming the record's offset).
-// *last_seq: the last record's sequence number (the manifest's applied_seq
-// when the log is empty); *records: how many were replayed; *entries: their
-// entries in all (a key written by several records counts each time). Both
-// backends' open calls this.
-Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, WriteBuffer* buffer,
-                 uint64_t* last_seq, uint64_t* records, uint64_t* entries);
+// first, into out->buffers[segment] (into buffers[0] alone unless `split`),
+// each record checked: keys ascending, every entry of the record's sequence
+// number; Corruption naming the record's offset. last_seq starts at the
+// manifest's applied_seq. Both backends' open calls this.
+Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, bool split,
+                 ReplayedLog* out);
 
 }  // namespace gpkv::lsm::cpu

@@ -258,9 +258,11 @@ class PhaseTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
-// positions = exclusive prefix sum of flags; *total = their sum (waits).
+// positions = exclusive prefix sum of flags; *total = their sum (waits),
+// read back through `pinned` (one word of pinned host memory: a copy to
+// pageable memory waits behind a checkpoint's copy to the pool).
 Status Positions(const uint32_t* flags, uint64_t n, uint64_t** positions, uint64_t* total,
-                 Scratch& scratch) {
+                 uint64_t* pinned, Scratch& scratch) {
   cudaStream_t stream = scratch.stream();
   GPKV_RETURN_IF_ERROR(scratch.Take(n, positions, "prefix sum"));
   uint64_t* device_total = nullptr;
@@ -279,9 +281,10 @@ Status Positions(const uint32_t* flags, uint64_t n, uint64_t** positions, uint64
   }
   TotalKernel<<<1, 1, 0, stream>>>(flags, *positions, n, device_total);
   GPKV_RETURN_IF_ERROR(LaunchStatus("LSM GPU prefix sum total"));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, device_total, 8, cudaMemcpyDeviceToHost, stream),
-                            "copy a total");
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(pinned, device_total, 8, cudaMemcpyDeviceToHost, stream), "copy a total");
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "LSM GPU prefix sum");
+  *total = *pinned;
   return Status::OK();
 }
 
@@ -301,6 +304,12 @@ bool DeviceBufferCarries(uint64_t newest, uint64_t older, size_t runs_from_older
 // ------------------------------------------------------------------ Impl
 
 LsmGpu::Impl::~Impl() {
+  if (pending_ != nullptr) {
+    // Best effort: an error here leaves the checkpoint to the next open.
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    cudaSetDevice(device_);
+    if (PublishCheckpoint().ok()) pool_.Sync().IgnoreError();
+  }
   // The registration handle goes before the pool closes (its contract).
   if (registration_thread_.joinable()) registration_thread_.join();
   registration_.reset();
@@ -317,8 +326,13 @@ LsmGpu::Impl::~Impl() {
     cudaStreamSynchronize(log_stream_);
     cudaStreamDestroy(log_stream_);
   }
+  if (checkpoint_stream_ != nullptr) {
+    cudaStreamSynchronize(checkpoint_stream_);
+    cudaStreamDestroy(checkpoint_stream_);
+  }
   if (batch_ready_ != nullptr) cudaEventDestroy(batch_ready_);
   if (record_sum_ != nullptr) cudaFreeHost(record_sum_);
+  if (pinned_ != nullptr) cudaFreeHost(pinned_);
 }
 
 Result<RunPtr> LsmGpu::Impl::NewRun(uint64_t count, cudaStream_t stream) {
@@ -380,9 +394,9 @@ Status LsmGpu::Impl::RunFacts(const DeviceRun& run, uint64_t* checksum) {
   RunFactsKernel<<<std::min(Blocks(words), 4096u), kBlock, 0, write_stream_>>>(
       reinterpret_cast<const uint64_t*>(run.base), words, 0, run.meta(), run.count, table_id_, out);
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": run checksum kernel"));
-  unsigned long long host[3];
+  auto* host = reinterpret_cast<unsigned long long*>(pinned_);
   GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(host, out, sizeof(host), cudaMemcpyDeviceToHost, write_stream_),
+      cudaMemcpyAsync(host, out, 3 * sizeof(*host), cudaMemcpyDeviceToHost, write_stream_),
       "copy run facts");
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": run checksum");
   *checksum = RunChecksumFinish(table_id_, words, host[0]);
@@ -401,7 +415,7 @@ Status LsmGpu::Impl::RecordChecksumTerms(const DeviceRun& run, const LogRecordHe
   const uint64_t words =
       ColumnarRecordWords(run.count, shape_.key_size(), shape_.value_size, tombstones);
   const uint64_t key_words = run.count * shape_.key_words;
-  const uint64_t seed = LogRecordSeed(manifest_.log_epoch, header);
+  const uint64_t seed = LogRecordSeed(log_epoch_, header);
   // The keys, then the values with the run's zero padding (the record's).
   RunFactsKernel<<<std::min(Blocks(key_words), 4096u), kBlock, 0, log_stream_>>>(
       run.keys(), key_words, 0, nullptr, 0, seed, out);
@@ -448,9 +462,13 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
   buffer_entries_ = view->buffer_entries();
   max_dead_percent_ = options.ordered.max_dead_percent;
   manifest_ = view->manifest;
-  log_bytes_ = view->log_bytes;
+  log_halves_ = view->log_halves();
+  half_capacity_ = view->half_capacity;
+  publish_batch_ = CheckpointPublishBatch(view->log_batches);
 
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&write_stream_, cudaStreamNonBlocking),
+                            Where() + ": cudaStreamCreate");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&checkpoint_stream_, cudaStreamNonBlocking),
                             Where() + ": cudaStreamCreate");
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&log_stream_, cudaStreamNonBlocking),
                             Where() + ": cudaStreamCreate");
@@ -460,6 +478,14 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
   GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&sum, sizeof(*record_sum_)),
                             Where() + ": pinned log record checksum");
   record_sum_ = static_cast<unsigned long long*>(sum);
+  void* pinned = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&pinned, 4 * sizeof(uint64_t)),
+                            Where() + ": pinned totals");
+  pinned_ = static_cast<uint64_t*>(pinned);
+  // The checkpoint copy's slices (see StartCheckpoint); 0 = one copy.
+  if (const char* chunk = std::getenv("GPKV_LSM_CHECKPOINT_CHUNK_MB")) {
+    checkpoint_chunk_ = std::strtoull(chunk, nullptr, 10) << 20;
+  }
   // Two choices measured by the benchmark (docs/bench/lsm.md).
   const char* alloc = std::getenv("GPKV_LSM_GPU_RUN_ALLOC");
   pooled_runs_ = alloc == nullptr || std::strcmp(alloc, "malloc") != 0;
@@ -499,11 +525,17 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
   // The log: each record checked on the host (ReadLog: position, sequence,
   // checksum; then its keys' order), its arrays uploaded as a device run and
   // carried into the buffer as a write carries it. Row records of older
-  // pools are decoded on the host first.
-  uint64_t last_seq = manifest_.applied_seq, records = 0;
-  log_entries_ = 0;
+  // pools are decoded on the host first. The records of a checkpoint's
+  // other half (a crash while it was in flight) go to a buffer of their own
+  // when the pool is writable: the checkpoint is done again here before
+  // them (as cpu::LsmCpu does).
+  const bool resume = view->log_segment_count == 2 && !pool_.read_only();
+  std::vector<RunPtr> buffers[2];
+  uint64_t entries_of[2] = {0, 0};
+  uint64_t last_seq[2] = {manifest_.applied_seq, manifest_.applied_seq};
+  uint64_t records = 0;
   Status bad_record;
-  auto replay = [&](const LogRecordHeader& header, uint64_t offset,
+  auto replay = [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
                     const uint8_t* entries) -> Status {
     const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
     RunData decoded;
@@ -549,18 +581,21 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
     }
     // The host copies (decoded) must outlive the copies.
     GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), what);
-    auto next = CarryIntoBuffer(version->buffer, *run);
+    const uint32_t into = resume ? segment : 0;
+    auto next = CarryIntoBuffer(buffers[into], *run);
     if (!next.ok()) return next.status();
-    version->buffer = std::move(*next);
-    last_seq = header.seq;
+    buffers[into] = std::move(*next);
+    for (uint32_t s = segment; s < 2; ++s) last_seq[s] = header.seq;
     ++records;
-    log_entries_ += header.count;
+    entries_of[into] += header.count;
     return Status::OK();
   };
   GPKV_RETURN_IF_ERROR(ReadLog(
       pool_, *view,
-      [&](const LogRecordHeader& header, uint64_t offset, const uint8_t* entries) {
-        if (bad_record.ok()) bad_record = replay(header, offset, entries);
+      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+          const uint8_t* entries) {
+        if (bad_record.ok())
+          static_cast<void>(bad_record = replay(segment, header, offset, entries));
       },
       nullptr, threads_));
   GPKV_RETURN_IF_ERROR(bad_record);
@@ -570,8 +605,31 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
          pool_.Where(view->TableRegion() + " log", log_offset_) + ": replayed " +
              std::to_string(records) + " log records into the write buffer"});
   }
-  next_seq_ = last_seq + 1;
+  const LsmView::LogSegment& first = view->log_segments[0];
+  log_half_ = first.half;
+  log_epoch_ = first.epoch;
+  log_bytes_ = first.bytes;
+  log_entries_ = entries_of[0];
+  next_seq_ = last_seq[1] + 1;
+  version->buffer = std::move(buffers[0]);
   version_ = std::move(version);
+  if (resume) {
+    GPKV_RETURN_IF_ERROR(StartCheckpoint(last_seq[0]));
+    auto with_second = std::make_shared<Version>(*version_);
+    with_second->buffer = std::move(buffers[1]);
+    version_ = std::move(with_second);
+    log_bytes_ = view->log_segments[1].bytes;
+    log_entries_ = entries_of[1];
+    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+    GPKV_RETURN_IF_ERROR(pool_.Sync());
+    if (report != nullptr) {
+      report->findings.push_back(
+          {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", first.offset,
+           pool_.Where(view->TableRegion() + " log", first.offset) +
+               ": completed the checkpoint in flight (the records of log half " +
+               std::to_string(first.half) + " merged into the levels)"});
+    }
+  }
   // After the runs are read: pinning the pool beside those copies would
   // slow the open down.
   StartRegistration();
@@ -648,7 +706,7 @@ Result<RunPtr> LsmGpu::Impl::SortBatch(const uint8_t* key_bytes, const uint8_t* 
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": sort kernels"));
   uint64_t* positions = nullptr;
   uint64_t unique = 0;
-  GPKV_RETURN_IF_ERROR(Positions(last, n, &positions, &unique, scratch));
+  GPKV_RETURN_IF_ERROR(Positions(last, n, &positions, &unique, pinned_, scratch));
   auto run = NewRun(unique, stream);
   if (!run.ok()) return run.status();
   const DeviceRun& out = **run;
@@ -693,7 +751,7 @@ Result<RunPtr> LsmGpu::Impl::Merge(const RunPtr& newer, const RunPtr& older, boo
     MergeFlagsKernel<W>
         <<<Blocks(n), kBlock, 0, stream>>>(less, a.meta, b.meta, refs, n, drop_tombstones, keep);
     GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge flags"));
-    return Positions(keep, n, &positions, &total, scratch);
+    return Positions(keep, n, &positions, &total, pinned_, scratch);
   });
   GPKV_RETURN_IF_ERROR(status);
   auto run = NewRun(total, stream);
@@ -728,6 +786,7 @@ Result<RunPtr> LsmGpu::Impl::MergeAll(const std::vector<RunPtr>& newest_first,
 
 Status LsmGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
   std::lock_guard<std::mutex> lock(write_mutex_);
+  GPKV_RETURN_IF_ERROR(broken_);
   if (n == 0) return Status::OK();
   if (n > UINT32_MAX) return Status::InvalidArgument(Where() + ": a batch holds < 2^32 pairs");
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
@@ -746,6 +805,7 @@ Status LsmGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
 
 Status LsmGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
   std::lock_guard<std::mutex> lock(write_mutex_);
+  GPKV_RETURN_IF_ERROR(broken_);
   if (n == 0) return Status::OK();
   if (n > UINT32_MAX) return Status::InvalidArgument(Where() + ": a batch holds < 2^32 keys");
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
@@ -784,7 +844,7 @@ Status LsmGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
   }
   uint64_t* positions = nullptr;
   uint64_t total = 0;
-  GPKV_RETURN_IF_ERROR(Positions(live, unique->count, &positions, &total, scratch));
+  GPKV_RETURN_IF_ERROR(Positions(live, unique->count, &positions, &total, pinned_, scratch));
   auto tombstones = NewRun(total, stream);
   if (!tombstones.ok()) return tombstones.status();
   const DeviceRun& out = **tombstones;
@@ -802,14 +862,25 @@ Status LsmGpu::Impl::Write(RunPtr batch, bool tombstones) {
   if (batch->count == 0) return Status::OK();
   const uint64_t record_bytes =
       ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
-  const bool fits_buffer = GoesToLog(log_entries_, log_bytes_, batch->count, record_bytes,
-                                     buffer_entries_, log_capacity_);
-  if (fits_buffer) {
-    ++times_.log_appends;
+  // The rule of cpu::LsmCpu::Write, so that both write the same bytes.
+  if (pending_ != nullptr && pending_->batches + 1 >= publish_batch_) {
+    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  }
+  ++times_.log_appends;
+  if (GoesToLog(log_entries_, log_bytes_, batch->count, record_bytes, buffer_entries_,
+                half_capacity_)) {
     GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
   } else {
-    ++times_.flushes;
-    GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
+    if (pending_ != nullptr) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+    if (log_halves_ == 2 &&
+        GoesToLog(0, 0, batch->count, record_bytes, buffer_entries_, half_capacity_)) {
+      GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
+      GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
+    } else {
+      --times_.log_appends;
+      ++times_.flushes;
+      GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
+    }
   }
   ++next_seq_;
   ++times_.batches;
@@ -845,7 +916,7 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
   // speed once the pool is registered; through pageable memory before).
   // Past the published bytes: nothing reads them until the log word moves.
   LogRecordHeader header = ColumnarRecordHeader(next_seq_, batch->count, tombstones);
-  const uint64_t record_offset = log_offset_ + log_bytes_;
+  const uint64_t record_offset = log_offset_ + log_half_ * half_capacity_ + log_bytes_;
   ReadyRegistration();
   {
     PhaseTimer timer(&times_.log);
@@ -878,13 +949,13 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
   if (!next_buffer.ok()) return next_buffer.status();
   const uint64_t words =
       ColumnarRecordWords(batch->count, shape_.key_size(), shape_.value_size, tombstones);
-  header.checksum =
-      RunChecksumFinish(LogRecordSeed(manifest_.log_epoch, header), words, *record_sum_);
+  header.checksum = RunChecksumFinish(LogRecordSeed(log_epoch_, header), words, *record_sum_);
   const uint64_t record_bytes = FinishLogRecord(pool_, record_offset, header, shape_);
   times_.copied_bytes += record_bytes;
-  PublishLogWord(pool_, root_offset_, manifest_.log_epoch, log_bytes_ + record_bytes);
+  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, log_bytes_ + record_bytes);
   log_bytes_ += record_bytes;
   log_entries_ += batch->count;
+  if (pending_ != nullptr) ++pending_->batches;
 
   std::shared_ptr<const Version> next = [&] {
     auto version = std::make_shared<Version>(*version_);
@@ -943,33 +1014,21 @@ Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
 }
 
 Status LsmGpu::Impl::Flush(RunPtr batch) {
-  // The cascade as cpu/backend.cc: the batch and the buffer merge with each
-  // occupied level from 0 up, into the first free level that can hold the
-  // result (counted before merges drop stale entries).
+  // The cascade as cpu/backend.cc (layout.h PlanCascade).
+  const CascadePlan plan = PlanCascade(manifest_, log2_batch_, batch->count + log_entries_);
+  if (plan.target >= kMaxLevels) {
+    return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
+                            ": the levels cannot grow past " + std::to_string(kMaxLevels));
+  }
+  const uint32_t target = plan.target;
+  const bool older_levels = plan.older_levels;
   std::vector<RunPtr> sources = {batch};
   sources.insert(sources.end(), version_->buffer.begin(), version_->buffer.end());
-  uint64_t upper = batch->count + log_entries_;
   std::vector<uint64_t> replaced;
-  std::vector<uint32_t> merged_levels;
-  uint32_t target = 0;
-  for (;; ++target) {
-    if (target >= kMaxLevels) {
-      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
-                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
-    }
-    const RunRef& ref = manifest_.levels[target];
-    if (ref.offset != 0) {
-      sources.push_back(version_->levels[target]);
-      upper += ref.entries;
-      replaced.push_back(ref.offset);
-      merged_levels.push_back(target);
-      continue;
-    }
-    if (upper <= LevelCapacity(log2_batch_, target)) break;
-  }
-  bool older_levels = false;
-  for (uint32_t level = target + 1; level < kMaxLevels; ++level) {
-    older_levels |= manifest_.levels[level].offset != 0;
+  std::vector<uint32_t> merged_levels(plan.merged, plan.merged + plan.merged_count);
+  for (uint32_t level : merged_levels) {
+    sources.push_back(version_->levels[level]);
+    replaced.push_back(manifest_.levels[level].offset);
   }
   auto all = [&]() -> Result<RunPtr> {
     PhaseTimer timer(&times_.merge);
@@ -995,14 +1054,148 @@ Status LsmGpu::Impl::Flush(RunPtr batch) {
   return Install(next, replaced, std::move(next_version));
 }
 
+Status LsmGpu::Impl::StartCheckpoint(uint64_t applied_seq) {
+  Manifest next = manifest_;
+  next.applied_seq = applied_seq;
+  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
+  next.log_half = 1 - manifest_.log_half;
+  auto pending = std::make_unique<Pending>();
+  auto next_version = std::make_shared<Version>(*version_);
+  next_version->buffer.clear();
+  if (!version_->buffer.empty()) {
+    const CascadePlan plan = PlanCascade(manifest_, log2_batch_, log_entries_);
+    if (plan.target >= kMaxLevels) {
+      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
+                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
+    }
+    std::vector<RunPtr> sources = version_->buffer;
+    for (uint32_t i = 0; i < plan.merged_count; ++i) {
+      const uint32_t level = plan.merged[i];
+      sources.push_back(version_->levels[level]);
+      pending->replaced.push_back(manifest_.levels[level].offset);
+      next.levels[level] = {0, 0};
+      next_version->levels[level] = nullptr;
+    }
+    auto all = [&]() -> Result<RunPtr> {
+      PhaseTimer timer(&times_.merge);
+      return MergeAll(sources, /*drop_tombstones=*/!plan.older_levels);
+    }();
+    if (!all.ok()) return all.status();
+    RunPtr merged = std::move(*all);
+    if (merged->count != 0) {
+      uint64_t checksum = 0;
+      {
+        PhaseTimer timer(&times_.facts);
+        GPKV_RETURN_IF_ERROR(RunFacts(*merged, &checksum));
+      }
+      {
+        PhaseTimer timer(&times_.fences);
+        GPKV_RETURN_IF_ERROR(BuildFences(*merged));
+      }
+      auto extent = AllocateRun(pool_, table_id_, shape_, merged->count);
+      if (!extent.ok()) return extent.status();
+      next.levels[plan.target] = {extent->offset, merged->count};
+      next_version->levels[plan.target] = merged;
+      pending->run = merged;
+      pending->extent = *extent;
+      RunSummary summary;
+      summary.entries = merged->count;
+      summary.tombstones = merged->tombstones;
+      summary.max_seq = merged->max_seq;
+      const uint64_t array_bytes =
+          merged->count * (shape_.key_size() + 8) + merged->count * shape_.value_size;
+      times_.copied_bytes += array_bytes;
+      ReadyRegistration();  // registered: the copy runs at the link's speed
+      // The copy runs behind the next batches: its own stream (the record
+      // copies and the merges go on) and its own thread (it waits for the
+      // copy, then writes the header and persists).
+      Pending* copy = pending.get();
+      copy->copied = std::async(std::launch::async, [this, copy, summary, checksum, array_bytes] {
+        const auto start = std::chrono::steady_clock::now();
+        // In slices, one in flight at a time: the record copies of the
+        // batches meanwhile share the link instead of queuing behind the
+        // whole run.
+        auto copy_run = [&]() -> Status {
+          GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+          const uint64_t slice = checkpoint_chunk_ == 0 ? array_bytes : checkpoint_chunk_;
+          const std::string what = Where() + ": copy a checkpoint's run into the pool";
+          for (uint64_t at = 0; at < array_bytes; at += slice) {
+            GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.keys + at, copy->run->base + at,
+                                                      std::min(slice, array_bytes - at),
+                                                      cudaMemcpyDeviceToHost, checkpoint_stream_),
+                                      what);
+            GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
+          }
+          return Status::OK();
+        };
+        const Status status = copy_run();
+        if (status.ok()) FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum);
+        copy->copy_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return status;
+      });
+    }
+  }
+  ++times_.checkpoints;
+  SetLevelCount(&next);
+  pending->next = next;
+  pending_ = std::move(pending);
+  log_half_ = static_cast<uint32_t>(next.log_half);
+  log_epoch_ = next.log_epoch;
+  log_bytes_ = 0;
+  log_entries_ = 0;
+  for (uint32_t level = 0; level < kMaxLevels; ++level) {
+    const RunPtr& run = next_version->levels[level];
+    level_tombstones_[level] = run == nullptr ? 0 : run->tombstones;
+  }
+  // Queries read the merged run from here on (GPU memory); the pool's
+  // manifest names the replaced runs until the publish.
+  std::shared_ptr<const Version> installed = std::move(next_version);
+  {
+    std::unique_lock<std::shared_mutex> lock(version_mutex_);
+    version_.swap(installed);
+  }
+  return Status::OK();
+}
+
+Status LsmGpu::Impl::PublishCheckpoint() {
+  std::unique_ptr<Pending> pending = std::move(pending_);
+  if (pending->copied.valid()) {
+    const Status copied = [&] {
+      PhaseTimer timer(&times_.checkpoint_wait);
+      return pending->copied.get();
+    }();
+    times_.checkpoint_copy += pending->copy_seconds;
+    if (!copied.ok()) {
+      pool_.allocator().Free(pending->extent.offset).IgnoreError();
+      static_cast<void>(
+          broken_ = Status(copied.code(), copied.message() +
+                                              " (the table refuses writes until it is reopened; "
+                                              "every acknowledged batch is in its log)"));
+      return broken_;
+    }
+  }
+  PhaseTimer timer(&times_.install);
+  PublishManifest(pool_, root_offset_, &pending->next);
+  manifest_ = pending->next;
+  Status first;
+  for (uint64_t offset : pending->replaced) {
+    Status freed = pool_.allocator().Free(offset);
+    if (first.ok() && !freed.ok()) first = freed;
+  }
+  return first;
+}
+
 Status LsmGpu::Impl::Compact() {
   std::lock_guard<std::mutex> lock(write_mutex_);
+  GPKV_RETURN_IF_ERROR(broken_);
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
   GPKV_RETURN_IF_ERROR(CompactLocked());
   return pool_.Sync();
 }
 
 Status LsmGpu::Impl::CompactLocked() {
+  if (pending_ != nullptr) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
   std::vector<RunPtr> sources = version_->buffer;
   std::vector<uint64_t> replaced;
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
@@ -1031,15 +1224,18 @@ Status LsmGpu::Impl::CompactLocked() {
 }
 
 Status LsmGpu::Impl::MaybeCompact() {
-  if (!NeedsCompaction(manifest_, level_tombstones_, max_dead_percent_)) return Status::OK();
+  if (!NeedsCompaction(Levels(), level_tombstones_, max_dead_percent_)) return Status::OK();
   return CompactLocked();
 }
 
 Status LsmGpu::Impl::Install(Manifest next, const std::vector<uint64_t>& replaced,
                              std::shared_ptr<Version> next_version) {
   next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
+  next.log_half = manifest_.log_half;
   PublishManifest(pool_, root_offset_, &next);
-  PublishLogWord(pool_, root_offset_, next.log_epoch, 0);
+  log_half_ = static_cast<uint32_t>(next.log_half);
+  log_epoch_ = next.log_epoch;
+  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, 0);
   manifest_ = next;
   log_bytes_ = 0;
   log_entries_ = 0;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -224,6 +225,18 @@ class LsmGpu::Impl {
   // them) carried in as DeviceBufferCarries says, the new run's fences built.
   Result<std::vector<RunPtr>> CarryIntoBuffer(const std::vector<RunPtr>& runs, RunPtr batch);
   Status Flush(RunPtr batch);
+  // A checkpoint (two-half logs, layout.h): the buffer (records up to
+  // applied_seq) and the cascade's levels merged on the device, the merged
+  // run's extent allocated and its copy to the pool started on
+  // checkpoint_stream_ by a thread of its own; the levels it makes serve
+  // queries at once, its manifest waits in pending_; appends go to the other
+  // half from here. REQUIRES: no checkpoint pending.
+  Status StartCheckpoint(uint64_t applied_seq);
+  // Waits for pending_'s copy, publishes its manifest, frees the runs it
+  // replaced. A failed copy leaves the table refusing writes (its levels in
+  // GPU memory are ahead of the pool's): reopen it.
+  Status PublishCheckpoint();
+  const Manifest& Levels() const { return pending_ != nullptr ? pending_->next : manifest_; }
   Status CompactLocked();
   Status MaybeCompact();
   Result<uint64_t> WriteRunToPool(DeviceRun& run);
@@ -277,6 +290,9 @@ class LsmGpu::Impl {
     double sync = 0;               // pool Sync at the end of each batch
     double compact = 0;            // MaybeCompact
     double registration_wait = 0;  // waiting for the pool registration
+    double checkpoint_copy = 0;    // a checkpoint's run copied and persisted (its own thread)
+    double checkpoint_wait = 0;    // writers waiting for that at the publish
+    uint64_t checkpoints = 0;
     uint64_t batches = 0, flushes = 0, log_appends = 0;
     uint64_t pageable_copies = 0;  // runs copied before the registration
     uint64_t copied_bytes = 0;
@@ -290,7 +306,30 @@ class LsmGpu::Impl {
   cudaStream_t log_stream_ = nullptr;
   cudaEvent_t batch_ready_ = nullptr;         // a batch sorted on write_stream_
   unsigned long long* record_sum_ = nullptr;  // pinned: RecordChecksumTerms' result
-  Manifest manifest_{};
+  // A checkpoint's run is copied to the pool here, behind the batches.
+  cudaStream_t checkpoint_stream_ = nullptr;
+  uint64_t checkpoint_chunk_ = uint64_t{64} << 20;  // bytes per slice of that copy
+  uint64_t* pinned_ = nullptr;  // 4 words of pinned host memory for the writer's results
+  uint32_t log_halves_ = 1;
+  uint64_t half_capacity_ = 0;  // bytes of a log half
+  uint64_t publish_batch_ = 1;  // CheckpointPublishBatch(M)
+  Manifest manifest_{};         // the published manifest
+  // A checkpoint started and not yet published.
+  struct Pending {
+    Manifest next;                   // its manifest
+    std::vector<uint64_t> replaced;  // runs it frees once published
+    uint64_t batches = 0;            // batches appended since it started
+    RunPtr run;                      // the merged run (null: none)
+    RunExtent extent;                // its extent in the pool
+    std::future<Status> copied;      // the copy and FinishRun, on a thread
+    double copy_seconds = 0;         // written by that thread
+  };
+  std::unique_ptr<Pending> pending_;
+  Status broken_;  // set by a failed checkpoint copy: writes refused
+  // Where batches are appended: manifest_'s half and epoch, or the other
+  // half and the next epoch while a checkpoint is pending.
+  uint32_t log_half_ = 0;
+  uint64_t log_epoch_ = 0;
   uint64_t log_bytes_ = 0;
   uint64_t log_entries_ = 0;  // as cpu::LsmCpu's
   uint64_t next_seq_ = 1;

@@ -469,7 +469,7 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
   stats.buffer_entries = version_->BufferEntries();
   stats.batch_entries = uint64_t{1} << log2_batch_;
   stats.log_batches = buffer_entries_ >> log2_batch_;
-  AddManifestStats(manifest_, level_tombstones_, log2_batch_, shape_, &stats);
+  AddManifestStats(Levels(), level_tombstones_, log2_batch_, shape_, &stats);
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
   stats.log_bytes = log_bytes_;
   stats.log_capacity = log_capacity_;
@@ -478,6 +478,7 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
       {"gpu-batches", static_cast<double>(t.batches)},
       {"gpu-flushes", static_cast<double>(t.flushes)},
       {"gpu-log-appends", static_cast<double>(t.log_appends)},
+      {"gpu-checkpoints", static_cast<double>(t.checkpoints)},
       {"gpu-pageable-run-copies", static_cast<double>(t.pageable_copies)},
       {"gpu-run-bytes-copied", static_cast<double>(t.copied_bytes)},
       {"gpu-registered",
@@ -494,6 +495,8 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
       {"gpu-seconds-sync", t.sync},
       {"gpu-seconds-compact", t.compact},
       {"gpu-seconds-registration-wait", t.registration_wait},
+      {"gpu-seconds-checkpoint-copy", t.checkpoint_copy},
+      {"gpu-seconds-checkpoint-wait", t.checkpoint_wait},
   };
   return stats;
 }
