@@ -84,10 +84,14 @@ struct OrderedOptions {
   // batch of b entries costs one sequential log append (its keys and values)
   // and the levels are rewritten once per M batches instead of once per
   // batch: the durable insert rate of large batches rises toward what the
-  // link or disk moves. The price: a log extent of M * b entries in the pool
-  // (M * b * (K + 8 + V) bytes), M * b entries to replay at open after a
-  // crash, and queries that read up to 8 buffer runs before the levels.
-  // 1..1024, at most 32 GiB of log; fixed at create.
+  // link or disk moves. From M = 2 on the log has two halves: when one is
+  // full, its entries are merged into the levels by a checkpoint that runs
+  // behind the next batches, which go to the other half (on the GPU the new
+  // run's copy to the pool overlaps them). The price: a log extent of M * b
+  // entries (two of them from M = 2: 2 * M * b * (K + 8 + V) bytes), up to 2
+  // * M * b entries to replay at open after a crash, and queries that read
+  // the buffer's runs before the levels. 1..1024, at most 32 GiB per log
+  // half; fixed at create.
   uint32_t log_batches = 1;
   // Automatic compaction: when tombstones make up more than this percentage
   // of the entries in runs, the next write batch rewrites all levels as one

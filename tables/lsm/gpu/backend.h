@@ -23,8 +23,12 @@
 // with cub::DeviceMerge (ties keep the newer entry, the older duplicate is
 // dropped; tombstones are dropped when no older level remains, the CPU's rule
 // of cpu/merge.cc), and the merged run is copied from the device into its
-// extent by the shared run writer (run.h WriteRunWith) and published. At
-// open the log's records are checked on the host and uploaded as they are.
+// extent by the shared run writer (run.h WriteRunWith) and published. A
+// checkpoint (two-half logs, layout.h) merges the same way, but the merged
+// run's copy to the pool runs behind the next batches (checkpoint_stream_,
+// a thread of its own, 16 MB slices) and its manifest is published at the
+// batch the protocol fixes. At open the log's records are checked on the
+// host and uploaded as they are.
 // The pool mapping is registered with CUDA on a thread started at open (so
 // runs reach the pool at the link's speed and neither the open nor a flush
 // includes the pinning); runs written before it is done go through pageable

@@ -308,7 +308,11 @@ class LsmGpu::Impl {
   unsigned long long* record_sum_ = nullptr;  // pinned: RecordChecksumTerms' result
   // A checkpoint's run is copied to the pool here, behind the batches.
   cudaStream_t checkpoint_stream_ = nullptr;
-  uint64_t checkpoint_chunk_ = uint64_t{64} << 20;  // bytes per slice of that copy
+  // Bytes per slice of that copy (GPKV_LSM_CHECKPOINT_CHUNK_MB): 16 MB, ~0.3
+  // ms of the link. H100, M = 64, 2^27-2^28 keys (docs/bench/lsm.md runs
+  // P-T): one copy 497-594 M keys/s (the batches' copies wait behind it),
+  // 256 MB 636, 64 MB 656-763, 16 MB 672-793, 4 MB 685-789.
+  uint64_t checkpoint_chunk_ = uint64_t{16} << 20;
   uint64_t* pinned_ = nullptr;  // 4 words of pinned host memory for the writer's results
   uint32_t log_halves_ = 1;
   uint64_t half_capacity_ = 0;  // bytes of a log half
