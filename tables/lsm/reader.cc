@@ -16,6 +16,22 @@ std::string Hex(uint64_t value) {
   return text;
 }
 
+recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, uint64_t records) {
+  const std::string region = view.TableRegion() + " log";
+  return {recovery::Finding::Severity::kInfo, region, view.log_offset,
+          pool.Where(region, view.log_offset) + ": replayed " + std::to_string(records) +
+              " log records into the write buffer"};
+}
+
+recovery::Finding CompletedCheckpointFinding(const pm::Pool& pool, const LsmView& view) {
+  const std::string region = view.TableRegion() + " log";
+  const LsmView::LogSegment& first = view.log_segments[0];
+  return {recovery::Finding::Severity::kInfo, region, first.offset,
+          pool.Where(region, first.offset) +
+              ": completed the checkpoint in flight (the records of log half " +
+              std::to_string(first.half) + " merged into the levels)"};
+}
+
 std::string LsmView::RunRegion(uint32_t level) const {
   return TableRegion() + " level " + std::to_string(level) + " run";
 }

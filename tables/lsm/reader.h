@@ -15,6 +15,7 @@
 
 #include "gpkv/status.h"
 #include "pm/pool.h"
+#include "recovery/report.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
 
@@ -120,6 +121,11 @@ Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
 // every entry has the record's sequence number.
 Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
                        uint64_t offset, const uint8_t* entries, RunData* out);
+
+// The open's notes for a recovery report: `records` log records replayed
+// into the write buffer; the checkpoint a crash left in flight completed.
+recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, uint64_t records);
+recovery::Finding CompletedCheckpointFinding(const pm::Pool& pool, const LsmView& view);
 
 // "0x3a000"
 std::string Hex(uint64_t value);

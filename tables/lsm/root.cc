@@ -6,6 +6,7 @@
 #include "pm/atomic_word.h"
 #include "pm/extent_allocator.h"
 #include "tables/lsm/reader.h"
+#include "tables/lsm/run.h"
 
 namespace gpkv::lsm {
 
@@ -120,17 +121,13 @@ void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint32_t half, uint64_
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {
   auto view = ReadLsmRoot(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
-  Status first;
-  auto free_extent = [&](uint64_t offset) {
-    Status status = pool.allocator().Free(offset);
-    if (first.ok() && !status.ok()) first = status;
-  };
+  std::vector<uint64_t> extents;
   for (const RunRef& run : view->manifest.levels) {
-    if (run.offset != 0) free_extent(run.offset);
+    if (run.offset != 0) extents.push_back(run.offset);
   }
-  free_extent(view->log_offset);
-  free_extent(root_offset);
-  GPKV_RETURN_IF_ERROR(first);
+  extents.push_back(view->log_offset);
+  extents.push_back(root_offset);
+  GPKV_RETURN_IF_ERROR(FreeRuns(pool, extents));
   return pool.Sync();
 }
 

@@ -238,6 +238,15 @@ uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, 
   return FinishLogRecord(pool, record_offset, header, shape);
 }
 
+Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets) {
+  Status first;
+  for (uint64_t offset : offsets) {
+    Status freed = pool.allocator().Free(offset);
+    if (first.ok() && !freed.ok()) first = freed;
+  }
+  return first;
+}
+
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,
                     const EntryShape& shape) {
   const uint8_t* base = pool.At<uint8_t>(offset);

@@ -161,6 +161,10 @@ uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecord
 uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
                         const EntryShape& shape, const RunView& batch, int threads);
 
+// Frees the extents of replaced runs (after the manifest that drops them is
+// published); the first error, after trying all.
+Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets);
+
 // A run of the pool as a view (offsets as validated by the reader).
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,
                     const EntryShape& shape);

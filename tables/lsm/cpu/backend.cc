@@ -69,10 +69,7 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   ReplayedLog log;
   GPKV_RETURN_IF_ERROR(ReplayLog(pool_, *view, threads_, resume, &log));
   if (report != nullptr && log.records != 0) {
-    report->findings.push_back(
-        {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", log_offset_,
-         pool_.Where(view->TableRegion() + " log", log_offset_) + ": replayed " +
-             std::to_string(log.records) + " log records into the write buffer"});
+    report->findings.push_back(ReplayedLogFinding(pool_, *view, log.records));
   }
   const LsmView::LogSegment& first = view->log_segments[0];
   log_half_ = first.half;
@@ -89,13 +86,7 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
     log_entries_ = log.entries[1];
     GPKV_RETURN_IF_ERROR(PublishCheckpoint());
     GPKV_RETURN_IF_ERROR(pool_.Sync());
-    if (report != nullptr) {
-      report->findings.push_back(
-          {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", first.offset,
-           pool_.Where(view->TableRegion() + " log", first.offset) +
-               ": completed the checkpoint in flight (the records of log half " +
-               std::to_string(first.half) + " merged into the levels)"});
-    }
+    if (report != nullptr) report->findings.push_back(CompletedCheckpointFinding(pool_, *view));
   }
   return Status::OK();
 }
@@ -298,17 +289,25 @@ Status LsmCpu::StartCheckpoint(uint64_t applied_seq) {
   }
   SetLevelCount(&next);
   pending_ = std::make_unique<Pending>(Pending{next, std::move(replaced), 0});
-  log_half_ = static_cast<uint32_t>(next.log_half);
-  log_epoch_ = next.log_epoch;
-  log_bytes_ = 0;
-  log_entries_ = 0;
-  UpdateLevelTombstones();
+  EnterLogHalf(next);
   // Queries read the new run from here on (it is in the pool, persisted);
   // the replaced runs stay allocated until the manifest is published.
-  auto version = VersionOf(next, WriteBuffer());
+  InstallLevels(next);
+  return Status::OK();
+}
+
+void LsmCpu::EnterLogHalf(const Manifest& manifest) {
+  log_half_ = static_cast<uint32_t>(manifest.log_half);
+  log_epoch_ = manifest.log_epoch;
+  log_bytes_ = 0;
+  log_entries_ = 0;
+}
+
+void LsmCpu::InstallLevels(const Manifest& manifest) {
+  UpdateLevelTombstones();
+  auto version = VersionOf(manifest, WriteBuffer());
   std::unique_lock<std::shared_mutex> lock(version_mutex_);
   version_.swap(version);
-  return Status::OK();
 }
 
 Status LsmCpu::PublishCheckpoint() {
@@ -318,12 +317,7 @@ Status LsmCpu::PublishCheckpoint() {
   // No query reads the replaced runs: the version installed at the
   // checkpoint's start no longer names them, and queries hold version_mutex_
   // shared for their whole call.
-  Status first;
-  for (uint64_t offset : pending->replaced) {
-    Status freed = pool_.allocator().Free(offset);
-    if (first.ok() && !freed.ok()) first = freed;
-  }
-  return first;
+  return FreeRuns(pool_, pending->replaced);
 }
 
 Status LsmCpu::Compact() {
@@ -370,26 +364,13 @@ Status LsmCpu::Install(Manifest next, const std::vector<uint64_t>& replaced) {
   PublishManifest(pool_, root_offset_, &next);
   // The log half is empty in the new epoch; a crash before this store
   // leaves the word one epoch behind, which readers take as an empty half.
-  log_half_ = static_cast<uint32_t>(next.log_half);
-  log_epoch_ = next.log_epoch;
-  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, 0);
+  PublishLogWord(pool_, root_offset_, static_cast<uint32_t>(next.log_half), next.log_epoch, 0);
   manifest_ = next;
-  log_bytes_ = 0;
-  log_entries_ = 0;
-  UpdateLevelTombstones();
-  auto version = VersionOf(manifest_, WriteBuffer());
-  {
-    std::unique_lock<std::shared_mutex> lock(version_mutex_);
-    version_.swap(version);
-  }
+  EnterLogHalf(next);
+  InstallLevels(next);
   // No query reads the replaced runs any more: queries hold version_mutex_
   // shared for their whole call, and the new version is installed.
-  Status first;
-  for (uint64_t offset : replaced) {
-    Status freed = pool_.allocator().Free(offset);
-    if (first.ok() && !freed.ok()) first = freed;
-  }
-  return first;
+  return FreeRuns(pool_, replaced);
 }
 
 }  // namespace gpkv::lsm::cpu

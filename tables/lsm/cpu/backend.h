@@ -98,6 +98,10 @@ class LsmCpu {
   // The levels as queries see them: pending_'s manifest, else manifest_.
   const Manifest& Levels() const { return pending_ != nullptr ? pending_->next : manifest_; }
   void UpdateLevelTombstones();
+  // Appends go to the (empty) log half of `manifest`'s epoch from here on.
+  void EnterLogHalf(const Manifest& manifest);
+  // Installs the version of `manifest`'s levels with an empty buffer.
+  void InstallLevels(const Manifest& manifest);
   Status CompactLocked();
   Status MaybeCompact();
   // Publishes `next` (a new log epoch: the buffer is in its runs), installs

@@ -600,10 +600,7 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
       nullptr, threads_));
   GPKV_RETURN_IF_ERROR(bad_record);
   if (report != nullptr && records != 0) {
-    report->findings.push_back(
-        {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", log_offset_,
-         pool_.Where(view->TableRegion() + " log", log_offset_) + ": replayed " +
-             std::to_string(records) + " log records into the write buffer"});
+    report->findings.push_back(ReplayedLogFinding(pool_, *view, records));
   }
   const LsmView::LogSegment& first = view->log_segments[0];
   log_half_ = first.half;
@@ -622,13 +619,7 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
     log_entries_ = entries_of[1];
     GPKV_RETURN_IF_ERROR(PublishCheckpoint());
     GPKV_RETURN_IF_ERROR(pool_.Sync());
-    if (report != nullptr) {
-      report->findings.push_back(
-          {recovery::Finding::Severity::kInfo, view->TableRegion() + " log", first.offset,
-           pool_.Where(view->TableRegion() + " log", first.offset) +
-               ": completed the checkpoint in flight (the records of log half " +
-               std::to_string(first.half) + " merged into the levels)"});
-    }
+    if (report != nullptr) report->findings.push_back(CompletedCheckpointFinding(pool_, *view));
   }
   // After the runs are read: pinning the pool beside those copies would
   // slow the open down.
@@ -1140,22 +1131,31 @@ Status LsmGpu::Impl::StartCheckpoint(uint64_t applied_seq) {
   SetLevelCount(&next);
   pending->next = next;
   pending_ = std::move(pending);
-  log_half_ = static_cast<uint32_t>(next.log_half);
-  log_epoch_ = next.log_epoch;
+  EnterLogHalf(next);
+  // Queries read the merged run from here on (GPU memory); the pool's
+  // manifest names the replaced runs until the publish.
+  InstallLevels(std::move(next_version));
+  return Status::OK();
+}
+
+void LsmGpu::Impl::EnterLogHalf(const Manifest& manifest) {
+  log_half_ = static_cast<uint32_t>(manifest.log_half);
+  log_epoch_ = manifest.log_epoch;
   log_bytes_ = 0;
   log_entries_ = 0;
+}
+
+void LsmGpu::Impl::InstallLevels(std::shared_ptr<Version> next_version) {
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
     const RunPtr& run = next_version->levels[level];
     level_tombstones_[level] = run == nullptr ? 0 : run->tombstones;
   }
-  // Queries read the merged run from here on (GPU memory); the pool's
-  // manifest names the replaced runs until the publish.
   std::shared_ptr<const Version> installed = std::move(next_version);
   {
     std::unique_lock<std::shared_mutex> lock(version_mutex_);
     version_.swap(installed);
   }
-  return Status::OK();
+  installed.reset();  // the old version, outside the lock
 }
 
 Status LsmGpu::Impl::PublishCheckpoint() {
@@ -1178,12 +1178,7 @@ Status LsmGpu::Impl::PublishCheckpoint() {
   PhaseTimer timer(&times_.install);
   PublishManifest(pool_, root_offset_, &pending->next);
   manifest_ = pending->next;
-  Status first;
-  for (uint64_t offset : pending->replaced) {
-    Status freed = pool_.allocator().Free(offset);
-    if (first.ok() && !freed.ok()) first = freed;
-  }
-  return first;
+  return FreeRuns(pool_, pending->replaced);
 }
 
 Status LsmGpu::Impl::Compact() {
@@ -1233,31 +1228,14 @@ Status LsmGpu::Impl::Install(Manifest next, const std::vector<uint64_t>& replace
   next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
   next.log_half = manifest_.log_half;
   PublishManifest(pool_, root_offset_, &next);
-  log_half_ = static_cast<uint32_t>(next.log_half);
-  log_epoch_ = next.log_epoch;
-  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, 0);
+  PublishLogWord(pool_, root_offset_, static_cast<uint32_t>(next.log_half), next.log_epoch, 0);
   manifest_ = next;
-  log_bytes_ = 0;
-  log_entries_ = 0;
-  for (uint32_t level = 0; level < kMaxLevels; ++level) {
-    const RunPtr& run = next_version->levels[level];
-    level_tombstones_[level] = run == nullptr ? 0 : run->tombstones;
-  }
-  std::shared_ptr<const Version> installed = std::move(next_version);
-  {
-    std::unique_lock<std::shared_mutex> lock(version_mutex_);
-    version_.swap(installed);
-  }
-  installed.reset();  // the old version, outside the lock
+  EnterLogHalf(next);
+  InstallLevels(std::move(next_version));
   // Queries read the device copies, never the pool's runs: the replaced
   // extents can go now (their device copies go with the last version
   // holding them).
-  Status first;
-  for (uint64_t offset : replaced) {
-    Status freed = pool_.allocator().Free(offset);
-    if (first.ok() && !freed.ok()) first = freed;
-  }
-  return first;
+  return FreeRuns(pool_, replaced);
 }
 
 // ------------------------------------------------------------------ facade

@@ -237,6 +237,10 @@ class LsmGpu::Impl {
   // GPU memory are ahead of the pool's): reopen it.
   Status PublishCheckpoint();
   const Manifest& Levels() const { return pending_ != nullptr ? pending_->next : manifest_; }
+  // Appends go to the (empty) log half of `manifest`'s epoch from here on.
+  void EnterLogHalf(const Manifest& manifest);
+  // Installs `next_version` for queries, its levels' tombstone counts kept.
+  void InstallLevels(std::shared_ptr<Version> next_version);
   Status CompactLocked();
   Status MaybeCompact();
   Result<uint64_t> WriteRunToPool(DeviceRun& run);
