@@ -31,8 +31,10 @@ struct LsmStats {
   uint32_t runs = 0;            // occupied levels
   uint64_t capacity = 0;        // entries the levels 0..levels-1 can hold
   uint64_t run_bytes = 0;
-  uint64_t log_bytes = 0;  // published log bytes
-  uint64_t log_capacity = 0;
+  uint64_t log_bytes = 0;           // published log bytes (of the half batches go to)
+  uint64_t log_capacity = 0;        // bytes of the log extent (all halves)
+  uint32_t log_halves = 1;          // 2: a checkpoint runs behind the batches (M >= 2)
+  bool checkpoint_pending = false;  // a checkpoint written, its manifest not yet published
   uint64_t compactions = 0;
   uint64_t applied_seq = 0;
   std::vector<uint64_t> level_entries;  // per level 0..levels-1 (0 = empty)

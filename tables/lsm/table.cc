@@ -29,6 +29,11 @@ TableStats PublicStats(const LsmStats& stats) {
   add("run-bytes", static_cast<double>(stats.run_bytes));
   add("log-bytes", static_cast<double>(stats.log_bytes));
   add("log-capacity", static_cast<double>(stats.log_capacity));
+  add("log-halves", stats.log_halves);
+  add("checkpoint-pending", stats.checkpoint_pending ? 1.0 : 0.0);
+  // The last batch in the levels (a pending checkpoint's, which queries
+  // read already).
+  add("applied-seq", static_cast<double>(stats.applied_seq));
   for (size_t level = 0; level < stats.level_entries.size(); ++level) {
     add("level-" + std::to_string(level) + "-entries",
         static_cast<double>(stats.level_entries[level]));

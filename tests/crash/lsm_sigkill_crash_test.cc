@@ -18,9 +18,11 @@
 // fires a random fraction of the step's reference duration later. Under load
 // the step runs slower and the kill lands earlier inside it. The first test
 // draws steps by duration over the whole run (log appends, flushes,
-// cascades); the second only compactions. Both require that a quarter of
-// the kills land inside their step (about three quarters do). Verdicts are
-// the checks of every killed pool.
+// cascades); the second only compactions; the third runs the first's draw on
+// a table whose log has two halves (M = 4), so kills land in checkpoints
+// started, in flight and published. All require that a quarter of the kills
+// land inside their step (about three quarters do). Verdicts are the checks
+// of every killed pool.
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <signal.h>
@@ -131,7 +133,7 @@ struct StepRecord {
   uint32_t step;
   uint64_t points;  // persist points passed since the open
   int64_t sent_ns;
-  uint32_t flushed;    // calibration: the step left the log empty (it flushed)
+  uint32_t flushed;    // calibration: the step wrote a run (flush, checkpoint or compaction)
   uint32_t compacted;  // calibration: the step compacted
 };
 
@@ -164,18 +166,21 @@ Options LsmChildOptions(int threads) {
   if (!db.ok()) _exit(10);
   auto table = (*db)->OpenTable(kTable);
   if (!table.ok()) _exit(11);
-  double compactions = 0;
+  double compactions = 0, applied = 0;
   for (uint32_t i = 0; i < steps.size(); ++i) {
     SendRecord(fd, {StepRecord::kStarted, i, 0, 0, 0, 0});
     if (!RunLsmStep(**table, steps[i]).ok()) _exit(12);
     StepRecord ack{StepRecord::kAcknowledged, i, 0, 0, 0, 0};
     SendRecord(fd, ack);
     if (calibrate) {
-      auto log_bytes = (*table)->GetProperty("lsm.log-bytes");
+      // A step that moved the levels' last batch wrote a run: a flush, a
+      // cascade, a checkpoint or a compaction.
+      auto applied_now = (*table)->GetProperty("lsm.applied-seq");
       auto now = (*table)->GetProperty("lsm.compactions");
-      if (!log_bytes.ok() || !now.ok()) _exit(15);
-      StepRecord facts{StepRecord::kEnd, i, 0, 0, *log_bytes == 0, *now > compactions};
+      if (!applied_now.ok() || !now.ok()) _exit(15);
+      StepRecord facts{StepRecord::kEnd, i, 0, 0, *applied_now != applied, *now > compactions};
       compactions = *now;
+      applied = *applied_now;
       SendRecord(fd, facts);  // kEnd with step i: facts of step i
     }
   }
@@ -346,8 +351,11 @@ class LsmSigkillCrash : public ::testing::Test {
     table_options.value_size = kValueSize;
     table_options.ordered.batch_entries = kBatchEntries;
     table_options.ordered.max_dead_percent = 30;
+    table_options.ordered.log_batches = log_batches_;
     ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
   }
+
+  uint32_t log_batches_ = 1;  // M
 
   void FreshCopy() {
     std::filesystem::copy_file(base_.path(), work_.path(),
@@ -461,6 +469,20 @@ TEST_F(LsmSigkillCrash, KillsDuringLogAppendsFlushesAndCascadesLeaveWholeBatches
       Scaled(80),
       [](const LsmStep& step, const StepTiming&) { return step.kind != LsmStep::kCompact; },
       "sigkill during puts and cascades");
+}
+
+// M = 4: a log of two halves of < 4 b entries, so the workload's larger
+// batches start checkpoints behind the next ones and publish them later.
+class LsmSigkillCrashCheckpoints : public LsmSigkillCrash {
+ protected:
+  LsmSigkillCrashCheckpoints() { log_batches_ = 4; }
+};
+
+TEST_F(LsmSigkillCrashCheckpoints, KillsDuringCheckpointsLeaveWholeBatches) {
+  KillRepeatedly(
+      Scaled(40),
+      [](const LsmStep& step, const StepTiming&) { return step.kind != LsmStep::kCompact; },
+      "sigkill during puts and checkpoints (M = 4)");
 }
 
 TEST_F(LsmSigkillCrash, KillsDuringCompactionLeaveWholeBatches) {

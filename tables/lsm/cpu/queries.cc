@@ -231,6 +231,8 @@ LsmStats LsmCpu::Stats() {
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
   stats.log_bytes = log_bytes_;
   stats.log_capacity = log_capacity_;
+  stats.log_halves = log_halves_;
+  stats.checkpoint_pending = pending_ != nullptr;
   return stats;
 }
 

@@ -473,6 +473,8 @@ Result<LsmStats> LsmGpu::Impl::Stats() {
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
   stats.log_bytes = log_bytes_;
   stats.log_capacity = log_capacity_;
+  stats.log_halves = log_halves_;
+  stats.checkpoint_pending = pending_ != nullptr;
   const WriteTimes& t = times_;
   stats.write_profile = {
       {"gpu-batches", static_cast<double>(t.batches)},
