@@ -54,13 +54,21 @@ TEST(FuzzCorpus, CheckedInInputsRunCleanly) {
 TEST(FuzzCorpus, SeedPoolsAreValidPoolsOfTheCurrentFormat) {
   testutil::TempPool scratch("fuzz-seeds");
   auto seeds = MakeSeedPools(scratch.path());
-  ASSERT_EQ(seeds.size(), 6u);
-  for (const auto& seed : seeds) {
+  ASSERT_EQ(seeds.size(), 7u);
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    const std::vector<uint8_t>& seed = seeds[i];
     ASSERT_LT(seed.size(), kFuzzPoolSize / 2) << "a seed should be mostly trailing zeros";
     ASSERT_TRUE(WritePoolFile(scratch.path(), seed.data(), seed.size()));
     auto report = recovery::VerifyPool(scratch.path(), nullptr);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
-    EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+    if (i + 1 < seeds.size()) {
+      EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+    } else {
+      // The checkpoint in flight: its run is written but no manifest names
+      // it yet, a note (freed at the next open), not damage.
+      EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+      EXPECT_EQ(report->findings.size(), 1u);
+    }
   }
   // The checked-in seeds too: when the format changes, regenerate them with
   // GPKV_FUZZ_WRITE_SEEDS=tests/fuzz/corpus build-fuzz/pool_fuzzer (ci-fuzz.sh).

@@ -154,6 +154,9 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
     bool erase_some, drop_one;
     bool ordered = false;
     uint32_t log_batches = 1;
+    // Ordered: batches of 16 new keys, the pool's bytes read while the
+    // table is open (a checkpoint in flight: records in both log halves).
+    bool in_flight = false;
   };
   const Shape shapes[] = {
       {8, 8, 0, false, false},     // empty table
@@ -166,6 +169,10 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       // An ordered table whose log holds 4 batches of b: a flush of the log's
       // records, then an erase record (tombstones) and a put record.
       {8, 16, 150, true, false, true, 4},
+      // An ordered table with M = 4 caught with a checkpoint in flight: its
+      // run written, its manifest not yet published, records in both halves
+      // of the log.
+      {8, 8, 80, false, false, true, 4, true},
   };
   std::vector<std::vector<uint8_t>> seeds;
   for (const Shape& shape : shapes) {
@@ -173,6 +180,15 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
     Options options = FuzzOptions();
     options.create_if_missing = true;
     options.pool_size = kFuzzPoolSize;
+    std::vector<uint8_t> bytes(kFuzzPoolSize);
+    auto read_pool = [&] {
+      int fd = ::open(scratch.c_str(), O_RDONLY);
+      if (fd < 0) return false;
+      ssize_t got = ::read(fd, bytes.data(), bytes.size());
+      ::close(fd);
+      return got == static_cast<ssize_t>(bytes.size());
+    };
+    bool read = false;
     {
       auto db = DB::Open(scratch, options);
       if (!db.ok()) continue;
@@ -195,7 +211,20 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       std::vector<uint8_t> keys = ProbeKeys(shape.key_size, shape.keys, 0);
       std::vector<uint8_t> values(static_cast<size_t>(shape.keys) * shape.value_size);
       for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i * 13 + 5);
-      if (shape.keys > 0) (*table)->Put(keys, values).IgnoreError();
+      if (shape.in_flight) {
+        // Five batches of b = 16: the fourth starts a checkpoint, the fifth
+        // is the second batch of the other half (published before the third).
+        for (uint32_t at = 0; at + 16 <= shape.keys; at += 16) {
+          (*table)
+              ->Put(ConstBytes(keys.data() + at * shape.key_size, 16 * shape.key_size),
+                    ConstBytes(values.data() + at * shape.value_size, 16 * shape.value_size))
+              .IgnoreError();
+        }
+        read = read_pool();
+        if (!read) continue;
+      } else if (shape.keys > 0) {
+        (*table)->Put(keys, values).IgnoreError();
+      }
       if (shape.keys > 0 && shape.value_size > 8) {
         // Update half of them: new cells, the old ones free.
         size_t half = shape.keys / 2;
@@ -206,7 +235,7 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       if (shape.erase_some) {
         (*table)->Erase(ConstBytes(keys.data(), keys.size() / 4)).IgnoreError();
       }
-      if (shape.ordered) {  // a small batch: it stays in the log
+      if (shape.ordered && !shape.in_flight) {  // a small batch: it stays in the log
         (*table)
             ->Put(ConstBytes(keys.data(), 3 * shape.key_size),
                   ConstBytes(values.data(), 3 * shape.value_size))
@@ -214,12 +243,7 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       }
       if (shape.drop_one) (*db)->DropTable("dropped").IgnoreError();
     }
-    std::vector<uint8_t> bytes(kFuzzPoolSize);
-    int fd = ::open(scratch.c_str(), O_RDONLY);
-    if (fd < 0) continue;
-    ssize_t got = ::read(fd, bytes.data(), bytes.size());
-    ::close(fd);
-    if (got != static_cast<ssize_t>(bytes.size())) continue;
+    if (!read && !read_pool()) continue;
     size_t end = bytes.size();
     while (end > 0 && bytes[end - 1] == 0) --end;
     bytes.resize(end);
