@@ -59,18 +59,28 @@ __global__ void ExtractWordKernel(const uint64_t* keys, const uint32_t* perm, ui
   }
 }
 
+// Key j of the stably sorted order: sorted[j] when the sort's own output
+// holds the keys (one-word keys), else the input's key perm[j].
+template <uint32_t W>
+__device__ __forceinline__ const uint64_t* SortedKey(const uint64_t* keys, const uint64_t* sorted,
+                                                     const uint32_t* perm, uint64_t j) {
+  return sorted != nullptr ? sorted + j * W : keys + uint64_t{perm[j]} * W;
+}
+
 // Over the stably sorted order: last[j] = 1 where sorted entry j is the
 // last occurrence of its key; first_flags[input] = 1 where the input is the
 // first occurrence of its key.
 template <uint32_t W>
-__global__ void SortedFlagsKernel(const uint64_t* keys, const uint32_t* perm, uint64_t n,
-                                  uint32_t* last, uint8_t* first_flags) {
+__global__ void SortedFlagsKernel(const uint64_t* keys, const uint64_t* sorted,
+                                  const uint32_t* perm, uint64_t n, uint32_t* last,
+                                  uint8_t* first_flags) {
   for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
        j += uint64_t{gridDim.x} * blockDim.x) {
-    const uint64_t* key = keys + uint64_t{perm[j]} * W;
-    last[j] = j + 1 == n || Compare<W>(key, keys + uint64_t{perm[j + 1]} * W) != 0;
+    const uint64_t* key = SortedKey<W>(keys, sorted, perm, j);
+    last[j] = j + 1 == n || Compare<W>(key, SortedKey<W>(keys, sorted, perm, j + 1)) != 0;
     if (first_flags != nullptr) {
-      first_flags[perm[j]] = j == 0 || Compare<W>(keys + uint64_t{perm[j - 1]} * W, key) != 0;
+      first_flags[perm[j]] =
+          j == 0 || Compare<W>(SortedKey<W>(keys, sorted, perm, j - 1), key) != 0;
     }
   }
 }
@@ -78,18 +88,20 @@ __global__ void SortedFlagsKernel(const uint64_t* keys, const uint32_t* perm, ui
 // The sorted batch's entries: entry positions[j] from input perm[j] where
 // last[j]; unique_of[input] = the entry its key became.
 template <uint32_t W>
-__global__ void GatherBatchKernel(const uint64_t* keys, const uint8_t* values, const uint32_t* perm,
-                                  const uint32_t* last, const uint64_t* positions, uint64_t n,
-                                  uint64_t meta, uint32_t value_size, uint64_t* out_keys,
-                                  uint64_t* out_meta, uint8_t* out_values, uint32_t* unique_of) {
+__global__ void GatherBatchKernel(const uint64_t* keys, const uint64_t* sorted,
+                                  const uint8_t* values, const uint32_t* perm, const uint32_t* last,
+                                  const uint64_t* positions, uint64_t n, uint64_t meta,
+                                  uint32_t value_size, uint64_t* out_keys, uint64_t* out_meta,
+                                  uint8_t* out_values, uint32_t* unique_of) {
   for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
        j += uint64_t{gridDim.x} * blockDim.x) {
     const uint64_t input = perm[j];
     const uint64_t at = positions[j];
     if (unique_of != nullptr) unique_of[input] = static_cast<uint32_t>(at);
     if (!last[j]) continue;
+    const uint64_t* key = SortedKey<W>(keys, sorted, perm, j);
 #pragma unroll
-    for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = keys[input * W + w];
+    for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = key[w];
     out_meta[at] = meta;
     uint8_t* value = out_values + at * value_size;
     if (values != nullptr) {
@@ -668,31 +680,37 @@ Result<RunPtr> LsmGpu::Impl::SortBatch(const uint8_t* key_bytes, const uint8_t* 
   uint64_t *word = nullptr, *word_out = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(n, &perm, "sort permutation"));
   GPKV_RETURN_IF_ERROR(scratch.Take(n, &perm_out, "sort permutation"));
-  GPKV_RETURN_IF_ERROR(scratch.Take(n, &word, "sort keys"));
+  if (W > 1) GPKV_RETURN_IF_ERROR(scratch.Take(n, &word, "sort keys"));
   GPKV_RETURN_IF_ERROR(scratch.Take(n, &word_out, "sort keys"));
   GPKV_RETURN_IF_ERROR(scratch.Take(n, &last, "sort flags"));
   IotaKernel<<<Blocks(n), kBlock, 0, stream>>>(perm, n);
   // Stable LSD passes: the least significant word first, the input position
-  // as payload, so equal keys stay in input order.
+  // as payload, so equal keys stay in input order. One-word keys are sorted
+  // from the input as they are, and the sort's output is then the sorted
+  // keys themselves (no gather of a word, no gather of keys through perm).
+  const uint64_t* sort_in = W == 1 ? keys : word;
   size_t bytes = 0;
   auto sort = [&](void* storage, size_t& size) {
-    return cub::DeviceRadixSort::SortPairs(storage, size, word, word_out, perm, perm_out,
+    return cub::DeviceRadixSort::SortPairs(storage, size, sort_in, word_out, perm, perm_out,
                                            static_cast<int64_t>(n), 0, 64, stream);
   };
   GPKV_RETURN_IF_ERROR(CubTempBytes(sort, &bytes, "cub::DeviceRadixSort (size)"));
   uint8_t* storage = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &storage, "radix sort"));
   for (uint32_t w = 0; w < W; ++w) {
-    DispatchWords(W, [&](auto words) {
-      ExtractWordKernel<decltype(words)::value>
-          <<<Blocks(n), kBlock, 0, stream>>>(keys, perm, w, word, n);
-    });
+    if (W > 1) {
+      DispatchWords(W, [&](auto words) {
+        ExtractWordKernel<decltype(words)::value>
+            <<<Blocks(n), kBlock, 0, stream>>>(keys, perm, w, word, n);
+      });
+    }
     GPKV_RETURN_IF_ERROR(RunCub(sort, CubTempStorage{storage, bytes}, "cub::DeviceRadixSort"));
     std::swap(perm, perm_out);
   }
+  const uint64_t* sorted = W == 1 ? word_out : nullptr;
   DispatchWords(W, [&](auto words) {
     SortedFlagsKernel<decltype(words)::value>
-        <<<Blocks(n), kBlock, 0, stream>>>(keys, perm, n, last, first_flags);
+        <<<Blocks(n), kBlock, 0, stream>>>(keys, sorted, perm, n, last, first_flags);
   });
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": sort kernels"));
   uint64_t* positions = nullptr;
@@ -703,8 +721,8 @@ Result<RunPtr> LsmGpu::Impl::SortBatch(const uint8_t* key_bytes, const uint8_t* 
   const DeviceRun& out = **run;
   DispatchWords(W, [&](auto words) {
     GatherBatchKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
-        keys, values, perm, last, positions, n, meta, shape_.value_size, out.keys(), out.meta(),
-        out.values(), unique_of);
+        keys, sorted, values, perm, last, positions, n, meta, shape_.value_size, out.keys(),
+        out.meta(), out.values(), unique_of);
   });
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": gather a sorted batch"));
   return run;
