@@ -207,6 +207,32 @@ GPKV_HD constexpr bool GoesToLog(uint64_t logged_entries, uint64_t logged_bytes,
                                  uint64_t log_capacity) {
   return logged_entries + count < buffer_entries && logged_bytes + record_bytes <= log_capacity;
 }
+// What a write batch does (both backends, so that they write the same
+// bytes): publish a pending checkpoint first when the batch would be the
+// CheckpointPublishBatch-th of its half (publish_batch) or does not go to
+// the log; then append to the log (GoesToLog on the half batches go to),
+// start a checkpoint (a two-half log whose empty half would take the
+// batch: the batch opens it), or flush the buffer and the batch into the
+// levels.
+enum class WriteStep { kAppend, kCheckpoint, kFlush };
+struct WritePlan {
+  bool publish_first;
+  WriteStep step;
+};
+GPKV_HD constexpr WritePlan PlanWrite(bool pending, uint64_t pending_batches,
+                                      uint64_t publish_batch, uint32_t log_halves,
+                                      uint64_t logged_entries, uint64_t logged_bytes,
+                                      uint64_t count, uint64_t record_bytes,
+                                      uint64_t buffer_entries, uint64_t half_capacity) {
+  const WriteStep step =
+      GoesToLog(logged_entries, logged_bytes, count, record_bytes, buffer_entries, half_capacity)
+          ? WriteStep::kAppend
+      : log_halves == 2 && GoesToLog(0, 0, count, record_bytes, buffer_entries, half_capacity)
+          ? WriteStep::kCheckpoint
+          : WriteStep::kFlush;
+  return {pending && (pending_batches + 1 >= publish_batch || step != WriteStep::kAppend), step};
+}
+
 // Capacity of a log half: M * b entries in row records of any size (a
 // buffer of M * b - 1 entries flushes before it grows past M * b), plus 64
 // KiB of record headers; a full half flushes the buffer early.

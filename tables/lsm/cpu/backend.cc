@@ -55,10 +55,8 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   // One run at a time, its checksum summed on all threads (the largest run
   // holds about half the entries).
   for (uint32_t level : levels) {
-    RunSummary summary;
-    auto run = ReadRun(pool_, *view, level, RunCheck::kChecksum, &summary, threads_);
+    auto run = ReadRun(pool_, *view, level, RunCheck::kChecksum, nullptr, threads_);
     if (!run.ok()) return run.status();
-    level_tombstones_[level] = summary.tombstones;
   }
 
   // The log: every published record, oldest first, into the write buffer;
@@ -187,27 +185,20 @@ Status LsmCpu::Write(RunData batch) {
   const bool tombstones = IsTombstone(batch.View().meta[0]);
   const uint64_t record_bytes =
       ColumnarRecordBytes(batch.count(), shape_.key_size(), shape_.value_size, tombstones);
-  if (pending_ != nullptr && pending_->batches + 1 >= publish_batch_) {
-    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
-  }
   // The logged entries decide (not the buffer's, which merges duplicates as
   // its runs happen to meet): the GPU backend decides the same, flushes at
   // the same batch and writes the same runs.
-  if (GoesToLog(log_entries_, log_bytes_, batch.count(), record_bytes, buffer_entries_,
-                half_capacity_)) {
-    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch)));
-  } else {
-    if (pending_ != nullptr) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
-    if (log_halves_ == 2 &&
-        GoesToLog(0, 0, batch.count(), record_bytes, buffer_entries_, half_capacity_)) {
-      // The half is full: its records go to the levels behind the batches,
-      // the batch opens the other half.
-      GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
-      GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch)));
-    } else {
-      GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
-    }
+  const WritePlan plan = PlanWrite(pending_ != nullptr, pending_ != nullptr ? pending_->batches : 0,
+                                   publish_batch_, log_halves_, log_entries_, log_bytes_,
+                                   batch.count(), record_bytes, buffer_entries_, half_capacity_);
+  if (plan.publish_first) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  if (plan.step == WriteStep::kCheckpoint) {
+    // The half is full: its records go to the levels behind the batches,
+    // the batch opens the other half.
+    GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
   }
+  GPKV_RETURN_IF_ERROR(plan.step == WriteStep::kFlush ? Flush(std::move(batch))
+                                                      : AppendToLog(std::move(batch)));
   ++next_seq_;
   GPKV_RETURN_IF_ERROR(MaybeCompact());
   return pool_.Sync();
@@ -232,30 +223,34 @@ Status LsmCpu::AppendToLog(RunData batch) {
   return Status::OK();
 }
 
-Status LsmCpu::Flush(RunData batch) {
-  // The cascade (layout.h PlanCascade): the batch and the buffer merge with
-  // the occupied levels below the first free level that can hold them.
-  const CascadePlan plan = PlanCascade(manifest_, log2_batch_, batch.count() + log_entries_);
+Status LsmCpu::Cascade(std::vector<RunView> sources, uint64_t incoming, Manifest* next,
+                       std::vector<uint64_t>* replaced) {
+  const CascadePlan plan = PlanCascade(manifest_, log2_batch_, incoming);
   if (plan.target >= kMaxLevels) {
     return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
                             ": the levels cannot grow past " + std::to_string(kMaxLevels));
   }
-  std::vector<RunView> sources = {batch.View()};
-  for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
-  std::vector<uint64_t> replaced;
   for (uint32_t i = 0; i < plan.merged_count; ++i) {
     const RunRef& ref = manifest_.levels[plan.merged[i]];
     sources.push_back(PoolRunView(pool_, ref.offset, ref.entries, shape_));
-    replaced.push_back(ref.offset);
+    replaced->push_back(ref.offset);
+    next->levels[plan.merged[i]] = {0, 0};
   }
   RunData merged = MergeRuns(sources, shape_, /*drop_tombstones=*/!plan.older_levels, threads_);
-  Manifest next = manifest_;
-  for (uint32_t i = 0; i < plan.merged_count; ++i) next.levels[plan.merged[i]] = {0, 0};
   if (!merged.empty()) {
     auto offset = WriteRun(pool_, table_id_, shape_, merged.View(), threads_);
     if (!offset.ok()) return offset.status();
-    next.levels[plan.target] = {*offset, merged.count()};
+    next->levels[plan.target] = {*offset, merged.count()};
   }
+  return Status::OK();
+}
+
+Status LsmCpu::Flush(RunData batch) {
+  std::vector<RunView> sources = {batch.View()};
+  for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
+  Manifest next = manifest_;
+  std::vector<uint64_t> replaced;
+  GPKV_RETURN_IF_ERROR(Cascade(std::move(sources), batch.count() + log_entries_, &next, &replaced));
   next.applied_seq = next_seq_;
   return Install(next, replaced);
 }
@@ -267,25 +262,9 @@ Status LsmCpu::StartCheckpoint(uint64_t applied_seq) {
   next.log_half = 1 - manifest_.log_half;
   std::vector<uint64_t> replaced;
   if (!version_->buffer.empty()) {
-    const CascadePlan plan = PlanCascade(manifest_, log2_batch_, log_entries_);
-    if (plan.target >= kMaxLevels) {
-      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
-                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
-    }
     std::vector<RunView> sources;
     for (const auto& run : version_->buffer.runs()) sources.push_back(run->View());
-    for (uint32_t i = 0; i < plan.merged_count; ++i) {
-      const RunRef& ref = manifest_.levels[plan.merged[i]];
-      sources.push_back(PoolRunView(pool_, ref.offset, ref.entries, shape_));
-      replaced.push_back(ref.offset);
-      next.levels[plan.merged[i]] = {0, 0};
-    }
-    RunData merged = MergeRuns(sources, shape_, /*drop_tombstones=*/!plan.older_levels, threads_);
-    if (!merged.empty()) {
-      auto offset = WriteRun(pool_, table_id_, shape_, merged.View(), threads_);
-      if (!offset.ok()) return offset.status();
-      next.levels[plan.target] = {*offset, merged.count()};
-    }
+    GPKV_RETURN_IF_ERROR(Cascade(std::move(sources), log_entries_, &next, &replaced));
   }
   SetLevelCount(&next);
   pending_ = std::make_unique<Pending>(Pending{next, std::move(replaced), 0});

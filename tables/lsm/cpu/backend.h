@@ -87,6 +87,12 @@ class LsmCpu {
   Status Write(RunData batch);
   Status AppendToLog(RunData batch);
   Status Flush(RunData batch);
+  // The cascade (layout.h PlanCascade) of `sources` (newest first; `incoming`
+  // entries as the log counts them) into manifest_'s levels: merged with
+  // the occupied levels below the target into one run written to the pool;
+  // in *next those levels are replaced by the run, *replaced gets their runs.
+  Status Cascade(std::vector<RunView> sources, uint64_t incoming, Manifest* next,
+                 std::vector<uint64_t>* replaced);
   // A checkpoint (two-half logs): the buffer (records up to applied_seq)
   // and the cascade's levels merged into a run written to the pool, the
   // levels it makes installed for queries, its manifest held in pending_;

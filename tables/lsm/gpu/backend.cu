@@ -871,25 +871,18 @@ Status LsmGpu::Impl::Write(RunPtr batch, bool tombstones) {
   if (batch->count == 0) return Status::OK();
   const uint64_t record_bytes =
       ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
-  // The rule of cpu::LsmCpu::Write, so that both write the same bytes.
-  if (pending_ != nullptr && pending_->batches + 1 >= publish_batch_) {
-    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
-  }
-  ++times_.log_appends;
-  if (GoesToLog(log_entries_, log_bytes_, batch->count, record_bytes, buffer_entries_,
-                half_capacity_)) {
-    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
+  // The rule both backends follow (layout.h PlanWrite).
+  const WritePlan plan = PlanWrite(pending_ != nullptr, pending_ != nullptr ? pending_->batches : 0,
+                                   publish_batch_, log_halves_, log_entries_, log_bytes_,
+                                   batch->count, record_bytes, buffer_entries_, half_capacity_);
+  if (plan.publish_first) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  if (plan.step == WriteStep::kCheckpoint) GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
+  if (plan.step == WriteStep::kFlush) {
+    ++times_.flushes;
+    GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
   } else {
-    if (pending_ != nullptr) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
-    if (log_halves_ == 2 &&
-        GoesToLog(0, 0, batch->count, record_bytes, buffer_entries_, half_capacity_)) {
-      GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
-      GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
-    } else {
-      --times_.log_appends;
-      ++times_.flushes;
-      GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
-    }
+    ++times_.log_appends;
+    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
   }
   ++next_seq_;
   ++times_.batches;
@@ -1022,36 +1015,39 @@ Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
   return written;
 }
 
-Status LsmGpu::Impl::Flush(RunPtr batch) {
-  // The cascade as cpu/backend.cc (layout.h PlanCascade).
-  const CascadePlan plan = PlanCascade(manifest_, log2_batch_, batch->count + log_entries_);
+Result<RunPtr> LsmGpu::Impl::CascadeMerge(std::vector<RunPtr> sources, uint64_t incoming,
+                                          Manifest* next, Version* next_version,
+                                          std::vector<uint64_t>* replaced, uint32_t* target) {
+  const CascadePlan plan = PlanCascade(manifest_, log2_batch_, incoming);
   if (plan.target >= kMaxLevels) {
     return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
                             ": the levels cannot grow past " + std::to_string(kMaxLevels));
   }
-  const uint32_t target = plan.target;
-  const bool older_levels = plan.older_levels;
+  for (uint32_t i = 0; i < plan.merged_count; ++i) {
+    const uint32_t level = plan.merged[i];
+    sources.push_back(version_->levels[level]);
+    replaced->push_back(manifest_.levels[level].offset);
+    next->levels[level] = {0, 0};
+    next_version->levels[level] = nullptr;
+  }
+  *target = plan.target;
+  PhaseTimer timer(&times_.merge);
+  return MergeAll(sources, /*drop_tombstones=*/!plan.older_levels);
+}
+
+Status LsmGpu::Impl::Flush(RunPtr batch) {
+  // The cascade as cpu/backend.cc.
   std::vector<RunPtr> sources = {batch};
   sources.insert(sources.end(), version_->buffer.begin(), version_->buffer.end());
-  std::vector<uint64_t> replaced;
-  std::vector<uint32_t> merged_levels(plan.merged, plan.merged + plan.merged_count);
-  for (uint32_t level : merged_levels) {
-    sources.push_back(version_->levels[level]);
-    replaced.push_back(manifest_.levels[level].offset);
-  }
-  auto all = [&]() -> Result<RunPtr> {
-    PhaseTimer timer(&times_.merge);
-    return MergeAll(sources, /*drop_tombstones=*/!older_levels);
-  }();
-  if (!all.ok()) return all.status();
-  RunPtr merged = std::move(*all);
   Manifest next = manifest_;
   auto next_version = std::make_shared<Version>(*version_);
   next_version->buffer.clear();
-  for (uint32_t level : merged_levels) {
-    next.levels[level] = {0, 0};
-    next_version->levels[level] = nullptr;
-  }
+  std::vector<uint64_t> replaced;
+  uint32_t target = 0;
+  auto all = CascadeMerge(std::move(sources), batch->count + log_entries_, &next,
+                          next_version.get(), &replaced, &target);
+  if (!all.ok()) return all.status();
+  RunPtr merged = std::move(*all);
   if (merged->count != 0) {
     auto offset = WriteRunToPool(*merged);
     if (!offset.ok()) return offset.status();
@@ -1072,23 +1068,9 @@ Status LsmGpu::Impl::StartCheckpoint(uint64_t applied_seq) {
   auto next_version = std::make_shared<Version>(*version_);
   next_version->buffer.clear();
   if (!version_->buffer.empty()) {
-    const CascadePlan plan = PlanCascade(manifest_, log2_batch_, log_entries_);
-    if (plan.target >= kMaxLevels) {
-      return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
-                              ": the levels cannot grow past " + std::to_string(kMaxLevels));
-    }
-    std::vector<RunPtr> sources = version_->buffer;
-    for (uint32_t i = 0; i < plan.merged_count; ++i) {
-      const uint32_t level = plan.merged[i];
-      sources.push_back(version_->levels[level]);
-      pending->replaced.push_back(manifest_.levels[level].offset);
-      next.levels[level] = {0, 0};
-      next_version->levels[level] = nullptr;
-    }
-    auto all = [&]() -> Result<RunPtr> {
-      PhaseTimer timer(&times_.merge);
-      return MergeAll(sources, /*drop_tombstones=*/!plan.older_levels);
-    }();
+    uint32_t target = 0;
+    auto all = CascadeMerge(version_->buffer, log_entries_, &next, next_version.get(),
+                            &pending->replaced, &target);
     if (!all.ok()) return all.status();
     RunPtr merged = std::move(*all);
     if (merged->count != 0) {
@@ -1103,8 +1085,8 @@ Status LsmGpu::Impl::StartCheckpoint(uint64_t applied_seq) {
       }
       auto extent = AllocateRun(pool_, table_id_, shape_, merged->count);
       if (!extent.ok()) return extent.status();
-      next.levels[plan.target] = {extent->offset, merged->count};
-      next_version->levels[plan.target] = merged;
+      next.levels[target] = {extent->offset, merged->count};
+      next_version->levels[target] = merged;
       pending->run = merged;
       pending->extent = *extent;
       RunSummary summary;

@@ -225,6 +225,14 @@ class LsmGpu::Impl {
   // them) carried in as DeviceBufferCarries says, the new run's fences built.
   Result<std::vector<RunPtr>> CarryIntoBuffer(const std::vector<RunPtr>& runs, RunPtr batch);
   Status Flush(RunPtr batch);
+  // The cascade (layout.h PlanCascade) of `sources` (newest first;
+  // `incoming` entries as the log counts them) into manifest_'s levels: the
+  // occupied levels below the target join the merge (MergeAll), are emptied
+  // in *next and *next_version, and their runs go to *replaced; *target is
+  // the level the merged run (returned) goes to.
+  Result<RunPtr> CascadeMerge(std::vector<RunPtr> sources, uint64_t incoming, Manifest* next,
+                              Version* next_version, std::vector<uint64_t>* replaced,
+                              uint32_t* target);
   // A checkpoint (two-half logs, layout.h): the buffer (records up to
   // applied_seq) and the cascade's levels merged on the device, the merged
   // run's extent allocated and its copy to the pool started on
