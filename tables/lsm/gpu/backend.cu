@@ -2,8 +2,6 @@
 // replayed) and the write side (sort, log, cascade, compaction, publish).
 // The protocol and every rule follow cpu/backend.cc; the bytes it writes go
 // through the shared writers of run.h and root.h.
-#include <thrust/iterator/counting_iterator.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -37,9 +35,6 @@ bool IsDeviceMemory(const void* address, int device) {
 }
 
 namespace {
-
-// Tag bit of a merge reference: set for entries of the older run.
-constexpr uint64_t kOlderTag = uint64_t{1} << 63;
 
 // ------------------------------------------------------------------ kernels
 
@@ -117,55 +112,222 @@ __global__ void TotalKernel(const uint32_t* flags, const uint64_t* positions, ui
   *total = n == 0 ? 0 : positions[n - 1] + flags[n - 1];
 }
 
-// Merge order of references into two runs: by key, ties to the newer run.
+// ------------------------------------------------------ merge of two runs
+// Two runs (each sorted, one entry per key) merged in tiles of kMergeTile
+// outputs of the merge path, the newer entry first on equal keys. A tile's
+// keys are read once into shared memory, each thread merges kMergeItems
+// consecutive outputs there, and an output is kept unless it is the older
+// entry of a key the newer run holds (or, when they are dropped, a
+// tombstone). The count pass sums a tile's kept outputs; the write pass
+// merges the tile again and writes its kept entries at the tile's offset
+// (a scan of the counts), keys from shared memory: one read of the keys per
+// pass and one of meta and values. (Before: cub::DeviceMerge of references,
+// a flags kernel, a scan over every output and a gather through the
+// references: four passes over arrays of the merge's length.)
+constexpr uint32_t kMergeThreads = 256;
+// Outputs per thread: 8 for one-word keys (4 measured the same within the
+// runs' spread, docs/bench/lsm.md run X2), 4 for longer ones (a tile of 8 x
+// 256 keys of 32 bytes is more than the 48 KB of static shared memory).
 template <uint32_t W>
-struct RefLess {
-  const uint64_t* newer;
-  const uint64_t* older;
-  __host__ __device__ const uint64_t* KeyOf(uint64_t ref) const {
-    return (ref & kOlderTag) ? older + (ref & ~kOlderTag) * W : newer + ref * W;
-  }
-  __device__ bool operator()(uint64_t a, uint64_t b) const {
-    const int c = Compare<W>(KeyOf(a), KeyOf(b));
-    if (c != 0) return c < 0;
-    return (a & kOlderTag) < (b & kOlderTag);
-  }
-};
+constexpr uint32_t kMergeItems = W == 1 ? 8 : 4;
+template <uint32_t W>
+constexpr uint32_t kMergeTile = kMergeItems<W>* kMergeThreads;
+constexpr uint32_t kFromOlder = uint32_t{1} << 31;  // a tile reference into the older run
 
-// Keep flags of a merged sequence: not the older duplicate of the entry
-// before, not a tombstone when they are dropped.
+// How many of the first `diagonal` outputs come from `newer` (the merge
+// path's split; an equal key goes to the newer run first).
 template <uint32_t W>
-__global__ void MergeFlagsKernel(RefLess<W> less, const uint64_t* newer_meta,
-                                 const uint64_t* older_meta, const uint64_t* refs, uint64_t n,
-                                 bool drop_tombstones, uint32_t* keep) {
-  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
-       j += uint64_t{gridDim.x} * blockDim.x) {
-    const uint64_t ref = refs[j];
-    bool k = !(j > 0 && Compare<W>(less.KeyOf(refs[j - 1]), less.KeyOf(ref)) == 0);
-    if (k && drop_tombstones) {
-      const uint64_t meta = (ref & kOlderTag) ? older_meta[ref & ~kOlderTag] : newer_meta[ref];
-      k = !IsTombstone(meta);
+__device__ uint64_t MergeSplit(const uint64_t* newer, uint64_t na, const uint64_t* older,
+                               uint64_t nb, uint64_t diagonal) {
+  uint64_t low = diagonal > nb ? diagonal - nb : 0;
+  uint64_t high = diagonal < na ? diagonal : na;
+  while (low < high) {
+    const uint64_t mid = (low + high) / 2;
+    if (Compare<W>(newer + mid * W, older + (diagonal - 1 - mid) * W) <= 0) {
+      low = mid + 1;
+    } else {
+      high = mid;
     }
-    keep[j] = k;
+  }
+  return low;
+}
+
+// splits[t] = MergeSplit at t * kMergeTile (clamped to na + nb), t <= tiles.
+template <uint32_t W>
+__global__ void MergeSplitsKernel(RunView newer, RunView older, uint64_t tiles, uint64_t* splits) {
+  const uint64_t n = newer.count + older.count;
+  for (uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; t <= tiles;
+       t += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t diagonal = t * kMergeTile<W> < n ? t * kMergeTile<W> : n;
+    splits[t] = MergeSplit<W>(newer.keys, newer.count, older.keys, older.count, diagonal);
   }
 }
 
+// One tile of the merge in shared memory: keys[0] is the newer run's entry
+// before the tile (when there is one), keys[1, 1 + a) the tile's newer
+// entries, keys[1 + a, 1 + a + b) its older ones.
 template <uint32_t W>
-__global__ void MergeGatherKernel(RunView newer, RunView older, const uint64_t* refs,
-                                  const uint32_t* keep, const uint64_t* positions, uint64_t n,
-                                  uint32_t value_size, uint64_t* out_keys, uint64_t* out_meta,
-                                  uint8_t* out_values) {
-  for (uint64_t j = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; j < n;
-       j += uint64_t{gridDim.x} * blockDim.x) {
-    if (!keep[j]) continue;
-    const uint64_t ref = refs[j];
-    const RunView& from = (ref & kOlderTag) ? older : newer;
-    const uint64_t index = ref & ~kOlderTag;
-    const uint64_t at = positions[j];
+struct MergeTile {
+  uint64_t keys[(kMergeTile<W> + 1) * W];
+  uint32_t refs[kMergeTile<W>];  // kept outputs in order (write pass)
+  uint64_t newer_first, older_first;
+  uint32_t a, b;
+};
+
+template <uint32_t W>
+__device__ void LoadMergeTile(const RunView& newer, const RunView& older, const uint64_t* splits,
+                              MergeTile<W>& tile) {
+  const uint64_t t = blockIdx.x;
+  const uint64_t n = newer.count + older.count;
+  const uint64_t d0 = t * kMergeTile<W>;
+  const uint64_t d1 = d0 + kMergeTile<W> < n ? d0 + kMergeTile<W> : n;
+  const uint64_t i0 = splits[t], i1 = splits[t + 1];
+  const uint32_t a = static_cast<uint32_t>(i1 - i0);
+  const uint32_t b = static_cast<uint32_t>((d1 - i1) - (d0 - i0));
+  if (threadIdx.x == 0) {
+    tile.newer_first = i0;
+    tile.older_first = d0 - i0;
+    tile.a = a;
+    tile.b = b;
+  }
+  const uint64_t* from_newer = newer.keys + i0 * W;
+  const uint64_t* from_older = older.keys + (d0 - i0) * W;
+  for (uint32_t k = threadIdx.x; k < (a + b) * W; k += blockDim.x) {
+    tile.keys[W + k] = k < a * W ? from_newer[k] : from_older[k - a * W];
+  }
+  if (threadIdx.x < W && i0 > 0) tile.keys[threadIdx.x] = newer.keys[(i0 - 1) * W + threadIdx.x];
+  __syncthreads();
+}
+
+// This thread's kMergeItems outputs of the tile: refs[s] (local index, with
+// kFromOlder for the older run) and whether each is kept; returns the count.
+template <uint32_t W>
+__device__ uint32_t MergeTileItems(const MergeTile<W>& tile, const RunView& newer,
+                                   const RunView& older, bool drop_tombstones,
+                                   uint32_t (&refs)[kMergeItems<W>], bool (&keep)[kMergeItems<W>]) {
+  const uint32_t a = tile.a, b = tile.b;
+  const uint64_t* ka = tile.keys + W;  // ka[-W..0) is the entry before the tile
+  const uint64_t* kb = tile.keys + (1 + a) * W;
+  const uint32_t first = threadIdx.x * kMergeItems<W>;
+  const uint32_t diagonal = first < a + b ? first : a + b;
+  uint32_t low = diagonal > b ? diagonal - b : 0, high = diagonal < a ? diagonal : a;
+  while (low < high) {
+    const uint32_t mid = (low + high) / 2;
+    if (Compare<W>(ka + mid * W, kb + (diagonal - 1 - mid) * W) <= 0) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  uint32_t i = low, j = diagonal - low, kept = 0;
 #pragma unroll
-    for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = from.keys[index * W + w];
-    out_meta[at] = from.meta[index];
-    DeviceCopyValue(out_values + at * value_size, from.values + index * value_size, value_size);
+  for (uint32_t s = 0; s < kMergeItems<W>; ++s) {
+    keep[s] = false;
+    if (i + j >= a + b) continue;
+    const bool take_newer = j >= b || (i < a && Compare<W>(ka + i * W, kb + j * W) <= 0);
+    bool k = true;
+    if (take_newer) {
+      refs[s] = i++;
+    } else {
+      // The older entry of a key the newer run holds: that entry is the
+      // newer one just before (possibly the one before the tile).
+      const bool has_before = i > 0 || tile.newer_first > 0;
+      k = !(has_before && Compare<W>(ka + (static_cast<int64_t>(i) - 1) * W, kb + j * W) == 0);
+      refs[s] = kFromOlder | j++;
+    }
+    if (k && drop_tombstones) {
+      const uint64_t meta = (refs[s] & kFromOlder)
+                                ? older.meta[tile.older_first + (refs[s] & ~kFromOlder)]
+                                : newer.meta[tile.newer_first + refs[s]];
+      k = !IsTombstone(meta);
+    }
+    keep[s] = k;
+    kept += k;
+  }
+  return kept;
+}
+
+template <uint32_t W>
+__global__ void __launch_bounds__(kMergeThreads)
+    MergeCountKernel(RunView newer, RunView older, const uint64_t* splits, bool drop_tombstones,
+                     uint32_t* tile_counts) {
+  using Reduce = cub::BlockReduce<uint32_t, kMergeThreads>;
+  __shared__ MergeTile<W> tile;
+  __shared__ typename Reduce::TempStorage storage;
+  LoadMergeTile<W>(newer, older, splits, tile);
+  uint32_t refs[kMergeItems<W>];
+  bool keep[kMergeItems<W>];
+  const uint32_t kept = MergeTileItems<W>(tile, newer, older, drop_tombstones, refs, keep);
+  const uint32_t sum = Reduce(storage).Sum(kept);
+  if (threadIdx.x == 0) tile_counts[blockIdx.x] = sum;
+}
+
+template <uint32_t W>
+__global__ void __launch_bounds__(kMergeThreads)
+    MergeWriteKernel(RunView newer, RunView older, const uint64_t* splits, bool drop_tombstones,
+                     const uint64_t* tile_offsets, uint32_t value_size, uint64_t* out_keys,
+                     uint64_t* out_meta, uint8_t* out_values) {
+  using Scan = cub::BlockScan<uint32_t, kMergeThreads>;
+  __shared__ MergeTile<W> tile;
+  __shared__ typename Scan::TempStorage storage;
+  LoadMergeTile<W>(newer, older, splits, tile);
+  uint32_t refs[kMergeItems<W>];
+  bool keep[kMergeItems<W>];
+  const uint32_t kept = MergeTileItems<W>(tile, newer, older, drop_tombstones, refs, keep);
+  uint32_t at = 0, total = 0;
+  Scan(storage).ExclusiveSum(kept, at, total);
+#pragma unroll
+  for (uint32_t s = 0; s < kMergeItems<W>; ++s) {
+    if (keep[s]) tile.refs[at++] = refs[s];
+  }
+  __syncthreads();
+  const uint64_t base = tile_offsets[blockIdx.x];
+  const uint64_t* kb = tile.keys + (1 + tile.a) * W;
+  // Every load of this thread's entries before any store: the stores may
+  // alias the loads as far as the compiler knows, so a loop of load, store
+  // would wait for each entry's loads in turn.
+  uint64_t index[kMergeItems<W>], meta[kMergeItems<W>], value[kMergeItems<W>];
+  bool older_entry[kMergeItems<W>];
+  const bool word_values = value_size == 8;
+#pragma unroll
+  for (uint32_t s = 0; s < kMergeItems<W>; ++s) {
+    const uint32_t p = threadIdx.x + s * kMergeThreads;
+    if (p >= total) continue;
+    const uint32_t ref = tile.refs[p];
+    older_entry[s] = (ref & kFromOlder) != 0;
+    const uint32_t local = ref & ~kFromOlder;
+    index[s] = older_entry[s] ? tile.older_first + local : tile.newer_first + local;
+    const RunView& from = older_entry[s] ? older : newer;
+    meta[s] = from.meta[index[s]];
+    if (word_values) value[s] = reinterpret_cast<const uint64_t*>(from.values)[index[s]];
+  }
+#pragma unroll
+  for (uint32_t s = 0; s < kMergeItems<W>; ++s) {
+    const uint32_t p = threadIdx.x + s * kMergeThreads;
+    if (p >= total) continue;
+    const uint32_t local = tile.refs[p] & ~kFromOlder;
+    const uint64_t* key = older_entry[s] ? kb + local * W : tile.keys + (1 + local) * W;
+    const uint64_t out = base + p;
+#pragma unroll
+    for (uint32_t w = 0; w < W; ++w) out_keys[out * W + w] = key[w];
+    out_meta[out] = meta[s];
+    if (word_values) {
+      reinterpret_cast<uint64_t*>(out_values)[out] = value[s];
+    } else {
+      const RunView& from = older_entry[s] ? older : newer;
+      DeviceCopyValue(out_values + out * value_size, from.values + index[s] * value_size,
+                      value_size);
+    }
+  }
+}
+
+// Distinct keys for WarmUp: word 0 is i times an odd constant (a bijection).
+__global__ void WarmUpKeysKernel(uint64_t* keys, uint32_t key_words, uint64_t n) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    for (uint32_t w = 0; w < key_words; ++w) {
+      keys[i * key_words + w] = w == 0 ? i * 0x9E3779B97F4A7C15ull : 0;
+    }
   }
 }
 
@@ -633,9 +795,33 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
     GPKV_RETURN_IF_ERROR(pool_.Sync());
     if (report != nullptr) report->findings.push_back(CompletedCheckpointFinding(pool_, *view));
   }
+  if (!pool_.read_only()) GPKV_RETURN_IF_ERROR(WarmUp());
   // After the runs are read: pinning the pool beside those copies would
   // slow the open down.
   StartRegistration();
+  return Status::OK();
+}
+
+Status LsmGpu::Impl::WarmUp() {
+  const uint64_t n = std::min(uint64_t{1} << log2_batch_, kWarmUpEntries);
+  cudaStream_t stream = write_stream_;
+  {
+    Scratch scratch(stream);
+    uint64_t* keys = nullptr;
+    uint8_t* values = nullptr;
+    GPKV_RETURN_IF_ERROR(scratch.Take(n * shape_.key_words, &keys, "warm-up keys"));
+    GPKV_RETURN_IF_ERROR(scratch.Take(n * shape_.value_size, &values, "warm-up values"));
+    WarmUpKeysKernel<<<Blocks(n), kBlock, 0, stream>>>(keys, shape_.key_words, n);
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(values, 0, n * shape_.value_size, stream),
+                              Where() + ": warm-up values");
+    auto sorted = SortBatch(reinterpret_cast<const uint8_t*>(keys), values, n, MakeMeta(0, false),
+                            nullptr, scratch, nullptr);
+    if (!sorted.ok()) return sorted.status();
+    auto merged = Merge(*sorted, *sorted, /*drop_tombstones=*/false);
+    if (!merged.ok()) return merged.status();
+    GPKV_RETURN_IF_ERROR(BuildFences(**merged));
+  }
+  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": warm-up");
   return Status::OK();
 }
 
@@ -731,46 +917,42 @@ Result<RunPtr> LsmGpu::Impl::SortBatch(const uint8_t* key_bytes, const uint8_t* 
 Result<RunPtr> LsmGpu::Impl::Merge(const RunPtr& newer, const RunPtr& older, bool drop_tombstones) {
   cudaStream_t stream = write_stream_;
   Scratch scratch(stream);
-  const uint64_t na = newer->count;
-  const uint64_t nb = older != nullptr ? older->count : 0;
-  const uint64_t n = na + nb;
   const RunView a = ArraysOf(*newer);
   const RunView b =
       older != nullptr ? ArraysOf(*older) : RunView{a.keys, a.meta, a.values, 0, nullptr, 0};
-  uint64_t* refs = nullptr;
-  uint32_t* keep = nullptr;
-  GPKV_RETURN_IF_ERROR(scratch.Take(n, &refs, "merge references"));
-  GPKV_RETURN_IF_ERROR(scratch.Take(n, &keep, "merge flags"));
-  uint64_t* positions = nullptr;
-  uint64_t total = 0;
-  Status status = DispatchWords(shape_.key_words, [&](auto words) -> Status {
+  const uint64_t n = a.count + b.count;
+  const uint64_t tiles = DispatchWords(shape_.key_words, [&](auto words) -> uint64_t {
     constexpr uint32_t W = decltype(words)::value;
-    const RefLess<W> less{a.keys, b.keys};
-    auto merge = [&](void* storage, size_t& bytes) {
-      return cub::DeviceMerge::MergeKeys(storage, bytes, thrust::counting_iterator<uint64_t>(0),
-                                         static_cast<int64_t>(na),
-                                         thrust::counting_iterator<uint64_t>(kOlderTag),
-                                         static_cast<int64_t>(nb), refs, less, stream);
-    };
-    size_t bytes = 0;
-    GPKV_RETURN_IF_ERROR(CubTempBytes(merge, &bytes, "cub::DeviceMerge (size)"));
-    uint8_t* storage = nullptr;
-    GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &storage, "merge"));
-    GPKV_RETURN_IF_ERROR(RunCub(merge, CubTempStorage{storage, bytes}, "cub::DeviceMerge"));
-    MergeFlagsKernel<W>
-        <<<Blocks(n), kBlock, 0, stream>>>(less, a.meta, b.meta, refs, n, drop_tombstones, keep);
-    GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge flags"));
-    return Positions(keep, n, &positions, &total, pinned_, scratch);
+    return (n + kMergeTile<W> - 1) / kMergeTile<W>;
   });
-  GPKV_RETURN_IF_ERROR(status);
+  uint64_t* splits = nullptr;
+  uint32_t* tile_counts = nullptr;
+  GPKV_RETURN_IF_ERROR(scratch.Take(tiles + 1, &splits, "merge splits"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(tiles, &tile_counts, "merge tile counts"));
+  DispatchWords(shape_.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+    MergeSplitsKernel<W><<<Blocks(tiles + 1), kBlock, 0, stream>>>(a, b, tiles, splits);
+    if (tiles != 0) {
+      MergeCountKernel<W><<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(
+          a, b, splits, drop_tombstones, tile_counts);
+    }
+  });
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge counts"));
+  uint64_t* offsets = nullptr;
+  uint64_t total = 0;
+  GPKV_RETURN_IF_ERROR(Positions(tile_counts, tiles, &offsets, &total, pinned_, scratch));
   auto run = NewRun(total, stream);
   if (!run.ok()) return run.status();
   const DeviceRun& out = **run;
-  DispatchWords(shape_.key_words, [&](auto words) {
-    MergeGatherKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
-        a, b, refs, keep, positions, n, shape_.value_size, out.keys(), out.meta(), out.values());
-  });
-  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge gather"));
+  if (tiles != 0) {
+    DispatchWords(shape_.key_words, [&](auto words) {
+      constexpr uint32_t W = decltype(words)::value;
+      MergeWriteKernel<W><<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(
+          a, b, splits, drop_tombstones, offsets, shape_.value_size, out.keys(), out.meta(),
+          out.values());
+    });
+  }
+  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge writes"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": merge");
   return run;
 }

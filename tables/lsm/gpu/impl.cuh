@@ -254,6 +254,13 @@ class LsmGpu::Impl {
   Result<uint64_t> WriteRunToPool(DeviceRun& run);
   Status Install(Manifest next, const std::vector<uint64_t>& replaced,
                  std::shared_ptr<Version> next_version);
+  // The first batch after open would pay the device's one-time costs: each
+  // kernel it launches is loaded at its first launch (CUDA's lazy module
+  // loading) and the stream-ordered memory pool maps its memory. A batch of
+  // min(b, kWarmUpEntries) keys sorted, merged and fenced in scratch here
+  // pays them at open instead (writable tables).
+  static constexpr uint64_t kWarmUpEntries = uint64_t{1} << 20;
+  Status WarmUp();
 
   pm::Pool& pool_;
   const std::string table_name_;
