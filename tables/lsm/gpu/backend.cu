@@ -805,6 +805,23 @@ Status LsmGpu::Impl::Recover(const TableOptions& options, recovery::Report* repo
 Status LsmGpu::Impl::WarmUp() {
   const uint64_t n = std::min(uint64_t{1} << log2_batch_, kWarmUpEntries);
   cudaStream_t stream = write_stream_;
+  // The memory pool keeps what is freed (release threshold), but every
+  // allocation larger than what it holds maps new memory: the buffer's
+  // carries and a checkpoint's merges grow it for a whole cycle of M
+  // batches. One block reserved and freed here is what they carve from.
+  uint64_t reserve_units = kReserveBuffers;
+  if (const char* units = std::getenv("GPKV_LSM_GPU_RESERVE")) {
+    reserve_units = std::strtoull(units, nullptr, 10);
+  }
+  size_t free_bytes = 0, total_bytes = 0;
+  if (reserve_units != 0 && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    const uint64_t bytes = std::min<uint64_t>(
+        reserve_units * buffer_entries_ * (shape_.key_size() + 8 + shape_.value_size),
+        free_bytes / 4);
+    void* block = nullptr;
+    if (cudaMallocAsync(&block, bytes, stream) == cudaSuccess) cudaFreeAsync(block, stream);
+  }
+  cudaGetLastError();  // no reserve: the batches map memory as they go
   {
     Scratch scratch(stream);
     uint64_t* keys = nullptr;

@@ -259,7 +259,14 @@ class LsmGpu::Impl {
   // loading) and the stream-ordered memory pool maps its memory. A batch of
   // min(b, kWarmUpEntries) keys sorted, merged and fenced in scratch here
   // pays them at open instead (writable tables).
+  // It also reserves kReserveBuffers times the buffer's bytes (M * b
+  // entries; at most a quarter of the free device memory;
+  // GPKV_LSM_GPU_RESERVE=N to measure others) in the stream-ordered memory
+  // pool. H100, M = 64, 2^24 / 2^26 keys (docs/bench/lsm.md run X5): no
+  // reserve 947-967 / 871-905 M keys/s, 2 buffers 1120-1157 / 982-1018, 4
+  // buffers 1140-1154 / 1008-1099.
   static constexpr uint64_t kWarmUpEntries = uint64_t{1} << 20;
+  static constexpr uint64_t kReserveBuffers = 4;
   Status WarmUp();
 
   pm::Pool& pool_;
