@@ -280,6 +280,9 @@ GPKV_HD constexpr uint64_t MakeLogWord(uint64_t epoch, uint64_t bytes) {
 }
 GPKV_HD constexpr uint64_t LogWordEpoch(uint64_t word) { return word >> 32; }
 GPKV_HD constexpr uint64_t LogWordBytes(uint64_t word) { return (word & kLogEpochMask) * 8; }
+// The log epoch after `epoch` (a new manifest's, or the other half's during
+// a checkpoint).
+GPKV_HD constexpr uint64_t NextLogEpoch(uint64_t epoch) { return (epoch + 1) & kLogEpochMask; }
 
 // Checksum of row log records (WordsChecksum): four lanes over 8-byte words (a
 // word-wise variant of XXH64's rounds). Runs and columnar log records use the
@@ -433,6 +436,21 @@ inline void SetLevelCount(Manifest* manifest) {
   for (uint32_t level = 0; level < kMaxLevels; ++level) {
     if (manifest->levels[level].offset != 0) manifest->level_count = level + 1;
   }
+}
+// The manifest that a flush or compaction publishes after `current`: its
+// log half emptied, so the next epoch in the same half.
+inline void EmptyLogHalf(const Manifest& current, Manifest* next) {
+  next->log_epoch = NextLogEpoch(current.log_epoch);
+  next->log_half = current.log_half;
+}
+// The manifest of a checkpoint started after batch `applied_seq` (its levels
+// then set by the cascade): the next epoch, in the other log half.
+inline Manifest CheckpointManifest(const Manifest& current, uint64_t applied_seq) {
+  Manifest next = current;
+  next.applied_seq = applied_seq;
+  next.log_epoch = NextLogEpoch(current.log_epoch);
+  next.log_half = 1 - current.log_half;
+  return next;
 }
 inline CascadePlan PlanCascade(const Manifest& manifest, uint32_t log2_batch, uint64_t incoming) {
   CascadePlan plan;

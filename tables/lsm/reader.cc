@@ -210,7 +210,7 @@ class RootChecker {
       // The other half holds records only while a checkpoint was in flight:
       // its word of the next epoch (any other epoch is a finished cycle's).
       const uint32_t other = 1 - half;
-      const uint64_t next_epoch = (manifest_epoch + 1) & kLogEpochMask;
+      const uint64_t next_epoch = NextLogEpoch(manifest_epoch);
       if (LogWordEpoch(Word(other)) == next_epoch) {
         const uint64_t bytes = LogWordBytes(Word(other));
         GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, other, bytes));

@@ -256,10 +256,7 @@ Status LsmCpu::Flush(RunData batch) {
 }
 
 Status LsmCpu::StartCheckpoint(uint64_t applied_seq) {
-  Manifest next = manifest_;
-  next.applied_seq = applied_seq;
-  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
-  next.log_half = 1 - manifest_.log_half;
+  Manifest next = CheckpointManifest(manifest_, applied_seq);
   std::vector<uint64_t> replaced;
   if (!version_->buffer.empty()) {
     std::vector<RunView> sources;
@@ -338,8 +335,7 @@ Status LsmCpu::MaybeCompact() {
 }
 
 Status LsmCpu::Install(Manifest next, const std::vector<uint64_t>& replaced) {
-  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
-  next.log_half = manifest_.log_half;
+  EmptyLogHalf(manifest_, &next);
   PublishManifest(pool_, root_offset_, &next);
   // The log half is empty in the new epoch; a crash before this store
   // leaves the word one epoch behind, which readers take as an empty half.

@@ -527,7 +527,7 @@ Result<RunPtr> LsmGpu::Impl::NewRun(uint64_t count, cudaStream_t stream) {
     // stream before it publishes).
   }
   // The values' zero padding (the checksum and the pool copy read it).
-  const uint64_t values_end = count * (shape_.key_size() + 8) + count * shape_.value_size;
+  const uint64_t values_end = run->array_bytes();
   if (bytes > values_end) {
     GPKV_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(run->base + values_end, 0, bytes - values_end, stream),
@@ -1172,29 +1172,34 @@ Status LsmGpu::Impl::AppendToLog(RunPtr batch, bool tombstones) {
   return Status::OK();
 }
 
+Status LsmGpu::Impl::PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t* checksum) {
+  {
+    PhaseTimer timer(&times_.facts);
+    GPKV_RETURN_IF_ERROR(RunFacts(run, checksum));
+  }
+  {
+    PhaseTimer timer(&times_.fences);
+    GPKV_RETURN_IF_ERROR(BuildFences(run));
+  }
+  summary->entries = run.count;
+  summary->tombstones = run.tombstones;
+  summary->max_seq = run.max_seq;
+  times_.copied_bytes += run.array_bytes();
+  return Status::OK();
+}
+
 Result<uint64_t> LsmGpu::Impl::WriteRunToPool(DeviceRun& run) {
   // Runs are copied into the pool at the link's speed when the mapping is
   // registered (tmpfs, DAX); before the registration started at open is
   // done, and for a file the driver cannot pin, through pageable memory.
   const bool registered = ReadyRegistration() != nullptr;
   if (!registered) ++times_.pageable_copies;
+  RunSummary summary;
   uint64_t checksum = 0;
-  {
-    PhaseTimer timer(&times_.facts);
-    GPKV_RETURN_IF_ERROR(RunFacts(run, &checksum));
-  }
-  {
-    PhaseTimer timer(&times_.fences);
-    GPKV_RETURN_IF_ERROR(BuildFences(run));
-  }
+  GPKV_RETURN_IF_ERROR(PrepareLevelRun(run, &summary, &checksum));
+  const uint64_t array_bytes = run.array_bytes();
   const auto start = std::chrono::steady_clock::now();
   double copy_seconds = 0;
-  RunSummary summary;
-  summary.entries = run.count;
-  summary.tombstones = run.tombstones;
-  summary.max_seq = run.max_seq;
-  const uint64_t array_bytes = run.count * (shape_.key_size() + 8) + run.count * shape_.value_size;
-  times_.copied_bytes += array_bytes;
   auto written = WriteRunWith(
       pool_, table_id_, shape_, run.count, summary, checksum,
       [&](uint8_t* keys, uint8_t*, uint8_t*) -> Status {
@@ -1259,10 +1264,7 @@ Status LsmGpu::Impl::Flush(RunPtr batch) {
 }
 
 Status LsmGpu::Impl::StartCheckpoint(uint64_t applied_seq) {
-  Manifest next = manifest_;
-  next.applied_seq = applied_seq;
-  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
-  next.log_half = 1 - manifest_.log_half;
+  Manifest next = CheckpointManifest(manifest_, applied_seq);
   auto pending = std::make_unique<Pending>();
   auto next_version = std::make_shared<Version>(*version_);
   next_version->buffer.clear();
@@ -1273,28 +1275,16 @@ Status LsmGpu::Impl::StartCheckpoint(uint64_t applied_seq) {
     if (!all.ok()) return all.status();
     RunPtr merged = std::move(*all);
     if (merged->count != 0) {
+      RunSummary summary;
       uint64_t checksum = 0;
-      {
-        PhaseTimer timer(&times_.facts);
-        GPKV_RETURN_IF_ERROR(RunFacts(*merged, &checksum));
-      }
-      {
-        PhaseTimer timer(&times_.fences);
-        GPKV_RETURN_IF_ERROR(BuildFences(*merged));
-      }
+      GPKV_RETURN_IF_ERROR(PrepareLevelRun(*merged, &summary, &checksum));
       auto extent = AllocateRun(pool_, table_id_, shape_, merged->count);
       if (!extent.ok()) return extent.status();
       next.levels[target] = {extent->offset, merged->count};
       next_version->levels[target] = merged;
       pending->run = merged;
       pending->extent = *extent;
-      RunSummary summary;
-      summary.entries = merged->count;
-      summary.tombstones = merged->tombstones;
-      summary.max_seq = merged->max_seq;
-      const uint64_t array_bytes =
-          merged->count * (shape_.key_size() + 8) + merged->count * shape_.value_size;
-      times_.copied_bytes += array_bytes;
+      const uint64_t array_bytes = merged->array_bytes();
       ReadyRegistration();  // registered: the copy runs at the link's speed
       // The copy runs behind the next batches: its own stream (the record
       // copies and the merges go on) and its own thread (it waits for the
@@ -1424,8 +1414,7 @@ Status LsmGpu::Impl::MaybeCompact() {
 
 Status LsmGpu::Impl::Install(Manifest next, const std::vector<uint64_t>& replaced,
                              std::shared_ptr<Version> next_version) {
-  next.log_epoch = (manifest_.log_epoch + 1) & kLogEpochMask;
-  next.log_half = manifest_.log_half;
+  EmptyLogHalf(manifest_, &next);
   PublishManifest(pool_, root_offset_, &next);
   PublishLogWord(pool_, root_offset_, static_cast<uint32_t>(next.log_half), next.log_epoch, 0);
   manifest_ = next;

@@ -74,6 +74,8 @@ struct DeviceRun {
     return RunBytes(count, key_words * 8, value_size) - kRunHeaderSize;
   }
   uint64_t data_words() const { return data_bytes() / 8; }
+  // Bytes of the three arrays (data_bytes less the values' padding).
+  uint64_t array_bytes() const { return count * (key_words * 8 + 8) + count * value_size; }
 };
 using RunPtr = std::shared_ptr<DeviceRun>;
 
@@ -251,6 +253,11 @@ class LsmGpu::Impl {
   void InstallLevels(std::shared_ptr<Version> next_version);
   Status CompactLocked();
   Status MaybeCompact();
+  // A run about to go to the pool as a level's: its header's facts
+  // (RunFacts: data checksum, tombstones, largest sequence number) into
+  // *summary and *checksum, its fences built (queries search a level's run
+  // often); counts its arrays' bytes as copied.
+  Status PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t* checksum);
   Result<uint64_t> WriteRunToPool(DeviceRun& run);
   Status Install(Manifest next, const std::vector<uint64_t>& replaced,
                  std::shared_ptr<Version> next_version);
