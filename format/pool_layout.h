@@ -127,8 +127,8 @@ static_assert(std::is_trivially_copyable_v<ExtentEntry>);
 
 constexpr uint32_t kMaxTableNameLength = 63;
 
-// Key and value sizes every table family supports (DESIGN.md: fixed-size
-// keys of 8, 16 or 32 bytes; values of 1 to 128 bytes). Pure functions the
+// Key and value sizes every table family supports (fixed-size keys of 8, 16
+// or 32 bytes; values of 1 to 128 bytes). Pure functions the
 // kernels may call too.
 constexpr uint32_t kMinKeySize = 8;  // key sizes: the powers of two kMinKeySize..kMaxKeySize
 constexpr uint32_t kMaxKeySize = 32;

@@ -3,7 +3,7 @@
 // bytes of scratch it needs — a call without storage, which enqueues nothing
 // — then the caller places that many bytes (in an arena it plans per batch,
 // or in a CubTempBuffer it owns) and runs the algorithm on them. So no batch
-// allocates device memory in its hot path (STYLE.md rule 7).
+// allocates device memory in its hot path.
 //
 // An algorithm is a callable `cudaError_t(void* storage, size_t& bytes)`
 // around one CUB call:

@@ -32,7 +32,7 @@ Status UnregisterHostMemory(void* address);
 // range at the same address on the device). Makes no CUDA call: it looks the
 // range up in the list RegisterHostMemory keeps, where cudaPointerGetAttributes
 // costs 0.1-0.2 us a call and a batch asks several (H100,
-// docs/bench/host-batches.md run 12). False for every other address, pinned
+// docs/bench/host-batches.md). False for every other address, pinned
 // or not: callers ask CUDA then.
 bool InRegisteredRange(const void* address, size_t bytes, bool* in_place);
 

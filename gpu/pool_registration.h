@@ -1,6 +1,7 @@
 // gpu::PoolRegistration: the pool mapping registered with CUDA
 // (cudaHostRegister, mapped + portable) so kernels can read and write the pool
-// itself through a device pointer: the "direct" mapping mode of DESIGN.md.
+// itself through a device pointer: the "direct" mapping mode
+// (docs/ARCHITECTURE.md, "GPU backend: mapping modes").
 //
 // One registration per mapping, shared by every table of the pool that is
 // open on the GPU (CUDA refuses to register a range twice); the last handle

@@ -1,12 +1,12 @@
 // tables::TableFamily: what the engine and recovery know of a table family
-// (GPHash, and the LSM, slab-hash and B-Tree families to come). A family
+// (GPHash, the LSM and the slab hash are built). A family
 // owns its bytes in the pool (or its memory, when volatile), its backends
 // and its checks; the engine and recovery reach it only through this
 // interface, found in the registry (tables/registry.h) by kind and
 // durability.
 //
 // Adding a family: its folder tables/<family>/, a class implementing this
-// interface, one line in tables/registry.cc and its CMake target
+// interface, one line in tables/registry.cc, its CMake line and its CLI hook
 // (docs/ARCHITECTURE.md, "How to add a table family").
 //
 // Who may call: engine/, recovery/, tools/ (through the registry), tests.

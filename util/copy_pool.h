@@ -5,7 +5,7 @@
 // an OpenMP team, so its speed followed the caller's OpenMP settings: with
 // OMP_WAIT_POLICY=passive every chunk woke a sleeping team (a futex wake a
 // thread), and pageable gets fell from 1.48 to 0.81 G/s on an H200
-// (docs/bench/host-batches.md run 3). These threads belong to gpkv: after a
+// (docs/bench/host-batches.md). These threads belong to gpkv: after a
 // copy they spin a short while (kSpinMicros) for the next chunk of a
 // pipelined batch, then sleep.
 //

@@ -1,4 +1,5 @@
-// The layering rules of DESIGN.md, checked on the source tree (GPKV_SOURCE_DIR):
+// The layering rules of docs/ARCHITECTURE.md, checked on the source tree
+// (GPKV_SOURCE_DIR):
 //  - a family's layout.h includes only the standard library and format/
 //    headers, which themselves include only the standard library and format/;
 //  - nothing outside gpu/, tables/<family>/gpu/, bench/gpu/ and the device

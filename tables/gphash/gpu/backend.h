@@ -149,8 +149,9 @@ struct GpuTableOptions {
   // (lanes) its chunks rotate over, so that one chunk's copy in, another's
   // kernels and a third's copy out overlap (host_staging.h). host_lanes 0:
   // no pipeline, the batch copied in and out whole on one stream (the path
-  // before issue #15, for the benchmark's comparison). Measured (H200,
-  // mirror mode, 2^20 uniform gets, docs/bench/host-batches.md run 2): 2^17
+  // before host batches were pipelined, for the benchmark's comparison).
+  // Measured (H200, mirror mode, 2^20 uniform gets,
+  // docs/bench/host-batches.md): 2^17
   // ops over 4 lanes 1.44 / 2.33 G/s (pageable / registered), over 3 lanes
   // 1.22 / 2.18, over 2 lanes 1.01 / 1.77; 2^15 and 2^19 ops per chunk slower.
   uint64_t host_chunk_ops = uint64_t{1} << 17;
@@ -158,7 +159,7 @@ struct GpuTableOptions {
   // Host batches of pageable arrays of at most this many operations run
   // their kernels on the pinned staging itself (mapped host memory) instead
   // of copying it to the device and back: fewer calls and no DMA set-up on
-  // the small batches an OLTP caller sends (measured, run 2: 4096 gets 28 vs
+  // the small batches an OLTP caller sends (measured: 4096 gets 28 vs
   // 35 us p50, 256 gets 17 vs 23 us). 0: always copy.
   uint64_t host_zero_copy_ops = 8192;
 };

@@ -114,7 +114,7 @@ static_assert(std::is_trivially_copyable_v<GphashDeviceView>);
 // format::ValueWordOffset) keeps a bucket's keys together and its value
 // words together, so a get that matches a slot reads two sectors after the
 // slot words. The mirror is volatile and ours to lay out for reads
-// (DESIGN.md, GPU mapping modes): it keeps each slot's key and value word
+// (docs/ARCHITECTURE.md, GPU mapping modes): it keeps each slot's key and value word
 // side by side, the key first, in a bucket of the same size. A matched slot's
 // key and value then share a sector (8-byte keys: one 16-byte load). The
 // slot words stay where the pool keeps them, and the mirror is built from the

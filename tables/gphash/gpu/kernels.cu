@@ -373,13 +373,13 @@ __global__ void __launch_bounds__(kBlockThreads)
 // value, then the slot word again): it needs gets in flight. Measured (H200,
 // 16M keys, 2^20 uniform gets, docs/bench/mirror-gets.md) in blocks of 256:
 // no bound (44-48 registers) 7.6 G/s, 1536 threads 8.0, 2048 (32 registers,
-// spilling) 6.9; again on an H100 (run 12), 1536 kept.
+// spilling) 6.9; again on an H100, 1536 kept.
 constexpr int kIndexGetThreadsPerSm = 1536;
 constexpr int kIndexGetBlocksPerSm = kIndexGetThreadsPerSm / kIndexGetBlockThreads;
 // Batches of fewer gets run GetTileKernel even on an index in GPU memory: a
 // small batch is bound by the latency of one get, and a tile's lanes read a
 // bucket together. Measured through the engine with registered host arrays
-// (H100, docs/bench/host-batches.md run 12), p50 per call, tile / one per
+// (H100, docs/bench/host-batches.md), p50 per call, tile / one per
 // thread: 256 gets 15.7 / 19.0 us, 1024 16.3 / 19.8, 4096 22.4 / 21.4,
 // 16384 and up alike.
 constexpr uint64_t kIndexGetMinOps = 4096;

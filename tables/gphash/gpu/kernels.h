@@ -75,7 +75,7 @@ Status LaunchGet(const GphashDeviceView& view, const uint8_t* keys, uint8_t* val
 // the kernel (LaunchGetGraph): on the H100 a graph launch with its node's
 // parameters replaced cost the host 2.75 us against 3.5 for the kernel's
 // launch, and a call with its wait 10.9 against 11.7-12.0 us
-// (docs/bench/host-batches.md run 17). One graph per get kernel launched so
+// (docs/bench/host-batches.md). One graph per get kernel launched so
 // far. Launches of one graph run one after another, so a GetGraphs belongs to
 // one workspace: one caller at a time, one stream.
 class GetGraphs {

@@ -71,12 +71,12 @@ __device__ __forceinline__ void LoadIndexEntry(const GphashDeviceView& view, con
 // ThreadProbeKey for kSlots slots per bucket: a bucket's slot words are read
 // at once in 16-byte loads before any of them is looked at, instead of one
 // by one with a branch on each (mirror updates of 4096: +7%, YCSB A +10-20%;
-// 2^20: unchanged, bound elsewhere; docs/bench/mirror-gets.md run 8). The
+// 2^20: unchanged, bound elsewhere; docs/bench/mirror-gets.md). The
 // next bucket's words are loaded before the current bucket is looked at (two
 // reads in flight, not one after the other) where a bucket has at most 8
 // slots (16 would hold 32 more registers a thread), and a key found in a
 // level ends the probe: every copy in a lower level ranks after it
-// (docs/bench/host-batches.md run 23).
+// (docs/bench/host-batches.md).
 template <int kKeyWords, int kSlots>
 __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t levels,
                                         const Key<kKeyWords>& key, const format::KeyHash& hash,

@@ -51,8 +51,8 @@ struct SortPlan {
   size_t scan_temp_bytes = 0;
 };
 
-// Plans the sort of `count` operations (with_leaders: also the leader
-// arrays of a deduplicated get).
+// Plans the sort of `count` operations (with_leaders: also the arrays of a
+// deduplicated get that name each key's first occurrence).
 Status PlanSort(ArenaPlan& plan, size_t count, bool with_leaders, SortPlan* sort);
 // The scratch of a planned sort in `arena`.
 DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort);
