@@ -1,39 +1,68 @@
 // Small get / put calls through the engine: p50 per call, registered and
 // device arrays (experiment; run under ncu for kernel durations).
 #include <cuda_runtime.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
 #include "gpkv/db.h"
 using namespace gpkv;
-double Now() { return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-#define CHECK(x) do { auto _s = (x); if (!_s.ok()) { std::printf("%s\n", _s.ToString().c_str()); return 1; } } while (0)
+double Now() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+#define CHECK(x)                                  \
+  do {                                            \
+    auto _s = (x);                                \
+    if (!_s.ok()) {                               \
+      std::printf("%s\n", _s.ToString().c_str()); \
+      return 1;                                   \
+    }                                             \
+  } while (0)
 int main(int argc, char** argv) {
   const uint64_t keys = argc > 1 ? std::strtoull(argv[1], nullptr, 0) : (1ull << 24);
   const int reps = argc > 2 ? std::atoi(argv[2]) : 3000;
   const char* path = "/dev/shm/probe7.gpkv";
   std::remove(path);
-  Options options; options.create_if_missing = true; options.pool_size = keys * 96 + (256ull << 20); options.backend = Backend::kCuda;
-  auto db = DB::Open(path, options); CHECK(db.status());
-  TableOptions topt; topt.expected_keys = keys;
-  auto t = (*db)->CreateTable("t", topt); CHECK(t.status());
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = keys * 96 + (256ull << 20);
+  options.backend = Backend::kCuda;
+  auto db = DB::Open(path, options);
+  CHECK(db.status());
+  TableOptions topt;
+  topt.expected_keys = keys;
+  auto t = (*db)->CreateTable("t", topt);
+  CHECK(t.status());
   Table* table = *t;
   std::vector<uint64_t> k(keys), v(keys);
-  for (uint64_t i = 0; i < keys; ++i) { k[i] = i * 0x9E3779B97F4A7C15ull + 1; v[i] = i; }
+  for (uint64_t i = 0; i < keys; ++i) {
+    k[i] = i * 0x9E3779B97F4A7C15ull + 1;
+    v[i] = i;
+  }
   for (uint64_t d = 0; d < keys; d += (1 << 20)) {
     uint64_t n = std::min<uint64_t>(1 << 20, keys - d);
-    CHECK(table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + d), n * 8), ConstBytes(reinterpret_cast<uint8_t*>(v.data() + d), n * 8)));
+    CHECK(table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + d), n * 8),
+                     ConstBytes(reinterpret_cast<uint8_t*>(v.data() + d), n * 8)));
   }
   const size_t n = 4096;
-  std::vector<uint64_t> out(n); std::vector<uint8_t> found(n);
+  std::vector<uint64_t> out(n);
+  std::vector<uint8_t> found(n);
   CHECK((*db)->RegisterHostMemory(k.data(), keys * 8));
   CHECK((*db)->RegisterHostMemory(v.data(), keys * 8));
   CHECK((*db)->RegisterHostMemory(out.data(), n * 8));
   CHECK((*db)->RegisterHostMemory(found.data(), n));
-  uint64_t* dk; uint64_t* dv; uint8_t* df; cudaMalloc(&dk, keys * 8); cudaMalloc(&dv, n * 8); cudaMalloc(&df, n);
+  uint64_t* dk;
+  uint64_t* dv;
+  uint8_t* df;
+  cudaMalloc(&dk, keys * 8);
+  cudaMalloc(&dv, n * 8);
+  cudaMalloc(&df, n);
   cudaMemcpy(dk, k.data(), keys * 8, cudaMemcpyHostToDevice);
   auto run = [&](const char* name, auto call) -> int {
     std::vector<double> ts;
@@ -42,38 +71,70 @@ int main(int argc, char** argv) {
       double a = Now();
       auto s = call(first);
       ts.push_back(Now() - a);
-      if (!s.ok()) { std::printf("%s\n", s.ToString().c_str()); return 1; }
+      if (!s.ok()) {
+        std::printf("%s\n", s.ToString().c_str());
+        return 1;
+      }
     }
     std::sort(ts.begin(), ts.end());
-    std::printf("%-40s p50 %6.2f us p10 %6.2f p90 %6.2f p99 %6.2f\n", name, ts[ts.size() / 2], ts[ts.size() / 10], ts[ts.size() * 9 / 10], ts[ts.size() * 99 / 100]);
+    std::printf("%-40s p50 %6.2f us p10 %6.2f p90 %6.2f p99 %6.2f\n", name, ts[ts.size() / 2],
+                ts[ts.size() / 10], ts[ts.size() * 9 / 10], ts[ts.size() * 99 / 100]);
     return 0;
   };
   for (int round = 0; round < 2; ++round) {
-    run("get 4096 registered", [&](uint64_t f) { return table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 8), MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 8), MutableBytes(found.data(), n)); });
-    run("get 4096 device", [&](uint64_t f) { return table->Get(ConstBytes(reinterpret_cast<uint8_t*>(dk + f), n * 8), MutableBytes(reinterpret_cast<uint8_t*>(dv), n * 8), MutableBytes(df, n)); });
-    run("get 2048 registered", [&](uint64_t f) { return table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4), MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 4), MutableBytes(found.data(), n / 2)); });
-    run("put 2048 registered", [&](uint64_t f) { return table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4), ConstBytes(reinterpret_cast<uint8_t*>(v.data() + f), n * 4)); });
+    run("get 4096 registered", [&](uint64_t f) {
+      return table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 8),
+                        MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 8),
+                        MutableBytes(found.data(), n));
+    });
+    run("get 4096 device", [&](uint64_t f) {
+      return table->Get(ConstBytes(reinterpret_cast<uint8_t*>(dk + f), n * 8),
+                        MutableBytes(reinterpret_cast<uint8_t*>(dv), n * 8), MutableBytes(df, n));
+    });
+    run("get 2048 registered", [&](uint64_t f) {
+      return table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4),
+                        MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 4),
+                        MutableBytes(found.data(), n / 2));
+    });
+    run("put 2048 registered", [&](uint64_t f) {
+      return table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4),
+                        ConstBytes(reinterpret_cast<uint8_t*>(v.data() + f), n * 4));
+    });
     run("A pair: get 2048 + put 2048 registered", [&](uint64_t f) {
-      auto s = table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4), MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 4), MutableBytes(found.data(), n / 2));
+      auto s = table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4),
+                          MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 4),
+                          MutableBytes(found.data(), n / 2));
       if (!s.ok()) return s;
-      return table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f + n / 2), n * 4), ConstBytes(reinterpret_cast<uint8_t*>(v.data() + f + n / 2), n * 4)); });
+      return table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f + n / 2), n * 4),
+                        ConstBytes(reinterpret_cast<uint8_t*>(v.data() + f + n / 2), n * 4));
+    });
     {
       std::vector<double> g, p;
       for (int r = 0; r < reps; ++r) {
         const uint64_t f = (uint64_t(r) * 7919 * n) % (keys - 2 * n);
         double a = Now();
-        auto s = table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4), MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 4), MutableBytes(found.data(), n / 2));
+        auto s = table->Get(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f), n * 4),
+                            MutableBytes(reinterpret_cast<uint8_t*>(out.data()), n * 4),
+                            MutableBytes(found.data(), n / 2));
         double b = Now();
-        auto s2 = table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f + n / 2), n * 4), ConstBytes(reinterpret_cast<uint8_t*>(v.data() + f + n / 2), n * 4));
+        auto s2 = table->Put(ConstBytes(reinterpret_cast<uint8_t*>(k.data() + f + n / 2), n * 4),
+                             ConstBytes(reinterpret_cast<uint8_t*>(v.data() + f + n / 2), n * 4));
         double c = Now();
         if (!s.ok() || !s2.ok()) return 1;
-        g.push_back(b - a); p.push_back(c - b);
+        g.push_back(b - a);
+        p.push_back(c - b);
       }
-      std::sort(g.begin(), g.end()); std::sort(p.begin(), p.end());
-      std::printf("%-40s get p50 %6.2f us, put p50 %6.2f us\n", "A pair, each call", g[g.size() / 2], p[p.size() / 2]);
+      std::sort(g.begin(), g.end());
+      std::sort(p.begin(), p.end());
+      std::printf("%-40s get p50 %6.2f us, put p50 %6.2f us\n", "A pair, each call",
+                  g[g.size() / 2], p[p.size() / 2]);
     }
   }
-  for (uint64_t i = 0; i < n; ++i) if (found[i] != 1) { std::printf("miss at %llu\n", (unsigned long long)i); return 1; }
+  for (uint64_t i = 0; i < n; ++i)
+    if (found[i] != 1) {
+      std::printf("miss at %llu\n", (unsigned long long)i);
+      return 1;
+    }
   db->reset();
   std::remove(path);
   return 0;
