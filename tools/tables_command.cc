@@ -109,7 +109,7 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
   CLI::App* cmd = tables->add_subcommand("create", "create a table");
   cmd->footer(
       "Keys are 8, 16 or 32 bytes, values 1 to 128 bytes, fixed per table.\n"
-      "A volatile table (--durability volatile: the slab hash, in GPU memory or RAM) is\n"
+      "A volatile table (--durability volatile: kept in GPU memory or RAM) is\n"
       "declared in the pool's catalog only: it is empty whenever the pool is opened, so\n"
       "its pairs last as long as one process (one gpkv command) holds it.\n"
       "Each family's flags are listed under it; a flag of another family is a usage error.\n"
