@@ -26,6 +26,7 @@
 #include "gpkv/table.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/family_cli.h"
 
 namespace gpkv::tables {
 
@@ -60,6 +61,9 @@ class TableFamily {
   virtual const char* name() const = 0;
   virtual TableKind kind() const = 0;
   virtual Durability durability() const = 0;
+  // What it says in the gpkv tool: its `tables create` flags, its lines in
+  // `info` and `tables` (tables/<family>/cli.h).
+  virtual const FamilyCli& cli() const = 0;
 
   // ---- options and the catalog ----
 

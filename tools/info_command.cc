@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpkv/db.h"
+#include "tables/registry.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 #include "tools/table_json.h"
@@ -67,10 +68,10 @@ void PrintTableText(const TableReport& table) {
   std::printf("\ntable '%s' (id %llu): %s, %s, key %u B, value %u B\n", table.info.name.c_str(),
               static_cast<unsigned long long>(table.info.id), KindName(options.kind),
               DurabilityName(options.durability), options.key_size, options.value_size);
-  if (options.kind == TableKind::kHash && options.durability == Durability::kPersistent) {
-    std::printf("  geometry     %uL-%uH-%uS, expected keys %llu\n", options.hash.levels,
-                options.hash.hash_locations, options.hash.slots_per_bucket,
-                static_cast<unsigned long long>(options.expected_keys));
+  if (const tables::TableFamily* family = tables::FindFamily(options.kind, options.durability)) {
+    for (const tables::InfoLine& line : family->cli().InfoLines(options)) {
+      std::printf("  %-12s %s\n", line.label.c_str(), line.text.c_str());
+    }
   }
   if (options.durability == Durability::kVolatile) {
     std::printf("  volatile     contents live in memory, empty after reopen; expected keys %llu\n",
@@ -174,15 +175,16 @@ int RunInfo(const InfoArgs& args) {
 void RegisterInfoCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand("info", "show the pool and the counters of every table");
-  cmd->footer(
+  std::string footer =
       "Pool: size, heap use, extents, superblock generation, mapping and backend.\n"
-      "Tables: kind, family, sizes, geometry, keys, bytes, and the family's properties\n"
-      "(GPHash: gphash.slots, gphash.load-factor, gphash.levels, gphash.top-buckets,\n"
-      "gphash.resizes, gphash.index-bytes, gphash.value-bytes, gphash.resizing;\n"
-      "slab hash: slab_hash.buckets, .slabs, .slots, .dead-slots, .load-factor,\n"
-      ".memory-utilisation, .super-blocks, .rehashes, .rehash-seconds, .flushes).\n"
+      "Tables: kind, family, sizes, geometry, keys, bytes, and the family's properties:\n";
+  for (const tables::TableFamily* family : tables::Families()) {
+    footer += family->cli().PropertiesHelp() + std::string(".\n");
+  }
+  footer +=
       "A volatile table's bytes are the memory it holds (GPU memory or RAM), not pool\n"
-      "bytes; it is empty at every open, so info shows it empty.");
+      "bytes; it is empty at every open, so info shows it empty.";
+  cmd->footer(footer);
   AddPoolArgs(cmd, &args->pool, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->callback([args, exit_code]() { *exit_code = RunInfo(*args); });

@@ -1,5 +1,6 @@
 #include "tools/table_json.h"
 
+#include "tables/registry.h"
 #include "tools/cli_common.h"
 
 namespace gpkv::tools {
@@ -16,10 +17,14 @@ nlohmann::ordered_json TableInfoJson(const TableInfo& info) {
   json["contents"] = options.durability == Durability::kVolatile
                          ? "memory (volatile: empty after reopen)"
                          : "pool";
-  if (options.kind == TableKind::kHash && options.durability == Durability::kPersistent) {
-    json["geometry"] = {{"levels", options.hash.levels},
-                        {"hash_locations", options.hash.hash_locations},
-                        {"slots_per_bucket", options.hash.slots_per_bucket}};
+  if (const tables::TableFamily* family = tables::FindFamily(options.kind, options.durability)) {
+    for (const tables::JsonField& field : family->cli().JsonFields(options)) {
+      if (field.object.empty()) {
+        json[field.name] = field.value;
+      } else {
+        json[field.object][field.name] = field.value;
+      }
+    }
   }
   return json;
 }

@@ -9,7 +9,8 @@
 namespace gpkv::tools {
 
 // {"name", "id", "kind", "durability", "key_size", "value_size",
-//  "expected_keys", "geometry": {"levels", "hash_locations", "slots_per_bucket"}}
+//  "expected_keys", "contents"} and the family's fields
+//  (tables::FamilyCli::JsonFields: a persistent hash table's "geometry").
 nlohmann::ordered_json TableInfoJson(const TableInfo& info);
 
 }  // namespace gpkv::tools

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "format/pool_layout.h"
 #include "gpkv/db.h"
-#include "tables/gphash/layout.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/family_flags.h"
 #include "tools/table_json.h"
 
 namespace gpkv::tools {
@@ -31,17 +32,10 @@ struct CreateTableArgs {
   uint32_t key_size = 8;
   uint32_t value_size = 8;
   uint64_t expected_keys = uint64_t{1} << 20;
-  int levels = 2;
-  int hash_locations = 2;
-  int slots = 8;
-  uint64_t top_buckets = 0;
-  uint64_t batch_entries = TableOptions{}.ordered.batch_entries;
-  int max_dead_percent = TableOptions{}.ordered.max_dead_percent;
-  uint32_t log_batches = TableOptions{}.ordered.log_batches;
+  FamilyFlags family_flags;  // each family's own
 };
 
-// The powers of two from `first` to `last` (the key sizes and slot counts a
-// hash table may have, tables/gphash/layout.h).
+// The powers of two from `first` to `last` (the key sizes a table may have).
 std::vector<int> PowersOfTwo(uint32_t first, uint32_t last) {
   std::vector<int> values;
   for (uint32_t value = first; value <= last; value *= 2) values.push_back(static_cast<int>(value));
@@ -72,17 +66,8 @@ int RunList(const ListArgs& args) {
               "KIND", "DURABILITY", "KEY", "VALUE", "GEOMETRY", "EXPECTED_KEYS");
   for (const TableInfo& info : *tables) {
     const TableOptions& options = info.options;
-    std::string geometry = "-";
-    if (options.kind == TableKind::kOrdered) {
-      geometry = "b=" + std::to_string(options.ordered.batch_entries);
-      if (options.ordered.log_batches != 1) {
-        geometry += ",M=" + std::to_string(options.ordered.log_batches);
-      }
-    } else if (options.durability == Durability::kPersistent) {
-      geometry = std::to_string(options.hash.levels) + "L-" +
-                 std::to_string(options.hash.hash_locations) + "H-" +
-                 std::to_string(options.hash.slots_per_bucket) + "S";
-    }
+    const tables::TableFamily* family = tables::FindFamily(options.kind, options.durability);
+    const std::string geometry = family != nullptr ? family->cli().Geometry(options) : "-";
     std::printf("%-*s  %-7s  %-10s  %3u  %5u  %-8s  %llu\n", static_cast<int>(name_width),
                 info.name.c_str(), KindName(options.kind), DurabilityName(options.durability),
                 options.key_size, options.value_size, geometry.c_str(),
@@ -99,13 +84,11 @@ int RunCreateTable(const CreateTableArgs& args) {
   options.key_size = args.key_size;
   options.value_size = args.value_size;
   options.expected_keys = args.expected_keys;
-  options.hash.levels = static_cast<uint8_t>(args.levels);
-  options.hash.hash_locations = static_cast<uint8_t>(args.hash_locations);
-  options.hash.slots_per_bucket = static_cast<uint8_t>(args.slots);
-  options.hash.initial_top_buckets = args.top_buckets;
-  options.ordered.batch_entries = args.batch_entries;
-  options.ordered.max_dead_percent = static_cast<uint8_t>(args.max_dead_percent);
-  options.ordered.log_batches = args.log_batches;
+  if (std::string error = args.family_flags.Apply(&options); !error.empty()) {
+    PrintError("tables create", error);
+    std::fprintf(stderr, "gpkv: see 'gpkv tables create --help'\n");
+    return kExitUsage;
+  }
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
   if (!db.ok()) return Fail("tables create", db.status());
   Result<Table*> table = (*db)->CreateTable(args.name, options);
@@ -126,10 +109,10 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
   CLI::App* cmd = tables->add_subcommand("create", "create a table");
   cmd->footer(
       "Keys are 8, 16 or 32 bytes, values 1 to 128 bytes, fixed per table.\n"
-      "A volatile table (--durability volatile: the slab hash, in GPU memory or RAM) is\n"
+      "A volatile table (--durability volatile: kept in GPU memory or RAM) is\n"
       "declared in the pool's catalog only: it is empty whenever the pool is opened, so\n"
-      "its pairs last as long as one process (one gpkv command) holds it. --levels,\n"
-      "--hash-locations, --slots and --top-buckets apply to persistent hash tables.\n"
+      "its pairs last as long as one process (one gpkv command) holds it.\n"
+      "Each family's flags are listed under it; a flag of another family is a usage error.\n"
       "Example: gpkv tables create pool.gpkv users --value-size 16 --expected-keys 10M");
   AddPoolArgs(cmd, &args->pool, /*can_write=*/true);
   cmd->add_option("name", args->name, "table name (1 to 63 bytes)")->required();
@@ -152,37 +135,7 @@ void RegisterCreate(CLI::App* tables, int* exit_code) {
                   "keys the table should hold before its first resize (K, M, G suffixes)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  cmd->add_option("--levels", args->levels, "persistent hash: levels of buckets, 1 to 4")
-      ->check(CLI::Range(static_cast<int>(format::kMinGeometryLevels),
-                         static_cast<int>(format::kMaxGeometryLevels)))
-      ->capture_default_str();
-  cmd->add_option("--hash-locations", args->hash_locations,
-                  "persistent hash: candidate buckets per key per level, 1 to 4")
-      ->check(CLI::Range(static_cast<int>(format::kMinHashLocations),
-                         static_cast<int>(format::kMaxHashLocations)))
-      ->capture_default_str();
-  cmd->add_option("--slots", args->slots, "persistent hash: slots per bucket: 4, 8 or 16")
-      ->check(CLI::IsMember(PowersOfTwo(format::kMinSlotsPerBucket, format::kMaxSlotsPerBucket)))
-      ->capture_default_str();
-  cmd->add_option("--top-buckets", args->top_buckets,
-                  "persistent hash: top-level buckets at create, a power of two; 0 = from "
-                  "--expected-keys")
-      ->capture_default_str();
-  cmd->add_option("--batch-entries", args->batch_entries,
-                  "ordered: entries of the write buffer and of level 0 (b), a power of two "
-                  "2^4..2^24 (K, M suffixes)")
-      ->transform(CLI::AsSizeValue(false))
-      ->capture_default_str();
-  cmd->add_option("--log-batches", args->log_batches,
-                  "ordered: the durable log holds up to this many batches of b entries before "
-                  "they are merged into the levels (M, 1 to 1024): fewer level rewrites for a "
-                  "log of M * b entries in the pool and more to replay after a crash")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  cmd->add_option("--max-dead-percent", args->max_dead_percent,
-                  "ordered: compact on its own past this share of dead entries, 1 to 100")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  args->family_flags.AddTo(cmd);
   cmd->callback([args, exit_code]() { *exit_code = RunCreateTable(*args); });
 }
 

@@ -5,6 +5,7 @@
 
 #include "pm/extent_allocator.h"
 #include "tables/gphash/check.h"
+#include "tables/gphash/cli.h"
 #include "tables/gphash/cpu/backend.h"
 #include "tables/gphash/layout.h"
 #include "tables/gphash/reader.h"
@@ -51,6 +52,7 @@ class GphashFamily final : public tables::TableFamily {
   const char* name() const override { return kFamilyName; }
   TableKind kind() const override { return TableKind::kHash; }
   Durability durability() const override { return Durability::kPersistent; }
+  const tables::FamilyCli& cli() const override { return Cli(); }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
     return gphash::CheckOptions(where, options);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tables/lsm/check.h"
+#include "tables/lsm/cli.h"
 #include "tables/lsm/cpu/backend.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/reader.h"
@@ -21,6 +22,7 @@ class LsmFamily final : public tables::TableFamily {
   const char* name() const override { return kFamilyName; }
   TableKind kind() const override { return TableKind::kOrdered; }
   Durability durability() const override { return Durability::kPersistent; }
+  const tables::FamilyCli& cli() const override { return Cli(); }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
     return lsm::CheckOptions(where, options);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "tables/slab_hash/cli.h"
 #include "tables/slab_hash/table.h"
 
 namespace gpkv::slab_hash {
@@ -24,6 +25,7 @@ class SlabHashFamily final : public tables::TableFamily {
   const char* name() const override { return kFamilyName; }
   TableKind kind() const override { return TableKind::kHash; }
   Durability durability() const override { return Durability::kVolatile; }
+  const tables::FamilyCli& cli() const override { return Cli(); }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
     if (!format::IsValidKeySize(options.key_size)) {

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "format/checksum.h"
 #include "format/pool_layout.h"
@@ -67,6 +68,34 @@ TEST(Registry, FamilyOfTellsCorruptValuesFromUnbuiltFamilies) {
   EXPECT_TRUE(tables::FamilyOf("w", EntryOf(3, 1)).status().IsCorruption());
   EXPECT_TRUE(tables::FamilyOf("w", EntryOf(0, 1)).status().IsCorruption());
   EXPECT_TRUE(tables::FamilyOf("w", EntryOf(1, 3)).status().IsCorruption());
+}
+
+// Each flag of a family's CLI hook reads and writes one field of
+// TableOptions: setting it changes what it reads and no other flag's field.
+TEST(Registry, EveryFamilysCliFlagsFillTheFieldTheyRead) {
+  for (const tables::TableFamily* family : tables::Families()) {
+    const std::vector<tables::CliFlag>& flags = family->cli().Flags();
+    for (const tables::CliFlag& flag : flags) {
+      SCOPED_TRACE(std::string(family->name()) + " " + flag.name);
+      EXPECT_EQ(std::string(flag.name).rfind("--", 0), 0u);
+      EXPECT_STRNE(flag.help, "");
+      ASSERT_NE(flag.get, nullptr);
+      ASSERT_NE(flag.set, nullptr);
+      const TableOptions defaults;
+      TableOptions options;
+      // A value the flag's check admits that differs from the default.
+      const uint64_t value = flag.check == tables::CliFlag::Check::kNone
+                                 ? flag.get(defaults) + 16
+                                 : (flag.get(defaults) == flag.max ? flag.min : flag.max);
+      flag.set(value, &options);
+      EXPECT_EQ(flag.get(options), value);
+      for (const tables::CliFlag& other : flags) {
+        if (&other == &flag) continue;
+        EXPECT_NE(std::string(other.name), flag.name);
+        EXPECT_EQ(other.get(options), other.get(defaults)) << other.name;
+      }
+    }
+  }
 }
 
 TEST(GphashFamily, ParametersRoundTripThroughTheCatalogBlock) {

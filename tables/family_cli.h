@@ -1,0 +1,76 @@
+// tables::FamilyCli: what a table family says in the gpkv tool, as plain
+// data: its flags of `gpkv tables create` (each fills a field of
+// TableOptions) and what it adds to a table in `gpkv info` and
+// `gpkv tables`, text and JSON. tools/ turns the flags into command-line
+// options and prints the lines, so the tool names no family and no family
+// names a command-line library. Reached as TableFamily::cli().
+//
+// Who may call: tools/, tests.
+// Thread safety: immutable; call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpkv/options.h"
+
+namespace gpkv::tables {
+
+// One flag of `gpkv tables create`. A flag belongs to the families that
+// declare it; given for a table of another family it is a usage error.
+struct CliFlag {
+  // How the value is written.
+  enum class Value {
+    kInteger,  // a decimal number
+    kSize,     // a number with an optional K, M or G suffix (powers of 1024)
+  };
+  // What the tool checks before the family's CheckOptions sees the value.
+  enum class Check {
+    kNone,        // only CheckOptions judges it
+    kRange,       // min..max
+    kPowerOfTwo,  // a power of two in min..max
+  };
+
+  const char* name = "";  // "--levels"
+  const char* help = "";
+  Value value = Value::kInteger;
+  Check check = Check::kNone;
+  uint64_t min = 0;
+  uint64_t max = 0;
+  // The field the flag fills; get(TableOptions{}) is the default shown.
+  uint64_t (*get)(const TableOptions& options) = nullptr;
+  void (*set)(uint64_t value, TableOptions* options) = nullptr;
+};
+
+// A line under a table in `gpkv info`: "  <label padded to 12> <text>".
+struct InfoLine {
+  std::string label;
+  std::string text;
+};
+
+// A number in a table's JSON (`gpkv info --json`, `gpkv tables --json`):
+// json[object][name] = value, or json[name] = value when object is empty.
+struct JsonField {
+  std::string object;
+  std::string name;
+  uint64_t value = 0;
+};
+
+class FamilyCli {
+ public:
+  virtual ~FamilyCli() = default;
+
+  // Its flags of `gpkv tables create`, in the order of the help text.
+  virtual const std::vector<CliFlag>& Flags() const = 0;
+  // What `gpkv info --help` lists of its properties (Table::Stats).
+  virtual const char* PropertiesHelp() const = 0;
+  // Its GEOMETRY column in `gpkv tables`; "-" when it has none.
+  virtual std::string Geometry(const TableOptions& options) const = 0;
+  // Its lines under the table's first line in `gpkv info`.
+  virtual std::vector<InfoLine> InfoLines(const TableOptions& options) const = 0;
+  // Its fields after the generic ones in the table's JSON.
+  virtual std::vector<JsonField> JsonFields(const TableOptions& options) const = 0;
+};
+
+}  // namespace gpkv::tables
