@@ -18,7 +18,7 @@ class App;
 
 namespace gpkv::tools {
 
-// Exit codes of every gpkv command (STYLE.md point 13).
+// Exit codes of every gpkv command (the README's table of exit codes).
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 1;       // the command line is wrong
 constexpr int kExitCorruption = 2;  // the pool is corrupt
