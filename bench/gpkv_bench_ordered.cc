@@ -41,13 +41,6 @@ constexpr uint64_t kDefaultQueries = uint64_t{1} << 20;
 constexpr uint64_t kLoadBatch = uint64_t{1} << 16;  // untimed loads of the query tables
 constexpr double kDefaultMaxSeconds = 2.0;
 constexpr double kRangeKeys = 8.0;  // expected keys of a Count / Range query
-constexpr double kTarget = 5.0;     // issue #13: CPU, >= 5x RocksDB
-// Issue #13, GPU (H100, 2^24..2^26 keys): Mops/s, and the open in seconds.
-constexpr double kGpuInsertTarget = 1000.0;
-constexpr double kGpuGetTarget = 1000.0;
-constexpr double kGpuCountTarget = 1000.0;
-constexpr double kGpuRangeTarget = 300.0;
-constexpr double kGpuOpenTarget = 2.0;
 constexpr const char* kGpuSystem = "gpkv-gpu";
 constexpr const char* kGpuDeviceSystem = "gpkv-gpu-dev";
 bool IsGpuSystem(const std::string& system) {
@@ -663,8 +656,10 @@ const Measurement* Find(const BenchReport& report, const std::string& system,
   return nullptr;
 }
 
-void AddTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_size,
-                BenchReport* report) {
+// gpkv's ratios to RocksDB in this run: inserts per batch size, ranges per
+// table size, YCSB E.
+void AddRatios(const BenchConfig& config, uint32_t key_size, uint32_t value_size,
+               BenchReport* report) {
   const std::string why =
       "RocksDB was not part of this run (built without it, or left out by --systems)";
   const std::string sizes = std::to_string(key_size) + "/" + std::to_string(value_size) + " B";
@@ -673,9 +668,8 @@ void AddTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_siz
     const Measurement* gpkv =
         Find(*report, "gpkv", workload, distribution, batch, key_size, value_size);
     if (gpkv == nullptr) return;
-    AddRatioTarget(report, name + " (" + sizes + ", CPU)", "RocksDB", gpkv,
-                   Find(*report, "rocksdb", workload, distribution, batch, key_size, value_size),
-                   kTarget, why);
+    AddRatio(report, name + " (" + sizes + ", CPU)", "RocksDB", gpkv,
+             Find(*report, "rocksdb", workload, distribution, batch, key_size, value_size), why);
   };
   for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
     add("durable batched inserts, batch 2^" + std::to_string(log2) + " vs RocksDB", "insert",
@@ -689,58 +683,6 @@ void AddTargets(const BenchConfig& config, uint32_t key_size, uint32_t value_siz
   std::sort(table_log2.begin(), table_log2.end());
   add("YCSB E (95% ranges of ~8 keys, 5% inserts) vs RocksDB", "E", TableLabel(table_log2.back()),
       config.batch);
-}
-
-// The issue's absolute GPU targets, for the gpkv-gpu measurements of this
-// run: rates in Mops/s (at least), the open in seconds (at most).
-void AddGpuTargets(const BenchConfig& config, const std::string& system, uint32_t key_size,
-                   uint32_t value_size, BenchReport* report) {
-  const std::string sizes = std::to_string(key_size) + "/" + std::to_string(value_size) + " B";
-  auto add = [&](const std::string& name, const Measurement* m, double target, bool at_most) {
-    TargetCheck check;
-    check.name = name + " (" + sizes + ", " + system + ")";
-    check.comparison = at_most ? "seconds" : "Mops/s";
-    check.target = target;
-    const std::string target_text =
-        (at_most ? "< " : ">= ") + FormatFixed(target, 0) + (at_most ? " s" : " Mops/s");
-    if (m == nullptr || !m->error.empty()) {
-      check.why = m == nullptr ? system + " was not part of this run" : m->error;
-      check.text = check.name + ": not measured (target " + target_text + ")";
-      report->targets.push_back(check);
-      return;
-    }
-    check.measured = true;
-    check.value = at_most ? m->seconds : m->mops();
-    check.met = at_most ? check.value < target : check.value >= target;
-    check.text = check.name + ": " + FormatFixed(check.value, at_most ? 3 : 1) +
-                 (at_most ? " s" : " Mops/s") + " (target " + target_text + ": " +
-                 (check.met ? "met" : "missed") + ")";
-    if (!m->complete) check.text += " [stopped at the time limit]";
-    report->targets.push_back(check);
-  };
-  for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
-    if (log2 != 20) continue;  // the issue's target is for batches of 2^20
-    add("durable batched inserts, batch 2^20, b = " + std::to_string(config.ordered_batch_entries) +
-            ", M = " + std::to_string(config.ordered_log_batches),
-        Find(*report, system, "insert", "uniform", uint64_t{1} << 20, key_size, value_size),
-        kGpuInsertTarget, false);
-  }
-  std::vector<int> table_log2 = config.ordered_table_log2;
-  std::sort(table_log2.begin(), table_log2.end());
-  for (int log2 : table_log2) {
-    const std::string table = TableLabel(log2);
-    add("get, " + table, Find(*report, system, "get", table, config.batch, key_size, value_size),
-        kGpuGetTarget, false);
-    add("count of ~8 keys, " + table,
-        Find(*report, system, "count", table, config.batch, key_size, value_size), kGpuCountTarget,
-        false);
-    add("range of ~8 keys, " + table,
-        Find(*report, system, "range", table, config.batch, key_size, value_size), kGpuRangeTarget,
-        false);
-  }
-  add("open (recovery) of " + TableLabel(table_log2.back()),
-      Find(*report, system, "open", TableLabel(table_log2.back()), 1, key_size, value_size),
-      kGpuOpenTarget, true);
 }
 
 }  // namespace
@@ -874,10 +816,7 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
         }
         ok &= RunQueries(c, report);
       }
-      AddTargets(config, key_size, value_size, report);
-      for (const std::string& system : systems) {
-        if (IsGpuSystem(system)) AddGpuTargets(config, system, key_size, value_size, report);
-      }
+      AddRatios(config, key_size, value_size, report);
     }
   }
   AddReadAgreement(report);
