@@ -27,6 +27,11 @@
 // order is gpkv's unsigned little-endian integer order and both return the
 // same pairs (the report checks it: found counts and digests agree).
 //
+// Files: gpkv_bench_ordered.cc (systems, options, the run and its ratios),
+// gpkv_bench_ordered_workloads.h (the measurements),
+// gpkv_bench_ordered_driver.cc (the gpkv driver); RocksDB's driver is in
+// gpkv_bench_rocksdb.cc.
+//
 // Who may call: the benchmark engine (gpkv_bench.cc), tests.
 #pragma once
 
@@ -81,10 +86,12 @@ class OrderedDriver {
 };
 
 // gpkv: an ordered table with b = batch_entries and M = log_batches in a
-// fresh pool.
+// fresh pool; with device_batches, every call's batch is moved into GPU
+// memory before the timer starts (Prepare / Finish; the gpkv-gpu-dev system).
 Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
                                                                uint64_t batch_entries,
-                                                               uint32_t log_batches = 1);
+                                                               uint32_t log_batches = 1,
+                                                               bool device_batches = false);
 // RocksDB (sync = true): as CreateRocksdbDriver's setup. Unsupported in a
 // build without RocksDB.
 Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config);
