@@ -1,8 +1,8 @@
-// The registry of systems `gpkv bench` can measure.
+// The registry of systems gpkv-bench can measure.
 #include "bench/gpkv_bench_driver.h"
 
 #if GPKV_HAVE_ROCKSDB
-#include "bench/rocksdb_driver.h"
+#include "bench/gpkv_bench_rocksdb.h"
 #endif
 
 namespace gpkv::bench {

@@ -1,4 +1,4 @@
-// The systems `gpkv bench` measures, behind one batched interface, and the
+// The systems gpkv-bench measures, behind one batched interface, and the
 // registry the benchmark picks them from by name.
 //
 // Every driver is fed the same operations (bench/gpkv_bench_workload.h) and
@@ -6,7 +6,7 @@
 // library, durable per batch), "gpkv-volatile" (the library's volatile hash
 // table, the slab hash family: contents in RAM or GPU memory) and
 // "libcuckoo" (a volatile DRAM hash map, the ceiling); "rocksdb" and
-// "rocksdb-nosync" (bench/rocksdb_driver.h) when the build found librocksdb.
+// "rocksdb-nosync" (bench/gpkv_bench_rocksdb.h) when the build found librocksdb.
 //
 // Thread safety: a driver is used by one benchmark thread at a time; it runs
 // each call with its own `threads` workers.

@@ -1,7 +1,7 @@
 // The load factor a hash table reaches before its first resize, measured by
 // filling a table created for `expected_keys` keys until it resizes.
 //
-// Who may call: the foundation suite of `gpkv bench`.
+// Who may call: the foundation suite of gpkv-bench.
 #pragma once
 
 #include <cstdint>

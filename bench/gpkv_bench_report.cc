@@ -1,4 +1,4 @@
-// Printing of `gpkv bench` results (see gpkv_bench_report.h).
+// Printing of gpkv-bench results (see gpkv_bench_report.h).
 #include "bench/gpkv_bench_report.h"
 
 #include <sched.h>
@@ -202,7 +202,7 @@ namespace {
 
 void PrintHeader(const BenchReport& report, std::FILE* out) {
   const MachineInfo& machine = report.machine;
-  std::fprintf(out, "gpkv bench: %s\n", report.suite.c_str());
+  std::fprintf(out, "gpkv-bench: %s\n", report.suite.c_str());
   std::fprintf(out, "machine:  %s, %d cores / %d hardware threads (%d usable), %s RAM, %s\n",
                machine.cpu_model.c_str(), machine.cores, machine.hardware_threads,
                machine.usable_threads, GiB(machine.memory_bytes).c_str(), machine.kernel.c_str());
@@ -298,11 +298,11 @@ void PrintTrailer(const BenchReport& report, std::FILE* out) {
     std::fprintf(out, "\n");
     for (const std::string& line : report.lines) std::fprintf(out, "%s\n", line.c_str());
   }
-  if (!report.targets.empty()) {
-    std::fprintf(out, "\ntargets:\n");
-    for (const TargetCheck& target : report.targets) {
-      std::fprintf(out, "  %s\n", target.text.c_str());
-      if (!target.why.empty()) std::fprintf(out, "      %s\n", target.why.c_str());
+  if (!report.ratios.empty()) {
+    std::fprintf(out, "\nratios:\n");
+    for (const Ratio& ratio : report.ratios) {
+      std::fprintf(out, "  %s\n", ratio.text.c_str());
+      if (!ratio.why.empty()) std::fprintf(out, "      %s\n", ratio.why.c_str());
     }
   }
   if (!report.notes.empty()) {
@@ -329,7 +329,7 @@ void PrintText(const BenchReport& report, std::FILE* out) {
 void PrintJson(const BenchReport& report, std::FILE* out) {
   const MachineInfo& machine = report.machine;
   nlohmann::ordered_json json;
-  json["tool"] = "gpkv bench";
+  json["tool"] = "gpkv-bench";
   json["suite"] = report.suite;
   json["command"] = CommandLine();
   json["date"] = report.date;
@@ -391,16 +391,14 @@ void PrintJson(const BenchReport& report, std::FILE* out) {
                               {"config", entry.config},
                               {"facts", facts}});
   }
-  json["targets"] = nlohmann::ordered_json::array();
-  for (const TargetCheck& target : report.targets) {
-    json["targets"].push_back(
-        {{"name", target.name},
-         {"comparison", target.comparison},
-         {"value", target.measured ? nlohmann::ordered_json(target.value) : nullptr},
-         {"target_min", target.target},
-         {"measured", target.measured},
-         {"met", target.met},
-         {"why", target.why}});
+  json["ratios"] = nlohmann::ordered_json::array();
+  for (const Ratio& ratio : report.ratios) {
+    json["ratios"].push_back(
+        {{"name", ratio.name},
+         {"comparison", ratio.comparison},
+         {"value", ratio.measured ? nlohmann::ordered_json(ratio.value) : nullptr},
+         {"measured", ratio.measured},
+         {"why", ratio.why}});
   }
   json["sections"] = report.sections;
   json["notes"] = report.notes;

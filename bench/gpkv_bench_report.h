@@ -1,9 +1,11 @@
-// What `gpkv bench` prints: the machine, the command and the date, every
-// measurement beside its peers with its ratio to gpkv, the targets with the
-// measured values, as a text table for people or JSON for machines.
+// What gpkv-bench prints: the machine, the command and the date, every
+// measurement beside its peers with its ratio to gpkv, and the ratios of gpkv
+// to its peers that the goals are read from, as a text table for people or
+// JSON for machines (scripts/check-targets.py holds the JSON to the goals of
+// docs/bench/targets.json).
 //
-// Who may call: the suites of `gpkv bench`, which fill a BenchReport, and
-// tools/bench_command.cc, which prints it.
+// Who may call: the suites of gpkv-bench, which fill a BenchReport, and
+// bench/gpkv_bench_main.cc, which prints it.
 #pragma once
 
 #include <cstdint>
@@ -47,16 +49,14 @@ std::string UtcDate();
 // Compiler and whether assertions are compiled in.
 std::string BuildInfo();
 
-// A target checked against a measurement of this run.
-struct TargetCheck {
-  std::string name;        // "get vs libcuckoo find (YCSB C, zipfian)"
+// The ratio of two measurements of this run: gpkv to a peer.
+struct Ratio {
+  std::string name;        // "YCSB C zipfian gpkv get vs libcuckoo find"
   std::string comparison;  // "gpkv / libcuckoo"
-  double value = 0.0;      // the measured quantity (a ratio or a load factor)
-  double target = 0.0;     // required minimum
-  bool measured = false;   // false: the peer was not part of this run
-  bool met = false;
-  std::string text;  // the line printed for people
-  std::string why;   // when missed or not measured: what we know
+  double value = 0.0;      // numerator / denominator, Mops/s over Mops/s
+  bool measured = false;   // false: a side was not part of this run, or failed
+  std::string text;        // the line printed for people
+  std::string why;         // when not measured: why
 };
 
 // Facts about one system's table at one point of a run.
@@ -67,7 +67,7 @@ struct FactsEntry {
   std::vector<std::pair<std::string, std::string>> facts;
 };
 
-// Everything one `gpkv bench` run reports.
+// Everything one gpkv-bench run reports.
 struct BenchReport {
   std::string suite;
   MachineInfo machine;        // read when the run starts
@@ -78,7 +78,7 @@ struct BenchReport {
   std::vector<std::pair<std::string, std::string>> systems;          // name, durability
   std::vector<Measurement> results;
   std::vector<FactsEntry> facts;
-  std::vector<TargetCheck> targets;
+  std::vector<Ratio> ratios;
   std::vector<std::string> lines;  // extra lines for people (load factor probe ...)
   nlohmann::ordered_json sections = nlohmann::ordered_json::object();  // the same for machines
   std::vector<std::string> notes;

@@ -2,7 +2,7 @@
 // keeps what the report needs (throughput, batch latency percentiles, a
 // digest of every read's answer).
 //
-// Who may call: the suites of `gpkv bench`.
+// Who may call: the suites of gpkv-bench.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The suites of `gpkv bench` (listed in gpkv_bench.h) and what they share:
+// The suites of gpkv-bench (listed in gpkv_bench.h) and what they share:
 // running a sequence of workloads on one fresh table of one system.
 //
 // Who may call: the suites (bench/gpkv_bench_*.cc).
@@ -44,11 +44,11 @@ uint64_t RunSeed(uint64_t seed, const std::string& workload, const std::string& 
 // The driver configuration for `system` at these sizes.
 DriverConfig MakeDriverConfig(const BenchConfig& config, uint32_t key_size, uint32_t value_size);
 
-// Adds a "system A / system B >= target" check of two measurements to the
-// report (not measured if either is missing or failed).
-void AddRatioTarget(BenchReport* report, const std::string& name, const std::string& label,
-                    const Measurement* numerator, const Measurement* denominator, double target,
-                    const std::string& missing_why);
+// Adds the ratio "system A / system B" of two measurements to the report
+// (not measured if either is missing or failed).
+void AddRatio(BenchReport* report, const std::string& name, const std::string& label,
+              const Measurement* numerator, const Measurement* denominator,
+              const std::string& missing_why);
 
 // The measurement of (system, workload, distribution) at these sizes, or
 // nullptr.

@@ -1,4 +1,4 @@
-// Workload generation for `gpkv bench`: record keys and values, YCSB's key
+// Workload generation for gpkv-bench: record keys and values, YCSB's key
 // choosers (scrambled zipfian, latest, uniform) and the batches of operations
 // every driver is fed.
 //

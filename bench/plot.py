@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Draw `gpkv bench --json` reports as PNG charts.
+"""Draw `gpkv-bench --json` reports as PNG charts.
 
     /usr/bin/python3 bench/plot.py REPORT.json [REPORT.json ...] --out DIR
 
@@ -134,7 +134,7 @@ def plot_report(report, stem, out_dir):
             written.append(path)
         if single:
             path = os.path.join(out_dir, "{}-bars-{}.png".format(stem, sizes))
-            plot_bars(report, single, path, "gpkv bench {}: {} B keys / {} B values, batch {}"
+            plot_bars(report, single, path, "gpkv-bench {}: {} B keys / {} B values, batch {}"
                       .format(report.get("suite", ""), key_size, value_size,
                               single[0]["batch_size"]))
             written.append(path)
@@ -143,7 +143,7 @@ def plot_report(report, stem, out_dir):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("reports", nargs="+", help="JSON written by gpkv bench --json")
+    parser.add_argument("reports", nargs="+", help="JSON written by gpkv-bench --json")
     parser.add_argument("--out", default=".", help="directory for the PNG files")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gpkv demo: installs the dependencies, builds gpkv (Release) into build/,
 # creates a pool on /dev/shm (else /tmp), creates a table, loads 1M keys with
-# `gpkv load`, runs a small mixed YCSB workload with `gpkv bench`, and prints
+# `gpkv load`, runs a small mixed YCSB workload with gpkv-bench, and prints
 # `gpkv info` of the pool. Uses the GPU when there is one (and nvcc to build
 # for it), the CPU otherwise.
 set -euo pipefail
@@ -12,9 +12,10 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPKV_BUILD_TESTS=OFF
-cmake --build build -j"$(nproc)" --target gpkv_tool
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPKV_BUILD_TESTS=OFF -DGPKV_BUILD_BENCH=ON
+cmake --build build -j"$(nproc)" --target gpkv_tool gpkv-bench
 gpkv=build/gpkv
+gpkv_bench=build/gpkv-bench
 
 # tmpfs can be registered with the GPU (direct mode); any file system works.
 dir=/dev/shm
@@ -43,8 +44,8 @@ step "gpkv put / get / del"
 "$gpkv" del "$pool" users 42
 "$gpkv" get "$pool" users 42 || echo "(exit $?: key 42 is gone)"
 
-step "gpkv bench: YCSB A (50% read, 50% update) and B (95% read), zipfian, 1M keys"
-"$gpkv" bench --suite ycsb --workloads A,B --distributions zipfian \
+step "gpkv-bench: YCSB A (50% read, 50% update) and B (95% read), zipfian, 1M keys"
+"$gpkv_bench" --suite ycsb --workloads A,B --distributions zipfian \
   --keys 1M --ops 1M --threads "$(nproc)" --systems gpkv,libcuckoo \
   --backend auto --pool "$bench_pool"
 

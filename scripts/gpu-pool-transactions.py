@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """Pool transactions per operation from an Nsight Compute CSV.
 
-`gpkv bench --suite gpu` wraps the timed part of each point in the NVTX ranges
+`gpkv-bench --suite gpu` wraps the timed part of each point in the NVTX ranges
 "gpkv-timed" / "<mode> <workload> batch <n> ops <m>". Run it under
 
   ncu --nvtx --nvtx-include "gpkv-timed/" --csv --page raw --print-units base \
       --metrics lts__t_sectors_aperture_sysmem_op_read.sum,\
 lts__t_sectors_aperture_sysmem_op_write.sum,lts__t_sectors_aperture_sysmem_op_atom.sum,\
 lts__t_sectors_aperture_sysmem_op_red.sum,lts__t_requests_aperture_sysmem.sum \
-      --log-file ncu.csv ./gpkv bench --suite gpu ...
+      --log-file ncu.csv ./gpkv-bench --suite gpu ...
 
 and this script sums, per range, the L2's 32-byte sectors to system memory
 (the pool mapping: the only system memory the kernels touch) read, written

@@ -22,6 +22,5 @@ void RegisterCountCommand(CLI::App& app, int* exit_code);    // ordered_commands
 void RegisterCompactCommand(CLI::App& app, int* exit_code);  // ordered_commands.cc
 void RegisterVerifyCommand(CLI::App& app, int* exit_code);   // verify_command.cc
 void RegisterRepairCommand(CLI::App& app, int* exit_code);   // verify_command.cc
-void RegisterBenchCommand(CLI::App& app, int* exit_code);    // bench_command.cc
 
 }  // namespace gpkv::tools

@@ -1,5 +1,5 @@
 // The gpkv tool: `gpkv <command> [options] POOL ...`. Creates, inspects,
-// loads, dumps, verifies, repairs and benchmarks pools.
+// loads, dumps, verifies and repairs pools.
 //
 // Exit codes (every command): 0 ok, 1 usage, 2 corruption found, 3 other
 // error. Errors go to stderr as "gpkv: <command>: <message>"; data goes to
@@ -62,7 +62,6 @@ int main(int argc, char** argv) {
   gpkv::tools::RegisterCompactCommand(app, &exit_code);
   gpkv::tools::RegisterVerifyCommand(app, &exit_code);
   gpkv::tools::RegisterRepairCommand(app, &exit_code);
-  gpkv::tools::RegisterBenchCommand(app, &exit_code);
   // After the commands, which would otherwise inherit it.
   app.footer(
       "Commands take options and then the pool: gpkv <command> [options] POOL ...\n"

@@ -1,4 +1,4 @@
-// The GPU micro-benchmarks of `gpkv bench --suite gpu`: the CUDA backend of
+// The GPU micro-benchmarks of `gpkv-bench --suite gpu`: the CUDA backend of
 // persistent hash tables (gpu::GphashGpu) in direct, mirror and staged mode,
 // next to the link it runs over.
 //
@@ -15,18 +15,19 @@
 //      batches in host memory. A table with a BktCache warms it with 2^22
 //      untimed operations of each point's workload first;
 //   3. per mode, the load factor a table reaches before its first resize;
-//   4. the model of pool transactions per operation of each mode, and
-//      issue #5's targets beside what this run measured (met / missed).
+//   4. the model of pool transactions per operation of each mode, and the
+//      modes' ratios to the naive baseline, the CPU backend and the link of
+//      this run (the goals: docs/bench/targets.json).
 //
 // Keys and values are those of the other suites (bench/gpkv_bench_workload.h);
 // every get batch's first answer set is checked against the records. The
 // timed part of each point is an NVTX range "gpkv-timed" / "<what> batch <n>
 // ops <m>", which scripts/gpu-pool-transactions.py reads from Nsight Compute.
 //
-// This header needs no CUDA: the tool includes it in every build, and a
+// This header needs no CUDA: gpkv-bench includes it in every build, and a
 // build without the CUDA backend answers Unsupported.
 //
-// Who may call: tools/bench_command.cc, tests.
+// Who may call: bench/gpkv_bench_main.cc, tests.
 #pragma once
 
 #include <cstdint>

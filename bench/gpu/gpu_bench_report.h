@@ -50,14 +50,18 @@ void PrintTransactionModel(std::FILE* out);
 void PrintRows(const std::vector<Row>& rows, std::FILE* out);
 // Each mode's YCSB A beside the naive baseline's at the same batch size.
 void PrintNaiveRatios(const std::vector<Row>& rows, std::FILE* out);
-// Issue #5's targets beside this run's numbers.
-void PrintTargets(const std::vector<Row>& rows, const std::vector<LinkResult>& link,
-                  const std::vector<LoadFactorRow>& load_factors, uint64_t index_bytes,
-                  std::FILE* out);
+// The GPU modes' YCSB C beside the CPU backend's, mirror mode's LOAD beside
+// the link's store rate at the index's size, and each mode's load factor
+// beside the CPU backend's.
+void PrintCpuRatios(const std::vector<Row>& rows, const std::vector<LinkResult>& link,
+                    const std::vector<LoadFactorRow>& load_factors, uint64_t index_bytes,
+                    std::FILE* out);
 
-// One JSON object per line: "link" per calibrated region, "load_factor" per
-// mode, "table" per row.
+// One JSON object per line: "link" per calibrated region ("index": whether
+// it is the size of the loaded table's index), "load_factor" per mode,
+// "table" per row.
 std::string JsonLines(const std::string& device, uint64_t keys, const std::vector<LinkResult>& link,
-                      const std::vector<LoadFactorRow>& load_factors, const std::vector<Row>& rows);
+                      uint64_t index_bytes, const std::vector<LoadFactorRow>& load_factors,
+                      const std::vector<Row>& rows);
 
 }  // namespace gpkv::bench::gpu

@@ -471,7 +471,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
     PrintLinkCalibration(link, index_bytes, text);
     Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
     if (!ran.ok()) return Within("host batches", ran);
-    *json_lines = JsonLines(device, args.keys, link, load_factors, rows) +
+    *json_lines = JsonLines(device, args.keys, link, index_bytes, load_factors, rows) +
                   HostJsonLines(device, args.keys, host_rows);
     return Status::OK();
   }
@@ -507,12 +507,12 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   PrintTransactionModel(text);
   PrintRows(rows, text);
   PrintNaiveRatios(rows, text);
-  PrintTargets(rows, link, load_factors, index_bytes, text);
+  PrintCpuRatios(rows, link, load_factors, index_bytes, text);
   if (host) {
     Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
     if (!ran.ok()) return Within("host batches", ran);
   }
-  *json_lines = JsonLines(device, args.keys, link, load_factors, rows) +
+  *json_lines = JsonLines(device, args.keys, link, index_bytes, load_factors, rows) +
                 HostJsonLines(device, args.keys, host_rows);
   return Status::OK();
 }

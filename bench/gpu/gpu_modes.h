@@ -1,4 +1,4 @@
-// The modes of the GPU benchmark (`gpkv bench --suite gpu --modes ...`):
+// The modes of the GPU benchmark (`gpkv-bench --suite gpu --modes ...`):
 //
 //   direct | mirror | staged [+OPTION]...   gpu::GphashGpu in that index mode
 //   cpu                                     cpu::Gphash on all hardware threads
@@ -16,7 +16,7 @@
 // (no BktCache), "cacheP" (a BktCache of P percent of the buckets) and
 // "reloadN" (a reload every 2^N operations).
 //
-// Plain C++, no CUDA: the tool checks --modes in every build.
+// Plain C++, no CUDA: gpkv-bench checks --modes in every build.
 #pragma once
 
 #include <string>

@@ -406,20 +406,8 @@ Status RunGpuTable(GpuIndexMode mode, const std::string& name, uint64_t keys,
   return Status::OK();
 }
 
-const HostRow* Find(const std::vector<HostRow>& rows, const std::string& table,
-                    const std::string& memory, const std::string& workload, uint64_t batch,
-                    int callers = 1) {
-  for (const HostRow& row : rows) {
-    if (row.table == table && row.memory == memory && row.workload == workload &&
-        row.batch == batch && row.callers == callers) {
-      return &row;
-    }
-  }
-  return nullptr;
-}
-
 void PrintRows(const std::vector<HostRow>& rows, std::FILE* out) {
-  std::fprintf(out, "\n## Host batches (issue #15)\n\n");
+  std::fprintf(out, "\n## Host batches\n\n");
   std::fprintf(out, "| table | memory | workload | batch | callers | Mops/s | p50 us | p99 us |\n");
   std::fprintf(out, "|---|---|---|---:|---:|---:|---:|---:|\n");
   for (const HostRow& row : rows) {
@@ -428,55 +416,6 @@ void PrintRows(const std::vector<HostRow>& rows, std::FILE* out) {
                  static_cast<unsigned long long>(row.batch), row.callers, row.mops(), row.p50_us,
                  row.p99_us);
   }
-}
-
-// "target: measured (where) met / missed" for the best of `candidates`.
-void PrintTarget(const std::string& name, double target_mops,
-                 const std::vector<const HostRow*>& candidates, std::FILE* out) {
-  const HostRow* best = nullptr;
-  for (const HostRow* row : candidates) {
-    if (row != nullptr && (best == nullptr || row->mops() > best->mops())) best = row;
-  }
-  if (best == nullptr) {
-    std::fprintf(out, "| %s | >= %.0f M/s | not measured | — |\n", name.c_str(), target_mops);
-    return;
-  }
-  std::fprintf(
-      out, "| %s | >= %.0f M/s | %.1f M/s (%s, %s, %d caller%s; p50 %.1f us, p99 %.1f us) | %s |\n",
-      name.c_str(), target_mops, best->mops(), best->table.c_str(), best->memory.c_str(),
-      best->callers, best->callers == 1 ? "" : "s", best->p50_us, best->p99_us,
-      best->mops() >= target_mops ? "met" : "missed");
-}
-
-void PrintTargets(const std::vector<HostRow>& rows, std::FILE* out) {
-  std::fprintf(out, "\n## Issue #15 targets (this run)\n\n");
-  std::fprintf(out, "| target | wanted | measured (best) | verdict |\n|---|---|---|---|\n");
-  const std::string e = "engine cuda";
-  for (const char* memory : {"registered", "pageable"}) {
-    const std::string m = memory;
-    PrintTarget("engine, host batches of 2^20 (" + m + "), YCSB C", 1500,
-                {Find(rows, e, m, "C", kLargeBatch)}, out);
-    PrintTarget("engine, host batches of 2^20 (" + m + "), YCSB A", 1000,
-                {Find(rows, e, m, "A", kLargeBatch)}, out);
-  }
-  for (const char* memory : {"registered", "pageable"}) {
-    const std::string m = memory;
-    PrintTarget("engine, host batches of 4096 (" + m + ", 1 caller), YCSB C", 200,
-                {Find(rows, e, m, "C", kSmallBatch)}, out);
-    PrintTarget("engine, host batches of 4096 (" + m + ", 1 caller), YCSB A", 100,
-                {Find(rows, e, m, "A", kSmallBatch)}, out);
-    std::vector<const HostRow*> c_rows, a_rows;
-    for (int callers : {2, 4, 8}) {
-      c_rows.push_back(Find(rows, e, m, "C", kSmallBatch, callers));
-      a_rows.push_back(Find(rows, e, m, "A", kSmallBatch, callers));
-    }
-    PrintTarget("engine, host batches of 4096 (" + m + ", several callers), YCSB C", 200, c_rows,
-                out);
-    PrintTarget("engine, host batches of 4096 (" + m + ", several callers), YCSB A", 100, a_rows,
-                out);
-  }
-  PrintTarget("mirror gets, device batches of 2^20 (part 2, the lead's)", 7000,
-              {Find(rows, "mirror", "device", "C", kLargeBatch)}, out);
 }
 
 }  // namespace
@@ -497,7 +436,7 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
   cpu.registered = false;
   cpu.device = false;
   GPKV_RETURN_IF_ERROR(RunEngine(Backend::kCpu, keys, dir, data, cpu, rows, text));
-  // Each GPU mode; mirror also without the pipeline (the path before #15) and
+  // Each GPU mode; mirror also without the pipeline (one stream, pageable copies) and
   // over chunk sizes and lane counts.
   Plan plain;
   Plan legacy;
@@ -542,7 +481,6 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
   GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kStaged, "staged", keys, dir, data, {{"", {}}},
                                    {plain}, rows, text));
   PrintRows(*rows, text);
-  PrintTargets(*rows, text);
   return Status::OK();
 }
 

@@ -1,18 +1,18 @@
-// The host-batch section of `gpkv bench --suite gpu` (mode "host", issue
-// #15): batches whose keys and answers live in host memory, as a database
-// process hands them over, through
+// The host-batch section of `gpkv-bench --suite gpu` (mode "host"): batches
+// whose keys and answers live in host memory, as a database process hands
+// them over, through
 //   - the engine (gpkv::DB + Table) on the CUDA backend (the mode kAuto
 //     picks: mirror for an index that fits in GPU memory) and on the CPU
 //     backend (all hardware threads);
 //   - gpu::GphashGpu in direct, mirror and staged mode, and in mirror mode
-//     with the pipeline off ("mirror legacy": the path before #15, one
-//     stream, pageable copies) as the before-row of the same run;
+//     with the pipeline off ("mirror legacy": one stream, pageable copies)
+//     as the before-row of the same run;
 // each with pageable, registered (DB::RegisterHostMemory / cudaHostRegister)
 // and device buffers, YCSB C (uniform gets) and YCSB A (half gets, half
 // updates, uniform) at batches of 2^20 and 4096, batch-size sweeps
 // 2^8..2^22 through the engine with p50 / p99 batch latency, 4096-op batches
 // from several caller threads at once, and mirror mode's pipeline chunk size
-// and lane count. Prints issue #15's targets as met / missed.
+// and lane count. The goals of these rows are in docs/bench/targets.json.
 //
 // Who may call: gpu_bench_run.cu. CUDA build only.
 #pragma once
@@ -41,7 +41,7 @@ struct HostRow {
 };
 
 // Runs the section with `keys` records in pools under `dir`; progress lines
-// go to `text`, the rows to *rows. Then prints the rows and the targets.
+// go to `text`, the rows to *rows. Then prints the rows.
 Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
                       std::vector<HostRow>* rows);
 

@@ -2,7 +2,7 @@
 // threads over a registered host mapping of a tmpfs file (what direct mode
 // touches) and over device memory (HBM), by the size of the region touched.
 // These are the ceilings the table's direct and mirror modes are measured
-// against (DESIGN.md "Performance model").
+// against (docs/ARCHITECTURE.md, "GPU backend: mapping modes").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The naive baseline of the GPU benchmark (issue #5, "the simple GPU hash
+// The naive baseline of the GPU benchmark ("the simple GPU hash
 // table" GPHash compares against): open addressing with linear probing over a
 // registered tmpfs file mapping, one GPU thread per operation, insert by CAS
 // on the key word. Durable like direct mode: each thread's stores are ordered

@@ -1,5 +1,5 @@
-// The benchmark of the volatile slab hash, `gpkv bench --suite slab` (issue
-// #14, part 8): slab_hash::SlabHashGpu on 8-byte keys and values, beside the
+// The benchmark of the volatile slab hash, `gpkv-bench --suite slab`:
+// slab_hash::SlabHashGpu on 8-byte keys and values, beside the
 // persistent hash table (gpu::GphashGpu in mirror mode, pool on --pool-dir)
 // on the same keys in the same run.
 //
@@ -23,13 +23,13 @@
 // its capacity). Each phase is timed on the host around the synchronous
 // calls (every call waits for its kernels), reported as the median of
 // `repeats` runs in G operations per second; answers and key counts are
-// checked after each phase (outside the timing). Last, issue #14's targets
-// beside the measured values (met / missed).
+// checked after each phase (outside the timing). The goals of these rows are
+// in docs/bench/targets.json.
 //
-// This header needs no CUDA: the tool includes it in every build; a build
+// This header needs no CUDA: gpkv-bench includes it in every build; a build
 // without the CUDA backend answers Unsupported.
 //
-// Who may call: tools/bench_command.cc, tests.
+// Who may call: bench/gpkv_bench_main.cc, tests.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,8 @@
 
 namespace gpkv::bench::gpu {
 
-// What one run measures. Defaults: the minimal set of issue #14's points.
+// What one run measures. Defaults: the points the goals are read at (2^24
+// and 2^26 keys, 60% utilisation among others).
 struct SlabBenchConfig {
   std::vector<uint64_t> keys = {uint64_t{1} << 24, uint64_t{1} << 26};  // key counts
   std::vector<int> utilisation_percent = {20, 40, 60, 80};

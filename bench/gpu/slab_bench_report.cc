@@ -1,10 +1,8 @@
-// The slab suite's tables, targets and JSON lines (see slab_bench_report.h).
+// The slab suite's tables and JSON lines (see slab_bench_report.h).
 #include "bench/gpu/slab_bench_report.h"
 
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -24,30 +22,6 @@ double Rate(uint64_t ops, double seconds) {
   return seconds > 0 ? static_cast<double>(ops) / seconds / 1e9 : 0;
 }
 
-// The slab_hash device row of `workload` at `keys` that a target is read
-// at: the 60% target's, else the one measured nearest 60% (within the
-// slack), else nullptr.
-const SlabRow* TargetPoint(const std::vector<SlabRow>& rows, const std::string& workload,
-                           uint64_t keys) {
-  const SlabRow* nearest = nullptr;
-  for (const SlabRow& row : rows) {
-    if (row.system != kSlabSystem || row.workload != workload || row.memory != "device" ||
-        row.keys != keys || row.target_percent == 0) {
-      continue;
-    }
-    if (row.target_percent == static_cast<int>(std::lround(kTargetUtilisation * 100))) return &row;
-    if (row.utilisation < 0 ||
-        std::fabs(row.utilisation - kTargetUtilisation) > kTargetUtilisationSlack) {
-      continue;
-    }
-    if (nearest == nullptr || std::fabs(row.utilisation - kTargetUtilisation) <
-                                  std::fabs(nearest->utilisation - kTargetUtilisation)) {
-      nearest = &row;
-    }
-  }
-  return nearest;
-}
-
 std::string Percent(double share) {
   if (share < 0) return "-";
   char text[32];
@@ -55,56 +29,12 @@ std::string Percent(double share) {
   return text;
 }
 
-const char* Verdict(bool met) { return met ? "met" : "missed"; }
-
 }  // namespace
 
 double SlabRow::median_seconds() const { return Median(seconds); }
 double SlabRow::gops() const { return Rate(ops, median_seconds()); }
 double SlabAllocRow::median_seconds() const { return Median(seconds); }
 double SlabAllocRow::gops() const { return Rate(allocations, median_seconds()); }
-
-std::vector<SlabTarget> EvaluateSlabTargets(const std::vector<SlabRow>& rows,
-                                            const SlabAllocRow* alloc) {
-  std::set<uint64_t> key_counts;
-  for (const SlabRow& row : rows) {
-    if (row.system == kSlabSystem && row.keys >= kTargetMinKeys) key_counts.insert(row.keys);
-  }
-  const struct {
-    const char* name;
-    const char* workload;
-    double gops;
-  } kTargets[] = {{"inserts", kBuild, kTargetInsertGops},
-                  {"searches (hit)", kSearchHit, kTargetSearchGops},
-                  {"searches (miss)", kSearchMiss, kTargetSearchGops},
-                  {"deletes", kDelete, kTargetDeleteGops},
-                  {"mixed", kMixed, kTargetMixedGops}};
-  std::vector<SlabTarget> targets;
-  for (const auto& spec : kTargets) {
-    bool any = false;
-    for (uint64_t keys : key_counts) {
-      const SlabRow* row = TargetPoint(rows, spec.workload, keys);
-      if (row == nullptr) continue;
-      any = true;
-      SlabTarget target{spec.name, spec.workload, spec.gops};
-      target.measured = true;
-      target.keys = keys;
-      target.utilisation = row->utilisation;
-      target.gops = row->gops();
-      target.met = target.gops >= spec.gops;
-      targets.push_back(target);
-    }
-    if (!any) targets.push_back({spec.name, spec.workload, spec.gops});
-  }
-  SlabTarget allocation{"SlabAlloc allocations", "", kTargetAllocGops};
-  if (alloc != nullptr && !alloc->seconds.empty()) {
-    allocation.measured = true;
-    allocation.gops = alloc->gops();
-    allocation.met = allocation.gops >= kTargetAllocGops;
-  }
-  targets.push_back(allocation);
-  return targets;
-}
 
 const SlabRow* FindGphashPeer(const std::vector<SlabRow>& rows, const SlabRow& row) {
   for (const SlabRow& peer : rows) {
@@ -125,8 +55,7 @@ std::string KeyCountText(uint64_t keys) {
   return std::to_string(keys);
 }
 
-void PrintSlabReport(const std::vector<SlabRow>& rows, const SlabAllocRow* alloc,
-                     const std::vector<SlabTarget>& targets, std::FILE* out) {
+void PrintSlabReport(const std::vector<SlabRow>& rows, const SlabAllocRow* alloc, std::FILE* out) {
   std::fprintf(out,
                "\nG ops/s: operations per second / 10^9, median of the runs, timed on the host "
                "around\nthe synchronous calls. target / util: memory utilisation "
@@ -176,30 +105,10 @@ void PrintSlabReport(const std::vector<SlabRow>& rows, const SlabAllocRow* alloc
                  static_cast<unsigned long long>(alloc->allocations), alloc->super_blocks,
                  Percent(alloc->fill).c_str(), alloc->median_seconds(), alloc->gops());
   }
-  std::fprintf(out,
-               "\nissue #14 targets (slab_hash, device batches, 2^24+ keys, ~60%% memory "
-               "utilisation):\n");
-  for (const SlabTarget& target : targets) {
-    if (!target.measured) {
-      std::fprintf(out, "  %-22s >= %.1f G/s: not measured (%s)\n", target.name.c_str(),
-                   target.target_gops,
-                   target.workload.empty() ? "no SlabAlloc run"
-                                           : "needs a point of 2^24+ keys near 60% utilisation");
-      continue;
-    }
-    if (target.workload.empty()) {
-      std::fprintf(out, "  %-22s >= %.1f G/s: %8.3f  %s\n", target.name.c_str(), target.target_gops,
-                   target.gops, Verdict(target.met));
-    } else {
-      std::fprintf(out, "  %-22s >= %.1f G/s: %8.3f at %s keys, util %s  %s\n", target.name.c_str(),
-                   target.target_gops, target.gops, KeyCountText(target.keys).c_str(),
-                   Percent(target.utilisation).c_str(), Verdict(target.met));
-    }
-  }
 }
 
 std::string SlabJsonLines(const std::string& device, const std::vector<SlabRow>& rows,
-                          const SlabAllocRow* alloc, const std::vector<SlabTarget>& targets) {
+                          const SlabAllocRow* alloc) {
   std::string lines;
   for (const SlabRow& row : rows) {
     nlohmann::ordered_json json = {{"kind", "slab"},
@@ -239,21 +148,6 @@ std::string SlabJsonLines(const std::string& device, const std::vector<SlabRow>&
                                    {"seconds", alloc->median_seconds()},
                                    {"seconds_each", alloc->seconds},
                                    {"gops", alloc->gops()}};
-    lines += json.dump() + "\n";
-  }
-  for (const SlabTarget& target : targets) {
-    nlohmann::ordered_json json = {{"kind", "target"},
-                                   {"device", device},
-                                   {"name", target.name},
-                                   {"workload", target.workload},
-                                   {"target_gops", target.target_gops},
-                                   {"measured", target.measured}};
-    if (target.measured) {
-      json["keys"] = target.keys;
-      json["utilisation"] = target.utilisation;
-      json["gops"] = target.gops;
-      json["met"] = target.met;
-    }
     lines += json.dump() + "\n";
   }
   return lines;

@@ -1,9 +1,9 @@
 // What the slab suite measured (a row per point, the SlabAlloc rate) and how
-// it prints it: the tables for people, issue #14's targets beside the
-// measured values, and one JSON object per line for machines.
+// it prints it: the tables for people, with each row's ratio to the
+// persistent hash table, and one JSON object per line for machines (the
+// goals they are held to: docs/bench/targets.json).
 //
-// Plain C++, no CUDA: tests check the target rules and the JSON without a
-// device.
+// Plain C++, no CUDA: tests check the tables and the JSON without a device.
 // Who may call: the slab suite (bench/gpu/slab_bench*), tests.
 #pragma once
 
@@ -58,37 +58,6 @@ struct SlabAllocRow {
   double gops() const;  // allocations / median_seconds, in 10^9 per second
 };
 
-// Issue #14's targets (H100, 2^24+ keys, 60% memory utilisation).
-inline constexpr double kTargetInsertGops = 3.0;
-inline constexpr double kTargetSearchGops = 6.0;
-inline constexpr double kTargetDeleteGops = 3.0;
-inline constexpr double kTargetMixedGops = 4.0;
-inline constexpr double kTargetAllocGops = 5.0;
-// The points the targets are read at: at least this many keys, and the
-// utilisation target of 60% (or, without one, a measured utilisation
-// within kTargetUtilisationSlack of 0.6).
-inline constexpr uint64_t kTargetMinKeys = uint64_t{1} << 24;
-inline constexpr double kTargetUtilisation = 0.6;
-inline constexpr double kTargetUtilisationSlack = 0.1;
-
-// One target at one key count (or the SlabAlloc rate).
-struct SlabTarget {
-  std::string name;      // "inserts", "searches (hit)", ...
-  std::string workload;  // the row's workload ("" for SlabAlloc)
-  double target_gops = 0;
-  bool measured = false;  // false: no point qualifies (then gops etc. are unset)
-  uint64_t keys = 0;
-  double utilisation = -1;
-  double gops = 0;
-  bool met = false;
-};
-
-// The targets against the slab_hash device-memory rows and `alloc` (may be
-// null): per target one entry per key count >= kTargetMinKeys that has a
-// qualifying point, or one unmeasured entry.
-std::vector<SlabTarget> EvaluateSlabTargets(const std::vector<SlabRow>& rows,
-                                            const SlabAllocRow* alloc);
-
 // The GphashGpu row of the same key count, workload and memory as `row`, or
 // nullptr.
 const SlabRow* FindGphashPeer(const std::vector<SlabRow>& rows, const SlabRow& row);
@@ -97,12 +66,11 @@ const SlabRow* FindGphashPeer(const std::vector<SlabRow>& rows, const SlabRow& r
 std::string KeyCountText(uint64_t keys);
 
 // The tables: every row (with its ratio to the GphashGpu peer), the growth
-// rows, the SlabAlloc rate, then the targets.
-void PrintSlabReport(const std::vector<SlabRow>& rows, const SlabAllocRow* alloc,
-                     const std::vector<SlabTarget>& targets, std::FILE* out);
+// rows, the SlabAlloc rate.
+void PrintSlabReport(const std::vector<SlabRow>& rows, const SlabAllocRow* alloc, std::FILE* out);
 
-// One JSON object per line: "slab" per row, "slab_alloc", "target" per target.
+// One JSON object per line: "slab" per row, "slab_alloc".
 std::string SlabJsonLines(const std::string& device, const std::vector<SlabRow>& rows,
-                          const SlabAllocRow* alloc, const std::vector<SlabTarget>& targets);
+                          const SlabAllocRow* alloc);
 
 }  // namespace gpkv::bench::gpu

@@ -1,4 +1,4 @@
-// How `gpkv bench --suite slab` sizes a slab hash so that, after the build,
+// How `gpkv-bench --suite slab` sizes a slab hash so that, after the build,
 // its memory utilisation (slab_hash::Stats::memory_utilisation: pair bytes
 // over bucket-array bytes plus chained slabs in use x 128) is near a target.
 //

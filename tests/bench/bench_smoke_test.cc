@@ -1,5 +1,5 @@
-// Smoke test of `gpkv bench`: tiny runs of every suite must finish, report
-// positive rates for every system (RocksDB too when the tool was built with
+// Smoke test of gpkv-bench: tiny runs of every suite must finish, report
+// positive rates for every system (RocksDB too when gpkv-bench was built with
 // it), and every system must give the same answers to the same reads; the GPU
 // suites (gpu, slab) must run on a device and say why not without one; the
 // command line behaves like a Unix tool's.
@@ -45,9 +45,9 @@ RunResult RunProgram(const std::string& program, const std::string& args) {
   return result;
 }
 
-// Whether the tool was built with RocksDB (`gpkv bench --list-systems`).
+// Whether gpkv-bench was built with RocksDB (`gpkv-bench --list-systems`).
 bool RocksdbBuiltIn() {
-  RunResult run = RunProgram(GPKV_TOOL_PATH, "bench --list-systems");
+  RunResult run = RunProgram(GPKV_BENCH_PATH, "--list-systems");
   return run.exit_code == 0 && run.out.find("rocksdb ") != std::string::npos;
 }
 
@@ -87,8 +87,8 @@ void ExpectSane(const nlohmann::json& report, const std::vector<std::string>& sy
 }
 
 TEST(BenchSmoke, FoundationSuiteReportsEverySystemAndTheLoadFactor) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH,
-                             "bench --keys 20000 --batch 1024 --lf-keys 16384 " + SmallOptions());
+  RunResult run =
+      RunProgram(GPKV_BENCH_PATH, "--keys 20000 --batch 1024 --lf-keys 16384 " + SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
   EXPECT_EQ(report["suite"], "foundation");
@@ -100,15 +100,21 @@ TEST(BenchSmoke, FoundationSuiteReportsEverySystemAndTheLoadFactor) {
     EXPECT_GT(probe["load_factor"].get<double>(), 0.0);
     EXPECT_LE(probe["load_factor"].get<double>(), 1.0);
   }
-  EXPECT_EQ(report["targets"].size(), 3u);
+  // gpkv's ratios to libcuckoo (get, insert), measured; no goals in the
+  // report (they are in docs/bench/targets.json).
+  ASSERT_EQ(report["ratios"].size(), 2u);
+  for (const auto& ratio : report["ratios"]) {
+    EXPECT_TRUE(ratio["measured"].get<bool>()) << ratio.dump();
+    EXPECT_GT(ratio["value"].get<double>(), 0.0) << ratio.dump();
+  }
+  EXPECT_FALSE(report.contains("targets"));
 }
 
 TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
-  RunResult run =
-      RunProgram(GPKV_TOOL_PATH,
-                 "bench --suite ycsb --keys 10000 --ops 5000 --batch 512 --key-size 8,32 "
-                 "--value-size 8,128 --systems gpkv,libcuckoo " +
-                     SmallOptions());
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 --key-size 8,32 "
+                             "--value-size 8,128 --systems gpkv,libcuckoo " +
+                                 SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
   ExpectSane(report, {"gpkv", "libcuckoo"});
@@ -119,8 +125,8 @@ TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
 // The volatile table (the slab hash family through the engine) beside the
 // persistent one and libcuckoo: the same answers to the same reads.
 TEST(BenchSmoke, VolatileTableAgreesWithGpkvAndLibcuckoo) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH,
-                             "bench --suite ycsb --keys 10000 --ops 5000 --batch 512 --value-size "
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 --value-size "
                              "8,128 --systems gpkv,gpkv-volatile,libcuckoo " +
                                  SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
@@ -131,8 +137,8 @@ TEST(BenchSmoke, VolatileTableAgreesWithGpkvAndLibcuckoo) {
 }
 
 TEST(BenchSmoke, SweepSuiteRunsEveryBatchSize) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH,
-                             "bench --suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 "
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 "
                              "--systems gpkv,libcuckoo " +
                                  SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
@@ -144,32 +150,33 @@ TEST(BenchSmoke, SweepSuiteRunsEveryBatchSize) {
 TEST(BenchSmoke, RocksdbAgreesWithGpkv) {
   if (!RocksdbBuiltIn()) GTEST_SKIP() << "gpkv was built without RocksDB";
   // The ycsb suite's default systems: every one built in.
-  RunResult run = RunProgram(
-      GPKV_TOOL_PATH, "bench --suite ycsb --keys 10000 --ops 5000 --batch 512 " + SmallOptions());
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 " + SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
   ExpectSane(report, {"gpkv", "libcuckoo", "rocksdb", "rocksdb-nosync"});
-  for (const auto& target : report["targets"]) EXPECT_TRUE(target["measured"].get<bool>());
+  EXPECT_FALSE(report["ratios"].empty());
+  for (const auto& ratio : report["ratios"]) EXPECT_TRUE(ratio["measured"].get<bool>());
   EXPECT_EQ(access(Scratch("rocksdb").c_str(), F_OK), -1) << "RocksDB directory left behind";
 }
 
 TEST(BenchSmoke, RocksdbInABuildWithoutItIsAClearError) {
   if (RocksdbBuiltIn()) GTEST_SKIP() << "gpkv was built with RocksDB";
   RunResult run =
-      RunProgram(GPKV_TOOL_PATH, "bench --suite ycsb --systems gpkv,rocksdb " + SmallOptions());
+      RunProgram(GPKV_BENCH_PATH, "--suite ycsb --systems gpkv,rocksdb " + SmallOptions());
   EXPECT_EQ(run.exit_code, 3);
-  EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << run.err;
+  EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << run.err;
   EXPECT_NE(run.err.find("built without RocksDB"), std::string::npos) << run.err;
 }
 
 // A tiny GPU suite where a device is usable; elsewhere the reason, exit 3.
 TEST(BenchSmoke, GpuSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH,
-                             "bench --suite gpu --keys 64K --modes mirror,cpu --batches 12 "
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite gpu --keys 64K --modes mirror,cpu --batches 12 "
                              "--no-calibration --json");
   if (run.exit_code != 0) {
     EXPECT_EQ(run.exit_code, 3) << run.err;
-    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << run.err;
     EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
     EXPECT_EQ(run.out, "");
     return;
@@ -194,25 +201,32 @@ TEST(BenchSmoke, GpuSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
 
 // A tiny slab suite where a device is usable; elsewhere the reason, exit 3.
 TEST(BenchSmoke, SlabSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH,
-                             "bench --suite slab --keys 64K --utilisation 60 --repeats 1 --batch "
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite slab --keys 64K --utilisation 60 --repeats 1 --batch "
                              "16K --allocations 1M --pool-dir " +
                                  ::testing::TempDir() + " --json");
   if (run.exit_code != 0) {
     EXPECT_EQ(run.exit_code, 3) << run.err;
-    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << run.err;
     EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
     EXPECT_EQ(run.out, "");
     return;
   }
   // --json: stdout holds only the JSON lines; the tables went to stderr.
   EXPECT_NE(run.err.find("# device: "), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("issue #14 targets"), std::string::npos) << run.err;
+  // Measurements and ratios only: no verdicts (the goals are in
+  // docs/bench/targets.json).
+  EXPECT_EQ(run.err.find(" met\n"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("missed"), std::string::npos) << run.err;
   std::istringstream lines(run.out);
   std::string line;
-  int slab_rows = 0, gphash_rows = 0, alloc_rows = 0, targets = 0;
+  int slab_rows = 0, gphash_rows = 0, alloc_rows = 0, targets = 0, ratios = 0;
   while (std::getline(lines, line)) {
     nlohmann::json row = nlohmann::json::parse(line);
+    if (row.contains("vs_gphash")) {
+      ++ratios;
+      EXPECT_GT(row["vs_gphash"].get<double>(), 0.0) << line;
+    }
     if (row["kind"] == "slab") {
       EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
       EXPECT_EQ(row["keys"], 65536) << line;
@@ -226,20 +240,17 @@ TEST(BenchSmoke, SlabSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
       ++alloc_rows;
       EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
     }
-    if (row["kind"] == "target") {
-      ++targets;
-      // 64K keys: only SlabAlloc's target has a point to be read at.
-      EXPECT_EQ(row["measured"].get<bool>(), row["name"] == "SlabAlloc allocations") << line;
-    }
+    if (row["kind"] == "target") ++targets;
   }
   EXPECT_EQ(slab_rows, 8 + 1);  // 8 phases at 60%, the growing build
   EXPECT_EQ(gphash_rows, 6);
   EXPECT_EQ(alloc_rows, 1);
-  EXPECT_EQ(targets, 6);
+  EXPECT_EQ(targets, 0);
+  EXPECT_GE(ratios, 6);  // every slab_hash row with a gphash peer
 }
 
 TEST(BenchSmoke, HelpListsEverySuiteSystemAndGpuModeAndExits0) {
-  RunResult run = RunProgram(GPKV_TOOL_PATH, "bench --help");
+  RunResult run = RunProgram(GPKV_BENCH_PATH, "--help");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
   for (const char* name : {"foundation",
@@ -279,9 +290,9 @@ TEST(BenchSmoke, UsageErrorsExit1NamingTheCommand) {
         std::string("--suite slab --utilisation 0"), std::string("--suite slab --repeats 0"),
         std::string("--suite slab --threads 4"), std::string("--suite slab --modes mirror"),
         std::string("--suite gpu --repeats 3"), std::string("--suite ycsb --utilisation 50")}) {
-    RunResult run = RunProgram(GPKV_TOOL_PATH, "bench " + args);
+    RunResult run = RunProgram(GPKV_BENCH_PATH, args);
     EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
-    EXPECT_EQ(run.err.rfind("gpkv: bench: ", 0), 0u) << args << ": " << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << args << ": " << run.err;
     EXPECT_EQ(run.out, "") << args;
   }
 }

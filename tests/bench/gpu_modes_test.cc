@@ -1,4 +1,4 @@
-// The modes of `gpkv bench --suite gpu` (bench/gpu/gpu_modes.h): every mode
+// The modes of `gpkv-bench --suite gpu` (bench/gpu/gpu_modes.h): every mode
 // and option the GPU benchmark had opens its table as before, and a bad one
 // is refused before anything runs. Plain C++: runs without a device.
 #include "bench/gpu/gpu_modes.h"

@@ -1,4 +1,4 @@
-// The workload generator of `gpkv bench` (bench/gpkv_bench_workload.h):
+// The workload generator of gpkv-bench (bench/gpkv_bench_workload.h):
 // YCSB's key choosers draw the distributions they claim, and the batches are a
 // pure function of the seed.
 #include <gtest/gtest.h>

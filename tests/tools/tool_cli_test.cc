@@ -27,20 +27,9 @@ TEST(ToolCliStandalone, NoArgumentsPrintsUsageOnStderrAndExits1) {
 }
 
 TEST_F(ToolCli, HelpOfEveryCommandExits0OnStdout) {
-  const std::vector<std::vector<std::string>> commands = {{},
-                                                          {"create"},
-                                                          {"info"},
-                                                          {"tables"},
-                                                          {"tables", "create"},
-                                                          {"tables", "drop"},
-                                                          {"put"},
-                                                          {"get"},
-                                                          {"del"},
-                                                          {"load"},
-                                                          {"dump"},
-                                                          {"verify"},
-                                                          {"repair"},
-                                                          {"bench"}};
+  const std::vector<std::vector<std::string>> commands = {
+      {},      {"create"}, {"info"}, {"tables"}, {"tables", "create"}, {"tables", "drop"}, {"put"},
+      {"get"}, {"del"},    {"load"}, {"dump"},   {"verify"},           {"repair"}};
   for (std::vector<std::string> command : commands) {
     command.push_back("--help");
     ToolResult result = Run(command);
@@ -53,11 +42,20 @@ TEST_F(ToolCli, HelpOfEveryCommandExits0OnStdout) {
 
 TEST_F(ToolCli, TopLevelHelpListsEveryCommand) {
   ToolResult result = Run({"--help"});
-  for (const char* command : {"create", "info", "tables", "put", "get", "del", "load", "dump",
-                              "verify", "repair", "bench"}) {
+  for (const char* command :
+       {"create", "info", "tables", "put", "get", "del", "load", "dump", "verify", "repair"}) {
     EXPECT_NE(result.out.find(command), std::string::npos) << command;
   }
   EXPECT_NE(result.out.find("Exit codes"), std::string::npos);
+}
+
+// The benchmark is a program of its own (gpkv-bench): the tool has no bench
+// command.
+TEST_F(ToolCli, BenchIsNotAToolCommand) {
+  ToolResult result = Run({"bench", "--help"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find("'bench' is not a gpkv command"), std::string::npos) << result.err;
 }
 
 TEST_F(ToolCli, UnknownCommandIsAUsageError) {

@@ -148,10 +148,9 @@ struct GpuTableOptions {
   // operations per chunk of the copy / kernel pipeline, and the streams
   // (lanes) its chunks rotate over, so that one chunk's copy in, another's
   // kernels and a third's copy out overlap (host_staging.h). host_lanes 0:
-  // no pipeline, the batch copied in and out whole on one stream (the path
-  // before host batches were pipelined, for the benchmark's comparison).
-  // Measured (H200, mirror mode, 2^20 uniform gets,
-  // docs/bench/host-batches.md): 2^17
+  // no pipeline, the batch copied in and out whole on one stream (the
+  // unpipelined path, kept for the benchmark's comparison). Measured (H200,
+  // mirror mode, 2^20 uniform gets, docs/bench/host-batches.md): 2^17
   // ops over 4 lanes 1.44 / 2.33 G/s (pageable / registered), over 3 lanes
   // 1.22 / 2.18, over 2 lanes 1.01 / 1.77; 2^15 and 2^19 ops per chunk slower.
   uint64_t host_chunk_ops = uint64_t{1} << 17;
@@ -164,7 +163,7 @@ struct GpuTableOptions {
   uint64_t host_zero_copy_ops = 8192;
 };
 
-// Kernel variants that only the benchmark's factor analysis (`gpkv bench
+// Kernel variants that only the benchmark's factor analysis (`gpkv-bench
 // --suite gpu`, modes "+oneshot", "+thread", "+warpputs") and the tests run,
 // to compare against the kernels the table picks. Not options: production
 // code opens tables with GphashGpu::Open, which runs none of them; only

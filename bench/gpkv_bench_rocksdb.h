@@ -1,4 +1,4 @@
-// RocksDB as a system of `gpkv bench` ("rocksdb", "rocksdb-nosync"), built
+// RocksDB as a system of gpkv-bench ("rocksdb", "rocksdb-nosync"), built
 // into the benchmark library when CMake finds librocksdb (GPKV_WITH_ROCKSDB).
 // RocksDB is only something to compare against: libgpkv never links it.
 #pragma once

@@ -1,4 +1,4 @@
-// The RocksDB driver (see rocksdb_driver.h).
+// The RocksDB driver (see gpkv_bench_rocksdb.h).
 //
 // Setup: one default column family in a fresh directory; a 512 MiB LRU block
 // cache and 10-bit bloom filters (db_bench's usual read setup); background
@@ -8,7 +8,7 @@
 // write and sync through RocksDB's group commit), erases as a MultiGet (for
 // the per-key "was present" answer the other systems give) and a WriteBatch of
 // deletes. The ordered suite's driver (RocksdbOrderedDriver) shares the setup.
-#include "bench/rocksdb_driver.h"
+#include "bench/gpkv_bench_rocksdb.h"
 
 #include <omp.h>
 #include <rocksdb/cache.h>

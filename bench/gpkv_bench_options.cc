@@ -1,74 +1,18 @@
-// `gpkv bench [options]`: the benchmark. Parses the options, runs one suite
-// of the benchmark engine (bench/gpkv_bench.h; the GPU suite
-// bench/gpu/gpu_bench.h; the slab hash's suite bench/gpu/slab_bench.h) with
-// the tool's progress line, and prints the report: a table, or JSON with
-// --json.
+#include "bench/gpkv_bench_options.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "bench/gpkv_bench.h"
-#include "bench/gpu/gpu_bench.h"
-#include "bench/gpu/slab_bench.h"
-#include "tools/cli_common.h"
-#include "tools/commands.h"
-#include "tools/progress.h"
-
-namespace gpkv::tools {
+namespace gpkv::bench {
 namespace {
-
-// The engine's progress as the tool's terminal line (stderr, terminals only).
-class TerminalProgress : public bench::ProgressSink {
- public:
-  void Start(const std::string& label, uint64_t total) override {
-    line_ = std::make_unique<Progress>(label, total);
-  }
-  void Update(uint64_t done) override {
-    if (line_ != nullptr) line_->Update(done);
-  }
-  void Finish() override { line_.reset(); }
-
- private:
-  std::unique_ptr<Progress> line_;
-};
 
 // The CPU suites, which drive tables through the engine.
 const std::vector<std::string> kCpuSuites = {"foundation", "ycsb", "sweep", "ordered"};
 
-// An option that only some suites take.
-struct SuiteOption {
-  CLI::Option* option = nullptr;
-  std::vector<std::string> suites;
-};
+}  // namespace
 
-struct BenchArgs {
-  bench::BenchConfig config;         // foundation, ycsb, sweep
-  bench::gpu::GpuBenchConfig gpu;    // gpu
-  bench::gpu::SlabBenchConfig slab;  // slab
-  std::vector<int> slab_keys_log2;   // slab: --keys-log2
-  std::string backend = "cpu";
-  bool no_calibration = false;
-  bool list_systems = false;
-  CLI::Option* keys = nullptr;       // --keys
-  CLI::Option* keys_log2 = nullptr;  // --keys-log2
-  CLI::Option* batch = nullptr;      // --batch
-  CLI::Option* json = nullptr;       // --json [FILE]
-  std::string json_value;
-  std::string json_file;
-  std::vector<SuiteOption> suite_options;
-};
-
-// Where the JSON report goes.
-struct JsonTarget {
-  bool to_stdout = false;  // instead of the table
-  std::string file;        // as well as the table
-};
-
-// The suites, systems and GPU modes, for `gpkv bench --help`.
 std::string HelpFooter() {
   std::string text =
       "Suites (--suite):\n"
@@ -78,7 +22,7 @@ std::string HelpFooter() {
       "  sweep       one workload over batch sizes 2^--sweep-min .. 2^--sweep-max\n"
       "  ordered     an ordered (LSM) table beside RocksDB (Seek + Next, sync = true): insert\n"
       "              rate per batch 2^--insert-min .. 2^--insert-max, get / count / range (~8\n"
-      "              keys) per --table-sizes, YCSB E (95% ranges, 5% inserts); the CPU targets\n"
+      "              keys) per --table-sizes, YCSB E (95% ranges, 5% inserts)\n"
       "  gpu         the CUDA backend's micro-benchmarks: link calibration, then per --modes\n"
       "              entry LOAD and YCSB C / update / A points per --batches size, load factors\n"
       "              and the pool-transaction model";
@@ -86,15 +30,15 @@ std::string HelpFooter() {
   text +=
       "\n  slab        the volatile slab hash on the GPU: build, search hit / miss, delete and\n"
       "              mixed batches per --keys-log2 count and --utilisation target, beside the\n"
-      "              persistent hash table (mirror mode) on the same keys; growth cost,\n"
-      "              SlabAlloc's rate and issue #14's targets";
+      "              persistent hash table (mirror mode) on the same keys; growth cost and\n"
+      "              SlabAlloc's rate";
   if (!bench::gpu::SlabBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
   text += "\n\nSystems (--systems; suites foundation, ycsb, sweep):\n";
-  for (const bench::SystemInfo& system : bench::BuiltInSystems()) {
+  for (const SystemInfo& system : BuiltInSystems()) {
     text += "  " + system.name + std::string(16 - std::min<size_t>(15, system.name.size()), ' ') +
             system.durability + "\n";
   }
-  if (!bench::RocksdbBuiltIn()) {
+  if (!RocksdbBuiltIn()) {
     text += "  rocksdb, rocksdb-nosync: not in this build (built without RocksDB)\n";
   }
   text +=
@@ -111,7 +55,7 @@ std::string HelpFooter() {
 }
 
 void AddOptions(CLI::App* bench, BenchArgs* args) {
-  bench::BenchConfig* config = &args->config;
+  BenchConfig* config = &args->config;
   // Marks an option as taken by `suites` only.
   auto only = [args](std::vector<std::string> suites) {
     return [args, suites](CLI::Option* option) {
@@ -266,7 +210,6 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                   "list the systems built into this program and exit");
 }
 
-// Empty when every option given belongs to the suite, else the usage error.
 std::string OptionsOutsideSuite(const BenchArgs& args) {
   const std::string& suite = args.config.suite;
   for (const SuiteOption& limited : args.suite_options) {
@@ -280,89 +223,6 @@ std::string OptionsOutsideSuite(const BenchArgs& args) {
   return "";
 }
 
-// Fills *target from --json [FILE] and --json-file; false (after the usage
-// error) when they name two files.
-bool ReadJsonTarget(const BenchArgs& args, JsonTarget* target) {
-  if (args.json->count() > 0) {
-    target->to_stdout = args.json_value.empty();
-    target->file = args.json_value;
-  }
-  if (!args.json_file.empty()) {
-    if (!target->file.empty() && target->file != args.json_file) {
-      PrintError("bench", "--json=" + target->file + " and --json-file " + args.json_file +
-                              ": one JSON file at a time");
-      return false;
-    }
-    target->file = args.json_file;
-  }
-  return true;
-}
-
-// Writes `text` to `path`; false (after the error) when it cannot.
-bool WriteFile(const std::string& path, const std::string& text) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
-  bool written = file != nullptr && std::fputs(text.c_str(), file) >= 0;
-  if (file != nullptr) written &= std::fclose(file) == 0;
-  if (!written) PrintError("bench", path + ": cannot write the JSON report");
-  return written;
-}
-
-int RunCpuSuite(const bench::BenchConfig& config, const JsonTarget& json) {
-  Status valid = bench::ValidateConfig(config);
-  if (!valid.ok()) {
-    PrintError("bench", valid.message());
-    return ExitCodeFor(valid);
-  }
-  TerminalProgress progress;
-  bench::BenchReport report;
-  bool ok = bench::RunBench(config, &progress, &report);
-  if (json.to_stdout) {
-    bench::PrintJson(report, stdout);
-  } else {
-    bench::PrintText(report, stdout);
-  }
-  std::fflush(stdout);
-  if (!json.file.empty()) {
-    std::FILE* file = std::fopen(json.file.c_str(), "w");
-    if (file == nullptr) {
-      PrintError("bench", json.file + ": cannot write the JSON report");
-      return kExitError;
-    }
-    bench::PrintJson(report, file);
-    std::fclose(file);
-  }
-  if (!ok) {
-    PrintError("bench", "some measurements failed (see the notes in the report)");
-    return kExitError;
-  }
-  return kExitOk;
-}
-
-// A suite that prints its lines for people as it measures and returns JSON
-// lines (gpu, slab): `valid` is its configuration check, `run` the run.
-int RunLineSuite(const Status& valid,
-                 const std::function<Status(std::FILE* text, std::string* json_lines)>& run,
-                 const JsonTarget& json) {
-  if (!valid.ok()) {
-    PrintError("bench", valid.message());
-    return ExitCodeFor(valid);
-  }
-  // JSON on stdout: the lines for people go to stderr.
-  std::string json_lines;
-  Status ran = run(json.to_stdout ? stderr : stdout, &json_lines);
-  std::fflush(stdout);
-  if (!ran.ok()) {
-    PrintError("bench", ran.ToString());
-    return kExitError;
-  }
-  if (json.to_stdout) std::fputs(json_lines.c_str(), stdout);
-  if (!json.file.empty() && !WriteFile(json.file, json_lines)) return kExitError;
-  return kExitOk;
-}
-
-// The slab suite's key counts: --keys-log2 (default 24,26) and --keys; a
-// --keys given alone replaces the default list. InvalidArgument naming the
-// option for a log2 out of range.
 Status SlabKeyCounts(const BenchArgs& args, std::vector<uint64_t>* counts) {
   counts->clear();
   const bool explicit_keys = args.keys->count() > 0;
@@ -383,64 +243,4 @@ Status SlabKeyCounts(const BenchArgs& args, std::vector<uint64_t>* counts) {
   return Status::OK();
 }
 
-int RunBenchCommand(BenchArgs& args) {
-  if (args.list_systems) {
-    for (const bench::SystemInfo& system : bench::BuiltInSystems()) {
-      std::printf("%-16s %s\n", system.name.c_str(), system.durability.c_str());
-    }
-    return kExitOk;
-  }
-  std::string misplaced = OptionsOutsideSuite(args);
-  if (!misplaced.empty()) {
-    PrintError("bench", misplaced);
-    return kExitUsage;
-  }
-  JsonTarget json;
-  if (!ReadJsonTarget(args, &json)) return kExitUsage;
-  if (args.config.suite == "gpu") {
-    args.gpu.keys = args.config.keys;
-    args.gpu.calibrate = !args.no_calibration;
-    return RunLineSuite(
-        bench::gpu::ValidateGpuBenchConfig(args.gpu),
-        [&](std::FILE* text, std::string* lines) {
-          return bench::gpu::RunGpuBench(args.gpu, text, lines);
-        },
-        json);
-  }
-  if (args.config.suite == "slab") {
-    Status keys = SlabKeyCounts(args, &args.slab.keys);
-    if (!keys.ok()) {
-      PrintError("bench", keys.message());
-      return ExitCodeFor(keys);
-    }
-    if (args.batch->count() > 0) args.slab.batch = args.config.batch;
-    args.slab.seed = args.config.seed;
-    return RunLineSuite(
-        bench::gpu::ValidateSlabBenchConfig(args.slab),
-        [&](std::FILE* text, std::string* lines) {
-          return bench::gpu::RunSlabBench(args.slab, text, lines);
-        },
-        json);
-  }
-  args.config.backend = args.backend == "cuda"   ? Backend::kCuda
-                        : args.backend == "auto" ? Backend::kAuto
-                                                 : Backend::kCpu;
-  return RunCpuSuite(args.config, json);
-}
-
-}  // namespace
-
-void RegisterBenchCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<BenchArgs>();
-  CLI::App* bench = app.add_subcommand(
-      "bench",
-      "Measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), an ordered "
-      "table beside RocksDB (suite ordered), the CUDA backend's modes beside the CPU backend and a "
-      "naive GPU table (suite gpu), or the volatile "
-      "slab hash beside the persistent hash table (suite slab): a table, or JSON with --json.");
-  AddOptions(bench, args.get());
-  bench->footer(HelpFooter());
-  bench->callback([args, exit_code]() { *exit_code = RunBenchCommand(*args); });
-}
-
-}  // namespace gpkv::tools
+}  // namespace gpkv::bench
