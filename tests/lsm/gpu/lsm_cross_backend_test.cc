@@ -1,9 +1,10 @@
 // The LSM family's two backends write the same bytes and answer the same:
-// the same operations through cpu::LsmCpu and gpu::LsmGpu on two pools give
-// byte-identical runs, manifests (up to extent offsets) and logs, and the
-// same answers to every query; a pool written by one opens and answers the
-// same on the other; a damaged run is Corruption at the GPU's open, with an
-// offset; keys, values and outputs may be device memory.
+// the same operations through lsm::Core over cpu::CpuBackend and over
+// gpu::GpuBackend on two pools give byte-identical runs, manifests (up to
+// extent offsets) and logs, and the same answers to every query; a pool
+// written by one opens and answers the same on the other; a damaged run is
+// Corruption at the GPU's open, with an offset; keys, values and outputs may
+// be device memory.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
