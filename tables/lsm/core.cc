@@ -1,32 +1,14 @@
 #include "tables/lsm/core.h"
 
-#include <chrono>
 #include <utility>
 
 #include "pm/extent_allocator.h"
+#include "tables/lsm/phase_timer.h"
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 #include "tables/lsm/run.h"
 
 namespace gpkv::lsm {
-namespace {
-
-// Adds the seconds of its scope to *sum (a phase of WriteCounters).
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double* sum) : sum_(sum), start_(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    *sum_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double* sum_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-}  // namespace
 
 Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset,
            std::unique_ptr<Backend> backend)

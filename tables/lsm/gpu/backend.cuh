@@ -10,7 +10,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +22,7 @@
 #include "tables/lsm/cpu/write_buffer.h"
 #include "tables/lsm/gpu/backend.h"
 #include "tables/lsm/layout.h"
+#include "tables/lsm/phase_timer.h"
 #include "tables/lsm/run.h"
 #include "tables/lsm/search.h"
 
@@ -164,21 +164,6 @@ bool IsDeviceMemory(const void* address, int device);
 inline Status LaunchStatus(const std::string& what) {
   return gpkv::gpu::CudaStatus(cudaGetLastError(), what);
 }
-
-// Adds the seconds of its scope to *sum (a phase of GpuBackend's times).
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double* sum) : sum_(sum), start_(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    *sum_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double* sum_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 // positions = exclusive prefix sum of flags; *total = their sum (waits),
 // read back through `pinned` (one word of pinned host memory: a copy to

@@ -16,10 +16,10 @@
 // twice the last occurrence is kept. A log record's checksum is summed on
 // the device and its keys and values are copied from the device into the
 // log on a stream of its own (log_stream_), beside the buffer's carry merges
-// on the write stream (log_record.cu). Runs merge pairwise, newest first, in
+// on the write stream (pool_writer.cu). Runs merge pairwise, newest first, in
 // tiles of the merge path (ties keep the newer entry; tombstones are dropped
 // when asked, the CPU's rule of cpu/merge.cc). A level's run is copied from
-// the device into its extent by the shared run writer (run_writer.cu); a
+// the device into its extent by the shared run writer (pool_writer.cu); a
 // checkpoint's run is copied behind the next batches (checkpoint_stream_, a
 // thread of its own, slices of OrderedGpuOptions::checkpoint_chunk_mb).
 // Open (open.cu): runs read into GPU memory and checked, log records checked
@@ -102,7 +102,7 @@ class GpuBackend final : public Backend {
   Status FinishOpen() override;
   BufferPtr EmptyBuffer() override;
 
-  // Writes (write.cu, merge.cu, log_record.cu, run_writer.cu).
+  // Writes (write.cu, merge.cu, pool_writer.cu).
   Status BindThread() override;
   Result<RunPtr> SortPuts(const uint8_t* keys, const uint8_t* values, size_t n,
                           uint64_t seq) override;

@@ -5,6 +5,7 @@
 // next batches on checkpoint_stream_. Every header and persist goes
 // through the shared writers of run.h.
 #include <algorithm>
+#include <chrono>
 #include <cub/cub.cuh>
 #include <future>
 
