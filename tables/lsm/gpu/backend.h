@@ -133,11 +133,14 @@ class GpuBackend final : public Backend {
   Result<uint64_t> CountLive(const Version& version) override;
   void AddWriteProfile(const WriteCounters& counters, LsmStats* stats) override;
 
-  // ---- the rest is for the .cu files of tables/lsm/gpu/ ----
-
+  // The table's name and pool, for messages.
   std::string Where() const { return pool_.path() + ": table '" + table_name_ + "'"; }
   int device() const { return device_; }
   const EntryShape& shape() const { return shape_; }
+
+ private:
+  friend class QueryCall;  // queries.cu: one query call's version, stream and copies
+
   // The version queries read (they keep it alive while they run).
   std::shared_ptr<const Version> CurrentVersion() {
     std::shared_lock<std::shared_mutex> lock(version_mutex_);
@@ -155,7 +158,6 @@ class GpuBackend final : public Backend {
   Status CopyOut(void* host, const void* device, size_t bytes, CUstream_st* stream,
                  const char* what);
 
- private:
   GpuBackend(pm::Pool& pool, std::string table_name, int threads, const OrderedGpuOptions& options,
              int device);
 

@@ -175,6 +175,10 @@ class QueryCall {
     *device = out.device;
     return Status::OK();
   }
+  // Copies device scratch of this call to a caller's array.
+  Status CopyOut(void* caller, const void* device, size_t bytes, const char* what) {
+    return impl.CopyOut(caller, device, bytes, scratch.stream(), what);
+  }
   Status Finish(const std::string& what) {
     GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": " + what));
     for (const Output& out : outputs) {
@@ -257,7 +261,7 @@ Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const
   GPKV_RETURN_IF_ERROR(
       gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
   if (host_offsets != nullptr) {
-    GPKV_RETURN_IF_ERROR(impl.CopyOut(host_offsets, out, (n + 1) * 8, stream, "range offsets"));
+    GPKV_RETURN_IF_ERROR(call.CopyOut(host_offsets, out, (n + 1) * 8, "range offsets"));
   } else {
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, out + n, 8, cudaMemcpyDeviceToHost, stream),
                               impl.Where() + ": copy the range total");
