@@ -75,6 +75,8 @@ struct BenchConfig {
   std::vector<int> ordered_table_log2 = {16, 18, 20};
   uint64_t ordered_batch_entries = uint64_t{1} << 16;
   uint32_t ordered_log_batches = 1;  // M of the gpkv table
+  // The gpkv ordered table's GPU tuning (Options::ordered_gpu).
+  OrderedGpuOptions ordered_gpu;
 
   // --ops 0: the sizes GPHash was evaluated with, 16M operations per micro
   // workload and 64M per YCSB workload for 16M records.

@@ -36,6 +36,8 @@ struct DriverConfig {
   std::string pool_path;
   uint64_t pool_size = 0;
   Backend backend = Backend::kCpu;
+  // gpkv: the ordered table's GPU tuning (Options::ordered_gpu).
+  OrderedGpuOptions ordered_gpu;
   // gpkv: the table's durability; kVolatile is the slab hash family (the
   // pool holds only its catalog entry).
   Durability durability = Durability::kPersistent;

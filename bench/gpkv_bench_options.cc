@@ -168,6 +168,26 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                            "ordered: M of the gpkv table (its log holds M batches of b)")
               ->check(CLI::Range(1, 1024))
               ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-checkpoint-chunk-mb", config->ordered_gpu.checkpoint_chunk_mb,
+                           "ordered, gpkv on the GPU: MiB per slice of a checkpoint's copy to the "
+                           "pool (0: one copy)")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-pooled-runs", config->ordered_gpu.pooled_runs,
+                           "ordered, gpkv on the GPU: runs from the stream-ordered memory pool "
+                           "(false: cudaMalloc)")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-wait-for-registration", config->ordered_gpu.wait_for_registration,
+                           "ordered, gpkv on the GPU: a run written before the pool's "
+                           "registration waits for it (false: pageable copy)")
+              ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-reserve-buffers", config->ordered_gpu.reserve_buffers,
+                           "ordered, gpkv on the GPU: write buffers of device memory reserved at "
+                           "open (0: none)")
+              ->capture_default_str());
   gpu(bench->add_option("--modes", gpu_config->modes, "gpu: modes to run, in order (below)"))
       ->delimiter(',')
       ->capture_default_str();

@@ -284,6 +284,7 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
   options.backend = config.backend;
   options.cpu_threads = config.threads;
   options.sync_mode = SyncMode::kBatch;
+  options.ordered_gpu = config.ordered_gpu;
   auto db = DB::Open(config.pool_path, options);
   if (!db.ok()) return db.status();
   TableOptions table_options;

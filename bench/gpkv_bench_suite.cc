@@ -39,6 +39,7 @@ DriverConfig MakeDriverConfig(const BenchConfig& config, uint32_t key_size, uint
   driver.pool_path = config.pool_path;
   driver.pool_size = PoolSizeFor(config, key_size, value_size);
   driver.backend = config.backend;
+  driver.ordered_gpu = config.ordered_gpu;
   driver.rocksdb_dir = config.rocksdb_dir;
   return driver;
 }

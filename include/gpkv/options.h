@@ -30,6 +30,30 @@ enum class Durability : uint8_t { kPersistent = 1, kVolatile = 2 };
 //           against power failure on any file, at a large cost in speed.
 enum class SyncMode : uint8_t { kBatch = 0, kStrict = 1 };
 
+// Tuning of the CUDA backend of ordered tables (TableKind::kOrdered,
+// persistent). The defaults are the measured best choices on an H100; the
+// other values exist to measure them again.
+struct OrderedGpuOptions {
+  // A checkpoint's run is copied from GPU memory to the pool behind the next
+  // write batches in slices of this many MiB, one in flight at a time, so
+  // that the batches' log records share the link instead of queuing behind
+  // the whole run; 0 = the whole run in one copy.
+  uint64_t checkpoint_chunk_mb = 16;
+  // Runs in GPU memory come from the device's stream-ordered memory pool
+  // (cudaMallocAsync; freeing a replaced run does not wait for the device);
+  // false = cudaMalloc / cudaFree per run.
+  bool pooled_runs = true;
+  // The pool mapping is registered with CUDA (pinned) on a thread started at
+  // open; a run written to the pool before that is done goes through
+  // pageable memory. true = such a write waits for the registration instead.
+  bool wait_for_registration = false;
+  // At open, this many times the write buffer's bytes (M * b entries; at most
+  // a quarter of the free device memory) are reserved in the stream-ordered
+  // memory pool, so that the buffer's merges and checkpoints do not map new
+  // memory as they grow; 0 = no reserve.
+  uint32_t reserve_buffers = 4;
+};
+
 struct Options {
   // Create the pool file when it does not exist.
   bool create_if_missing = false;
@@ -51,6 +75,8 @@ struct Options {
   // (the BktCache), 0 to 1; 0 = none. The other modes hold the whole index
   // in GPU memory.
   double gpu_cache_fraction = 0.2;
+  // CUDA backend: tuning of ordered tables (OrderedGpuOptions).
+  OrderedGpuOptions ordered_gpu;
 };
 
 // Shape of a persistent hash table (GPHash). The default is GPHash's

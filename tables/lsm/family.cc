@@ -5,6 +5,7 @@
 
 #include "tables/lsm/check.h"
 #include "tables/lsm/cli.h"
+#include "tables/lsm/core.h"
 #include "tables/lsm/cpu/backend.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/reader.h"
@@ -16,6 +17,17 @@
 
 namespace gpkv::lsm {
 namespace {
+
+// The table over `backend`: its core opened (recovery included), the front.
+Result<std::unique_ptr<Table>> OpenWith(const tables::OpenContext& context,
+                                        const format::CatalogEntry& entry,
+                                        const TableOptions& options,
+                                        std::unique_ptr<Backend> backend) {
+  auto core = Core::Open(*context.pool, entry.name, entry.root_offset, options, std::move(backend),
+                         context.report);
+  if (!core.ok()) return core.status();
+  return std::unique_ptr<Table>(std::make_unique<LsmTable>(entry.name, options, std::move(*core)));
+}
 
 class LsmFamily final : public tables::TableFamily {
  public:
@@ -68,24 +80,23 @@ class LsmFamily final : public tables::TableFamily {
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
 #if GPKV_HAVE_CUDA
-    if (context.backend == Backend::kCuda) {
-      auto gpu = gpu::LsmGpu::Open(*context.pool, entry.name, entry.root_offset, options,
-                                   context.cpu_threads, context.report);
-      if (gpu.ok()) {
-        return std::unique_ptr<Table>(
-            std::make_unique<LsmTable>(entry.name, options, std::move(*gpu)));
-      }
+    if (context.backend == gpkv::Backend::kCuda) {
+      const OrderedGpuOptions gpu_options =
+          context.db_options != nullptr ? context.db_options->ordered_gpu : OrderedGpuOptions{};
+      auto backend =
+          gpu::GpuBackend::Create(*context.pool, entry.name, context.cpu_threads, gpu_options);
+      auto gpu = backend.ok() ? OpenWith(context, entry, options, std::move(*backend))
+                              : Result<std::unique_ptr<Table>>(backend.status());
+      if (gpu.ok()) return gpu;
       const bool asked_for_cuda =
-          context.db_options != nullptr && context.db_options->backend == Backend::kCuda;
+          context.db_options != nullptr && context.db_options->backend == gpkv::Backend::kCuda;
       const bool cpu_can_take_it =
           gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
       if (asked_for_cuda || !cpu_can_take_it) return gpu.status();
     }
 #endif
-    auto cpu = cpu::LsmCpu::Open(*context.pool, entry.name, entry.root_offset, options,
-                                 context.cpu_threads, context.report);
-    if (!cpu.ok()) return cpu.status();
-    return std::unique_ptr<Table>(std::make_unique<LsmTable>(entry.name, options, std::move(*cpu)));
+    return OpenWith(context, entry, options,
+                    std::make_unique<cpu::CpuBackend>(*context.pool, context.cpu_threads));
   }
 
   Status Drop(pm::Pool& pool, const format::CatalogEntry& entry) const override {

@@ -217,8 +217,9 @@ uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecord
   return record_bytes;
 }
 
-uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
-                        const EntryShape& shape, const RunView& batch, int threads) {
+LogRecordHeader WriteLogRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
+                                     uint64_t seq, const EntryShape& shape, const RunView& batch,
+                                     int threads) {
   threads = std::max(1, threads);
   const bool tombstones = batch.count != 0 && IsTombstone(batch.meta[0]);
   LogRecordHeader header = ColumnarRecordHeader(seq, batch.count, tombstones);
@@ -235,7 +236,7 @@ uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, 
   if (arrays.values != nullptr) {
     std::memcpy(arrays.values, batch.values, batch.count * shape.value_size);
   }
-  return FinishLogRecord(pool, record_offset, header, shape);
+  return header;
 }
 
 Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets) {

@@ -150,16 +150,17 @@ RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
 // has copied to ColumnarRecordArrays (from GPU memory, say): writes the
 // values' padding and the header and persists the record. Returns its
 // bytes; the caller then publishes the log word. The one writer of a log
-// record's header: WriteLogRecord calls it.
+// record's header.
 uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecordHeader& header,
                          const EntryShape& shape);
 
-// Writes the columnar log record of a sorted batch (unique keys, every meta
-// of sequence number `seq`, all puts or all erases) at record_offset, with
-// the checksum of log `epoch` summed on `threads` threads, and persists it;
-// returns its bytes. The CPU backend calls it.
-uint64_t WriteLogRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
-                        const EntryShape& shape, const RunView& batch, int threads);
+// The arrays of the columnar log record of a sorted batch (unique keys,
+// every meta of sequence number `seq`, all puts or all erases) copied to
+// record_offset, and its header with the checksum of log `epoch` summed on
+// `threads` threads: what FinishLogRecord then completes.
+LogRecordHeader WriteLogRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
+                                     uint64_t seq, const EntryShape& shape, const RunView& batch,
+                                     int threads);
 
 // Frees the extents of replaced runs (after the manifest that drops them is
 // published); the first error, after trying all.

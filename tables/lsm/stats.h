@@ -1,8 +1,7 @@
 // lsm::LsmStats, the counters of an ordered table, and the rules both
 // backends apply to what a manifest says: its counters (runs, entries,
 // capacity, pool bytes of runs, tombstones) and the automatic compaction
-// policy. Written once here so that cpu::LsmCpu and gpu::LsmGpu report and
-// compact alike.
+// policy. Written once here, for lsm::Core over either backend.
 //
 // Who may call: tables/lsm/ (both backends, the Table facade) and tests.
 // Thread safety: pure functions over the caller's values.

@@ -42,94 +42,64 @@ TableStats PublicStats(const LsmStats& stats) {
   return out;
 }
 
-LsmTable::LsmTable(std::string name, TableOptions options, std::unique_ptr<cpu::LsmCpu> backend)
-    : name_(std::move(name)), options_(options), cpu_(std::move(backend)) {}
-
-#if GPKV_HAVE_CUDA
-LsmTable::LsmTable(std::string name, TableOptions options, std::unique_ptr<gpu::LsmGpu> backend)
-    : name_(std::move(name)), options_(options), gpu_(std::move(backend)) {}
-#define GPKV_LSM_ON_GPU(call) \
-  if (gpu_ != nullptr) return gpu_->call
-#else
-#define GPKV_LSM_ON_GPU(call)
-#endif
+LsmTable::LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core)
+    : name_(std::move(name)), options_(options), core_(std::move(core)) {}
 
 Status LsmTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
-  GPKV_LSM_ON_GPU(Put(keys.bytes(), values.bytes(), CountOf(keys)));
-  return cpu_->Put(keys.bytes(), values.bytes(), CountOf(keys));
+  return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));
 }
 
 Status LsmTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
                      const BatchOptions&) {
   uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  GPKV_LSM_ON_GPU(Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys)));
-  cpu_->Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys));
-  return Status::OK();
+  return core_->backend().Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys));
 }
 
 Status LsmTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
   uint8_t* erased_bytes = erased.empty() ? nullptr : erased.bytes();
-  GPKV_LSM_ON_GPU(Erase(keys.bytes(), erased_bytes, CountOf(keys)));
-  return cpu_->Erase(keys.bytes(), erased_bytes, CountOf(keys));
+  return core_->Erase(keys.bytes(), erased_bytes, CountOf(keys));
 }
 
 Status LsmTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts, const BatchOptions&) {
   auto* out = static_cast<uint64_t*>(counts.data());
-  GPKV_LSM_ON_GPU(Count(lo.bytes(), hi.bytes(), out, CountOf(lo)));
-  cpu_->Count(lo.bytes(), hi.bytes(), out, CountOf(lo));
-  return Status::OK();
+  return core_->backend().Count(lo.bytes(), hi.bytes(), out, CountOf(lo));
 }
 
 Status LsmTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results, const BatchOptions&) {
-  GPKV_LSM_ON_GPU(Range(lo.bytes(), hi.bytes(), results, CountOf(lo)));
-  cpu_->Range(lo.bytes(), hi.bytes(), results, CountOf(lo));
-  return Status::OK();
+  return core_->backend().Range(lo.bytes(), hi.bytes(), results, CountOf(lo));
 }
 
 Status LsmTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
                                const BatchOptions& options) {
-  GPKV_LSM_ON_GPU(RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo)));
-  return Table::RangeOnDevice(lo, hi, results, options);
+  const Status status =
+      core_->backend().RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo));
+  // A backend without GPU memory: the table's own message.
+  if (status.IsUnsupported()) return Table::RangeOnDevice(lo, hi, results, options);
+  return status;
 }
 
 Status LsmTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
                            MutableBytes found, const BatchOptions&) {
   uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  GPKV_LSM_ON_GPU(
-      Successor(keys.bytes(), next_keys.bytes(), values.bytes(), found_bytes, CountOf(keys)));
-  cpu_->Successor(keys.bytes(), next_keys.bytes(), values.bytes(), found_bytes, CountOf(keys));
-  return Status::OK();
+  return core_->backend().Successor(keys.bytes(), next_keys.bytes(), values.bytes(), found_bytes,
+                                    CountOf(keys));
 }
 
 Status LsmTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                              MutableBytes found, const BatchOptions&) {
   uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  GPKV_LSM_ON_GPU(
-      Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(), found_bytes, CountOf(keys)));
-  cpu_->Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(), found_bytes,
-                    CountOf(keys));
-  return Status::OK();
+  return core_->backend().Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(),
+                                      found_bytes, CountOf(keys));
 }
 
-Status LsmTable::Compact() {
-  GPKV_LSM_ON_GPU(Compact());
-  return cpu_->Compact();
-}
+Status LsmTable::Compact() { return core_->Compact(); }
 
 Result<TableStats> LsmTable::Stats() {
-#if GPKV_HAVE_CUDA
-  if (gpu_ != nullptr) {
-    auto stats = gpu_->Stats();
-    if (!stats.ok()) return stats.status();
-    return PublicStats(*stats);
-  }
-#endif
-  return PublicStats(cpu_->Stats());
+  auto stats = core_->Stats();
+  if (!stats.ok()) return stats.status();
+  return PublicStats(*stats);
 }
 
-Status LsmTable::Scan(const ScanVisitor& visit) {
-  GPKV_LSM_ON_GPU(Scan(visit));
-  return cpu_->Scan(visit);
-}
+Status LsmTable::Scan(const ScanVisitor& visit) { return core_->backend().Scan(visit); }
 
 }  // namespace gpkv::lsm

@@ -1,6 +1,7 @@
-// lsm::LsmTable: the gpkv::Table of a persistent ordered table. Hands each
-// batch to its backend, cpu::LsmCpu or (in a CUDA build) gpu::LsmGpu; both
-// read and write the same bytes.
+// lsm::LsmTable: the gpkv::Table of a persistent ordered table. Holds the
+// table's core (core.h: the protocol) over the backend the family chose at
+// open (cpu::CpuBackend or gpu::GpuBackend; both read and write the same
+// bytes): writes and stats go to the core, queries to its backend.
 // The engine checks every batch's spans before they get here
 // (engine/checked_table.h). Stats() reports "lsm.*" properties.
 //
@@ -11,10 +12,7 @@
 #include <string>
 
 #include "gpkv/table.h"
-#include "tables/lsm/cpu/backend.h"
-#if GPKV_HAVE_CUDA
-#include "tables/lsm/gpu/backend.h"
-#endif
+#include "tables/lsm/core.h"
 
 namespace gpkv::lsm {
 
@@ -28,10 +26,7 @@ TableStats PublicStats(const LsmStats& stats);
 
 class LsmTable final : public Table {
  public:
-  LsmTable(std::string name, TableOptions options, std::unique_ptr<cpu::LsmCpu> backend);
-#if GPKV_HAVE_CUDA
-  LsmTable(std::string name, TableOptions options, std::unique_ptr<gpu::LsmGpu> backend);
-#endif
+  LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core);
 
   const std::string& name() const override { return name_; }
   const TableOptions& options() const override { return options_; }
@@ -60,10 +55,7 @@ class LsmTable final : public Table {
 
   const std::string name_;
   const TableOptions options_;
-  std::unique_ptr<cpu::LsmCpu> cpu_;  // exactly one of cpu_ / gpu_ is set
-#if GPKV_HAVE_CUDA
-  std::unique_ptr<gpu::LsmGpu> gpu_;
-#endif
+  const std::unique_ptr<Core> core_;
 };
 
 }  // namespace gpkv::lsm

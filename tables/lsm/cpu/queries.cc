@@ -1,7 +1,7 @@
-// The read side of lsm::cpu::LsmCpu: Get, Count, Range, Successor,
-// Predecessor, Scan and Stats. Each holds version_mutex_ shared for its whole
-// call, so the runs it reads stay allocated, and spreads its queries over the
-// worker threads.
+// The read side of lsm::cpu::CpuBackend: Get, Count, Range, Successor,
+// Predecessor, Scan and the live count. Each query holds version_mutex_
+// shared for its whole call, so the runs it reads stay allocated, and spreads
+// its queries over the worker threads.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -42,7 +42,7 @@ void LoadKey(const uint8_t* bytes, size_t i, uint64_t (&key)[W]) {
 
 }  // namespace
 
-void LsmCpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
+Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t value_size = shape_.value_size;
@@ -63,9 +63,10 @@ void LsmCpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n)
       if (found != nullptr) found[i] = live ? 1 : 0;
     }
   });
+  return Status::OK();
 }
 
-void LsmCpu::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
+Status CpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   DispatchKeyWords(shape_.key_words, [&](auto words) {
@@ -83,9 +84,11 @@ void LsmCpu::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_
       std::memcpy(counts + i, &count, sizeof(count));
     }
   });
+  return Status::OK();
 }
 
-void LsmCpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n) {
+Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
+                         size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t key_size = shape_.key_size();
@@ -136,10 +139,11 @@ void LsmCpu::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* re
                   chunk_values[chunk].size());
     }
   }
+  return Status::OK();
 }
 
-void LsmCpu::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
-                       size_t n) {
+Status CpuBackend::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values,
+                             uint8_t* found, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t value_size = shape_.value_size;
@@ -163,10 +167,11 @@ void LsmCpu::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values,
       if (found != nullptr) found[i] = hit ? 1 : 0;
     }
   });
+  return Status::OK();
 }
 
-void LsmCpu::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,
-                         uint8_t* found, size_t n) {
+Status CpuBackend::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,
+                               uint8_t* found, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t value_size = shape_.value_size;
@@ -190,9 +195,10 @@ void LsmCpu::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* v
       if (found != nullptr) found[i] = hit ? 1 : 0;
     }
   });
+  return Status::OK();
 }
 
-Status LsmCpu::Scan(const Table::ScanVisitor& visit) {
+Status CpuBackend::Scan(const Table::ScanVisitor& visit) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t value_size = shape_.value_size;
@@ -206,7 +212,12 @@ Status LsmCpu::Scan(const Table::ScanVisitor& visit) {
   return Status::OK();
 }
 
-uint64_t LsmCpu::CountLive(const Version& version) const {
+Status CpuBackend::RangeOnDevice(const uint8_t*, const uint8_t*, Table::DeviceRangeResults*,
+                                 size_t) {
+  return Status::Unsupported("the CPU backend of an ordered table keeps no results in GPU memory");
+}
+
+Result<uint64_t> CpuBackend::CountLive(const Version& version) {
   const Sources sources = SourcesOf(version);
   uint64_t live = 0;
   DispatchKeyWords(shape_.key_words, [&](auto words) {
@@ -217,23 +228,6 @@ uint64_t LsmCpu::CountLive(const Version& version) const {
     });
   });
   return live;
-}
-
-LsmStats LsmCpu::Stats() {
-  std::lock_guard<std::mutex> write_lock(write_mutex_);
-  std::shared_lock<std::shared_mutex> lock(version_mutex_);
-  LsmStats stats;
-  stats.keys = CountLive(*version_);
-  stats.buffer_entries = version_->buffer.entries();
-  stats.batch_entries = uint64_t{1} << log2_batch_;
-  stats.log_batches = buffer_entries_ >> log2_batch_;
-  AddManifestStats(Levels(), level_tombstones_.data(), log2_batch_, shape_, &stats);
-  stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
-  stats.log_bytes = log_bytes_;
-  stats.log_capacity = log_capacity_;
-  stats.log_halves = log_halves_;
-  stats.checkpoint_pending = pending_ != nullptr;
-  return stats;
 }
 
 }  // namespace gpkv::lsm::cpu

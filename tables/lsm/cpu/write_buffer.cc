@@ -5,16 +5,21 @@
 namespace gpkv::lsm::cpu {
 
 WriteBuffer WriteBuffer::With(RunData batch, const EntryShape& shape, int threads) const {
+  return With(std::make_shared<const RunData>(std::move(batch)), shape, threads);
+}
+
+WriteBuffer WriteBuffer::With(std::shared_ptr<const RunData> batch, const EntryShape& shape,
+                              int threads) const {
   WriteBuffer next;
   next.runs_.reserve(runs_.size() + 1);
-  auto newest = std::make_shared<RunData>(std::move(batch));
+  std::shared_ptr<const RunData> newest = std::move(batch);
   size_t older = 0;  // runs_[older] is the next older run
   while (older < runs_.size() &&
          BufferCarries(newest->count(), runs_[older]->count(), runs_.size() - older)) {
     // Tombstones stay: older levels may hold their keys.
     RunData merged = MergeRuns({newest->View(), runs_[older]->View()}, shape,
                                /*drop_tombstones=*/false, threads);
-    newest = std::make_shared<RunData>(std::move(merged));
+    newest = std::make_shared<const RunData>(std::move(merged));
     ++older;
   }
   next.fences_.push_back(newest->count() > kSmallRun

@@ -61,6 +61,8 @@ class WriteBuffer {
   // This buffer with `batch` (sorted, unique keys, newer than every entry
   // here) added.
   WriteBuffer With(RunData batch, const EntryShape& shape, int threads) const;
+  WriteBuffer With(std::shared_ptr<const RunData> batch, const EntryShape& shape,
+                   int threads) const;
 
  private:
   std::vector<std::shared_ptr<const RunData>> runs_;

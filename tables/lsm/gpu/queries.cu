@@ -1,13 +1,13 @@
-// LsmGpu's read side: Get, Count, Range, Successor, Predecessor, Scan and
-// Stats over the device runs of one version (held for the whole call), one
-// thread per query, on the calling host thread's stream.
+// GpuBackend's read side: Get, Count, Range, Successor, Predecessor, Scan and
+// the live count over the device runs of one version (held for the whole
+// call), one thread per query, on the calling host thread's stream.
 #include <cstring>
 #include <cub/cub.cuh>
 #include <vector>
 
 #include "gpu/cub_temp_storage.h"
 #include "tables/lsm/cpu/search.h"
-#include "tables/lsm/gpu/impl.cuh"
+#include "tables/lsm/gpu/backend.cuh"
 
 namespace gpkv::lsm::gpu {
 namespace {
@@ -126,10 +126,6 @@ __global__ void LiveCountKernel(DeviceSources sources, uint32_t source, unsigned
   if (threadIdx.x == 0) atomicAdd(live, count);
 }
 
-Status LaunchStatus(const std::string& what) {
-  return gpkv::gpu::CudaStatus(cudaGetLastError(), what);
-}
-
 // An output buffer of a call: the caller's when it is device memory, else
 // scratch copied back at the end.
 struct Output {
@@ -144,14 +140,14 @@ struct Output {
 // The shape every query call shares: the device, the version, a stream.
 class QueryCall {
  public:
-  explicit QueryCall(LsmGpu::Impl& impl)
+  explicit QueryCall(GpuBackend& impl)
       : impl(impl), version(impl.CurrentVersion()), scratch(cudaStreamPerThread) {}
   // The call's kernels are done before its version (and the runs only it
   // may hold) is released, also when the call failed half-way.
   ~QueryCall() { cudaStreamSynchronize(scratch.stream()); }
   Status Begin() {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.device_), "cudaSetDevice");
-    sources = version->Sources();
+    GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.device()), "cudaSetDevice");
+    sources = SourcesOf(*version);
     return Status::OK();
   }
   Status In(const uint8_t* data, size_t bytes, const uint64_t** out, const char* what) {
@@ -169,7 +165,7 @@ class QueryCall {
     Output out;
     out.caller = caller;
     out.bytes = bytes;
-    if (IsDeviceMemory(caller, impl.device_) && reinterpret_cast<uintptr_t>(caller) % 8 == 0) {
+    if (IsDeviceMemory(caller, impl.device()) && reinterpret_cast<uintptr_t>(caller) % 8 == 0) {
       out.device = caller;
     } else {
       GPKV_RETURN_IF_ERROR(scratch.Take(bytes, &out.device, what));
@@ -178,6 +174,10 @@ class QueryCall {
     outputs.push_back(out);
     *device = out.device;
     return Status::OK();
+  }
+  // Copies device scratch of this call to a caller's array.
+  Status CopyOut(void* caller, const void* device, size_t bytes, const char* what) {
+    return impl.CopyOut(caller, device, bytes, scratch.stream(), what);
   }
   Status Finish(const std::string& what) {
     GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": " + what));
@@ -190,14 +190,14 @@ class QueryCall {
     return Status::OK();
   }
 
-  LsmGpu::Impl& impl;
+  GpuBackend& impl;
   std::shared_ptr<const Version> version;
   Scratch scratch;
   DeviceSources sources;
   std::vector<Output> outputs;
 };
 
-Status LsmGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
+Status GpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
   if (n == 0) return Status::OK();
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
@@ -213,7 +213,7 @@ Status LsmGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, s
   return call.Finish("get");
 }
 
-Status LsmGpu::Impl::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
+Status GpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
   if (n == 0) return Status::OK();
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
@@ -235,7 +235,7 @@ namespace {
 // The first half of a range batch: each query's count (a k-way walk), their
 // prefix sum into *offsets (n + 1 entries of the call's scratch) and the
 // total on the host. host_offsets (n + 1, or null) receives the offsets too.
-Status RangeOffsets(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
+Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
                     size_t n, uint64_t** offsets, uint64_t* total, uint64_t* host_offsets) {
   cudaStream_t stream = call.scratch.stream();
   uint64_t* counts = nullptr;
@@ -243,7 +243,7 @@ Status RangeOffsets(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, con
   GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, offsets, "range offsets"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, 8, stream), "zero a count");
   if (n != 0) {
-    DispatchWords(impl.shape_.key_words, [&](auto words) {
+    DispatchWords(impl.shape().key_words, [&](auto words) {
       CountKernel<decltype(words)::value>
           <<<Blocks(n), kBlock, 0, stream>>>(call.sources, lo, hi, n, counts);
     });
@@ -261,7 +261,7 @@ Status RangeOffsets(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, con
   GPKV_RETURN_IF_ERROR(
       gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
   if (host_offsets != nullptr) {
-    GPKV_RETURN_IF_ERROR(impl.CopyOut(host_offsets, out, (n + 1) * 8, stream, "range offsets"));
+    GPKV_RETURN_IF_ERROR(call.CopyOut(host_offsets, out, (n + 1) * 8, "range offsets"));
   } else {
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, out + n, 8, cudaMemcpyDeviceToHost, stream),
                               impl.Where() + ": copy the range total");
@@ -272,20 +272,20 @@ Status RangeOffsets(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, con
 }
 
 // The second half: the pairs of every query at its offset.
-Status RangeFill(LsmGpu::Impl& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
+Status RangeFill(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
                  size_t n, const uint64_t* offsets, uint64_t* out_keys, uint8_t* out_values) {
   if (n == 0) return Status::OK();
-  DispatchWords(impl.shape_.key_words, [&](auto words) {
+  DispatchWords(impl.shape().key_words, [&](auto words) {
     RangeFillKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
-        call.sources, lo, hi, n, offsets, impl.shape_.value_size, out_keys, out_values);
+        call.sources, lo, hi, n, offsets, impl.shape().value_size, out_keys, out_values);
   });
   return LaunchStatus(impl.Where() + ": range fill");
 }
 
 }  // namespace
 
-Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
-                           size_t n) {
+Status GpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
+                         size_t n) {
   if (n == 0) {
     results->offsets.assign(1, 0);
     results->keys.clear();
@@ -322,8 +322,8 @@ Status LsmGpu::Impl::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeRes
   return call.Finish("range");
 }
 
-Status LsmGpu::Impl::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
-                                   Table::DeviceRangeResults* results, size_t n) {
+Status GpuBackend::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
+                                 Table::DeviceRangeResults* results, size_t n) {
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
   cudaStream_t stream = call.scratch.stream();
@@ -378,8 +378,8 @@ Status LsmGpu::Impl::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
   return call.Finish("range on device");
 }
 
-Status LsmGpu::Impl::Neighbor(bool successor, const uint8_t* keys, uint8_t* out_keys,
-                              uint8_t* values, uint8_t* found, size_t n) {
+Status GpuBackend::Neighbor(bool successor, const uint8_t* keys, uint8_t* out_keys, uint8_t* values,
+                            uint8_t* found, size_t n) {
   if (n == 0) return Status::OK();
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
@@ -397,12 +397,13 @@ Status LsmGpu::Impl::Neighbor(bool successor, const uint8_t* keys, uint8_t* out_
   return call.Finish(successor ? "successor" : "predecessor");
 }
 
-Result<uint64_t> LsmGpu::Impl::CountLive(const Version& version, cudaStream_t stream) {
+Result<uint64_t> GpuBackend::CountLive(const Version& version) {
+  cudaStream_t stream = write_stream_;
   Scratch scratch(stream);
   unsigned long long* live = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(1, &live, "live count"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(live, 0, 8, stream), "zero the live count");
-  const DeviceSources sources = version.Sources();
+  const DeviceSources sources = SourcesOf(version);
   for (uint32_t s = 0; s < sources.count; ++s) {
     DispatchWords(shape_.key_words, [&](auto words) {
       LiveCountKernel<decltype(words)::value>
@@ -417,7 +418,7 @@ Result<uint64_t> LsmGpu::Impl::CountLive(const Version& version, cudaStream_t st
   return static_cast<uint64_t>(host);
 }
 
-Status LsmGpu::Impl::Scan(const Table::ScanVisitor& visit) {
+Status GpuBackend::Scan(const Table::ScanVisitor& visit) {
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
   // The sources back on the host, walked by the CPU backend's k-way merge.
@@ -459,48 +460,14 @@ Status LsmGpu::Impl::Scan(const Table::ScanVisitor& visit) {
   return Status::OK();
 }
 
-Result<LsmStats> LsmGpu::Impl::Stats() {
-  std::lock_guard<std::mutex> write_lock(write_mutex_);
-  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
-  LsmStats stats;
-  auto live = CountLive(*version_, write_stream_);
-  if (!live.ok()) return live.status();
-  stats.keys = *live;
-  stats.buffer_entries = version_->BufferEntries();
-  stats.batch_entries = uint64_t{1} << log2_batch_;
-  stats.log_batches = buffer_entries_ >> log2_batch_;
-  AddManifestStats(Levels(), level_tombstones_, log2_batch_, shape_, &stats);
-  stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
-  stats.log_bytes = log_bytes_;
-  stats.log_capacity = log_capacity_;
-  stats.log_halves = log_halves_;
-  stats.checkpoint_pending = pending_ != nullptr;
-  const WriteTimes& t = times_;
-  stats.write_profile = {
-      {"gpu-batches", static_cast<double>(t.batches)},
-      {"gpu-flushes", static_cast<double>(t.flushes)},
-      {"gpu-log-appends", static_cast<double>(t.log_appends)},
-      {"gpu-checkpoints", static_cast<double>(t.checkpoints)},
-      {"gpu-pageable-run-copies", static_cast<double>(t.pageable_copies)},
-      {"gpu-run-bytes-copied", static_cast<double>(t.copied_bytes)},
-      {"gpu-registered",
-       registration_done_.load(std::memory_order_acquire) && registration_ != nullptr ? 1.0 : 0.0},
-      {"gpu-seconds-sort", t.sort},
-      {"gpu-seconds-log", t.log},
-      {"gpu-seconds-buffer-merge", t.buffer},
-      {"gpu-seconds-merge", t.merge},
-      {"gpu-seconds-checksum", t.facts},
-      {"gpu-seconds-fences", t.fences},
-      {"gpu-seconds-copy-to-pool", t.copy},
-      {"gpu-seconds-persist", t.persist},
-      {"gpu-seconds-install", t.install},
-      {"gpu-seconds-sync", t.sync},
-      {"gpu-seconds-compact", t.compact},
-      {"gpu-seconds-registration-wait", t.registration_wait},
-      {"gpu-seconds-checkpoint-copy", t.checkpoint_copy},
-      {"gpu-seconds-checkpoint-wait", t.checkpoint_wait},
-  };
-  return stats;
+Status GpuBackend::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values,
+                             uint8_t* found, size_t n) {
+  return Neighbor(true, keys, next_keys, values, found, n);
+}
+
+Status GpuBackend::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,
+                               uint8_t* found, size_t n) {
+  return Neighbor(false, keys, previous_keys, values, found, n);
 }
 
 }  // namespace gpkv::lsm::gpu

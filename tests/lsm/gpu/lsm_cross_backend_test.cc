@@ -1,9 +1,10 @@
 // The LSM family's two backends write the same bytes and answer the same:
-// the same operations through cpu::LsmCpu and gpu::LsmGpu on two pools give
-// byte-identical runs, manifests (up to extent offsets) and logs, and the
-// same answers to every query; a pool written by one opens and answers the
-// same on the other; a damaged run is Corruption at the GPU's open, with an
-// offset; keys, values and outputs may be device memory.
+// the same operations through lsm::Core over cpu::CpuBackend and over
+// gpu::GpuBackend on two pools give byte-identical runs, manifests (up to
+// extent offsets) and logs, and the same answers to every query; a pool
+// written by one opens and answers the same on the other; a damaged run is
+// Corruption at the GPU's open, with an offset; keys, values and outputs may
+// be device memory.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -97,17 +98,24 @@ struct Twin {
   Table* gpu = nullptr;
   Shape shape;
 
-  Twin(const std::string& tag, Shape s) : cpu_pool(tag + "-cpu"), gpu_pool(tag + "-gpu"), shape(s) {
+  // The GPU backend's tuning (the defaults unless a test sets others).
+  OrderedGpuOptions gpu_options;
+
+  Twin(const std::string& tag, Shape s, OrderedGpuOptions tuning = {})
+      : cpu_pool(tag + "-cpu"), gpu_pool(tag + "-gpu"), shape(s), gpu_options(tuning) {
     TableOptions options = OrderedOptions(s.batch_entries, s.value_size, s.key_size);
     options.ordered.max_dead_percent = 40;
     options.ordered.log_batches = s.log_batches;
     cpu_db = Open(cpu_pool.path(), Backend::kCpu);
-    gpu_db = Open(gpu_pool.path(), Backend::kCuda);
+    gpu_db = Open(gpu_pool.path(), Backend::kCuda, gpu_options);
     cpu = *cpu_db->CreateTable("o", options);
     gpu = *gpu_db->CreateTable("o", options);
   }
-  static std::unique_ptr<DB> Open(const std::string& path, Backend backend) {
-    auto db = DB::Open(path, PoolOptions(kPoolSize, 2, backend));
+  static std::unique_ptr<DB> Open(const std::string& path, Backend backend,
+                                  const OrderedGpuOptions& tuning = {}) {
+    Options options = PoolOptions(kPoolSize, 2, backend);
+    options.ordered_gpu = tuning;
+    auto db = DB::Open(path, options);
     EXPECT_TRUE(db.ok()) << db.status().ToString();
     return db.ok() ? std::move(*db) : nullptr;
   }
@@ -115,7 +123,7 @@ struct Twin {
     cpu_db.reset();
     gpu_db.reset();
     cpu_db = Open(cpu_pool.path(), Backend::kCpu);
-    gpu_db = Open(gpu_pool.path(), Backend::kCuda);
+    gpu_db = Open(gpu_pool.path(), Backend::kCuda, gpu_options);
     cpu = *cpu_db->OpenTable("o");
     gpu = *gpu_db->OpenTable("o");
   }
@@ -283,6 +291,49 @@ TEST_P(LsmCrossBackend, SameOperationsWriteTheSameBytesAndAnswerTheSame) {
   }
   ExpectSameAnswers(*a, *b, MakeKeys(ids, shape.key_size), MakeKeys(high_ids, shape.key_size),
                     "crossed");
+}
+
+// The GPU backend's tuning options change how it reaches the pool, never
+// what it writes: a checkpoint's run in one copy, runs from cudaMalloc, writes
+// that wait for the pool's registration, no memory reserve.
+TEST(LsmGpu, TuningOptionsWriteTheSameBytesAsTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  OrderedGpuOptions tuning;
+  tuning.checkpoint_chunk_mb = 0;
+  tuning.pooled_runs = false;
+  tuning.wait_for_registration = true;
+  tuning.reserve_buffers = 0;
+  const Shape shape{8, 8, 64, 8};
+  Twin twin("lsm-tuning", shape, tuning);
+  ASSERT_NE(twin.cpu, nullptr);
+  ASSERT_NE(twin.gpu, nullptr);
+  std::mt19937_64 random(2024);
+  constexpr uint64_t kSpace = 5000;
+  for (int round = 0; round < 120; ++round) {
+    const size_t n = 1 + random() % 100;
+    std::vector<uint64_t> ids(n);
+    for (uint64_t& id : ids) id = random() % kSpace;
+    const std::vector<uint8_t> keys = MakeKeys(ids, shape.key_size);
+    const std::string what = "round " + std::to_string(round);
+    if (round % 5 == 4) {
+      std::vector<uint8_t> ea(n), eb(n);
+      ASSERT_TRUE(twin.cpu->Erase(keys, ea).ok()) << what;
+      ASSERT_TRUE(twin.gpu->Erase(keys, eb).ok()) << what;
+      EXPECT_EQ(ea, eb) << what << ": erased flags";
+    } else {
+      const std::vector<uint8_t> values = MakeValues(n, shape.value_size, round);
+      ASSERT_TRUE(twin.cpu->Put(keys, values).ok()) << what;
+      ASSERT_TRUE(twin.gpu->Put(keys, values).ok()) << what;
+    }
+    if (round == 60) twin.Reopen();
+  }
+  auto checkpoints = twin.gpu->GetProperty("lsm.gpu-checkpoints");
+  ASSERT_TRUE(checkpoints.ok());
+  EXPECT_GE(*checkpoints, 1.0) << "the workload must checkpoint after the reopen";
+  EXPECT_EQ(ScanBytes(*twin.cpu), ScanBytes(*twin.gpu));
+  twin.cpu_db.reset();
+  twin.gpu_db.reset();
+  ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LsmCrossBackend,

@@ -1,5 +1,5 @@
 // The LSM family against std::map over more than a million mixed operations
-// (lsm/lsm_oracle.h) on the GPU backend (lsm::gpu::LsmGpu).
+// (lsm/lsm_oracle.h) on the GPU backend (lsm::gpu::GpuBackend).
 #include <gtest/gtest.h>
 
 #include <tuple>
