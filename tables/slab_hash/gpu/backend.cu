@@ -9,6 +9,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/pointer_kind.h"
 #include "gpu/staged_copy.h"
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/gpu/backend_impl.h"
@@ -171,16 +172,6 @@ void SlabHashGpu::Impl::ReleaseWorkspace(Workspace* workspace) {
   free_workspaces_.push_back(workspace);
 }
 
-bool SlabHashGpu::Impl::IsDeviceMemory(const void* address) const {
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
-         attributes.device == device_;
-}
-
 DeviceView SlabHashGpu::Impl::View(uint32_t tag) const {
   DeviceView view;
   view.buckets = buckets_;
@@ -315,8 +306,8 @@ Status SlabHashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uin
                                    size_t count) {
   const uint32_t key_size = options_.key_size;
   const uint32_t value_size = options_.value_size;
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_values = !IsDeviceMemory(values);
+  const bool stage_keys = !gpu::IsDeviceMemory(keys, device_);
+  const bool stage_values = !gpu::IsDeviceMemory(values, device_);
   ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
@@ -393,8 +384,8 @@ Status SlabHashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t cou
 Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
                                      size_t count) {
   const uint32_t key_size = options_.key_size;
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased);
+  const bool stage_keys = !gpu::IsDeviceMemory(keys, device_);
+  const bool stage_erased = erased != nullptr && !gpu::IsDeviceMemory(erased, device_);
   ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t erased_at = stage_erased ? plan.Take(count) : 0;
@@ -455,10 +446,10 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
                                      uint8_t* values, uint8_t* results, size_t count) {
   const uint32_t key_size = options_.key_size;
   const uint32_t value_size = options_.value_size;
-  const bool stage_ops = !IsDeviceMemory(ops);
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_values = !IsDeviceMemory(values);
-  const bool stage_results = results != nullptr && !IsDeviceMemory(results);
+  const bool stage_ops = !gpu::IsDeviceMemory(ops, device_);
+  const bool stage_keys = !gpu::IsDeviceMemory(keys, device_);
+  const bool stage_values = !gpu::IsDeviceMemory(values, device_);
+  const bool stage_results = results != nullptr && !gpu::IsDeviceMemory(results, device_);
   ArenaPlan plan;
   const size_t ops_at = stage_ops ? plan.Take(count) : 0;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
@@ -543,9 +534,9 @@ Status SlabHashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* 
                                    uint8_t* found, size_t count) {
   const uint32_t key_size = options_.key_size;
   const uint32_t value_size = options_.value_size;
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_values = !IsDeviceMemory(values);
-  const bool stage_found = found != nullptr && !IsDeviceMemory(found);
+  const bool stage_keys = !gpu::IsDeviceMemory(keys, device_);
+  const bool stage_values = !gpu::IsDeviceMemory(values, device_);
+  const bool stage_found = found != nullptr && !gpu::IsDeviceMemory(found, device_);
   ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;

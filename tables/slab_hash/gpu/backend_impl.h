@@ -89,7 +89,6 @@ class SlabHashGpu::Impl {
     GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(caller));
     return body(**workspace);
   }
-  bool IsDeviceMemory(const void* address) const;
   // The table for kernels; `tag` for write kernels (0 for others).
   DeviceView View(uint32_t tag) const;
   // Before a write launch series (table_mutex_ held exclusively): due
