@@ -9,6 +9,7 @@
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 #include "tables/lsm/table.h"
+#include "tables/table_options.h"
 #if GPKV_HAVE_CUDA
 #include "tables/lsm/gpu/backend.h"
 #endif
@@ -23,6 +24,7 @@ class LsmFamily final : public tables::TableFamily {
   Durability durability() const override { return Durability::kPersistent; }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
+    GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
     return lsm::CheckOptions(where, options);
   }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tables/slab_hash/table.h"
+#include "tables/table_options.h"
 
 namespace gpkv::slab_hash {
 namespace {
@@ -26,15 +27,7 @@ class SlabHashFamily final : public tables::TableFamily {
   Durability durability() const override { return Durability::kVolatile; }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
-    if (!format::IsValidKeySize(options.key_size)) {
-      return Status::InvalidArgument(where + ": key size " + std::to_string(options.key_size) +
-                                     " is not 8, 16 or 32");
-    }
-    if (!format::IsValidValueSize(options.value_size)) {
-      return Status::InvalidArgument(where + ": value size " + std::to_string(options.value_size) +
-                                     " is not " + std::to_string(format::kMinValueSize) + ".." +
-                                     std::to_string(format::kMaxValueSize));
-    }
+    GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
     if (options.expected_keys > kMaxExpectedKeys) {
       return Status::InvalidArgument(where + ": expected keys " +
                                      std::to_string(options.expected_keys) +
