@@ -49,6 +49,17 @@ TEST(DB, AGpuCacheFractionOutsideZeroToOneIsInvalidArgument) {
   EXPECT_TRUE(DB::Open(temp.path(), options).ok());
 }
 
+TEST(DB, ANegativeCopyThreadsIsInvalidArgument) {
+  testutil::TempPool temp("copy-threads");
+  Options options = CreateOptions();
+  options.copy_threads = -1;
+  auto db = DB::Open(temp.path(), options);
+  EXPECT_TRUE(db.status().IsInvalidArgument()) << db.status().ToString();
+  EXPECT_NE(db.status().message().find("copy_threads"), std::string::npos);
+  options.copy_threads = 3;  // valid on every backend
+  EXPECT_TRUE(DB::Open(temp.path(), options).ok());
+}
+
 // On the CPU backend RegisterHostMemory only records ranges, with the same
 // errors as on CUDA; batches in registered memory answer as any others.
 TEST(DB, RegisterHostMemoryChecksItsRanges) {
