@@ -173,12 +173,21 @@ Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
   tables::OpenContext context;
   context.pool = pool_.get();
   context.backend = backend_;
-  context.db_options = &options_;
+  context.backend_required = options_.backend == Backend::kCuda;
+  context.gpu_cache_fraction = options_.gpu_cache_fraction;
   context.cpu_threads = threads();
   auto table = (*family)->Open(context, entry, *options);
+  std::string fallback;
+  if (!table.ok() && context.backend == Backend::kCuda &&
+      FallsBackToCpu(options_.backend, table.status())) {
+    fallback = FallbackMessage(where, table.status());
+    context.backend = Backend::kCpu;
+    table = (*family)->Open(context, entry, *options);
+  }
   if (!table.ok()) return table.status();
-  auto checked =
-      std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(), std::move(table.value()));
+  auto checked = std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(),
+                                                BackendName(context.backend), std::move(fallback),
+                                                std::move(table.value()));
   Table* raw = checked.get();
   tables_[entry.name] = std::move(checked);
   return raw;

@@ -61,9 +61,10 @@ class LsmFamily final : public tables::TableFamily {
     return CreateTable(pool, table_id, options);
   }
 
-  // Both backends read and write the same bytes: a DB on CUDA opens its
-  // ordered tables on the GPU. Under Backend::kAuto a table the GPU cannot
-  // take (no usable device, no device memory for its runs) runs on the CPU.
+  // Both backends read and write the same bytes: the table opens on the
+  // context's backend. On CUDA, a table the GPU cannot take (no usable
+  // device, no device memory for its runs) is Unsupported or
+  // OutOfDeviceMemory: the engine decides whether the CPU takes it.
   Result<std::unique_ptr<Table>> Open(const tables::OpenContext& context,
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
@@ -71,15 +72,9 @@ class LsmFamily final : public tables::TableFamily {
     if (context.backend == Backend::kCuda) {
       auto gpu = gpu::LsmGpu::Open(*context.pool, entry.name, entry.root_offset, options,
                                    context.cpu_threads, context.report);
-      if (gpu.ok()) {
-        return std::unique_ptr<Table>(
-            std::make_unique<LsmTable>(entry.name, options, std::move(*gpu)));
-      }
-      const bool asked_for_cuda =
-          context.db_options != nullptr && context.db_options->backend == Backend::kCuda;
-      const bool cpu_can_take_it =
-          gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
-      if (asked_for_cuda || !cpu_can_take_it) return gpu.status();
+      if (!gpu.ok()) return gpu.status();
+      return std::unique_ptr<Table>(
+          std::make_unique<LsmTable>(entry.name, options, std::move(*gpu)));
     }
 #endif
     auto cpu = cpu::LsmCpu::Open(*context.pool, entry.name, entry.root_offset, options,

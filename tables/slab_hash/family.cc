@@ -74,11 +74,7 @@ class SlabHashFamily final : public tables::TableFamily {
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
     const std::string where = context.pool->path() + ": " + TableRegion(entry);
-    // Backend::kAuto lets a table the GPU cannot take run on the CPU.
-    const bool fall_back_to_cpu =
-        context.db_options == nullptr || context.db_options->backend != gpkv::Backend::kCuda;
-    return OpenEmptyTable(where, entry.name, options, context.backend, fall_back_to_cpu,
-                          context.cpu_threads);
+    return OpenEmptyTable(where, entry.name, options, context.backend, context.cpu_threads);
   }
 
   Status Drop(pm::Pool&, const format::CatalogEntry&) const override {

@@ -27,24 +27,17 @@ Result<std::unique_ptr<Backend>> OpenOnCpu(const std::string& where, TableOption
 
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              [[maybe_unused]] bool fall_back_to_cpu,
                                               int cpu_threads) {
-#if GPKV_HAVE_CUDA
   if (backend == gpkv::Backend::kCuda) {
+#if GPKV_HAVE_CUDA
     auto gpu = SlabHashGpu::Create(options);
-    if (gpu.ok()) {
-      return std::unique_ptr<Table>(std::make_unique<SlabHashTable>(
-          where, name, options, std::unique_ptr<Backend>(std::move(*gpu))));
-    }
-    const bool cpu_can_take_it =
-        gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
-    if (!cpu_can_take_it || !fall_back_to_cpu) {
-      return Status(gpu.status().code(), where + ": " + gpu.status().message());
-    }
-  }
+    if (!gpu.ok()) return Status(gpu.status().code(), where + ": " + gpu.status().message());
+    return std::unique_ptr<Table>(std::make_unique<SlabHashTable>(
+        where, name, options, std::unique_ptr<Backend>(std::move(*gpu))));
 #else
-  (void)backend;
+    return Status::Unsupported(where + ": this build of gpkv has no CUDA backend");
 #endif
+  }
   auto cpu = OpenOnCpu(where, options, cpu_threads);
   if (!cpu.ok()) return cpu.status();
   return std::unique_ptr<Table>(

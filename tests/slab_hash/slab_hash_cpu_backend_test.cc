@@ -193,7 +193,7 @@ TEST(SlabHashCpuBackend, BadSizesAndTooManyExpectedKeysAreErrorsNotCrashes) {
 
 TEST(SlabHashCpuBackend, ATableTooLargeForRamOpensSmallAndStillGrows) {
   auto table = OpenEmptyTable("pool: table 'big'", "big", Sizes(32, 128, kMaxExpectedKeys),
-                              gpkv::Backend::kCpu, /*fall_back_to_cpu=*/true, 2);
+                              gpkv::Backend::kCpu, 2);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   std::vector<uint8_t> keys(32 * 1000, 0);
   std::vector<uint8_t> values(128 * 1000, 7);
