@@ -13,14 +13,16 @@ constexpr uint64_t kFallbackExpectedKeys = uint64_t{1} << 16;
 
 Result<std::unique_ptr<Backend>> OpenOnCpu(const std::string& where, TableOptions options,
                                            int cpu_threads) {
-  auto cpu = CreateCuckooBackend(options, cpu_threads);
-  if (cpu.status().code() == Code::kOutOfDeviceMemory &&
+  auto backend = cpu::CreateCpuBackend(options, cpu_threads);
+  if (backend.status().code() == Code::kOutOfDeviceMemory &&
       options.expected_keys > kFallbackExpectedKeys) {
     options.expected_keys = kFallbackExpectedKeys;
-    cpu = CreateCuckooBackend(options, cpu_threads);
+    backend = cpu::CreateCpuBackend(options, cpu_threads);
   }
-  if (!cpu.ok()) return Status(cpu.status().code(), where + ": " + cpu.status().message());
-  return std::move(*cpu);
+  if (!backend.ok()) {
+    return Status(backend.status().code(), where + ": " + backend.status().message());
+  }
+  return std::move(*backend);
 }
 
 }  // namespace
@@ -30,18 +32,20 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               int cpu_threads) {
   if (backend == gpkv::Backend::kCuda) {
 #if GPKV_HAVE_CUDA
-    auto gpu = SlabHashGpu::Create(options);
-    if (!gpu.ok()) return Status(gpu.status().code(), where + ": " + gpu.status().message());
+    auto on_gpu = gpu::GpuBackend::Create(options);
+    if (!on_gpu.ok()) {
+      return Status(on_gpu.status().code(), where + ": " + on_gpu.status().message());
+    }
     return std::unique_ptr<Table>(std::make_unique<SlabHashTable>(
-        where, name, options, std::unique_ptr<Backend>(std::move(*gpu))));
+        where, name, options, std::unique_ptr<Backend>(std::move(*on_gpu))));
 #else
     return Status::Unsupported(where + ": this build of gpkv has no CUDA backend");
 #endif
   }
-  auto cpu = OpenOnCpu(where, options, cpu_threads);
-  if (!cpu.ok()) return cpu.status();
+  auto on_cpu = OpenOnCpu(where, options, cpu_threads);
+  if (!on_cpu.ok()) return on_cpu.status();
   return std::unique_ptr<Table>(
-      std::make_unique<SlabHashTable>(where, name, options, std::move(*cpu)));
+      std::make_unique<SlabHashTable>(where, name, options, std::move(*on_cpu)));
 }
 
 TableStats PublicStats(const Stats& stats) {

@@ -29,10 +29,10 @@ constexpr const char* kFamilyName = "slab_hash";
 TableStats PublicStats(const Stats& stats);
 
 // An empty table named `name` for `options` (checked by the family); errors
-// start with `where` ("pool.gpkv: table 'cache'"). On the GPU (SlabHashGpu)
+// start with `where` ("pool.gpkv: table 'cache'"). On the GPU (gpu::GpuBackend)
 // when `backend` is kCuda: Unsupported or OutOfDeviceMemory when the GPU
 // cannot take it (no usable device, not enough device memory). On the CPU
-// when `backend` is kCpu: CreateCuckooBackend with `cpu_threads` workers; a
+// when `backend` is kCpu: cpu::CreateCpuBackend with `cpu_threads` workers; a
 // CPU table too large for RAM at its expected size starts small and grows as
 // keys arrive (the table's contents are empty anyway; only its first size is
 // lost).

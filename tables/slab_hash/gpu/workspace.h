@@ -1,4 +1,4 @@
-// slab_hash::Workspace: what one call of a SlabHashGpu needs on the device —
+// slab_hash::gpu::Workspace: what one call of a GpuBackend needs on the device —
 // a stream of its own (non-blocking), device scratch that only grows (staged
 // host arrays, retry and retire lists; a second arena for the rare
 // duplicate sort, so the first keeps its contents meanwhile), the launch
@@ -18,7 +18,7 @@
 #include "gpkv/status.h"
 #include "tables/slab_hash/gpu/device_view.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
 // Bytes an arena takes for `bytes` (256-byte aligned pieces).
 inline size_t ArenaBytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -80,4 +80,4 @@ class Workspace {
   BatchCounters* host_counters_ = nullptr;  // pinned
 };
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu
