@@ -148,7 +148,8 @@ Status GpuBackend::Impl::Initialize() {
   // The first caller's write scratch (retry and operation lists) for a batch
   // of the expected keys: a first bulk put allocates nothing.
   const uint64_t chunk = std::min<uint64_t>(expected_keys, kMaxChunkOps);
-  GPKV_RETURN_IF_ERROR(lease.workspace->Reserve(2 * ArenaBytes(chunk * sizeof(uint32_t))));
+  GPKV_RETURN_IF_ERROR(
+      lease.workspace->Reserve(2 * gpkv::gpu::ArenaBytes(chunk * sizeof(uint32_t))));
   return lease.workspace->Wait("the new bucket array");
 }
 
@@ -260,7 +261,7 @@ Result<DuplicateScratch> GpuBackend::Impl::DuplicateScratchFor(Workspace& ws, ui
                                                                uint8_t** resolved) {
   size_t temp_bytes = 0;
   GPKV_RETURN_IF_ERROR(DuplicateSortTempBytes(count, &temp_bytes));
-  ArenaPlan plan;
+  gpkv::gpu::ArenaPlan plan;
   size_t arrays[4];
   for (size_t& at : arrays) at = plan.Take(count * sizeof(uint32_t));
   const size_t temp_at = plan.Take(temp_bytes);
@@ -308,7 +309,7 @@ Status GpuBackend::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint
   const uint32_t value_size = options_.value_size;
   const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
   const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
-  ArenaPlan plan;
+  gpkv::gpu::ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
   const size_t retry_at = plan.Take(count * sizeof(uint32_t));
@@ -386,7 +387,7 @@ Status GpuBackend::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t*
   const uint32_t key_size = options_.key_size;
   const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
   const bool stage_erased = erased != nullptr && !gpkv::gpu::IsDeviceMemory(erased, device_);
-  ArenaPlan plan;
+  gpkv::gpu::ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t erased_at = stage_erased ? plan.Take(count) : 0;
   const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
@@ -450,7 +451,7 @@ Status GpuBackend::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uin
   const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
   const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
   const bool stage_results = results != nullptr && !gpkv::gpu::IsDeviceMemory(results, device_);
-  ArenaPlan plan;
+  gpkv::gpu::ArenaPlan plan;
   const size_t ops_at = stage_ops ? plan.Take(count) : 0;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
@@ -537,7 +538,7 @@ Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* v
   const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
   const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
   const bool stage_found = found != nullptr && !gpkv::gpu::IsDeviceMemory(found, device_);
-  ArenaPlan plan;
+  gpkv::gpu::ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
   const size_t found_at = stage_found ? plan.Take(count) : 0;
