@@ -28,6 +28,16 @@ Result<Backend> ChooseBackend(Backend requested) {
   return Status::InvalidArgument("unknown backend " + std::to_string(static_cast<int>(requested)));
 }
 
+bool FallsBackToCpu(Backend requested, const Status& gpu_open) {
+  const bool gpu_cannot_take_it =
+      gpu_open.IsUnsupported() || gpu_open.code() == Code::kOutOfDeviceMemory;
+  return requested == Backend::kAuto && gpu_cannot_take_it;
+}
+
+std::string FallbackMessage(const std::string& where, const Status& gpu_open) {
+  return where + ": runs on the CPU backend: the GPU cannot take it (" + gpu_open.ToString() + ")";
+}
+
 const char* BackendName(Backend backend) {
   switch (backend) {
     case Backend::kCpu:

@@ -1,6 +1,8 @@
 // Which backend runs a DB's batches (Options::backend).
 #pragma once
 
+#include <string>
+
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 
@@ -10,6 +12,18 @@ namespace gpkv::engine {
 // backend and a device is usable, else kCpu. kCuda -> kCuda, or Unsupported
 // saying why it cannot run here.
 Result<Backend> ChooseBackend(Backend requested);
+
+// The kAuto fallback, the one rule for every family: a table whose family
+// could not open it on the GPU (`gpu_open`: Unsupported or
+// OutOfDeviceMemory) is opened on the CPU backend instead when the DB asked
+// for Backend::kAuto (`requested`). Any other error, or a DB that asked for
+// kCuda, gets the error.
+bool FallsBackToCpu(Backend requested, const Status& gpu_open);
+
+// The one message that says a table runs on the CPU backend although the DB
+// runs on CUDA, and why: "<where>: runs on the CPU backend: the GPU cannot
+// take it (<the GPU's error>)".
+std::string FallbackMessage(const std::string& where, const Status& gpu_open);
 const char* BackendName(Backend backend);
 
 }  // namespace gpkv::engine

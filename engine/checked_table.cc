@@ -2,9 +2,21 @@
 
 namespace gpkv::engine {
 
-CheckedTable::CheckedTable(std::string pool_path, bool read_only,
-                           std::unique_ptr<Table> family_table)
-    : pool_path_(std::move(pool_path)), read_only_(read_only), table_(std::move(family_table)) {}
+CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string backend,
+                           std::string fallback, std::unique_ptr<Table> family_table)
+    : pool_path_(std::move(pool_path)),
+      read_only_(read_only),
+      backend_(std::move(backend)),
+      fallback_(std::move(fallback)),
+      table_(std::move(family_table)) {}
+
+Result<TableStats> CheckedTable::Stats() {
+  auto stats = table_->Stats();
+  if (!stats.ok()) return stats;
+  stats->backend = backend_;
+  stats->fallback = fallback_;
+  return stats;
+}
 
 std::string CheckedTable::Where() const { return pool_path_ + ": table '" + name() + "'"; }
 

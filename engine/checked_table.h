@@ -1,7 +1,9 @@
 // engine::CheckedTable: the gpkv::Table the DB hands out. Checks every
 // batch's spans against the table's key and value sizes (and writes against
 // a read-only pool) once, for every family, then passes the batch to the
-// family's table. Errors name the pool file and the table.
+// family's table. Errors name the pool file and the table. Stats() says
+// which backend runs the table and, when the engine fell back to the CPU
+// backend, why (TableStats::backend, TableStats::fallback).
 //
 // Thread safety: as the family's table (gpkv::Table's contract); the checks
 // keep no state.
@@ -17,7 +19,10 @@ namespace gpkv::engine {
 
 class CheckedTable final : public Table {
  public:
-  CheckedTable(std::string pool_path, bool read_only, std::unique_ptr<Table> family_table);
+  // `backend`: "cpu" or "cuda", where the family's table runs; `fallback`:
+  // empty, or the engine's message on why it runs on the CPU backend.
+  CheckedTable(std::string pool_path, bool read_only, std::string backend, std::string fallback,
+               std::unique_ptr<Table> family_table);
 
   const std::string& name() const override { return table_->name(); }
   const TableOptions& options() const override { return table_->options(); }
@@ -36,7 +41,7 @@ class CheckedTable final : public Table {
   Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                      MutableBytes found, const BatchOptions& options) override;
   Status Compact() override;
-  Result<TableStats> Stats() override { return table_->Stats(); }
+  Result<TableStats> Stats() override;
   Status Scan(const ScanVisitor& visit) override { return table_->Scan(visit); }
 
  private:
@@ -53,6 +58,8 @@ class CheckedTable final : public Table {
 
   const std::string pool_path_;
   const bool read_only_;
+  const std::string backend_;
+  const std::string fallback_;
   const std::unique_ptr<Table> table_;
 };
 

@@ -13,6 +13,7 @@
 #include "pm/extent_allocator.h"
 #include "recovery/catalog.h"
 #include "tables/registry.h"
+#include "util/copy_pool.h"
 #if GPKV_HAVE_CUDA
 #include "gpu/host_memory.h"
 #endif
@@ -25,8 +26,15 @@ Result<std::unique_ptr<DB>> DB::Open(const std::string& path, const Options& opt
     return Status::InvalidArgument(path + ": Options::gpu_cache_fraction must be in [0, 1], not " +
                                    std::to_string(options.gpu_cache_fraction));
   }
+  if (options.copy_threads < 0) {
+    return Status::InvalidArgument(path + ": Options::copy_threads must be 0 or more, not " +
+                                   std::to_string(options.copy_threads));
+  }
   auto backend = engine::ChooseBackend(options.backend);
   if (!backend.ok()) return backend.status();
+  // The GPU backends' staging copies run on the process's copy pool: start
+  // it with this DB's threads unless an earlier DB has.
+  if (*backend == Backend::kCuda) util::CopyPool::Shared(options.copy_threads);
 
   struct stat st;
   bool exists = ::stat(path.c_str(), &st) == 0;
@@ -165,12 +173,22 @@ Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
   tables::OpenContext context;
   context.pool = pool_.get();
   context.backend = backend_;
-  context.db_options = &options_;
+  context.backend_required = options_.backend == Backend::kCuda;
+  context.gpu_cache_fraction = options_.gpu_cache_fraction;
+  context.ordered_gpu = options_.ordered_gpu;
   context.cpu_threads = threads();
   auto table = (*family)->Open(context, entry, *options);
+  std::string fallback;
+  if (!table.ok() && context.backend == Backend::kCuda &&
+      FallsBackToCpu(options_.backend, table.status())) {
+    fallback = FallbackMessage(where, table.status());
+    context.backend = Backend::kCpu;
+    table = (*family)->Open(context, entry, *options);
+  }
   if (!table.ok()) return table.status();
-  auto checked =
-      std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(), std::move(table.value()));
+  auto checked = std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(),
+                                                BackendName(context.backend), std::move(fallback),
+                                                std::move(table.value()));
   Table* raw = checked.get();
   tables_[entry.name] = std::move(checked);
   return raw;

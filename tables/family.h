@@ -33,12 +33,17 @@ namespace gpkv::tables {
 // What a family gets to open one table.
 struct OpenContext {
   pm::Pool* pool = nullptr;
-  // The DB's backend, resolved: kCpu or kCuda.
+  // The backend to open the table on: kCpu or kCuda, never kAuto.
   Backend backend = Backend::kCpu;
-  // The DB's options (Options::backend as asked: kAuto lets a family run a
-  // table the GPU cannot take on the CPU instead; cpu_threads,
-  // gpu_cache_fraction, ...).
-  const Options* db_options = nullptr;
+  // True when the DB named this backend (Options::backend kCuda): the table
+  // runs on the GPU even where a family measured the CPU backend faster.
+  // False under Backend::kAuto: a family may then refuse (Unsupported, saying
+  // why) a table the GPU would run slower than the CPU backend.
+  bool backend_required = false;
+  // Options::gpu_cache_fraction of the DB.
+  double gpu_cache_fraction = Options().gpu_cache_fraction;
+  // Options::ordered_gpu of the DB (the ordered tables' GPU tuning).
+  OrderedGpuOptions ordered_gpu;
   // CPU worker threads per batch, resolved (>= 1).
   int cpu_threads = 1;
   // What open-time recovery changed; may be null.
@@ -88,7 +93,11 @@ class TableFamily {
   virtual Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
                                   const TableOptions& options) const = 0;
   // Opens the table of `entry`, running its open-time recovery, on the
-  // context's backend. `options` are the entry's, decoded.
+  // context's backend and on no other. `options` are the entry's, decoded.
+  // On kCuda: Unsupported or OutOfDeviceMemory, saying why, when the GPU
+  // cannot take the table (no usable device, not enough device memory, or
+  // one the family refuses without backend_required). The engine owns the
+  // fallback: under Backend::kAuto it then opens the table on kCpu.
   virtual Result<std::unique_ptr<Table>> Open(const OpenContext& context,
                                               const format::CatalogEntry& entry,
                                               const TableOptions& options) const = 0;

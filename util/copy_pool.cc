@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,15 +38,12 @@ CopyPool::~CopyPool() {
   }
 }
 
-CopyPool& CopyPool::Shared() {
-  static CopyPool* pool = [] {
+CopyPool& CopyPool::Shared(int threads) {
+  static CopyPool* pool = [threads] {
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-    int threads = std::clamp(hardware / 2, 1, 8);
-    // GPKV_COPY_THREADS=N (1..hardware threads) overrides, to measure.
-    if (const char* text = std::getenv("GPKV_COPY_THREADS")) {
-      threads = std::clamp(std::atoi(text), 1, std::max(1, hardware));
-    }
-    return new CopyPool(threads);
+    const int chosen = threads > 0 ? std::clamp(threads, 1, std::max(1, hardware))
+                                   : std::clamp(hardware / 2, 1, 8);
+    return new CopyPool(chosen);
   }();
   return *pool;
 }

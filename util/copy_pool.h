@@ -65,10 +65,13 @@ class CopyPool {
   // Threads a copy uses when the pool is free (the caller included).
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // The process's pool for the GPU backend's staging copies: half the
-  // hardware threads, at most 8, or GPKV_COPY_THREADS (created on first use,
-  // never destroyed, so no copy at exit meets a destroyed pool).
-  static CopyPool& Shared();
+  // The process's pool for the GPU backends' staging copies, made by the
+  // first call with `threads` threads (Options::copy_threads: 0 = half the
+  // hardware threads, at most 8; otherwise at most the hardware threads);
+  // later calls return that pool whatever their `threads`. The engine makes
+  // it when a DB opens on the CUDA backend; the backends call Shared().
+  // Never destroyed, so no copy at exit meets a destroyed pool.
+  static CopyPool& Shared(int threads = 0);
 
  private:
   struct Job {

@@ -1,5 +1,5 @@
 // The benchmark of the volatile slab hash, `gpkv-bench --suite slab`:
-// slab_hash::SlabHashGpu on 8-byte keys and values, beside the
+// slab_hash::gpu::GpuBackend on 8-byte keys and values, beside the
 // persistent hash table (gpu::GphashGpu in mirror mode, pool on --pool-dir)
 // on the same keys in the same run.
 //
@@ -12,7 +12,7 @@
 //   - search hit (every key), search miss (as many keys never inserted),
 //     each in batches, device memory and host memory (hit);
 //   - delete of every key, in batches;
-//   - mixed concurrent batches (SlabHashGpu::Mixed) on a table built in
+//   - mixed concurrent batches (GpuBackend::Mixed) on a table built in
 //     batches: 10% inserts of new keys, 10% deletes, 40% search hits, 40%
 //     search misses, shuffled within each batch, as many operations as keys.
 // Then per key count: the same phases on GphashGpu (mirror; its mixed batch

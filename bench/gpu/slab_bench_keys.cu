@@ -13,7 +13,7 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::slab_hash::MixedOp;
+using ::gpkv::slab_hash::gpu::MixedOp;
 
 constexpr uint32_t kPairWordBytes = 8;  // the suite's keys and values are 8 bytes
 

@@ -57,7 +57,7 @@ struct SlabKeySets {
   MirroredBytes load_keys;    // keys * 8
   MirroredBytes load_values;  // keys * 8
   MirroredBytes miss_keys;    // keys * 8
-  // Mixed batches: keys operations in order (SlabHashGpu::Mixed's arrays).
+  // Mixed batches: keys operations in order (GpuBackend::Mixed's arrays).
   MirroredBytes mixed_ops;     // MixedOp per operation
   MirroredBytes mixed_keys;    // 8 bytes each
   MirroredBytes mixed_values;  // inserts: the new value; searches: zero (receive the answer)

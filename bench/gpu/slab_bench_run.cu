@@ -25,7 +25,7 @@ namespace {
 
 using ::gpkv::gpu::DeviceBytes;
 using ::gpkv::gpu::SlabAlloc;
-using ::gpkv::slab_hash::SlabHashGpu;
+using ::gpkv::slab_hash::gpu::GpuBackend;
 
 constexpr uint32_t kKeySize = 8;  // 8-byte keys and values
 constexpr uint32_t kValueSize = 8;
@@ -36,17 +36,17 @@ Status Within(const std::string& what, const Status& status) {
   return Status(status.code(), what + ": " + status.message());
 }
 
-Result<std::unique_ptr<SlabHashGpu>> CreateTable(uint64_t expected_keys) {
+Result<std::unique_ptr<GpuBackend>> CreateTable(uint64_t expected_keys) {
   TableOptions options;
   options.kind = TableKind::kHash;
   options.durability = Durability::kVolatile;
   options.key_size = kKeySize;
   options.value_size = kValueSize;
   options.expected_keys = expected_keys;
-  return SlabHashGpu::Create(options);
+  return GpuBackend::Create(options);
 }
 
-Result<slab_hash::Stats> StatsOf(SlabHashGpu& table) { return table.Stats(); }
+Result<slab_hash::Stats> StatsOf(GpuBackend& table) { return table.Stats(); }
 
 // How the tables of one point are created.
 struct PointSizing {
@@ -96,7 +96,7 @@ Status Timed(SlabRow* row, const std::function<Status()>& run) {
   return Status::OK();
 }
 
-Status Build(SlabHashGpu& table, const SlabKeySets& sets, bool on_device, uint64_t batch) {
+Status Build(GpuBackend& table, const SlabKeySets& sets, bool on_device, uint64_t batch) {
   const uint8_t* keys = sets.load_keys.data(on_device);
   const uint8_t* values = sets.load_values.data(on_device);
   return ForEachBatch(sets.keys, batch, [&](uint64_t first, uint64_t count) {
@@ -104,7 +104,7 @@ Status Build(SlabHashGpu& table, const SlabKeySets& sets, bool on_device, uint64
   });
 }
 
-Status Search(SlabHashGpu& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
+Status Search(GpuBackend& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
               uint64_t total, uint64_t batch) {
   return ForEachBatch(total, batch, [&](uint64_t first, uint64_t count) {
     return table.Get(keys.data(on_device) + first * 8, out.values.mutable_data(on_device),
@@ -115,7 +115,7 @@ Status Search(SlabHashGpu& table, const MirroredBytes& keys, SearchOutputs& out,
 // The first operation of the last batch of `total` operations.
 uint64_t LastBatchFirst(uint64_t total, uint64_t batch) { return (total - 1) / batch * batch; }
 
-Status ExpectKeys(SlabHashGpu& table, uint64_t keys, const std::string& what,
+Status ExpectKeys(GpuBackend& table, uint64_t keys, const std::string& what,
                   slab_hash::Stats* out = nullptr) {
   auto stats = StatsOf(table);
   if (!stats.ok()) return stats.status();
@@ -150,7 +150,7 @@ Status RunBuildSearchDelete(const SlabBenchConfig& config, const SlabKeySets& se
                             std::FILE* text) {
   auto created = CreateTable(sizing.expected_keys);
   if (!created.ok()) return created.status();
-  SlabHashGpu& table = **created;
+  GpuBackend& table = **created;
   const uint64_t n = sets.keys, batch = config.batch, last = LastBatchFirst(n, batch);
   GPKV_RETURN_IF_ERROR(Timed(&rows->build, [&] { return Build(table, sets, true, batch); }));
   slab_hash::Stats stats;
@@ -193,7 +193,7 @@ Status RunMixed(const SlabBenchConfig& config, const SlabKeySets& sets, const Po
                 DeviceBytes& results, bool check, PointRows* rows) {
   auto created = CreateTable(sizing.expected_keys);
   if (!created.ok()) return created.status();
-  SlabHashGpu& table = **created;
+  GpuBackend& table = **created;
   const uint64_t n = sets.keys;
   GPKV_RETURN_IF_ERROR(Build(table, sets, true, config.batch));
   slab_hash::Stats stats;

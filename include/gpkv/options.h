@@ -75,6 +75,13 @@ struct Options {
   // (the BktCache), 0 to 1; 0 = none. The other modes hold the whole index
   // in GPU memory.
   double gpu_cache_fraction = 0.2;
+  // CUDA backend: threads that copy pageable host batch arrays to and from
+  // the pinned staging buffers (the calling thread and copy_threads - 1 of
+  // gpkv's own); one thread copies at a fifth of the link's rate. 0 = half
+  // the hardware threads, at most 8; otherwise at most the hardware threads.
+  // The copy threads are the process's: the first DB opened on the CUDA
+  // backend starts them, and a later DB's value has no effect.
+  int copy_threads = 0;
   // CUDA backend: tuning of ordered tables (OrderedGpuOptions).
   OrderedGpuOptions ordered_gpu;
 };

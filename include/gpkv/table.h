@@ -52,6 +52,13 @@ struct TableStats {
   uint64_t keys = 0;                      // live keys
   uint64_t bytes = 0;                     // bytes the table occupies (pool bytes when persistent)
   std::vector<TableProperty> properties;  // in the family's order
+  // The backend that runs the table's batches: "cpu" or "cuda".
+  std::string backend;
+  // Empty, unless the DB runs on CUDA under Backend::kAuto and the GPU could
+  // not take this table, so that it runs on the CPU backend: then the one
+  // message saying so and why ("pool.gpkv: table 'users': runs on the CPU
+  // backend: the GPU cannot take it (Unsupported: ...)").
+  std::string fallback;
 
   // The value of property `name`, or nullopt when the family has none of
   // that name.

@@ -20,30 +20,25 @@ namespace {
 
 static_assert(sizeof(format::CatalogParams) == format::kCatalogParamsSize);
 
-// The GPU backend, when the DB runs on CUDA. Null when the table should run
-// on the CPU instead (Backend::kAuto and the GPU cannot take it here: an
-// index too large for GPU memory in staged mode, or past the link's cliff in
-// direct mode, where the CPU backend is measured faster).
+// The table on the GPU backend. Unsupported or OutOfDeviceMemory, saying
+// why, when the GPU cannot take it here: no usable device, an index too
+// large for GPU memory in staged mode, or (unless the DB named the GPU) an
+// index past the link's cliff in direct mode, where the CPU backend is
+// measured faster.
 #if GPKV_HAVE_CUDA
 Result<std::unique_ptr<Table>> OpenOnGpu(const tables::OpenContext& context,
                                          const format::CatalogEntry& entry,
                                          const TableOptions& options) {
   gpu::GpuTableOptions gpu_options;
-  // Asked for CUDA: the GPU whatever the index size. kAuto: only where the
-  // GPU is measured faster than the CPU backend (see GpuTableOptions).
-  const bool asked_for_cuda = context.db_options->backend == Backend::kCuda;
-  if (asked_for_cuda) gpu_options.direct_max_index_bytes = 0;
-  gpu_options.bkt_cache_fraction = context.db_options->gpu_cache_fraction;
+  // Named: the GPU whatever the index size. Otherwise only where the GPU is
+  // measured faster than the CPU backend (see GpuTableOptions).
+  if (context.backend_required) gpu_options.direct_max_index_bytes = 0;
+  gpu_options.bkt_cache_fraction = context.gpu_cache_fraction;
   auto gpu = gpu::GphashGpu::Open(*context.pool, entry.name, entry.root_offset, gpu_options,
                                   context.report);
-  if (gpu.ok()) {
-    return std::unique_ptr<Table>(
-        std::make_unique<GphashTable>(entry.name, options, std::move(*gpu)));
-  }
-  const bool cpu_can_take_it =
-      gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
-  if (!cpu_can_take_it || asked_for_cuda) return gpu.status();
-  return std::unique_ptr<Table>();
+  if (!gpu.ok()) return gpu.status();
+  return std::unique_ptr<Table>(
+      std::make_unique<GphashTable>(entry.name, options, std::move(*gpu)));
 }
 #endif
 
@@ -92,10 +87,7 @@ class GphashFamily final : public tables::TableFamily {
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
 #if GPKV_HAVE_CUDA
-    if (context.backend == Backend::kCuda) {
-      auto gpu = OpenOnGpu(context, entry, options);
-      if (!gpu.ok() || *gpu != nullptr) return gpu;
-    }
+    if (context.backend == Backend::kCuda) return OpenOnGpu(context, entry, options);
 #endif
     auto cpu = cpu::Gphash::Open(*context.pool, entry.name, entry.root_offset, context.cpu_threads,
                                  context.report);

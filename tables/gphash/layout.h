@@ -142,6 +142,7 @@ enum SlotState : uint32_t { kSlotEmpty = 0, kSlotInsert = 1, kSlotValid = 2 };
 constexpr uint64_t kFingerprintBits = 52;
 constexpr uint64_t kFingerprintMask = (uint64_t{1} << kFingerprintBits) - 1;
 constexpr uint64_t kStateMatchMask = ~(uint64_t{0xff} << kFingerprintBits);  // state + fp
+constexpr uint64_t kSlotStateMask = uint64_t{0xf} << 60;  // state only: 0 when EMPTY
 
 GPKV_HD uint32_t SlotStateOf(uint64_t word) { return static_cast<uint32_t>(word >> 60); }
 GPKV_HD uint32_t SlotVersionOf(uint64_t word) {
@@ -183,15 +184,17 @@ GPKV_HD uint64_t FingerprintOfHash(const KeyHash& hash) {
 }
 
 // ---- buckets ----
-GPKV_HD uint32_t BucketBytes(uint32_t slots_per_bucket, uint32_t key_size) {
-  uint32_t raw = slots_per_bucket * (16 + key_size);
-  return (raw + 63) / 64 * 64;
+// constexpr: code compiled per (slots per bucket, key size), as the CPU
+// backend's hot path, gets them as constants.
+GPKV_HD constexpr uint32_t BucketBytes(uint32_t slots_per_bucket, uint32_t key_size) {
+  return (slots_per_bucket * (16 + key_size) + 63) / 64 * 64;
 }
-GPKV_HD uint32_t SlotWordOffset(uint32_t slot) { return slot * 8; }
-GPKV_HD uint32_t KeyOffset(uint32_t slots_per_bucket, uint32_t key_size, uint32_t slot) {
+GPKV_HD constexpr uint32_t SlotWordOffset(uint32_t slot) { return slot * 8; }
+GPKV_HD constexpr uint32_t KeyOffset(uint32_t slots_per_bucket, uint32_t key_size, uint32_t slot) {
   return slots_per_bucket * 8 + slot * key_size;
 }
-GPKV_HD uint32_t ValueWordOffset(uint32_t slots_per_bucket, uint32_t key_size, uint32_t slot) {
+GPKV_HD constexpr uint32_t ValueWordOffset(uint32_t slots_per_bucket, uint32_t key_size,
+                                           uint32_t slot) {
   return slots_per_bucket * (8 + key_size) + slot * 8;
 }
 

@@ -10,6 +10,7 @@
 #include "pm/atomic_word.h"
 #include "pm/extent_allocator.h"
 #include "tables/gphash/reader.h"
+#include "tables/table_options.h"
 
 namespace gpkv::gphash {
 namespace {
@@ -43,15 +44,7 @@ class CreateGuard {
 
 Status CheckOptions(const std::string& where, const TableOptions& options) {
   const HashGeometry& geometry = options.hash;
-  if (!format::IsValidKeySize(options.key_size)) {
-    return Status::InvalidArgument(where + ": key size " + std::to_string(options.key_size) +
-                                   " is not 8, 16 or 32");
-  }
-  if (!format::IsValidValueSize(options.value_size)) {
-    return Status::InvalidArgument(where + ": value size " + std::to_string(options.value_size) +
-                                   " is not " + std::to_string(format::kMinValueSize) + ".." +
-                                   std::to_string(format::kMaxValueSize));
-  }
+  GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
   if (!format::IsValidGeometry(geometry.levels, geometry.hash_locations,
                                geometry.slots_per_bucket)) {
     return Status::InvalidArgument(

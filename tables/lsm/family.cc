@@ -11,6 +11,7 @@
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 #include "tables/lsm/table.h"
+#include "tables/table_options.h"
 #if GPKV_HAVE_CUDA
 #include "tables/lsm/gpu/backend.h"
 #endif
@@ -37,6 +38,7 @@ class LsmFamily final : public tables::TableFamily {
   const tables::FamilyCli& cli() const override { return Cli(); }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
+    GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
     return lsm::CheckOptions(where, options);
   }
 
@@ -73,26 +75,19 @@ class LsmFamily final : public tables::TableFamily {
     return CreateTable(pool, table_id, options);
   }
 
-  // Both backends read and write the same bytes: a DB on CUDA opens its
-  // ordered tables on the GPU. Under Backend::kAuto a table the GPU cannot
-  // take (no usable device, no device memory for its runs) runs on the CPU.
+  // Both backends read and write the same bytes: the table opens on the
+  // context's backend. On CUDA, a table the GPU cannot take (no usable
+  // device, no device memory for its runs) is Unsupported or
+  // OutOfDeviceMemory: the engine decides whether the CPU takes it.
   Result<std::unique_ptr<Table>> Open(const tables::OpenContext& context,
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
 #if GPKV_HAVE_CUDA
     if (context.backend == gpkv::Backend::kCuda) {
-      const OrderedGpuOptions gpu_options =
-          context.db_options != nullptr ? context.db_options->ordered_gpu : OrderedGpuOptions{};
-      auto backend =
-          gpu::GpuBackend::Create(*context.pool, entry.name, context.cpu_threads, gpu_options);
-      auto gpu = backend.ok() ? OpenWith(context, entry, options, std::move(*backend))
-                              : Result<std::unique_ptr<Table>>(backend.status());
-      if (gpu.ok()) return gpu;
-      const bool asked_for_cuda =
-          context.db_options != nullptr && context.db_options->backend == gpkv::Backend::kCuda;
-      const bool cpu_can_take_it =
-          gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
-      if (asked_for_cuda || !cpu_can_take_it) return gpu.status();
+      auto backend = gpu::GpuBackend::Create(*context.pool, entry.name, context.cpu_threads,
+                                             context.ordered_gpu);
+      if (!backend.ok()) return backend.status();
+      return OpenWith(context, entry, options, std::move(*backend));
     }
 #endif
     return OpenWith(context, entry, options,

@@ -1,8 +1,8 @@
 // slab_hash::Backend: what the slab-hash Table (table.h) asks of a backend.
-// Two implementations: the GPU slab hash (gpu/backend.h, SlabHashGpu) and
-// the CPU backend over libcuckoo (cpu/backend.h, CuckooBackend). Both keep
-// their contents in memory only (the family is volatile): a new backend is
-// empty.
+// Two implementations: the GPU slab hash (gpu/backend.h, gpu::GpuBackend)
+// and the CPU backend over libcuckoo (cpu/backend.h, cpu::CpuBackend). Both
+// keep their contents in memory only (the family is volatile): a new backend
+// is empty.
 //
 // Batches follow gpkv::Table's contract: within a batch the last put of a
 // key wins and the first erase of a key reports it; concurrent batches from

@@ -5,6 +5,7 @@
 
 #include "tables/slab_hash/cli.h"
 #include "tables/slab_hash/table.h"
+#include "tables/table_options.h"
 
 namespace gpkv::slab_hash {
 namespace {
@@ -28,15 +29,7 @@ class SlabHashFamily final : public tables::TableFamily {
   const tables::FamilyCli& cli() const override { return Cli(); }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
-    if (!format::IsValidKeySize(options.key_size)) {
-      return Status::InvalidArgument(where + ": key size " + std::to_string(options.key_size) +
-                                     " is not 8, 16 or 32");
-    }
-    if (!format::IsValidValueSize(options.value_size)) {
-      return Status::InvalidArgument(where + ": value size " + std::to_string(options.value_size) +
-                                     " is not " + std::to_string(format::kMinValueSize) + ".." +
-                                     std::to_string(format::kMaxValueSize));
-    }
+    GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
     if (options.expected_keys > kMaxExpectedKeys) {
       return Status::InvalidArgument(where + ": expected keys " +
                                      std::to_string(options.expected_keys) +
@@ -83,11 +76,7 @@ class SlabHashFamily final : public tables::TableFamily {
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
     const std::string where = context.pool->path() + ": " + TableRegion(entry);
-    // Backend::kAuto lets a table the GPU cannot take run on the CPU.
-    const bool fall_back_to_cpu =
-        context.db_options == nullptr || context.db_options->backend != gpkv::Backend::kCuda;
-    return OpenEmptyTable(where, entry.name, options, context.backend, fall_back_to_cpu,
-                          context.cpu_threads);
+    return OpenEmptyTable(where, entry.name, options, context.backend, context.cpu_threads);
   }
 
   Status Drop(pm::Pool&, const format::CatalogEntry&) const override {

@@ -1,4 +1,4 @@
-// Layout of the volatile slab hash (issue #14; Ashkiani, Farach-Colton and
+// Layout of the volatile slab hash (Ashkiani, Farach-Colton and
 // Owens, "A Dynamic Hash Table for the GPU", IPDPS 2018): slabs, slots, the
 // aux word, the key hash and the sizing rules. Pure functions over plain
 // data that the GPU kernels (tables/slab_hash/gpu/) and their CPU tests call.
@@ -6,7 +6,7 @@
 // no format version guards it.
 //
 // A bucket is a list of 128-byte slabs: the bucket's base slab in a
-// contiguous bucket array, then chained slabs from gpu::SlabAlloc. A warp
+// contiguous bucket array, then chained slabs from gpkv::gpu::SlabAlloc. A warp
 // reads a slab in one coalesced access (lane l loads word l & 15).
 //
 // Slab (16 little-endian 64-bit words):
@@ -59,7 +59,7 @@ constexpr uint32_t kLinkWord = 15;       // aux (low half) and next (high half)
 constexpr uint32_t kAuxByteOffset = kLinkWord * 8;
 constexpr uint32_t kNextByteOffset = kLinkWord * 8 + 4;
 constexpr uint32_t kMaxSlotsPerSlab = 7;  // 15 words / (1 key word + 1 value word)
-// The end of a list (equal to gpu::kNullSlab, which this header cannot name).
+// The end of a list (equal to gpkv::gpu::kNullSlab, which this header cannot name).
 constexpr uint32_t kNullNext = 0xffffffffu;
 
 // ---- geometry ----

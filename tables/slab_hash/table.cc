@@ -13,42 +13,39 @@ constexpr uint64_t kFallbackExpectedKeys = uint64_t{1} << 16;
 
 Result<std::unique_ptr<Backend>> OpenOnCpu(const std::string& where, TableOptions options,
                                            int cpu_threads) {
-  auto cpu = CreateCuckooBackend(options, cpu_threads);
-  if (cpu.status().code() == Code::kOutOfDeviceMemory &&
+  auto backend = cpu::CreateCpuBackend(options, cpu_threads);
+  if (backend.status().code() == Code::kOutOfDeviceMemory &&
       options.expected_keys > kFallbackExpectedKeys) {
     options.expected_keys = kFallbackExpectedKeys;
-    cpu = CreateCuckooBackend(options, cpu_threads);
+    backend = cpu::CreateCpuBackend(options, cpu_threads);
   }
-  if (!cpu.ok()) return Status(cpu.status().code(), where + ": " + cpu.status().message());
-  return std::move(*cpu);
+  if (!backend.ok()) {
+    return Status(backend.status().code(), where + ": " + backend.status().message());
+  }
+  return std::move(*backend);
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              [[maybe_unused]] bool fall_back_to_cpu,
                                               int cpu_threads) {
-#if GPKV_HAVE_CUDA
   if (backend == gpkv::Backend::kCuda) {
-    auto gpu = SlabHashGpu::Create(options);
-    if (gpu.ok()) {
-      return std::unique_ptr<Table>(std::make_unique<SlabHashTable>(
-          where, name, options, std::unique_ptr<Backend>(std::move(*gpu))));
+#if GPKV_HAVE_CUDA
+    auto on_gpu = gpu::GpuBackend::Create(options);
+    if (!on_gpu.ok()) {
+      return Status(on_gpu.status().code(), where + ": " + on_gpu.status().message());
     }
-    const bool cpu_can_take_it =
-        gpu.status().IsUnsupported() || gpu.status().code() == Code::kOutOfDeviceMemory;
-    if (!cpu_can_take_it || !fall_back_to_cpu) {
-      return Status(gpu.status().code(), where + ": " + gpu.status().message());
-    }
-  }
+    return std::unique_ptr<Table>(std::make_unique<SlabHashTable>(
+        where, name, options, std::unique_ptr<Backend>(std::move(*on_gpu))));
 #else
-  (void)backend;
+    return Status::Unsupported(where + ": this build of gpkv has no CUDA backend");
 #endif
-  auto cpu = OpenOnCpu(where, options, cpu_threads);
-  if (!cpu.ok()) return cpu.status();
+  }
+  auto on_cpu = OpenOnCpu(where, options, cpu_threads);
+  if (!on_cpu.ok()) return on_cpu.status();
   return std::unique_ptr<Table>(
-      std::make_unique<SlabHashTable>(where, name, options, std::move(*cpu)));
+      std::make_unique<SlabHashTable>(where, name, options, std::move(*on_cpu)));
 }
 
 TableStats PublicStats(const Stats& stats) {

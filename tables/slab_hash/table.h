@@ -29,16 +29,16 @@ constexpr const char* kFamilyName = "slab_hash";
 TableStats PublicStats(const Stats& stats);
 
 // An empty table named `name` for `options` (checked by the family); errors
-// start with `where` ("pool.gpkv: table 'cache'"). On the
-// GPU (SlabHashGpu) when `backend` is kCuda; when the GPU cannot take it
-// (no usable device, not enough device memory) and `fall_back_to_cpu`, on
-// the CPU instead, as on Backend::kCpu: CreateCuckooBackend with
-// `cpu_threads` workers. A CPU table too large for RAM at its expected size
-// starts small and grows as keys arrive (the table's contents are empty
-// anyway; only its first size is lost).
+// start with `where` ("pool.gpkv: table 'cache'"). On the GPU (gpu::GpuBackend)
+// when `backend` is kCuda: Unsupported or OutOfDeviceMemory when the GPU
+// cannot take it (no usable device, not enough device memory). On the CPU
+// when `backend` is kCpu: cpu::CreateCpuBackend with `cpu_threads` workers; a
+// CPU table too large for RAM at its expected size starts small and grows as
+// keys arrive (the table's contents are empty anyway; only its first size is
+// lost).
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              bool fall_back_to_cpu, int cpu_threads);
+                                              int cpu_threads);
 
 class SlabHashTable final : public Table {
  public:

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/backend.h"
 #include "recovery/verify.h"
 #include "test_util.h"
 
@@ -46,6 +47,47 @@ TEST(DB, AGpuCacheFractionOutsideZeroToOneIsInvalidArgument) {
   }
   Options options = CreateOptions();
   options.gpu_cache_fraction = 0;  // no BktCache: valid on every backend
+  EXPECT_TRUE(DB::Open(temp.path(), options).ok());
+}
+
+// The kAuto fallback is one rule for every family: only a DB that asked for
+// kAuto, and only when the GPU cannot take the table; one message says why.
+TEST(Backend, OnlyAutoFallsBackToTheCpuAndOnlyWhenTheGpuCannotTakeTheTable) {
+  const Status no_device = Status::Unsupported("no usable CUDA device: none");
+  const Status no_memory = Status::OutOfDeviceMemory("cudaMalloc: out of device memory");
+  EXPECT_TRUE(engine::FallsBackToCpu(Backend::kAuto, no_device));
+  EXPECT_TRUE(engine::FallsBackToCpu(Backend::kAuto, no_memory));
+  EXPECT_FALSE(engine::FallsBackToCpu(Backend::kCuda, no_device));
+  EXPECT_FALSE(engine::FallsBackToCpu(Backend::kCuda, no_memory));
+  EXPECT_FALSE(engine::FallsBackToCpu(Backend::kAuto, Status::Corruption("pool: bad root")));
+  EXPECT_FALSE(engine::FallsBackToCpu(Backend::kAuto, Status::IOError("pool: read")));
+  const std::string message = engine::FallbackMessage("pool.gpkv: table 't'", no_memory);
+  EXPECT_EQ(message.rfind("pool.gpkv: table 't': runs on the CPU backend", 0), 0u) << message;
+  EXPECT_NE(message.find(no_memory.message()), std::string::npos) << message;
+}
+
+TEST(DB, TableStatsNameTheBackendThatRunsTheTable) {
+  testutil::TempPool temp("stats-backend");
+  Options options = CreateOptions();
+  options.backend = Backend::kCpu;
+  auto db = DB::Open(temp.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("t", TableOptions{});
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->backend, "cpu");
+  EXPECT_EQ(stats->fallback, "");  // the DB asked for the CPU: nothing fell back
+}
+
+TEST(DB, ANegativeCopyThreadsIsInvalidArgument) {
+  testutil::TempPool temp("copy-threads");
+  Options options = CreateOptions();
+  options.copy_threads = -1;
+  auto db = DB::Open(temp.path(), options);
+  EXPECT_TRUE(db.status().IsInvalidArgument()) << db.status().ToString();
+  EXPECT_NE(db.status().message().find("copy_threads"), std::string::npos);
+  options.copy_threads = 3;  // valid on every backend
   EXPECT_TRUE(DB::Open(temp.path(), options).ok());
 }
 

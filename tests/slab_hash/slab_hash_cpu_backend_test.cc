@@ -23,7 +23,7 @@ TableOptions Sizes(uint32_t key_size, uint32_t value_size, uint64_t expected_key
 }
 
 std::unique_ptr<Backend> MakeBackend(const TableOptions& options, int threads = 4) {
-  auto backend = CreateCuckooBackend(options, threads);
+  auto backend = cpu::CreateCpuBackend(options, threads);
   EXPECT_TRUE(backend.ok()) << backend.status().ToString();
   return backend.ok() ? std::move(*backend) : nullptr;
 }
@@ -183,17 +183,17 @@ TEST(SlabHashCpuBackend, ScanVisitsEveryPairStopsWhenToldAndMayCallTheTable) {
 }
 
 TEST(SlabHashCpuBackend, BadSizesAndTooManyExpectedKeysAreErrorsNotCrashes) {
-  EXPECT_TRUE(CreateCuckooBackend(Sizes(12, 8, 10), 1).status().IsInvalidArgument());
-  EXPECT_TRUE(CreateCuckooBackend(Sizes(8, 0, 10), 1).status().IsInvalidArgument());
-  EXPECT_TRUE(CreateCuckooBackend(Sizes(8, 129, 10), 1).status().IsInvalidArgument());
+  EXPECT_TRUE(cpu::CreateCpuBackend(Sizes(12, 8, 10), 1).status().IsInvalidArgument());
+  EXPECT_TRUE(cpu::CreateCpuBackend(Sizes(8, 0, 10), 1).status().IsInvalidArgument());
+  EXPECT_TRUE(cpu::CreateCpuBackend(Sizes(8, 129, 10), 1).status().IsInvalidArgument());
   // 2^40 keys of 32 + 128 bytes: more RAM than any machine running this.
-  auto huge = CreateCuckooBackend(Sizes(32, 128, kMaxExpectedKeys), 1);
+  auto huge = cpu::CreateCpuBackend(Sizes(32, 128, kMaxExpectedKeys), 1);
   EXPECT_EQ(huge.status().code(), Code::kOutOfDeviceMemory) << huge.status().ToString();
 }
 
 TEST(SlabHashCpuBackend, ATableTooLargeForRamOpensSmallAndStillGrows) {
   auto table = OpenEmptyTable("pool: table 'big'", "big", Sizes(32, 128, kMaxExpectedKeys),
-                              gpkv::Backend::kCpu, /*fall_back_to_cpu=*/true, 2);
+                              gpkv::Backend::kCpu, 2);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   std::vector<uint8_t> keys(32 * 1000, 0);
   std::vector<uint8_t> values(128 * 1000, 7);

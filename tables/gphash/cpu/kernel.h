@@ -17,6 +17,7 @@
 
 #include "pm/atomic_word.h"
 #include "tables/gphash/cpu/backend_impl.h"
+#include "tables/gphash/layout.h"
 
 namespace gpkv::cpu::kernel {
 
@@ -29,19 +30,21 @@ constexpr size_t kNearAhead = 8;
 constexpr size_t kMaxDeferred = 64;
 constexpr size_t kCellRefill = 64;
 
+// The bucket of tables/gphash/layout.h for S slots and K key bytes: its
+// offsets are constants here.
 template <uint32_t S, uint32_t K>
 struct Layout {
-  static constexpr uint32_t kKeyOffset = S * 8;
-  static constexpr uint32_t kValueOffset = S * (8 + K);
-  static constexpr uint32_t kBucketBytes = (S * (16 + K) + 63) / 64 * 64;
+  static constexpr uint32_t kBucketBytes = format::BucketBytes(S, K);
   static constexpr uint32_t kKeyWords = K / 8;
 
   static uint64_t* Word(uint8_t* bucket, uint32_t slot) {
-    return reinterpret_cast<uint64_t*>(bucket) + slot;
+    return reinterpret_cast<uint64_t*>(bucket + format::SlotWordOffset(slot));
   }
-  static uint8_t* Key(uint8_t* bucket, uint32_t slot) { return bucket + kKeyOffset + slot * K; }
+  static uint8_t* Key(uint8_t* bucket, uint32_t slot) {
+    return bucket + format::KeyOffset(S, K, slot);
+  }
   static uint64_t* Value(uint8_t* bucket, uint32_t slot) {
-    return reinterpret_cast<uint64_t*>(bucket + kValueOffset) + slot;
+    return reinterpret_cast<uint64_t*>(bucket + format::ValueWordOffset(S, K, slot));
   }
 };
 
@@ -86,7 +89,7 @@ template <uint32_t S>
 inline void TakeSnapshot(const uint8_t* bucket, uint64_t pattern, Snapshot<S>* out) {
   const __m128i state_and_fingerprint =
       _mm_set1_epi64x(static_cast<long long>(format::kStateMatchMask));
-  const __m128i state = _mm_set1_epi64x(static_cast<long long>(uint64_t{0xf} << 60));
+  const __m128i state = _mm_set1_epi64x(static_cast<long long>(format::kSlotStateMask));
   const __m128i wanted = _mm_set1_epi64x(static_cast<long long>(pattern));
   const __m128i zero = _mm_setzero_si128();
   uint32_t match = 0;

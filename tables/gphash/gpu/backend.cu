@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/pointer_kind.h"
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/root.h"
@@ -158,16 +159,6 @@ Status GphashGpu::Impl::CheckWritable() const {
   return Status::OK();
 }
 
-bool GphashGpu::Impl::IsDeviceMemory(const void* address) const {
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
-         attributes.device == options_.device;
-}
-
 Result<Workspace*> GphashGpu::Impl::AcquireWorkspace(cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   if (stream == nullptr) {
@@ -288,8 +279,8 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
 
 Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
                                  size_t count, bool wait) {
-  const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
-  const bool stage_values = !IsDeviceMemory(values);
+  const bool stage_keys = !(IsDeviceMemory(keys, options_.device) && Aligned8(keys));
+  const bool stage_values = !IsDeviceMemory(values, options_.device);
   ArenaPlan plan;
   size_t keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
   size_t values_at = stage_values ? plan.Take(count * word_size()) : 0;
@@ -420,8 +411,8 @@ Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count
 
 Status GphashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
                                    size_t count, bool wait) {
-  const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
-  const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased);
+  const bool stage_keys = !(IsDeviceMemory(keys, options_.device) && Aligned8(keys));
+  const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased, options_.device);
   ArenaPlan plan;
   size_t keys_at = stage_keys ? plan.Take(count * key_size()) : 0;
   size_t erased_at = stage_erased ? plan.Take(count) : 0;
@@ -493,9 +484,9 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
 
 Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
                                  uint8_t* found, size_t count, bool wait) {
-  const bool stage_keys = !(IsDeviceMemory(keys) && Aligned8(keys));
-  const bool stage_values = !IsDeviceMemory(values);
-  const bool stage_found = found != nullptr && !IsDeviceMemory(found);
+  const bool stage_keys = !(IsDeviceMemory(keys, options_.device) && Aligned8(keys));
+  const bool stage_values = !IsDeviceMemory(values, options_.device);
+  const bool stage_found = found != nullptr && !IsDeviceMemory(found, options_.device);
   // Direct mode sorts a large batch by bucket and reads each distinct key
   // once (LaunchGetSorted); in mirror mode, and for small batches, the
   // unsorted kernel is faster. (Either kernel answers right on either view,

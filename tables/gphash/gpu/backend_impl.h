@@ -186,7 +186,6 @@ class GphashGpu::Impl {
     cudaStream_t stream;
     ~Lease() { impl->ReleaseWorkspace(workspace, stream); }
   };
-  bool IsDeviceMemory(const void* address) const;
   // Orders this write batch after the previous one on the device.
   Status BeginWrite(Workspace& workspace);
   Status EndWrite(Workspace& workspace);

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "gpu/cuda_check.h"
+#include "gpu/pointer_kind.h"
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/gpu/cell_copy.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
@@ -256,7 +257,7 @@ Status GphashGpu::Impl::FillCells(Workspace& ws, const uint64_t* cells,
                                   size_t count) {
   const uint32_t value_bytes = value_size();
   const uint32_t cell_bytes = snapshot_.cell_size;
-  const bool device_values = IsDeviceMemory(values);
+  const bool device_values = IsDeviceMemory(values, options_.device);
   if (device_values && !staged_) {
     // Device values: a kernel stores them through the pool mapping.
     const uint32_t cell_words = cell_bytes / 8;
@@ -351,7 +352,7 @@ Status GphashGpu::Impl::CellGetRound(Workspace& ws, const uint8_t* keys, uint8_t
                                      uint8_t* found, size_t count, cudaStream_t order_after) {
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
   const uint32_t value_bytes = value_size();
-  const bool device_values = IsDeviceMemory(values);
+  const bool device_values = IsDeviceMemory(values, options_.device);
   ArenaPlan plan;
   const size_t keys_at = plan.Take(count * key_size());
   const size_t words_at = plan.Take(count * sizeof(uint64_t));

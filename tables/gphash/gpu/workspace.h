@@ -21,26 +21,11 @@
 #include <vector>
 
 #include "gpkv/status.h"
+#include "gpu/arena_plan.h"
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernels.h"
 
 namespace gpkv::gpu {
-
-// Bump allocation of one batch's scratch from the arena: Take() returns
-// 256-byte aligned offsets; the arena is sized from the total.
-class ArenaPlan {
- public:
-  explicit ArenaPlan(size_t start = 0) : used_(start) {}
-  size_t Take(size_t bytes) {
-    size_t offset = used_;
-    used_ += (bytes + 255) / 256 * 256;
-    return offset;
-  }
-  size_t bytes() const { return used_; }
-
- private:
-  size_t used_ = 0;
-};
 
 // Where the sort / duplicate pass of one batch lives in an arena.
 struct SortPlan {

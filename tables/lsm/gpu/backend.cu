@@ -15,17 +15,6 @@ using gpkv::gpu::CubTempBytes;
 using gpkv::gpu::CubTempStorage;
 using gpkv::gpu::RunCub;
 
-bool IsDeviceMemory(const void* address, int device) {
-  if (address == nullptr) return false;
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
-         attributes.device == device;
-}
-
 namespace {
 
 __global__ void TotalKernel(const uint32_t* flags, const uint64_t* positions, uint64_t n,

@@ -17,6 +17,7 @@
 
 #include "gpkv/status.h"
 #include "gpu/cuda_check.h"
+#include "gpu/pointer_kind.h"
 #include "pm/pool.h"
 #include "tables/lsm/cpu/search.h"
 #include "tables/lsm/cpu/write_buffer.h"
@@ -157,8 +158,7 @@ class Scratch {
   std::vector<void*> pointers_;
 };
 
-// Device memory or not (host, pinned host and unknown pointers are "not").
-bool IsDeviceMemory(const void* address, int device);
+using gpkv::gpu::IsDeviceMemory;
 
 // The status of the last launch, naming `what`.
 inline Status LaunchStatus(const std::string& what) {

@@ -6,7 +6,7 @@
 
 #include "tables/slab_hash/cpu/cuckoo_table.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::cpu {
 namespace {
 
 // Value words stored per pair: the value size rounded up to 8, 16, 32, 64
@@ -29,7 +29,7 @@ uint64_t PhysicalMemory() {
 // overcommits would end in the OOM killer, not in an error.
 template <uint32_t kKeyWords, uint32_t kValueWords>
 Result<std::unique_ptr<Backend>> Make(const TableOptions& options, int threads) {
-  using Table = cuckoo::CuckooTable<kKeyWords, kValueWords>;
+  using Table = CpuBackend<kKeyWords, kValueWords>;
   const uint64_t bytes = Table::InitialBytes(options.expected_keys);
   const uint64_t memory = PhysicalMemory();
   if (memory != 0 && bytes > memory) {
@@ -61,7 +61,7 @@ Result<std::unique_ptr<Backend>> MakeForKey(const TableOptions& options, int thr
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> CreateCuckooBackend(const TableOptions& options, int threads) {
+Result<std::unique_ptr<Backend>> CreateCpuBackend(const TableOptions& options, int threads) {
   if (options.value_size < 1 || options.value_size > 128) {
     return Status::InvalidArgument("slab_hash cpu: value size " +
                                    std::to_string(options.value_size) + " is not 1..128");
@@ -76,11 +76,11 @@ Result<std::unique_ptr<Backend>> CreateCuckooBackend(const TableOptions& options
         return MakeForKey<4>(options, threads);
     }
   } catch (...) {
-    return cuckoo::StatusOfCurrentException("slab_hash cpu: creating a table for " +
-                                            std::to_string(options.expected_keys) + " keys");
+    return StatusOfCurrentException("slab_hash cpu: creating a table for " +
+                                    std::to_string(options.expected_keys) + " keys");
   }
   return Status::InvalidArgument("slab_hash cpu: key size " + std::to_string(options.key_size) +
                                  " is not 8, 16 or 32");
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::cpu

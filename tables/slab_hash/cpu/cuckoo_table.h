@@ -1,4 +1,4 @@
-// slab_hash::CuckooTable<Key, Value>: the CPU backend's table for one pair of
+// slab_hash::cpu::CpuBackend<kKeyWords, kValueWords>: the CPU backend's table for one pair of
 // stored types (cpu/backend.cc instantiates it for 8/16/32-byte keys and
 // values rounded up to 8, 16, 32, 64 or 128 bytes). A libcuckoo
 // cuckoohash_map does the work; this class adds the batch contract of
@@ -36,7 +36,7 @@
 #include "gpkv/options.h"
 #include "tables/slab_hash/backend.h"
 
-namespace gpkv::slab_hash::cuckoo {
+namespace gpkv::slab_hash::cpu {
 
 // A batch runs on fewer workers when each would get fewer operations.
 constexpr size_t kMinOpsPerWorker = 1024;
@@ -117,15 +117,15 @@ inline Status StatusOfCurrentException(const std::string& where) {
 }
 
 template <uint32_t kKeyWords, uint32_t kValueWords>
-class CuckooTable final : public Backend {
+class CpuBackend final : public Backend {
  public:
   using Key = Words<kKeyWords>;
   using Value = Words<kValueWords>;
   using Map = libcuckoo::cuckoohash_map<Key, Value, KeyHasher>;
 
   // REQUIRES: key_size == 8 * kKeyWords, value_size <= 8 * kValueWords.
-  // Throws what libcuckoo throws (CreateCuckooBackend catches it).
-  CuckooTable(const TableOptions& options, int threads)
+  // Throws what libcuckoo throws (CreateCpuBackend catches it).
+  CpuBackend(const TableOptions& options, int threads)
       : map_(InitialSlots(options.expected_keys)),
         value_size_(options.value_size),
         threads_(static_cast<uint32_t>(std::max(1, threads))) {
@@ -372,4 +372,4 @@ class CuckooTable final : public Backend {
   std::atomic<uint64_t> rehash_nanoseconds_{0};
 };
 
-}  // namespace gpkv::slab_hash::cuckoo
+}  // namespace gpkv::slab_hash::cpu

@@ -1,4 +1,4 @@
-// SlabHashGpu: create, the public calls and the batch paths (staging of host
+// GpuBackend: create, the public calls and the batch paths (staging of host
 // arrays, the write launches with their SlabAlloc retries, the duplicate
 // slow path). Flush, rehash, reserve, scan and stats: maintenance.cu.
 #include <algorithm>
@@ -9,11 +9,12 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/pointer_kind.h"
 #include "gpu/staged_copy.h"
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/gpu/backend_impl.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 namespace {
 
 bool Aligned8(const void* address) { return (reinterpret_cast<uintptr_t>(address) & 7) == 0; }
@@ -40,11 +41,11 @@ Status Copy(void* target, const void* source, size_t bytes, cudaStream_t stream,
 // driver's one-thread staging of a pageable cudaMemcpyAsync would bound at
 // 6-10 GB/s; any other array by one enqueued DMA).
 Status CopyIn(void* device, const void* host, size_t bytes, cudaStream_t stream, const char* what) {
-  return gpu::CopyToDevice(device, host, bytes, stream, std::string("slab hash: ") + what);
+  return gpkv::gpu::CopyToDevice(device, host, bytes, stream, std::string("slab hash: ") + what);
 }
 Status CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream,
                const char* what) {
-  return gpu::CopyToHost(host, device, bytes, stream, std::string("slab hash: ") + what);
+  return gpkv::gpu::CopyToHost(host, device, bytes, stream, std::string("slab hash: ") + what);
 }
 
 bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::kOutOfDeviceMemory; }
@@ -53,14 +54,14 @@ bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::k
 
 // ---------------------------------------------------------------- public API
 
-Result<std::unique_ptr<SlabHashGpu>> SlabHashGpu::Create(const TableOptions& options) {
+Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const TableOptions& options) {
   int device = 0;
   const cudaError_t error = cudaGetDevice(&device);
   if (error != cudaSuccess) {
     cudaGetLastError();
     return Status::Unsupported(std::string("no usable CUDA device: ") + cudaGetErrorString(error));
   }
-  GPKV_RETURN_IF_ERROR(gpu::DeviceUsable(device));
+  GPKV_RETURN_IF_ERROR(gpkv::gpu::DeviceUsable(device));
   if (!IsValidSizes(options.key_size, options.value_size)) {
     return Status::InvalidArgument("slab hash: keys of " + std::to_string(options.key_size) +
                                    " bytes and values of " + std::to_string(options.value_size) +
@@ -68,41 +69,41 @@ Result<std::unique_ptr<SlabHashGpu>> SlabHashGpu::Create(const TableOptions& opt
   }
   auto impl = std::make_unique<Impl>(options, device);
   GPKV_RETURN_IF_ERROR(impl->Initialize());
-  return std::unique_ptr<SlabHashGpu>(new SlabHashGpu(std::move(impl)));
+  return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(impl)));
 }
 
-SlabHashGpu::SlabHashGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-SlabHashGpu::~SlabHashGpu() = default;
+GpuBackend::GpuBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuBackend::~GpuBackend() = default;
 
-Status SlabHashGpu::Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) {
+Status GpuBackend::Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) {
   return impl_->Put(keys, values, count, AsStream(stream));
 }
-Status SlabHashGpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                        void* stream) {
+Status GpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                       void* stream) {
   return impl_->Get(keys, values, found, count, AsStream(stream));
 }
-Status SlabHashGpu::Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) {
+Status GpuBackend::Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) {
   return impl_->Erase(keys, erased, count, AsStream(stream));
 }
-Status SlabHashGpu::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
-                          uint8_t* results, size_t count, void* stream) {
+Status GpuBackend::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
+                         size_t count, void* stream) {
   return impl_->Mixed(ops, keys, values, results, count, AsStream(stream));
 }
-Status SlabHashGpu::Flush(void* stream) { return impl_->Flush(AsStream(stream)); }
-Status SlabHashGpu::Reserve(uint64_t keys, void* stream) {
+Status GpuBackend::Flush(void* stream) { return impl_->Flush(AsStream(stream)); }
+Status GpuBackend::Reserve(uint64_t keys, void* stream) {
   return impl_->Reserve(keys, AsStream(stream));
 }
-Status SlabHashGpu::Scan(const Table::ScanVisitor& visit) { return impl_->Scan(visit); }
-Result<slab_hash::Stats> SlabHashGpu::Stats() { return impl_->Stats(); }
+Status GpuBackend::Scan(const Table::ScanVisitor& visit) { return impl_->Scan(visit); }
+Result<slab_hash::Stats> GpuBackend::Stats() { return impl_->Stats(); }
 
 // ---------------------------------------------------------------- create
 
-SlabHashGpu::Impl::Impl(const TableOptions& options, int device)
+GpuBackend::Impl::Impl(const TableOptions& options, int device)
     : options_(options),
       device_(device),
       geometry_(GeometryFor(options.key_size, options.value_size)) {}
 
-SlabHashGpu::Impl::~Impl() {
+GpuBackend::Impl::~Impl() {
   cudaSetDevice(device_);
   workspaces_.clear();  // waits for their streams
   if (buckets_ != nullptr) cudaFree(buckets_);
@@ -110,7 +111,7 @@ SlabHashGpu::Impl::~Impl() {
   if (rehash_stop_ != nullptr) cudaEventDestroy(rehash_stop_);
 }
 
-Status SlabHashGpu::Impl::Initialize() {
+Status GpuBackend::Impl::Initialize() {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
   seed_ = RandomSeed();
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreate(&rehash_start_), "slab hash: cudaEventCreate");
@@ -122,17 +123,17 @@ Status SlabHashGpu::Impl::Initialize() {
   // (measured: 12% at 2^24 8-byte pairs), and out-of-line values take a slab
   // each.
   constexpr uint64_t kSlabsPerSuperBlock =
-      uint64_t{gpu::kSlabsPerBlock} * gpu::kBlocksPerSuperBlock;
+      uint64_t{gpkv::gpu::kSlabsPerBlock} * gpkv::gpu::kBlocksPerSuperBlock;
   const uint64_t slabs =
       buckets / 6 + (geometry_.value_out_of_line ? expected_keys + expected_keys / 8 : 0);
   const uint64_t super_blocks = std::min<uint64_t>(
-      gpu::kMaxSuperBlocks,
+      gpkv::gpu::kMaxSuperBlocks,
       std::max<uint64_t>(1, (slabs + kSlabsPerSuperBlock - 1) / kSlabsPerSuperBlock));
-  auto alloc = gpu::SlabAlloc::Create(static_cast<uint32_t>(super_blocks));
+  auto alloc = gpkv::gpu::SlabAlloc::Create(static_cast<uint32_t>(super_blocks));
   if (alloc.ok()) {
     alloc_ = std::move(alloc.value());
   } else if (alloc.status().code() == Code::kOutOfDeviceMemory && super_blocks > 1) {
-    auto small = gpu::SlabAlloc::Create(1);  // grown as the keys come
+    auto small = gpkv::gpu::SlabAlloc::Create(1);  // grown as the keys come
     if (!small.ok()) return small.status();
     alloc_ = std::move(small.value());
   } else {
@@ -147,13 +148,14 @@ Status SlabHashGpu::Impl::Initialize() {
   // The first caller's write scratch (retry and operation lists) for a batch
   // of the expected keys: a first bulk put allocates nothing.
   const uint64_t chunk = std::min<uint64_t>(expected_keys, kMaxChunkOps);
-  GPKV_RETURN_IF_ERROR(lease.workspace->Reserve(2 * ArenaBytes(chunk * sizeof(uint32_t))));
+  GPKV_RETURN_IF_ERROR(
+      lease.workspace->Reserve(2 * gpkv::gpu::ArenaBytes(chunk * sizeof(uint32_t))));
   return lease.workspace->Wait("the new bucket array");
 }
 
 // ---------------------------------------------------------------- helpers
 
-Result<Workspace*> SlabHashGpu::Impl::AcquireWorkspace() {
+Result<Workspace*> GpuBackend::Impl::AcquireWorkspace() {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   if (!free_workspaces_.empty()) {
     Workspace* workspace = free_workspaces_.back();
@@ -166,22 +168,12 @@ Result<Workspace*> SlabHashGpu::Impl::AcquireWorkspace() {
   return workspaces_.back().get();
 }
 
-void SlabHashGpu::Impl::ReleaseWorkspace(Workspace* workspace) {
+void GpuBackend::Impl::ReleaseWorkspace(Workspace* workspace) {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   free_workspaces_.push_back(workspace);
 }
 
-bool SlabHashGpu::Impl::IsDeviceMemory(const void* address) const {
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) &&
-         attributes.device == device_;
-}
-
-DeviceView SlabHashGpu::Impl::View(uint32_t tag) const {
+DeviceView GpuBackend::Impl::View(uint32_t tag) const {
   DeviceView view;
   view.buckets = buckets_;
   view.bucket_count = bucket_count_;
@@ -192,7 +184,7 @@ DeviceView SlabHashGpu::Impl::View(uint32_t tag) const {
   return view;
 }
 
-uint64_t SlabHashGpu::Impl::NewSlabsEstimate(uint64_t count) const {
+uint64_t GpuBackend::Impl::NewSlabsEstimate(uint64_t count) const {
   const uint64_t slots = geometry_.slots_per_slab;
   uint64_t slabs = geometry_.value_out_of_line ? count : 0;
   // Lists of about one slab overflow rarely; fuller ones need a slab per
@@ -202,7 +194,7 @@ uint64_t SlabHashGpu::Impl::NewSlabsEstimate(uint64_t count) const {
   return slabs + 256;
 }
 
-Status SlabHashGpu::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
+Status GpuBackend::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
   // Writes that may insert (new_slabs != 0) flush and rehash first; erases
   // never lengthen a list, so they leave both to the next insert.
   if (new_slabs != 0) GPKV_RETURN_IF_ERROR(MaybeMaintain(ws));
@@ -233,8 +225,8 @@ Status SlabHashGpu::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
   return Status::OK();
 }
 
-Status SlabHashGpu::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch,
-                                   WriteSink sink, uint32_t* op_list, WriteTotals* totals) {
+Status GpuBackend::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch,
+                                  WriteSink sink, uint32_t* op_list, WriteTotals* totals) {
   // Out-of-line values take a value slab per put: whole warps from the start.
   const bool whole_warps = geometry_.value_out_of_line;
   while (true) {
@@ -265,11 +257,11 @@ Status SlabHashGpu::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArr
   }
 }
 
-Result<DuplicateScratch> SlabHashGpu::Impl::DuplicateScratchFor(Workspace& ws, uint64_t count,
-                                                                uint8_t** resolved) {
+Result<DuplicateScratch> GpuBackend::Impl::DuplicateScratchFor(Workspace& ws, uint64_t count,
+                                                               uint8_t** resolved) {
   size_t temp_bytes = 0;
   GPKV_RETURN_IF_ERROR(DuplicateSortTempBytes(count, &temp_bytes));
-  ArenaPlan plan;
+  gpkv::gpu::ArenaPlan plan;
   size_t arrays[4];
   for (size_t& at : arrays) at = plan.Take(count * sizeof(uint32_t));
   const size_t temp_at = plan.Take(temp_bytes);
@@ -281,15 +273,15 @@ Result<DuplicateScratch> SlabHashGpu::Impl::DuplicateScratchFor(Workspace& ws, u
   scratch.sort_keys_out = reinterpret_cast<uint32_t*>(side + arrays[1]);
   scratch.indices_in = reinterpret_cast<uint32_t*>(side + arrays[2]);
   scratch.indices_out = reinterpret_cast<uint32_t*>(side + arrays[3]);
-  scratch.sort_temp = gpu::CubTempStorage{side + temp_at, temp_bytes};
+  scratch.sort_temp = gpkv::gpu::CubTempStorage{side + temp_at, temp_bytes};
   if (resolved != nullptr) *resolved = side + resolved_at;
   return scratch;
 }
 
 // ---------------------------------------------------------------- writes
 
-Status SlabHashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
-                              cudaStream_t caller) {
+Status GpuBackend::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                             cudaStream_t caller) {
   if (count == 0) return Status::OK();
   if (keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Put without keys or values");
@@ -311,13 +303,13 @@ Status SlabHashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t
   });
 }
 
-Status SlabHashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
-                                   size_t count) {
+Status GpuBackend::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
+                                  size_t count) {
   const uint32_t key_size = options_.key_size;
   const uint32_t value_size = options_.value_size;
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_values = !IsDeviceMemory(values);
-  ArenaPlan plan;
+  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
+  const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
+  gpkv::gpu::ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
   const size_t retry_at = plan.Take(count * sizeof(uint32_t));
@@ -371,8 +363,8 @@ Status SlabHashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uin
   return reapplied;
 }
 
-Status SlabHashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
-                                cudaStream_t caller) {
+Status GpuBackend::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+                               cudaStream_t caller) {
   if (count == 0) return Status::OK();
   if (keys == nullptr) return Status::InvalidArgument("slab hash: Erase without keys");
   return WithWorkspace<std::unique_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
@@ -390,12 +382,12 @@ Status SlabHashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t cou
   });
 }
 
-Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
-                                     size_t count) {
+Status GpuBackend::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
+                                    size_t count) {
   const uint32_t key_size = options_.key_size;
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased);
-  ArenaPlan plan;
+  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
+  const bool stage_erased = erased != nullptr && !gpkv::gpu::IsDeviceMemory(erased, device_);
+  gpkv::gpu::ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t erased_at = stage_erased ? plan.Take(count) : 0;
   const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
@@ -432,8 +424,8 @@ Status SlabHashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t
   return ws.Wait("an erase batch");
 }
 
-Status SlabHashGpu::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
-                                uint8_t* results, size_t count, cudaStream_t caller) {
+Status GpuBackend::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
+                               uint8_t* results, size_t count, cudaStream_t caller) {
   if (count == 0) return Status::OK();
   if (ops == nullptr || keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Mixed without operations, keys or values");
@@ -451,15 +443,15 @@ Status SlabHashGpu::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t
   });
 }
 
-Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys,
-                                     uint8_t* values, uint8_t* results, size_t count) {
+Status GpuBackend::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys,
+                                    uint8_t* values, uint8_t* results, size_t count) {
   const uint32_t key_size = options_.key_size;
   const uint32_t value_size = options_.value_size;
-  const bool stage_ops = !IsDeviceMemory(ops);
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_values = !IsDeviceMemory(values);
-  const bool stage_results = results != nullptr && !IsDeviceMemory(results);
-  ArenaPlan plan;
+  const bool stage_ops = !gpkv::gpu::IsDeviceMemory(ops, device_);
+  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
+  const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
+  const bool stage_results = results != nullptr && !gpkv::gpu::IsDeviceMemory(results, device_);
+  gpkv::gpu::ArenaPlan plan;
   const size_t ops_at = stage_ops ? plan.Take(count) : 0;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
@@ -501,7 +493,7 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
   MixedOrder order;
   order.positions = reinterpret_cast<uint32_t*>(arena + order_at);
   order.kind_counts = reinterpret_cast<uint32_t*>(arena + kind_counts_at);
-  order.temp = gpu::CubTempStorage{arena + order_temp_at, order_temp_bytes};
+  order.temp = gpkv::gpu::CubTempStorage{arena + order_temp_at, order_temp_bytes};
   GPKV_RETURN_IF_ERROR(LaunchMixedOrder(batch, order, ws.stream()));
   batch.op_index = order.positions;
   batch.kind_counts = order.kind_counts;
@@ -522,8 +514,8 @@ Status SlabHashGpu::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const ui
 
 // ---------------------------------------------------------------- reads
 
-Status SlabHashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                              cudaStream_t caller) {
+Status GpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                             cudaStream_t caller) {
   if (count == 0) return Status::OK();
   if (keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Get without keys or values");
@@ -539,14 +531,14 @@ Status SlabHashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* fou
   });
 }
 
-Status SlabHashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
-                                   uint8_t* found, size_t count) {
+Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                  uint8_t* found, size_t count) {
   const uint32_t key_size = options_.key_size;
   const uint32_t value_size = options_.value_size;
-  const bool stage_keys = !IsDeviceMemory(keys);
-  const bool stage_values = !IsDeviceMemory(values);
-  const bool stage_found = found != nullptr && !IsDeviceMemory(found);
-  ArenaPlan plan;
+  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
+  const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
+  const bool stage_found = found != nullptr && !gpkv::gpu::IsDeviceMemory(found, device_);
+  gpkv::gpu::ArenaPlan plan;
   const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
   const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
   const size_t found_at = stage_found ? plan.Take(count) : 0;
@@ -574,4 +566,4 @@ Status SlabHashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* 
   return Status::OK();
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

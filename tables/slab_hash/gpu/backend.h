@@ -1,6 +1,6 @@
-// slab_hash::SlabHashGpu: the slab hash in GPU memory (Ashkiani,
+// slab_hash::gpu::GpuBackend: the slab hash in GPU memory (Ashkiani,
 // Farach-Colton, Owens, IPDPS 2018). Buckets are lists of 128-byte slabs
-// (layout.h) allocated from gpu::SlabAlloc; every operation is
+// (layout.h) allocated from gpkv::gpu::SlabAlloc; every operation is
 // warp-cooperative (warp::ShareWork). See backend.h for the batch contract.
 //
 // Growth: buckets are sized from TableOptions::expected_keys; when the
@@ -25,18 +25,18 @@
 #include "gpkv/status.h"
 #include "tables/slab_hash/backend.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
-// Operation codes of a mixed batch (SlabHashGpu::Mixed).
+// Operation codes of a mixed batch (GpuBackend::Mixed).
 enum class MixedOp : uint8_t { kSearch = 0, kReplace = 1, kDelete = 2 };
 
-class SlabHashGpu final : public Backend {
+class GpuBackend final : public Backend {
  public:
   // An empty table for keys and values of `options` (sizes checked by the
   // family), on the current device. Unsupported when no device is usable;
   // OutOfDeviceMemory when the buckets do not fit.
-  static Result<std::unique_ptr<SlabHashGpu>> Create(const TableOptions& options);
-  ~SlabHashGpu() override;
+  static Result<std::unique_ptr<GpuBackend>> Create(const TableOptions& options);
+  ~GpuBackend() override;
 
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) override;
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
@@ -70,8 +70,8 @@ class SlabHashGpu final : public Backend {
   class Impl;
 
  private:
-  explicit SlabHashGpu(std::unique_ptr<Impl> impl);
+  explicit GpuBackend(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -1,4 +1,4 @@
-// SlabHashGpu::Impl: the state of one slab hash in GPU memory, shared by
+// GpuBackend::Impl: the state of one slab hash in GPU memory, shared by
 // backend.cu (create, batches) and maintenance.cu (flush, rehash, reserve,
 // scan, stats). Internal to tables/slab_hash/gpu/; includes the CUDA runtime.
 //
@@ -32,7 +32,7 @@
 #include "tables/slab_hash/gpu/workspace.h"
 #include "tables/slab_hash/layout.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
 // Operations per launch; larger batches run in chunks, in order (so a later
 // chunk's put of a key still wins, and its erase finds the key gone).
@@ -40,7 +40,7 @@ constexpr uint64_t kMaxChunkOps = uint64_t{1} << 23;
 // SlabAlloc is kept at most this full before a write batch (Reserve).
 constexpr double kMaxSlabFill = 0.8;
 
-class SlabHashGpu::Impl {
+class GpuBackend::Impl {
  public:
   Impl(const TableOptions& options, int device);
   ~Impl();
@@ -89,7 +89,6 @@ class SlabHashGpu::Impl {
     GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(caller));
     return body(**workspace);
   }
-  bool IsDeviceMemory(const void* address) const;
   // The table for kernels; `tag` for write kernels (0 for others).
   DeviceView View(uint32_t tag) const;
   // Before a write launch series (table_mutex_ held exclusively): due
@@ -150,8 +149,8 @@ class SlabHashGpu::Impl {
   uint64_t seed_ = 0;
 
   // Guarded by table_mutex_ (written under it held exclusively).
-  std::unique_ptr<gpu::SlabAlloc> alloc_;
-  gpu::SlabAllocView alloc_view_;  // for kernels; refreshed under the exclusive lock
+  std::unique_ptr<gpkv::gpu::SlabAlloc> alloc_;
+  gpkv::gpu::SlabAllocView alloc_view_;  // for kernels; refreshed under the exclusive lock
   uint8_t* buckets_ = nullptr;
   uint64_t bucket_count_ = 0;
   uint64_t live_keys_ = 0;
@@ -179,4 +178,4 @@ class SlabHashGpu::Impl {
   std::vector<Workspace*> free_workspaces_;
 };
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -6,15 +6,15 @@
 #include "tables/slab_hash/gpu/launch.cuh"
 #include "tables/slab_hash/gpu/warp_ops.cuh"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 namespace {
 
 using device::Key;
 using device::LaneRole;
 using device::Shape;
 using device::WriteOutcome;
-using gpu::warp::kFullMask;
-using gpu::warp::LaneId;
+using gpkv::gpu::warp::kFullMask;
+using gpkv::gpu::warp::LaneId;
 
 constexpr uint32_t kGetTileLanes = 16;
 // Erases never allocate: half-warp tiles, two erases side by side.
@@ -140,8 +140,8 @@ struct WriteCounts {
 
 // A 16-lane tile's kernels do not allocate: SlabAllocWarp is for whole warps.
 template <int kTileLanes>
-__device__ __forceinline__ void InitAlloc(const DeviceView& view, gpu::SlabAllocWarp* alloc) {
-  if constexpr (kTileLanes == 32) gpu::InitSlabAllocWarp(view.alloc, alloc);
+__device__ __forceinline__ void InitAlloc(const DeviceView& view, gpkv::gpu::SlabAllocWarp* alloc) {
+  if constexpr (kTileLanes == 32) gpkv::gpu::InitSlabAllocWarp(view.alloc, alloc);
 }
 
 template <int kKeyWords, int kSlotWords>
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kBlockThreads, kGetMinBlocks<kKeyWords>)
   }
   const uint32_t value_size = view.geometry.value_size;
   const uint32_t out_words = InlineValueWords(value_size);
-  gpu::warp::ShareWork(tile.mask, has_op, [&](int source) {
+  gpkv::gpu::warp::ShareWork(tile.mask, has_op, [&](int source) {
     const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
     const uint64_t this_op = __shfl_sync(tile.mask, op, source);
     uint64_t value_word = 0;
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kTil
   // One-word inline values: the fixed shapes, but for out-of-line values,
   // which half warps never meet.
   const bool one_word = kSlotWords != 0 && (kTileLanes == 16 || !view.geometry.value_out_of_line);
-  gpu::SlabAllocWarp alloc;
+  gpkv::gpu::SlabAllocWarp alloc;
   InitAlloc<kTileLanes>(view, &alloc);
   device::DeferredClaims deferred;
   WriteCounts counts;
@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kTil
     Key<kKeyWords> my_key{};
     const WriteLane lane =
         TakeWriteOp<kKeyWords, kTileLanes>(view, batch, unit, per_tile, one_word, &my_key);
-    gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
+    gpkv::gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
       const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
       const uint32_t op = __shfl_sync(tile.mask, lane.op, source);
       const uint32_t bucket = __shfl_sync(tile.mask, lane.bucket, source);
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kEra
     Key<kKeyWords> my_key{};
     const WriteLane lane =
         TakeWriteOp<kKeyWords, kEraseTileLanes>(view, batch, unit, per_tile, false, &my_key);
-    gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
+    gpkv::gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
       const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
       const uint32_t bucket = __shfl_sync(tile.mask, lane.bucket, source);
       const WriteOutcome outcome = device::Erase<kKeyWords, kSlotWords, kEraseTileLanes, false>(
@@ -256,14 +256,14 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kTil
   const bool one_word = kSlotWords != 0 && (kTileLanes == 16 || !view.geometry.value_out_of_line);
   const uint32_t value_size = view.geometry.value_size;
   const uint32_t out_words = InlineValueWords(value_size);
-  gpu::SlabAllocWarp alloc;
+  gpkv::gpu::SlabAllocWarp alloc;
   InitAlloc<kTileLanes>(view, &alloc);
   device::DeferredClaims deferred;
   WriteCounts counts;
   // Whole warps take units (`units` counts warp units: a unit a tile), so
   // that in kind order (BatchArrays::kind_counts) a warp's tiles run
   // neighbouring operations, mostly of one kind.
-  constexpr uint32_t kTilesPerWarp = gpu::warp::kWarpSize / kTileLanes;
+  constexpr uint32_t kTilesPerWarp = gpkv::gpu::warp::kWarpSize / kTileLanes;
   ForEachUnit(device::WarpTile::Mine(), &sink.counters->next_unit, units, [&](uint32_t warp_unit) {
     const uint32_t unit = warp_unit * kTilesPerWarp + tile.base / kTileLanes;
     Key<kKeyWords> my_key{};
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(kBlockThreads, kWriteMinBlocks<kKeyWords, kTil
     // then its deletes, then its replaces (so that a warp's two half warps
     // would run the same path more often) measured slower (H200, 2^24
     // pairs: mixed 4.7 -> 3.7 G ops/s at 20%, 2.98 -> 2.6 at 60%).
-    gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
+    gpkv::gpu::warp::ShareWork(tile.mask, lane.has_op, [&](int source) {
       const Key<kKeyWords> key = ShuffleKey(my_key, source, tile.mask);
       const uint32_t op = __shfl_sync(tile.mask, lane.op, source);
       const uint32_t code = __shfl_sync(tile.mask, my_code, source);
@@ -379,4 +379,4 @@ Status LaunchMixed(const DeviceView& view, const WriteSink& sink, const BatchArr
   });
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -9,10 +9,11 @@
 #include "gpu/slab_alloc.h"
 #include "tables/slab_hash/layout.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
-static_assert(kNullNext == gpu::kNullSlab, "a list ends where SlabAlloc names no slab");
-static_assert(kSlabBytes == gpu::kSlabBytes, "list slabs and value slabs come from SlabAlloc");
+static_assert(kNullNext == gpkv::gpu::kNullSlab, "a list ends where SlabAlloc names no slab");
+static_assert(kSlabBytes == gpkv::gpu::kSlabBytes,
+              "list slabs and value slabs come from SlabAlloc");
 
 // The table as the kernels see it. Valid until the table's next rehash,
 // SlabAlloc growth or destruction (the host holds the table lock meanwhile).
@@ -20,7 +21,7 @@ struct DeviceView {
   uint8_t* buckets = nullptr;  // bucket_count base slabs of kSlabBytes
   uint64_t bucket_count = 0;
   uint64_t seed = 0;  // KeyHash64 seed
-  gpu::SlabAllocView alloc;
+  gpkv::gpu::SlabAllocView alloc;
   SlabGeometry geometry{};
   // Write kernels: the batch's tag (layout.h, 1..kTagCount-1); 0 for reads.
   uint32_t tag = 0;
@@ -52,4 +53,4 @@ struct WriteSink {
   uint32_t* retired = nullptr;
 };
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

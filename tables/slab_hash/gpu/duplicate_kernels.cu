@@ -8,7 +8,7 @@
 #include "tables/slab_hash/gpu/launch.cuh"
 #include "tables/slab_hash/gpu/warp_ops.cuh"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 namespace {
 
 using device::Key;
@@ -102,8 +102,9 @@ Status SortBatch(const DeviceView& view, const BatchArrays& batch, const Duplica
         storage, bytes, scratch.sort_keys_in, scratch.sort_keys_out, scratch.indices_in,
         scratch.indices_out, static_cast<int>(batch.count), 0, 32, stream);
   };
-  return gpu::RunCub(sort, scratch.sort_temp,
-                     "slab hash: cub::DeviceRadixSort::SortPairs of a batch's duplicate keys");
+  return gpkv::gpu::RunCub(
+      sort, scratch.sort_temp,
+      "slab hash: cub::DeviceRadixSort::SortPairs of a batch's duplicate keys");
 }
 
 }  // namespace
@@ -115,7 +116,8 @@ Status DuplicateSortTempBytes(uint64_t count, size_t* bytes) {
         static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
         static_cast<uint32_t*>(nullptr), static_cast<int>(count));
   };
-  return gpu::CubTempBytes(sort, bytes, "slab hash: cub::DeviceRadixSort::SortPairs (size query)");
+  return gpkv::gpu::CubTempBytes(sort, bytes,
+                                 "slab hash: cub::DeviceRadixSort::SortPairs (size query)");
 }
 
 Status LaunchListLastPuts(const DeviceView& view, const BatchArrays& batch,
@@ -148,4 +150,4 @@ Status LaunchResolveErased(const DeviceView& view, const BatchArrays& batch,
   });
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

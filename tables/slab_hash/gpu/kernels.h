@@ -17,7 +17,7 @@
 #include "gpu/cub_temp_storage.h"
 #include "tables/slab_hash/gpu/device_view.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
 // The device arrays of a batch. Operation op has its key at keys + op *
 // key_size and its value at values + op * value_size; position i of a launch
@@ -53,7 +53,7 @@ Status LaunchPut(const DeviceView& view, const WriteSink& sink, const BatchArray
 // on half-warp tiles (an erase allocates nothing).
 Status LaunchErase(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
                    bool whole_warps, cudaStream_t stream);
-// Searches, replaces and deletes in one launch (SlabHashGpu::Mixed); the
+// Searches, replaces and deletes in one launch (GpuBackend::Mixed); the
 // replaces that need a slab as LaunchPut's.
 Status LaunchMixed(const DeviceView& view, const WriteSink& sink, const BatchArrays& batch,
                    bool whole_warps, cudaStream_t stream);
@@ -62,7 +62,7 @@ Status LaunchMixed(const DeviceView& view, const WriteSink& sink, const BatchArr
 struct MixedOrder {
   uint32_t* positions = nullptr;    // 3 * count: deletes, replaces, searches (each from its third)
   uint32_t* kind_counts = nullptr;  // 2: deletes, replaces
-  gpu::CubTempStorage temp;         // MixedOrderTempBytes(count)
+  gpkv::gpu::CubTempStorage temp;   // MixedOrderTempBytes(count)
 };
 Status MixedOrderTempBytes(uint64_t count, size_t* bytes);
 // Partitions the operations of `batch` (op_index null) by kind into `order`.
@@ -100,7 +100,7 @@ struct DuplicateScratch {
   uint32_t* sort_keys_out = nullptr;
   uint32_t* indices_in = nullptr;
   uint32_t* indices_out = nullptr;
-  gpu::CubTempStorage sort_temp;  // DuplicateSortTempBytes(count)
+  gpkv::gpu::CubTempStorage sort_temp;  // DuplicateSortTempBytes(count)
 };
 Status DuplicateSortTempBytes(uint64_t count, size_t* bytes);
 // Lists (list[0, counters->retries)) the operations of a put batch to run
@@ -114,4 +114,4 @@ Status LaunchListLastPuts(const DeviceView& view, const BatchArrays& batch,
 Status LaunchResolveErased(const DeviceView& view, const BatchArrays& batch,
                            const DuplicateScratch& scratch, uint8_t* resolved, cudaStream_t stream);
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

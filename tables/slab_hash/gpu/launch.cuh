@@ -16,10 +16,10 @@
 #include "gpu/warp_work_sharing.cuh"
 #include "tables/slab_hash/layout.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
 constexpr int kBlockThreads = 256;
-constexpr uint32_t kWarpsPerBlock = kBlockThreads / gpu::warp::kWarpSize;
+constexpr uint32_t kWarpsPerBlock = kBlockThreads / gpkv::gpu::warp::kWarpSize;
 
 inline unsigned int BlocksFor(uint64_t threads) {
   return static_cast<unsigned int>((threads + kBlockThreads - 1) / kBlockThreads);
@@ -37,15 +37,17 @@ inline Status CheckLaunch(const char* kernel) {
   const cudaError_t error = cudaPeekAtLastError();
   if (error == cudaSuccess) return Status::OK();
   cudaGetLastError();  // a launch-configuration error is not sticky
-  return gpu::CudaStatus(error, std::string("slab hash: launch of ") + kernel);
+  return gpkv::gpu::CudaStatus(error, std::string("slab hash: launch of ") + kernel);
 }
 
 __device__ __forceinline__ uint64_t ThreadIndex() {
   return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-__device__ __forceinline__ uint64_t WarpIndex() { return ThreadIndex() / gpu::warp::kWarpSize; }
+__device__ __forceinline__ uint64_t WarpIndex() {
+  return ThreadIndex() / gpkv::gpu::warp::kWarpSize;
+}
 __device__ __forceinline__ uint64_t WarpCount() {
-  return static_cast<uint64_t>(gridDim.x) * blockDim.x / gpu::warp::kWarpSize;
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x / gpkv::gpu::warp::kWarpSize;
 }
 
 // Adds each lane's `count` to *counter with one atomic per warp. All 32
@@ -54,9 +56,9 @@ __device__ __forceinline__ void AddWarpCount(unsigned long long* counter,
                                              unsigned long long count) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) {
-    count += __shfl_down_sync(gpu::warp::kFullMask, count, offset);
+    count += __shfl_down_sync(gpkv::gpu::warp::kFullMask, count, offset);
   }
-  if (gpu::warp::LaneId() == 0 && count != 0) atomicAdd(counter, count);
+  if (gpkv::gpu::warp::LaneId() == 0 && count != 0) atomicAdd(counter, count);
 }
 
 // Operations per tile for a batch of `count`: one per lane when the batch
@@ -65,7 +67,7 @@ __device__ __forceinline__ void AddWarpCount(unsigned long long* counter,
 // over more tiles).
 inline uint32_t OpsPerTile(uint64_t count, uint32_t tile_lanes) {
   const uint64_t tiles =
-      uint64_t{64} * gpu::MultiprocessorCount() * (gpu::warp::kWarpSize / tile_lanes);
+      uint64_t{64} * gpkv::gpu::MultiprocessorCount() * (gpkv::gpu::warp::kWarpSize / tile_lanes);
   const uint64_t per_tile = (count + tiles - 1) / tiles;
   return static_cast<uint32_t>(per_tile < 1 ? 1 : per_tile > tile_lanes ? tile_lanes : per_tile);
 }
@@ -80,7 +82,7 @@ inline unsigned int TileBlocksFor(uint64_t count, uint32_t per_tile, uint32_t ti
 // takes `per_tile` operations (*holds false for the lanes past them).
 template <int kTileLanes>
 __device__ __forceinline__ uint64_t TilePosition(uint32_t per_tile, bool* holds) {
-  const uint32_t lane_in_tile = gpu::warp::LaneId() % kTileLanes;
+  const uint32_t lane_in_tile = gpkv::gpu::warp::LaneId() % kTileLanes;
   *holds = lane_in_tile < per_tile;
   return (ThreadIndex() / kTileLanes) * per_tile + lane_in_tile;
 }
@@ -112,7 +114,7 @@ unsigned int ResidentBlocksFor(uint64_t units, uint32_t tile_lanes) {
     return blocks < 1 ? 1 : blocks;
   }();
   const uint64_t resident =
-      uint64_t{static_cast<uint32_t>(per_multiprocessor)} * gpu::MultiprocessorCount();
+      uint64_t{static_cast<uint32_t>(per_multiprocessor)} * gpkv::gpu::MultiprocessorCount();
   const uint64_t needed = BlocksFor(units * tile_lanes);
   return static_cast<unsigned int>(needed < resident ? needed : resident);
 }
@@ -176,4 +178,4 @@ Status DispatchKeyWords(uint32_t key_words, Launch&& launch) {
   }
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

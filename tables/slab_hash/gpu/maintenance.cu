@@ -1,4 +1,4 @@
-// SlabHashGpu's maintenance: flush (list compaction), growth by rehash,
+// GpuBackend's maintenance: flush (list compaction), growth by rehash,
 // Reserve, SlabAlloc growth, and the host reads Scan and Stats.
 #include <algorithm>
 #include <string>
@@ -8,7 +8,7 @@
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/gpu/backend_impl.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 namespace {
 
 // Device bytes of the pairs a scan collects per launch (the bucket range is
@@ -21,19 +21,19 @@ bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::k
 
 // ---------------------------------------------------------------- public calls
 
-Status SlabHashGpu::Impl::Flush(cudaStream_t caller) {
+Status GpuBackend::Impl::Flush(cudaStream_t caller) {
   return WithWorkspace<std::unique_lock<std::shared_mutex>>(
       caller, [&](Workspace& ws) { return FlushLocked(ws); });
 }
 
-Status SlabHashGpu::Impl::Reserve(uint64_t keys, cudaStream_t caller) {
+Status GpuBackend::Impl::Reserve(uint64_t keys, cudaStream_t caller) {
   return WithWorkspace<std::unique_lock<std::shared_mutex>>(
       caller, [&](Workspace& ws) { return ReserveLocked(ws, keys); });
 }
 
 // The whole scan holds the table shared: no write runs meanwhile, so every
 // pair is visited once (the visitor must not write to this table).
-Status SlabHashGpu::Impl::Scan(const Table::ScanVisitor& visit) {
+Status GpuBackend::Impl::Scan(const Table::ScanVisitor& visit) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
   std::shared_lock<std::shared_mutex> lock(table_mutex_);
   if (live_keys_ == 0) return Status::OK();
@@ -86,7 +86,7 @@ Status SlabHashGpu::Impl::Scan(const Table::ScanVisitor& visit) {
   return Status::OK();
 }
 
-Result<slab_hash::Stats> SlabHashGpu::Impl::Stats() {
+Result<slab_hash::Stats> GpuBackend::Impl::Stats() {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
   std::shared_lock<std::shared_mutex> lock(table_mutex_);
   auto workspace = AcquireWorkspace();
@@ -131,7 +131,7 @@ Result<slab_hash::Stats> SlabHashGpu::Impl::Stats() {
 
 // ---------------------------------------------------------------- maintenance
 
-Status SlabHashGpu::Impl::MaybeMaintain(Workspace& ws) {
+Status GpuBackend::Impl::MaybeMaintain(Workspace& ws) {
   if (NeedsFlush(dead_slots_, live_keys_, bucket_count_, geometry_.slots_per_slab))
     GPKV_RETURN_IF_ERROR(FlushLocked(ws));
   if (!NeedsRehash(live_keys_, bucket_count_, geometry_.slots_per_slab) ||
@@ -148,7 +148,7 @@ Status SlabHashGpu::Impl::MaybeMaintain(Workspace& ws) {
   return rehashed;
 }
 
-Status SlabHashGpu::Impl::FlushLocked(Workspace& ws) {
+Status GpuBackend::Impl::FlushLocked(Workspace& ws) {
   GPKV_RETURN_IF_ERROR(LaunchFlush(View(0), ws.stream()));
   GPKV_RETURN_IF_ERROR(ws.Wait("a flush"));
   dead_slots_ = 0;
@@ -156,7 +156,7 @@ Status SlabHashGpu::Impl::FlushLocked(Workspace& ws) {
   return Status::OK();
 }
 
-Status SlabHashGpu::Impl::ReserveLocked(Workspace& ws, uint64_t keys) {
+Status GpuBackend::Impl::ReserveLocked(Workspace& ws, uint64_t keys) {
   const uint64_t wanted = BucketsFor(keys, geometry_.slots_per_slab);
   if (wanted <= bucket_count_) return Status::OK();
   if (live_keys_ != 0) return RehashLocked(ws, wanted);
@@ -176,7 +176,7 @@ Status SlabHashGpu::Impl::ReserveLocked(Workspace& ws, uint64_t keys) {
   return Status::OK();
 }
 
-Status SlabHashGpu::Impl::RehashLocked(Workspace& ws, uint64_t buckets) {
+Status GpuBackend::Impl::RehashLocked(Workspace& ws, uint64_t buckets) {
   slabs_in_use_bound_ = kUnknownSlabs;  // the new lists take slabs, the old ones free theirs
   const cudaStream_t stream = ws.stream();
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(rehash_start_, stream),
@@ -207,7 +207,7 @@ Status SlabHashGpu::Impl::RehashLocked(Workspace& ws, uint64_t buckets) {
   return Status::OK();
 }
 
-Status SlabHashGpu::Impl::MovePairs(Workspace& ws, uint8_t* fresh, uint64_t buckets) {
+Status GpuBackend::Impl::MovePairs(Workspace& ws, uint8_t* fresh, uint64_t buckets) {
   const cudaStream_t stream = ws.stream();
   // Lists of about one slab in the new array: few chained slabs.
   const Status reserved =
@@ -232,7 +232,7 @@ Status SlabHashGpu::Impl::MovePairs(Workspace& ws, uint8_t* fresh, uint64_t buck
   }
 }
 
-Status SlabHashGpu::Impl::AllocateBuckets(uint64_t buckets, uint8_t** array, cudaStream_t stream) {
+Status GpuBackend::Impl::AllocateBuckets(uint64_t buckets, uint8_t** array, cudaStream_t stream) {
   const uint64_t bytes = buckets * kSlabBytes;
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaMalloc(array, bytes),
@@ -245,14 +245,14 @@ Status SlabHashGpu::Impl::AllocateBuckets(uint64_t buckets, uint8_t** array, cud
   return initialised;
 }
 
-Status SlabHashGpu::Impl::GrowSlabs(uint64_t slabs) {
+Status GpuBackend::Impl::GrowSlabs(uint64_t slabs) {
   constexpr uint64_t kSlabsPerSuperBlock =
-      uint64_t{gpu::kSlabsPerBlock} * gpu::kBlocksPerSuperBlock;
+      uint64_t{gpkv::gpu::kSlabsPerBlock} * gpkv::gpu::kBlocksPerSuperBlock;
   const uint64_t current = alloc_->super_blocks();
   // At least an eighth more, so that a growing table grows SlabAlloc rarely.
   uint64_t count =
       std::max<uint64_t>({(slabs + kSlabsPerSuperBlock - 1) / kSlabsPerSuperBlock, current / 8, 1});
-  count = std::min<uint64_t>(count, gpu::kMaxSuperBlocks - current);
+  count = std::min<uint64_t>(count, gpkv::gpu::kMaxSuperBlocks - current);
   if (count == 0) {
     return Status::OutOfDeviceMemory("slab hash: SlabAlloc holds its most super blocks (" +
                                      std::to_string(current) + ")");
@@ -267,4 +267,4 @@ Status SlabHashGpu::Impl::GrowSlabs(uint64_t slabs) {
   return Status::OK();
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -6,7 +6,7 @@
 #include "tables/slab_hash/gpu/launch.cuh"
 #include "tables/slab_hash/gpu/warp_ops.cuh"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 namespace {
 
 using device::LaneRole;
@@ -14,8 +14,8 @@ using device::NextOf;
 using device::Shape;
 using device::SlabOf;
 using device::SlabRead;
-using gpu::warp::kFullMask;
-using gpu::warp::LaneId;
+using gpkv::gpu::warp::kFullMask;
+using gpkv::gpu::warp::LaneId;
 
 __global__ void __launch_bounds__(kBlockThreads)
     InitBucketsKernel(uint8_t* buckets, uint64_t words) {
@@ -26,11 +26,11 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
-    FreeRetiredKernel(gpu::SlabAllocView alloc, const uint32_t* retired,
+    FreeRetiredKernel(gpkv::gpu::SlabAllocView alloc, const uint32_t* retired,
                       const BatchCounters* counters) {
   const uint64_t count = counters->retired;
   for (uint64_t i = ThreadIndex(); i < count; i += uint64_t{gridDim.x} * blockDim.x) {
-    gpu::FreeSlab(alloc, retired[i]);
+    gpkv::gpu::FreeSlab(alloc, retired[i]);
   }
 }
 
@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kBlockThreads) FreeChainsKernel(DeviceView vie
     uint32_t next = *NextOf(device::BaseSlab(view, bucket));
     while (next != kNullNext) {
       const uint32_t after = *NextOf(SlabOf(view, next));
-      gpu::FreeSlab(view.alloc, next);
+      gpkv::gpu::FreeSlab(view.alloc, next);
       next = after;
     }
   }
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kBlockThreads) FlushKernel(DeviceView view) {
       *NextOf(out) = kNullNext;
       while (rest != kNullNext) {
         const uint32_t after = *NextOf(SlabOf(view, rest));
-        gpu::FreeSlab(view.alloc, rest);
+        gpkv::gpu::FreeSlab(view.alloc, rest);
         rest = after;
       }
     }
@@ -125,8 +125,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const LaneRole role = device::RoleOf(shape);
   const uint32_t slot_words = shape.slot_words();
   const uint32_t slots = shape.slots();
-  gpu::SlabAllocWarp alloc;
-  gpu::InitSlabAllocWarp(to.alloc, &alloc);
+  gpkv::gpu::SlabAllocWarp alloc;
+  gpkv::gpu::InitSlabAllocWarp(to.alloc, &alloc);
   for (uint64_t bucket = WarpIndex(); bucket < from.bucket_count; bucket += WarpCount()) {
     unsigned int failed = 0;
     if (LaneId() == 0) failed = *reinterpret_cast<volatile unsigned int*>(&counters->failed);
@@ -261,4 +261,4 @@ Status LaunchScan(const DeviceView& view, uint64_t first_bucket, uint64_t last_b
   });
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -14,7 +14,7 @@
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/gpu/kernels.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 namespace {
 
 // Whether the operation at a batch position is of kind kCode.
@@ -43,8 +43,8 @@ Status MixedOrderTempBytes(uint64_t count, size_t* bytes) {
                      static_cast<uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), nullptr,
                      nullptr);
   };
-  return gpu::CubTempBytes(partition, bytes,
-                           "slab hash: cub::DevicePartition::If of a mixed batch (size query)");
+  return gpkv::gpu::CubTempBytes(
+      partition, bytes, "slab hash: cub::DevicePartition::If of a mixed batch (size query)");
 }
 
 Status LaunchMixedOrder(const BatchArrays& batch, const MixedOrder& order, cudaStream_t stream) {
@@ -54,8 +54,8 @@ Status LaunchMixedOrder(const BatchArrays& batch, const MixedOrder& order, cudaS
                      order.positions + batch.count, order.positions + 2 * batch.count,
                      order.kind_counts, stream);
   };
-  return gpu::RunCub(partition, order.temp,
-                     "slab hash: cub::DevicePartition::If of a mixed batch by kind");
+  return gpkv::gpu::RunCub(partition, order.temp,
+                           "slab hash: cub::DevicePartition::If of a mixed batch by kind");
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -29,7 +29,7 @@
 #include "tables/slab_hash/gpu/warp_slab.cuh"
 #include "tables/slab_hash/layout.h"
 
-namespace gpkv::slab_hash::device {
+namespace gpkv::slab_hash::gpu::device {
 
 // ---------------------------------------------------------------- search
 
@@ -180,7 +180,7 @@ __device__ __forceinline__ bool ReplaceValue(const DeviceView& view, const Write
 // several words locks the slot while it writes (FindConcurrent).
 template <int kKeyWords, int kSlotWords, int kTileLanes, bool kMixed>
 __device__ __forceinline__ WriteOutcome Upsert(const DeviceView& view, const WriteSink& sink,
-                                               gpu::SlabAllocWarp* alloc,
+                                               gpkv::gpu::SlabAllocWarp* alloc,
                                                const Shape<kKeyWords, kSlotWords>& shape,
                                                const Tile<kTileLanes>& tile, const LaneRole& role,
                                                DeferredClaims* deferred, bool mine,
@@ -193,7 +193,7 @@ __device__ __forceinline__ WriteOutcome Upsert(const DeviceView& view, const Wri
   uint32_t value_slab = kNullNext;
   if constexpr (kWholeWarp) {
     if (out_of_line) {
-      value_slab = gpu::WarpAllocateSlab(view.alloc, alloc);
+      value_slab = gpkv::gpu::WarpAllocateSlab(view.alloc, alloc);
       if (value_slab == kNullNext) return WriteOutcome::kRetry;
       ++*allocated;
       if (tile.OwnsWord()) StoreRelaxed(SlabOf(view, value_slab) + 8 * role.word, value_word);
@@ -238,7 +238,7 @@ __device__ __forceinline__ WriteOutcome Upsert(const DeviceView& view, const Wri
     if (next == kNullNext) {
       next = AppendSlab(view, alloc, tile, slab, allocated);
       if (next == kNullNext) {
-        if (out_of_line && tile.Leader()) gpu::FreeSlab(view.alloc, value_slab);
+        if (out_of_line && tile.Leader()) gpkv::gpu::FreeSlab(view.alloc, value_slab);
         return WriteOutcome::kRetry;
       }
     }
@@ -298,7 +298,8 @@ __device__ __forceinline__ WriteOutcome Erase(const DeviceView& view, const Writ
 // slot, no search. slot_word: this lane's word of the pair (word `part` of
 // the slot). Returns (uniform) false when SlabAlloc had no slab.
 template <int kKeyWords, int kSlotWords>
-__device__ __forceinline__ bool InsertAbsent(const DeviceView& view, gpu::SlabAllocWarp* alloc,
+__device__ __forceinline__ bool InsertAbsent(const DeviceView& view,
+                                             gpkv::gpu::SlabAllocWarp* alloc,
                                              const Shape<kKeyWords, kSlotWords>& shape,
                                              const LaneRole& role, uint64_t bucket,
                                              uint64_t slot_word) {
@@ -325,4 +326,4 @@ __device__ __forceinline__ bool InsertAbsent(const DeviceView& view, gpu::SlabAl
   }
 }
 
-}  // namespace gpkv::slab_hash::device
+}  // namespace gpkv::slab_hash::gpu::device

@@ -18,10 +18,10 @@
 #include "tables/slab_hash/gpu/device_view.h"
 #include "tables/slab_hash/layout.h"
 
-namespace gpkv::slab_hash::device {
+namespace gpkv::slab_hash::gpu::device {
 
-using gpu::warp::kFullMask;
-using gpu::warp::LaneId;
+using gpkv::gpu::warp::kFullMask;
+using gpkv::gpu::warp::LaneId;
 
 // ---------------------------------------------------------------- keys, words
 
@@ -110,7 +110,7 @@ __device__ __forceinline__ uint8_t* BaseSlab(const DeviceView& view, uint64_t bu
   return view.buckets + bucket * kSlabBytes;
 }
 __device__ __forceinline__ uint8_t* SlabOf(const DeviceView& view, uint32_t address) {
-  return gpu::SlabAt(view.alloc, address);
+  return gpkv::gpu::SlabAt(view.alloc, address);
 }
 
 // ---------------------------------------------------------------- tiles, lanes
@@ -357,14 +357,14 @@ __device__ __forceinline__ void BackOff(const Tile<kTileLanes>& tile, DeferredCl
 // percent of a batch's puts, so a bitmap load each costs little, and half
 // warps need no second launch on whole warps for them.
 template <int kTileLanes>
-__device__ __forceinline__ uint32_t TileAllocateSlab(const gpu::SlabAllocView& view,
+__device__ __forceinline__ uint32_t TileAllocateSlab(const gpkv::gpu::SlabAllocView& view,
                                                      const Tile<kTileLanes>& tile, uint32_t salt) {
-  namespace detail = gpu::slab_alloc_detail;
+  namespace detail = gpkv::gpu::slab_alloc_detail;
   if (view.super_block_count == 0) return kNullNext;
   const uint32_t lane = LaneId() & 15u;
   const uint32_t tile_id = 2 * detail::GlobalWarpId() + (tile.base >> 4);
   const uint32_t rotation = tile_id & 15u;
-  for (uint32_t attempt = 0; attempt <= gpu::kMaxBlockAttempts; ++attempt) {
+  for (uint32_t attempt = 0; attempt <= gpkv::gpu::kMaxBlockAttempts; ++attempt) {
     const uint32_t block = detail::ChooseBlock(view, tile_id, salt * 0x61c88647u + attempt);
     uint32_t* bitmap = detail::BlockBitmap(view, block);
     uint32_t low = __ldcg(bitmap + lane);
@@ -390,7 +390,7 @@ __device__ __forceinline__ uint32_t TileAllocateSlab(const gpu::SlabAllocView& v
           high = before | bit;
         }
         if ((before & bit) == 0) {
-          address = (block << gpu::kSlabAddressSlabBits) | (word_index << 5) | bit_index;
+          address = (block << gpkv::gpu::kSlabAddressSlabBits) | (word_index << 5) | bit_index;
         }
       }
       address = tile.FromWord(address, claimer);
@@ -407,12 +407,13 @@ __device__ __forceinline__ uint32_t TileAllocateSlab(const gpu::SlabAllocView& v
 // with TileAllocateSlab (salt: see there). *allocated (uniform) counts the
 // slabs taken, for the host's bound on the slabs in use.
 template <int kTileLanes>
-__device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view, gpu::SlabAllocWarp* alloc,
+__device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view,
+                                               gpkv::gpu::SlabAllocWarp* alloc,
                                                const Tile<kTileLanes>& tile, uint8_t* slab,
                                                uint32_t* allocated) {
   uint32_t fresh;
   if constexpr (kTileLanes == 32) {
-    fresh = gpu::WarpAllocateSlab(view.alloc, alloc);
+    fresh = gpkv::gpu::WarpAllocateSlab(view.alloc, alloc);
   } else {
     fresh = TileAllocateSlab(view.alloc, tile, *allocated);
   }
@@ -428,14 +429,14 @@ __device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view, gpu::Slab
   uint32_t winner = 0;
   if (tile.Leader()) {
     winner = atomicCAS(NextOf(slab), kNullNext, fresh);
-    if (winner != kNullNext) gpu::FreeSlab(view.alloc, fresh);  // never published
+    if (winner != kNullNext) gpkv::gpu::FreeSlab(view.alloc, fresh);  // never published
   }
   winner = tile.FromWord(winner, 0);
   return winner == kNullNext ? fresh : winner;
 }
 
-__device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view, gpu::SlabAllocWarp* alloc,
-                                               uint8_t* slab) {
+__device__ __forceinline__ uint32_t AppendSlab(const DeviceView& view,
+                                               gpkv::gpu::SlabAllocWarp* alloc, uint8_t* slab) {
   uint32_t allocated = 0;
   return AppendSlab(view, alloc, WarpTile::Mine(), slab, &allocated);
 }
@@ -446,4 +447,4 @@ __device__ __forceinline__ void Retire(const WriteSink& sink, uint32_t address) 
   sink.retired[at] = address;
 }
 
-}  // namespace gpkv::slab_hash::device
+}  // namespace gpkv::slab_hash::gpu::device

@@ -4,7 +4,7 @@
 #include "gpu/cuda_check.h"
 #include "tables/slab_hash/gpu/workspace.h"
 
-namespace gpkv::slab_hash {
+namespace gpkv::slab_hash::gpu {
 
 Result<std::unique_ptr<Workspace>> Workspace::Create() {
   std::unique_ptr<Workspace> workspace(new Workspace());
@@ -81,4 +81,4 @@ Status Workspace::Wait(const char* what) {
   return Status::OK();
 }
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

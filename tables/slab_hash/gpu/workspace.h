@@ -1,4 +1,4 @@
-// slab_hash::Workspace: what one call of a SlabHashGpu needs on the device —
+// slab_hash::gpu::Workspace: what one call of a GpuBackend needs on the device —
 // a stream of its own (non-blocking), device scratch that only grows (staged
 // host arrays, retry and retire lists; a second arena for the rare
 // duplicate sort, so the first keeps its contents meanwhile), the launch
@@ -16,27 +16,10 @@
 #include <memory>
 
 #include "gpkv/status.h"
+#include "gpu/arena_plan.h"
 #include "tables/slab_hash/gpu/device_view.h"
 
-namespace gpkv::slab_hash {
-
-// Bytes an arena takes for `bytes` (256-byte aligned pieces).
-inline size_t ArenaBytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// Bump allocation of one call's scratch from an arena: 256-byte aligned
-// offsets; the arena is sized from the total.
-class ArenaPlan {
- public:
-  size_t Take(size_t bytes) {
-    const size_t offset = used_;
-    used_ += ArenaBytes(bytes);
-    return offset;
-  }
-  size_t bytes() const { return used_; }
-
- private:
-  size_t used_ = 0;
-};
+namespace gpkv::slab_hash::gpu {
 
 class Workspace {
  public:
@@ -80,4 +63,4 @@ class Workspace {
   BatchCounters* host_counters_ = nullptr;  // pinned
 };
 
-}  // namespace gpkv::slab_hash
+}  // namespace gpkv::slab_hash::gpu

@@ -1,4 +1,4 @@
-// slab_hash::SlabHashGpu called from several host threads at once: each
+// slab_hash::gpu::GpuBackend called from several host threads at once: each
 // thread on its own keys against its own oracle (so that every answer is
 // known), and threads that share keys, where every value read must be one a
 // writer wrote for that key, whole (never a mix of two writes). Device
@@ -46,7 +46,7 @@ TEST_P(SlabHashGpuThreads, ThreadsOnTheirOwnKeysEachMatchTheirOracle) {
     threads.emplace_back([&, t]() {
       Oracle& oracle = oracles[t];
       std::mt19937_64 random(900 + t);
-      auto stream = gpu::DeviceStream::Create();
+      auto stream = gpkv::gpu::DeviceStream::Create();
       if (!stream.ok()) {
         ++failures;
         return;
@@ -240,7 +240,7 @@ TEST_P(SlabHashGpuSharedKeys, ReadersSeeAWholeValueSomeWriterWrote) {
     for (uint32_t round = 1; round <= 30; ++round) {
       std::shuffle(order.begin(), order.end(), random);
       for (size_t i = 0; i < kKeys; ++i) {
-        ops[i] = static_cast<uint8_t>(i % 2 == 0 ? MixedOp::kSearch : MixedOp::kReplace);
+        ops[i] = static_cast<uint8_t>(i % 2 == 0 ? gpu::MixedOp::kSearch : gpu::MixedOp::kReplace);
         std::memcpy(&batch_keys[i * key_size], &keys[order[i] * key_size], key_size);
         SharedValue(&batch_keys[i * key_size], key_size, 3, round, &batch_values[i * value_size],
                     value_size);

@@ -1,4 +1,4 @@
-// slab_hash::SlabHashGpu against an oracle (std::unordered_map) over millions
+// slab_hash::gpu::GpuBackend against an oracle (std::unordered_map) over millions
 // of operations in batches, for every kind of geometry (8/16/32-byte keys;
 // one-word, several-word and out-of-line values); duplicates within a batch;
 // growth from a tiny table; flushes; device-memory batches (also
@@ -335,7 +335,7 @@ TEST_P(SlabHashGpuDeviceBatches, AnswerAsHostBatchesDo) {
   auto table = MakeTable(key_size, value_size, 1 << 16);
   ASSERT_NE(table, nullptr);
   Oracle oracle(key_size, value_size);
-  auto stream = gpu::DeviceStream::Create();
+  auto stream = gpkv::gpu::DeviceStream::Create();
   ASSERT_TRUE(stream.ok());
   std::mt19937_64 random(31);
   constexpr size_t kCount = 100000;
@@ -419,9 +419,9 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
     std::vector<uint8_t> ops(kBatch), keys(kBatch * key_size), values(kBatch * value_size);
     for (size_t i = 0; i < kBatch; ++i) {
       const uint64_t pick = random() % 10;  // the mix, without the misses' split
-      ops[i] = static_cast<uint8_t>(pick < 4   ? MixedOp::kSearch
-                                    : pick < 8 ? MixedOp::kReplace
-                                               : MixedOp::kDelete);
+      ops[i] = static_cast<uint8_t>(pick < 4   ? gpu::MixedOp::kSearch
+                                    : pick < 8 ? gpu::MixedOp::kReplace
+                                               : gpu::MixedOp::kDelete);
       UniverseKey(21, universe[i], &keys[i * key_size], key_size);
       FillValue(random(), &values[i * value_size], value_size);
     }
@@ -450,11 +450,11 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
       const std::string key = Bytes(&keys[i * key_size], key_size);
       auto it = oracle.map().find(key);
       const bool present = it != oracle.map().end();
-      const MixedOp op = static_cast<MixedOp>(ops[i]);
-      if (op == MixedOp::kSearch) {
+      const gpu::MixedOp op = static_cast<gpu::MixedOp>(ops[i]);
+      if (op == gpu::MixedOp::kSearch) {
         const std::string got = Bytes(&values[i * value_size], value_size);
         if (results[i] != (present ? 1 : 0) || got != (present ? it->second : zeros)) ++wrong;
-      } else if (op == MixedOp::kReplace) {
+      } else if (op == gpu::MixedOp::kReplace) {
         if (results[i] != 1) ++wrong;
       } else if (results[i] != (present ? 1 : 0)) {
         ++wrong;
@@ -464,11 +464,11 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
     // Apply the batch to the oracle.
     std::vector<uint8_t> put_keys, put_values, erase_keys;
     for (size_t i = 0; i < kBatch; ++i) {
-      if (ops[i] == static_cast<uint8_t>(MixedOp::kReplace)) {
+      if (ops[i] == static_cast<uint8_t>(gpu::MixedOp::kReplace)) {
         put_keys.insert(put_keys.end(), &keys[i * key_size], &keys[(i + 1) * key_size]);
         put_values.insert(put_values.end(), &in_values[i * value_size],
                           &in_values[(i + 1) * value_size]);
-      } else if (ops[i] == static_cast<uint8_t>(MixedOp::kDelete)) {
+      } else if (ops[i] == static_cast<uint8_t>(gpu::MixedOp::kDelete)) {
         erase_keys.insert(erase_keys.end(), &keys[i * key_size], &keys[(i + 1) * key_size]);
       }
     }
@@ -501,13 +501,13 @@ TEST(SlabHashGpu, MixedRepeatsOfAKeyEndWithOneOfTheirValues) {
     ASSERT_NE(table, nullptr);
     constexpr size_t kKeys = 4000;
     constexpr size_t kCopies = 4;
-    std::vector<uint8_t> ops(kKeys * kCopies, static_cast<uint8_t>(MixedOp::kReplace));
+    std::vector<uint8_t> ops(kKeys * kCopies, static_cast<uint8_t>(gpu::MixedOp::kReplace));
     std::vector<uint8_t> keys(kKeys * kCopies * 8), values(kKeys * kCopies * value_size);
     std::vector<uint8_t> results(kKeys * kCopies);
     for (size_t i = 0; i < kKeys * kCopies; ++i) {
       UniverseKey(41, i % kKeys, &keys[i * 8], 8);
       FillValue(i, &values[i * value_size], value_size);
-      if (i / kKeys == kCopies - 1) ops[i] = static_cast<uint8_t>(MixedOp::kSearch);  // copy 4
+      if (i / kKeys == kCopies - 1) ops[i] = static_cast<uint8_t>(gpu::MixedOp::kSearch);  // copy 4
     }
     const std::vector<uint8_t> written = values;
     ASSERT_TRUE(
@@ -519,7 +519,7 @@ TEST(SlabHashGpu, MixedRepeatsOfAKeyEndWithOneOfTheirValues) {
     for (size_t k = 0; k < kKeys; ++k) {
       bool one_of_them = false;
       for (size_t i = k; i < kKeys * kCopies; i += kKeys) {
-        if (ops[i] == static_cast<uint8_t>(MixedOp::kReplace) &&
+        if (ops[i] == static_cast<uint8_t>(gpu::MixedOp::kReplace) &&
             std::memcmp(&got[k * value_size], &written[i * value_size], value_size) == 0) {
           one_of_them = true;
         }
@@ -606,10 +606,10 @@ TEST(SlabHashGpu, FullDeviceMemoryFailsABatchAndKeepsTheTable) {
   fill_batch();
   ASSERT_TRUE(table->Put(keys.data(), values.data(), kBatch, nullptr).ok());
   // Take the device's memory: whole GiBs, then smaller pieces.
-  std::vector<gpu::DeviceBytes> hog;
+  std::vector<gpkv::gpu::DeviceBytes> hog;
   for (size_t piece : {size_t{1} << 30, size_t{1} << 26, size_t{1} << 22}) {
     while (true) {
-      auto taken = gpu::DeviceBytes::Allocate(piece);
+      auto taken = gpkv::gpu::DeviceBytes::Allocate(piece);
       if (!taken.ok()) break;
       hog.push_back(std::move(taken.value()));
     }
@@ -658,10 +658,10 @@ TEST(SlabHashGpu, RejectsSizesOutsideTheLimits) {
   SKIP_WITHOUT_DEVICE();
   TableOptions options;
   options.key_size = 12;
-  EXPECT_TRUE(SlabHashGpu::Create(options).status().IsInvalidArgument());
+  EXPECT_TRUE(gpu::GpuBackend::Create(options).status().IsInvalidArgument());
   options.key_size = 8;
   options.value_size = 129;
-  EXPECT_TRUE(SlabHashGpu::Create(options).status().IsInvalidArgument());
+  EXPECT_TRUE(gpu::GpuBackend::Create(options).status().IsInvalidArgument());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Helpers of the slab_hash::SlabHashGpu device tests: SKIP_WITHOUT_DEVICE, a
+// Helpers of the slab_hash::gpu::GpuBackend device tests: SKIP_WITHOUT_DEVICE, a
 // table, an oracle (std::unordered_map of key bytes to value bytes) with the
 // batch semantics of slab_hash/backend.h, and batch builders. Header-only; for
 // tests, not the library.
@@ -29,14 +29,14 @@
 
 namespace gpkv::slab_hash::gpu_test {
 
-inline std::unique_ptr<SlabHashGpu> MakeTable(uint32_t key_size, uint32_t value_size,
-                                              uint64_t expected_keys) {
+inline std::unique_ptr<gpu::GpuBackend> MakeTable(uint32_t key_size, uint32_t value_size,
+                                                  uint64_t expected_keys) {
   TableOptions options;
   options.durability = Durability::kVolatile;
   options.key_size = key_size;
   options.value_size = value_size;
   options.expected_keys = expected_keys;
-  auto table = SlabHashGpu::Create(options);
+  auto table = gpu::GpuBackend::Create(options);
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   return table.ok() ? std::move(table.value()) : nullptr;
 }
@@ -115,7 +115,7 @@ class Oracle {
     EXPECT_EQ(wrong, 0u) << what;
   }
   // Expects Scan to visit exactly the oracle's pairs.
-  void ExpectScan(SlabHashGpu& table, const std::string& what) const {
+  void ExpectScan(gpu::GpuBackend& table, const std::string& what) const {
     size_t visited = 0, wrong = 0;
     std::unordered_map<std::string, int> seen;
     const Status status = table.Scan([&](const uint8_t* key, const uint8_t* value) {
@@ -142,9 +142,9 @@ class Oracle {
 
 // A device copy of a host vector (and back).
 struct DeviceCopy {
-  gpu::DeviceBytes bytes;
+  gpkv::gpu::DeviceBytes bytes;
   static DeviceCopy Of(const std::vector<uint8_t>& host, size_t extra = 0) {
-    auto allocated = gpu::DeviceBytes::Allocate(host.size() + extra + 8);
+    auto allocated = gpkv::gpu::DeviceBytes::Allocate(host.size() + extra + 8);
     EXPECT_TRUE(allocated.ok());
     DeviceCopy copy{std::move(allocated.value())};
     if (!host.empty()) EXPECT_TRUE(copy.bytes.CopyFromHost(host.data(), host.size(), extra).ok());

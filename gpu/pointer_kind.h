@@ -1,0 +1,19 @@
+// What kind of memory a pointer refers to, as the GPU backends ask it of
+// every batch array: device memory of the table's device takes the kernels'
+// direct path; anything else (pageable, pinned or registered host memory,
+// another device's memory) is staged.
+//
+// Who may call: the GPU backends (tables/*/gpu/). No CUDA headers here.
+// Thread safety: any thread.
+#pragma once
+
+namespace gpkv::gpu {
+
+// True when `address` is device memory (cudaMalloc) or managed memory
+// (cudaMallocManaged) of CUDA device `device`. False for a null address,
+// for host memory of any kind (pageable, pinned, registered), for memory of
+// another device, and when CUDA cannot tell (the error is cleared, so that
+// the next CUDA call does not report it).
+bool IsDeviceMemory(const void* address, int device);
+
+}  // namespace gpkv::gpu
