@@ -113,6 +113,12 @@ class Backend {
   // Makes the calling thread ready to run write primitives (the GPU: its
   // device current). Called at the start of each writer call.
   virtual Status BindThread() = 0;
+  // The end of a writer call that BindThread began, after its batch is
+  // written or has failed: the backend releases what the call's batch held
+  // (the GPU: the sort's scratch, given back to the stream-ordered memory
+  // pool only now, so that the next batch's sort takes the same memory
+  // again rather than memory the pool must map).
+  virtual void EndWrite() {}
   // The n pairs of a put batch as a sorted run of unique keys (of a key
   // given twice the last occurrence), every entry of sequence number seq.
   // REQUIRES: n >= 1.

@@ -99,8 +99,9 @@ Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
   if (n == 0) return Status::OK();
   GPKV_RETURN_IF_ERROR(backend_->BindThread());
   auto batch = backend_->SortPuts(keys, values, n, next_seq_);
-  if (!batch.ok()) return batch.status();
-  return Write(std::move(*batch), /*tombstones=*/false);
+  Status status = batch.ok() ? Write(std::move(*batch), /*tombstones=*/false) : batch.status();
+  backend_->EndWrite();
+  return status;
 }
 
 Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
@@ -111,8 +112,9 @@ Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
   // Only keys that are live get a tombstone: erasing an absent key changes
   // nothing, so it writes nothing. Writers are serialised: version_ is ours.
   auto batch = backend_->SortErases(keys, erased, n, next_seq_, *version_);
-  if (!batch.ok()) return batch.status();
-  return Write(std::move(*batch), /*tombstones=*/true);
+  Status status = batch.ok() ? Write(std::move(*batch), /*tombstones=*/true) : batch.status();
+  backend_->EndWrite();
+  return status;
 }
 
 Status Core::Write(RunPtr batch, bool tombstones) {

@@ -104,6 +104,8 @@ Status GpuBackend::BindThread() {
   return Status::OK();
 }
 
+void GpuBackend::EndWrite() { write_scratch_.reset(); }
+
 BufferPtr GpuBackend::EmptyBuffer() {
   return std::make_shared<GpuBuffer>(std::vector<DeviceRunPtr>());
 }

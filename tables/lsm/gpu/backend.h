@@ -104,6 +104,7 @@ class GpuBackend final : public Backend {
 
   // Writes (write.cu, merge.cu, pool_writer.cu).
   Status BindThread() override;
+  void EndWrite() override;
   Result<RunPtr> SortPuts(const uint8_t* keys, const uint8_t* values, size_t n,
                           uint64_t seq) override;
   Result<RunPtr> SortErases(const uint8_t* keys, uint8_t* erased, size_t n, uint64_t seq,
@@ -140,6 +141,9 @@ class GpuBackend final : public Backend {
 
  private:
   friend class QueryCall;  // queries.cu: one query call's version, stream and copies
+  // The scratch of the batch being written (SortPuts, SortErases), freed
+  // by EndWrite.
+  std::unique_ptr<Scratch> write_scratch_;
 
   // The version queries read (they keep it alive while they run).
   std::shared_ptr<const Version> CurrentVersion() {

@@ -184,7 +184,8 @@ Result<DeviceRunPtr> GpuBackend::SortBatch(const uint8_t* key_bytes, const uint8
 Result<RunPtr> GpuBackend::SortPuts(const uint8_t* keys, const uint8_t* values, size_t n,
                                     uint64_t seq) {
   if (n > UINT32_MAX) return Status::InvalidArgument(Where() + ": a batch holds < 2^32 pairs");
-  Scratch scratch(write_stream_);
+  write_scratch_ = std::make_unique<Scratch>(write_stream_);
+  Scratch& scratch = *write_scratch_;
   PhaseTimer timer(&times_.sort);
   const uint8_t *device_keys = nullptr, *device_values = nullptr;
   GPKV_RETURN_IF_ERROR(StageIn(scratch, keys, n * shape_.key_size(), &device_keys, "keys"));
@@ -199,7 +200,8 @@ Result<RunPtr> GpuBackend::SortErases(const uint8_t* keys, uint8_t* erased, size
                                       const Version& current) {
   if (n > UINT32_MAX) return Status::InvalidArgument(Where() + ": a batch holds < 2^32 keys");
   cudaStream_t stream = write_stream_;
-  Scratch scratch(stream);
+  write_scratch_ = std::make_unique<Scratch>(stream);
+  Scratch& scratch = *write_scratch_;
   const uint8_t* device_keys = nullptr;
   GPKV_RETURN_IF_ERROR(StageIn(scratch, keys, n * shape_.key_size(), &device_keys, "keys"));
   uint8_t* first = nullptr;
