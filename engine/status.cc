@@ -22,6 +22,8 @@ const char* CodeName(Code code) {
       return "unsupported";
     case Code::kAlreadyExists:
       return "already exists";
+    case Code::kBusy:
+      return "busy";
   }
   return "unknown";
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <libpmem2.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,26 +78,28 @@ Result<std::unique_ptr<Pool>> Pool::Create(const std::string& path, uint64_t siz
                                    " is below the minimum of " + std::to_string(kMinPoolSize));
   }
   size = format::AlignUp(size, format::kPageSize);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) {
+  std::unique_ptr<Pool> pool(new Pool());
+  pool->sync_mode_ = sync_mode;
+  pool->fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (pool->fd_ < 0) {
     if (errno == EEXIST) return Status::AlreadyExists(path + ": file exists");
     return Status::IOError(Errno("cannot create pool file", path));
   }
-  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
-  if (err != 0) {
-    ::close(fd);
+  // Locked before it has a size, so that no other open sees it half made.
+  Status status = pool->Lock(path, /*read_only=*/false);
+  int err = status.ok() ? ::posix_fallocate(pool->fd_, 0, static_cast<off_t>(size)) : 0;
+  if (!status.ok() || err != 0) {
+    pool.reset();
     ::unlink(path.c_str());
+    if (!status.ok()) return status;
     errno = err;
     if (err == ENOSPC) {
       return Status::PoolFull(Errno("cannot reserve " + std::to_string(size) + " bytes", path));
     }
     return Status::IOError(Errno("posix_fallocate", path));
   }
-  ::close(fd);
 
-  std::unique_ptr<Pool> pool(new Pool());
-  pool->sync_mode_ = sync_mode;
-  Status status = pool->MapFile(path, /*read_only=*/false, /*created=*/true);
+  status = pool->MapFile(path, /*read_only=*/false, /*created=*/true);
   if (!status.ok()) {
     pool.reset();
     ::unlink(path.c_str());
@@ -222,13 +225,32 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, bool read_only
   return pool;
 }
 
+// flock(2) locks belong to the open file description: a second open of the
+// pool in this process conflicts like another process's open, and the lock
+// goes when the last descriptor of this open closes (O_CLOEXEC keeps it out
+// of programs this process starts).
+Status Pool::Lock(const std::string& path, bool read_only) {
+  if (::flock(fd_, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return Status::OK();
+  if (errno != EWOULDBLOCK) return Status::IOError(Errno("flock", path));
+  // Say how the pool is held: a shared lock that can still be had means its
+  // holders are readers (this descriptor's lock goes with it when it closes).
+  const bool readers = !read_only && ::flock(fd_, LOCK_SH | LOCK_NB) == 0;
+  const std::string how = readers ? "has the pool open read-only (shared lock)"
+                                  : "has the pool open for writing (exclusive lock)";
+  return Status::Busy(path + ": another process (or another open in this process) " + how +
+                      "; a pool has one writer, or any number of readers, at a time");
+}
+
 Status Pool::MapFile(const std::string& path, bool read_only, bool created) {
   path_ = path;
   read_only_ = read_only;
-  fd_ = ::open(path.c_str(), read_only ? O_RDONLY : O_RDWR);
-  if (fd_ < 0) {
-    if (errno == ENOENT) return Status::NotFound(path + ": no such pool file");
-    return Status::IOError(Errno("cannot open pool file", path));
+  if (!created) {
+    fd_ = ::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (fd_ < 0) {
+      if (errno == ENOENT) return Status::NotFound(path + ": no such pool file");
+      return Status::IOError(Errno("cannot open pool file", path));
+    }
+    GPKV_RETURN_IF_ERROR(Lock(path, read_only));
   }
   struct stat st;
   if (::fstat(fd_, &st) != 0) return Status::IOError(Errno("fstat", path));

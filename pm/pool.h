@@ -1,7 +1,7 @@
 // pm::Pool: a mapped gpkv pool file. Owns the libpmem2 mapping (RAII), the
-// header, the A/B superblocks and the extent allocator, and is the one place
-// that persists anything: every flush, fence, msync and 8-byte publish in gpkv
-// goes through Persist / Publish / PublishCas / Sync here.
+// file's lock (one writer or any number of readers), the header, the A/B superblocks and the extent
+// allocator, and is the one place that persists anything: every flush, fence, msync and 8-byte
+// publish in gpkv goes through Persist / Publish / PublishCas / Sync here.
 //
 // Who may call: engine/, cpu/, gpu/ launchers and recovery/. Tools go through
 // the engine or recovery.
@@ -44,6 +44,10 @@ class Pool {
   // Maps an existing pool file and validates header and superblocks (every
   // field bounds-checked). Corruption names the file, the region and offset;
   // Unsupported for a newer format version. Read-only maps it read-only.
+  // A writable open (and Create) holds an exclusive lock on the file for the
+  // Pool's lifetime, a read-only open a shared one: Busy, naming the file,
+  // when another process or another open in this process holds a lock that
+  // this one cannot share.
   // `salvage` (repair only): damaged extent table entries are set aside
   // rather than failing the open (see ExtentAllocator::Load).
   static Result<std::unique_ptr<Pool>> Open(const std::string& path, bool read_only,
@@ -109,6 +113,9 @@ class Pool {
 
  private:
   Pool() = default;
+  // Takes the pool file's lock on fd_ without waiting (shared if read_only).
+  Status Lock(const std::string& path, bool read_only);
+  // Maps the file; opens and locks it first unless `created` (Create did).
   Status MapFile(const std::string& path, bool read_only, bool created);
   Status LoadSuperblocks();
   Status RewriteTornSuperblock();

@@ -13,6 +13,8 @@ int ExitCodeFor(const Status& status) {
       return kExitCorruption;
     case Code::kInvalidArgument:
       return kExitUsage;
+    case Code::kBusy:  // another process holds the pool: an error, not damage
+      return kExitError;
     default:
       return kExitError;
   }

@@ -22,10 +22,10 @@ namespace gpkv::tools {
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 1;       // the command line is wrong
 constexpr int kExitCorruption = 2;  // the pool is corrupt
-constexpr int kExitError = 3;       // anything else (I/O, not found, pool full, ...)
+constexpr int kExitError = 3;       // anything else (busy, I/O, not found, pool full, ...)
 
 // The exit code for a failed Status: 2 for corruption, 1 for an argument the
-// library refused, 3 otherwise.
+// library refused, 3 otherwise (Busy included: another process holds the pool).
 int ExitCodeFor(const Status& status);
 
 // Prints "gpkv: <command>: <message>" to stderr.

@@ -1,13 +1,18 @@
 // The gpkv tool: `gpkv <command> [options] POOL ...`. Creates, inspects,
-// loads, dumps, verifies and repairs pools.
+// loads, dumps, verifies and repairs pools. `gpkv --version` prints the
+// release and the pool format this build opens.
 //
 // Exit codes (every command): 0 ok, 1 usage, 2 corruption found, 3 other
-// error. Errors go to stderr as "gpkv: <command>: <message>"; data goes to
-// stdout; progress appears on stderr only when it is a terminal.
+// error (a pool busy with another process included). Errors go to stderr as
+// "gpkv: <command>: <message>"; data goes to stdout; progress appears on
+// stderr only when it is a terminal.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 
+#include "format/pool_layout.h"
+#include "gpkv/version.h"
+#include "tables/registry.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
 
@@ -15,7 +20,25 @@ namespace {
 
 constexpr const char* kDescription =
     "gpkv: key-value tables in a persistent-memory pool file, run on the GPU or the CPU.\n"
-    "Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error.";
+    "Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error (including: the pool is\n"
+    "busy, another process writes it or reads it while this command would write).";
+
+// What `gpkv --version` prints: the release, the pool format version this
+// build opens (docs/FORMAT.md) and the table families it serves.
+std::string VersionText() {
+  std::string text = "gpkv " GPKV_VERSION_STRING "\npool format version " +
+                     std::to_string(gpkv::format::kFormatVersion) +
+                     " (the only one this build opens; it refuses others without writing them)"
+                     "\ntable families:";
+  const char* separator = " ";
+  for (const gpkv::tables::TableFamily* family : gpkv::tables::Families()) {
+    text += separator + std::string(family->name()) + " (" +
+            gpkv::tables::DurabilityName(family->durability()) + " " +
+            gpkv::tables::KindName(family->kind()) + ")";
+    separator = ", ";
+  }
+  return text;
+}
 
 bool IsCommand(const CLI::App& app, const std::string& name) {
   for (const CLI::App* command : app.get_subcommands({})) {
@@ -48,6 +71,8 @@ int HandleParseError(const CLI::App& app, const CLI::ParseError& error) {
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "gpkv");
   app.require_subcommand(1);
+  app.set_version_flag("--version", VersionText(),
+                       "print the version and the pool format it opens");
   int exit_code = gpkv::tools::kExitOk;
   gpkv::tools::RegisterCreateCommand(app, &exit_code);
   gpkv::tools::RegisterInfoCommand(app, &exit_code);

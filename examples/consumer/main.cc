@@ -85,6 +85,6 @@ int main() {
   bool ok = Run(path);
   unlink(path.c_str());
   rmdir(dir);
-  std::printf("gpkv_consumer: %s\n", ok ? "ok" : "FAILED");
+  std::printf("gpkv_consumer (gpkv %s): %s\n", GPKV_VERSION_STRING, ok ? "ok" : "FAILED");
   return ok ? 0 : 1;
 }

@@ -6,3 +6,4 @@
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "gpkv/table.h"
+#include "gpkv/version.h"

@@ -43,6 +43,10 @@ enum class Code : uint8_t {
   kIOError,
   kUnsupported,
   kAlreadyExists,
+  // Another process, or another open in this process, holds the pool file's
+  // lock in a way this open cannot share: one writer, or any number of
+  // readers, at a time.
+  kBusy,
 };
 
 // Name of a code as printed in messages ("corruption", "pool full", ...).
@@ -66,6 +70,7 @@ class [[nodiscard]] Status {
   static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
   static Status Unsupported(std::string m) { return Status(Code::kUnsupported, std::move(m)); }
   static Status AlreadyExists(std::string m) { return Status(Code::kAlreadyExists, std::move(m)); }
+  static Status Busy(std::string m) { return Status(Code::kBusy, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -77,6 +82,7 @@ class [[nodiscard]] Status {
   bool IsIOError() const { return code_ == Code::kIOError; }
   bool IsUnsupported() const { return code_ == Code::kUnsupported; }
   bool IsAlreadyExists() const { return code_ == Code::kAlreadyExists; }
+  bool IsBusy() const { return code_ == Code::kBusy; }
 
   // "ok" or "<code name>: <message>".
   std::string ToString() const;

@@ -36,6 +36,26 @@ TEST(DB, ErrorIfExistsRefusesAnExistingPool) {
   EXPECT_TRUE(DB::Open(temp.path(), options).status().IsAlreadyExists());
 }
 
+// One writer per pool: the DB holds the pool's lock while it is open.
+TEST(DB, ASecondWritableOpenOfAnOpenPoolIsBusy) {
+  testutil::TempPool temp("busy");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto second = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(second.status().IsBusy()) << second.status().ToString();
+  EXPECT_NE(second.status().message().find(temp.path()), std::string::npos);
+  Options read_only;
+  read_only.read_only = true;
+  EXPECT_TRUE(DB::Open(temp.path(), read_only).status().IsBusy());
+
+  db.value().reset();
+  auto reader = DB::Open(temp.path(), read_only);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto another_reader = DB::Open(temp.path(), read_only);
+  EXPECT_TRUE(another_reader.ok()) << another_reader.status().ToString();
+  EXPECT_TRUE(DB::Open(temp.path(), CreateOptions()).status().IsBusy());
+}
+
 TEST(DB, AGpuCacheFractionOutsideZeroToOneIsInvalidArgument) {
   testutil::TempPool temp("gcf");
   for (double fraction : {-0.1, 1.5}) {

@@ -27,6 +27,8 @@ TEST(Status, ToStringNamesTheCodeAndTheMessage) {
   EXPECT_EQ(Status::Corruption("pool.gpkv table 'users' (offset 0x3a000): bad state").ToString(),
             "corruption: pool.gpkv table 'users' (offset 0x3a000): bad state");
   EXPECT_EQ(Status::PoolFull("p").ToString(), "pool full: p");
+  EXPECT_EQ(Status::Busy("p").ToString(), "busy: p");
+  EXPECT_TRUE(Status::Busy("p").IsBusy());
 }
 
 TEST(Result, HoldsAValueOrTheStatusThatExplainsWhyNot) {

@@ -1,4 +1,5 @@
-// pm::Pool: create / open, header and superblock validation, persistence hook.
+// pm::Pool: create / open, the pool file's lock, header and superblock
+// validation, persistence hook.
 #include "pm/pool.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,88 @@ TEST(Pool, TruncatedFileIsCorruption) {
   auto pool = Pool::Open(temp.path(), false, SyncMode::kBatch);
   ASSERT_TRUE(pool.status().IsCorruption());
   EXPECT_NE(pool.status().message().find("truncated"), std::string::npos);
+}
+
+// The lock belongs to the open, not the process: a second writable open in
+// the same process is refused as another process's would be.
+TEST(PoolLock, ASecondWritableOpenIsBusyAndNamesThePool) {
+  testutil::TempPool temp("lock-ww");
+  auto writer = Pool::Create(temp.path(), kSize, SyncMode::kBatch);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  auto second = Pool::Open(temp.path(), /*read_only=*/false, SyncMode::kBatch);
+  ASSERT_TRUE(second.status().IsBusy()) << second.status().ToString();
+  const std::string& message = second.status().message();
+  EXPECT_NE(message.find(temp.path()), std::string::npos) << message;
+  EXPECT_NE(message.find("another process (or another open in this process)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("open for writing"), std::string::npos) << message;
+  auto reader = Pool::Open(temp.path(), /*read_only=*/true, SyncMode::kBatch);
+  ASSERT_TRUE(reader.status().IsBusy()) << reader.status().ToString();
+  EXPECT_NE(reader.status().message().find("open for writing"), std::string::npos);
+
+  writer.value().reset();  // closing releases the lock
+  auto again = Pool::Open(temp.path(), /*read_only=*/false, SyncMode::kBatch);
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+TEST(PoolLock, ReadOnlyOpensShareAndKeepWritersOut) {
+  testutil::TempPool temp("lock-rr");
+  ASSERT_TRUE(Pool::Create(temp.path(), kSize, SyncMode::kBatch).ok());
+  auto first = Pool::Open(temp.path(), /*read_only=*/true, SyncMode::kBatch);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = Pool::Open(temp.path(), /*read_only=*/true, SyncMode::kBatch);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  auto writer = Pool::Open(temp.path(), /*read_only=*/false, SyncMode::kBatch);
+  ASSERT_TRUE(writer.status().IsBusy()) << writer.status().ToString();
+  EXPECT_NE(writer.status().message().find("open read-only"), std::string::npos)
+      << writer.status().message();
+
+  first.value().reset();
+  EXPECT_TRUE(Pool::Open(temp.path(), false, SyncMode::kBatch).status().IsBusy());
+  second.value().reset();
+  auto alone = Pool::Open(temp.path(), /*read_only=*/false, SyncMode::kBatch);
+  EXPECT_TRUE(alone.ok()) << alone.status().ToString();
+}
+
+// Another process: a child holds the pool (writable, then read-only) until
+// told to close it.
+TEST(PoolLock, AnotherProcessHoldsThePoolUntilItCloses) {
+  testutil::TempPool temp("lock-proc");
+  ASSERT_TRUE(Pool::Create(temp.path(), kSize, SyncMode::kBatch).ok());
+  for (bool child_read_only : {false, true}) {
+    SCOPED_TRACE(child_read_only ? "the child reads" : "the child writes");
+    int opened[2], release[2];
+    ASSERT_EQ(pipe(opened), 0);
+    ASSERT_EQ(pipe(release), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      auto pool = Pool::Open(temp.path(), child_read_only, SyncMode::kBatch);
+      char byte = pool.ok() ? 1 : 0;
+      if (write(opened[1], &byte, 1) != 1) _exit(2);
+      if (read(release[0], &byte, 1) != 1) _exit(3);
+      _exit(pool.ok() ? 0 : 1);
+    }
+    char byte = 0;
+    ASSERT_EQ(read(opened[0], &byte, 1), 1);
+    ASSERT_EQ(byte, 1) << "the child could not open the pool";
+    auto writer = Pool::Open(temp.path(), /*read_only=*/false, SyncMode::kBatch);
+    ASSERT_TRUE(writer.status().IsBusy()) << writer.status().ToString();
+    EXPECT_NE(writer.status().message().find(child_read_only ? "open read-only" : "for writing"),
+              std::string::npos)
+        << writer.status().message();
+    auto reader = Pool::Open(temp.path(), /*read_only=*/true, SyncMode::kBatch);
+    EXPECT_EQ(reader.ok(), child_read_only) << reader.status().ToString();
+    if (!child_read_only) EXPECT_TRUE(reader.status().IsBusy()) << reader.status().ToString();
+    if (reader.ok()) reader.value().reset();
+    ASSERT_EQ(write(release[1], &byte, 1), 1);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int fd : {opened[0], opened[1], release[0], release[1]}) close(fd);
+    auto after = Pool::Open(temp.path(), /*read_only=*/false, SyncMode::kBatch);
+    EXPECT_TRUE(after.ok()) << after.status().ToString();
+  }
 }
 
 TEST(Superblock, NewerValidCopyWinsAndTornCopyLoses) {

@@ -97,6 +97,79 @@ inline ToolResult RunTool(const ScratchDir& scratch, const std::vector<std::stri
   return result;
 }
 
+// A gpkv tool started by StartTool that is still running: the test writes
+// its stdin through `input_fd` and collects it with FinishTool.
+struct RunningTool {
+  pid_t pid = -1;
+  int input_fd = -1;
+  std::string out_path;
+  std::string err_path;
+};
+
+// Starts `gpkv args...` with stdin from a pipe the caller feeds, stdout and
+// stderr captured through files in `scratch` named after `tag`, and returns
+// without waiting for it.
+inline RunningTool StartTool(const ScratchDir& scratch, const std::vector<std::string>& args,
+                             const std::string& tag) {
+  RunningTool tool;
+  tool.out_path = scratch.File("." + tag + ".stdout");
+  tool.err_path = scratch.File("." + tag + ".stderr");
+  std::vector<std::string> argv_strings = {GPKV_TOOL_PATH};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_strings) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int input[2];
+  if (pipe2(input, O_CLOEXEC) != 0) return tool;
+  tool.pid = fork();
+  if (tool.pid == 0) {
+    int out_fd = open(tool.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err_fd = open(tool.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out_fd < 0 || err_fd < 0) _exit(126);
+    dup2(input[0], STDIN_FILENO);
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(input[0]);
+  if (tool.pid < 0) {
+    close(input[1]);
+    return tool;
+  }
+  tool.input_fd = input[1];
+  return tool;
+}
+
+// Writes `text` to the stdin of a started tool; false if it could not.
+inline bool FeedTool(const RunningTool& tool, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t wrote = write(tool.input_fd, text.data() + done, text.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return false;
+    done += static_cast<size_t>(wrote);
+  }
+  return true;
+}
+
+// Closes the tool's stdin, waits for it to end and collects what it printed.
+inline ToolResult FinishTool(RunningTool& tool) {
+  ToolResult result;
+  if (tool.input_fd >= 0) close(tool.input_fd);
+  tool.input_fd = -1;
+  if (tool.pid < 0) return result;
+  int status = 0;
+  while (waitpid(tool.pid, &status, 0) < 0) {
+    if (errno != EINTR) return result;
+  }
+  tool.pid = -1;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadWholeFile(tool.out_path);
+  result.err = ReadWholeFile(tool.err_path);
+  return result;
+}
+
 // The lines of `text`, without their newlines.
 inline std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;

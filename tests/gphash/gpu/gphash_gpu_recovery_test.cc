@@ -479,6 +479,7 @@ TEST(GphashGpuRecovery, CorruptRootIsCorruptionNamingTheTable) {
   SKIP_WITHOUT_DEVICE();
   Fixture fixture("recovery-root", 1000);
   testutil::FlipByte(fixture.temp.path(), fixture.root + 16);  // key_size: checksum fails
+  fixture.pool.reset();  // one writable open of a pool at a time
   auto reopened = pm::Pool::Open(fixture.temp.path(), false, SyncMode::kBatch);
   ASSERT_TRUE(reopened.ok());
   fixture.pool = std::move(reopened.value());
