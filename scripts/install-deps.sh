@@ -8,7 +8,6 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config python3
   libpmem2-dev libcli11-dev libgtest-dev libcuckoo-dev nlohmann-json3-dev librocksdb-dev
-  python3
 )
 
 as_root=()
