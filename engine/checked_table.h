@@ -1,10 +1,11 @@
 // engine::CheckedTable: the gpkv::Table the DB hands out. Checks every
 // batch's spans against the table's key and value sizes (and writes against
 // a read-only pool) once, for every family, then passes the batch to the
-// family's table. Errors name the pool file and the table.
+// family's table. Errors name the pool file and the table. Close closes and
+// destroys the family's table; every later call returns InvalidArgument.
 //
 // Thread safety: as the family's table (gpkv::Table's contract); the checks
-// keep no state.
+// keep no state. Close runs alone (gpkv::Table::Close's contract).
 #pragma once
 
 #include <cstddef>
@@ -19,8 +20,8 @@ class CheckedTable final : public Table {
  public:
   CheckedTable(std::string pool_path, bool read_only, std::unique_ptr<Table> family_table);
 
-  const std::string& name() const override { return table_->name(); }
-  const TableOptions& options() const override { return table_->options(); }
+  const std::string& name() const override { return name_; }
+  const TableOptions& options() const override { return options_; }
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
@@ -36,13 +37,18 @@ class CheckedTable final : public Table {
   Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                      MutableBytes found, const BatchOptions& options) override;
   Status Compact() override;
-  Result<TableStats> Stats() override { return table_->Stats(); }
-  Status Scan(const ScanVisitor& visit) override { return table_->Scan(visit); }
+  Result<TableStats> Stats() override;
+  Status Scan(const ScanVisitor& visit) override;
+  Status Close() override;
+  bool closed() const { return table_ == nullptr; }
 
  private:
   // InvalidArgument naming the table unless keys holds whole keys; sets *count.
   Status CheckKeys(ConstBytes keys, size_t* count) const;
   Status CheckSize(const char* what, size_t actual, size_t expected, const void* data) const;
+  // InvalidArgument naming the table once it is closed.
+  Status CheckOpen() const;
+  // CheckOpen, then InvalidArgument on a read-only pool.
   Status CheckWritable() const;
   // lo and hi: the same number of whole keys; sets *count.
   Status CheckBounds(ConstBytes lo, ConstBytes hi, size_t* count) const;
@@ -53,7 +59,9 @@ class CheckedTable final : public Table {
 
   const std::string pool_path_;
   const bool read_only_;
-  const std::unique_ptr<Table> table_;
+  const std::string name_;
+  const TableOptions options_;
+  std::unique_ptr<Table> table_;  // null once closed
 };
 
 }  // namespace gpkv::engine

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -54,21 +55,54 @@ namespace engine {
 using format::CatalogEntry;
 
 DBImpl::DBImpl(std::unique_ptr<pm::Pool> pool, const Options& options, Backend backend)
-    : pool_(std::move(pool)), options_(options), backend_(backend) {}
+    : path_(pool->path()), pool_(std::move(pool)), options_(options), backend_(backend) {}
 
 DBImpl::~DBImpl() {
-  tables_.clear();  // tables use the pool: close them first
-  pool_.reset();
-#if GPKV_HAVE_CUDA
-  if (backend_ == Backend::kCuda) {
-    for (const auto& [start, bytes] : host_ranges_) {
-      (void)gpu::UnregisterHostMemory(reinterpret_cast<void*>(start));  // closing: nothing to tell
-    }
+  Status status = Close();
+  if (status.ok()) return;
+  if (options_.error_logger) {
+    options_.error_logger(status);
+  } else {
+    std::fprintf(stderr, "gpkv: %s\n", status.ToString().c_str());
   }
+}
+
+Status DBImpl::CheckOpen() const {
+  if (closed_.load(std::memory_order_acquire)) {
+    return Status::InvalidArgument(path_ + ": the DB is closed");
+  }
+  return Status::OK();
+}
+
+Status DBImpl::Close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_.load(std::memory_order_acquire)) return Status::OK();
+  Status first;
+  auto keep = [&first](Status status) {
+    if (first.ok() && !status.ok()) first = std::move(status);
+  };
+  // Tables use the pool: close them first. Their wrappers stay, refusing
+  // calls, so the caller's Table pointers stay valid.
+  for (auto& [name, table] : tables_) keep(table->Close());
+  {
+    std::lock_guard<std::mutex> host_lock(host_mutex_);
+#if GPKV_HAVE_CUDA
+    if (backend_ == Backend::kCuda) {
+      for (const auto& [start, bytes] : host_ranges_) {
+        keep(gpu::UnregisterHostMemory(reinterpret_cast<void*>(start)));
+      }
+    }
 #endif
+    host_ranges_.clear();
+  }
+  if (!pool_->read_only()) keep(pool_->Sync());
+  pool_.reset();
+  closed_.store(true, std::memory_order_release);
+  return first;
 }
 
 Status DBImpl::RegisterHostMemory(void* address, size_t bytes) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   const auto start = reinterpret_cast<uintptr_t>(address);
   if (address == nullptr || bytes == 0 || start + bytes < start) {
     return Status::InvalidArgument(pool_->path() + ": RegisterHostMemory needs a non-empty range");
@@ -93,6 +127,7 @@ Status DBImpl::RegisterHostMemory(void* address, size_t bytes) {
 }
 
 Status DBImpl::UnregisterHostMemory(void* address) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   std::lock_guard<std::mutex> lock(host_mutex_);
   auto it = host_ranges_.find(reinterpret_cast<uintptr_t>(address));
   if (it == host_ranges_.end()) {
@@ -211,6 +246,7 @@ Result<const tables::TableFamily*> DBImpl::CheckNewTable(const std::string& name
 
 Result<Table*> DBImpl::CreateTable(const std::string& name, const TableOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (pool_->read_only()) {
     return Status::InvalidArgument(pool_->path() + ": pool is open read-only");
   }
@@ -238,6 +274,7 @@ Result<Table*> DBImpl::CreateTable(const std::string& name, const TableOptions& 
 
 Result<Table*> DBImpl::OpenTable(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   auto it = tables_.find(name);
   if (it != tables_.end()) return it->second.get();
   const CatalogEntry* entry = FindEntry(name);
@@ -249,6 +286,7 @@ Result<Table*> DBImpl::OpenTable(const std::string& name) {
 
 Status DBImpl::DropTable(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (pool_->read_only()) {
     return Status::InvalidArgument(pool_->path() + ": pool is open read-only");
   }
@@ -274,6 +312,7 @@ Status DBImpl::DropTable(const std::string& name) {
 
 Result<std::vector<TableInfo>> DBImpl::ListTables() {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   std::vector<TableInfo> out;
   for (const CatalogEntry& entry : catalog_) {
     TableInfo info{entry.name, entry.table_id, {}};
@@ -294,6 +333,8 @@ Result<std::vector<TableInfo>> DBImpl::ListTables() {
 }
 
 Result<PoolInfo> DBImpl::Info() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   PoolInfo info;
   info.path = pool_->path();
   info.uuid = pool_->uuid_string();

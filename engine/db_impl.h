@@ -2,7 +2,9 @@
 // copy in memory and every open table.
 //
 // Registered host memory (RegisterHostMemory) is tracked in host_ranges_
-// under host_mutex_ and unregistered when the DB closes.
+// under host_mutex_ and unregistered when the DB closes. Close closes the
+// tables (their CheckedTable wrappers stay, refusing calls) and releases the
+// pool; the destructor closes a DB the caller did not.
 //
 // Thread safety: catalog changes (create / drop) and table lookups serialise
 // on mutex_; a catalog write also takes the pool's metadata mutex inside it
@@ -10,6 +12,7 @@
 // outside both.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -34,6 +37,7 @@ class DBImpl final : public DB {
   // and opens every persistent table (running its recovery).
   Status Load();
 
+  Status Close() override;
   Result<Table*> CreateTable(const std::string& name, const TableOptions& options) override;
   Result<Table*> OpenTable(const std::string& name) override;
   Status DropTable(const std::string& name) override;
@@ -50,12 +54,16 @@ class DBImpl final : public DB {
   // Opens the table of `entry` through its family (running its recovery) and
   // keeps it in tables_.
   Result<Table*> OpenEntry(const format::CatalogEntry& entry);
+  // InvalidArgument naming the pool once the DB is closed.
+  Status CheckOpen() const;
   // "<pool>: table '<name>'".
   std::string TableWhere(const std::string& name) const;
   const format::CatalogEntry* FindEntry(const std::string& name) const;
   int threads() const;
 
-  std::unique_ptr<pm::Pool> pool_;
+  const std::string path_;
+  std::unique_ptr<pm::Pool> pool_;  // null once closed
+  std::atomic<bool> closed_{false};
   const Options options_;
   const Backend backend_;
   std::mutex mutex_;

@@ -54,9 +54,22 @@ class DB {
   // Unsupported (newer format version; CUDA requested but unusable).
   static Result<std::unique_ptr<DB>> Open(const std::string& path, const Options& options);
 
+  // Closes the DB unless Close was called; an error Close cannot return goes
+  // to Options::error_logger.
   virtual ~DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;
+
+  // Finishes pending work (an ordered table's pending checkpoint is
+  // published), closes every table (releasing its GPU memory and
+  // registrations), unregisters host memory, makes the pool durable and
+  // releases it. Returns the first error met on the way; the DB is closed
+  // either way, and whatever a failed step left undone is finished by
+  // recovery at the next open. A second Close returns OK. After Close every
+  // call on the DB and on its Table pointers returns InvalidArgument; the
+  // pointers stay valid until the DB is destroyed.
+  // REQUIRES: no other call on the DB or its tables is running.
+  virtual Status Close() = 0;
 
   // Creates a table. AlreadyExists if the name is taken; InvalidArgument for
   // bad sizes or geometry; Unsupported for kinds not built yet. The table is

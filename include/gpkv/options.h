@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+
+#include "gpkv/status.h"
 
 namespace gpkv {
 
@@ -46,6 +49,11 @@ struct Options {
   int cpu_threads = 0;
   // See SyncMode.
   SyncMode sync_mode = SyncMode::kBatch;
+  // Receives errors the library has no call to return them from: those of
+  // the Close that DB's destructor runs when the caller did not call
+  // DB::Close. Called on the destroying thread. Empty (the default): one
+  // line "gpkv: <status>" is written to stderr.
+  std::function<void(const Status&)> error_logger;
   // CUDA backend, direct mode (the GPU reads the pool over the link): the
   // share of each table's buckets kept in GPU memory, the most-read ones
   // (the BktCache), 0 to 1; 0 = none. The other modes hold the whole index

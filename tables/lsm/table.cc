@@ -116,6 +116,11 @@ Status LsmTable::Compact() {
   return cpu_->Compact();
 }
 
+Status LsmTable::Close() {
+  GPKV_LSM_ON_GPU(Close());
+  return cpu_->Close();
+}
+
 Result<TableStats> LsmTable::Stats() {
 #if GPKV_HAVE_CUDA
   if (gpu_ != nullptr) {

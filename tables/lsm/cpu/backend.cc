@@ -89,11 +89,15 @@ Status LsmCpu::Recover(const TableOptions& options, recovery::Report* report) {
   return Status::OK();
 }
 
-LsmCpu::~LsmCpu() {
+Status LsmCpu::Close() {
   std::lock_guard<std::mutex> lock(write_mutex_);
-  if (pending_ == nullptr) return;
-  // Best effort: an error here leaves the checkpoint to the next open.
-  if (PublishCheckpoint().ok()) pool_.Sync().IgnoreError();
+  if (pending_ == nullptr) return Status::OK();
+  GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  return pool_.Sync();
+}
+
+LsmCpu::~LsmCpu() {
+  Close().IgnoreError();  // an error leaves the checkpoint to the next open
 }
 
 void LsmCpu::UpdateLevelTombstones() {

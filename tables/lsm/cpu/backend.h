@@ -46,8 +46,11 @@ class LsmCpu {
                                               uint64_t root_offset, const TableOptions& options,
                                               int threads, recovery::Report* report);
 
-  // Publishes a checkpoint still pending (layout.h), so that the next open
-  // finds it done.
+  // Publishes a checkpoint still pending (layout.h) and syncs the pool, so
+  // that the next open finds it done; reports what failed (the checkpoint is
+  // then left to the next open). Later writes are the caller's to prevent.
+  Status Close();
+  // Close, its error dropped (the engine calls Close first).
   ~LsmCpu();
   LsmCpu(const LsmCpu&) = delete;
   LsmCpu& operator=(const LsmCpu&) = delete;

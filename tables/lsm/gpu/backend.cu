@@ -477,13 +477,16 @@ bool DeviceBufferCarries(uint64_t newest, uint64_t older, size_t runs_from_older
 
 // ------------------------------------------------------------------ Impl
 
+Status LsmGpu::Impl::Close() {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  if (pending_ == nullptr) return Status::OK();
+  cudaSetDevice(device_);
+  GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  return pool_.Sync();
+}
+
 LsmGpu::Impl::~Impl() {
-  if (pending_ != nullptr) {
-    // Best effort: an error here leaves the checkpoint to the next open.
-    std::lock_guard<std::mutex> lock(write_mutex_);
-    cudaSetDevice(device_);
-    if (PublishCheckpoint().ok()) pool_.Sync().IgnoreError();
-  }
+  Close().IgnoreError();  // an error leaves the checkpoint to the next open
   // The registration handle goes before the pool closes (its contract).
   if (registration_thread_.joinable()) registration_thread_.join();
   registration_.reset();
@@ -1441,6 +1444,8 @@ Result<std::unique_ptr<LsmGpu>> LsmGpu::Open(pm::Pool& pool, const std::string& 
 
 LsmGpu::LsmGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LsmGpu::~LsmGpu() = default;
+
+Status LsmGpu::Close() { return impl_->Close(); }
 
 Status LsmGpu::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
   return impl_->Put(keys, values, n);

@@ -84,6 +84,9 @@ class LsmGpu {
                                               uint64_t root_offset, const TableOptions& options,
                                               int threads, recovery::Report* report,
                                               int device = 0);
+  // Publishes a checkpoint still pending and syncs the pool, as
+  // cpu::LsmCpu::Close; the destructor does the same, its error dropped.
+  Status Close();
   ~LsmGpu();
   LsmGpu(const LsmGpu&) = delete;
   LsmGpu& operator=(const LsmGpu&) = delete;

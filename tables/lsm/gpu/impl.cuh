@@ -162,6 +162,8 @@ class LsmGpu::Impl {
         device_(device) {}
   ~Impl();
 
+  // LsmGpu::Close.
+  Status Close();
   Status Recover(const TableOptions& options, recovery::Report* report);
 
   // Writes (backend.cu).
