@@ -172,7 +172,13 @@ Status DBImpl::Load() {
         continue;
       }
       auto extents = (*family)->Extents(*pool_, entry, /*require_allocated=*/true);
-      if (!extents.ok()) return extents.status();
+      if (!extents.ok()) {
+        if (!extents.status().IsCorruption()) return extents.status();
+        // Damaged: its extents cannot be named, so nothing is freed.
+        damaged_[entry.name] = extents.status();
+        all_known = false;
+        continue;
+      }
       for (const tables::TableExtent& extent : *extents) reachable.push_back(extent.offset);
     }
     if (all_known) {
@@ -182,11 +188,14 @@ Status DBImpl::Load() {
     GPKV_RETURN_IF_ERROR(pool_->Sync());
   }
   // Open every table now (running its recovery), except those of families
-  // this build lacks: OpenTable reports those.
+  // this build lacks: OpenTable reports those. Damage stays with its table.
   for (const CatalogEntry& entry : catalog_) {
     if (!tables::FamilyOf(TableWhere(entry.name), entry).ok()) continue;
+    if (damaged_.count(entry.name) != 0) continue;
     auto table = OpenEntry(entry);
-    if (!table.ok()) return table.status();
+    if (table.ok()) continue;
+    if (!table.status().IsCorruption()) return table.status();
+    damaged_[entry.name] = table.status();
   }
   return Status::OK();
 }
@@ -277,6 +286,8 @@ Result<Table*> DBImpl::OpenTable(const std::string& name) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
   auto it = tables_.find(name);
   if (it != tables_.end()) return it->second.get();
+  auto damaged = damaged_.find(name);
+  if (damaged != damaged_.end()) return damaged->second;
   const CatalogEntry* entry = FindEntry(name);
   if (entry == nullptr) {
     return Status::NotFound(pool_->path() + ": no table '" + name + "'");
@@ -301,8 +312,11 @@ Status DBImpl::DropTable(const std::string& name) {
   GPKV_RETURN_IF_ERROR(recovery::PublishCatalog(*pool_, next, pool_->superblock().next_table_id));
   catalog_ = std::move(next);
   tables_.erase(name);
+  // A damaged table's extents cannot be trusted: unlinked, they are freed
+  // at the next open that finds every table intact.
+  const bool damaged = damaged_.erase(name) != 0;
   auto family = tables::FamilyOf(TableWhere(name), entry);
-  if (family.ok()) {
+  if (family.ok() && !damaged) {
     // Unlinked now: a crash from here on leaves unreachable extents, freed at
     // open (persistent families); volatile ones free their memory on close.
     GPKV_RETURN_IF_ERROR((*family)->Drop(*pool_, entry));

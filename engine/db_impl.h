@@ -34,7 +34,9 @@ class DBImpl final : public DB {
   ~DBImpl() override;
 
   // Reads the catalog, frees extents no table references (crash leftovers),
-  // and opens every persistent table (running its recovery).
+  // and opens every persistent table (running its recovery). A table whose
+  // bytes are corrupt is set aside in damaged_ (its extents cannot be named
+  // then: nothing is freed); the others open as usual.
   Status Load();
 
   Status Close() override;
@@ -69,6 +71,8 @@ class DBImpl final : public DB {
   std::mutex mutex_;
   std::vector<format::CatalogEntry> catalog_;
   std::map<std::string, std::unique_ptr<Table>> tables_;
+  // Tables found corrupt at open: name -> the Corruption OpenTable returns.
+  std::map<std::string, Status> damaged_;
   // Registered host ranges: start -> bytes (page-locked with the CUDA
   // backend). Guarded by host_mutex_.
   std::mutex host_mutex_;

@@ -50,8 +50,12 @@ class DB {
  public:
   // Opens (or with options.create_if_missing creates) the pool at path.
   // Errors: NotFound (no file, not creating), AlreadyExists
-  // (error_if_exists), Corruption (with file and offset), IOError,
-  // Unsupported (newer format version; CUDA requested but unusable).
+  // (error_if_exists), Corruption (with file and offset) of the pool's own
+  // structures (header, superblocks, extent table, catalog), IOError,
+  // Unsupported (newer format version; CUDA requested but unusable). Damage
+  // inside one table does not fail the open: that table's OpenTable reports
+  // it and the other tables work; while a table is damaged, open-time
+  // recovery frees no unreferenced extents.
   static Result<std::unique_ptr<DB>> Open(const std::string& path, const Options& options);
 
   // Closes the DB unless Close was called; an error Close cannot return goes
@@ -75,7 +79,9 @@ class DB {
   // bad sizes or geometry; Unsupported for kinds not built yet. The table is
   // durable in the catalog when this returns.
   virtual Result<Table*> CreateTable(const std::string& name, const TableOptions& options) = 0;
-  // Opens an existing table. NotFound if there is none of that name.
+  // Opens an existing table. NotFound if there is none of that name;
+  // Corruption naming the table and the offset when its bytes were found
+  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it).
   virtual Result<Table*> OpenTable(const std::string& name) = 0;
   // Removes a table and frees its pool space. Table pointers to it become
   // invalid. REQUIRES: no batch on the table is running.
