@@ -194,7 +194,9 @@ Status DBImpl::Load() {
     if (damaged_.count(entry.name) != 0) continue;
     auto table = OpenEntry(entry);
     if (table.ok()) continue;
-    if (!table.status().IsCorruption()) return table.status();
+    if (!table.status().IsCorruption() && !table.status().IsNeedsRecovery()) {
+      return table.status();
+    }
     damaged_[entry.name] = table.status();
   }
   return Status::OK();

@@ -35,8 +35,9 @@ class DBImpl final : public DB {
 
   // Reads the catalog, frees extents no table references (crash leftovers),
   // and opens every persistent table (running its recovery). A table whose
-  // bytes are corrupt is set aside in damaged_ (its extents cannot be named
-  // then: nothing is freed); the others open as usual.
+  // bytes are corrupt (or, read-only, that needs recovery) is set aside in
+  // damaged_ (when corrupt, its extents cannot be named: nothing is freed);
+  // the others open as usual.
   Status Load();
 
   Status Close() override;
@@ -71,7 +72,8 @@ class DBImpl final : public DB {
   std::mutex mutex_;
   std::vector<format::CatalogEntry> catalog_;
   std::map<std::string, std::unique_ptr<Table>> tables_;
-  // Tables found corrupt at open: name -> the Corruption OpenTable returns.
+  // Tables found corrupt at open, or needing recovery a read-only open
+  // cannot write: name -> the Corruption / NeedsRecovery OpenTable returns.
   std::map<std::string, Status> damaged_;
   // Registered host ranges: start -> bytes (page-locked with the CUDA
   // backend). Guarded by host_mutex_.

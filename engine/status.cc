@@ -22,6 +22,8 @@ const char* CodeName(Code code) {
       return "unsupported";
     case Code::kAlreadyExists:
       return "already exists";
+    case Code::kNeedsRecovery:
+      return "needs recovery";
   }
   return "unknown";
 }

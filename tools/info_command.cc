@@ -148,7 +148,7 @@ int RunInfo(const InfoArgs& args) {
       report.stats = *stats;
     } else {
       report.damaged = stats.status().IsCorruption();
-      report.error = stats.status().ToString();
+      report.error = ErrorText(stats.status());
       PrintError("info", "table '" + info.name + "': " + report.error);
       if (exit_code == kExitOk) exit_code = ExitCodeFor(stats.status());
     }

@@ -7,8 +7,9 @@
 //   auto table = (*db)->CreateTable("users", gpkv::TableOptions{});
 //   GPKV_RETURN_IF_ERROR((*table)->Put(keys, values));
 //
-// Opening a pool runs recovery: reserved slots are cleared, an interrupted
-// resize is finished and unreferenced value cells are reclaimed.
+// Opening a pool writable runs recovery: reserved slots are cleared, an
+// interrupted resize is finished and unreferenced value cells are reclaimed
+// (Options::read_only says what a read-only open does instead).
 //
 // Thread safety: all methods may be called from several threads at once.
 #pragma once
@@ -81,7 +82,9 @@ class DB {
   virtual Result<Table*> CreateTable(const std::string& name, const TableOptions& options) = 0;
   // Opens an existing table. NotFound if there is none of that name;
   // Corruption naming the table and the offset when its bytes were found
-  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it).
+  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it);
+  // NeedsRecovery when the pool is open read-only and the table needs
+  // open-time recovery that would write (see Options::read_only).
   virtual Result<Table*> OpenTable(const std::string& name) = 0;
   // Removes a table and frees its pool space. Table pointers to it become
   // invalid. REQUIRES: no batch on the table is running.

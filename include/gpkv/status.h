@@ -43,6 +43,9 @@ enum class Code : uint8_t {
   kIOError,
   kUnsupported,
   kAlreadyExists,
+  // A read-only open met a table that a crash left needing open-time
+  // recovery, which would have to write: open the pool writable once.
+  kNeedsRecovery,
 };
 
 // Name of a code as printed in messages ("corruption", "pool full", ...).
@@ -66,6 +69,7 @@ class [[nodiscard]] Status {
   static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
   static Status Unsupported(std::string m) { return Status(Code::kUnsupported, std::move(m)); }
   static Status AlreadyExists(std::string m) { return Status(Code::kAlreadyExists, std::move(m)); }
+  static Status NeedsRecovery(std::string m) { return Status(Code::kNeedsRecovery, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -77,6 +81,7 @@ class [[nodiscard]] Status {
   bool IsIOError() const { return code_ == Code::kIOError; }
   bool IsUnsupported() const { return code_ == Code::kUnsupported; }
   bool IsAlreadyExists() const { return code_ == Code::kAlreadyExists; }
+  bool IsNeedsRecovery() const { return code_ == Code::kNeedsRecovery; }
 
   // "ok" or "<code name>: <message>".
   std::string ToString() const;
