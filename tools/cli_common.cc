@@ -36,6 +36,12 @@ int Fail(const std::string& command, const Status& status) {
   return ExitCodeFor(status);
 }
 
+int CloseAfterWrite(const std::string& command, DB& db, int exit_code) {
+  Status closed = db.Close();
+  if (!closed.ok()) return Fail(command, closed);
+  return exit_code;
+}
+
 void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write) {
   cmd->add_option("pool", args->path, "pool file")->required();
   if (!can_write) {

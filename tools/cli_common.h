@@ -52,6 +52,10 @@ struct PoolArgs {
 // pool read-only unless --write is given (then open-time recovery runs).
 void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write);
 
+// Closes a DB a command wrote to (DB::Close: a pending checkpoint, the final
+// sync): `exit_code` when that is OK, else the close error's (printed).
+int CloseAfterWrite(const std::string& command, DB& db, int exit_code);
+
 // Opens an existing pool (never creates one).
 Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args);
 

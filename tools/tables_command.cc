@@ -93,7 +93,7 @@ int RunCreateTable(const CreateTableArgs& args) {
   if (!db.ok()) return Fail("tables create", db.status());
   Result<Table*> table = (*db)->CreateTable(args.name, options);
   if (!table.ok()) return Fail("tables create", table.status());
-  return kExitOk;
+  return CloseAfterWrite("tables create", **db, kExitOk);
 }
 
 int RunDropTable(const DropTableArgs& args) {
@@ -101,7 +101,7 @@ int RunDropTable(const DropTableArgs& args) {
   if (!db.ok()) return Fail("tables drop", db.status());
   Status status = (*db)->DropTable(args.name);
   if (!status.ok()) return Fail("tables drop", status);
-  return kExitOk;
+  return CloseAfterWrite("tables drop", **db, kExitOk);
 }
 
 void RegisterCreate(CLI::App* tables, int* exit_code) {
