@@ -6,17 +6,11 @@ CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string ba
                            std::string fallback, std::unique_ptr<Table> family_table)
     : pool_path_(std::move(pool_path)),
       read_only_(read_only),
+      name_(family_table->name()),
+      options_(family_table->options()),
       backend_(std::move(backend)),
       fallback_(std::move(fallback)),
       table_(std::move(family_table)) {}
-
-Result<TableStats> CheckedTable::Stats() {
-  auto stats = table_->Stats();
-  if (!stats.ok()) return stats;
-  stats->backend = backend_;
-  stats->fallback = fallback_;
-  return stats;
-}
 
 std::string CheckedTable::Where() const { return pool_path_ + ": table '" + name() + "'"; }
 
@@ -46,7 +40,13 @@ Status CheckedTable::CheckSize(const char* what, size_t actual, size_t expected,
   return Status::OK();
 }
 
+Status CheckedTable::CheckOpen() const {
+  if (table_ == nullptr) return Status::InvalidArgument(Where() + ": the table is closed");
+  return Status::OK();
+}
+
 Status CheckedTable::CheckWritable() const {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (read_only_) return Status::InvalidArgument(Where() + ": the pool is open read-only");
   return Status::OK();
 }
@@ -63,6 +63,7 @@ Status CheckedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&
 
 Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
                          const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -106,6 +107,7 @@ Status CheckedTable::CheckNeighbours(size_t count, MutableBytes keys, MutableByt
 
 Status CheckedTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
                            const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
   GPKV_RETURN_IF_ERROR(CheckSize("counts", counts.size(), count * sizeof(uint64_t), counts.data()));
@@ -115,6 +117,7 @@ Status CheckedTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
 
 Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                            const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
@@ -127,6 +130,7 @@ Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
 
 Status CheckedTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
                                    const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
@@ -135,6 +139,7 @@ Status CheckedTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResu
 
 Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
                                MutableBytes found, const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(CheckNeighbours(count, next_keys, values, found));
@@ -144,6 +149,7 @@ Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableB
 
 Status CheckedTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                                  MutableBytes found, const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(CheckNeighbours(count, previous_keys, values, found));
@@ -154,6 +160,27 @@ Status CheckedTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, Mu
 Status CheckedTable::Compact() {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   return table_->Compact();
+}
+
+Result<TableStats> CheckedTable::Stats() {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  auto stats = table_->Stats();
+  if (!stats.ok()) return stats;
+  stats->backend = backend_;
+  stats->fallback = fallback_;
+  return stats;
+}
+
+Status CheckedTable::Scan(const ScanVisitor& visit) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  return table_->Scan(visit);
+}
+
+Status CheckedTable::Close() {
+  if (table_ == nullptr) return Status::OK();
+  Status status = table_->Close();
+  table_.reset();  // releases the table's memory, on the GPU too
+  return status;
 }
 
 }  // namespace gpkv::engine

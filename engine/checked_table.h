@@ -4,9 +4,11 @@
 // family's table. Errors name the pool file and the table. Stats() says
 // which backend runs the table and, when the engine fell back to the CPU
 // backend, why (TableStats::backend, TableStats::fallback).
+// Close closes and destroys the family's table; every later call returns
+// InvalidArgument.
 //
 // Thread safety: as the family's table (gpkv::Table's contract); the checks
-// keep no state.
+// keep no state. Close runs alone (gpkv::Table::Close's contract).
 #pragma once
 
 #include <cstddef>
@@ -24,8 +26,8 @@ class CheckedTable final : public Table {
   CheckedTable(std::string pool_path, bool read_only, std::string backend, std::string fallback,
                std::unique_ptr<Table> family_table);
 
-  const std::string& name() const override { return table_->name(); }
-  const TableOptions& options() const override { return table_->options(); }
+  const std::string& name() const override { return name_; }
+  const TableOptions& options() const override { return options_; }
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
@@ -42,12 +44,17 @@ class CheckedTable final : public Table {
                      MutableBytes found, const BatchOptions& options) override;
   Status Compact() override;
   Result<TableStats> Stats() override;
-  Status Scan(const ScanVisitor& visit) override { return table_->Scan(visit); }
+  Status Scan(const ScanVisitor& visit) override;
+  Status Close() override;
+  bool closed() const { return table_ == nullptr; }
 
  private:
   // InvalidArgument naming the table unless keys holds whole keys; sets *count.
   Status CheckKeys(ConstBytes keys, size_t* count) const;
   Status CheckSize(const char* what, size_t actual, size_t expected, const void* data) const;
+  // InvalidArgument naming the table once it is closed.
+  Status CheckOpen() const;
+  // CheckOpen, then InvalidArgument on a read-only pool.
   Status CheckWritable() const;
   // lo and hi: the same number of whole keys; sets *count.
   Status CheckBounds(ConstBytes lo, ConstBytes hi, size_t* count) const;
@@ -58,9 +65,11 @@ class CheckedTable final : public Table {
 
   const std::string pool_path_;
   const bool read_only_;
+  const std::string name_;
+  const TableOptions options_;
   const std::string backend_;
   const std::string fallback_;
-  const std::unique_ptr<Table> table_;
+  std::unique_ptr<Table> table_;  // null once closed
 };
 
 }  // namespace gpkv::engine

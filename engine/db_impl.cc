@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -62,21 +63,54 @@ namespace engine {
 using format::CatalogEntry;
 
 DBImpl::DBImpl(std::unique_ptr<pm::Pool> pool, const Options& options, Backend backend)
-    : pool_(std::move(pool)), options_(options), backend_(backend) {}
+    : path_(pool->path()), pool_(std::move(pool)), options_(options), backend_(backend) {}
 
 DBImpl::~DBImpl() {
-  tables_.clear();  // tables use the pool: close them first
-  pool_.reset();
-#if GPKV_HAVE_CUDA
-  if (backend_ == Backend::kCuda) {
-    for (const auto& [start, bytes] : host_ranges_) {
-      (void)gpu::UnregisterHostMemory(reinterpret_cast<void*>(start));  // closing: nothing to tell
-    }
+  Status status = Close();
+  if (status.ok()) return;
+  if (options_.error_logger) {
+    options_.error_logger(status);
+  } else {
+    std::fprintf(stderr, "gpkv: %s\n", status.ToString().c_str());
   }
+}
+
+Status DBImpl::CheckOpen() const {
+  if (closed_.load(std::memory_order_acquire)) {
+    return Status::InvalidArgument(path_ + ": the DB is closed");
+  }
+  return Status::OK();
+}
+
+Status DBImpl::Close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_.load(std::memory_order_acquire)) return Status::OK();
+  Status first;
+  auto keep = [&first](Status status) {
+    if (first.ok() && !status.ok()) first = std::move(status);
+  };
+  // Tables use the pool: close them first. Their wrappers stay, refusing
+  // calls, so the caller's Table pointers stay valid.
+  for (auto& [name, table] : tables_) keep(table->Close());
+  {
+    std::lock_guard<std::mutex> host_lock(host_mutex_);
+#if GPKV_HAVE_CUDA
+    if (backend_ == Backend::kCuda) {
+      for (const auto& [start, bytes] : host_ranges_) {
+        keep(gpu::UnregisterHostMemory(reinterpret_cast<void*>(start)));
+      }
+    }
 #endif
+    host_ranges_.clear();
+  }
+  if (!pool_->read_only()) keep(pool_->Sync());
+  pool_.reset();
+  closed_.store(true, std::memory_order_release);
+  return first;
 }
 
 Status DBImpl::RegisterHostMemory(void* address, size_t bytes) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   const auto start = reinterpret_cast<uintptr_t>(address);
   if (address == nullptr || bytes == 0 || start + bytes < start) {
     return Status::InvalidArgument(pool_->path() + ": RegisterHostMemory needs a non-empty range");
@@ -101,6 +135,7 @@ Status DBImpl::RegisterHostMemory(void* address, size_t bytes) {
 }
 
 Status DBImpl::UnregisterHostMemory(void* address) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   std::lock_guard<std::mutex> lock(host_mutex_);
   auto it = host_ranges_.find(reinterpret_cast<uintptr_t>(address));
   if (it == host_ranges_.end()) {
@@ -145,7 +180,13 @@ Status DBImpl::Load() {
         continue;
       }
       auto extents = (*family)->Extents(*pool_, entry, /*require_allocated=*/true);
-      if (!extents.ok()) return extents.status();
+      if (!extents.ok()) {
+        if (!extents.status().IsCorruption()) return extents.status();
+        // Damaged: its extents cannot be named, so nothing is freed.
+        damaged_[entry.name] = extents.status();
+        all_known = false;
+        continue;
+      }
       for (const tables::TableExtent& extent : *extents) reachable.push_back(extent.offset);
     }
     if (all_known) {
@@ -155,11 +196,16 @@ Status DBImpl::Load() {
     GPKV_RETURN_IF_ERROR(pool_->Sync());
   }
   // Open every table now (running its recovery), except those of families
-  // this build lacks: OpenTable reports those.
+  // this build lacks: OpenTable reports those. Damage stays with its table.
   for (const CatalogEntry& entry : catalog_) {
     if (!tables::FamilyOf(TableWhere(entry.name), entry).ok()) continue;
+    if (damaged_.count(entry.name) != 0) continue;
     auto table = OpenEntry(entry);
-    if (!table.ok()) return table.status();
+    if (table.ok()) continue;
+    if (!table.status().IsCorruption() && !table.status().IsNeedsRecovery()) {
+      return table.status();
+    }
+    damaged_[entry.name] = table.status();
   }
   return Status::OK();
 }
@@ -229,6 +275,7 @@ Result<const tables::TableFamily*> DBImpl::CheckNewTable(const std::string& name
 
 Result<Table*> DBImpl::CreateTable(const std::string& name, const TableOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (pool_->read_only()) {
     return Status::InvalidArgument(pool_->path() + ": pool is open read-only");
   }
@@ -256,8 +303,11 @@ Result<Table*> DBImpl::CreateTable(const std::string& name, const TableOptions& 
 
 Result<Table*> DBImpl::OpenTable(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   auto it = tables_.find(name);
   if (it != tables_.end()) return it->second.get();
+  auto damaged = damaged_.find(name);
+  if (damaged != damaged_.end()) return damaged->second;
   const CatalogEntry* entry = FindEntry(name);
   if (entry == nullptr) {
     return Status::NotFound(pool_->path() + ": no table '" + name + "'");
@@ -267,6 +317,7 @@ Result<Table*> DBImpl::OpenTable(const std::string& name) {
 
 Status DBImpl::DropTable(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   if (pool_->read_only()) {
     return Status::InvalidArgument(pool_->path() + ": pool is open read-only");
   }
@@ -281,8 +332,11 @@ Status DBImpl::DropTable(const std::string& name) {
   GPKV_RETURN_IF_ERROR(recovery::PublishCatalog(*pool_, next, pool_->superblock().next_table_id));
   catalog_ = std::move(next);
   tables_.erase(name);
+  // A damaged table's extents cannot be trusted: unlinked, they are freed
+  // at the next open that finds every table intact.
+  const bool damaged = damaged_.erase(name) != 0;
   auto family = tables::FamilyOf(TableWhere(name), entry);
-  if (family.ok()) {
+  if (family.ok() && !damaged) {
     // Unlinked now: a crash from here on leaves unreachable extents, freed at
     // open (persistent families); volatile ones free their memory on close.
     GPKV_RETURN_IF_ERROR((*family)->Drop(*pool_, entry));
@@ -292,6 +346,7 @@ Status DBImpl::DropTable(const std::string& name) {
 
 Result<std::vector<TableInfo>> DBImpl::ListTables() {
   std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   std::vector<TableInfo> out;
   for (const CatalogEntry& entry : catalog_) {
     TableInfo info{entry.name, entry.table_id, {}};
@@ -312,6 +367,8 @@ Result<std::vector<TableInfo>> DBImpl::ListTables() {
 }
 
 Result<PoolInfo> DBImpl::Info() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
   PoolInfo info;
   info.path = pool_->path();
   info.uuid = pool_->uuid_string();

@@ -2,7 +2,9 @@
 // copy in memory and every open table.
 //
 // Registered host memory (RegisterHostMemory) is tracked in host_ranges_
-// under host_mutex_ and unregistered when the DB closes.
+// under host_mutex_ and unregistered when the DB closes. Close closes the
+// tables (their CheckedTable wrappers stay, refusing calls) and releases the
+// pool; the destructor closes a DB the caller did not.
 //
 // Thread safety: catalog changes (create / drop) and table lookups serialise
 // on mutex_; a catalog write also takes the pool's metadata mutex inside it
@@ -10,6 +12,7 @@
 // outside both.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -31,9 +34,13 @@ class DBImpl final : public DB {
   ~DBImpl() override;
 
   // Reads the catalog, frees extents no table references (crash leftovers),
-  // and opens every persistent table (running its recovery).
+  // and opens every persistent table (running its recovery). A table whose
+  // bytes are corrupt (or, read-only, that needs recovery) is set aside in
+  // damaged_ (when corrupt, its extents cannot be named: nothing is freed);
+  // the others open as usual.
   Status Load();
 
+  Status Close() override;
   Result<Table*> CreateTable(const std::string& name, const TableOptions& options) override;
   Result<Table*> OpenTable(const std::string& name) override;
   Status DropTable(const std::string& name) override;
@@ -50,17 +57,24 @@ class DBImpl final : public DB {
   // Opens the table of `entry` through its family (running its recovery) and
   // keeps it in tables_.
   Result<Table*> OpenEntry(const format::CatalogEntry& entry);
+  // InvalidArgument naming the pool once the DB is closed.
+  Status CheckOpen() const;
   // "<pool>: table '<name>'".
   std::string TableWhere(const std::string& name) const;
   const format::CatalogEntry* FindEntry(const std::string& name) const;
   int threads() const;
 
-  std::unique_ptr<pm::Pool> pool_;
+  const std::string path_;
+  std::unique_ptr<pm::Pool> pool_;  // null once closed
+  std::atomic<bool> closed_{false};
   const Options options_;
   const Backend backend_;
   std::mutex mutex_;
   std::vector<format::CatalogEntry> catalog_;
   std::map<std::string, std::unique_ptr<Table>> tables_;
+  // Tables found corrupt at open, or needing recovery a read-only open
+  // cannot write: name -> the Corruption / NeedsRecovery OpenTable returns.
+  std::map<std::string, Status> damaged_;
   // Registered host ranges: start -> bytes (page-locked with the CUDA
   // backend). Guarded by host_mutex_.
   std::mutex host_mutex_;

@@ -24,6 +24,8 @@ const char* CodeName(Code code) {
       return "already exists";
     case Code::kBusy:
       return "busy";
+    case Code::kNeedsRecovery:
+      return "needs recovery";
   }
   return "unknown";
 }

@@ -37,6 +37,7 @@ Status Table::Predecessor(ConstBytes, MutableBytes, MutableBytes, MutableBytes,
   return NotOrdered(*this, "Predecessor");
 }
 Status Table::Compact() { return NotOrdered(*this, "Compact"); }
+Status Table::Close() { return Status::OK(); }
 
 Result<double> Table::GetProperty(std::string_view name) {
   Result<TableStats> stats = Stats();

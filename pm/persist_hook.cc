@@ -13,6 +13,7 @@ std::atomic<uint64_t> g_count{0};
 std::atomic<uint64_t> g_crash_at{0};
 std::atomic<MapHook> g_map_hook{nullptr};
 std::atomic<void*> g_map_context{nullptr};
+std::atomic<uint64_t> g_failing_syncs{0};
 
 void CountOnly(void*, const void*, size_t, uint64_t) {}
 
@@ -52,6 +53,18 @@ void TEST_SetMapHook(MapHook hook, void* context) {
 void RunMapHook(const uint8_t* base, size_t size, const char* path) {
   MapHook hook = g_map_hook.load(std::memory_order_acquire);
   if (hook != nullptr) hook(g_map_context.load(std::memory_order_relaxed), base, size, path);
+}
+
+void TEST_FailNextSyncs(uint64_t count) { g_failing_syncs.store(count, std::memory_order_relaxed); }
+
+bool TakeInjectedSyncFailure() {
+  uint64_t left = g_failing_syncs.load(std::memory_order_relaxed);
+  while (left != 0) {
+    if (g_failing_syncs.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpkv::pm

@@ -32,8 +32,15 @@ void TEST_CrashAtPersistPoint(uint64_t index);
 using MapHook = void (*)(void* context, const uint8_t* base, size_t size, const char* path);
 void TEST_SetMapHook(MapHook hook, void* context);
 
+// Makes the next `count` calls of pm::Pool::Sync on a writable pool return
+// IOError (after syncing as usual), as a failing msync would: a test of how
+// callers report a failed sync. Process-wide; 0 stops it.
+void TEST_FailNextSyncs(uint64_t count);
+
 // Called by pm::Pool at each persist point / after mapping a pool writable.
 void RunPersistHook(const void* address, size_t length);
 void RunMapHook(const uint8_t* base, size_t size, const char* path);
+// Called by pm::Pool::Sync: true when TEST_FailNextSyncs asks this sync to fail.
+bool TakeInjectedSyncFailure();
 
 }  // namespace gpkv::pm

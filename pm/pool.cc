@@ -386,12 +386,16 @@ void Pool::ZeroAndPersist(void* address, size_t length) {
 
 Status Pool::Sync() {
   if (read_only_) return Status::OK();
+  Status status;
   if (is_pmem_ || sync_mode_ == SyncMode::kStrict) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    return Status::OK();
+  } else if (::msync(base_, size_, MS_SYNC) != 0) {
+    status = Status::IOError(Errno("msync", path_));
   }
-  if (::msync(base_, size_, MS_SYNC) != 0) return Status::IOError(Errno("msync", path_));
-  return Status::OK();
+  if (status.ok() && TakeInjectedSyncFailure()) {
+    status = Status::IOError(path_ + ": msync: failure injected by TEST_FailNextSyncs");
+  }
+  return status;
 }
 
 format::Superblock Pool::superblock() const {

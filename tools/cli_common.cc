@@ -25,16 +25,35 @@ void PrintError(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "gpkv: %s: %s\n", command.c_str(), message.c_str());
 }
 
+std::string ErrorText(const Status& status) {
+  std::string text = status.ToString();
+  if (status.IsNeedsRecovery()) {
+    text += " (run `gpkv verify POOL` to check the pool, or repeat with --write to recover it)";
+  }
+  return text;
+}
+
 int Fail(const std::string& command, const Status& status) {
-  PrintError(command, status.ToString());
+  PrintError(command, ErrorText(status));
   return ExitCodeFor(status);
+}
+
+int CloseAfterWrite(const std::string& command, DB& db, int exit_code) {
+  Status closed = db.Close();
+  if (!closed.ok()) return Fail(command, closed);
+  return exit_code;
 }
 
 void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write) {
   cmd->add_option("pool", args->path, "pool file")->required();
   if (!can_write) {
-    cmd->add_flag("--read-only", args->read_only,
-                  "open the pool read-only (no recovery: a pool that needs it reads as corrupt)");
+    args->read_only = true;
+    CLI::Option* write = cmd->add_flag(
+        "--write", args->write,
+        "open the pool writable, running open-time recovery (default: read-only, nothing "
+        "written; a table a crash left needing recovery then says so, exit 3)");
+    cmd->add_flag("--read-only", args->read_only, "open the pool read-only (the default)")
+        ->excludes(write);
   }
   cmd->add_option("--backend", args->backend, "where batches run: auto | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -47,7 +66,7 @@ void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write) {
 Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args) {
   Options options;
   options.create_if_missing = false;
-  options.read_only = args.read_only;
+  options.read_only = args.read_only && !args.write;
   options.cpu_threads = args.threads;
   options.backend = args.backend == "cuda"  ? Backend::kCuda
                     : args.backend == "cpu" ? Backend::kCpu

@@ -22,7 +22,7 @@ namespace gpkv::tools {
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 1;       // the command line is wrong
 constexpr int kExitCorruption = 2;  // the pool is corrupt
-constexpr int kExitError = 3;       // anything else (busy, I/O, not found, pool full, ...)
+constexpr int kExitError = 3;       // anything else (busy, needs recovery, I/O, not found, ...)
 
 // The exit code for a failed Status: 2 for corruption, 1 for an argument the
 // library refused, 3 otherwise (Busy included: another process holds the pool).
@@ -31,7 +31,10 @@ int ExitCodeFor(const Status& status);
 // Prints "gpkv: <command>: <message>" to stderr.
 void PrintError(const std::string& command, const std::string& message);
 
-// Prints the error of `status` and returns its exit code.
+// status.ToString(), and for NeedsRecovery what to run about it.
+std::string ErrorText(const Status& status);
+
+// Prints the error of `status` (ErrorText) and returns its exit code.
 // REQUIRES: !status.ok().
 int Fail(const std::string& command, const Status& status);
 
@@ -39,13 +42,19 @@ int Fail(const std::string& command, const Status& status);
 struct PoolArgs {
   std::string path;
   bool read_only = false;
+  bool write = false;            // --write: overrides read_only
   std::string backend = "auto";  // auto | cpu | cuda
   int threads = 0;               // CPU worker threads; 0 = all
 };
 
 // Adds POOL (positional, required) and the options of opening a pool to cmd.
-// `can_write`: whether the command writes (no --read-only flag then).
+// `can_write`: whether the command writes. A command that does not opens the
+// pool read-only unless --write is given (then open-time recovery runs).
 void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write);
+
+// Closes a DB a command wrote to (DB::Close: a pending checkpoint, the final
+// sync): `exit_code` when that is OK, else the close error's (printed).
+int CloseAfterWrite(const std::string& command, DB& db, int exit_code);
 
 // Opens an existing pool (never creates one).
 Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args);

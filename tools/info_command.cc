@@ -29,7 +29,8 @@ struct TableReport {
   TableInfo info;
   bool has_stats = false;
   TableStats stats;
-  std::string error;  // why there are no stats
+  bool damaged = false;  // OpenTable found its bytes corrupt
+  std::string error;     // why there are no stats
 };
 
 // Counts print as integers, ratios with three decimals.
@@ -76,6 +77,10 @@ void PrintTableText(const TableReport& table) {
   if (options.durability == Durability::kVolatile) {
     std::printf("  volatile     contents live in memory, empty after reopen; expected keys %llu\n",
                 static_cast<unsigned long long>(options.expected_keys));
+  }
+  if (table.damaged) {
+    std::printf("  damaged      %s\n", table.error.c_str());
+    return;
   }
   if (!table.has_stats) {
     std::printf("  stats        unavailable: %s\n", table.error.c_str());
@@ -142,7 +147,8 @@ int RunInfo(const InfoArgs& args) {
       report.has_stats = true;
       report.stats = *stats;
     } else {
-      report.error = stats.status().ToString();
+      report.damaged = stats.status().IsCorruption();
+      report.error = ErrorText(stats.status());
       PrintError("info", "table '" + info.name + "': " + report.error);
       if (exit_code == kExitOk) exit_code = ExitCodeFor(stats.status());
     }
@@ -154,6 +160,7 @@ int RunInfo(const InfoArgs& args) {
                                   {"tables", nlohmann::ordered_json::array()}};
     for (const TableReport& table : tables) {
       nlohmann::ordered_json entry = TableInfoJson(table.info);
+      entry["damaged"] = table.damaged;
       if (table.has_stats) {
         entry["stats"] = StatsJson(table.stats);
       } else {
@@ -183,7 +190,9 @@ void RegisterInfoCommand(CLI::App& app, int* exit_code) {
   }
   footer +=
       "A volatile table's bytes are the memory it holds (GPU memory or RAM), not pool\n"
-      "bytes; it is empty at every open, so info shows it empty.";
+      "bytes; it is empty at every open, so info shows it empty.\n"
+      "A table whose bytes are corrupt is listed as damaged (\"damaged\": true in JSON,\n"
+      "with the error); the other tables are shown as usual and the exit code is 2.";
   cmd->footer(footer);
   AddPoolArgs(cmd, &args->pool, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print JSON");

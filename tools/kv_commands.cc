@@ -56,7 +56,7 @@ int RunPut(const PutArgs& args) {
   }
   Status status = opened.table->Put(key_bytes, value_bytes);
   if (!status.ok()) return Fail("put", status);
-  return kExitOk;
+  return CloseAfterWrite("put", *opened.db, kExitOk);
 }
 
 int RunGet(const KeysArgs& args) {
@@ -99,7 +99,7 @@ int RunDel(const KeysArgs& args) {
   std::vector<uint8_t> erased(args.keys.size());
   Status status = opened.table->Erase(key_bytes, erased);
   if (!status.ok()) return Fail("del", status);
-  if (args.force) return kExitOk;
+  if (args.force) return CloseAfterWrite("del", *opened.db, kExitOk);
   bool all_erased = true;
   for (size_t i = 0; i < args.keys.size(); ++i) {
     if (erased[i]) continue;
@@ -108,7 +108,7 @@ int RunDel(const KeysArgs& args) {
         FormatNumber(key_bytes.data() + i * opened.key_size, opened.key_size, args.table.hex);
     std::printf("%s (not found)\n", key.c_str());
   }
-  return all_erased ? kExitOk : kExitError;
+  return CloseAfterWrite("del", *opened.db, all_erased ? kExitOk : kExitError);
 }
 
 }  // namespace

@@ -186,7 +186,7 @@ int RunLoad(const LoadArgs& args) {
   std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
               static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
               rate);
-  return kExitOk;
+  return CloseAfterWrite("load", *opened.db, kExitOk);
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ int RunCompact(const TableArgs& args) {
   if (!OpenTableOrFail("compact", args, &opened, &exit_code)) return exit_code;
   Status status = opened.table->Compact();
   if (!status.ok()) return Fail("compact", status);
-  return kExitOk;
+  return CloseAfterWrite("compact", *opened.db, kExitOk);
 }
 
 void AddBounds(CLI::App* cmd, BoundsArgs* args, const char* json_help) {

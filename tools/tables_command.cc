@@ -93,7 +93,7 @@ int RunCreateTable(const CreateTableArgs& args) {
   if (!db.ok()) return Fail("tables create", db.status());
   Result<Table*> table = (*db)->CreateTable(args.name, options);
   if (!table.ok()) return Fail("tables create", table.status());
-  return kExitOk;
+  return CloseAfterWrite("tables create", **db, kExitOk);
 }
 
 int RunDropTable(const DropTableArgs& args) {
@@ -101,7 +101,7 @@ int RunDropTable(const DropTableArgs& args) {
   if (!db.ok()) return Fail("tables drop", db.status());
   Status status = (*db)->DropTable(args.name);
   if (!status.ok()) return Fail("tables drop", status);
-  return kExitOk;
+  return CloseAfterWrite("tables drop", **db, kExitOk);
 }
 
 void RegisterCreate(CLI::App* tables, int* exit_code) {
@@ -159,7 +159,11 @@ void RegisterTablesCommand(CLI::App& app, int* exit_code) {
   tables->require_subcommand(0, 1);
   // Not required here: `gpkv tables create POOL NAME` gives the pool to create.
   tables->add_option("pool", args->pool.path, "pool file (to list its tables)");
-  tables->add_flag("--read-only", args->pool.read_only, "open the pool read-only");
+  args->pool.read_only = true;  // listing: read-only unless --write
+  CLI::Option* write = tables->add_flag(
+      "--write", args->pool.write, "open the pool writable to list, running open-time recovery");
+  tables->add_flag("--read-only", args->pool.read_only, "open the pool read-only (the default)")
+      ->excludes(write);
   tables->add_flag("--json", args->json, "print JSON");
   RegisterCreate(tables, exit_code);
   RegisterDrop(tables, exit_code);

@@ -7,8 +7,9 @@
 //   auto table = (*db)->CreateTable("users", gpkv::TableOptions{});
 //   GPKV_RETURN_IF_ERROR((*table)->Put(keys, values));
 //
-// Opening a pool runs recovery: reserved slots are cleared, an interrupted
-// resize is finished and unreferenced value cells are reclaimed.
+// Opening a pool writable runs recovery: reserved slots are cleared, an
+// interrupted resize is finished and unreferenced value cells are reclaimed
+// (Options::read_only says what a read-only open does instead).
 //
 // Thread safety: all methods may be called from several threads at once.
 #pragma once
@@ -50,19 +51,40 @@ class DB {
  public:
   // Opens (or with options.create_if_missing creates) the pool at path.
   // Errors: NotFound (no file, not creating), AlreadyExists
-  // (error_if_exists), Corruption (with file and offset), IOError,
-  // Unsupported (newer format version; CUDA requested but unusable).
+  // (error_if_exists), Corruption (with file and offset) of the pool's own
+  // structures (header, superblocks, extent table, catalog), IOError,
+  // Unsupported (newer format version; CUDA requested but unusable). Damage
+  // inside one table does not fail the open: that table's OpenTable reports
+  // it and the other tables work; while a table is damaged, open-time
+  // recovery frees no unreferenced extents.
   static Result<std::unique_ptr<DB>> Open(const std::string& path, const Options& options);
 
+  // Closes the DB unless Close was called; an error Close cannot return goes
+  // to Options::error_logger.
   virtual ~DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;
+
+  // Finishes pending work (an ordered table's pending checkpoint is
+  // published), closes every table (releasing its GPU memory and
+  // registrations), unregisters host memory, makes the pool durable and
+  // releases it. Returns the first error met on the way; the DB is closed
+  // either way, and whatever a failed step left undone is finished by
+  // recovery at the next open. A second Close returns OK. After Close every
+  // call on the DB and on its Table pointers returns InvalidArgument; the
+  // pointers stay valid until the DB is destroyed.
+  // REQUIRES: no other call on the DB or its tables is running.
+  virtual Status Close() = 0;
 
   // Creates a table. AlreadyExists if the name is taken; InvalidArgument for
   // bad sizes or geometry; Unsupported for kinds not built yet. The table is
   // durable in the catalog when this returns.
   virtual Result<Table*> CreateTable(const std::string& name, const TableOptions& options) = 0;
-  // Opens an existing table. NotFound if there is none of that name.
+  // Opens an existing table. NotFound if there is none of that name;
+  // Corruption naming the table and the offset when its bytes were found
+  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it);
+  // NeedsRecovery when the pool is open read-only and the table needs
+  // open-time recovery that would write (see Options::read_only).
   virtual Result<Table*> OpenTable(const std::string& name) = 0;
   // Removes a table and frees its pool space. Table pointers to it become
   // invalid. REQUIRES: no batch on the table is running.

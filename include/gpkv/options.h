@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+
+#include "gpkv/status.h"
 
 namespace gpkv {
 
@@ -61,8 +64,14 @@ struct Options {
   bool error_if_exists = false;
   // Size of a new pool file in bytes (fixed for its life). Used at create only.
   uint64_t pool_size = uint64_t{1} << 30;
-  // Open the pool read-only: every write fails with InvalidArgument, and
-  // recovery that would have to write reports Corruption instead.
+  // Open the pool read-only: the file is mapped read-only and nothing is
+  // written to it, not even by open-time recovery; every write fails with
+  // InvalidArgument. What recovery can do in memory it does there (an
+  // ordered table's log is replayed into memory); a table whose recovery
+  // would have to write (a hash table a crash left with reserved slots,
+  // duplicate keys or an interrupted resize) opens with NeedsRecovery from
+  // OpenTable, the other tables work. Unreferenced extents are left for the
+  // next writable open.
   bool read_only = false;
   // Which backend runs batches.
   Backend backend = Backend::kAuto;
@@ -70,6 +79,11 @@ struct Options {
   int cpu_threads = 0;
   // See SyncMode.
   SyncMode sync_mode = SyncMode::kBatch;
+  // Receives errors the library has no call to return them from: those of
+  // the Close that DB's destructor runs when the caller did not call
+  // DB::Close. Called on the destroying thread. Empty (the default): one
+  // line "gpkv: <status>" is written to stderr.
+  std::function<void(const Status&)> error_logger;
   // CUDA backend, direct mode (the GPU reads the pool over the link): the
   // share of each table's buckets kept in GPU memory, the most-read ones
   // (the BktCache), 0 to 1; 0 = none. The other modes hold the whole index

@@ -47,6 +47,9 @@ enum class Code : uint8_t {
   // lock in a way this open cannot share: one writer, or any number of
   // readers, at a time.
   kBusy,
+  // A read-only open met a table that a crash left needing open-time
+  // recovery, which would have to write: open the pool writable once.
+  kNeedsRecovery,
 };
 
 // Name of a code as printed in messages ("corruption", "pool full", ...).
@@ -71,6 +74,7 @@ class [[nodiscard]] Status {
   static Status Unsupported(std::string m) { return Status(Code::kUnsupported, std::move(m)); }
   static Status AlreadyExists(std::string m) { return Status(Code::kAlreadyExists, std::move(m)); }
   static Status Busy(std::string m) { return Status(Code::kBusy, std::move(m)); }
+  static Status NeedsRecovery(std::string m) { return Status(Code::kNeedsRecovery, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -83,6 +87,7 @@ class [[nodiscard]] Status {
   bool IsUnsupported() const { return code_ == Code::kUnsupported; }
   bool IsAlreadyExists() const { return code_ == Code::kAlreadyExists; }
   bool IsBusy() const { return code_ == Code::kBusy; }
+  bool IsNeedsRecovery() const { return code_ == Code::kNeedsRecovery; }
 
   // "ok" or "<code name>: <message>".
   std::string ToString() const;

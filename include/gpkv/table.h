@@ -18,7 +18,8 @@
 // Thread safety: a Table may be used from several threads at once; concurrent
 // batches are allowed. Per key, a reader sees the old or the new value, never
 // a mix. A Table pointer is owned by its DB and stays valid until the table is
-// dropped or the DB is closed.
+// dropped or the DB is destroyed (after DB::Close its calls return
+// InvalidArgument).
 #pragma once
 
 #include <cstdint>
@@ -164,6 +165,13 @@ class Table {
   virtual Status Compact();
 
   virtual Result<TableStats> Stats() = 0;
+
+  // Finishes the table's pending work (an ordered table's pending checkpoint
+  // is published and made durable) and reports what failed. DB::Close calls
+  // it for every table; a caller need not. After Close every call on the
+  // table returns InvalidArgument. The default (no pending work) returns OK.
+  // REQUIRES: no other call on the table is running.
+  virtual Status Close();
 
   // One property of Stats() by name (see TableProperty). NotFound naming the
   // table when its family has no property of that name.

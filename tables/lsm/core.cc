@@ -86,11 +86,17 @@ Status Core::Recover(const TableOptions& options, recovery::Report* report) {
 }
 
 Core::~Core() {
+  // Best effort: an error here leaves the checkpoint to the next open
+  // (DB::Close reports it through Close).
+  Close().IgnoreError();
+}
+
+Status Core::Close() {
   std::lock_guard<std::mutex> lock(write_mutex_);
-  if (pending_ == nullptr) return;
-  // Best effort: an error here leaves the checkpoint to the next open.
-  backend_->BindThread().IgnoreError();
-  if (PublishCheckpoint().ok()) pool_.Sync().IgnoreError();
+  if (pending_ == nullptr) return Status::OK();
+  GPKV_RETURN_IF_ERROR(backend_->BindThread());
+  GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  return pool_.Sync();
 }
 
 Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n) {

@@ -49,9 +49,12 @@ class Core {
                                             std::unique_ptr<Backend> backend,
                                             recovery::Report* report);
 
-  // Publishes a checkpoint still pending (layout.h), so that the next open
-  // finds it done.
+  // Close(), its error dropped (DB::Close reports it).
   ~Core();
+  // Publishes a checkpoint still pending (layout.h) and syncs the pool, so
+  // that the next open finds it done; what fails is returned. Further
+  // writes are the caller's to prevent (gpkv::Table::Close's contract).
+  Status Close();
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 

@@ -11,7 +11,6 @@
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 #include "tables/lsm/table.h"
-#include "tables/table_options.h"
 #if GPKV_HAVE_CUDA
 #include "tables/lsm/gpu/backend.h"
 #endif
@@ -38,7 +37,6 @@ class LsmFamily final : public tables::TableFamily {
   const tables::FamilyCli& cli() const override { return Cli(); }
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
-    GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
     return lsm::CheckOptions(where, options);
   }
 

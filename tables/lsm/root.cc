@@ -7,19 +7,12 @@
 #include "pm/extent_allocator.h"
 #include "tables/lsm/reader.h"
 #include "tables/lsm/run.h"
+#include "tables/table_options.h"
 
 namespace gpkv::lsm {
 
 Status CheckOptions(const std::string& where, const TableOptions& options) {
-  if (!format::IsValidKeySize(options.key_size)) {
-    return Status::InvalidArgument(where + ": key size " + std::to_string(options.key_size) +
-                                   " is not 8, 16 or 32");
-  }
-  if (!format::IsValidValueSize(options.value_size)) {
-    return Status::InvalidArgument(where + ": value size " + std::to_string(options.value_size) +
-                                   " is not " + std::to_string(format::kMinValueSize) + ".." +
-                                   std::to_string(format::kMaxValueSize));
-  }
+  GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
   const uint64_t batch = options.ordered.batch_entries;
   if (!format::IsPowerOfTwo(batch) || batch < (uint64_t{1} << kMinLog2Batch) ||
       batch > (uint64_t{1} << kMaxLog2Batch)) {

@@ -94,6 +94,8 @@ Status LsmTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, Mutabl
 
 Status LsmTable::Compact() { return core_->Compact(); }
 
+Status LsmTable::Close() { return core_->Close(); }
+
 Result<TableStats> LsmTable::Stats() {
   auto stats = core_->Stats();
   if (!stats.ok()) return stats.status();

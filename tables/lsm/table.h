@@ -47,6 +47,8 @@ class LsmTable final : public Table {
                      MutableBytes found, const BatchOptions& options) override;
   Status Compact() override;
   Result<TableStats> Stats() override;
+  // Publishes a pending checkpoint and makes it durable (Core::Close).
+  Status Close() override;
   // Visits the live pairs in ascending key order.
   Status Scan(const ScanVisitor& visit) override;
 

@@ -163,6 +163,9 @@ class RegionCorruption : public ::testing::TestWithParam<Region> {
     uint64_t dropped = 0;   // keys at risk that are gone
     uint64_t damaged = 0;   // keys at risk that read a damaged value (undetectable)
     std::string first;      // the first bad key
+    // Tables whose OpenTable refused with Corruption (whole_tables false:
+    // damage stays with its table, the others must serve every key).
+    std::vector<Status> refused_tables;
   };
 
   // Reads every key of every table (found by id: repair may rename) from the
@@ -195,6 +198,10 @@ class RegionCorruption : public ::testing::TestWithParam<Region> {
       if (!table.ok()) {
         if (whole_tables && d.tables_at_risk.count(table_id) != 0) {
           check.dropped += pairs.size();
+          continue;
+        }
+        if (!whole_tables && table.status().IsCorruption()) {
+          check.refused_tables.push_back(table.status());
           continue;
         }
         if (first->empty())
@@ -286,8 +293,20 @@ class RegionCorruption : public ::testing::TestWithParam<Region> {
     } else {
       db->reset();
       ContentCheck check = CheckContents(opened_.path(), d, /*whole_tables=*/false);
+      // A damaged table refuses as the open did before: with a located
+      // Corruption, and never for harmless damage.
+      for (const Status& s : check.refused_tables) {
+        if (s.message().find("offset 0x") == std::string::npos) {
+          totals.Problem("open error names no offset", where + ": " + s.ToString());
+        }
+        if (d.expect == Expect::kHarmless) {
+          totals.Problem("open refuses harmless damage", where + ": " + s.ToString());
+        }
+      }
       if (check.bad != 0) {
         totals.Problem("open succeeded with wrong data", where + ": " + check.first);
+      } else if (!check.refused_tables.empty()) {
+        ++totals.open_refused;
       } else {
         ++totals.open_correct;
       }

@@ -1,5 +1,5 @@
 // gpkv::DB and the catalog through the public API: create / open / drop /
-// list tables, reopen, batch validation and error messages.
+// list tables, reopen, batch validation and error messages, Close.
 #include "gpkv/db.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "pm/persist_hook.h"
 #include "recovery/verify.h"
 #include "test_util.h"
 
@@ -295,6 +296,134 @@ TEST(DB, FullPoolIsPoolFullAndKeepsAcknowledgedData) {
   auto report = recovery::VerifyPool(temp.path(), nullptr);
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->HasCorruption());
+}
+
+// Close through the public API: errors come back from it (a failed sync is
+// injected with pm::TEST_FailNextSyncs), the DB is closed either way, and
+// the data is in the pool at the next open.
+class DBClose : public ::testing::Test {
+ protected:
+  void TearDown() override { pm::TEST_FailNextSyncs(0); }
+
+  // Every sync of the pool fails, those the tables' destructors drop too.
+  static constexpr uint64_t kEverySync = uint64_t{1} << 40;
+
+  static std::vector<uint64_t> Keys(uint64_t first, uint64_t count) {
+    std::vector<uint64_t> keys(count);
+    for (uint64_t i = 0; i < count; ++i) keys[i] = first + i;
+    return keys;
+  }
+  // Every key of `keys` reads back as its own value from table `name`.
+  static void ExpectAll(const std::string& path, const std::string& name,
+                        const std::vector<uint64_t>& keys) {
+    Options options;
+    options.cpu_threads = 2;
+    auto db = DB::Open(path, options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable(name);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    std::vector<uint64_t> got(keys.size());
+    std::vector<uint8_t> found(keys.size());
+    ASSERT_TRUE((*table)->Get(keys, got, found).ok());
+    EXPECT_EQ(got, keys);
+    ASSERT_TRUE((*db)->Close().ok());
+  }
+};
+
+TEST_F(DBClose, ReportsAFailedSyncAndASecondCloseIsOk) {
+  testutil::TempPool temp("close");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("t", TableOptions{});
+  ASSERT_TRUE(table.ok());
+  const std::vector<uint64_t> keys = Keys(1, 100);
+  ASSERT_TRUE((*table)->Put(keys, keys).ok());
+  pm::TEST_FailNextSyncs(kEverySync);
+  Status closed = (*db)->Close();
+  pm::TEST_FailNextSyncs(0);
+  EXPECT_TRUE(closed.IsIOError()) << closed.ToString();
+  EXPECT_NE(closed.message().find(temp.path()), std::string::npos) << closed.ToString();
+  EXPECT_TRUE((*db)->Close().ok());
+  db->reset();
+  ExpectAll(temp.path(), "t", keys);
+}
+
+// An ordered table of two log halves with a checkpoint pending: Close
+// publishes it, and the error of its sync comes back from DB::Close (the
+// table's destructor used to drop it).
+TEST_F(DBClose, ReportsTheErrorOfAnOrderedTablesPendingCheckpoint) {
+  testutil::TempPool temp("close-lsm");
+  Options db_options = CreateOptions();
+  db_options.backend = Backend::kCpu;
+  auto db = DB::Open(temp.path(), db_options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  TableOptions options;
+  options.kind = TableKind::kOrdered;
+  options.ordered.batch_entries = 16;
+  options.ordered.log_batches = 2;
+  auto table = (*db)->CreateTable("o", options);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> written;
+  bool pending = false;
+  for (uint64_t batch = 0; batch < 64 && !pending; ++batch) {
+    const std::vector<uint64_t> keys = Keys(1 + batch * 8, 8);  // smaller than b: logged
+    ASSERT_TRUE((*table)->Put(keys, keys).ok());
+    written.insert(written.end(), keys.begin(), keys.end());
+    auto value = (*table)->GetProperty("lsm.checkpoint-pending");
+    ASSERT_TRUE(value.ok()) << value.status().ToString();
+    pending = *value == 1;
+  }
+  ASSERT_TRUE(pending);
+  pm::TEST_FailNextSyncs(1);  // the checkpoint's sync: the first of Close
+  Status closed = (*db)->Close();
+  EXPECT_TRUE(closed.IsIOError()) << closed.ToString();
+  EXPECT_TRUE((*db)->Close().ok());
+  db->reset();
+  ExpectAll(temp.path(), "o", written);
+}
+
+TEST_F(DBClose, CallsAfterCloseAreInvalidArgument) {
+  testutil::TempPool temp("closed");
+  auto db = DB::Open(temp.path(), CreateOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("t", TableOptions{});
+  ASSERT_TRUE(table.ok());
+  ASSERT_TRUE((*db)->Close().ok());
+  const std::vector<uint64_t> keys = Keys(1, 4);
+  std::vector<uint64_t> got(4);
+  EXPECT_TRUE((*table)->Put(keys, keys).IsInvalidArgument());
+  EXPECT_TRUE((*table)->Get(keys, got, {}).IsInvalidArgument());
+  EXPECT_TRUE((*table)->Erase(keys).IsInvalidArgument());
+  EXPECT_TRUE((*table)->Stats().status().IsInvalidArgument());
+  EXPECT_TRUE(
+      (*table)->Scan([](const uint8_t*, const uint8_t*) { return true; }).IsInvalidArgument());
+  EXPECT_EQ((*table)->name(), "t");
+  EXPECT_TRUE((*db)->OpenTable("t").status().IsInvalidArgument());
+  EXPECT_TRUE((*db)->CreateTable("u", TableOptions{}).status().IsInvalidArgument());
+  EXPECT_TRUE((*db)->DropTable("t").IsInvalidArgument());
+  EXPECT_TRUE((*db)->ListTables().status().IsInvalidArgument());
+  EXPECT_TRUE((*db)->Info().status().IsInvalidArgument());
+  EXPECT_TRUE((*db)->RegisterHostMemory(got.data(), 32).IsInvalidArgument());
+}
+
+TEST_F(DBClose, TheDestructorReportsACloseErrorToTheErrorLogger) {
+  testutil::TempPool temp("close-log");
+  std::vector<Status> logged;
+  Options options = CreateOptions();
+  options.error_logger = [&logged](const Status& status) { logged.push_back(status); };
+  auto db = DB::Open(temp.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("t", TableOptions{});
+  ASSERT_TRUE(table.ok());
+  const std::vector<uint64_t> keys = Keys(1, 10);
+  ASSERT_TRUE((*table)->Put(keys, keys).ok());
+  pm::TEST_FailNextSyncs(kEverySync);
+  db->reset();
+  pm::TEST_FailNextSyncs(0);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_TRUE(logged[0].IsIOError()) << logged[0].ToString();
+  ExpectAll(temp.path(), "t", keys);
+  EXPECT_EQ(logged.size(), 1u);  // a clean close logs nothing
 }
 
 }  // namespace

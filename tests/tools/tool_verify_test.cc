@@ -1,10 +1,13 @@
 // gpkv verify and gpkv repair: a clean pool verifies with exit 0, a corrupt
-// one with exit 2 and a finding naming what is wrong.
+// one with exit 2 and a finding naming what is wrong. A damaged table is
+// listed as such by info while the others dump, and repair drops only it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,9 +38,65 @@ class ToolVerify : public ::testing::Test {
     close(fd);
   }
 
+  // Lines of `gpkv dump` of table `name`; -1 unless it exits 0.
+  int DumpLines(const std::string& name) {
+    ToolResult dump = Run({"dump", pool_, name});
+    if (dump.exit_code != 0) return -1;
+    std::istringstream lines(dump.out);
+    int count = 0;
+    for (std::string line; std::getline(lines, line);) count += !line.empty();
+    return count;
+  }
+
   ScratchDir scratch_;
   std::string pool_;
 };
+
+TEST_F(ToolVerify, ADamagedTableIsListedAsSuchTheOthersDumpAndRepairDropsOnlyIt) {
+  for (const char* name : {"u", "v"}) {
+    ASSERT_EQ(Run({"tables", "create", pool_, name, "--expected-keys", "8K"}).exit_code, 0);
+    ASSERT_EQ(Run({"load", pool_, name, "--count", "5000"}).exit_code, 0);
+  }
+  corruption::PoolMap map = corruption::ReadPoolMap(pool_);
+  ASSERT_EQ(map.tables.size(), 3u);
+  ASSERT_EQ(map.tables[1].name, "u");
+  FlipByte(map.tables[1].root + offsetof(format::GphashRoot, checksum));
+
+  ToolResult text = Run({"info", pool_});
+  EXPECT_EQ(text.exit_code, 2) << text.out << text.err;
+  EXPECT_NE(text.out.find("table 'u'"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("damaged"), std::string::npos) << text.out;
+  ToolResult json_text = Run({"info", pool_, "--json"});
+  EXPECT_EQ(json_text.exit_code, 2) << json_text.err;
+  nlohmann::json info = nlohmann::json::parse(json_text.out);
+  ASSERT_EQ(info["tables"].size(), 3u);
+  for (const auto& table : info["tables"]) {
+    const bool damaged = table["name"] == "u";
+    EXPECT_EQ(table["damaged"], damaged) << table.dump();
+    if (damaged) {
+      EXPECT_NE(table["error"].get<std::string>().find("corruption"), std::string::npos);
+    } else {
+      EXPECT_EQ(table["stats"]["keys"], 5000) << table.dump();
+    }
+  }
+  EXPECT_EQ(DumpLines("t"), 5000);
+  EXPECT_EQ(DumpLines("v"), 5000);
+  EXPECT_EQ(Run({"dump", pool_, "u"}).exit_code, 2);
+
+  ToolResult repair = Run({"repair", pool_, "--json"});
+  ASSERT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+  EXPECT_EQ(nlohmann::json::parse(repair.out)["tables_dropped"], 1) << repair.out;
+  ToolResult verify = Run({"verify", pool_});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  ToolResult after = Run({"info", pool_, "--json"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  nlohmann::json repaired = nlohmann::json::parse(after.out);
+  ASSERT_EQ(repaired["tables"].size(), 2u);
+  EXPECT_EQ(repaired["tables"][0]["name"], "t");
+  EXPECT_EQ(repaired["tables"][1]["name"], "v");
+  EXPECT_EQ(DumpLines("t"), 5000);
+  EXPECT_EQ(DumpLines("v"), 5000);
+}
 
 TEST_F(ToolVerify, ACleanPoolVerifiesWithExit0) {
   ToolResult verify = Run({"verify", pool_});

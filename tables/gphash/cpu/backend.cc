@@ -151,7 +151,7 @@ Result<std::unique_ptr<Gphash>> Gphash::Open(pm::Pool& pool, const std::string& 
                               " cannot be trusted; `gpkv repair` drops them)");
   }
   if (!writable && (scan.reserved != 0 || scan.duplicates != 0 || view->resizing)) {
-    return Status::Corruption(
+    return Status::NeedsRecovery(
         pool.Where(view->TableRegion() + " root", root_offset) + ": needs recovery (" +
         std::to_string(scan.reserved) + " reserved slots, " + std::to_string(scan.duplicates) +
         " duplicates" + (view->resizing ? ", an interrupted resize" : "") +

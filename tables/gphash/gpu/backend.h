@@ -227,7 +227,7 @@ class GphashGpu {
   // mirror if chosen, then runs open-time recovery on the device: INSERT
   // slots cleared, duplicates resolved (the winner rule), an interrupted
   // resize finished. `report` (optional) receives what recovery changed. A
-  // read-only pool that needs recovery gives Corruption. A value-cell table
+  // read-only pool that needs recovery gives NeedsRecovery. A value-cell table
   // then scans its slots on the host to learn which cells are free
   // (Corruption for a value word that is not a cell). Unsupported when no
   // device is usable.

@@ -260,10 +260,10 @@ Status GphashGpu::Impl::Recover(Workspace& ws, recovery::Report* report) {
 
   if (dry_run) {
     if (cleared != 0 || duplicates != 0 || resizing) {
-      return Status::Corruption(Where() + ": needs open-time recovery (" + std::to_string(cleared) +
-                                " reserved slots, " + std::to_string(duplicates) +
-                                " duplicate keys" + (resizing ? ", an interrupted resize" : "") +
-                                ") but the pool is open read-only");
+      return Status::NeedsRecovery(
+          Where() + ": needs open-time recovery (" + std::to_string(cleared) + " reserved slots, " +
+          std::to_string(duplicates) + " duplicate keys" +
+          (resizing ? ", an interrupted resize" : "") + ") but the pool is open read-only");
     }
     live_keys_ = live;
     return Status::OK();
