@@ -263,7 +263,14 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
     const Model& before = models_[acknowledged];
     const Model& after = models_[std::min(acknowledged + 1, kSteps)];
     {
+      // The killed child's lock goes with its mapping of the pool, which the
+      // driver may release a moment after the child is reaped (its pages were
+      // registered with CUDA): until then an open is Busy, not corrupt.
       auto pool = pm::Pool::Open(work_.path(), false, SyncMode::kBatch);
+      for (int wait = 0; !pool.ok() && pool.status().IsBusy() && wait < 400; ++wait) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        pool = pm::Pool::Open(work_.path(), false, SyncMode::kBatch);
+      }
       ASSERT_TRUE(pool.ok()) << pool.status().ToString();
       GpuTableOptions options;
       options.index_mode = ModeOf(mode);
