@@ -9,7 +9,7 @@
 // on one thread, at 6-10 GB/s where the link moves 50: an ordered table's
 // Get from host vectors ran at 0.5 G/s against 3.3 from device buffers, and
 // its Range results (134 MB of pairs for 2^20 ranges) at 10-14 M ranges/s
-// (docs/bench/lsm.md run C).
+// (docs/bench/lsm.md).
 //
 // Who may call: the GPU backends, and tests (no CUDA headers here).
 // Thread safety: any thread; the pinned chunks are the calling thread's.

@@ -53,7 +53,7 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 // ran one unit, 40 registers (6 blocks) measured as fast as 48; since tiles
 // take units at run time (ForEachUnit) the grid's blocks stay busy, and 48
 // registers took the 60% build of 2^24 pairs from 3.0 to 3.7 G/s (40: Put
-// spilled 112 bytes; docs/bench/slab-hash.md run 20).
+// spilled 112 bytes; docs/bench/slab-hash.md).
 template <int kKeyWords>
 constexpr int kGetMinBlocks = kKeyWords == 1 ? 8 : 6;
 template <int kKeyWords, int kTileLanes>
