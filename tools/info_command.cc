@@ -88,6 +88,9 @@ void PrintTableText(const TableReport& table) {
   }
   const TableStats& stats = table.stats;
   std::printf("  family       %s\n", stats.family.c_str());
+  // Where the engine runs the table, and why on the CPU when it fell back.
+  if (!stats.backend.empty()) std::printf("  backend      %s\n", stats.backend.c_str());
+  if (!stats.fallback.empty()) std::printf("  fallback     %s\n", stats.fallback.c_str());
   std::printf("  keys         %llu\n", static_cast<unsigned long long>(stats.keys));
   std::printf("  bytes        %s\n", HumanBytes(stats.bytes).c_str());
   int name_width = 24;  // the values line up, as far as the longest name allows
@@ -122,10 +125,13 @@ nlohmann::ordered_json StatsJson(const TableStats& stats) {
       properties[property.name] = property.value;
     }
   }
-  return {{"family", stats.family},
-          {"keys", stats.keys},
-          {"bytes", stats.bytes},
-          {"properties", std::move(properties)}};
+  nlohmann::ordered_json json = {{"family", stats.family}};
+  if (!stats.backend.empty()) json["backend"] = stats.backend;
+  if (!stats.fallback.empty()) json["fallback"] = stats.fallback;
+  json["keys"] = stats.keys;
+  json["bytes"] = stats.bytes;
+  json["properties"] = std::move(properties);
+  return json;
 }
 
 int RunInfo(const InfoArgs& args) {

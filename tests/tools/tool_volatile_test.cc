@@ -79,6 +79,9 @@ TEST_F(ToolVolatile, InfoShowsItAsVolatileWithItsProperties) {
             std::string::npos)
       << info.out;
   EXPECT_NE(info.out.find("family       slab_hash"), std::string::npos) << info.out;
+  // Where the engine runs it; no fallback line when it runs where asked.
+  EXPECT_NE(info.out.find("backend      cpu"), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("fallback"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("slab_hash.memory-utilisation"), std::string::npos) << info.out;
 
   ToolResult json_text = Run({"info", pool_, "--json", "--backend", "cpu"});
@@ -88,6 +91,8 @@ TEST_F(ToolVolatile, InfoShowsItAsVolatileWithItsProperties) {
   const nlohmann::json& cache = json["tables"][0];
   EXPECT_EQ(cache["durability"], "volatile");
   EXPECT_EQ(cache["stats"]["family"], "slab_hash");
+  EXPECT_EQ(cache["stats"]["backend"], "cpu");
+  EXPECT_FALSE(cache["stats"].contains("fallback"));
   EXPECT_EQ(cache["stats"]["keys"], 0);
   EXPECT_GT(cache["stats"]["bytes"].get<uint64_t>(), 0u);
   for (const char* name :
