@@ -221,6 +221,53 @@ Status AdoptTableExtents(pm::Pool& pool, const tables::TableFamily& family,
   return Status::OK();
 }
 
+// Catalog entries whose table root names another table id. The root's id
+// is the one the table's own bytes carry (its checksummed root, its runs'
+// headers, its extents' owner), so a lone mismatch is the catalog's: the entry
+// takes the root's id. An entry whose root belongs to a table the catalog
+// lists under that id points at another table's root: it is dropped.
+bool ReconcileTableIds(const pm::Pool& pool, std::vector<format::CatalogEntry>& catalog,
+                       Report& report, uint64_t* next_table_id) {
+  std::set<uint64_t> ids;
+  for (const format::CatalogEntry& entry : catalog) ids.insert(entry.table_id);
+  bool changed = false;
+  std::vector<format::CatalogEntry> kept;
+  for (format::CatalogEntry& entry : catalog) {
+    const tables::TableFamily* family = FamilyOrNull(pool, entry);
+    if (!IsPersistent(entry) || family == nullptr) {
+      kept.push_back(entry);
+      continue;
+    }
+    format::ExtentEntry root{};
+    root.offset = entry.root_offset;
+    auto owner = family->Salvage(pool, root, entry.name);
+    if (!owner.ok() || owner->table_id == entry.table_id || owner->table_id == 0) {
+      kept.push_back(entry);
+      continue;
+    }
+    const std::string where = pool.Where(TableRegion(entry) + " root", entry.root_offset + 8);
+    changed = true;
+    if (ids.count(owner->table_id) != 0) {
+      Add(report, Severity::kCorruption, TableRegion(entry), entry.root_offset,
+          where + ": root belongs to table id " + std::to_string(owner->table_id) +
+              ", which the catalog lists as another table; table dropped from the catalog");
+      ++report.tables_dropped;
+      ids.erase(entry.table_id);
+      continue;
+    }
+    Add(report, Severity::kCorruption, "catalog", entry.root_offset,
+        where + ": root belongs to table id " + std::to_string(owner->table_id) +
+            ", the catalog said " + std::to_string(entry.table_id) + "; catalog entry corrected");
+    ids.erase(entry.table_id);
+    ids.insert(owner->table_id);
+    entry.table_id = owner->table_id;
+    *next_table_id = std::max(*next_table_id, entry.table_id + 1);
+    kept.push_back(entry);
+  }
+  catalog = std::move(kept);
+  return changed;
+}
+
 }  // namespace
 
 Result<Report> RepairPool(const std::string& path, const ProgressFn& progress) {
@@ -265,6 +312,8 @@ Result<Report> RepairPool(const std::string& path, const ProgressFn& progress) {
     MergeSalvaged(pool, catalog, report, &next_table_id);
     catalog_changed = true;
   }
+
+  if (ReconcileTableIds(pool, catalog, report, &next_table_id)) catalog_changed = true;
 
   // Free what nothing references before re-adopting what tables use: a
   // damaged entry (an offset moved by a few pages) may cover a range an

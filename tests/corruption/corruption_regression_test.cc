@@ -2,10 +2,13 @@
 // (one test per finding; docs/GUARANTEES.md section 6 states the contract).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
 #include "pool_map.h"
@@ -247,6 +250,89 @@ TEST(CorruptionRegression, RepairReallocatesAFreeCatalogExtent) {
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
   EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
+  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+}
+
+// Rewrites catalog entry `index` of the pool at path with `edit` applied and
+// the catalog's checksum recomputed: damage the checksum cannot see.
+template <typename Edit>
+void EditCatalogEntry(const std::string& path, size_t index, Edit edit) {
+  PoolMap map = ReadPoolMap(path);
+  ASSERT_NE(map.catalog, 0u);
+  auto header = map.At<format::CatalogHeader>(map.catalog);
+  ASSERT_LT(index, header.entry_count);
+  std::vector<uint8_t> bytes(map.bytes.begin() + static_cast<long>(map.catalog),
+                             map.bytes.begin() + static_cast<long>(map.catalog + map.catalog_used));
+  format::CatalogEntry entry;
+  uint8_t* at = bytes.data() + sizeof(format::CatalogHeader) + index * sizeof(entry);
+  std::memcpy(&entry, at, sizeof(entry));
+  edit(entry);
+  std::memcpy(at, &entry, sizeof(entry));
+  header.checksum = format::Checksum64(bytes.data(), offsetof(format::CatalogHeader, checksum)) ^
+                    format::Checksum64(bytes.data() + sizeof(header),
+                                       header.entry_count * sizeof(format::CatalogEntry));
+  std::memcpy(bytes.data(), &header, sizeof(header));
+  std::vector<uint8_t> file = map.bytes;
+  std::copy(bytes.begin(), bytes.end(), file.begin() + static_cast<long>(map.catalog));
+  WriteFile(path, file);
+}
+
+// Found by the pool fuzzer: a catalog entry whose table id differs from the
+// one its (intact) root carries. Verify reports it; repair returned OK but
+// left it, so verify after the repair still found corruption. The root's id
+// is the table's own: repair corrects the catalog entry and keeps every key.
+TEST(CorruptionRegression, RepairTakesTheRootsTableIdOverTheCatalogs) {
+  testutil::TempPool temp("catalog-id");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  {
+    Options options = SmallPool();
+    options.create_if_missing = false;
+    auto db = DB::Open(temp.path(), options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->DropTable("first").ok());
+  }
+  // The catalog now lists "second" (id 2) alone; it says id 1.
+  EditCatalogEntry(temp.path(), 0, [](format::CatalogEntry& entry) {
+    ASSERT_STREQ(entry.name, "second");
+    entry.table_id = 1;
+  });
+  ASSERT_FALSE(HasFatalFailure());
+  auto before = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_TRUE(before->HasCorruption());
+  EXPECT_NE(before->findings[0].message.find("root belongs to table id 2, the catalog says 1"),
+            std::string::npos)
+      << before->findings[0].message;
+
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  EXPECT_EQ(repaired->tables_dropped, 0u);
+  auto after = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+}
+
+// The same finding's other shape: an entry whose root is another listed
+// table's. That entry is dropped; the table that owns the root keeps its keys.
+TEST(CorruptionRegression, RepairDropsAnEntryPointingAtAnotherTablesRoot) {
+  testutil::TempPool temp("catalog-shared-root");
+  MakeTwoTablePool(temp.path());
+  ASSERT_FALSE(HasFatalFailure());
+  PoolMap map = ReadPoolMap(temp.path());
+  auto second = map.At<format::CatalogEntry>(map.catalog + sizeof(format::CatalogHeader) +
+                                             sizeof(format::CatalogEntry));
+  ASSERT_STREQ(second.name, "second");
+  EditCatalogEntry(temp.path(), 0,
+                   [&](format::CatalogEntry& entry) { entry.root_offset = second.root_offset; });
+  ASSERT_FALSE(HasFatalFailure());
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  EXPECT_EQ(repaired->tables_dropped, 1u);
+  auto after = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
   EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
 }
 
