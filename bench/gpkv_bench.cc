@@ -49,6 +49,12 @@ Status ValidateConfig(const BenchConfig& config) {
   for (const std::string& system : config.systems) {
     if (FindDriver(system) != nullptr) continue;
     if (config.suite == "ordered" && system.rfind("gpkv-gpu", 0) == 0) continue;  // checked below
+    if (config.suite == "ordered" && system == "lmdb") {
+      if (LmdbBuiltIn()) continue;
+      return Status::Unsupported(
+          "--systems lmdb: this gpkv-bench was built without LMDB "
+          "(liblmdb was not found when it was configured)");
+    }
     if (system == "rocksdb" || system == "rocksdb-nosync") {
       return Status::Unsupported("--systems " + system +
                                  ": this gpkv was built without RocksDB (librocksdb was not "

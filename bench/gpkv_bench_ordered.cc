@@ -1,6 +1,6 @@
 // The ordered suite (see gpkv_bench_ordered.h): its systems, the check of
 // its options, the run over every system and size, and gpkv's ratios to
-// RocksDB in the report. The gpkv driver is in gpkv_bench_ordered_driver.cc,
+// RocksDB and LMDB in the report. The gpkv driver is in gpkv_bench_ordered_driver.cc,
 // the workloads in gpkv_bench_ordered_workloads.cc.
 #include "bench/gpkv_bench_ordered.h"
 
@@ -33,20 +33,38 @@ const Measurement* Find(const BenchReport& report, const std::string& system,
 }
 
 // gpkv's ratios to RocksDB in this run: inserts per batch size, ranges per
-// table size, YCSB E.
+// table size, YCSB E; and to LMDB: inserts, gets and ranges.
 void AddRatios(const BenchConfig& config, uint32_t key_size, uint32_t value_size,
                BenchReport* report) {
-  const std::string why =
-      "RocksDB was not part of this run (built without it, or left out by --systems)";
   const std::string sizes = std::to_string(key_size) + "/" + std::to_string(value_size) + " B";
-  auto add = [&](const std::string& name, const std::string& workload,
-                 const std::string& distribution, uint64_t batch) {
+  auto add_vs = [&](const std::string& peer, const std::string& label, const std::string& name,
+                    const std::string& workload, const std::string& distribution, uint64_t batch) {
     const Measurement* gpkv =
         Find(*report, "gpkv", workload, distribution, batch, key_size, value_size);
     if (gpkv == nullptr) return;
-    AddRatio(report, name + " (" + sizes + ", CPU)", "RocksDB", gpkv,
-             Find(*report, "rocksdb", workload, distribution, batch, key_size, value_size), why);
+    AddRatio(report, name + " (" + sizes + ", CPU)", label, gpkv,
+             Find(*report, peer, workload, distribution, batch, key_size, value_size),
+             label + " was not part of this run (built without it, or left out by --systems)");
   };
+  auto add = [&](const std::string& name, const std::string& workload,
+                 const std::string& distribution, uint64_t batch) {
+    add_vs("rocksdb", "RocksDB", name, workload, distribution, batch);
+  };
+  if (std::find(config.systems.begin(), config.systems.end(), "lmdb") != config.systems.end() ||
+      (config.systems.empty() && LmdbBuiltIn())) {
+    for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2;
+         ++log2) {
+      add_vs("lmdb", "LMDB",
+             "durable batched inserts, batch 2^" + std::to_string(log2) + " vs LMDB", "insert",
+             "uniform", uint64_t{1} << log2);
+    }
+    for (int log2 : config.ordered_table_log2) {
+      add_vs("lmdb", "LMDB", "gets, " + TableLabel(log2) + " vs LMDB", "get", TableLabel(log2),
+             config.batch);
+      add_vs("lmdb", "LMDB", "ranges of ~8 keys, " + TableLabel(log2) + " vs LMDB cursor", "range",
+             TableLabel(log2), config.batch);
+    }
+  }
   for (int log2 = config.ordered_insert_min_log2; log2 <= config.ordered_insert_max_log2; ++log2) {
     add("durable batched inserts, batch 2^" + std::to_string(log2) + " vs RocksDB", "insert",
         "uniform", uint64_t{1} << log2);
@@ -72,6 +90,7 @@ std::vector<std::string> OrderedSystems() {
   }
 #endif
   if (RocksdbBuiltIn()) systems.push_back("rocksdb");
+  if (LmdbBuiltIn()) systems.push_back("lmdb");
   return systems;
 }
 
@@ -99,9 +118,9 @@ Status ValidateOrderedConfig(const BenchConfig& config) {
     }
   }
   for (const std::string& system : config.systems) {
-    if (system != "gpkv" && !IsGpuSystem(system) && system != "rocksdb") {
+    if (system != "gpkv" && !IsGpuSystem(system) && system != "rocksdb" && system != "lmdb") {
       return usage(
-          "--systems: the ordered suite runs gpkv, gpkv-gpu, gpkv-gpu-dev and rocksdb, "
+          "--systems: the ordered suite runs gpkv, gpkv-gpu, gpkv-gpu-dev, rocksdb and lmdb, "
           "not '" +
           system + "'");
     }
@@ -135,6 +154,8 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
                      ? "as gpkv-gpu, batches in GPU memory (uploaded before the timer, results "
                        "read back after it; Range results stay in GPU memory: "
                        "Table::RangeOnDevice, digested after the timer)"
+                 : system == "lmdb"
+                     ? "each batch one write transaction, committed with fsync (LMDB's default)"
                      : "each batch one WriteBatch, WAL synced (sync = true)"});
   }
   const double max_seconds = config.max_seconds >= 0 ? config.max_seconds : kDefaultMaxSeconds;
@@ -176,8 +197,9 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
   report->sections["omp_wait_policy"] = wait_policy != nullptr ? wait_policy : "";
   report->lines.push_back(
       "ranges and counts: [lo, hi] over the most significant key word, about 8 keys each; gpkv "
-      "answers a batch with Count / Range, RocksDB with an iterator per thread (Seek + Next); "
-      "RocksDB keys are the gpkv keys big-endian");
+      "answers a batch with Count / Range, RocksDB with an iterator per thread (Seek + Next), "
+      "LMDB with a cursor per thread (MDB_SET_RANGE + MDB_NEXT); RocksDB and LMDB keys are the "
+      "gpkv keys big-endian");
   return ok;
 }
 

@@ -1,10 +1,11 @@
 // The ordered suite of gpkv-bench (--suite ordered): a persistent ordered
-// table (TableKind::kOrdered, tables/lsm/) beside RocksDB on the same data
-// and the same durability, in the same run:
+// table (TableKind::kOrdered, tables/lsm/) beside RocksDB and LMDB on the
+// same data and the same durability, in the same run:
 //
 //   insert   fresh table per batch size 2^insert_min .. 2^insert_max; each
 //            batch is one durable, atomic write (gpkv: Put; RocksDB: one
-//            WriteBatch written with sync = true)
+//            WriteBatch written with sync = true; LMDB: one write
+//            transaction, committed with its default sync)
 //   get      present keys, uniform            \  on one table grown through
 //   count    Count(lo, hi), about 8 keys each  | 2^table_log2 keys for each
 //   range    Range(lo, hi), about 8 keys each /  size of the list
@@ -16,21 +17,23 @@
 // (the same with every batch already in GPU memory: inputs uploaded before
 // the timer starts, outputs read back after it stops; Range results stay in
 // GPU memory, Table::RangeOnDevice, and are digested after the timer; YCSB
-// E's ranges are host Range calls, timed) and "rocksdb". The GPU systems
+// E's ranges are host Range calls, timed), "rocksdb" and "lmdb". The GPU systems
 // also report the open (recovery) time of their largest table and, after
 // the inserts, the backend's write profile (lsm.gpu-* properties: seconds
-// per phase). The report gives gpkv's ratios to RocksDB; the goals of the
+// per phase). The report gives gpkv's ratios to RocksDB and LMDB; the goals of the
 // CPU and GPU rates are in docs/bench/targets.json.
 //
 // RocksDB reads ranges with an iterator (Seek + Next) and counts the same
 // way; its keys are the gpkv keys byte-reversed (big-endian), so its bytewise
 // order is gpkv's unsigned little-endian integer order and both return the
-// same pairs (the report checks it: found counts and digests agree).
+// same pairs (the report checks it: found counts and digests agree). LMDB
+// walks a cursor the same way, in a read-only transaction per thread, over
+// the same big-endian keys.
 //
 // Files: gpkv_bench_ordered.cc (systems, options, the run and its ratios),
 // gpkv_bench_ordered_workloads.h (the measurements),
 // gpkv_bench_ordered_driver.cc (the gpkv driver); RocksDB's driver is in
-// gpkv_bench_rocksdb.cc.
+// gpkv_bench_rocksdb.cc, LMDB's in gpkv_bench_lmdb.cc.
 //
 // Who may call: the benchmark engine (gpkv_bench.cc), tests.
 #pragma once
@@ -95,9 +98,14 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
 // RocksDB (sync = true): as CreateRocksdbDriver's setup. Unsupported in a
 // build without RocksDB.
 Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config);
+// LMDB (durable commits), in the file pool_path + ".lmdb". Unsupported in a
+// build without liblmdb.
+Result<std::unique_ptr<OrderedDriver>> CreateLmdbOrderedDriver(const DriverConfig& config);
+// Whether this build has the LMDB peer.
+bool LmdbBuiltIn();
 
 // The systems of the suite: "gpkv", "gpkv-gpu" and "gpkv-gpu-dev" when a
-// CUDA device is usable, and "rocksdb" when built in.
+// CUDA device is usable, "rocksdb" and "lmdb" when built in.
 std::vector<std::string> OrderedSystems();
 
 // InvalidArgument naming the option when the ordered options are out of

@@ -311,4 +311,14 @@ Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverCo
 }
 #endif
 
+#if GPKV_HAVE_LMDB
+bool LmdbBuiltIn() { return true; }
+#else
+bool LmdbBuiltIn() { return false; }
+
+Result<std::unique_ptr<OrderedDriver>> CreateLmdbOrderedDriver(const DriverConfig&) {
+  return Status::Unsupported("this gpkv-bench was built without LMDB (liblmdb-dev)");
+}
+#endif
+
 }  // namespace gpkv::bench

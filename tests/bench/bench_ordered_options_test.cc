@@ -1,8 +1,9 @@
 // Smoke test of `gpkv-bench --suite ordered`: its options parse and reach the
 // suite (a tiny run reports exactly the batch sizes, table sizes and
 // workloads asked for, each system agreeing with gpkv, and a ratio to
-// RocksDB per case when RocksDB is built in), and wrong or misplaced options are usage
-// errors that name the option. Runs in about a second.
+// RocksDB and to LMDB per case when they are built in), and wrong or
+// misplaced options are usage errors that name the option. Runs in about a
+// second.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,13 +79,39 @@ TEST(BenchOrderedOptions, TinyRunReportsTheCasesAskedFor) {
       "count 2^8 keys 64", "range 2^8 keys 64", "E 2^8 keys 64"};
   EXPECT_EQ(cases, expected);
   const bool rocksdb = systems.count("rocksdb") != 0;
+  const bool lmdb = systems.count("lmdb") != 0;
   EXPECT_TRUE(systems.count("gpkv"));
   EXPECT_EQ(report["sections"]["read_results_agree"], true);
-  // With RocksDB: one ratio per insert batch size, per table size and for E.
+  // With RocksDB: one ratio per insert batch size, per table size and for E;
+  // with LMDB: one per insert batch size, and gets and ranges per table size.
   size_t measured = 0;
   for (const auto& ratio : report["ratios"]) measured += ratio["measured"].get<bool>();
-  EXPECT_EQ(measured, rocksdb ? 5u : 0u);
+  EXPECT_EQ(measured, (rocksdb ? 5u : 0u) + (lmdb ? 6u : 0u));
   EXPECT_FALSE(report.contains("targets"));
+}
+
+// LMDB, when built in, answers every query as gpkv does (found counts and
+// range digests agree) and its ratios are in the report.
+TEST(BenchOrderedOptions, LmdbAnswersAsGpkvDoes) {
+  RunResult run = RunBench(Tiny() + " --systems gpkv,lmdb --json");
+  if (run.exit_code != 0 && run.err.find("built without LMDB") != std::string::npos) {
+    GTEST_SKIP() << "this gpkv-bench was built without LMDB";
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  std::set<std::string> systems;
+  for (const auto& row : report["results"]) systems.insert(row["system"].get<std::string>());
+  EXPECT_EQ(systems, (std::set<std::string>{"gpkv", "lmdb"}));
+  EXPECT_EQ(report["sections"]["read_results_agree"], true);
+  EXPECT_GT(report["sections"]["read_results_compared"].get<int>(), 0);
+  size_t lmdb_ratios = 0;
+  for (const auto& ratio : report["ratios"]) {
+    if (ratio["name"].get<std::string>().find("vs LMDB") != std::string::npos) {
+      EXPECT_TRUE(ratio["measured"].get<bool>()) << ratio.dump();
+      ++lmdb_ratios;
+    }
+  }
+  EXPECT_EQ(lmdb_ratios, 6u);
 }
 
 TEST(BenchOrderedOptions, WorkloadsSelectWhatRuns) {
