@@ -131,32 +131,19 @@ class LmdbOrderedDriver : public OrderedDriver {
  private:
   // gpkv key (little-endian words, the last most significant) -> big-endian
   // bytes; the same reversal decodes.
-  void Encode(const uint8_t* key, char* out) const {
-    for (uint32_t i = 0; i < key_size_; ++i) out[i] = static_cast<char>(key[key_size_ - 1 - i]);
-  }
+  void Encode(const uint8_t* key, char* out) const { BigEndianKey(key, key_size_, out); }
 
   // Splits [0, n) over the threads; each part runs in a read-only
   // transaction of its own thread.
   template <typename Part>
   Status ForParts(size_t n, const Part& part) {
-    std::vector<Status> part_status(threads_);
-#pragma omp parallel num_threads(threads_)
-    {
-      const int index = omp_get_thread_num();
-      const int parts = omp_get_num_threads();
-      const size_t begin = n * index / parts, end = n * (index + 1) / parts;
-      if (end > begin) {
-        MDB_txn* txn = nullptr;
-        Status status = FromLmdb(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "begin read");
-        if (status.ok()) {
-          status = part(txn, begin, end);
-          mdb_txn_abort(txn);
-        }
-        part_status[index] = std::move(status);
-      }
-    }
-    for (const Status& status : part_status) GPKV_RETURN_IF_ERROR(status);
-    return Status::OK();
+    return ForThreadShares(threads_, n, [&](size_t begin, size_t end) -> Status {
+      MDB_txn* txn = nullptr;
+      GPKV_RETURN_IF_ERROR(FromLmdb(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "begin read"));
+      Status status = part(txn, begin, end);
+      mdb_txn_abort(txn);
+      return status;
+    });
   }
 
   // Visits the pairs of queries [begin, end) with one cursor: the first key

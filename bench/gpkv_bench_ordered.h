@@ -38,6 +38,8 @@
 // Who may call: the benchmark engine (gpkv_bench.cc), tests.
 #pragma once
 
+#include <omp.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -59,6 +61,29 @@ struct RangeDigest {
 
 // Digest term of one pair (summed over the pairs of a call).
 uint64_t PairHash(const uint8_t* key, uint32_t key_size, const uint8_t* value, uint32_t value_size);
+
+// A gpkv key (little-endian words, the last most significant) as big-endian
+// bytes, whose bytewise order is gpkv's key order (the peers' keys); the same
+// reversal decodes.
+inline void BigEndianKey(const uint8_t* key, uint32_t key_size, char* out) {
+  for (uint32_t i = 0; i < key_size; ++i) out[i] = static_cast<char>(key[key_size - 1 - i]);
+}
+
+// Splits [0, n) over `threads` OpenMP threads and runs part(begin, end) on
+// each non-empty share; returns the first failure.
+template <typename Part>
+Status ForThreadShares(int threads, size_t n, const Part& part) {
+  std::vector<Status> share_status(threads);
+#pragma omp parallel num_threads(threads)
+  {
+    const int index = omp_get_thread_num();
+    const int shares = omp_get_num_threads();
+    const size_t begin = n * index / shares, end = n * (index + 1) / shares;
+    if (end > begin) share_status[index] = part(begin, end);
+  }
+  for (const Status& status : share_status) GPKV_RETURN_IF_ERROR(status);
+  return Status::OK();
+}
 
 // One system holding one ordered table. Keys are given in gpkv's form.
 // Thread safety: one call at a time; each call uses the driver's threads.
