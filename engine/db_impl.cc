@@ -195,6 +195,15 @@ Status DBImpl::Load() {
     }
     GPKV_RETURN_IF_ERROR(pool_->Sync());
   }
+  // Growth maps the pool anew: before any table holds an address in it.
+  if (options_.grow_if_smaller && options_.pool_size > pool_->size()) {
+    if (pool_->read_only()) {
+      return Status::InvalidArgument(path_ + ": cannot grow a pool opened read-only (size " +
+                                     std::to_string(pool_->size()) + ", Options::pool_size " +
+                                     std::to_string(options_.pool_size) + ")");
+    }
+    GPKV_RETURN_IF_ERROR(pool_->Grow(options_.pool_size));
+  }
   // Open every table now (running its recovery), except those of families
   // this build lacks: OpenTable reports those. Damage stays with its table.
   for (const CatalogEntry& entry : catalog_) {

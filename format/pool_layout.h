@@ -7,7 +7,12 @@
 //   4 KiB          4 KiB              Superblock A
 //   8 KiB          4 KiB              Superblock B
 //   12 KiB         extent_capacity*32 ExtentEntry[extent_capacity]
-//   heap_offset    heap_size          extents (catalog, table roots, levels, value chunks)
+//   heap_offset    size - heap_offset extents (catalog, table roots, levels, value chunks)
+//
+// The pool's size is the current superblock's pool_size, or the header's
+// when that is 0. Growth extends the file first and then publishes a
+// superblock with the new size, so the file may be longer than the pool
+// (a crash in between): those tail bytes are not part of the pool.
 //
 // Commit rule: the only in-place commit is an aligned 8-byte store that is
 // then persisted. Superblocks are written out of place (the other slot) and
@@ -46,11 +51,11 @@ constexpr uint64_t kExtentTableOffset = 12288;
 //   8  u32 format_version   kFormatVersion
 //   12 u32 header_size      4096
 //   16 u8  uuid[16]
-//   32 u64 pool_size        bytes of the file
+//   32 u64 pool_size        bytes of the pool at create
 //   40 u64 extent_table_offset
 //   48 u64 extent_capacity  entries in the extent table
 //   56 u64 heap_offset      first byte of the heap (4 KiB aligned)
-//   64 u64 heap_size
+//   64 u64 heap_size        pool_size - heap_offset (the heap at create)
 //   72 u64 created_unix_ns
 //   80 u64 reserved[5]
 //   120 u64 checksum        Checksum64 of bytes 0..119
@@ -78,7 +83,9 @@ static_assert(std::is_trivially_copyable_v<PoolHeader>);
 //   16 u64 catalog_offset   extent holding the Catalog (0 = no catalog yet)
 //   24 u64 catalog_size     bytes of that extent
 //   32 u64 next_table_id    ids are never reused
-//   40 u64 reserved[2]
+//   40 u64 reserved         0
+//   48 u64 pool_size        bytes of the pool since it last grew; 0 = the
+//                           header's pool_size (never grown)
 //   56 u64 checksum         Checksum64 of bytes 0..55
 struct Superblock {
   uint64_t magic;
@@ -86,10 +93,12 @@ struct Superblock {
   uint64_t catalog_offset;
   uint64_t catalog_size;
   uint64_t next_table_id;
-  uint64_t reserved[2];
+  uint64_t reserved;
+  uint64_t pool_size;
   uint64_t checksum;
 };
 static_assert(sizeof(Superblock) == 64);
+static_assert(offsetof(Superblock, pool_size) == 48);
 static_assert(offsetof(Superblock, checksum) == 56);
 static_assert(std::is_trivially_copyable_v<Superblock>);
 

@@ -115,7 +115,7 @@ Result<uint64_t> ExtentAllocator::AllocateExtent(uint64_t length, format::Extent
   std::lock_guard<std::mutex> lock(mutex_);
   ExtentEntry* entries = pool_.At<ExtentEntry>(pool_.header().extent_table_offset);
   const uint64_t heap_begin = pool_.header().heap_offset;
-  const uint64_t heap_end = heap_begin + pool_.header().heap_size;
+  const uint64_t heap_end = pool_.size();
 
   // First fit over the gaps between allocated extents (ordered by offset).
   uint64_t cursor = heap_begin;
@@ -141,7 +141,7 @@ Result<uint64_t> ExtentAllocator::AllocateExtent(uint64_t length, format::Extent
                                 : "extent table full (" +
                                       std::to_string(pool_.header().extent_capacity) + " entries)";
     return Status::PoolFull(pool_.path() + ": pool full: " + why + " (heap " +
-                            std::to_string(pool_.header().heap_size) + " bytes, " +
+                            std::to_string(pool_.heap_size()) + " bytes, " +
                             std::to_string(used_bytes_) + " used, largest free " +
                             std::to_string(largest_gap) + ")");
   }
@@ -263,6 +263,6 @@ uint64_t ExtentAllocator::used_bytes() const {
   return used_bytes_;
 }
 
-uint64_t ExtentAllocator::heap_bytes() const { return pool_.header().heap_size; }
+uint64_t ExtentAllocator::heap_bytes() const { return pool_.heap_size(); }
 
 }  // namespace gpkv::pm

@@ -201,10 +201,10 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, bool read_only
   };
   if (header.format_version == 0) return bad_header(8, "format version 0");
   if (header.header_size != format::kPageSize) return bad_header(12, "bad header size");
-  if (header.pool_size != size) {
+  if (header.pool_size > size) {
     return bad_header(32, "pool size " + std::to_string(header.pool_size) +
-                              " does not match the file size " + std::to_string(size) +
-                              " (truncated or extended file)");
+                              " is larger than the file size " + std::to_string(size) +
+                              " (truncated file)");
   }
   if (header.extent_table_offset != format::kExtentTableOffset || header.extent_capacity == 0 ||
       header.extent_capacity > (1u << 20)) {
@@ -212,12 +212,14 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, bool read_only
   }
   uint64_t table_end = header.extent_table_offset + header.extent_capacity * 32;
   if (header.heap_offset < table_end || header.heap_offset % format::kPageSize != 0 ||
-      header.heap_offset > size || header.heap_size != size - header.heap_offset) {
+      header.heap_offset > header.pool_size ||
+      header.heap_size != header.pool_size - header.heap_offset) {
     return bad_header(56, "bad heap placement (offset " + Hex(header.heap_offset) + ", size " +
                               Hex(header.heap_size) + ")");
   }
   pool->header_ = header;
   GPKV_RETURN_IF_ERROR(pool->LoadSuperblocks());
+  GPKV_RETURN_IF_ERROR(pool->SetSizeFromSuperblock(size));
   if (!read_only && !salvage) GPKV_RETURN_IF_ERROR(pool->RewriteTornSuperblock());
   auto allocator = ExtentAllocator::Load(*pool, salvage);
   if (!allocator.ok()) return allocator.status();
@@ -261,28 +263,37 @@ Status Pool::MapFile(const std::string& path, bool read_only, bool created) {
     return Status::Corruption(path + ": header (offset 0x0): empty file is not a gpkv pool");
   }
 
+  GPKV_RETURN_IF_ERROR(MapDescriptor(&map_));
+  AdoptMapping();
+  if (!read_only) RunMapHook(base_, size_, path_.c_str());
+  return Status::OK();
+}
+
+Status Pool::MapDescriptor(pmem2_map** map) const {
   Pmem2Setup setup;
   if (pmem2_config_new(&setup.config) != 0) {
-    return Status::IOError(Pmem2Error("pmem2_config_new", path));
+    return Status::IOError(Pmem2Error("pmem2_config_new", path_));
   }
   if (pmem2_config_set_required_store_granularity(setup.config, PMEM2_GRANULARITY_PAGE) != 0) {
-    return Status::IOError(Pmem2Error("pmem2_config_set_required_store_granularity", path));
+    return Status::IOError(Pmem2Error("pmem2_config_set_required_store_granularity", path_));
   }
-  if (read_only && pmem2_config_set_protection(setup.config, PMEM2_PROT_READ) != 0) {
-    return Status::IOError(Pmem2Error("pmem2_config_set_protection", path));
+  if (read_only_ && pmem2_config_set_protection(setup.config, PMEM2_PROT_READ) != 0) {
+    return Status::IOError(Pmem2Error("pmem2_config_set_protection", path_));
   }
   if (pmem2_source_from_fd(&setup.source, fd_) != 0) {
-    return Status::IOError(Pmem2Error("pmem2_source_from_fd", path));
+    return Status::IOError(Pmem2Error("pmem2_source_from_fd", path_));
   }
-  if (pmem2_map_new(&map_, setup.config, setup.source) != 0) {
-    return Status::IOError(Pmem2Error("pmem2_map_new", path));
+  if (pmem2_map_new(map, setup.config, setup.source) != 0) {
+    return Status::IOError(Pmem2Error("pmem2_map_new", path_));
   }
+  return Status::OK();
+}
+
+void Pool::AdoptMapping() {
   base_ = static_cast<uint8_t*>(pmem2_map_get_address(map_));
   size_ = pmem2_map_get_size(map_);
   is_pmem_ = pmem2_map_get_store_granularity(map_) != PMEM2_GRANULARITY_PAGE;
   persist_fn_ = pmem2_get_persist_fn(map_);
-  if (!read_only) RunMapHook(base_, size_, path_.c_str());
-  return Status::OK();
 }
 
 Status Pool::LoadSuperblocks() {
@@ -300,6 +311,32 @@ Status Pool::LoadSuperblocks() {
   std::lock_guard<std::mutex> lock(superblock_mutex_);
   current_superblock_ = pick;
   current_ = copies[pick];
+  return Status::OK();
+}
+
+Status Pool::SetSizeFromSuperblock(uint64_t file_size) {
+  uint64_t grown_size;
+  uint64_t field;
+  {
+    std::lock_guard<std::mutex> lock(superblock_mutex_);
+    grown_size = current_.pool_size;
+    field = format::kSuperblockOffset[current_superblock_] + offsetof(Superblock, pool_size);
+  }
+  if (grown_size == 0) {
+    size_ = header_.pool_size;
+    return Status::OK();
+  }
+  if (grown_size < header_.pool_size || grown_size % format::kPageSize != 0) {
+    return Status::Corruption(Where("superblock", field) + ": pool size " +
+                              std::to_string(grown_size) + " is below the size at create (" +
+                              std::to_string(header_.pool_size) + ") or not a multiple of 4 KiB");
+  }
+  if (grown_size > file_size) {
+    return Status::Corruption(Where("superblock", field) + ": pool size " +
+                              std::to_string(grown_size) + " is larger than the file size " +
+                              std::to_string(file_size) + " (truncated file)");
+  }
+  size_ = grown_size;
   return Status::OK();
 }
 
@@ -345,7 +382,7 @@ std::string Pool::Where(const std::string& what, uint64_t offset) const {
 
 Status Pool::CheckRange(uint64_t offset, uint64_t length, const std::string& what) const {
   uint64_t heap_begin = header_.heap_offset;
-  uint64_t heap_end = header_.heap_offset + header_.heap_size;
+  uint64_t heap_end = size_;
   if (offset < heap_begin || offset > heap_end || length > heap_end - offset) {
     return Status::Corruption(Where(what, offset) + ": range " + Hex(offset) + "+" + Hex(length) +
                               " is outside the heap [" + Hex(heap_begin) + ", " + Hex(heap_end) +
@@ -415,6 +452,60 @@ Status Pool::WriteSuperblock(format::Superblock next) {
   Persist(slot, sizeof(next));
   current_superblock_ = target;
   current_ = next;
+  return Status::OK();
+}
+
+// The order is what makes growth crash-safe: the file's new length is
+// durable (fsync) before the superblock that claims it is written, and until
+// that superblock is current the pool keeps its old size, so the bytes past
+// it are never handed out. A new mapping is made before the old one goes, so
+// a failed map leaves the pool as it was.
+Status Pool::Grow(uint64_t new_size) {
+  if (read_only_) return Status::InvalidArgument(path_ + ": pool is open read-only");
+  new_size = format::AlignUp(new_size, format::kPageSize);
+  if (new_size < size_) {
+    return Status::InvalidArgument(path_ + ": a pool cannot shrink (size " + std::to_string(size_) +
+                                   ", asked for " + std::to_string(new_size) + ")");
+  }
+  if (new_size == size_) return Status::OK();
+  // What the old mapping holds reaches the file first: the new mapping (and
+  // a power-failure simulator's image of it) starts from the file.
+  GPKV_RETURN_IF_ERROR(Sync());
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return Status::IOError(Errno("fstat", path_));
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Unsupported(path_ + ": only a pool in a regular file can grow");
+  }
+  if (static_cast<uint64_t>(st.st_size) < new_size) {
+    int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(new_size));
+    if (err != 0) {
+      errno = err;
+      if (err == ENOSPC) {
+        return Status::PoolFull(
+            Errno("cannot grow the pool to " + std::to_string(new_size) + " bytes", path_));
+      }
+      return Status::IOError(Errno("posix_fallocate", path_));
+    }
+  }
+  // Making the new length durable is a persist point of its own (the test
+  // hook sees the range the file gained), before any superblock claims it.
+  RunPersistHook(base_ + size_, new_size - size_);
+  if (::fsync(fd_) != 0) return Status::IOError(Errno("fsync", path_));
+
+  pmem2_map* grown = nullptr;
+  GPKV_RETURN_IF_ERROR(MapDescriptor(&grown));
+  pmem2_map_delete(&map_);
+  map_ = grown;
+  const uint64_t old_size = size_;
+  AdoptMapping();
+  RunMapHook(base_, size_, path_.c_str());
+  size_ = old_size;
+
+  format::Superblock next = superblock();
+  next.pool_size = new_size;
+  GPKV_RETURN_IF_ERROR(WriteSuperblock(next));
+  GPKV_RETURN_IF_ERROR(Sync());
+  size_ = new_size;
   return Status::OK();
 }
 

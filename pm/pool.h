@@ -1,7 +1,8 @@
 // pm::Pool: a mapped gpkv pool file. Owns the libpmem2 mapping (RAII), the
 // file's lock (one writer or any number of readers), the header, the A/B superblocks and the extent
 // allocator, and is the one place that persists anything: every flush, fence, msync and 8-byte
-// publish in gpkv goes through Persist / Publish / PublishCas / Sync here.
+// publish in gpkv goes through Persist / Publish / PublishCas / Sync here. Growth of a pool
+// (Grow) is here too.
 //
 // Who may call: engine/, cpu/, gpu/ launchers and recovery/. Tools go through
 // the engine or recovery.
@@ -42,8 +43,10 @@ class Pool {
   static Result<std::unique_ptr<Pool>> Create(const std::string& path, uint64_t size,
                                               SyncMode sync_mode);
   // Maps an existing pool file and validates header and superblocks (every
-  // field bounds-checked). Corruption names the file, the region and offset;
-  // Unsupported for a newer format version. Read-only maps it read-only.
+  // field bounds-checked). Corruption names the file, the region and offset
+  // (a file shorter than the pool's size is truncated; a longer one is
+  // accepted and its tail left unused); Unsupported for a newer format
+  // version. Read-only maps it read-only.
   // A writable open (and Create) holds an exclusive lock on the file for the
   // Pool's lifetime, a read-only open a shared one: Busy, naming the file,
   // when another process or another open in this process holds a lock that
@@ -58,7 +61,11 @@ class Pool {
 
   const std::string& path() const { return path_; }
   uint8_t* base() const { return base_; }
+  // Bytes of the pool: the header's pool_size, or the size the pool last
+  // grew to. The file may be longer (see Grow); the mapping then is too.
   uint64_t size() const { return size_; }
+  // The heap: [header().heap_offset, size()).
+  uint64_t heap_size() const { return size_ - header_.heap_offset; }
   bool read_only() const { return read_only_; }
   // True when persistence is by cache-line flush (a DAX / pmem mapping).
   bool is_pmem() const { return is_pmem_; }
@@ -82,7 +89,7 @@ class Pool {
   // a place in this pool.
   std::string Where(const std::string& what, uint64_t offset) const;
 
-  // ---- persistence: the only persist points in gpkv ----
+  // ---- persistence: the only persist points in gpkv (and Grow's fsync) ----
   // Makes [address, address + length) durable, in order with later stores
   // (see SyncMode). Counts as one persist point for the test hook.
   void Persist(const void* address, size_t length);
@@ -108,6 +115,21 @@ class Pool {
   // Serialises read-modify-write of the superblock + catalog (engine use).
   std::mutex& metadata_mutex() { return metadata_mutex_; }
 
+  // ---- growth ----
+  // Extends the pool to `new_size` bytes (rounded up to 4 KiB); the heap
+  // then ends there. Makes what was written so far durable, extends the file
+  // (zero-filled, reserved with posix_fallocate, fsync), maps it again and
+  // publishes a superblock carrying the new size (one A/B switch): a crash
+  // leaves the old size (with a file that may already be longer) or the new
+  // one. Its persist points for the test hook: the file's new length (the
+  // fsync), then the superblock. The extent table keeps its capacity. OK
+  // without a change when new_size is the current size.
+  // InvalidArgument for a smaller size or a read-only pool; PoolFull when the
+  // file system has no room; IOError when a file call fails.
+  // REQUIRES: nothing holds an address inside the mapping (base() changes):
+  // no table is open, no other thread uses the pool.
+  Status Grow(uint64_t new_size);
+
   ExtentAllocator& allocator() { return *allocator_; }
   const ExtentAllocator& allocator() const { return *allocator_; }
 
@@ -117,7 +139,15 @@ class Pool {
   Status Lock(const std::string& path, bool read_only);
   // Maps the file; opens and locks it first unless `created` (Create did).
   Status MapFile(const std::string& path, bool read_only, bool created);
+  // Maps the whole of fd_ into *map.
+  Status MapDescriptor(pmem2_map** map) const;
+  // Takes the mapping's address, size and persistence from map_; size_
+  // becomes the mapping's size until SetSizeFromSuperblock.
+  void AdoptMapping();
   Status LoadSuperblocks();
+  // size_ from the current superblock (or the header); Corruption when that
+  // is not a size the pool can have or the file is shorter.
+  Status SetSizeFromSuperblock(uint64_t file_size);
   Status RewriteTornSuperblock();
 
   std::string path_;

@@ -10,6 +10,7 @@ class App;
 namespace gpkv::tools {
 
 void RegisterCreateCommand(CLI::App& app, int* exit_code);   // create_command.cc
+void RegisterGrowCommand(CLI::App& app, int* exit_code);     // grow_command.cc
 void RegisterInfoCommand(CLI::App& app, int* exit_code);     // info_command.cc
 void RegisterTablesCommand(CLI::App& app, int* exit_code);   // tables_command.cc
 void RegisterPutCommand(CLI::App& app, int* exit_code);      // kv_commands.cc

@@ -36,7 +36,8 @@ void RegisterCreateCommand(CLI::App& app, int* exit_code) {
       "hugetlbfs or a DAX file system lets the GPU work on the pool directly.\n"
       "Example: gpkv create /dev/shm/pool.gpkv --size 4G");
   cmd->add_option("pool", args->path, "pool file to create")->required();
-  cmd->add_option("--size", args->size, "pool size, fixed for its life (K, M, G suffixes: 1024s)")
+  cmd->add_option("--size", args->size,
+                  "pool size; `gpkv grow` extends it (K, M, G suffixes: 1024s)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   cmd->callback([args, exit_code]() { *exit_code = RunCreate(*args); });

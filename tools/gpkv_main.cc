@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
                        "print the version and the pool format it opens");
   int exit_code = gpkv::tools::kExitOk;
   gpkv::tools::RegisterCreateCommand(app, &exit_code);
+  gpkv::tools::RegisterGrowCommand(app, &exit_code);
   gpkv::tools::RegisterInfoCommand(app, &exit_code);
   gpkv::tools::RegisterTablesCommand(app, &exit_code);
   gpkv::tools::RegisterPutCommand(app, &exit_code);

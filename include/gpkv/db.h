@@ -38,7 +38,7 @@ struct PoolInfo {
   std::string path;
   std::string uuid;  // 36-character text form
   uint32_t format_version = 0;
-  uint64_t pool_size = 0;   // bytes of the file
+  uint64_t pool_size = 0;   // bytes of the pool (see Options::grow_if_smaller)
   uint64_t heap_bytes = 0;  // bytes available to tables
   uint64_t used_bytes = 0;  // bytes in allocated extents
   uint64_t extents = 0;     // allocated extents

@@ -62,8 +62,17 @@ struct Options {
   bool create_if_missing = false;
   // Fail with AlreadyExists when the pool file exists.
   bool error_if_exists = false;
-  // Size of a new pool file in bytes (fixed for its life). Used at create only.
+  // Size of a new pool file in bytes. An existing pool keeps its size unless
+  // grow_if_smaller is set.
   uint64_t pool_size = uint64_t{1} << 30;
+  // Grow an existing pool smaller than pool_size to pool_size (rounded up to
+  // 4 KiB) at open: after the pool-level recovery and before any table opens,
+  // the file is extended and a new superblock publishes the size (a crash
+  // leaves the old size or the new one). A larger pool never shrinks. The
+  // extent table keeps the capacity it got at create. InvalidArgument with
+  // read_only when the pool would have to grow; PoolFull when the file system
+  // has no room.
+  bool grow_if_smaller = false;
   // Open the pool read-only: the file is mapped read-only and nothing is
   // written to it, not even by open-time recovery; every write fails with
   // InvalidArgument. What recovery can do in memory it does there (an
