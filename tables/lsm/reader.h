@@ -18,18 +18,14 @@
 #include "recovery/report.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
+#include "tables/root_reader.h"
 
 namespace gpkv::lsm {
 
 // A validated copy of a root and its active manifest. Every range it names
 // (root, log, runs) lies inside the heap, is 4 KiB aligned, and no two
 // overlap.
-struct LsmView {
-  std::string table_name;
-  uint64_t root_offset = 0;
-  uint64_t table_id = 0;
-  uint32_t key_size = 0;
-  uint32_t value_size = 0;
+struct LsmView : tables::RootIdentity {
   uint32_t log2_batch = 0;
   uint32_t log_batches = 1;  // M (a root's 0 reads as 1)
   uint64_t log_offset = 0;
@@ -59,8 +55,6 @@ struct LsmView {
   uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
   // The write buffer flushes before its logged entries reach this: M * b.
   uint64_t buffer_entries() const { return BufferEntries(log2_batch, log_batches); }
-  // "table 'users'"
-  std::string TableRegion() const { return "table '" + table_name + "'"; }
   // "table 'users' level 3 run"
   std::string RunRegion(uint32_t level) const;
 };
@@ -127,7 +121,7 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
 recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, uint64_t records);
 recovery::Finding CompletedCheckpointFinding(const pm::Pool& pool, const LsmView& view);
 
-// "0x3a000"
-std::string Hex(uint64_t value);
+// "0x3a000": the families' one hex formatting (tables/root_reader.h).
+using tables::Hex;
 
 }  // namespace gpkv::lsm
