@@ -8,6 +8,26 @@
 
 namespace gpkv::lsm {
 
+Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLogVisitor& visit,
+                      BadLogRecord* bad_record, LogCut* cut, int threads) {
+  const EntryShape shape = view.shape();
+  return ReadLog(
+      pool, view,
+      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+          const uint8_t* entries) {
+        if (!bad_record->status.ok()) return;
+        RunData record(shape);
+        Status decoded = DecodeLogRecord(pool, view, header, offset, entries, &record);
+        if (!decoded.ok()) {
+          *bad_record = {
+              std::move(decoded), offset, {segment, offset - view.log_segments[segment].offset}};
+          return;
+        }
+        visit(segment, header, std::move(record));
+      },
+      cut, threads);
+}
+
 recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, uint64_t records) {
   const std::string region = view.TableRegion() + " log";
   return {recovery::Finding::Severity::kInfo, region, view.log_offset,

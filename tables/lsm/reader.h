@@ -103,6 +103,20 @@ struct LogCut {
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
                LogCut* cut = nullptr, int threads = 1);
 
+// ReadLog with each record decoded (DecodeLogRecord) before it is visited,
+// as a run: the visits stop at the first record that does not decode, which
+// *bad_record then describes (its Corruption, its offset, and the cut where
+// the intact records end). Returns ReadLog's status.
+using DecodedLogVisitor =
+    std::function<void(uint32_t segment, const LogRecordHeader& header, RunData&& record)>;
+struct BadLogRecord {
+  Status status;  // OK while every record decoded
+  uint64_t offset = 0;
+  LogCut cut;
+};
+Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLogVisitor& visit,
+                      BadLogRecord* bad_record, LogCut* cut = nullptr, int threads = 1);
+
 // Corruption naming the record's offset unless the keys of the columnar
 // record that ReadLog visited ascend (its arrays can then be used as a run's
 // as they are: the GPU backend uploads them).
