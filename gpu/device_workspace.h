@@ -4,9 +4,9 @@
 // arena for work that must leave the arena's contents alone), and the batch
 // counters its kernels write in device memory with their pinned host copy.
 // No batch allocates: scratch grows (at least doubling) only when a batch
-// needs more than any before it. A family's workspace derives from it and
-// names its counters' type (tables/<family>/gpu/workspace.h); a table keeps
-// a free list of them, one per concurrent caller.
+// needs more than any before it. The slab hash's workspace derives from it
+// and names its counters' type (GPHash's keeps a workspace of its own); a
+// table keeps a free list of them, one per concurrent caller.
 //
 // Who may call: the GPU backends (tables/*/gpu/).
 // Thread safety: a workspace is used by one thread at a time.
