@@ -3,7 +3,7 @@
 // allocates). A batch first plans every piece it needs (Take returns the
 // piece's offset), then makes the arena at least plan.bytes() long and
 // places its pieces at arena + offset. Both GPU hash backends plan their
-// scratch this way; each keeps its own workspace (stream, counters, arena).
+// scratch this way (the slab hash in a gpu::DeviceWorkspace's arena).
 //
 // Who may call: the GPU backends (tables/*/gpu/). No CUDA headers here.
 // Thread safety: a plan is a value used by one thread.

@@ -1,6 +1,19 @@
+#include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+
 #include "gpu/cub_temp_storage.h"
 
 namespace gpkv::gpu {
+
+Status SortPairsTempBytes(size_t count, size_t* bytes, const std::string& what) {
+  auto sort = [&](void* storage, size_t& storage_bytes) {
+    return cub::DeviceRadixSort::SortPairs(
+        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
+        static_cast<uint32_t*>(nullptr), static_cast<int>(count));
+  };
+  return CubTempBytes(sort, bytes, what);
+}
 
 CubTempBuffer::~CubTempBuffer() { Free(); }
 

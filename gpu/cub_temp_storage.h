@@ -57,6 +57,11 @@ Status RunCub(Algorithm&& algorithm, CubTempStorage storage, const What& what) {
   return Status::OK();
 }
 
+// Phase one of cub::DeviceRadixSort::SortPairs of `count` 32-bit keys with
+// 32-bit values over all 32 key bits (the hash tables' sorts of a batch's
+// duplicate keys: sort keys with batch indices); `what` names it in an error.
+Status SortPairsTempBytes(size_t count, size_t* bytes, const std::string& what);
+
 // Temporary storage of its own (cudaMalloc) for a caller without a scratch
 // arena, e.g. one that runs the same algorithm on buffers of a fixed size.
 // Thread safety: a value owned by one thread at a time.

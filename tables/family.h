@@ -59,16 +59,22 @@ struct TableExtent {
 
 class TableFamily {
  public:
+  // What a family is: its name, the (kind, durability) it serves and its CLI
+  // hook, given once by its constructor.
+  TableFamily(const char* name, TableKind kind, Durability durability, const FamilyCli& cli)
+      : name_(name), kind_(kind), durability_(durability), cli_(cli) {}
   virtual ~TableFamily() = default;
+  TableFamily(const TableFamily&) = delete;
+  TableFamily& operator=(const TableFamily&) = delete;
 
   // Short lowercase name, used in messages, stats and property names
   // ("gphash" gives "gphash.load-factor").
-  virtual const char* name() const = 0;
-  virtual TableKind kind() const = 0;
-  virtual Durability durability() const = 0;
+  const char* name() const { return name_; }
+  TableKind kind() const { return kind_; }
+  Durability durability() const { return durability_; }
   // What it says in the gpkv tool: its `tables create` flags, its lines in
   // `info` and `tables` (tables/<family>/cli.h).
-  virtual const FamilyCli& cli() const = 0;
+  const FamilyCli& cli() const { return cli_; }
 
   // ---- options and the catalog ----
 
@@ -131,6 +137,12 @@ class TableFamily {
   virtual Result<format::CatalogEntry> Salvage(const pm::Pool& pool,
                                                const format::ExtentEntry& root_extent,
                                                const std::string& name) const = 0;
+
+ private:
+  const char* const name_;
+  const TableKind kind_;
+  const Durability durability_;
+  const FamilyCli& cli_;
 };
 
 }  // namespace gpkv::tables

@@ -1,5 +1,7 @@
 #include "tables/registry.h"
 
+#include <cstddef>
+
 #include "tables/gphash/family.h"
 #include "tables/lsm/family.h"
 #include "tables/slab_hash/family.h"
@@ -23,34 +25,48 @@ const TableFamily* FindFamily(TableKind kind, Durability durability) {
   return nullptr;
 }
 
-const char* KindName(TableKind kind) {
-  switch (kind) {
-    case TableKind::kHash:
-      return "hash";
-    case TableKind::kOrdered:
-      return "ordered";
+namespace {
+
+// The names of an enum's values, in one table per enum.
+template <typename Enum>
+struct EnumName {
+  Enum value;
+  const char* name;
+};
+constexpr EnumName<TableKind> kKindNames[] = {{TableKind::kHash, "hash"},
+                                              {TableKind::kOrdered, "ordered"}};
+constexpr EnumName<Durability> kDurabilityNames[] = {{Durability::kPersistent, "persistent"},
+                                                     {Durability::kVolatile, "volatile"}};
+
+// The name of `value`, or nullptr when it is none of the table's.
+template <typename Enum, size_t N>
+const char* NameIn(const EnumName<Enum> (&names)[N], Enum value) {
+  for (const EnumName<Enum>& name : names) {
+    if (name.value == value) return name.name;
   }
-  return "unknown";
+  return nullptr;
+}
+
+}  // namespace
+
+const char* KindName(TableKind kind) {
+  const char* name = NameIn(kKindNames, kind);
+  return name != nullptr ? name : "unknown";
 }
 
 const char* DurabilityName(Durability durability) {
-  switch (durability) {
-    case Durability::kPersistent:
-      return "persistent";
-    case Durability::kVolatile:
-      return "volatile";
-  }
-  return "unknown";
+  const char* name = NameIn(kDurabilityNames, durability);
+  return name != nullptr ? name : "unknown";
 }
 
 Result<const TableFamily*> FamilyOf(const std::string& where, const format::CatalogEntry& entry) {
   const auto kind = static_cast<TableKind>(entry.kind);
   const auto durability = static_cast<Durability>(entry.durability);
-  if (kind != TableKind::kHash && kind != TableKind::kOrdered) {
+  if (NameIn(kKindNames, kind) == nullptr) {
     return Status::Corruption(where + ": kind " + std::to_string(entry.kind) +
                               " is not a table kind");
   }
-  if (durability != Durability::kPersistent && durability != Durability::kVolatile) {
+  if (NameIn(kDurabilityNames, durability) == nullptr) {
     return Status::Corruption(where + ": durability " + std::to_string(entry.durability) +
                               " is not valid");
   }

@@ -1,9 +1,9 @@
 #include "tables/gphash/family.h"
 
-#include <cstdio>
 #include <cstring>
 
 #include "pm/extent_allocator.h"
+#include "tables/catalog_entry.h"
 #include "tables/gphash/check.h"
 #include "tables/gphash/cli.h"
 #include "tables/gphash/cpu/backend.h"
@@ -44,10 +44,7 @@ Result<std::unique_ptr<Table>> OpenOnGpu(const tables::OpenContext& context,
 
 class GphashFamily final : public tables::TableFamily {
  public:
-  const char* name() const override { return kFamilyName; }
-  TableKind kind() const override { return TableKind::kHash; }
-  Durability durability() const override { return Durability::kPersistent; }
-  const tables::FamilyCli& cli() const override { return Cli(); }
+  GphashFamily() : TableFamily(kFamilyName, TableKind::kHash, Durability::kPersistent, Cli()) {}
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
     return gphash::CheckOptions(where, options);
@@ -70,12 +67,7 @@ class GphashFamily final : public tables::TableFamily {
     options->hash.hash_locations = block.hash_locations;
     options->hash.slots_per_bucket = block.slots_per_bucket;
     options->hash.initial_top_buckets = 0;
-    Status valid = gphash::CheckOptions(where, *options);
-    if (!valid.ok()) return Status::Corruption(valid.message());
-    for (uint8_t byte : block.reserved) {
-      if (byte != 0) return Status::Corruption(where + ": reserved parameter bytes are not zero");
-    }
-    return Status::OK();
+    return tables::CheckDecodedParams(where, gphash::CheckOptions(where, *options), block.reserved);
   }
 
   Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
@@ -122,17 +114,8 @@ class GphashFamily final : public tables::TableFamily {
                                        const std::string& name) const override {
     auto view = recovery::ReadGphash(pool, name, root_extent.offset, /*require_allocated=*/false);
     if (!view.ok()) return view.status();
-    format::CatalogEntry entry{};
-    std::snprintf(entry.name, sizeof(entry.name), "%s", name.c_str());
-    entry.table_id = view->table_id;
-    entry.kind = static_cast<uint8_t>(kind());
-    entry.durability = static_cast<uint8_t>(durability());
-    entry.key_size = view->key_size;
-    entry.value_size = view->value_size;
-    entry.root_offset = root_extent.offset;
     TableOptions options;
-    options.key_size = view->key_size;
-    options.value_size = view->value_size;
+    format::CatalogEntry entry = tables::SalvagedEntry(*this, *view, &options);
     options.hash.levels = static_cast<uint8_t>(view->geometry_levels);
     options.hash.hash_locations = static_cast<uint8_t>(view->hash_locations);
     options.hash.slots_per_bucket = static_cast<uint8_t>(view->slots_per_bucket);

@@ -21,27 +21,12 @@ struct Range {
   uint64_t field_offset;  // where the reference to it is stored
 };
 
-class RootChecker {
+class RootChecker : tables::RootReader {
  public:
-  RootChecker(const pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
-              bool require_allocated)
-      : pool_(pool),
-        table_(table_name),
-        root_offset_(root_offset),
-        require_allocated_(require_allocated) {}
-
-  Status Bad(uint64_t field, const std::string& why) const {
-    return Status::Corruption(pool_.Where("table '" + table_ + "' root", root_offset_ + field) +
-                              ": " + why);
-  }
+  using RootReader::RootReader;
 
   Status Read(GphashView* view) {
-    GPKV_RETURN_IF_ERROR(
-        pool_.CheckRange(root_offset_, format::kGphashRootSize, "table '" + table_ + "' root"));
-    if (root_offset_ % format::kExtentAlignment != 0) {
-      return Bad(0, "root is not 4 KiB aligned");
-    }
-    std::memcpy(&root_, pool_.At<uint8_t>(root_offset_), sizeof(root_));
+    GPKV_RETURN_IF_ERROR(CopyRoot(format::kGphashRootSize, &root_));
     GPKV_RETURN_IF_ERROR(CheckFixedPart());
     Fill(view);
     GPKV_RETURN_IF_ERROR(CheckLevelSet(view));
@@ -52,18 +37,8 @@ class RootChecker {
 
  private:
   Status CheckFixedPart() {
-    if (root_.magic != format::kGphashRootMagic) {
-      return Bad(0, "bad magic " + HexOffset(root_.magic) + " (not a hash table root)");
-    }
-    uint64_t checksum = format::Checksum64(&root_, offsetof(GphashRoot, checksum));
-    if (checksum != root_.checksum) {
-      return Bad(offsetof(GphashRoot, checksum), "checksum mismatch (stored " +
-                                                     HexOffset(root_.checksum) + ", computed " +
-                                                     HexOffset(checksum) + ")");
-    }
-    if (!format::IsValidKeySize(root_.key_size)) {
-      return Bad(16, "key size " + std::to_string(root_.key_size) + " is not 8, 16 or 32");
-    }
+    GPKV_RETURN_IF_ERROR(
+        CheckMagicChecksumAndKeySize(root_, format::kGphashRootMagic, "a hash table"));
     if (!format::IsValidValueSize(root_.value_size)) {
       return Bad(20, "value size " + std::to_string(root_.value_size) + " is not " +
                          std::to_string(format::kMinValueSize) + ".." +
@@ -100,11 +75,7 @@ class RootChecker {
   }
 
   void Fill(GphashView* view) {
-    view->table_name = table_;
-    view->root_offset = root_offset_;
-    view->table_id = root_.table_id;
-    view->key_size = root_.key_size;
-    view->value_size = root_.value_size;
+    FillIdentity(root_, view);
     view->geometry_levels = root_.levels;
     view->hash_locations = root_.hash_locations;
     view->slots_per_bucket = root_.slots_per_bucket;
@@ -237,10 +208,6 @@ class RootChecker {
     return Status::OK();
   }
 
-  const pm::Pool& pool_;
-  const std::string& table_;
-  const uint64_t root_offset_;
-  const bool require_allocated_;
   GphashRoot root_{};
   std::vector<Range> ranges_;
 };
@@ -252,8 +219,6 @@ std::string HexOffset(uint64_t value) {
   std::snprintf(buffer, sizeof(buffer), "0x%" PRIx64, value);
   return buffer;
 }
-
-std::string GphashView::TableRegion() const { return "table '" + table_name + "'"; }
 
 std::string GphashView::BucketRegion(uint32_t level, uint64_t bucket) const {
   return "table '" + table_name + "' level " + std::to_string(level) + " bucket " +

@@ -14,6 +14,7 @@
 #include "gpkv/status.h"
 #include "pm/pool.h"
 #include "tables/gphash/layout.h"
+#include "tables/root_reader.h"
 
 namespace gpkv::recovery {
 
@@ -26,12 +27,7 @@ struct GphashLevel {
 // A validated copy of a table root's fields. Every pool range it names (root,
 // levels of the active LevelSet, value chunks) lies inside the heap, and the
 // ranges do not overlap.
-struct GphashView {
-  std::string table_name;
-  uint64_t root_offset = 0;
-  uint64_t table_id = 0;
-  uint32_t key_size = 0;
-  uint32_t value_size = 0;
+struct GphashView : tables::RootIdentity {
   uint32_t geometry_levels = 0;  // levels chosen at create (TableOptions.hash)
   uint32_t hash_locations = 0;
   uint32_t slots_per_bucket = 0;
@@ -49,8 +45,6 @@ struct GphashView {
   uint64_t resizes = 0;
 
   bool value_cells() const { return value_mode == format::kValueCells; }
-  // "table 'users'"
-  std::string TableRegion() const;
   // "table 'users' level 1 bucket 1834"
   std::string BucketRegion(uint32_t level, uint64_t bucket) const;
   uint64_t BucketOffset(uint32_t level, uint64_t bucket) const {

@@ -52,34 +52,23 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   // The records as the backends replay them (a buffer of a few runs, not
   // one run merged with every record), merged into one run at the end.
   cpu::WriteBuffer records;
-  Status bad_entry;
-  uint64_t bad_entry_at = 0;
-  LogCut bad_entry_cut;
-  Status log = ReadLog(
+  BadLogRecord bad_entry;
+  Status log = ReadDecodedLog(
       pool, view,
-      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
-          const uint8_t* entries) {
-        if (!bad_entry.ok()) return;
-        RunData record(shape);
-        bad_entry = DecodeLogRecord(pool, view, header, offset, entries, &record);
-        if (!bad_entry.ok()) {
-          bad_entry_at = offset;
-          bad_entry_cut = {segment, offset - view.log_segments[segment].offset};
-          return;
-        }
+      [&](uint32_t, const LogRecordHeader&, RunData&& record) {
         records = records.With(std::move(record), shape, 1);
       },
-      &check.log_cut);
+      &bad_entry, &check.log_cut);
   if (!records.empty()) {
     std::vector<RunView> runs;
     for (const auto& run : records.runs()) runs.push_back(run->View());
     check.buffer = cpu::MergeRuns(runs, shape, /*drop_tombstones=*/false, 1);
   }
-  if (!bad_entry.ok()) {
+  if (!bad_entry.status.ok()) {
     check.log_damaged = true;
-    check.log_cut = bad_entry_cut;
-    check.findings.push_back(
-        {Severity::kCorruption, view.TableRegion() + " log", bad_entry_at, bad_entry.message()});
+    check.log_cut = bad_entry.cut;
+    check.findings.push_back({Severity::kCorruption, view.TableRegion() + " log", bad_entry.offset,
+                              bad_entry.status.message()});
   } else if (!log.ok()) {
     check.log_damaged = true;
     check.findings.push_back({Severity::kCorruption, view.TableRegion() + " log",
@@ -94,11 +83,7 @@ uint64_t LiveKeys(const TableCheck& check, const EntryShape& shape) {
   for (const RunView& run : check.runs) sources.runs[sources.count++] = run;
   uint64_t live = 0;
   cpu::DispatchKeyWords(shape.key_words, [&](auto words) {
-    constexpr uint32_t W = decltype(words)::value;
-    ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView&, uint64_t) {
-      ++live;
-      return true;
-    });
+    live = CountLiveIn<decltype(words)::value>(sources, nullptr, nullptr);
   });
   return live;
 }

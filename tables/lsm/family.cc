@@ -1,8 +1,8 @@
 #include "tables/lsm/family.h"
 
-#include <cstdio>
 #include <cstring>
 
+#include "tables/catalog_entry.h"
 #include "tables/lsm/check.h"
 #include "tables/lsm/cli.h"
 #include "tables/lsm/core.h"
@@ -31,10 +31,7 @@ Result<std::unique_ptr<Table>> OpenWith(const tables::OpenContext& context,
 
 class LsmFamily final : public tables::TableFamily {
  public:
-  const char* name() const override { return kFamilyName; }
-  TableKind kind() const override { return TableKind::kOrdered; }
-  Durability durability() const override { return Durability::kPersistent; }
-  const tables::FamilyCli& cli() const override { return Cli(); }
+  LsmFamily() : TableFamily(kFamilyName, TableKind::kOrdered, Durability::kPersistent, Cli()) {}
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
     return lsm::CheckOptions(where, options);
@@ -60,12 +57,7 @@ class LsmFamily final : public tables::TableFamily {
     options->ordered.batch_entries = uint64_t{1} << block.log2_batch;
     options->ordered.max_dead_percent = block.max_dead_percent;
     options->ordered.log_batches = block.log_batches == 0 ? 1 : block.log_batches;
-    Status valid = lsm::CheckOptions(where, *options);
-    if (!valid.ok()) return Status::Corruption(valid.message());
-    for (uint8_t byte : block.reserved) {
-      if (byte != 0) return Status::Corruption(where + ": reserved parameter bytes are not zero");
-    }
-    return Status::OK();
+    return tables::CheckDecodedParams(where, lsm::CheckOptions(where, *options), block.reserved);
   }
 
   Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
@@ -116,18 +108,8 @@ class LsmFamily final : public tables::TableFamily {
                                        const std::string& name) const override {
     auto view = ReadLsmRoot(pool, name, root_extent.offset, /*require_allocated=*/false);
     if (!view.ok()) return view.status();
-    format::CatalogEntry entry{};
-    std::snprintf(entry.name, sizeof(entry.name), "%s", name.c_str());
-    entry.table_id = view->table_id;
-    entry.kind = static_cast<uint8_t>(kind());
-    entry.durability = static_cast<uint8_t>(durability());
-    entry.key_size = view->key_size;
-    entry.value_size = view->value_size;
-    entry.root_offset = root_extent.offset;
     TableOptions options;
-    options.kind = kind();
-    options.key_size = view->key_size;
-    options.value_size = view->value_size;
+    format::CatalogEntry entry = tables::SalvagedEntry(*this, *view, &options);
     options.ordered.batch_entries = view->batch_entries();
     options.ordered.log_batches = view->log_batches;
     entry.expected_keys = options.expected_keys;

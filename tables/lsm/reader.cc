@@ -1,8 +1,6 @@
 #include "tables/lsm/reader.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 #include "format/checksum.h"
@@ -10,10 +8,24 @@
 
 namespace gpkv::lsm {
 
-std::string Hex(uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
-  return text;
+Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLogVisitor& visit,
+                      BadLogRecord* bad_record, LogCut* cut, int threads) {
+  const EntryShape shape = view.shape();
+  return ReadLog(
+      pool, view,
+      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+          const uint8_t* entries) {
+        if (!bad_record->status.ok()) return;
+        RunData record(shape);
+        Status decoded = DecodeLogRecord(pool, view, header, offset, entries, &record);
+        if (!decoded.ok()) {
+          *bad_record = {
+              std::move(decoded), offset, {segment, offset - view.log_segments[segment].offset}};
+          return;
+        }
+        visit(segment, header, std::move(record));
+      },
+      cut, threads);
 }
 
 recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, uint64_t records) {
@@ -44,20 +56,12 @@ struct Range {
   std::string what;
 };
 
-class RootChecker {
+class RootChecker : tables::RootReader {
  public:
-  RootChecker(const pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
-              bool require_allocated)
-      : pool_(pool),
-        table_(table_name),
-        root_offset_(root_offset),
-        require_allocated_(require_allocated) {}
+  using RootReader::RootReader;
 
   Status Read(LsmView* view) {
-    GPKV_RETURN_IF_ERROR(
-        pool_.CheckRange(root_offset_, kLsmRootSize, "table '" + table_ + "' root"));
-    if (root_offset_ % format::kExtentAlignment != 0) return Bad(0, "root is not 4 KiB aligned");
-    std::memcpy(&root_, pool_.At<uint8_t>(root_offset_), sizeof(root_));
+    GPKV_RETURN_IF_ERROR(CopyRoot(kLsmRootSize, &root_));
     GPKV_RETURN_IF_ERROR(CheckFixedPart());
     Fill(view);
     GPKV_RETURN_IF_ERROR(CheckManifest(view));
@@ -67,23 +71,8 @@ class RootChecker {
   }
 
  private:
-  Status Bad(uint64_t field, const std::string& why) const {
-    return Status::Corruption(pool_.Where("table '" + table_ + "' root", root_offset_ + field) +
-                              ": " + why);
-  }
-
   Status CheckFixedPart() {
-    if (root_.magic != kLsmRootMagic) {
-      return Bad(0, "bad magic " + Hex(root_.magic) + " (not an ordered table root)");
-    }
-    const uint64_t checksum = format::Checksum64(&root_, offsetof(LsmRoot, checksum));
-    if (checksum != root_.checksum) {
-      return Bad(offsetof(LsmRoot, checksum), "checksum mismatch (stored " + Hex(root_.checksum) +
-                                                  ", computed " + Hex(checksum) + ")");
-    }
-    if (!format::IsValidKeySize(root_.key_size)) {
-      return Bad(16, "key size " + std::to_string(root_.key_size) + " is not 8, 16 or 32");
-    }
+    GPKV_RETURN_IF_ERROR(CheckMagicChecksumAndKeySize(root_, kLsmRootMagic, "an ordered table"));
     if (!format::IsValidValueSize(root_.value_size)) {
       return Bad(20, "value size " + std::to_string(root_.value_size) + " is out of range");
     }
@@ -115,11 +104,7 @@ class RootChecker {
   }
 
   void Fill(LsmView* view) {
-    view->table_name = table_;
-    view->root_offset = root_offset_;
-    view->table_id = root_.table_id;
-    view->key_size = root_.key_size;
-    view->value_size = root_.value_size;
+    FillIdentity(root_, view);
     view->log2_batch = root_.log2_batch;
     view->log_batches = root_.log_batches == 0 ? 1 : root_.log_batches;
     view->log_offset = root_.log_offset;
@@ -256,10 +241,6 @@ class RootChecker {
     return Status::OK();
   }
 
-  const pm::Pool& pool_;
-  const std::string table_;
-  const uint64_t root_offset_;
-  const bool require_allocated_;
   LsmRoot root_{};
   std::vector<Range> ranges_;
 };

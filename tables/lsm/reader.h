@@ -18,18 +18,14 @@
 #include "recovery/report.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
+#include "tables/root_reader.h"
 
 namespace gpkv::lsm {
 
 // A validated copy of a root and its active manifest. Every range it names
 // (root, log, runs) lies inside the heap, is 4 KiB aligned, and no two
 // overlap.
-struct LsmView {
-  std::string table_name;
-  uint64_t root_offset = 0;
-  uint64_t table_id = 0;
-  uint32_t key_size = 0;
-  uint32_t value_size = 0;
+struct LsmView : tables::RootIdentity {
   uint32_t log2_batch = 0;
   uint32_t log_batches = 1;  // M (a root's 0 reads as 1)
   uint64_t log_offset = 0;
@@ -59,8 +55,6 @@ struct LsmView {
   uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
   // The write buffer flushes before its logged entries reach this: M * b.
   uint64_t buffer_entries() const { return BufferEntries(log2_batch, log_batches); }
-  // "table 'users'"
-  std::string TableRegion() const { return "table '" + table_name + "'"; }
   // "table 'users' level 3 run"
   std::string RunRegion(uint32_t level) const;
 };
@@ -109,6 +103,20 @@ struct LogCut {
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
                LogCut* cut = nullptr, int threads = 1);
 
+// ReadLog with each record decoded (DecodeLogRecord) before it is visited,
+// as a run: the visits stop at the first record that does not decode, which
+// *bad_record then describes (its Corruption, its offset, and the cut where
+// the intact records end). Returns ReadLog's status.
+using DecodedLogVisitor =
+    std::function<void(uint32_t segment, const LogRecordHeader& header, RunData&& record)>;
+struct BadLogRecord {
+  Status status;  // OK while every record decoded
+  uint64_t offset = 0;
+  LogCut cut;
+};
+Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLogVisitor& visit,
+                      BadLogRecord* bad_record, LogCut* cut = nullptr, int threads = 1);
+
 // Corruption naming the record's offset unless the keys of the columnar
 // record that ReadLog visited ascend (its arrays can then be used as a run's
 // as they are: the GPU backend uploads them).
@@ -127,7 +135,7 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
 recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, uint64_t records);
 recovery::Finding CompletedCheckpointFinding(const pm::Pool& pool, const LsmView& view);
 
-// "0x3a000"
-std::string Hex(uint64_t value);
+// "0x3a000": the families' one hex formatting (tables/root_reader.h).
+using tables::Hex;
 
 }  // namespace gpkv::lsm

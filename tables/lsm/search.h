@@ -179,4 +179,16 @@ GPKV_HD void BackwardLive(const Sources& sources, const uint64_t* start, Visit&&
   }
 }
 
+// The live entries with keys >= *low (every key when low is null) and
+// <= *high (when high is not null).
+template <uint32_t W, typename Sources>
+GPKV_HD uint64_t CountLiveIn(const Sources& sources, const uint64_t* low, const uint64_t* high) {
+  uint64_t count = 0;
+  ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
+    ++count;
+    return true;
+  });
+  return count;
+}
+
 }  // namespace gpkv::lsm

@@ -23,10 +23,7 @@ std::string TableRegion(const format::CatalogEntry& entry) {
 
 class SlabHashFamily final : public tables::TableFamily {
  public:
-  const char* name() const override { return kFamilyName; }
-  TableKind kind() const override { return TableKind::kHash; }
-  Durability durability() const override { return Durability::kVolatile; }
-  const tables::FamilyCli& cli() const override { return Cli(); }
+  SlabHashFamily() : TableFamily(kFamilyName, TableKind::kHash, Durability::kVolatile, Cli()) {}
 
   Status CheckOptions(const std::string& where, const TableOptions& options) const override {
     GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));

@@ -500,13 +500,8 @@ Status LaunchGetKernel(const GphashDeviceView& view, const GetBatch& batch, uint
 }  // namespace
 
 Status DedupeSortTempBytes(size_t count, size_t* bytes) {
-  auto sort = [&](void* storage, size_t& storage_bytes) {
-    return cub::DeviceRadixSort::SortPairs(
-        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
-        static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
-        static_cast<uint32_t*>(nullptr), static_cast<int>(count));
-  };
-  return CubTempBytes(sort, bytes, "cub::DeviceRadixSort::SortPairs (size query)");
+  return gpkv::gpu::SortPairsTempBytes(count, bytes,
+                                       "cub::DeviceRadixSort::SortPairs (size query)");
 }
 
 Status DedupeScanTempBytes(size_t count, size_t* bytes) {

@@ -40,6 +40,40 @@ void LoadKey(const uint8_t* bytes, size_t i, uint64_t (&key)[W]) {
   std::memcpy(key, bytes + i * W * 8, W * 8);
 }
 
+// Successor (kForward: the first live key >= each key) or Predecessor (the
+// last live key <= it) of n keys: its key and value, or zeros and found 0.
+template <bool kForward>
+void FindNeighbours(const Sources& sources, const EntryShape& shape, int threads,
+                    const uint8_t* keys, uint8_t* neighbour_keys, uint8_t* values, uint8_t* found,
+                    size_t n) {
+  const uint32_t value_size = shape.value_size;
+  DispatchKeyWords(shape.key_words, [&](auto words) {
+    constexpr uint32_t W = decltype(words)::value;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t key[W];
+      LoadKey<W>(keys, i, key);
+      bool hit = false;
+      auto take = [&](const RunView& run, uint64_t index) {
+        std::memcpy(neighbour_keys + i * W * 8, run.keys + index * W, W * 8);
+        std::memcpy(values + i * value_size, run.values + index * value_size, value_size);
+        hit = true;
+        return false;
+      };
+      if constexpr (kForward) {
+        ForwardLive<W>(sources, key, nullptr, take);
+      } else {
+        BackwardLive<W>(sources, key, take);
+      }
+      if (!hit) {
+        std::memset(neighbour_keys + i * W * 8, 0, W * 8);
+        std::memset(values + i * value_size, 0, value_size);
+      }
+      if (found != nullptr) found[i] = hit ? 1 : 0;
+    }
+  });
+}
+
 }  // namespace
 
 Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) {
@@ -76,11 +110,7 @@ Status CpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts,
       uint64_t low[W], high[W];
       LoadKey<W>(lo, i, low);
       LoadKey<W>(hi, i, high);
-      uint64_t count = 0;
-      ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
-        ++count;
-        return true;
-      });
+      const uint64_t count = CountLiveIn<W>(sources, low, high);
       std::memcpy(counts + i, &count, sizeof(count));
     }
   });
@@ -145,56 +175,16 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
 Status CpuBackend::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values,
                              uint8_t* found, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
-  const Sources sources = SourcesOf(*version_);
-  const uint32_t value_size = shape_.value_size;
-  DispatchKeyWords(shape_.key_words, [&](auto words) {
-    constexpr uint32_t W = decltype(words)::value;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t key[W];
-      LoadKey<W>(keys, i, key);
-      bool hit = false;
-      ForwardLive<W>(sources, key, nullptr, [&](const RunView& run, uint64_t index) {
-        std::memcpy(next_keys + i * W * 8, run.keys + index * W, W * 8);
-        std::memcpy(values + i * value_size, run.values + index * value_size, value_size);
-        hit = true;
-        return false;
-      });
-      if (!hit) {
-        std::memset(next_keys + i * W * 8, 0, W * 8);
-        std::memset(values + i * value_size, 0, value_size);
-      }
-      if (found != nullptr) found[i] = hit ? 1 : 0;
-    }
-  });
+  FindNeighbours</*kForward=*/true>(SourcesOf(*version_), shape_, threads_, keys, next_keys, values,
+                                    found, n);
   return Status::OK();
 }
 
 Status CpuBackend::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,
                                uint8_t* found, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
-  const Sources sources = SourcesOf(*version_);
-  const uint32_t value_size = shape_.value_size;
-  DispatchKeyWords(shape_.key_words, [&](auto words) {
-    constexpr uint32_t W = decltype(words)::value;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t key[W];
-      LoadKey<W>(keys, i, key);
-      bool hit = false;
-      BackwardLive<W>(sources, key, [&](const RunView& run, uint64_t index) {
-        std::memcpy(previous_keys + i * W * 8, run.keys + index * W, W * 8);
-        std::memcpy(values + i * value_size, run.values + index * value_size, value_size);
-        hit = true;
-        return false;
-      });
-      if (!hit) {
-        std::memset(previous_keys + i * W * 8, 0, W * 8);
-        std::memset(values + i * value_size, 0, value_size);
-      }
-      if (found != nullptr) found[i] = hit ? 1 : 0;
-    }
-  });
+  FindNeighbours</*kForward=*/false>(SourcesOf(*version_), shape_, threads_, keys, previous_keys,
+                                     values, found, n);
   return Status::OK();
 }
 
@@ -221,11 +211,7 @@ Result<uint64_t> CpuBackend::CountLive(const Version& version) {
   const Sources sources = SourcesOf(version);
   uint64_t live = 0;
   DispatchKeyWords(shape_.key_words, [&](auto words) {
-    constexpr uint32_t W = decltype(words)::value;
-    ForwardLive<W>(sources, nullptr, nullptr, [&](const RunView&, uint64_t) {
-      ++live;
-      return true;
-    });
+    live = CountLiveIn<decltype(words)::value>(sources, nullptr, nullptr);
   });
   return live;
 }

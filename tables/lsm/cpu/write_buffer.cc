@@ -37,23 +37,18 @@ Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, bool sp
                  ReplayedLog* out) {
   const EntryShape shape = view.shape();
   out->last_seq[0] = out->last_seq[1] = view.manifest.applied_seq;
-  Status bad_record;
-  GPKV_RETURN_IF_ERROR(ReadLog(
+  BadLogRecord bad_record;
+  GPKV_RETURN_IF_ERROR(ReadDecodedLog(
       pool, view,
-      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
-          const uint8_t* entries) {
-        if (!bad_record.ok()) return;
-        RunData record(shape);
-        bad_record = DecodeLogRecord(pool, view, header, offset, entries, &record);
-        if (!bad_record.ok()) return;
+      [&](uint32_t segment, const LogRecordHeader& header, RunData&& record) {
         const uint32_t into = split ? segment : 0;
         out->buffers[into] = out->buffers[into].With(std::move(record), shape, threads);
         out->entries[into] += header.count;
         for (uint32_t s = segment; s < 2; ++s) out->last_seq[s] = header.seq;
         ++out->records;
       },
-      nullptr, threads));
-  return bad_record;
+      &bad_record, nullptr, threads));
+  return bad_record.status;
 }
 
 }  // namespace gpkv::lsm::cpu

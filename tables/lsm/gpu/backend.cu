@@ -118,6 +118,13 @@ void GpuBackend::Install(std::shared_ptr<const Version> version) {
   version.reset();  // the previous version, outside the lock
 }
 
+Result<DeviceRunPtr> GpuBackend::NewRunOfKept(const uint32_t* counts, uint64_t n, Scratch& scratch,
+                                              uint64_t** positions) {
+  uint64_t kept = 0;
+  GPKV_RETURN_IF_ERROR(Positions(counts, n, positions, &kept, pinned_, scratch));
+  return NewRun(kept, scratch.stream());
+}
+
 Result<DeviceRunPtr> GpuBackend::NewRun(uint64_t count, cudaStream_t stream) {
   auto run = std::make_shared<DeviceRun>();
   run->count = count;

@@ -170,6 +170,12 @@ class GpuBackend final : public Backend {
 
   // A new device run of `count` entries (padding zeroed).
   Result<DeviceRunPtr> NewRun(uint64_t count, CUstream_st* stream);
+  // A new device run as long as the sum of `counts` (n of them in device
+  // memory: a 0/1 flag per entry kept, or a count per tile), on scratch's
+  // stream (waits for the sum); *positions (the scratch's) gets where each
+  // one's entries start in it: the exclusive prefix sum of the counts.
+  Result<DeviceRunPtr> NewRunOfKept(const uint32_t* counts, uint64_t n, Scratch& scratch,
+                                    uint64_t** positions);
   // The batch's keys (device memory) sorted stably, one entry per key (its
   // last occurrence). first_flags (n bytes, or null): 1 where an input is
   // its key's first occurrence; unique_of (n, or null): the entry of each

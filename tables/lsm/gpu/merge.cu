@@ -256,9 +256,7 @@ Result<DeviceRunPtr> GpuBackend::MergePair(const DeviceRunPtr& newer, const Devi
   });
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": merge counts"));
   uint64_t* offsets = nullptr;
-  uint64_t total = 0;
-  GPKV_RETURN_IF_ERROR(Positions(tile_counts, tiles, &offsets, &total, pinned_, scratch));
-  auto run = NewRun(total, stream);
+  auto run = NewRunOfKept(tile_counts, tiles, scratch, &offsets);
   if (!run.ok()) return run.status();
   const DeviceRun& out = **run;
   if (tiles != 0) {

@@ -47,12 +47,7 @@ __global__ void CountKernel(DeviceSources sources, const uint64_t* lo, const uin
     uint64_t low[W], high[W];
     LoadKey<W>(lo, i, low);
     LoadKey<W>(hi, i, high);
-    uint64_t count = 0;
-    ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
-      ++count;
-      return true;
-    });
-    counts[i] = count;
+    counts[i] = CountLiveIn<W>(sources, low, high);
   }
 }
 
@@ -232,27 +227,38 @@ Status GpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts,
 
 namespace {
 
-// The first half of a range batch: each query's count (a k-way walk), their
-// prefix sum into *offsets (n + 1 entries of the call's scratch) and the
-// total on the host. host_offsets (n + 1, or null) receives the offsets too.
-Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
-                    size_t n, uint64_t** offsets, uint64_t* total, uint64_t* host_offsets) {
+// A range batch's bounds on the device, and where its pairs go.
+struct RangeCounts {
+  const uint64_t* lo = nullptr;
+  const uint64_t* hi = nullptr;
+  uint64_t* offsets = nullptr;  // n + 1 entries of the call's scratch
+  uint64_t total = 0;           // pairs of the whole batch
+};
+
+// The first half of a range batch: the bounds copied in, each query's count
+// (a k-way walk), their prefix sum into out->offsets and the total on the
+// host. host_offsets (n + 1, or null) receives the offsets too.
+Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint8_t* host_lo,
+                    const uint8_t* host_hi, size_t n, uint64_t* host_offsets, RangeCounts* out) {
   cudaStream_t stream = call.scratch.stream();
+  const uint64_t key_bytes = n * impl.shape().key_size();
+  GPKV_RETURN_IF_ERROR(call.In(host_lo, key_bytes, &out->lo, "range lows"));
+  GPKV_RETURN_IF_ERROR(call.In(host_hi, key_bytes, &out->hi, "range highs"));
   uint64_t* counts = nullptr;
   GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &counts, "range counts"));
-  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, offsets, "range offsets"));
+  GPKV_RETURN_IF_ERROR(call.scratch.Take(n + 1, &out->offsets, "range offsets"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, 8, stream), "zero a count");
   if (n != 0) {
     DispatchWords(impl.shape().key_words, [&](auto words) {
       CountKernel<decltype(words)::value>
-          <<<Blocks(n), kBlock, 0, stream>>>(call.sources, lo, hi, n, counts);
+          <<<Blocks(n), kBlock, 0, stream>>>(call.sources, out->lo, out->hi, n, counts);
     });
     GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": range counts"));
   }
-  uint64_t* out = *offsets;
+  uint64_t* offsets = out->offsets;
   auto scan = [&](void* storage, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(storage, bytes, counts, out, static_cast<int64_t>(n + 1),
-                                         stream);
+    return cub::DeviceScan::ExclusiveSum(storage, bytes, counts, offsets,
+                                         static_cast<int64_t>(n + 1), stream);
   };
   size_t bytes = 0;
   GPKV_RETURN_IF_ERROR(gpkv::gpu::CubTempBytes(scan, &bytes, "cub::DeviceScan (size)"));
@@ -261,13 +267,14 @@ Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const
   GPKV_RETURN_IF_ERROR(
       gpkv::gpu::RunCub(scan, gpkv::gpu::CubTempStorage{storage, bytes}, "cub::DeviceScan"));
   if (host_offsets != nullptr) {
-    GPKV_RETURN_IF_ERROR(call.CopyOut(host_offsets, out, (n + 1) * 8, "range offsets"));
+    GPKV_RETURN_IF_ERROR(call.CopyOut(host_offsets, offsets, (n + 1) * 8, "range offsets"));
   } else {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(total, out + n, 8, cudaMemcpyDeviceToHost, stream),
-                              impl.Where() + ": copy the range total");
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(&out->total, offsets + n, 8, cudaMemcpyDeviceToHost, stream),
+        impl.Where() + ": copy the range total");
   }
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), impl.Where() + ": range counts");
-  if (host_offsets != nullptr) *total = host_offsets[n];
+  if (host_offsets != nullptr) out->total = host_offsets[n];
   return Status::OK();
 }
 
@@ -298,19 +305,15 @@ Status GpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
   cudaStream_t stream = call.scratch.stream();
-  const uint64_t *device_lo = nullptr, *device_hi = nullptr;
-  GPKV_RETURN_IF_ERROR(call.In(lo, n * shape_.key_size(), &device_lo, "range lows"));
-  GPKV_RETURN_IF_ERROR(call.In(hi, n * shape_.key_size(), &device_hi, "range highs"));
-  uint64_t* offsets = nullptr;
-  uint64_t total = 0;
-  GPKV_RETURN_IF_ERROR(RangeOffsets(*this, call, device_lo, device_hi, n, &offsets, &total,
-                                    results->offsets.data()));
+  RangeCounts range;
+  GPKV_RETURN_IF_ERROR(RangeOffsets(*this, call, lo, hi, n, results->offsets.data(), &range));
+  const uint64_t total = range.total;
   uint64_t* out_keys = nullptr;
   uint8_t* out_values = nullptr;
   GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.key_words, &out_keys, "range keys"));
   GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.value_size, &out_values, "range values"));
   GPKV_RETURN_IF_ERROR(
-      RangeFill(*this, call, device_lo, device_hi, n, offsets, out_keys, out_values));
+      RangeFill(*this, call, range.lo, range.hi, n, range.offsets, out_keys, out_values));
   results->keys.resize(total * shape_.key_size());
   results->values.resize(total * shape_.value_size);
   if (total != 0) {
@@ -327,13 +330,9 @@ Status GpuBackend::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
   cudaStream_t stream = call.scratch.stream();
-  const uint64_t *device_lo = nullptr, *device_hi = nullptr;
-  GPKV_RETURN_IF_ERROR(call.In(lo, n * shape_.key_size(), &device_lo, "range lows"));
-  GPKV_RETURN_IF_ERROR(call.In(hi, n * shape_.key_size(), &device_hi, "range highs"));
-  uint64_t* offsets = nullptr;
-  uint64_t total = 0;
-  GPKV_RETURN_IF_ERROR(
-      RangeOffsets(*this, call, device_lo, device_hi, n, &offsets, &total, nullptr));
+  RangeCounts range;
+  GPKV_RETURN_IF_ERROR(RangeOffsets(*this, call, lo, hi, n, /*host_offsets=*/nullptr, &range));
+  const uint64_t total = range.total;
   // The caller's storage: offsets, keys, values back to back (8-aligned).
   const uint64_t offsets_bytes = (uint64_t{n} + 1) * 8;
   const uint64_t keys_bytes = total * shape_.key_size();
@@ -365,10 +364,10 @@ Status GpuBackend::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
   auto* out_keys = reinterpret_cast<uint64_t*>(base + offsets_bytes);
   uint8_t* out_values = base + offsets_bytes + keys_bytes;
   GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(out_offsets, offsets, offsets_bytes, cudaMemcpyDeviceToDevice, stream),
+      cudaMemcpyAsync(out_offsets, range.offsets, offsets_bytes, cudaMemcpyDeviceToDevice, stream),
       Where() + ": copy range offsets");
   GPKV_RETURN_IF_ERROR(
-      RangeFill(*this, call, device_lo, device_hi, n, offsets, out_keys, out_values));
+      RangeFill(*this, call, range.lo, range.hi, n, range.offsets, out_keys, out_values));
   results->device = device_;
   results->queries = n;
   results->pairs = total;

@@ -167,9 +167,7 @@ Result<DeviceRunPtr> GpuBackend::SortBatch(const uint8_t* key_bytes, const uint8
   });
   GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": sort kernels"));
   uint64_t* positions = nullptr;
-  uint64_t unique = 0;
-  GPKV_RETURN_IF_ERROR(Positions(last, n, &positions, &unique, pinned_, scratch));
-  auto run = NewRun(unique, stream);
+  auto run = NewRunOfKept(last, n, scratch, &positions);
   if (!run.ok()) return run.status();
   const DeviceRun& out = **run;
   DispatchWords(W, [&](auto words) {
@@ -232,9 +230,7 @@ Result<RunPtr> GpuBackend::SortErases(const uint8_t* keys, uint8_t* erased, size
     }
   }
   uint64_t* positions = nullptr;
-  uint64_t total = 0;
-  GPKV_RETURN_IF_ERROR(Positions(live, unique->count, &positions, &total, pinned_, scratch));
-  auto tombstones = NewRun(total, stream);
+  auto tombstones = NewRunOfKept(live, unique->count, scratch, &positions);
   if (!tombstones.ok()) return tombstones.status();
   const DeviceRun& out = **tombstones;
   DispatchWords(shape_.key_words, [&](auto words) {

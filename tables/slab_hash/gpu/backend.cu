@@ -50,6 +50,117 @@ Status CopyOut(void* host, const void* device, size_t bytes, cudaStream_t stream
 
 bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::kOutOfDeviceMemory; }
 
+// A caller's batch array as the kernels see it: the array itself when it is
+// in this device's memory, else a piece of the batch's arena (taken from the
+// plan at construction) that the caller's bytes are copied into or out of.
+// A null array (an optional one) is never staged.
+class StagedArray {
+ public:
+  StagedArray(const void* array, size_t bytes, int device, gpkv::gpu::ArenaPlan& plan)
+      : array_(static_cast<const uint8_t*>(array)),
+        bytes_(bytes),
+        staged_(array != nullptr && !gpkv::gpu::IsDeviceMemory(array, device)),
+        at_(staged_ ? plan.Take(bytes) : 0) {}
+
+  // The array the kernels use, once the arena is reserved.
+  uint8_t* On(uint8_t* arena) const { return staged_ ? arena + at_ : const_cast<uint8_t*>(array_); }
+  // Enqueues the copy of the caller's bytes into the arena (if staged).
+  Status In(uint8_t* arena, cudaStream_t stream, const char* what) const {
+    return staged_ ? CopyIn(arena + at_, array_, bytes_, stream, what) : Status::OK();
+  }
+  // Enqueues the copy of the kernels' results to the caller (if staged).
+  Status Out(uint8_t* arena, cudaStream_t stream, const char* what) const {
+    return staged_ ? CopyOut(const_cast<uint8_t*>(array_), arena + at_, bytes_, stream, what)
+                   : Status::OK();
+  }
+
+ private:
+  const uint8_t* array_;
+  size_t bytes_;
+  bool staged_;
+  size_t at_;
+};
+
+// The arena pieces a write batch's kernels write (WriteSink): the operations
+// that found no room (retries only: puts and mixed batches) and the list the
+// next launch runs, and the retired value slabs (out-of-line values only).
+class WritePieces {
+ public:
+  WritePieces(size_t count, bool retries, bool out_of_line, gpkv::gpu::ArenaPlan& plan)
+      : retry_at_(retries ? plan.Take(count * sizeof(uint32_t)) : 0),
+        list_at_(retries ? plan.Take(count * sizeof(uint32_t)) : 0),
+        retired_at_(out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0),
+        retries_(retries),
+        out_of_line_(out_of_line) {}
+
+  // The sink of the batch, once the arena is reserved.
+  WriteSink Sink(BatchCounters* counters, uint8_t* arena) const {
+    WriteSink sink;
+    sink.counters = counters;
+    if (retries_) sink.retry_ops = reinterpret_cast<uint32_t*>(arena + retry_at_);
+    if (out_of_line_) sink.retired = reinterpret_cast<uint32_t*>(arena + retired_at_);
+    return sink;
+  }
+  uint32_t* List(uint8_t* arena) const { return reinterpret_cast<uint32_t*>(arena + list_at_); }
+
+ private:
+  size_t retry_at_;
+  size_t list_at_;
+  size_t retired_at_;
+  bool retries_;
+  bool out_of_line_;
+};
+
+// A batch call's caller arrays, planned together in this order: operation
+// codes (mixed), keys, values, and a flag per operation (results, found or
+// erased flags); a call passes null for those it has not.
+class StagedBatch {
+ public:
+  StagedBatch(const uint8_t* ops, const uint8_t* keys, const uint8_t* values, const uint8_t* flags,
+              size_t count, const TableOptions& options, int device, gpkv::gpu::ArenaPlan& plan)
+      : count_(count),
+        value_size_(options.value_size),
+        ops_(ops, count, device, plan),
+        keys_(keys, count * options.key_size, device, plan),
+        values_(values, count * options.value_size, device, plan),
+        flags_(flags, count, device, plan) {}
+
+  // The arrays the kernels use, once the arena is reserved.
+  BatchArrays On(uint8_t* arena) const {
+    BatchArrays batch;
+    batch.ops = ops_.On(arena);
+    batch.keys = keys_.On(arena);
+    batch.values = values_.On(arena);
+    batch.flags = flags_.On(arena);
+    batch.count = count_;
+    batch.keys_aligned = Aligned8(batch.keys);
+    batch.values_aligned =
+        batch.values != nullptr && Aligned8(batch.values) && value_size_ % 8 == 0;
+    return batch;
+  }
+  // Enqueues the copies of what the kernels read: operations, keys and (when
+  // values_in) values.
+  Status In(uint8_t* arena, cudaStream_t stream, bool values_in) const {
+    GPKV_RETURN_IF_ERROR(ops_.In(arena, stream, "operations"));
+    GPKV_RETURN_IF_ERROR(keys_.In(arena, stream, "keys"));
+    return values_in ? values_.In(arena, stream, "values") : Status::OK();
+  }
+  // Enqueues the copies of what the kernels wrote: (when values_out) values,
+  // and the flags, named `flags_what`.
+  Status Out(uint8_t* arena, cudaStream_t stream, bool values_out, const char* flags_what) const {
+    if (values_out) GPKV_RETURN_IF_ERROR(values_.Out(arena, stream, "values"));
+    return flags_.Out(arena, stream, flags_what);
+  }
+
+ private:
+  size_t count_;
+  uint32_t value_size_;
+  StagedArray ops_;
+  StagedArray keys_;
+  StagedArray values_;
+  StagedArray flags_;
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------- public API
@@ -305,36 +416,15 @@ Status GpuBackend::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t 
 
 Status GpuBackend::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
                                   size_t count) {
-  const uint32_t key_size = options_.key_size;
-  const uint32_t value_size = options_.value_size;
-  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
-  const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
   gpkv::gpu::ArenaPlan plan;
-  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
-  const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
-  const size_t retry_at = plan.Take(count * sizeof(uint32_t));
-  const size_t list_at = plan.Take(count * sizeof(uint32_t));
-  const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  const StagedBatch staged(nullptr, keys, values, nullptr, count, options_, device_, plan);
+  const WritePieces pieces(count, /*retries=*/true, geometry_.value_out_of_line, plan);
   GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
   uint8_t* arena = ws.arena();
-  BatchArrays batch;
-  batch.keys = stage_keys ? arena + keys_at : keys;
-  batch.values = stage_values ? arena + values_at : const_cast<uint8_t*>(values);
-  batch.count = count;
-  batch.keys_aligned = Aligned8(batch.keys);
-  batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
-  if (stage_keys)
-    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
-  if (stage_values) {
-    GPKV_RETURN_IF_ERROR(
-        CopyIn(arena + values_at, values, count * value_size, ws.stream(), "values"));
-  }
-  WriteSink sink;
-  sink.counters = ws.device_counters();
-  sink.retry_ops = reinterpret_cast<uint32_t*>(arena + retry_at);
-  sink.retired =
-      geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
-  auto* list = reinterpret_cast<uint32_t*>(arena + list_at);
+  BatchArrays batch = staged.On(arena);
+  GPKV_RETURN_IF_ERROR(staged.In(arena, ws.stream(), /*values_in=*/true));
+  const WriteSink sink = pieces.Sink(ws.device_counters(), arena);
+  uint32_t* list = pieces.List(arena);
 
   GPKV_RETURN_IF_ERROR(PrepareWrite(ws, NewSlabsEstimate(count)));
   WriteTotals totals;
@@ -384,26 +474,14 @@ Status GpuBackend::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t coun
 
 Status GpuBackend::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
                                     size_t count) {
-  const uint32_t key_size = options_.key_size;
-  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
-  const bool stage_erased = erased != nullptr && !gpkv::gpu::IsDeviceMemory(erased, device_);
   gpkv::gpu::ArenaPlan plan;
-  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
-  const size_t erased_at = stage_erased ? plan.Take(count) : 0;
-  const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  const StagedBatch staged(nullptr, keys, nullptr, erased, count, options_, device_, plan);
+  const WritePieces pieces(count, /*retries=*/false, geometry_.value_out_of_line, plan);
   GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
   uint8_t* arena = ws.arena();
-  BatchArrays batch;
-  batch.keys = stage_keys ? arena + keys_at : keys;
-  batch.flags = stage_erased ? arena + erased_at : erased;
-  batch.count = count;
-  batch.keys_aligned = Aligned8(batch.keys);
-  if (stage_keys)
-    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
-  WriteSink sink;
-  sink.counters = ws.device_counters();
-  sink.retired =
-      geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
+  BatchArrays batch = staged.On(arena);
+  GPKV_RETURN_IF_ERROR(staged.In(arena, ws.stream(), /*values_in=*/false));
+  const WriteSink sink = pieces.Sink(ws.device_counters(), arena);
 
   GPKV_RETURN_IF_ERROR(PrepareWrite(ws, 0));
   WriteTotals totals;
@@ -419,8 +497,7 @@ Status GpuBackend::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t*
     if (!scratch.ok()) return scratch.status();
     GPKV_RETURN_IF_ERROR(LaunchResolveErased(View(tag_), batch, *scratch, resolved, ws.stream()));
   }
-  if (stage_erased)
-    GPKV_RETURN_IF_ERROR(CopyOut(erased, batch.flags, count, ws.stream(), "erased flags"));
+  GPKV_RETURN_IF_ERROR(staged.Out(arena, ws.stream(), /*values_out=*/false, "erased flags"));
   return ws.Wait("an erase batch");
 }
 
@@ -445,20 +522,9 @@ Status GpuBackend::Impl::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t*
 
 Status GpuBackend::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys,
                                     uint8_t* values, uint8_t* results, size_t count) {
-  const uint32_t key_size = options_.key_size;
-  const uint32_t value_size = options_.value_size;
-  const bool stage_ops = !gpkv::gpu::IsDeviceMemory(ops, device_);
-  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
-  const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
-  const bool stage_results = results != nullptr && !gpkv::gpu::IsDeviceMemory(results, device_);
   gpkv::gpu::ArenaPlan plan;
-  const size_t ops_at = stage_ops ? plan.Take(count) : 0;
-  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
-  const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
-  const size_t results_at = stage_results ? plan.Take(count) : 0;
-  const size_t retry_at = plan.Take(count * sizeof(uint32_t));
-  const size_t list_at = plan.Take(count * sizeof(uint32_t));
-  const size_t retired_at = geometry_.value_out_of_line ? plan.Take(count * sizeof(uint32_t)) : 0;
+  const StagedBatch staged(ops, keys, values, results, count, options_, device_, plan);
+  const WritePieces pieces(count, /*retries=*/true, geometry_.value_out_of_line, plan);
   size_t order_temp_bytes = 0;
   GPKV_RETURN_IF_ERROR(MixedOrderTempBytes(count, &order_temp_bytes));
   const size_t order_at = plan.Take(3 * count * sizeof(uint32_t));
@@ -466,27 +532,9 @@ Status GpuBackend::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uin
   const size_t order_temp_at = plan.Take(order_temp_bytes);
   GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
   uint8_t* arena = ws.arena();
-  BatchArrays batch;
-  batch.ops = stage_ops ? arena + ops_at : ops;
-  batch.keys = stage_keys ? arena + keys_at : keys;
-  batch.values = stage_values ? arena + values_at : values;
-  batch.flags = stage_results ? arena + results_at : results;
-  batch.count = count;
-  batch.keys_aligned = Aligned8(batch.keys);
-  batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
-  if (stage_ops)
-    GPKV_RETURN_IF_ERROR(CopyIn(arena + ops_at, ops, count, ws.stream(), "operations"));
-  if (stage_keys)
-    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
-  if (stage_values) {
-    GPKV_RETURN_IF_ERROR(
-        CopyIn(arena + values_at, values, count * value_size, ws.stream(), "values"));
-  }
-  WriteSink sink;
-  sink.counters = ws.device_counters();
-  sink.retry_ops = reinterpret_cast<uint32_t*>(arena + retry_at);
-  sink.retired =
-      geometry_.value_out_of_line ? reinterpret_cast<uint32_t*>(arena + retired_at) : nullptr;
+  BatchArrays batch = staged.On(arena);
+  GPKV_RETURN_IF_ERROR(staged.In(arena, ws.stream(), /*values_in=*/true));
+  const WriteSink sink = pieces.Sink(ws.device_counters(), arena);
 
   GPKV_RETURN_IF_ERROR(PrepareWrite(ws, NewSlabsEstimate(count)));
   // The batch in kind order (mixed_order.cu).
@@ -498,17 +546,12 @@ Status GpuBackend::Impl::MixedChunk(Workspace& ws, const uint8_t* ops, const uin
   batch.op_index = order.positions;
   batch.kind_counts = order.kind_counts;
   WriteTotals totals;
-  const Status status =
-      RunWrite(ws, LaunchMixed, batch, sink, reinterpret_cast<uint32_t*>(arena + list_at), &totals);
+  const Status status = RunWrite(ws, LaunchMixed, batch, sink, pieces.List(arena), &totals);
   live_keys_ += totals.inserted;
   live_keys_ -= totals.erased;
   dead_slots_ += totals.erased;
   GPKV_RETURN_IF_ERROR(status);
-  if (stage_values) {
-    GPKV_RETURN_IF_ERROR(CopyOut(values, batch.values, count * value_size, ws.stream(), "values"));
-  }
-  if (stage_results)
-    GPKV_RETURN_IF_ERROR(CopyOut(results, batch.flags, count, ws.stream(), "results"));
+  GPKV_RETURN_IF_ERROR(staged.Out(arena, ws.stream(), /*values_out=*/true, "results"));
   return ws.Wait("a mixed batch");
 }
 
@@ -533,36 +576,18 @@ Status GpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* foun
 
 Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
                                   uint8_t* found, size_t count) {
-  const uint32_t key_size = options_.key_size;
-  const uint32_t value_size = options_.value_size;
-  const bool stage_keys = !gpkv::gpu::IsDeviceMemory(keys, device_);
-  const bool stage_values = !gpkv::gpu::IsDeviceMemory(values, device_);
-  const bool stage_found = found != nullptr && !gpkv::gpu::IsDeviceMemory(found, device_);
   gpkv::gpu::ArenaPlan plan;
-  const size_t keys_at = stage_keys ? plan.Take(count * key_size) : 0;
-  const size_t values_at = stage_values ? plan.Take(count * value_size) : 0;
-  const size_t found_at = stage_found ? plan.Take(count) : 0;
+  const StagedBatch staged(nullptr, keys, values, found, count, options_, device_, plan);
   if (plan.bytes() != 0) {
     // The previous chunk's copies out of the arena must be done.
     GPKV_RETURN_IF_ERROR(ws.Wait("a get chunk"));
     GPKV_RETURN_IF_ERROR(ws.Reserve(plan.bytes()));
   }
   uint8_t* arena = ws.arena();
-  BatchArrays batch;
-  batch.keys = stage_keys ? arena + keys_at : keys;
-  batch.values = stage_values ? arena + values_at : values;
-  batch.flags = stage_found ? arena + found_at : found;
-  batch.count = count;
-  batch.keys_aligned = Aligned8(batch.keys);
-  batch.values_aligned = Aligned8(batch.values) && value_size % 8 == 0;
-  if (stage_keys)
-    GPKV_RETURN_IF_ERROR(CopyIn(arena + keys_at, keys, count * key_size, ws.stream(), "keys"));
+  const BatchArrays batch = staged.On(arena);
+  GPKV_RETURN_IF_ERROR(staged.In(arena, ws.stream(), /*values_in=*/false));
   GPKV_RETURN_IF_ERROR(LaunchGet(View(0), batch, ws.stream()));
-  if (stage_values) {
-    GPKV_RETURN_IF_ERROR(CopyOut(values, batch.values, count * value_size, ws.stream(), "values"));
-  }
-  if (stage_found)
-    GPKV_RETURN_IF_ERROR(CopyOut(found, batch.flags, count, ws.stream(), "found flags"));
+  GPKV_RETURN_IF_ERROR(staged.Out(arena, ws.stream(), /*values_out=*/true, "found flags"));
   return Status::OK();
 }
 

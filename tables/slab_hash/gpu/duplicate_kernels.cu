@@ -110,14 +110,8 @@ Status SortBatch(const DeviceView& view, const BatchArrays& batch, const Duplica
 }  // namespace
 
 Status DuplicateSortTempBytes(uint64_t count, size_t* bytes) {
-  auto sort = [&](void* storage, size_t& storage_bytes) {
-    return cub::DeviceRadixSort::SortPairs(
-        storage, storage_bytes, static_cast<const uint32_t*>(nullptr),
-        static_cast<uint32_t*>(nullptr), static_cast<const uint32_t*>(nullptr),
-        static_cast<uint32_t*>(nullptr), static_cast<int>(count));
-  };
-  return gpkv::gpu::CubTempBytes(sort, bytes,
-                                 "slab hash: cub::DeviceRadixSort::SortPairs (size query)");
+  return gpkv::gpu::SortPairsTempBytes(count, bytes,
+                                       "slab hash: cub::DeviceRadixSort::SortPairs (size query)");
 }
 
 Status LaunchListLastPuts(const DeviceView& view, const BatchArrays& batch,
