@@ -11,16 +11,10 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolCli : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_TRUE(scratch_.ok()); }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-  ScratchDir scratch_;
-};
+using ToolCli = ToolTest;
 
-TEST(ToolCliStandalone, NoArgumentsPrintsUsageOnStderrAndExits1) {
-  ScratchDir scratch;
-  ToolResult result = RunTool(scratch, {});
+TEST_F(ToolCli, NoArgumentsPrintsUsageOnStderrAndExits1) {
+  ToolResult result = Run({});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.out, "");
   EXPECT_NE(result.err.find("Usage"), std::string::npos) << result.err;

@@ -11,15 +11,12 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolKv : public ::testing::Test {
+class ToolKv : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "64M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
   void CreateTable(const std::string& name, const std::vector<std::string>& options = {}) {
     std::vector<std::string> args = {"tables", "create", pool_, name, "--expected-keys", "4K"};
     args.insert(args.end(), options.begin(), options.end());
@@ -27,9 +24,6 @@ class ToolKv : public ::testing::Test {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out, "");
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolKv, TablesCreateListAndDrop) {

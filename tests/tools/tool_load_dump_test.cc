@@ -13,16 +13,11 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolLoadDump : public ::testing::Test {
+class ToolLoadDump : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "128M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
-  }
-  ToolResult Run(const std::vector<std::string>& args, const std::string& input = "") {
-    return RunTool(scratch_, args, input);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("128M"));
   }
   void CreateTable(const std::string& name, const std::vector<std::string>& options = {}) {
     std::vector<std::string> args = {"tables", "create", pool_, name, "--expected-keys", "16K"};
@@ -37,9 +32,6 @@ class ToolLoadDump : public ::testing::Test {
     std::sort(lines.begin(), lines.end());
     return lines;
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolLoadDump, LoadCountPutsThatManyKeysAndPrintsTheRate) {

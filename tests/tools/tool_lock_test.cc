@@ -15,19 +15,16 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolLock : public ::testing::Test {
+class ToolLock : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "64M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     for (const char* table : {"a", "b"}) {
       ToolResult result = Run({"tables", "create", pool_, table, "--expected-keys", "32K"});
       ASSERT_EQ(result.exit_code, 0) << result.err;
     }
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
   // The message a command refused for the lock prints on stderr.
   void ExpectBusy(const ToolResult& result, const std::string& command) {
     EXPECT_EQ(result.exit_code, 3) << result.out << result.err;
@@ -38,9 +35,6 @@ class ToolLock : public ::testing::Test {
               std::string::npos)
         << result.err;
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 // "KEY VALUE" lines of `count` distinct keys, as `gpkv dump` prints them.

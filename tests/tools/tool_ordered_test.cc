@@ -12,21 +12,15 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolOrdered : public ::testing::Test {
+class ToolOrdered : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "64M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     ToolResult table =
         Run({"tables", "create", pool_, "events", "--kind", "ordered", "--batch-entries", "16"});
     ASSERT_EQ(table.exit_code, 0) << table.err;
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {

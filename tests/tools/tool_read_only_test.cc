@@ -20,12 +20,11 @@ namespace {
 
 constexpr int kKeys = 3000;
 
-class ToolReadOnly : public ::testing::Test {
+class ToolReadOnly : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ASSERT_EQ(Run({"create", pool_, "--size", "64M"}).exit_code, 0);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     ASSERT_EQ(Run({"tables", "create", pool_, "h", "--expected-keys", "16K"}).exit_code, 0);
     ASSERT_EQ(Run({"tables", "create", pool_, "o", "--kind", "ordered", "--batch-entries", "256"})
                   .exit_code,
@@ -36,8 +35,6 @@ class ToolReadOnly : public ::testing::Test {
       ASSERT_EQ(load.exit_code, 0) << load.err;
     }
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-
   // The commands that inspect, each on the CPU backend.
   std::vector<std::vector<std::string>> Inspections() const {
     return {{"info", pool_},
@@ -82,8 +79,6 @@ class ToolReadOnly : public ::testing::Test {
   }
 
   static inline uint64_t kill_at_ = 0;
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolReadOnly, InspectionLeavesThePoolByteForByteUnchanged) {

@@ -17,16 +17,14 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolVerify : public ::testing::Test {
+class ToolVerify : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ASSERT_EQ(Run({"create", pool_, "--size", "64M"}).exit_code, 0);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     ASSERT_EQ(Run({"tables", "create", pool_, "t", "--expected-keys", "8K"}).exit_code, 0);
     ASSERT_EQ(Run({"load", pool_, "t", "--count", "5000"}).exit_code, 0);
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
   // Flips the bits of one byte of the pool file.
   void FlipByte(uint64_t offset) {
     int fd = open(pool_.c_str(), O_RDWR);
@@ -47,9 +45,6 @@ class ToolVerify : public ::testing::Test {
     for (std::string line; std::getline(lines, line);) count += !line.empty();
     return count;
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolVerify, ADamagedTableIsListedAsSuchTheOthersDumpAndRepairDropsOnlyIt) {

@@ -12,22 +12,17 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolVolatile : public ::testing::Test {
+class ToolVolatile : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ASSERT_EQ(Run({"create", pool_, "--size", "32M"}).exit_code, 0);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("32M"));
     ToolResult created = Run({"tables", "create", pool_, "cache", "--durability", "volatile",
                               "--value-size", "16", "--expected-keys", "4K", "--backend", "cpu"});
     ASSERT_EQ(created.exit_code, 0) << created.err;
     ASSERT_EQ(Run({"tables", "create", pool_, "kept", "--expected-keys", "4K"}).exit_code, 0);
     ASSERT_EQ(Run({"put", pool_, "kept", "1", "100"}).exit_code, 0);
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolVolatile, TablesListsItAsVolatileWithoutAGeometry) {
