@@ -85,7 +85,7 @@ int RunGet(const KeysArgs& args) {
       all_found = false;
     }
   }
-  return all_found ? kExitOk : kExitError;
+  return all_found ? kExitOk : kExitNotFound;
 }
 
 int RunDel(const KeysArgs& args) {
@@ -108,7 +108,7 @@ int RunDel(const KeysArgs& args) {
         FormatNumber(key_bytes.data() + i * opened.key_size, opened.key_size, args.table.hex);
     std::printf("%s (not found)\n", key.c_str());
   }
-  return CloseAfterWrite("del", *opened.db, all_erased ? kExitOk : kExitError);
+  return CloseAfterWrite("del", *opened.db, all_erased ? kExitOk : kExitNotFound);
 }
 
 }  // namespace
@@ -128,7 +128,7 @@ void RegisterGetCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<KeysArgs>();
   CLI::App* cmd = app.add_subcommand("get", "look up keys");
   cmd->footer(std::string("Prints 'KEY VALUE' or 'KEY (not found)' per key on stdout. Exits 0\n"
-                          "when every key was found, 3 when some was not.\n") +
+                          "when every key was found, 4 (not found) when some was not.\n") +
               kNumbersHelp + "\nExample: gpkv get pool.gpkv users 1 2 0xff");
   AddTableArgs(cmd, &args->table, /*can_write=*/false);
   cmd->add_option("keys", args->keys, "KEY...")->required();
@@ -139,8 +139,8 @@ void RegisterDelCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<KeysArgs>();
   CLI::App* cmd = app.add_subcommand("del", "erase keys");
   cmd->footer(std::string("All keys go in one batch, durable when del exits 0. Prints\n"
-                          "'KEY (not found)' for each key that was absent and then exits 3,\n"
-                          "unless -f.\n") +
+                          "'KEY (not found)' for each key that was absent and then exits 4 (not\n"
+                          "found), unless -f.\n") +
               kNumbersHelp + "\nExample: gpkv del pool.gpkv users 1 2");
   AddTableArgs(cmd, &args->table, /*can_write=*/true);
   cmd->add_option("keys", args->keys, "KEY...")->required();

@@ -10,6 +10,7 @@
 #include "recovery/verify.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/pool_format.h"
 #include "tools/progress.h"
 #include "tools/report_output.h"
 
@@ -28,6 +29,11 @@ void PrintJson(const recovery::Report& report) {
 }
 
 int RunVerify(const CheckArgs& args) {
+  // Verify cannot check a format it does not know; that is not damage.
+  if (uint32_t format_version = ForeignPoolFormat(args.path)) {
+    PrintError("verify", ForeignPoolFormatText(args.path, format_version));
+    return kExitUnsupported;
+  }
   Progress progress("verify", 0);
   Result<recovery::Report> report =
       recovery::VerifyPool(args.path, [&progress](uint64_t done, uint64_t total) {
@@ -61,7 +67,7 @@ int RunRepair(const CheckArgs& args) {
         progress.Update(done);
       });
   progress.Finish();
-  if (!report.ok()) return Fail("repair", report.status());
+  if (!report.ok()) return FailOpen("repair", args.path, report.status());
   if (args.json) {
     PrintJson(*report);
     return kExitOk;
@@ -88,7 +94,8 @@ void RegisterVerifyCommand(CLI::App& app, int* exit_code) {
       "Checks the header, both superblocks, the extents, the catalog and every slot of\n"
       "every table, and never writes. Prints the findings; exits 2 when there is\n"
       "corruption, 0 otherwise (leftovers of a crash, which open-time recovery\n"
-      "clears, are not corruption).");
+      "clears, are not corruption), 5 when a gpkv of another format version wrote\n"
+      "the pool (\"written by a newer gpkv\": this build cannot check it).");
   cmd->add_option("pool", args->path, "pool file")->required();
   cmd->add_flag("--json", args->json, "print the report as JSON");
   cmd->callback([args, exit_code]() { *exit_code = RunVerify(*args); });

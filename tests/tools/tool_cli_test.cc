@@ -74,9 +74,9 @@ TEST_F(ToolCli, UnknownOptionIsAUsageError) {
   EXPECT_EQ(result.err.rfind("gpkv:", 0), 0u) << result.err;
 }
 
-TEST_F(ToolCli, MissingPoolFileExits3NamingTheCommand) {
+TEST_F(ToolCli, MissingPoolFileExits4NamingTheCommand) {
   ToolResult result = Run({"info", scratch_.File("absent.gpkv")});
-  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.exit_code, 4);
   EXPECT_EQ(result.out, "");
   EXPECT_EQ(result.err.rfind("gpkv: info: ", 0), 0u) << result.err;
 }

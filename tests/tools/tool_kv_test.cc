@@ -66,13 +66,13 @@ TEST_F(ToolKv, TablesCreateRejectsBadSizesAsUsage) {
   EXPECT_EQ(result.exit_code, 1);
 }
 
-TEST_F(ToolKv, TablesCreateTwiceAndDropOfAbsentTableExit3) {
+TEST_F(ToolKv, TablesCreateTwiceExits3AndDropOfAbsentTableExits4) {
   CreateTable("users");
   ToolResult again = Run({"tables", "create", pool_, "users"});
   EXPECT_EQ(again.exit_code, 3);
   EXPECT_EQ(again.err.rfind("gpkv: tables create: ", 0), 0u) << again.err;
   ToolResult drop = Run({"tables", "drop", pool_, "absent"});
-  EXPECT_EQ(drop.exit_code, 3);
+  EXPECT_EQ(drop.exit_code, 4);
   EXPECT_EQ(drop.err.rfind("gpkv: tables drop: ", 0), 0u) << drop.err;
 }
 
@@ -103,11 +103,11 @@ TEST_F(ToolKv, PutReplacesAndTheLastDuplicateWins) {
   EXPECT_EQ(Run({"get", pool_, "users", "7"}).out, "7 3\n");
 }
 
-TEST_F(ToolKv, GetOfAbsentKeyPrintsNotFoundAndExits3) {
+TEST_F(ToolKv, GetOfAbsentKeyPrintsNotFoundAndExits4) {
   CreateTable("users");
   ASSERT_EQ(Run({"put", pool_, "users", "1", "100"}).exit_code, 0);
   ToolResult get = Run({"get", pool_, "users", "1", "99"});
-  EXPECT_EQ(get.exit_code, 3);
+  EXPECT_EQ(get.exit_code, 4);
   EXPECT_EQ(get.out, "1 100\n99 (not found)\n");
   EXPECT_EQ(get.err, "");
 }
@@ -121,9 +121,9 @@ TEST_F(ToolKv, DelErasesAndReportsAbsentKeysUnlessForced) {
   EXPECT_EQ(Run({"get", pool_, "users", "1"}).out, "1 (not found)\n");
 
   ToolResult absent = Run({"del", pool_, "users", "1", "2"});
-  EXPECT_EQ(absent.exit_code, 3);
+  EXPECT_EQ(absent.exit_code, 4);
   EXPECT_EQ(absent.out, "1 (not found)\n");
-  EXPECT_EQ(Run({"get", pool_, "users", "2"}).exit_code, 3);
+  EXPECT_EQ(Run({"get", pool_, "users", "2"}).exit_code, 4);
 
   ToolResult forced = Run({"del", "-f", pool_, "users", "1"});
   EXPECT_EQ(forced.exit_code, 0);
@@ -154,11 +154,17 @@ TEST_F(ToolKv, NumbersThatDoNotFitAreUsageErrors) {
   EXPECT_EQ(Run({"put", pool_, "small", "1"}).exit_code, 1);  // no value
 }
 
-TEST_F(ToolKv, OperationsOnAnAbsentTableExit3) {
-  ToolResult get = Run({"get", pool_, "absent", "1"});
-  EXPECT_EQ(get.exit_code, 3);
-  EXPECT_EQ(get.err.rfind("gpkv: get: ", 0), 0u) << get.err;
-  EXPECT_EQ(get.out, "");
+TEST_F(ToolKv, OperationsOnAnAbsentTableExit4) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"get", pool_, "absent", "1"},
+                                             {"put", pool_, "absent", "1", "2"},
+                                             {"del", pool_, "absent", "1"},
+                                             {"dump", pool_, "absent"}}) {
+    ToolResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 4) << args[0] << ": " << result.err;
+    EXPECT_EQ(result.err.rfind("gpkv: " + args[0] + ": not found: ", 0), 0u) << result.err;
+    EXPECT_EQ(result.out, "") << args[0];
+  }
 }
 
 TEST_F(ToolKv, InfoShowsEveryTableWithItsCounters) {

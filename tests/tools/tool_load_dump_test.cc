@@ -53,6 +53,7 @@ TEST_F(ToolLoadDump, SequentialLoadGivesKeysFromStart) {
   ToolResult get = Run({"get", pool_, "t", "100", "5099"});
   EXPECT_EQ(get.exit_code, 0) << get.out;
   ToolResult outside = Run({"get", pool_, "t", "99", "5100"});
+  EXPECT_EQ(outside.exit_code, 4);
   EXPECT_EQ(outside.out, "99 (not found)\n5100 (not found)\n");
 }
 

@@ -40,9 +40,10 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   EXPECT_EQ(count.out, "40\n");
 
   ToolResult del = Run({"del", pool_, "events", "100", "110", "999"});
-  EXPECT_EQ(del.exit_code, 3);
+  EXPECT_EQ(del.exit_code, 4);
   EXPECT_EQ(del.out, "999 (not found)\n");
   ToolResult get = Run({"get", pool_, "events", "100", "120"});
+  EXPECT_EQ(get.exit_code, 4);
   EXPECT_EQ(get.out, "100 (not found)\n120 12\n");
 
   ToolResult info = Run({"info", pool_, "--json"});

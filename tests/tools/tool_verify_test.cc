@@ -1,6 +1,7 @@
 // gpkv verify and gpkv repair: a clean pool verifies with exit 0, a corrupt
-// one with exit 2 and a finding naming what is wrong. A damaged table is
-// listed as such by info while the others dump, and repair drops only it.
+// one with exit 2 and a finding naming what is wrong, one a newer gpkv wrote
+// with exit 5 ("written by a newer gpkv"). A damaged table is listed as such
+// by info while the others dump, and repair drops only it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "corruption/pool_map.h"
+#include "format/checksum.h"
+#include "format/pool_layout.h"
 #include "tools/tool_runner.h"
 
 namespace gpkv::testing {
@@ -33,6 +36,21 @@ class ToolVerify : public ToolTest {
     ASSERT_EQ(pread(fd, &byte, 1, static_cast<off_t>(offset)), 1);
     byte = static_cast<unsigned char>(~byte);
     ASSERT_EQ(pwrite(fd, &byte, 1, static_cast<off_t>(offset)), 1);
+    close(fd);
+  }
+
+  // Writes `version` into the pool header's format version; with
+  // `checksum`, the header's checksum too (a header a gpkv of that version
+  // wrote), else it no longer matches (a damaged version field).
+  void SetFormatVersion(uint32_t version, bool checksum) {
+    int fd = open(pool_.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    format::PoolHeader header{};
+    ASSERT_EQ(pread(fd, &header, sizeof(header), 0), static_cast<ssize_t>(sizeof(header)));
+    header.format_version = version;
+    if (checksum)
+      header.checksum = format::Checksum64(&header, offsetof(format::PoolHeader, checksum));
+    ASSERT_EQ(pwrite(fd, &header, sizeof(header), 0), static_cast<ssize_t>(sizeof(header)));
     close(fd);
   }
 
@@ -137,6 +155,37 @@ TEST_F(ToolVerify, ACorruptHeaderIsReportedWithExit2) {
   EXPECT_EQ(Run({"repair", pool_}).exit_code, 2);
 }
 
+TEST_F(ToolVerify, APoolOfANewerFormatIsUnsupportedNotCorrupt) {
+  const uint32_t newer = format::kFormatVersion + 1;
+  ASSERT_NO_FATAL_FAILURE(SetFormatVersion(newer, /*checksum=*/true));
+  const std::string before = ReadWholeFile(pool_);
+  const std::string message = "written by a newer gpkv (format " + std::to_string(newer) +
+                              "; this build reads up to " + std::to_string(format::kFormatVersion) +
+                              ")";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"verify", pool_},
+                                             {"verify", pool_, "--json"},
+                                             {"info", pool_},
+                                             {"tables", pool_},
+                                             {"dump", pool_, "t"},
+                                             {"put", pool_, "t", "1", "2"},
+                                             {"repair", pool_}}) {
+    ToolResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 5) << args[0] << ": " << result.out << result.err;
+    EXPECT_EQ(result.out, "") << args[0];
+    EXPECT_EQ(result.err, "gpkv: " + args[0] + ": " + pool_ + ": " + message + "\n");
+  }
+  EXPECT_TRUE(ReadWholeFile(pool_) == before);  // left for the gpkv that wrote it
+}
+
+TEST_F(ToolVerify, ADamagedFormatVersionIsCorruption) {
+  // The header's checksum does not hold: the version is no newer gpkv's.
+  ASSERT_NO_FATAL_FAILURE(SetFormatVersion(format::kFormatVersion + 1, /*checksum=*/false));
+  ToolResult verify = Run({"verify", pool_});
+  EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("CORRUPT"), std::string::npos) << verify.out;
+}
+
 TEST_F(ToolVerify, RepairDropsACorruptSlotAndThenThePoolVerifies) {
   corruption::PoolMap map = corruption::ReadPoolMap(pool_);
   ASSERT_EQ(map.tables.size(), 1u);
@@ -174,9 +223,9 @@ TEST_F(ToolVerify, RepairOfACleanPoolChangesNothing) {
   EXPECT_EQ(info["tables"][0]["stats"]["keys"], 5000);
 }
 
-TEST_F(ToolVerify, VerifyOfAMissingFileExits3) {
+TEST_F(ToolVerify, VerifyOfAMissingFileExits4) {
   ToolResult verify = Run({"verify", scratch_.File("absent.gpkv")});
-  EXPECT_EQ(verify.exit_code, 3);
+  EXPECT_EQ(verify.exit_code, 4);
   EXPECT_EQ(verify.err.rfind("gpkv: verify: ", 0), 0u) << verify.err;
 }
 

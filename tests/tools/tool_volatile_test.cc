@@ -49,10 +49,10 @@ TEST_F(ToolVolatile, PairsLiveWithinOneCommandOnly) {
   EXPECT_EQ(put.exit_code, 0) << put.err;
   // The next command opens the pool again: the table is empty.
   ToolResult get = Run({"get", pool_, "cache", "1", "3"});
-  EXPECT_EQ(get.exit_code, 3) << get.err;
+  EXPECT_EQ(get.exit_code, 4) << get.err;
   EXPECT_EQ(get.out, "1 (not found)\n3 (not found)\n");
   ToolResult del = Run({"del", pool_, "cache", "1"});
-  EXPECT_EQ(del.exit_code, 3);
+  EXPECT_EQ(del.exit_code, 4);
   EXPECT_EQ(Run({"del", pool_, "cache", "1", "-f"}).exit_code, 0);
   ToolResult load = Run({"load", pool_, "cache", "--count", "20000", "--batch", "5000"});
   EXPECT_EQ(load.exit_code, 0) << load.err;
