@@ -28,7 +28,7 @@ class ToolLoadDump : public ToolTest {
   std::vector<std::string> SortedDump(const std::string& table) {
     ToolResult dump = Run({"dump", pool_, table});
     EXPECT_EQ(dump.exit_code, 0) << dump.err;
-    std::vector<std::string> lines = Lines(dump.out);
+    std::vector<std::string> lines = DumpedPairs(dump.out);
     std::sort(lines.begin(), lines.end());
     return lines;
   }
@@ -73,6 +73,48 @@ TEST_F(ToolLoadDump, DumpOutputLoadsBackIntoAnIdenticalTable) {
   EXPECT_EQ(SortedDump("copy"), source);
 }
 
+TEST_F(ToolLoadDump, DumpStartsWithAHeaderNamingKindAndSizes) {
+  CreateTable("wide", {"--key-size", "16", "--value-size", "24"});
+  ASSERT_EQ(Run({"put", pool_, "wide", "1", "2"}).exit_code, 0);
+  ToolResult dump = Run({"dump", pool_, "wide"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  std::vector<std::string> lines = Lines(dump.out);
+  ASSERT_EQ(lines.size(), 2u) << dump.out;
+  EXPECT_EQ(lines[0],
+            "# gpkv-dump format=1 kind=hash durability=persistent key_size=16 value_size=24");
+}
+
+TEST_F(ToolLoadDump, ADumpOfOtherSizesIsAUsageErrorAndLoadsNothing) {
+  CreateTable("wide", {"--key-size", "16", "--value-size", "24"});
+  CreateTable("narrow");
+  ASSERT_EQ(Run({"put", pool_, "wide", "1", "2", "3", "4"}).exit_code, 0);
+  ToolResult dump = Run({"dump", pool_, "wide"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  // Its numbers would fit the narrow table: only the header tells.
+  ToolResult load = Run({"load", pool_, "narrow", "--file", "-"}, dump.out);
+  EXPECT_EQ(load.exit_code, 1) << load.out << load.err;
+  EXPECT_EQ(load.err.rfind("gpkv: load: invalid argument: <stdin>:1: a dump of a table with "
+                           "16-byte keys and 24-byte values; table 'narrow' has 8-byte keys and "
+                           "8-byte values",
+                           0),
+            0u)
+      << load.err;
+  EXPECT_TRUE(SortedDump("narrow").empty());
+}
+
+TEST_F(ToolLoadDump, ADumpOfANewerFormatIsUnsupported) {
+  CreateTable("t");
+  ToolResult load =
+      Run({"load", pool_, "t", "--file", "-"},
+          "# gpkv-dump format=2 kind=hash durability=persistent key_size=8 value_size=8\n1 2\n");
+  EXPECT_EQ(load.exit_code, 5) << load.err;
+  EXPECT_NE(load.err.find("<stdin>:1: written by a newer gpkv (dump format 2; this build reads "
+                          "up to 1)"),
+            std::string::npos)
+      << load.err;
+  EXPECT_TRUE(SortedDump("t").empty());
+}
+
 TEST_F(ToolLoadDump, LoadReadsStdinSkippingBlankAndCommentLines) {
   CreateTable("t");
   ToolResult load =
@@ -112,7 +154,8 @@ TEST_F(ToolLoadDump, DumpJsonIsAnArrayOfPairs) {
   ToolResult empty = Run({"dump", pool_, "empty", "--json"});
   ASSERT_EQ(empty.exit_code, 0);
   EXPECT_TRUE(nlohmann::json::parse(empty.out).empty());
-  EXPECT_EQ(Run({"dump", pool_, "empty"}).out, "");
+  EXPECT_EQ(Run({"dump", pool_, "empty"}).out,
+            "# gpkv-dump format=1 kind=hash durability=persistent key_size=8 value_size=8\n");
 }
 
 TEST_F(ToolLoadDump, LoadedKeysSurviveAndCountInInfo) {

@@ -56,7 +56,10 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   ToolResult dump = Run({"dump", pool_, "events"});
   ASSERT_EQ(dump.exit_code, 0) << dump.err;
   std::vector<std::string> lines = Lines(dump.out);
-  ASSERT_EQ(lines.size(), 38u);
+  ASSERT_EQ(lines.size(), 39u);
+  EXPECT_EQ(lines.front(),
+            "# gpkv-dump format=1 kind=ordered durability=persistent key_size=8 value_size=8");
+  lines.erase(lines.begin());
   EXPECT_EQ(lines.front(), "10 1");
   EXPECT_EQ(lines[9], "120 12");  // 100 and 110 are gone; key order
   EXPECT_EQ(lines.back(), "400 40");

@@ -109,7 +109,7 @@ TEST_F(ToolReadOnly, APoolLeftBySigkillAnswersOrNeedsRecoveryAndIsNotWritten) {
   EXPECT_EQ(dump_hash.exit_code, 3) << dump_hash.err;
   ToolResult dump_ordered = Run({"dump", pool_, "o"});
   EXPECT_EQ(dump_ordered.exit_code, 0) << dump_ordered.err;
-  EXPECT_EQ(Lines(dump_ordered.out).size(), static_cast<size_t>(kKeys));
+  EXPECT_EQ(DumpedPairs(dump_ordered.out).size(), static_cast<size_t>(kKeys));
   for (const auto& args : Inspections()) {
     ToolResult result = Run(args);
     EXPECT_NE(result.exit_code, 2) << args[0] << ": " << result.err;
@@ -123,7 +123,7 @@ TEST_F(ToolReadOnly, APoolLeftBySigkillAnswersOrNeedsRecoveryAndIsNotWritten) {
   EXPECT_EQ(Run({"info", pool_}).exit_code, 0);
   ToolResult after = Run({"dump", pool_, "h"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
-  EXPECT_GE(Lines(after.out).size(), static_cast<size_t>(kKeys));
+  EXPECT_GE(DumpedPairs(after.out).size(), static_cast<size_t>(kKeys));
 }
 
 // The same on the ordered table: its log is replayed in memory, so every
@@ -134,7 +134,7 @@ TEST_F(ToolReadOnly, AnOrderedTableLeftBySigkillAnswersReadOnly) {
   const std::string before = ReadWholeFile(pool_);
   ToolResult dump = Run({"dump", pool_, "o"});
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
-  EXPECT_GE(Lines(dump.out).size(), static_cast<size_t>(kKeys));
+  EXPECT_GE(DumpedPairs(dump.out).size(), static_cast<size_t>(kKeys));
   ToolResult count = Run({"count", pool_, "o", "1", std::to_string(kKeys)});
   EXPECT_EQ(count.exit_code, 0) << count.err;
   EXPECT_TRUE(ReadWholeFile(pool_) == before);

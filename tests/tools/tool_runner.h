@@ -182,6 +182,16 @@ inline std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+// The pair lines of `gpkv dump` output: its lines without the header line
+// ("# gpkv-dump ...").
+inline std::vector<std::string> DumpedPairs(const std::string& text) {
+  std::vector<std::string> pairs;
+  for (std::string& line : Lines(text)) {
+    if (line.rfind("# gpkv-dump ", 0) != 0) pairs.push_back(std::move(line));
+  }
+  return pairs;
+}
+
 // The fixture of the tool tests: a scratch directory, the path of a pool in
 // it (pool_, made by CreatePool) and Run, which runs gpkv there.
 class ToolTest : public ::testing::Test {

@@ -58,10 +58,7 @@ class ToolVerify : public ToolTest {
   int DumpLines(const std::string& name) {
     ToolResult dump = Run({"dump", pool_, name});
     if (dump.exit_code != 0) return -1;
-    std::istringstream lines(dump.out);
-    int count = 0;
-    for (std::string line; std::getline(lines, line);) count += !line.empty();
-    return count;
+    return static_cast<int>(DumpedPairs(dump.out).size());
   }
 };
 
