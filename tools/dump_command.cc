@@ -17,6 +17,7 @@
 #include "tools/dump_format.h"
 #include "tools/number_text.h"
 #include "tools/table_args.h"
+#include "tools/table_json.h"
 
 namespace gpkv::tools {
 namespace {
@@ -25,17 +26,6 @@ struct DumpArgs {
   TableArgs table;
   bool json = false;
 };
-
-// A number as JSON: a JSON number when it fits 8 bytes and is printed in
-// decimal, else the same text as the plain output.
-nlohmann::ordered_json NumberJson(const uint8_t* bytes, size_t size, bool hex) {
-  if (!hex && size <= 8) {
-    uint64_t value = 0;
-    for (size_t i = size; i-- > 0;) value = (value << 8) | bytes[i];
-    return value;
-  }
-  return FormatNumber(bytes, size, hex);
-}
 
 int RunDump(const DumpArgs& args) {
   int exit_code = kExitOk;

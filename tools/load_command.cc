@@ -19,6 +19,7 @@
 #include "tools/number_text.h"
 #include "tools/progress.h"
 #include "tools/table_args.h"
+#include "tools/table_json.h"
 
 namespace gpkv::tools {
 namespace {
@@ -31,6 +32,7 @@ struct LoadArgs {
   uint64_t start = 0;
   std::string file;
   uint64_t batch = 4096;
+  bool json = false;
 };
 
 // SplitMix64: a small, well-mixed generator; the same seed gives the same
@@ -192,9 +194,16 @@ int RunLoad(const LoadArgs& args) {
     return status.IsUnsupported() ? kExitUnsupported : ExitCodeFor(status);
   }
   double rate = seconds > 0 ? static_cast<double>(loader.loaded()) / seconds : 0.0;
-  std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
-              static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
-              rate);
+  if (args.json) {
+    PrintJson({{"table", args.table.table},
+               {"pairs", loader.loaded()},
+               {"seconds", seconds},
+               {"keys_per_second", rate}});
+  } else {
+    std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
+                static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
+                rate);
+  }
   return CloseAfterWrite("load", *opened.db, kExitOk);
 }
 
@@ -228,6 +237,8 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code) {
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_flag("--json", args->json,
+                "print {\"table\", \"pairs\", \"seconds\", \"keys_per_second\"} at the end");
   cmd->callback([args, exit_code]() { *exit_code = RunLoad(*args); });
 }
 

@@ -43,7 +43,7 @@ nlohmann::ordered_json ReportJson(const recovery::Report& report) {
                                  {"findings", nlohmann::ordered_json::array()}};
   for (const recovery::TableReport& table : report.tables) {
     json["tables"].push_back({{"name", table.name},
-                              {"table_id", table.table_id},
+                              {"id", table.table_id},
                               {"keys", table.keys},
                               {"slots_scanned", table.slots_scanned},
                               {"reserved_slots", table.reserved_slots},

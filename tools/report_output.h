@@ -8,8 +8,9 @@
 
 namespace gpkv::tools {
 
-// The whole report as JSON: path, counts, "tables" and "findings" (each with
-// "severity": "info" | "recoverable" | "corruption").
+// The whole report as JSON: path, counts, "tables" (each with its "name" and
+// "id", as `gpkv tables` prints them) and "findings" (each with "severity":
+// "info" | "recoverable" | "corruption", "region", "offset" and "message").
 nlohmann::ordered_json ReportJson(const recovery::Report& report);
 
 // Findings, one per line, then per-table lines.

@@ -95,6 +95,51 @@ TEST_F(ToolKv, PutThenGetPrintsKeyValueLines) {
   EXPECT_EQ(hex.out, "0x0000000000000010 0x00000000000000ff\n");
 }
 
+TEST_F(ToolKv, GetJsonGivesEachKeyWhetherFoundAndItsValue) {
+  CreateTable("users");
+  ASSERT_EQ(Run({"put", pool_, "users", "1", "100"}).exit_code, 0);
+  ToolResult get = Run({"get", pool_, "users", "1", "99", "--json"});
+  EXPECT_EQ(get.exit_code, 4) << get.err;  // 99 is not there, --json or not
+  EXPECT_EQ(get.err, "");
+  nlohmann::json pairs = nlohmann::json::parse(get.out);
+  EXPECT_EQ(pairs, nlohmann::json::parse(R"([{"key": 1, "found": true, "value": 100},
+                                             {"key": 99, "found": false}])"));
+
+  CreateTable("wide", {"--key-size", "16"});
+  ASSERT_EQ(Run({"put", pool_, "wide", "5", "6"}).exit_code, 0);
+  ToolResult wide = Run({"get", pool_, "wide", "5", "--json"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  // A key wider than 8 bytes is the text the plain output prints.
+  EXPECT_EQ(nlohmann::json::parse(wide.out)[0]["key"], "0x00000000000000000000000000000005");
+  EXPECT_EQ(nlohmann::json::parse(wide.out)[0]["value"], 6);
+}
+
+TEST_F(ToolKv, LoadJsonReportsThePairsLoaded) {
+  CreateTable("users");
+  ToolResult load = Run({"load", pool_, "users", "--count", "100", "--json"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  nlohmann::json report = nlohmann::json::parse(load.out);
+  EXPECT_EQ(report["table"], "users");
+  EXPECT_EQ(report["pairs"], 100);
+  EXPECT_TRUE(report["seconds"].is_number());
+  EXPECT_TRUE(report["keys_per_second"].is_number());
+}
+
+TEST_F(ToolKv, ErrorsUnderJsonGoToStderrWithTheExitCode) {
+  CreateTable("users");
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"get", pool_, "absent", "1", "--json"},
+                                             {"dump", pool_, "absent", "--json"},
+                                             {"info", scratch_.File("absent.gpkv"), "--json"},
+                                             {"tables", scratch_.File("absent.gpkv"), "--json"},
+                                             {"verify", scratch_.File("absent.gpkv"), "--json"}}) {
+    ToolResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 4) << args[0] << ": " << result.err;
+    EXPECT_EQ(result.out, "") << args[0];
+    EXPECT_EQ(result.err.rfind("gpkv: " + args[0] + ": not found: ", 0), 0u) << result.err;
+  }
+}
+
 TEST_F(ToolKv, PutReplacesAndTheLastDuplicateWins) {
   CreateTable("users");
   ASSERT_EQ(Run({"put", pool_, "users", "7", "1", "7", "2"}).exit_code, 0);

@@ -38,6 +38,14 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   ToolResult count = Run({"count", pool_, "events", "0", "0xffff"});
   ASSERT_EQ(count.exit_code, 0) << count.err;
   EXPECT_EQ(count.out, "40\n");
+  // JSON numbers as dump --json prints them.
+  ToolResult range_json = Run({"range", pool_, "events", "95", "110", "--json"});
+  ASSERT_EQ(range_json.exit_code, 0) << range_json.err;
+  EXPECT_EQ(nlohmann::json::parse(range_json.out),
+            nlohmann::json::parse(R"([{"key": 100, "value": 10}, {"key": 110, "value": 11}])"));
+  ToolResult count_json = Run({"count", pool_, "events", "0", "0xffff", "--json"});
+  ASSERT_EQ(count_json.exit_code, 0) << count_json.err;
+  EXPECT_EQ(nlohmann::json::parse(count_json.out), nlohmann::json::parse(R"({"count": 40})"));
 
   ToolResult del = Run({"del", pool_, "events", "100", "110", "999"});
   EXPECT_EQ(del.exit_code, 4);

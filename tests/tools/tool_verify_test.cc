@@ -121,6 +121,10 @@ TEST_F(ToolVerify, ACleanPoolVerifiesWithExit0) {
   EXPECT_FALSE(report["corruption"].get<bool>());
   ASSERT_EQ(report["tables"].size(), 1u);
   EXPECT_EQ(report["tables"][0]["keys"], 5000);
+  // A table's name and id as gpkv tables --json gives them.
+  nlohmann::json tables = nlohmann::json::parse(Run({"tables", pool_, "--json"}).out);
+  EXPECT_EQ(report["tables"][0]["name"], tables[0]["name"]);
+  EXPECT_EQ(report["tables"][0]["id"], tables[0]["id"]);
 }
 
 TEST_F(ToolVerify, ACorruptHeaderIsReportedWithExit2) {
