@@ -109,4 +109,20 @@ std::string FindingCounts(const recovery::Report& report) {
          " recoverable, " + std::to_string(counts[2]) + " info";
 }
 
+bool RepairChanged(const recovery::Report& report) {
+  return report.slots_cleared || report.duplicates_removed || report.cells_reclaimed ||
+         report.extents_freed || report.tables_dropped || !report.findings.empty();
+}
+
+void PrintRepairCounts(const recovery::Report& report) {
+  auto line = [](const char* name, uint64_t count) {
+    std::printf("%-19s %llu\n", name, static_cast<unsigned long long>(count));
+  };
+  line("slots cleared", report.slots_cleared);
+  line("duplicates removed", report.duplicates_removed);
+  line("cells reclaimed", report.cells_reclaimed);
+  line("extents freed", report.extents_freed);
+  line("tables dropped", report.tables_dropped);
+}
+
 }  // namespace gpkv::tools

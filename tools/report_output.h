@@ -19,4 +19,11 @@ void PrintFindingsText(const recovery::Report& report);
 // "N corruption, N recoverable, N info".
 std::string FindingCounts(const recovery::Report& report);
 
+// Whether repair changed the pool (run on a copy: would change it): a count
+// or a finding of what it did.
+bool RepairChanged(const recovery::Report& report);
+
+// The counts of what repair changed, one "name  N" line each.
+void PrintRepairCounts(const recovery::Report& report);
+
 }  // namespace gpkv::tools

@@ -66,6 +66,7 @@ TEST_F(ToolLock, ASecondLoadWhileOneWritesExitsThreeAndTheFirstFinishesIntact) {
   ExpectBusy(Run({"load", pool_, "b", "--count", "1000"}), "load");
   ExpectBusy(Run({"dump", pool_, "a", "--read-only"}), "dump");
   ExpectBusy(Run({"verify", pool_}), "verify");
+  ExpectBusy(Run({"repair", pool_, "--dry-run"}), "repair");
 
   ASSERT_TRUE(FeedTool(first, Joined(pairs, pairs.size() / 2, pairs.size())));
   ToolResult loaded = FinishTool(first);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -208,6 +210,61 @@ TEST_F(ToolVerify, RepairDropsACorruptSlotAndThenThePoolVerifies) {
   EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
   nlohmann::json info = nlohmann::json::parse(Run({"info", pool_, "--json"}).out);
   EXPECT_EQ(info["tables"][0]["stats"]["keys"], 4999);
+}
+
+TEST_F(ToolVerify, RepairDryRunOfACleanPoolExits0AndWritesNothing) {
+  const std::string before = ReadWholeFile(pool_);
+  ToolResult dry = Run({"repair", pool_, "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_NE(dry.out.find(pool_ + ": nothing to repair\n"), std::string::npos) << dry.out;
+  ToolResult json = Run({"repair", pool_, "--dry-run", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json report = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(report["dry_run"].get<bool>());
+  EXPECT_FALSE(report["changed"].get<bool>());
+  EXPECT_TRUE(ReadWholeFile(pool_) == before);
+}
+
+TEST_F(ToolVerify, RepairDryRunSaysWhatRepairWouldChangeAndWritesNothing) {
+  corruption::PoolMap map = corruption::ReadPoolMap(pool_);
+  ASSERT_EQ(map.tables.size(), 1u);
+  ASSERT_FALSE(map.tables[0].valid_slots.empty());
+  FlipByte(map.tables[0].valid_slots[0].key_offset);
+  const std::string before = ReadWholeFile(pool_);
+  // The dry run's copy goes to TMPDIR, which the child inherits.
+  const std::string copies = scratch_.File("tmp");
+  ASSERT_TRUE(std::filesystem::create_directory(copies));
+  ASSERT_EQ(setenv("TMPDIR", copies.c_str(), 1), 0);
+  ToolResult dry = Run({"repair", pool_, "--dry-run", "--json"});
+  ToolResult text = Run({"repair", pool_, "--dry-run"});
+  unsetenv("TMPDIR");
+  EXPECT_EQ(dry.exit_code, 2) << dry.out << dry.err;
+  nlohmann::json predicted = nlohmann::json::parse(dry.out);
+  EXPECT_TRUE(predicted["dry_run"].get<bool>());
+  EXPECT_TRUE(predicted["changed"].get<bool>());
+  EXPECT_EQ(predicted["path"], pool_);
+  EXPECT_GE(predicted["slots_cleared"].get<uint64_t>(), 1u) << dry.out;
+  EXPECT_EQ(dry.out.find("gpkv-dry-run"), std::string::npos) << dry.out;  // names the pool
+  EXPECT_EQ(text.exit_code, 2) << text.out << text.err;
+  EXPECT_NE(text.out.find(pool_ + ": repair would change it (dry run: nothing was written)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_TRUE(ReadWholeFile(pool_) == before);
+  EXPECT_TRUE(std::filesystem::is_empty(copies));  // the copies are gone
+  EXPECT_EQ(Run({"verify", pool_}).exit_code, 2);
+
+  // Repair then does what the dry run said.
+  ToolResult repair = Run({"repair", pool_, "--json"});
+  ASSERT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+  nlohmann::json done = nlohmann::json::parse(repair.out);
+  EXPECT_FALSE(done["dry_run"].get<bool>());
+  EXPECT_TRUE(done["changed"].get<bool>());
+  for (const char* count : {"slots_cleared", "duplicates_removed", "cells_reclaimed",
+                            "extents_freed", "tables_dropped"}) {
+    EXPECT_EQ(done[count], predicted[count]) << count;
+  }
+  EXPECT_EQ(done["findings"], predicted["findings"]);
+  EXPECT_EQ(Run({"repair", pool_, "--dry-run"}).exit_code, 0);
 }
 
 TEST_F(ToolVerify, RepairOfACleanPoolChangesNothing) {
