@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "tools/pool_format.h"
+
 namespace gpkv::tools {
 
 int ExitCodeFor(const Status& status) {
@@ -13,6 +15,8 @@ int ExitCodeFor(const Status& status) {
       return kExitCorruption;
     case Code::kInvalidArgument:
       return kExitUsage;
+    case Code::kNotFound:
+      return kExitNotFound;
     case Code::kBusy:  // another process holds the pool: an error, not damage
       return kExitError;
     default:
@@ -36,6 +40,18 @@ std::string ErrorText(const Status& status) {
 int Fail(const std::string& command, const Status& status) {
   PrintError(command, ErrorText(status));
   return ExitCodeFor(status);
+}
+
+int FailOpen(const std::string& command, const std::string& path, const Status& status) {
+  // The library refuses another version before it checks the header's
+  // checksum; ForeignPoolFormat checks that the version is no damage.
+  if (status.IsUnsupported()) {
+    if (uint32_t format_version = ForeignPoolFormat(path)) {
+      PrintError(command, ForeignPoolFormatText(path, format_version));
+      return kExitUnsupported;
+    }
+  }
+  return Fail(command, status);
 }
 
 int CloseAfterWrite(const std::string& command, DB& db, int exit_code) {

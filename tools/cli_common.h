@@ -18,14 +18,18 @@ class App;
 
 namespace gpkv::tools {
 
-// Exit codes of every gpkv command (the README's table of exit codes).
+// Exit codes of every gpkv command (the README's table of exit codes; the
+// help of `gpkv` lists them too).
 constexpr int kExitOk = 0;
-constexpr int kExitUsage = 1;       // the command line is wrong
-constexpr int kExitCorruption = 2;  // the pool is corrupt
-constexpr int kExitError = 3;       // anything else (busy, needs recovery, I/O, not found, ...)
+constexpr int kExitUsage = 1;        // the command line is wrong
+constexpr int kExitCorruption = 2;   // the pool is corrupt (verify: corruption found)
+constexpr int kExitError = 3;        // anything else (busy, needs recovery, I/O, pool full, ...)
+constexpr int kExitNotFound = 4;     // the pool file, table or key named does not exist
+constexpr int kExitUnsupported = 5;  // the pool is of a format version this build does not read
 
 // The exit code for a failed Status: 2 for corruption, 1 for an argument the
-// library refused, 3 otherwise (Busy included: another process holds the pool).
+// library refused, 4 for not found, 3 otherwise (Busy included: another
+// process holds the pool).
 int ExitCodeFor(const Status& status);
 
 // Prints "gpkv: <command>: <message>" to stderr.
@@ -37,6 +41,12 @@ std::string ErrorText(const Status& status);
 // Prints the error of `status` (ErrorText) and returns its exit code.
 // REQUIRES: !status.ok().
 int Fail(const std::string& command, const Status& status);
+
+// Fail for an open of the pool file at `path`, telling a pool of a format
+// version this build does not read (exit 5, "written by a newer gpkv ...")
+// from the other errors.
+// REQUIRES: !status.ok().
+int FailOpen(const std::string& command, const std::string& path, const Status& status);
 
 // How a command opens its pool.
 struct PoolArgs {

@@ -1,6 +1,8 @@
-// `gpkv dump POOL TABLE [--hex] [--json]`: every live pair of a table, one
-// "KEY VALUE" line each (in key order for an ordered table, in no particular
-// order for a hash table): the format `gpkv load --file` reads back.
+// `gpkv dump POOL TABLE [--hex] [--json]`: a header line naming the table's
+// kind and sizes (tools/dump_format.h), then every live pair of the table,
+// one "KEY VALUE" line each (in key order for an ordered table, in no
+// particular order for a hash table): the format `gpkv load --file` reads
+// back.
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -12,8 +14,10 @@
 #include "gpkv/db.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/dump_format.h"
 #include "tools/number_text.h"
 #include "tools/table_args.h"
+#include "tools/table_json.h"
 
 namespace gpkv::tools {
 namespace {
@@ -22,17 +26,6 @@ struct DumpArgs {
   TableArgs table;
   bool json = false;
 };
-
-// A number as JSON: a JSON number when it fits 8 bytes and is printed in
-// decimal, else the same text as the plain output.
-nlohmann::ordered_json NumberJson(const uint8_t* bytes, size_t size, bool hex) {
-  if (!hex && size <= 8) {
-    uint64_t value = 0;
-    for (size_t i = size; i-- > 0;) value = (value << 8) | bytes[i];
-    return value;
-  }
-  return FormatNumber(bytes, size, hex);
-}
 
 int RunDump(const DumpArgs& args) {
   int exit_code = kExitOk;
@@ -43,7 +36,11 @@ int RunDump(const DumpArgs& args) {
   const bool hex = args.table.hex;
   uint64_t pairs = 0;
   bool write_failed = false;
-  if (args.json) std::fputs("[", stdout);
+  if (args.json) {
+    std::fputs("[", stdout);
+  } else {
+    std::printf("%s\n", DumpHeaderLine(opened.table->options()).c_str());
+  }
   Status status = opened.table->Scan([&](const uint8_t* key, const uint8_t* value) {
     if (args.json) {
       nlohmann::ordered_json pair = {{"key", NumberJson(key, key_size, hex)},
@@ -77,11 +74,14 @@ void RegisterDumpCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DumpArgs>();
   CLI::App* cmd = app.add_subcommand("dump", "print every pair of a table");
   cmd->footer(
-      "One 'KEY VALUE' line per pair, in key order for an ordered table (in no\n"
-      "particular order for a hash table); gpkv load --file reads them back. Numbers\n"
+      "A header line, then one 'KEY VALUE' line per pair, in key order for an ordered\n"
+      "table (in no particular order for a hash table); gpkv load --file reads them\n"
+      "back. The header names the table's kind and sizes and the dump format:\n"
+      "  # gpkv-dump format=1 kind=hash durability=persistent key_size=8 value_size=8\n"
+      "so that load refuses a dump of other key or value sizes. Numbers\n"
       "of up to 8 bytes print in decimal, larger ones (or all, with --hex) as 0x and\n"
       "every hexadecimal digit. A volatile table is empty when a command opens it,\n"
-      "so its dump prints nothing.\n"
+      "so its dump prints the header only. --json prints the pairs alone.\n"
       "Example: gpkv dump pool.gpkv users > users.txt");
   AddTableArgs(cmd, &args->table, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print a JSON array of {\"key\", \"value\"}");

@@ -3,7 +3,8 @@
 // release and the pool format this build opens.
 //
 // Exit codes (every command): 0 ok, 1 usage, 2 corruption found, 3 other
-// error (a pool busy with another process included). Errors go to stderr as
+// error (a pool busy with another process included), 4 not found, 5 a pool
+// of a format version this build does not read. Errors go to stderr as
 // "gpkv: <command>: <message>"; data goes to stdout; progress appears on
 // stderr only when it is a terminal.
 #include <CLI/CLI.hpp>
@@ -20,8 +21,13 @@ namespace {
 
 constexpr const char* kDescription =
     "gpkv: key-value tables in a persistent-memory pool file, run on the GPU or the CPU.\n"
-    "Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error (including: the pool is\n"
-    "busy, another process writes it or reads it while this command would write).";
+    "Exit codes: 0 ok, 1 usage, 2 corruption found (repair --dry-run: repair would change\n"
+    "the pool), 3 other error (including: the pool is\n"
+    "busy, another process writes it or reads it while this command would write),\n"
+    "4 not found (the pool file, table or key named does not exist), 5 unsupported (a gpkv\n"
+    "of another format version wrote the pool: \"written by a newer gpkv\").\n"
+    "--json (where the output is data) prints one JSON document on stdout; errors go to\n"
+    "stderr as 'gpkv: <command>: <message>', with --json too.";
 
 // What `gpkv --version` prints: the release, the pool format version this
 // build opens (docs/FORMAT.md) and the table families it serves.

@@ -136,7 +136,7 @@ nlohmann::ordered_json StatsJson(const TableStats& stats) {
 
 int RunInfo(const InfoArgs& args) {
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
-  if (!db.ok()) return Fail("info", db.status());
+  if (!db.ok()) return FailOpen("info", args.pool.path, db.status());
   Result<PoolInfo> pool = (*db)->Info();
   if (!pool.ok()) return Fail("info", pool.status());
   Result<std::vector<TableInfo>> infos = (*db)->ListTables();

@@ -13,6 +13,7 @@
 #include "tools/commands.h"
 #include "tools/number_text.h"
 #include "tools/table_args.h"
+#include "tools/table_json.h"
 
 namespace gpkv::tools {
 namespace {
@@ -32,6 +33,7 @@ struct KeysArgs {
   TableArgs table;
   std::vector<std::string> keys;
   bool force = false;  // del: a missing key is not a failure
+  bool json = false;   // get: print JSON
 };
 
 int RunPut(const PutArgs& args) {
@@ -73,19 +75,25 @@ int RunGet(const KeysArgs& args) {
   Status status = opened.table->Get(key_bytes, values, found);
   if (!status.ok()) return Fail("get", status);
   bool all_found = true;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t i = 0; i < count; ++i) {
-    std::string key =
-        FormatNumber(key_bytes.data() + i * opened.key_size, opened.key_size, args.table.hex);
-    if (found[i]) {
-      std::string value =
-          FormatNumber(values.data() + i * opened.value_size, opened.value_size, args.table.hex);
-      std::printf("%s %s\n", key.c_str(), value.c_str());
+    const uint8_t* key = key_bytes.data() + i * opened.key_size;
+    const uint8_t* value = values.data() + i * opened.value_size;
+    all_found = all_found && found[i];
+    if (args.json) {
+      nlohmann::ordered_json entry = {{"key", NumberJson(key, opened.key_size, args.table.hex)},
+                                      {"found", found[i] != 0}};
+      if (found[i]) entry["value"] = NumberJson(value, opened.value_size, args.table.hex);
+      out.push_back(std::move(entry));
+    } else if (found[i]) {
+      std::printf("%s %s\n", FormatNumber(key, opened.key_size, args.table.hex).c_str(),
+                  FormatNumber(value, opened.value_size, args.table.hex).c_str());
     } else {
-      std::printf("%s (not found)\n", key.c_str());
-      all_found = false;
+      std::printf("%s (not found)\n", FormatNumber(key, opened.key_size, args.table.hex).c_str());
     }
   }
-  return all_found ? kExitOk : kExitError;
+  if (args.json) PrintJson(out);
+  return all_found ? kExitOk : kExitNotFound;
 }
 
 int RunDel(const KeysArgs& args) {
@@ -108,7 +116,7 @@ int RunDel(const KeysArgs& args) {
         FormatNumber(key_bytes.data() + i * opened.key_size, opened.key_size, args.table.hex);
     std::printf("%s (not found)\n", key.c_str());
   }
-  return CloseAfterWrite("del", *opened.db, all_erased ? kExitOk : kExitError);
+  return CloseAfterWrite("del", *opened.db, all_erased ? kExitOk : kExitNotFound);
 }
 
 }  // namespace
@@ -128,10 +136,13 @@ void RegisterGetCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<KeysArgs>();
   CLI::App* cmd = app.add_subcommand("get", "look up keys");
   cmd->footer(std::string("Prints 'KEY VALUE' or 'KEY (not found)' per key on stdout. Exits 0\n"
-                          "when every key was found, 3 when some was not.\n") +
+                          "when every key was found, 4 (not found) when some was not.\n") +
               kNumbersHelp + "\nExample: gpkv get pool.gpkv users 1 2 0xff");
   AddTableArgs(cmd, &args->table, /*can_write=*/false);
   cmd->add_option("keys", args->keys, "KEY...")->required();
+  cmd->add_flag("--json", args->json,
+                "print a JSON array of {\"key\", \"found\", \"value\"} (no value when not "
+                "found; numbers as dump --json prints them)");
   cmd->callback([args, exit_code]() { *exit_code = RunGet(*args); });
 }
 
@@ -139,8 +150,8 @@ void RegisterDelCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<KeysArgs>();
   CLI::App* cmd = app.add_subcommand("del", "erase keys");
   cmd->footer(std::string("All keys go in one batch, durable when del exits 0. Prints\n"
-                          "'KEY (not found)' for each key that was absent and then exits 3,\n"
-                          "unless -f.\n") +
+                          "'KEY (not found)' for each key that was absent and then exits 4 (not\n"
+                          "found), unless -f.\n") +
               kNumbersHelp + "\nExample: gpkv del pool.gpkv users 1 2");
   AddTableArgs(cmd, &args->table, /*can_write=*/true);
   cmd->add_option("keys", args->keys, "KEY...")->required();

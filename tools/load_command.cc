@@ -15,9 +15,11 @@
 #include "gpkv/db.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
+#include "tools/dump_format.h"
 #include "tools/number_text.h"
 #include "tools/progress.h"
 #include "tools/table_args.h"
+#include "tools/table_json.h"
 
 namespace gpkv::tools {
 namespace {
@@ -30,6 +32,7 @@ struct LoadArgs {
   uint64_t start = 0;
   std::string file;
   uint64_t batch = 4096;
+  bool json = false;
 };
 
 // SplitMix64: a small, well-mixed generator; the same seed gives the same
@@ -118,9 +121,11 @@ Status LoadGenerated(const LoadArgs& args, uint32_t key_size, uint32_t value_siz
   return loader->Flush(true);
 }
 
-// Reads "KEY VALUE" lines; blank lines and lines starting with # are skipped.
-// A bad line stops the load (batches before it stay loaded) with
-// InvalidArgument naming the file and line.
+// Reads "KEY VALUE" lines; blank lines and lines starting with # are skipped,
+// but a dump header (tools/dump_format.h) is checked against the table. A
+// bad line stops the load (batches before it stay loaded) with
+// InvalidArgument naming the file and line; a header of other sizes, before
+// any pair of its dump is loaded.
 Status LoadLines(std::istream& in, const std::string& name, const LoadArgs& args, uint32_t key_size,
                  uint32_t value_size, BatchLoader* loader) {
   std::string line;
@@ -131,8 +136,13 @@ Status LoadLines(std::istream& in, const std::string& name, const LoadArgs& args
     std::string key_text;
     std::string value_text;
     std::string extra;
-    if (!(fields >> key_text) || key_text[0] == '#') continue;
     auto where = [&]() { return name + ":" + std::to_string(line_number) + ": "; };
+    if (IsDumpHeader(line)) {
+      GPKV_RETURN_IF_ERROR(loader->Flush(true));  // the pairs before it are another dump's
+      GPKV_RETURN_IF_ERROR(CheckDumpHeader(line, where(), args.table.table, key_size, value_size));
+      continue;
+    }
+    if (!(fields >> key_text) || key_text[0] == '#') continue;
     if (!(fields >> value_text)) return Status::InvalidArgument(where() + "expected KEY VALUE");
     if (fields >> extra) return Status::InvalidArgument(where() + "more than KEY VALUE");
     uint8_t* key;
@@ -180,12 +190,20 @@ int RunLoad(const LoadArgs& args) {
   if (!status.ok()) {
     PrintError("load", status.ToString() + " (" + std::to_string(loader.loaded()) +
                            " pairs were loaded before)");
-    return ExitCodeFor(status);
+    // Unsupported here is a dump of a newer format.
+    return status.IsUnsupported() ? kExitUnsupported : ExitCodeFor(status);
   }
   double rate = seconds > 0 ? static_cast<double>(loader.loaded()) / seconds : 0.0;
-  std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
-              static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
-              rate);
+  if (args.json) {
+    PrintJson({{"table", args.table.table},
+               {"pairs", loader.loaded()},
+               {"seconds", seconds},
+               {"keys_per_second", rate}});
+  } else {
+    std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
+                static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
+                rate);
+  }
   return CloseAfterWrite("load", *opened.db, kExitOk);
 }
 
@@ -197,7 +215,10 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code) {
   cmd->footer(
       "Puts go in durable batches. --count generates pairs from --seed; --file reads\n"
       "'KEY VALUE' lines (the format gpkv dump prints; blank and # lines skipped; a bad\n"
-      "line stops the load, batches before it stay). Progress shows on a terminal;\n"
+      "line stops the load, batches before it stay). A dump's header line names its\n"
+      "key and value sizes: a dump of other sizes than the table's is a usage error\n"
+      "(exit 1), one of a newer dump format exit 5; a file without the header loads\n"
+      "too, each number checked against the table's sizes. Progress shows on a terminal;\n"
       "the rate is printed at the end. A volatile table holds the pairs only while\n"
       "this command runs (it is empty at the next open): load is then a benchmark.\n"
       "Examples: gpkv load pool.gpkv users --count 1M\n"
@@ -216,6 +237,8 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code) {
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_flag("--json", args->json,
+                "print {\"table\", \"pairs\", \"seconds\", \"keys_per_second\"} at the end");
   cmd->callback([args, exit_code]() { *exit_code = RunLoad(*args); });
 }
 

@@ -16,6 +16,7 @@
 #include "tools/commands.h"
 #include "tools/number_text.h"
 #include "tools/table_args.h"
+#include "tools/table_json.h"
 
 namespace gpkv::tools {
 namespace {
@@ -55,17 +56,17 @@ int RunRange(const BoundsArgs& args) {
   const uint64_t pairs = results.offsets.back();
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (uint64_t i = 0; i < pairs; ++i) {
-    std::string key =
-        FormatNumber(&results.keys[i * opened.key_size], opened.key_size, args.table.hex);
-    std::string value =
-        FormatNumber(&results.values[i * opened.value_size], opened.value_size, args.table.hex);
+    const uint8_t* key = &results.keys[i * opened.key_size];
+    const uint8_t* value = &results.values[i * opened.value_size];
     if (args.json) {
-      out.push_back({{"key", key}, {"value", value}});
+      out.push_back({{"key", NumberJson(key, opened.key_size, args.table.hex)},
+                     {"value", NumberJson(value, opened.value_size, args.table.hex)}});
     } else {
-      std::printf("%s %s\n", key.c_str(), value.c_str());
+      std::printf("%s %s\n", FormatNumber(key, opened.key_size, args.table.hex).c_str(),
+                  FormatNumber(value, opened.value_size, args.table.hex).c_str());
     }
   }
-  if (args.json) std::printf("%s\n", out.dump(2).c_str());
+  if (args.json) PrintJson(out);
   return kExitOk;
 }
 
@@ -78,7 +79,7 @@ int RunCount(const BoundsArgs& args) {
   Status status = opened.table->Count(lo, hi, counts);
   if (!status.ok()) return Fail("count", status);
   if (args.json) {
-    std::printf("{\"count\": %llu}\n", static_cast<unsigned long long>(counts[0]));
+    PrintJson({{"count", counts[0]}});
   } else {
     std::printf("%llu\n", static_cast<unsigned long long>(counts[0]));
   }
@@ -109,7 +110,8 @@ void RegisterRangeCommand(CLI::App& app, int* exit_code) {
   cmd->footer(std::string("One 'KEY VALUE' line per live pair with LO <= KEY <= HI, in key\n"
                           "order (none when LO > HI).\n") +
               kBoundsHelp + "\nExample: gpkv range pool.gpkv events 1000 1999");
-  AddBounds(cmd, args.get(), "print a JSON array of {\"key\", \"value\"}");
+  AddBounds(cmd, args.get(),
+            "print a JSON array of {\"key\", \"value\"} (numbers as dump --json prints them)");
   cmd->callback([args, exit_code]() { *exit_code = RunRange(*args); });
 }
 

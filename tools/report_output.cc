@@ -43,7 +43,7 @@ nlohmann::ordered_json ReportJson(const recovery::Report& report) {
                                  {"findings", nlohmann::ordered_json::array()}};
   for (const recovery::TableReport& table : report.tables) {
     json["tables"].push_back({{"name", table.name},
-                              {"table_id", table.table_id},
+                              {"id", table.table_id},
                               {"keys", table.keys},
                               {"slots_scanned", table.slots_scanned},
                               {"reserved_slots", table.reserved_slots},
@@ -107,6 +107,22 @@ std::string FindingCounts(const recovery::Report& report) {
   }
   return std::to_string(counts[0]) + " corruption, " + std::to_string(counts[1]) +
          " recoverable, " + std::to_string(counts[2]) + " info";
+}
+
+bool RepairChanged(const recovery::Report& report) {
+  return report.slots_cleared || report.duplicates_removed || report.cells_reclaimed ||
+         report.extents_freed || report.tables_dropped || !report.findings.empty();
+}
+
+void PrintRepairCounts(const recovery::Report& report) {
+  auto line = [](const char* name, uint64_t count) {
+    std::printf("%-19s %llu\n", name, static_cast<unsigned long long>(count));
+  };
+  line("slots cleared", report.slots_cleared);
+  line("duplicates removed", report.duplicates_removed);
+  line("cells reclaimed", report.cells_reclaimed);
+  line("extents freed", report.extents_freed);
+  line("tables dropped", report.tables_dropped);
 }
 
 }  // namespace gpkv::tools

@@ -17,7 +17,7 @@ bool OpenTableOrFail(const std::string& command, const TableArgs& args, OpenedTa
                      int* exit_code) {
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
   if (!db.ok()) {
-    *exit_code = Fail(command, db.status());
+    *exit_code = FailOpen(command, args.pool.path, db.status());
     return false;
   }
   opened->db = std::move(*db);

@@ -1,7 +1,10 @@
 #include "tools/table_json.h"
 
+#include <cstdio>
+
 #include "tables/registry.h"
 #include "tools/cli_common.h"
+#include "tools/number_text.h"
 
 namespace gpkv::tools {
 
@@ -27,6 +30,20 @@ nlohmann::ordered_json TableInfoJson(const TableInfo& info) {
     }
   }
   return json;
+}
+
+nlohmann::ordered_json NumberJson(const uint8_t* bytes, size_t size, bool hex) {
+  if (!hex && size <= 8) {
+    uint64_t value = 0;
+    for (size_t i = size; i-- > 0;) value = (value << 8) | bytes[i];
+    return value;
+  }
+  return FormatNumber(bytes, size, hex);
+}
+
+void PrintJson(const nlohmann::ordered_json& json) {
+  std::printf("%s\n",
+              json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
 }
 
 }  // namespace gpkv::tools

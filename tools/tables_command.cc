@@ -49,7 +49,7 @@ struct DropTableArgs {
 
 int RunList(const ListArgs& args) {
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
-  if (!db.ok()) return Fail("tables", db.status());
+  if (!db.ok()) return FailOpen("tables", args.pool.path, db.status());
   Result<std::vector<TableInfo>> tables = (*db)->ListTables();
   if (!tables.ok()) return Fail("tables", tables.status());
   if (args.json) {
@@ -90,7 +90,7 @@ int RunCreateTable(const CreateTableArgs& args) {
     return kExitUsage;
   }
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
-  if (!db.ok()) return Fail("tables create", db.status());
+  if (!db.ok()) return FailOpen("tables create", args.pool.path, db.status());
   Result<Table*> table = (*db)->CreateTable(args.name, options);
   if (!table.ok()) return Fail("tables create", table.status());
   return CloseAfterWrite("tables create", **db, kExitOk);
@@ -98,7 +98,7 @@ int RunCreateTable(const CreateTableArgs& args) {
 
 int RunDropTable(const DropTableArgs& args) {
   Result<std::unique_ptr<DB>> db = OpenPool(args.pool);
-  if (!db.ok()) return Fail("tables drop", db.status());
+  if (!db.ok()) return FailOpen("tables drop", args.pool.path, db.status());
   Status status = (*db)->DropTable(args.name);
   if (!status.ok()) return Fail("tables drop", status);
   return CloseAfterWrite("tables drop", **db, kExitOk);

@@ -11,16 +11,10 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolCli : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_TRUE(scratch_.ok()); }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-  ScratchDir scratch_;
-};
+using ToolCli = ToolTest;
 
-TEST(ToolCliStandalone, NoArgumentsPrintsUsageOnStderrAndExits1) {
-  ScratchDir scratch;
-  ToolResult result = RunTool(scratch, {});
+TEST_F(ToolCli, NoArgumentsPrintsUsageOnStderrAndExits1) {
+  ToolResult result = Run({});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.out, "");
   EXPECT_NE(result.err.find("Usage"), std::string::npos) << result.err;
@@ -80,9 +74,9 @@ TEST_F(ToolCli, UnknownOptionIsAUsageError) {
   EXPECT_EQ(result.err.rfind("gpkv:", 0), 0u) << result.err;
 }
 
-TEST_F(ToolCli, MissingPoolFileExits3NamingTheCommand) {
+TEST_F(ToolCli, MissingPoolFileExits4NamingTheCommand) {
   ToolResult result = Run({"info", scratch_.File("absent.gpkv")});
-  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.exit_code, 4);
   EXPECT_EQ(result.out, "");
   EXPECT_EQ(result.err.rfind("gpkv: info: ", 0), 0u) << result.err;
 }

@@ -13,23 +13,17 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolFamilyFlags : public ::testing::Test {
+class ToolFamilyFlags : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "64M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
   ToolResult CreateTable(const std::string& name, const std::vector<std::string>& options) {
     std::vector<std::string> args = {"tables", "create", pool_, name, "--expected-keys", "4K"};
     args.insert(args.end(), options.begin(), options.end());
     return Run(args);
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolFamilyFlags, AnOrderedFlagOnAHashTableIsAUsageError) {

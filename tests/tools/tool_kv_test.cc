@@ -11,15 +11,12 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolKv : public ::testing::Test {
+class ToolKv : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "64M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
   void CreateTable(const std::string& name, const std::vector<std::string>& options = {}) {
     std::vector<std::string> args = {"tables", "create", pool_, name, "--expected-keys", "4K"};
     args.insert(args.end(), options.begin(), options.end());
@@ -27,9 +24,6 @@ class ToolKv : public ::testing::Test {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out, "");
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolKv, TablesCreateListAndDrop) {
@@ -72,13 +66,13 @@ TEST_F(ToolKv, TablesCreateRejectsBadSizesAsUsage) {
   EXPECT_EQ(result.exit_code, 1);
 }
 
-TEST_F(ToolKv, TablesCreateTwiceAndDropOfAbsentTableExit3) {
+TEST_F(ToolKv, TablesCreateTwiceExits3AndDropOfAbsentTableExits4) {
   CreateTable("users");
   ToolResult again = Run({"tables", "create", pool_, "users"});
   EXPECT_EQ(again.exit_code, 3);
   EXPECT_EQ(again.err.rfind("gpkv: tables create: ", 0), 0u) << again.err;
   ToolResult drop = Run({"tables", "drop", pool_, "absent"});
-  EXPECT_EQ(drop.exit_code, 3);
+  EXPECT_EQ(drop.exit_code, 4);
   EXPECT_EQ(drop.err.rfind("gpkv: tables drop: ", 0), 0u) << drop.err;
 }
 
@@ -101,6 +95,51 @@ TEST_F(ToolKv, PutThenGetPrintsKeyValueLines) {
   EXPECT_EQ(hex.out, "0x0000000000000010 0x00000000000000ff\n");
 }
 
+TEST_F(ToolKv, GetJsonGivesEachKeyWhetherFoundAndItsValue) {
+  CreateTable("users");
+  ASSERT_EQ(Run({"put", pool_, "users", "1", "100"}).exit_code, 0);
+  ToolResult get = Run({"get", pool_, "users", "1", "99", "--json"});
+  EXPECT_EQ(get.exit_code, 4) << get.err;  // 99 is not there, --json or not
+  EXPECT_EQ(get.err, "");
+  nlohmann::json pairs = nlohmann::json::parse(get.out);
+  EXPECT_EQ(pairs, nlohmann::json::parse(R"([{"key": 1, "found": true, "value": 100},
+                                             {"key": 99, "found": false}])"));
+
+  CreateTable("wide", {"--key-size", "16"});
+  ASSERT_EQ(Run({"put", pool_, "wide", "5", "6"}).exit_code, 0);
+  ToolResult wide = Run({"get", pool_, "wide", "5", "--json"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  // A key wider than 8 bytes is the text the plain output prints.
+  EXPECT_EQ(nlohmann::json::parse(wide.out)[0]["key"], "0x00000000000000000000000000000005");
+  EXPECT_EQ(nlohmann::json::parse(wide.out)[0]["value"], 6);
+}
+
+TEST_F(ToolKv, LoadJsonReportsThePairsLoaded) {
+  CreateTable("users");
+  ToolResult load = Run({"load", pool_, "users", "--count", "100", "--json"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  nlohmann::json report = nlohmann::json::parse(load.out);
+  EXPECT_EQ(report["table"], "users");
+  EXPECT_EQ(report["pairs"], 100);
+  EXPECT_TRUE(report["seconds"].is_number());
+  EXPECT_TRUE(report["keys_per_second"].is_number());
+}
+
+TEST_F(ToolKv, ErrorsUnderJsonGoToStderrWithTheExitCode) {
+  CreateTable("users");
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"get", pool_, "absent", "1", "--json"},
+                                             {"dump", pool_, "absent", "--json"},
+                                             {"info", scratch_.File("absent.gpkv"), "--json"},
+                                             {"tables", scratch_.File("absent.gpkv"), "--json"},
+                                             {"verify", scratch_.File("absent.gpkv"), "--json"}}) {
+    ToolResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 4) << args[0] << ": " << result.err;
+    EXPECT_EQ(result.out, "") << args[0];
+    EXPECT_EQ(result.err.rfind("gpkv: " + args[0] + ": not found: ", 0), 0u) << result.err;
+  }
+}
+
 TEST_F(ToolKv, PutReplacesAndTheLastDuplicateWins) {
   CreateTable("users");
   ASSERT_EQ(Run({"put", pool_, "users", "7", "1", "7", "2"}).exit_code, 0);
@@ -109,11 +148,11 @@ TEST_F(ToolKv, PutReplacesAndTheLastDuplicateWins) {
   EXPECT_EQ(Run({"get", pool_, "users", "7"}).out, "7 3\n");
 }
 
-TEST_F(ToolKv, GetOfAbsentKeyPrintsNotFoundAndExits3) {
+TEST_F(ToolKv, GetOfAbsentKeyPrintsNotFoundAndExits4) {
   CreateTable("users");
   ASSERT_EQ(Run({"put", pool_, "users", "1", "100"}).exit_code, 0);
   ToolResult get = Run({"get", pool_, "users", "1", "99"});
-  EXPECT_EQ(get.exit_code, 3);
+  EXPECT_EQ(get.exit_code, 4);
   EXPECT_EQ(get.out, "1 100\n99 (not found)\n");
   EXPECT_EQ(get.err, "");
 }
@@ -127,9 +166,9 @@ TEST_F(ToolKv, DelErasesAndReportsAbsentKeysUnlessForced) {
   EXPECT_EQ(Run({"get", pool_, "users", "1"}).out, "1 (not found)\n");
 
   ToolResult absent = Run({"del", pool_, "users", "1", "2"});
-  EXPECT_EQ(absent.exit_code, 3);
+  EXPECT_EQ(absent.exit_code, 4);
   EXPECT_EQ(absent.out, "1 (not found)\n");
-  EXPECT_EQ(Run({"get", pool_, "users", "2"}).exit_code, 3);
+  EXPECT_EQ(Run({"get", pool_, "users", "2"}).exit_code, 4);
 
   ToolResult forced = Run({"del", "-f", pool_, "users", "1"});
   EXPECT_EQ(forced.exit_code, 0);
@@ -160,11 +199,17 @@ TEST_F(ToolKv, NumbersThatDoNotFitAreUsageErrors) {
   EXPECT_EQ(Run({"put", pool_, "small", "1"}).exit_code, 1);  // no value
 }
 
-TEST_F(ToolKv, OperationsOnAnAbsentTableExit3) {
-  ToolResult get = Run({"get", pool_, "absent", "1"});
-  EXPECT_EQ(get.exit_code, 3);
-  EXPECT_EQ(get.err.rfind("gpkv: get: ", 0), 0u) << get.err;
-  EXPECT_EQ(get.out, "");
+TEST_F(ToolKv, OperationsOnAnAbsentTableExit4) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"get", pool_, "absent", "1"},
+                                             {"put", pool_, "absent", "1", "2"},
+                                             {"del", pool_, "absent", "1"},
+                                             {"dump", pool_, "absent"}}) {
+    ToolResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 4) << args[0] << ": " << result.err;
+    EXPECT_EQ(result.err.rfind("gpkv: " + args[0] + ": not found: ", 0), 0u) << result.err;
+    EXPECT_EQ(result.out, "") << args[0];
+  }
 }
 
 TEST_F(ToolKv, InfoShowsEveryTableWithItsCounters) {

@@ -13,16 +13,11 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolLoadDump : public ::testing::Test {
+class ToolLoadDump : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "128M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
-  }
-  ToolResult Run(const std::vector<std::string>& args, const std::string& input = "") {
-    return RunTool(scratch_, args, input);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("128M"));
   }
   void CreateTable(const std::string& name, const std::vector<std::string>& options = {}) {
     std::vector<std::string> args = {"tables", "create", pool_, name, "--expected-keys", "16K"};
@@ -33,13 +28,10 @@ class ToolLoadDump : public ::testing::Test {
   std::vector<std::string> SortedDump(const std::string& table) {
     ToolResult dump = Run({"dump", pool_, table});
     EXPECT_EQ(dump.exit_code, 0) << dump.err;
-    std::vector<std::string> lines = Lines(dump.out);
+    std::vector<std::string> lines = DumpedPairs(dump.out);
     std::sort(lines.begin(), lines.end());
     return lines;
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolLoadDump, LoadCountPutsThatManyKeysAndPrintsTheRate) {
@@ -61,6 +53,7 @@ TEST_F(ToolLoadDump, SequentialLoadGivesKeysFromStart) {
   ToolResult get = Run({"get", pool_, "t", "100", "5099"});
   EXPECT_EQ(get.exit_code, 0) << get.out;
   ToolResult outside = Run({"get", pool_, "t", "99", "5100"});
+  EXPECT_EQ(outside.exit_code, 4);
   EXPECT_EQ(outside.out, "99 (not found)\n5100 (not found)\n");
 }
 
@@ -78,6 +71,48 @@ TEST_F(ToolLoadDump, DumpOutputLoadsBackIntoAnIdenticalTable) {
   std::vector<std::string> source = SortedDump("source");
   EXPECT_EQ(source.size(), 3000u);
   EXPECT_EQ(SortedDump("copy"), source);
+}
+
+TEST_F(ToolLoadDump, DumpStartsWithAHeaderNamingKindAndSizes) {
+  CreateTable("wide", {"--key-size", "16", "--value-size", "24"});
+  ASSERT_EQ(Run({"put", pool_, "wide", "1", "2"}).exit_code, 0);
+  ToolResult dump = Run({"dump", pool_, "wide"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  std::vector<std::string> lines = Lines(dump.out);
+  ASSERT_EQ(lines.size(), 2u) << dump.out;
+  EXPECT_EQ(lines[0],
+            "# gpkv-dump format=1 kind=hash durability=persistent key_size=16 value_size=24");
+}
+
+TEST_F(ToolLoadDump, ADumpOfOtherSizesIsAUsageErrorAndLoadsNothing) {
+  CreateTable("wide", {"--key-size", "16", "--value-size", "24"});
+  CreateTable("narrow");
+  ASSERT_EQ(Run({"put", pool_, "wide", "1", "2", "3", "4"}).exit_code, 0);
+  ToolResult dump = Run({"dump", pool_, "wide"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  // Its numbers would fit the narrow table: only the header tells.
+  ToolResult load = Run({"load", pool_, "narrow", "--file", "-"}, dump.out);
+  EXPECT_EQ(load.exit_code, 1) << load.out << load.err;
+  EXPECT_EQ(load.err.rfind("gpkv: load: invalid argument: <stdin>:1: a dump of a table with "
+                           "16-byte keys and 24-byte values; table 'narrow' has 8-byte keys and "
+                           "8-byte values",
+                           0),
+            0u)
+      << load.err;
+  EXPECT_TRUE(SortedDump("narrow").empty());
+}
+
+TEST_F(ToolLoadDump, ADumpOfANewerFormatIsUnsupported) {
+  CreateTable("t");
+  ToolResult load =
+      Run({"load", pool_, "t", "--file", "-"},
+          "# gpkv-dump format=2 kind=hash durability=persistent key_size=8 value_size=8\n1 2\n");
+  EXPECT_EQ(load.exit_code, 5) << load.err;
+  EXPECT_NE(load.err.find("<stdin>:1: written by a newer gpkv (dump format 2; this build reads "
+                          "up to 1)"),
+            std::string::npos)
+      << load.err;
+  EXPECT_TRUE(SortedDump("t").empty());
 }
 
 TEST_F(ToolLoadDump, LoadReadsStdinSkippingBlankAndCommentLines) {
@@ -119,7 +154,8 @@ TEST_F(ToolLoadDump, DumpJsonIsAnArrayOfPairs) {
   ToolResult empty = Run({"dump", pool_, "empty", "--json"});
   ASSERT_EQ(empty.exit_code, 0);
   EXPECT_TRUE(nlohmann::json::parse(empty.out).empty());
-  EXPECT_EQ(Run({"dump", pool_, "empty"}).out, "");
+  EXPECT_EQ(Run({"dump", pool_, "empty"}).out,
+            "# gpkv-dump format=1 kind=hash durability=persistent key_size=8 value_size=8\n");
 }
 
 TEST_F(ToolLoadDump, LoadedKeysSurviveAndCountInInfo) {

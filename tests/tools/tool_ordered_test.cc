@@ -12,21 +12,15 @@
 namespace gpkv::testing {
 namespace {
 
-class ToolOrdered : public ::testing::Test {
+class ToolOrdered : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ToolResult created = Run({"create", pool_, "--size", "64M"});
-    ASSERT_EQ(created.exit_code, 0) << created.err;
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     ToolResult table =
         Run({"tables", "create", pool_, "events", "--kind", "ordered", "--batch-entries", "16"});
     ASSERT_EQ(table.exit_code, 0) << table.err;
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
@@ -44,11 +38,20 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   ToolResult count = Run({"count", pool_, "events", "0", "0xffff"});
   ASSERT_EQ(count.exit_code, 0) << count.err;
   EXPECT_EQ(count.out, "40\n");
+  // JSON numbers as dump --json prints them.
+  ToolResult range_json = Run({"range", pool_, "events", "95", "110", "--json"});
+  ASSERT_EQ(range_json.exit_code, 0) << range_json.err;
+  EXPECT_EQ(nlohmann::json::parse(range_json.out),
+            nlohmann::json::parse(R"([{"key": 100, "value": 10}, {"key": 110, "value": 11}])"));
+  ToolResult count_json = Run({"count", pool_, "events", "0", "0xffff", "--json"});
+  ASSERT_EQ(count_json.exit_code, 0) << count_json.err;
+  EXPECT_EQ(nlohmann::json::parse(count_json.out), nlohmann::json::parse(R"({"count": 40})"));
 
   ToolResult del = Run({"del", pool_, "events", "100", "110", "999"});
-  EXPECT_EQ(del.exit_code, 3);
+  EXPECT_EQ(del.exit_code, 4);
   EXPECT_EQ(del.out, "999 (not found)\n");
   ToolResult get = Run({"get", pool_, "events", "100", "120"});
+  EXPECT_EQ(get.exit_code, 4);
   EXPECT_EQ(get.out, "100 (not found)\n120 12\n");
 
   ToolResult info = Run({"info", pool_, "--json"});
@@ -61,7 +64,10 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   ToolResult dump = Run({"dump", pool_, "events"});
   ASSERT_EQ(dump.exit_code, 0) << dump.err;
   std::vector<std::string> lines = Lines(dump.out);
-  ASSERT_EQ(lines.size(), 38u);
+  ASSERT_EQ(lines.size(), 39u);
+  EXPECT_EQ(lines.front(),
+            "# gpkv-dump format=1 kind=ordered durability=persistent key_size=8 value_size=8");
+  lines.erase(lines.begin());
   EXPECT_EQ(lines.front(), "10 1");
   EXPECT_EQ(lines[9], "120 12");  // 100 and 110 are gone; key order
   EXPECT_EQ(lines.back(), "400 40");

@@ -20,12 +20,11 @@ namespace {
 
 constexpr int kKeys = 3000;
 
-class ToolReadOnly : public ::testing::Test {
+class ToolReadOnly : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ASSERT_EQ(Run({"create", pool_, "--size", "64M"}).exit_code, 0);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     ASSERT_EQ(Run({"tables", "create", pool_, "h", "--expected-keys", "16K"}).exit_code, 0);
     ASSERT_EQ(Run({"tables", "create", pool_, "o", "--kind", "ordered", "--batch-entries", "256"})
                   .exit_code,
@@ -36,8 +35,6 @@ class ToolReadOnly : public ::testing::Test {
       ASSERT_EQ(load.exit_code, 0) << load.err;
     }
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
-
   // The commands that inspect, each on the CPU backend.
   std::vector<std::vector<std::string>> Inspections() const {
     return {{"info", pool_},
@@ -82,8 +79,6 @@ class ToolReadOnly : public ::testing::Test {
   }
 
   static inline uint64_t kill_at_ = 0;
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolReadOnly, InspectionLeavesThePoolByteForByteUnchanged) {
@@ -114,7 +109,7 @@ TEST_F(ToolReadOnly, APoolLeftBySigkillAnswersOrNeedsRecoveryAndIsNotWritten) {
   EXPECT_EQ(dump_hash.exit_code, 3) << dump_hash.err;
   ToolResult dump_ordered = Run({"dump", pool_, "o"});
   EXPECT_EQ(dump_ordered.exit_code, 0) << dump_ordered.err;
-  EXPECT_EQ(Lines(dump_ordered.out).size(), static_cast<size_t>(kKeys));
+  EXPECT_EQ(DumpedPairs(dump_ordered.out).size(), static_cast<size_t>(kKeys));
   for (const auto& args : Inspections()) {
     ToolResult result = Run(args);
     EXPECT_NE(result.exit_code, 2) << args[0] << ": " << result.err;
@@ -128,7 +123,7 @@ TEST_F(ToolReadOnly, APoolLeftBySigkillAnswersOrNeedsRecoveryAndIsNotWritten) {
   EXPECT_EQ(Run({"info", pool_}).exit_code, 0);
   ToolResult after = Run({"dump", pool_, "h"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
-  EXPECT_GE(Lines(after.out).size(), static_cast<size_t>(kKeys));
+  EXPECT_GE(DumpedPairs(after.out).size(), static_cast<size_t>(kKeys));
 }
 
 // The same on the ordered table: its log is replayed in memory, so every
@@ -139,7 +134,7 @@ TEST_F(ToolReadOnly, AnOrderedTableLeftBySigkillAnswersReadOnly) {
   const std::string before = ReadWholeFile(pool_);
   ToolResult dump = Run({"dump", pool_, "o"});
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
-  EXPECT_GE(Lines(dump.out).size(), static_cast<size_t>(kKeys));
+  EXPECT_GE(DumpedPairs(dump.out).size(), static_cast<size_t>(kKeys));
   ToolResult count = Run({"count", pool_, "o", "1", std::to_string(kKeys)});
   EXPECT_EQ(count.exit_code, 0) << count.err;
   EXPECT_TRUE(ReadWholeFile(pool_) == before);

@@ -1,8 +1,11 @@
 // Runs the built gpkv tool (GPKV_TOOL_PATH) as a child process for the tests
-// under tests/tools, and gives each test a scratch directory for its pools.
+// under tests/tools, and gives each test a scratch directory for its pools:
+// RunTool / StartTool run the binary and capture its output and exit code;
+// ToolTest is the fixture every tool test derives from.
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -178,5 +181,40 @@ inline std::vector<std::string> Lines(const std::string& text) {
   while (std::getline(in, line)) lines.push_back(line);
   return lines;
 }
+
+// The pair lines of `gpkv dump` output: its lines without the header line
+// ("# gpkv-dump ...").
+inline std::vector<std::string> DumpedPairs(const std::string& text) {
+  std::vector<std::string> pairs;
+  for (std::string& line : Lines(text)) {
+    if (line.rfind("# gpkv-dump ", 0) != 0) pairs.push_back(std::move(line));
+  }
+  return pairs;
+}
+
+// The fixture of the tool tests: a scratch directory, the path of a pool in
+// it (pool_, made by CreatePool) and Run, which runs gpkv there.
+class ToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(scratch_.ok());
+    pool_ = scratch_.File("pool.gpkv");
+  }
+
+  // Runs `gpkv args...` with `input` on its stdin.
+  ToolResult Run(const std::vector<std::string>& args, const std::string& input = "") {
+    return RunTool(scratch_, args, input);
+  }
+
+  // `gpkv create pool_ --size size`; a fatal failure unless it exits 0 (call
+  // it under ASSERT_NO_FATAL_FAILURE).
+  void CreatePool(const std::string& size) {
+    ToolResult created = Run({"create", pool_, "--size", size});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+  }
+
+  ScratchDir scratch_;
+  std::string pool_;
+};
 
 }  // namespace gpkv::testing

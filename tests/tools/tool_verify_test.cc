@@ -1,32 +1,35 @@
 // gpkv verify and gpkv repair: a clean pool verifies with exit 0, a corrupt
-// one with exit 2 and a finding naming what is wrong. A damaged table is
-// listed as such by info while the others dump, and repair drops only it.
+// one with exit 2 and a finding naming what is wrong, one a newer gpkv wrote
+// with exit 5 ("written by a newer gpkv"). A damaged table is listed as such
+// by info while the others dump, and repair drops only it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "corruption/pool_map.h"
+#include "format/checksum.h"
+#include "format/pool_layout.h"
 #include "tools/tool_runner.h"
 
 namespace gpkv::testing {
 namespace {
 
-class ToolVerify : public ::testing::Test {
+class ToolVerify : public ToolTest {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(scratch_.ok());
-    pool_ = scratch_.File("pool.gpkv");
-    ASSERT_EQ(Run({"create", pool_, "--size", "64M"}).exit_code, 0);
+    ToolTest::SetUp();
+    ASSERT_NO_FATAL_FAILURE(CreatePool("64M"));
     ASSERT_EQ(Run({"tables", "create", pool_, "t", "--expected-keys", "8K"}).exit_code, 0);
     ASSERT_EQ(Run({"load", pool_, "t", "--count", "5000"}).exit_code, 0);
   }
-  ToolResult Run(const std::vector<std::string>& args) { return RunTool(scratch_, args); }
   // Flips the bits of one byte of the pool file.
   void FlipByte(uint64_t offset) {
     int fd = open(pool_.c_str(), O_RDWR);
@@ -38,18 +41,27 @@ class ToolVerify : public ::testing::Test {
     close(fd);
   }
 
+  // Writes `version` into the pool header's format version; with
+  // `checksum`, the header's checksum too (a header a gpkv of that version
+  // wrote), else it no longer matches (a damaged version field).
+  void SetFormatVersion(uint32_t version, bool checksum) {
+    int fd = open(pool_.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    format::PoolHeader header{};
+    ASSERT_EQ(pread(fd, &header, sizeof(header), 0), static_cast<ssize_t>(sizeof(header)));
+    header.format_version = version;
+    if (checksum)
+      header.checksum = format::Checksum64(&header, offsetof(format::PoolHeader, checksum));
+    ASSERT_EQ(pwrite(fd, &header, sizeof(header), 0), static_cast<ssize_t>(sizeof(header)));
+    close(fd);
+  }
+
   // Lines of `gpkv dump` of table `name`; -1 unless it exits 0.
   int DumpLines(const std::string& name) {
     ToolResult dump = Run({"dump", pool_, name});
     if (dump.exit_code != 0) return -1;
-    std::istringstream lines(dump.out);
-    int count = 0;
-    for (std::string line; std::getline(lines, line);) count += !line.empty();
-    return count;
+    return static_cast<int>(DumpedPairs(dump.out).size());
   }
-
-  ScratchDir scratch_;
-  std::string pool_;
 };
 
 TEST_F(ToolVerify, ADamagedTableIsListedAsSuchTheOthersDumpAndRepairDropsOnlyIt) {
@@ -111,6 +123,10 @@ TEST_F(ToolVerify, ACleanPoolVerifiesWithExit0) {
   EXPECT_FALSE(report["corruption"].get<bool>());
   ASSERT_EQ(report["tables"].size(), 1u);
   EXPECT_EQ(report["tables"][0]["keys"], 5000);
+  // A table's name and id as gpkv tables --json gives them.
+  nlohmann::json tables = nlohmann::json::parse(Run({"tables", pool_, "--json"}).out);
+  EXPECT_EQ(report["tables"][0]["name"], tables[0]["name"]);
+  EXPECT_EQ(report["tables"][0]["id"], tables[0]["id"]);
 }
 
 TEST_F(ToolVerify, ACorruptHeaderIsReportedWithExit2) {
@@ -142,6 +158,37 @@ TEST_F(ToolVerify, ACorruptHeaderIsReportedWithExit2) {
   EXPECT_EQ(Run({"repair", pool_}).exit_code, 2);
 }
 
+TEST_F(ToolVerify, APoolOfANewerFormatIsUnsupportedNotCorrupt) {
+  const uint32_t newer = format::kFormatVersion + 1;
+  ASSERT_NO_FATAL_FAILURE(SetFormatVersion(newer, /*checksum=*/true));
+  const std::string before = ReadWholeFile(pool_);
+  const std::string message = "written by a newer gpkv (format " + std::to_string(newer) +
+                              "; this build reads up to " + std::to_string(format::kFormatVersion) +
+                              ")";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"verify", pool_},
+                                             {"verify", pool_, "--json"},
+                                             {"info", pool_},
+                                             {"tables", pool_},
+                                             {"dump", pool_, "t"},
+                                             {"put", pool_, "t", "1", "2"},
+                                             {"repair", pool_}}) {
+    ToolResult result = Run(args);
+    EXPECT_EQ(result.exit_code, 5) << args[0] << ": " << result.out << result.err;
+    EXPECT_EQ(result.out, "") << args[0];
+    EXPECT_EQ(result.err, "gpkv: " + args[0] + ": " + pool_ + ": " + message + "\n");
+  }
+  EXPECT_TRUE(ReadWholeFile(pool_) == before);  // left for the gpkv that wrote it
+}
+
+TEST_F(ToolVerify, ADamagedFormatVersionIsCorruption) {
+  // The header's checksum does not hold: the version is no newer gpkv's.
+  ASSERT_NO_FATAL_FAILURE(SetFormatVersion(format::kFormatVersion + 1, /*checksum=*/false));
+  ToolResult verify = Run({"verify", pool_});
+  EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("CORRUPT"), std::string::npos) << verify.out;
+}
+
 TEST_F(ToolVerify, RepairDropsACorruptSlotAndThenThePoolVerifies) {
   corruption::PoolMap map = corruption::ReadPoolMap(pool_);
   ASSERT_EQ(map.tables.size(), 1u);
@@ -165,6 +212,61 @@ TEST_F(ToolVerify, RepairDropsACorruptSlotAndThenThePoolVerifies) {
   EXPECT_EQ(info["tables"][0]["stats"]["keys"], 4999);
 }
 
+TEST_F(ToolVerify, RepairDryRunOfACleanPoolExits0AndWritesNothing) {
+  const std::string before = ReadWholeFile(pool_);
+  ToolResult dry = Run({"repair", pool_, "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_NE(dry.out.find(pool_ + ": nothing to repair\n"), std::string::npos) << dry.out;
+  ToolResult json = Run({"repair", pool_, "--dry-run", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json report = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(report["dry_run"].get<bool>());
+  EXPECT_FALSE(report["changed"].get<bool>());
+  EXPECT_TRUE(ReadWholeFile(pool_) == before);
+}
+
+TEST_F(ToolVerify, RepairDryRunSaysWhatRepairWouldChangeAndWritesNothing) {
+  corruption::PoolMap map = corruption::ReadPoolMap(pool_);
+  ASSERT_EQ(map.tables.size(), 1u);
+  ASSERT_FALSE(map.tables[0].valid_slots.empty());
+  FlipByte(map.tables[0].valid_slots[0].key_offset);
+  const std::string before = ReadWholeFile(pool_);
+  // The dry run's copy goes to TMPDIR, which the child inherits.
+  const std::string copies = scratch_.File("tmp");
+  ASSERT_TRUE(std::filesystem::create_directory(copies));
+  ASSERT_EQ(setenv("TMPDIR", copies.c_str(), 1), 0);
+  ToolResult dry = Run({"repair", pool_, "--dry-run", "--json"});
+  ToolResult text = Run({"repair", pool_, "--dry-run"});
+  unsetenv("TMPDIR");
+  EXPECT_EQ(dry.exit_code, 2) << dry.out << dry.err;
+  nlohmann::json predicted = nlohmann::json::parse(dry.out);
+  EXPECT_TRUE(predicted["dry_run"].get<bool>());
+  EXPECT_TRUE(predicted["changed"].get<bool>());
+  EXPECT_EQ(predicted["path"], pool_);
+  EXPECT_GE(predicted["slots_cleared"].get<uint64_t>(), 1u) << dry.out;
+  EXPECT_EQ(dry.out.find("gpkv-dry-run"), std::string::npos) << dry.out;  // names the pool
+  EXPECT_EQ(text.exit_code, 2) << text.out << text.err;
+  EXPECT_NE(text.out.find(pool_ + ": repair would change it (dry run: nothing was written)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_TRUE(ReadWholeFile(pool_) == before);
+  EXPECT_TRUE(std::filesystem::is_empty(copies));  // the copies are gone
+  EXPECT_EQ(Run({"verify", pool_}).exit_code, 2);
+
+  // Repair then does what the dry run said.
+  ToolResult repair = Run({"repair", pool_, "--json"});
+  ASSERT_EQ(repair.exit_code, 0) << repair.out << repair.err;
+  nlohmann::json done = nlohmann::json::parse(repair.out);
+  EXPECT_FALSE(done["dry_run"].get<bool>());
+  EXPECT_TRUE(done["changed"].get<bool>());
+  for (const char* count : {"slots_cleared", "duplicates_removed", "cells_reclaimed",
+                            "extents_freed", "tables_dropped"}) {
+    EXPECT_EQ(done[count], predicted[count]) << count;
+  }
+  EXPECT_EQ(done["findings"], predicted["findings"]);
+  EXPECT_EQ(Run({"repair", pool_, "--dry-run"}).exit_code, 0);
+}
+
 TEST_F(ToolVerify, RepairOfACleanPoolChangesNothing) {
   ToolResult repair = Run({"repair", pool_});
   EXPECT_EQ(repair.exit_code, 0) << repair.err;
@@ -179,9 +281,9 @@ TEST_F(ToolVerify, RepairOfACleanPoolChangesNothing) {
   EXPECT_EQ(info["tables"][0]["stats"]["keys"], 5000);
 }
 
-TEST_F(ToolVerify, VerifyOfAMissingFileExits3) {
+TEST_F(ToolVerify, VerifyOfAMissingFileExits4) {
   ToolResult verify = Run({"verify", scratch_.File("absent.gpkv")});
-  EXPECT_EQ(verify.exit_code, 3);
+  EXPECT_EQ(verify.exit_code, 4);
   EXPECT_EQ(verify.err.rfind("gpkv: verify: ", 0), 0u) << verify.err;
 }
 

@@ -19,10 +19,10 @@ TEST(Version, TheMacrosAndTheStringAgree) {
   EXPECT_GE(GPKV_VERSION_NUMBER, GPKV_MAKE_VERSION(0, 1, 0));
 }
 
-TEST(Version, GpkvVersionPrintsTheReleaseAndThePoolFormat) {
-  ScratchDir scratch;
-  ASSERT_TRUE(scratch.ok());
-  ToolResult result = RunTool(scratch, {"--version"});
+using ToolVersion = ToolTest;
+
+TEST_F(ToolVersion, GpkvVersionPrintsTheReleaseAndThePoolFormat) {
+  ToolResult result = Run({"--version"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
   std::vector<std::string> lines = Lines(result.out);
@@ -35,10 +35,8 @@ TEST(Version, GpkvVersionPrintsTheReleaseAndThePoolFormat) {
   EXPECT_NE(lines[2].find("lsm (persistent ordered)"), std::string::npos) << lines[2];
 }
 
-TEST(Version, HelpNamesBusyAmongTheExitCodes) {
-  ScratchDir scratch;
-  ASSERT_TRUE(scratch.ok());
-  ToolResult result = RunTool(scratch, {"--help"});
+TEST_F(ToolVersion, HelpNamesBusyAmongTheExitCodes) {
+  ToolResult result = Run({"--help"});
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_NE(result.out.find("3 other error (including: the pool is\nbusy"), std::string::npos)
       << result.out;
