@@ -1,7 +1,7 @@
 // The modes of the GPU benchmark (`gpkv-bench --suite gpu --modes ...`):
 //
-//   direct | mirror | staged [+OPTION]...   gpu::GphashGpu in that index mode
-//   cpu                                     cpu::Gphash on all hardware threads
+//   direct | mirror | staged [+OPTION]...   gpu::GpuBackend in that index mode
+//   cpu                                     cpu::CpuBackend on all hardware threads
 //   naive                                   the naive baseline (naive_table.h)
 //   host                                    the host-batch section (host_bench.h):
 //                                           engine and every GPU mode, host batches

@@ -34,8 +34,8 @@ Result<std::unique_ptr<Table>> OpenOnGpu(const tables::OpenContext& context,
   // measured faster than the CPU backend (see GpuTableOptions).
   if (context.backend_required) gpu_options.direct_max_index_bytes = 0;
   gpu_options.bkt_cache_fraction = context.gpu_cache_fraction;
-  auto gpu = gpu::GphashGpu::Open(*context.pool, entry.name, entry.root_offset, gpu_options,
-                                  context.report);
+  auto gpu = gpu::GpuBackend::Open(*context.pool, entry.name, entry.root_offset, gpu_options,
+                                   context.report);
   if (!gpu.ok()) return gpu.status();
   return std::unique_ptr<Table>(
       std::make_unique<GphashTable>(entry.name, options, std::move(*gpu)));
@@ -87,10 +87,10 @@ class GphashFamily final : public tables::TableFamily {
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
 #if GPKV_HAVE_CUDA
-    if (context.backend == Backend::kCuda) return OpenOnGpu(context, entry, options);
+    if (context.backend == gpkv::Backend::kCuda) return OpenOnGpu(context, entry, options);
 #endif
-    auto cpu = cpu::Gphash::Open(*context.pool, entry.name, entry.root_offset, context.cpu_threads,
-                                 context.report);
+    auto cpu = cpu::CpuBackend::Open(*context.pool, entry.name, entry.root_offset,
+                                     context.cpu_threads, context.report);
     if (!cpu.ok()) return cpu.status();
     return std::unique_ptr<Table>(
         std::make_unique<GphashTable>(entry.name, options, std::move(*cpu)));

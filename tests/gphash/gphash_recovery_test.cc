@@ -1,4 +1,4 @@
-// Open-time recovery of a GPHash table (cpu::Gphash::Open): reserved slots a
+// Open-time recovery of a GPHash table (cpu::CpuBackend::Open): reserved slots a
 // crash leaves are cleared, duplicate keys resolve to the winner (highest
 // level, lowest bucket, lowest slot), value cells nothing references are
 // reclaimed; and a crash at any persist point of a batch leaves each of its
@@ -206,7 +206,7 @@ int RunChildCrashingAt(TestTable& t, uint64_t point, const Batch& batch) {
   if (child == 0) {
     auto pool = pm::Pool::Open(t.path(), false, SyncMode::kBatch);
     if (!pool.ok()) _exit(2);
-    auto table = cpu::Gphash::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
+    auto table = cpu::CpuBackend::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
     if (!table.ok()) _exit(3);
     pm::TEST_CrashAtPersistPoint(point);
     bool ok = batch(**table);
@@ -238,7 +238,7 @@ TEST(GphashRecovery, CrashAtEveryPersistPointLeavesEachOperationAppliedOrAbsent)
       // Fresh copy of the starting state for every point.
       testutil::TempPool scratch("rec-crash-copy");
       ASSERT_EQ(std::system(("cp " + path + " " + scratch.path()).c_str()), 0);
-      int code = RunChildCrashingAt(t, point, [&](cpu::Gphash& table) {
+      int code = RunChildCrashingAt(t, point, [&](cpu::CpuBackend& table) {
         return table.Put(keys.data(), values.data(), put_ids.size()).ok() &&
                table.Erase(erase_keys.data(), nullptr, 10).ok();
       });

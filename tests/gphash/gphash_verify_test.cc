@@ -1,6 +1,6 @@
 // recovery::VerifyGphash: a read-only check that tells crash leftovers
 // (kRecoverable) from corruption (kCorruption) and names file, table, bucket
-// and offset; cpu::Gphash::Open refuses the same corruption.
+// and offset; cpu::CpuBackend::Open refuses the same corruption.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -95,7 +95,7 @@ TEST(GphashVerify, FlippedSlotStateIsCorruptionNamingFileTableBucketAndOffset) {
       << message;
   EXPECT_EQ(report.tables[0].keys, 99u);
   // Open refuses it with the same words.
-  auto opened = cpu::Gphash::Open(t.pool(), "t", t.root(), 1, nullptr);
+  auto opened = cpu::CpuBackend::Open(t.pool(), "t", t.root(), 1, nullptr);
   ASSERT_TRUE(opened.status().IsCorruption());
   EXPECT_NE(opened.status().message().find("state 7 is not a valid state"), std::string::npos);
   EXPECT_NE(opened.status().message().find(t.path()), std::string::npos);
@@ -208,7 +208,7 @@ TEST(GphashVerify, CrashLeftoversAreRecoverableAndVerifyNeverWrites) {
   EXPECT_EQ(report.tables[0].duplicate_slots, 1u);
   EXPECT_EQ(report.tables[0].keys, 100u);
   // A read-only open cannot recover: it says so instead of writing.
-  auto read_only = cpu::Gphash::Open(**pool, "t", t.root(), 1, nullptr);
+  auto read_only = cpu::CpuBackend::Open(**pool, "t", t.root(), 1, nullptr);
   EXPECT_TRUE(read_only.status().IsNeedsRecovery()) << read_only.status().ToString();
   EXPECT_NE(read_only.status().message().find("needs recovery"), std::string::npos);
   pool->reset();
@@ -243,7 +243,7 @@ TEST(GphashVerify, UntrustworthyRootIsCorruption) {
     EXPECT_TRUE(recovery::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true)
                     .status()
                     .IsCorruption());
-    EXPECT_TRUE(cpu::Gphash::Open(t.pool(), "t", t.root(), 1, nullptr).status().IsCorruption());
+    EXPECT_TRUE(cpu::CpuBackend::Open(t.pool(), "t", t.root(), 1, nullptr).status().IsCorruption());
     *c.field ^= c.flip;
   }
   EXPECT_TRUE(Verify(t).findings.empty());

@@ -1,4 +1,4 @@
-// Internals of cpu::Gphash shared by the files of tables/gphash/cpu/. Not for use outside cpu/.
+// Internals of cpu::CpuBackend shared by the files of tables/gphash/cpu/. Not for use outside cpu/.
 //
 // Concurrency model:
 //  - mutex_ (shared_mutex): batches hold it shared; resizes (and the
@@ -80,14 +80,14 @@ struct BatchInput {
 };
 
 // A worker's share of a write batch (Kernels::put_worker, erase_worker).
-using WorkerFn = void (*)(Gphash::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
+using WorkerFn = void (*)(CpuBackend::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
 
 // The hot-path routines, instantiated per (slots per bucket, key size).
 struct Kernels {
   WorkerFn put_worker;
   WorkerFn erase_worker;
-  void (*get_range)(Gphash::Impl&, const BatchInput&, BatchScratch&, size_t begin, size_t end);
-  OpResult (*put_one)(Gphash::Impl&, WorkerScratch&, const uint8_t* key, const uint8_t* value,
+  void (*get_range)(CpuBackend::Impl&, const BatchInput&, BatchScratch&, size_t begin, size_t end);
+  OpResult (*put_one)(CpuBackend::Impl&, WorkerScratch&, const uint8_t* key, const uint8_t* value,
                       const format::KeyHash& hash);
 };
 // nullptr for a geometry the kernels are not built for.
@@ -102,7 +102,7 @@ struct SlotCopy {
   uint64_t word;
 };
 
-class Gphash::Impl {
+class CpuBackend::Impl {
  public:
   Impl(pm::Pool& pool, const recovery::GphashView& view, int threads);
   ~Impl();

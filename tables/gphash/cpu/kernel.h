@@ -57,7 +57,7 @@ struct Candidate {
 // The candidate buckets of `hash`, top level first; level_end[p] is one past
 // the last candidate of level p.
 template <uint32_t S, uint32_t K>
-inline uint32_t Candidates(const Gphash::Impl& table, const KeyHash& hash, Candidate* out,
+inline uint32_t Candidates(const CpuBackend::Impl& table, const KeyHash& hash, Candidate* out,
                            uint32_t* level_end) {
   uint32_t count = 0;
   for (uint32_t level = 0; level < table.level_count_; ++level) {
@@ -154,7 +154,7 @@ struct Ops {
   }
 
   // A free cell for a value, refilling the worker's cache from the heap.
-  static bool TakeCell(Gphash::Impl& table, WorkerScratch& worker, uint64_t* cell) {
+  static bool TakeCell(CpuBackend::Impl& table, WorkerScratch& worker, uint64_t* cell) {
     if (worker.cells.empty()) {
       Status status = table.heap_.Take(kCellRefill, &worker.cells);
       if (worker.cells.empty()) {
@@ -169,7 +169,7 @@ struct Ops {
   }
 
   // Writes the value into `cell` (zero padded) and persists it.
-  static void FillCell(Gphash::Impl& table, uint64_t cell, const uint8_t* value) {
+  static void FillCell(CpuBackend::Impl& table, uint64_t cell, const uint8_t* value) {
     alignas(8) uint8_t buffer[format::kMaxCellSize];
     std::memcpy(buffer, value, table.value_size_);
     std::memset(buffer + table.value_size_, 0, table.cell_size_ - table.value_size_);
@@ -179,8 +179,8 @@ struct Ops {
 
   // Erases one copy: VALID -> tombstone (INSERT, same version), persisted; the
   // slot and its cell are retired (reused after the epoch, util/epoch.h).
-  static bool EraseCopy(Gphash::Impl& table, WorkerScratch& worker, uint8_t* bucket, uint32_t slot,
-                        uint64_t word) {
+  static bool EraseCopy(CpuBackend::Impl& table, WorkerScratch& worker, uint8_t* bucket,
+                        uint32_t slot, uint64_t word) {
     uint64_t tombstone = format::MakeSlotWord(format::kSlotInsert, format::SlotVersionOf(word), 0);
     uint64_t expected = word;
     if (!table.pool_.PublishCas(L::Word(bucket, slot), expected, tombstone)) return false;
@@ -196,7 +196,7 @@ struct Ops {
 
   // Replaces the value of a VALID slot: a store of the inline word, or a CAS of
   // the value word to a new, persisted cell (out of place).
-  static OpResult UpdateValue(Gphash::Impl& table, WorkerScratch& worker, uint8_t* bucket,
+  static OpResult UpdateValue(CpuBackend::Impl& table, WorkerScratch& worker, uint8_t* bucket,
                               uint32_t slot, const uint8_t* value) {
     uint64_t* value_word = L::Value(bucket, slot);
     if (!table.cells_) {
@@ -259,7 +259,7 @@ struct Ops {
 
   // Insert or update of one key. kNoSpace: no candidate slot is free (nothing
   // changed). kError: worker.status says why (pool full).
-  static OpResult Put(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+  static OpResult Put(CpuBackend::Impl& table, WorkerScratch& worker, const uint8_t* key,
                       const uint8_t* value, const KeyHash& hash) {
     const uint64_t fingerprint = format::FingerprintOfHash(hash);
     const uint64_t pattern = format::ValidPattern(fingerprint);
@@ -334,9 +334,9 @@ struct Ops {
   // rule's winner stays and the other copies are erased, this put's own
   // included when it lost (the racing put then counts as the later one:
   // both were in flight, and readers only ever saw the winner's value).
-  static void ResolveRacingInsert(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
-                                  uint64_t pattern, const Candidate* candidates, uint32_t count,
-                                  Snapshot<S>* snapshots, Copy* copies) {
+  static void ResolveRacingInsert(CpuBackend::Impl& table, WorkerScratch& worker,
+                                  const uint8_t* key, uint64_t pattern, const Candidate* candidates,
+                                  uint32_t count, Snapshot<S>* snapshots, Copy* copies) {
     for (;;) {
       const uint32_t copy_count = Collect(candidates, count, key, pattern, snapshots, copies);
       if (copy_count <= 1) return;
@@ -353,7 +353,7 @@ struct Ops {
 
   // Erase of one key: losers first, the winner last. True if this call erased
   // a copy.
-  static bool Erase(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+  static bool Erase(CpuBackend::Impl& table, WorkerScratch& worker, const uint8_t* key,
                     const KeyHash& hash) {
     const uint64_t pattern = format::ValidPattern(format::FingerprintOfHash(hash));
     Candidate candidates[kMaxCandidates];
@@ -388,7 +388,7 @@ struct Ops {
   // candidate slot words are read again after the key and value, and the
   // lookup repeats if any changed, so the value belongs to a moment at which
   // the slot words were as seen (no mix of two values, no reused slot).
-  static bool Get(const Gphash::Impl& table, const uint8_t* key, const KeyHash& hash,
+  static bool Get(const CpuBackend::Impl& table, const uint8_t* key, const KeyHash& hash,
                   uint8_t* value_out) {
     const uint64_t pattern = format::ValidPattern(format::FingerprintOfHash(hash));
     Candidate candidates[kMaxCandidates];
@@ -442,7 +442,7 @@ struct Ops {
   }
 
   // ---- prefetching ----
-  static void PrefetchBuckets(const Gphash::Impl& table, const KeyHash& hash) {
+  static void PrefetchBuckets(const CpuBackend::Impl& table, const KeyHash& hash) {
     for (uint32_t level = 0; level < table.level_count_; ++level) {
       // Every location's bucket (format::BucketIndex; a repeat costs a
       // prefetch, dropping it a loop per key).
@@ -459,7 +459,7 @@ struct Ops {
   // Prefetches the key and value lines of the fingerprint matches (their
   // slot words were prefetched kFarAhead keys ago) and, for a put without a
   // match, the lines of the slot it will probably take.
-  static void PrefetchSlots(const Gphash::Impl& table, const KeyHash& hash, bool for_insert) {
+  static void PrefetchSlots(const CpuBackend::Impl& table, const KeyHash& hash, bool for_insert) {
     const uint64_t pattern = format::ValidPattern(format::FingerprintOfHash(hash));
     bool matched = false;
     uint8_t* free_bucket = nullptr;
@@ -489,7 +489,7 @@ struct Ops {
     }
   }
 
-  static void PrefetchAhead(const Gphash::Impl& table, const BatchScratch& batch,
+  static void PrefetchAhead(const CpuBackend::Impl& table, const BatchScratch& batch,
                             const std::vector<uint32_t>& ops, size_t i, bool for_insert) {
     if (i + kFarAhead < ops.size()) PrefetchBuckets(table, batch.hashes[ops[i + kFarAhead]]);
     if (i + kNearAhead < ops.size()) {
@@ -497,7 +497,7 @@ struct Ops {
     }
   }
 
-  static void WarmUp(const Gphash::Impl& table, const BatchScratch& batch,
+  static void WarmUp(const CpuBackend::Impl& table, const BatchScratch& batch,
                      const std::vector<uint32_t>& ops, size_t from) {
     for (size_t i = from; i < ops.size() && i < from + kFarAhead; ++i) {
       PrefetchBuckets(table, batch.hashes[ops[i]]);
@@ -521,7 +521,7 @@ struct Ops {
   // deferred (placed later under the exclusive lock); the worker stops at an
   // operation on a deferred key, or when too many are deferred, so that each
   // key's operations stay in batch order.
-  static void PutWorker(Gphash::Impl& table, const BatchInput& input, BatchScratch& batch,
+  static void PutWorker(CpuBackend::Impl& table, const BatchInput& input, BatchScratch& batch,
                         WorkerScratch& worker) {
     const std::vector<uint32_t>& ops = worker.ops;
     WarmUp(table, batch, ops, worker.cursor);
@@ -545,7 +545,7 @@ struct Ops {
     worker.cursor = i;
   }
 
-  static void EraseWorker(Gphash::Impl& table, const BatchInput& input, BatchScratch& batch,
+  static void EraseWorker(CpuBackend::Impl& table, const BatchInput& input, BatchScratch& batch,
                           WorkerScratch& worker) {
     const std::vector<uint32_t>& ops = worker.ops;
     WarmUp(table, batch, ops, worker.cursor);
@@ -559,7 +559,7 @@ struct Ops {
   }
 
   // Gets of batch indexes [begin, end): no ordering constraint among reads.
-  static void GetRange(Gphash::Impl& table, const BatchInput& input, BatchScratch& batch,
+  static void GetRange(CpuBackend::Impl& table, const BatchInput& input, BatchScratch& batch,
                        size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       batch.hashes[i] = table.Hash(input.keys + i * K);
@@ -578,7 +578,7 @@ struct Ops {
     }
   }
 
-  static OpResult PutOne(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+  static OpResult PutOne(CpuBackend::Impl& table, WorkerScratch& worker, const uint8_t* key,
                          const uint8_t* value, const KeyHash& hash) {
     return Put(table, worker, key, value, hash);
   }

@@ -1,4 +1,4 @@
-// Growth of cpu::Gphash, all under the table's exclusive lock (or at open,
+// Growth of cpu::CpuBackend, all under the table's exclusive lock (or at open,
 // before the table is shared):
 //  - PlaceDeferred: puts that found no free candidate slot are retried alone;
 //    if still no slot is free, one resident key of a candidate bucket moves to
@@ -25,11 +25,11 @@
 #include "tables/gphash/root.h"
 
 namespace gpkv::cpu {
-void Gphash::Impl::PublishLevelSet(format::LevelSet* set) {
+void CpuBackend::Impl::PublishLevelSet(format::LevelSet* set) {
   gphash::PublishLevelSet(pool_, root_offset_, set);
 }
 
-void Gphash::Impl::ApplyLevelSet(const format::LevelSet& set) {
+void CpuBackend::Impl::ApplyLevelSet(const format::LevelSet& set) {
   levelset_ = set;
   level_count_ = set.level_count;
   uint64_t slots = 0;
@@ -51,7 +51,7 @@ void Gphash::Impl::ApplyLevelSet(const format::LevelSet& set) {
   resizing_.store((set.flags & format::kLevelSetResizing) != 0);
 }
 
-Status Gphash::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input) {
+Status CpuBackend::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input) {
   DrainLimbo();  // no batch is active: every tombstone can be an empty slot again
   for (WorkerScratch& worker : batch.workers) {
     for (uint32_t op : worker.deferred) {
@@ -75,8 +75,8 @@ Status Gphash::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input)
   return Status::OK();
 }
 
-bool Gphash::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* to_bucket,
-                            uint32_t to_slot, uint64_t to_expected) {
+bool CpuBackend::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* to_bucket,
+                                uint32_t to_slot, uint64_t to_expected) {
   uint64_t* to_word = SlotWord(to_bucket, to_slot);
   const uint64_t reserved = format::ReserveWord(to_expected);
   if (!pm::CompareExchange(to_word, to_expected, reserved)) return false;
@@ -94,7 +94,7 @@ bool Gphash::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* t
   return true;
 }
 
-bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
+bool CpuBackend::Impl::TryKick(const format::KeyHash& hash) {
   for (uint32_t level = 0; level < level_count_; ++level) {
     for (uint32_t location = 0; location < hash_locations_; ++location) {
       const uint64_t index = format::BucketIndex(hash, location, levels_[level].bucket_count);
@@ -137,7 +137,7 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
   return false;
 }
 
-Status Gphash::Impl::Resize() {
+Status CpuBackend::Impl::Resize() {
   DrainLimbo();
   const std::string where = pool_.Where("table '" + table_name_ + "' root", root_offset_);
   GPKV_RETURN_IF_ERROR(gphash::CheckGrowth(where, levelset_));
@@ -151,7 +151,7 @@ Status Gphash::Impl::Resize() {
   return FinishResize();
 }
 
-Status Gphash::Impl::FinishResize() {
+Status CpuBackend::Impl::FinishResize() {
   resizing_.store(true);
   const bool moved_all = MoveBottomLevel();
   const uint64_t bottom_offset = levelset_.levels[levelset_.level_count - 1].offset;
@@ -173,7 +173,7 @@ Status Gphash::Impl::FinishResize() {
 // that placed it in the bottom (the new top has 2N / M such buckets per bottom
 // bucket, so it always fits), else into any other candidate bucket with room.
 // Returns false if some key stayed.
-bool Gphash::Impl::MoveBottomLevel() {
+bool CpuBackend::Impl::MoveBottomLevel() {
   const uint32_t bottom = level_count_ - 1;
   const uint64_t bottom_count = levels_[bottom].bucket_count;
   const uint32_t partitions = static_cast<uint32_t>(
@@ -235,8 +235,8 @@ bool Gphash::Impl::MoveBottomLevel() {
   return !stuck.load();
 }
 
-bool Gphash::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
-                          const format::KeyHash& hash) {
+bool CpuBackend::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
+                              const format::KeyHash& hash) {
   const uint32_t bottom = level_count_ - 1;
   uint32_t home = 0;
   while (home + 1 < hash_locations_ &&

@@ -1,4 +1,4 @@
-// GphashGpu::Impl: the state of one table open on the GPU, shared by
+// GpuBackend::Impl: the state of one table open on the GPU, shared by
 // backend.cu (batches), open.cu (open, mirror, recovery) and
 // resize.cu. Internal to gpu/; includes the CUDA runtime.
 //
@@ -69,7 +69,7 @@ class EpochGuard {
   const int ticket_;
 };
 
-class GphashGpu::Impl {
+class GpuBackend::Impl {
  public:
   Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
        const GpuKernelVariants& variants, std::unique_ptr<PoolRegistration> registration,
@@ -121,7 +121,7 @@ class GphashGpu::Impl {
   bool staged() const { return staged_; }
 
  private:
-  friend class GphashGpu;
+  friend class GpuBackend;
 
   // ---- open, mirror, recovery (open.cu) ----
   Status ChooseMirror(bool* mirror) const;

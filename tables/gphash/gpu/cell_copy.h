@@ -17,7 +17,7 @@ namespace gpkv::gpu {
 
 // Writes value i (value_size bytes of `values`) into the cell at pool offset
 // cells[i], zero padded to cell_size, each cell made durable with
-// pool.Persist (as cpu::Gphash writes a cell). REQUIRES: the cells are free
+// pool.Persist (as cpu::CpuBackend writes a cell). REQUIRES: the cells are free
 // (no slot references them).
 void WriteCells(pm::Pool& pool, const uint64_t* cells, const uint8_t* values, size_t count,
                 uint32_t value_size, uint32_t cell_size);

@@ -1,4 +1,4 @@
-// GphashGpu::Impl resize, following tables/gphash/layout.h: allocate a new
+// GpuBackend::Impl resize, following tables/gphash/layout.h: allocate a new
 // top level of twice the buckets, publish a LevelSet with it on top and the
 // resizing flag; move every VALID slot of the bottom level up on the device
 // (insert-then-erase, MigrateBottomKernel); publish the LevelSet without the
@@ -13,7 +13,7 @@
 
 namespace gpkv::gpu {
 
-Status GphashGpu::Impl::WaitAllStreams() {
+Status GpuBackend::Impl::WaitAllStreams() {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   for (auto& workspace : own_workspaces_) GPKV_RETURN_IF_ERROR(workspace->Wait("resize"));
   for (auto& [stream, workspace] : stream_workspaces_) {
@@ -23,7 +23,7 @@ Status GphashGpu::Impl::WaitAllStreams() {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::Resize() {
+Status GpuBackend::Impl::Resize() {
   std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
   GPKV_RETURN_IF_ERROR(WaitAllStreams());
   auto workspace = AcquireWorkspace(nullptr);
@@ -40,7 +40,7 @@ Status GphashGpu::Impl::Resize() {
   return SetUpBktCache();
 }
 
-Status GphashGpu::Impl::StartResize() {
+Status GpuBackend::Impl::StartResize() {
   const format::LevelSet& current = snapshot_.level_set;
   GPKV_RETURN_IF_ERROR(
       gphash::CheckGrowth(TableWhere(pool_, table_name_, "root", snapshot_.root_offset), current));
@@ -82,7 +82,7 @@ Status GphashGpu::Impl::StartResize() {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::FinishResize(Workspace& ws) {
+Status GpuBackend::Impl::FinishResize(Workspace& ws) {
   GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
   const uint64_t slots = view_.bucket_counts[view_.level_count - 1] * view_.slots_per_bucket;
   const uint64_t step = LaunchChunk(slots);

@@ -4,7 +4,7 @@
 // gphash::PublishLevelSet writes (tables/gphash/root.h, the one writer both
 // backends call). Plain host code; no CUDA.
 //
-// Who may call: gpu/ (GphashGpu and its resize).
+// Who may call: gpu/ (GpuBackend and its resize).
 //
 // Thread safety: none; the caller serialises writers of one table.
 #pragma once

@@ -1,4 +1,4 @@
-// GphashGpu::Impl staged mode: the table's pool mapping is not registered
+// GpuBackend::Impl staged mode: the table's pool mapping is not registered
 // with CUDA (a pool file on ext4 cannot be), so the GPU keeps the whole index
 // in its memory (the mirror: probes and CAS arbitration as in mirror mode)
 // and each launch that writes logs its pool stores (warp::PoolStore) to a
@@ -17,7 +17,7 @@
 
 namespace gpkv::gpu {
 
-Status GphashGpu::Impl::AllocateStagedLog() {
+Status GpuBackend::Impl::AllocateStagedLog() {
   const uint64_t capacity = kStagedChunk * (key_size() / 8 + 3);
   const size_t bytes = capacity * sizeof(StagedStore);
   GPKV_CUDA_RETURN_IF_ERROR(
@@ -39,7 +39,7 @@ Status GphashGpu::Impl::AllocateStagedLog() {
   return Status::OK();
 }
 
-void GphashGpu::Impl::FreeStagedLog() {
+void GpuBackend::Impl::FreeStagedLog() {
   if (staged_entries_ != nullptr) cudaFree(staged_entries_);
   if (staged_log_ != nullptr) cudaFree(staged_log_);
   if (staged_host_ != nullptr) cudaFreeHost(staged_host_);
@@ -51,7 +51,7 @@ void GphashGpu::Impl::FreeStagedLog() {
   staged_capacity_ = 0;
 }
 
-Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_order) {
+Status GpuBackend::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_order) {
   if (!staged_) return Status::OK();
   const std::string context = Where() + ": staged mode, " + what;
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staged_host_header_, staged_log_, sizeof(StagedLog),

@@ -1,4 +1,4 @@
-// The host half of staged mode (gpu::GphashGpu on a pool the GPU cannot
+// The host half of staged mode (gpu::GpuBackend on a pool the GPU cannot
 // map): applies one kernel launch's log of pool stores to the pool mapping.
 // Plain C++ (no CUDA headers), parallel with OpenMP.
 //

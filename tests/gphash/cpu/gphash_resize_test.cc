@@ -1,4 +1,4 @@
-// Resizes of cpu::Gphash: a resize interrupted at any point after its LevelSet
+// Resizes of cpu::CpuBackend: a resize interrupted at any point after its LevelSet
 // (with kLevelSetResizing) is published is finished by the next open, and a
 // pool too small for the next level yields PoolFull with acknowledged data
 // intact and every operation of the failing batch applied or absent.
@@ -55,7 +55,7 @@ int PutInChildCrashingInResize(TestTable& t, const std::vector<uint64_t>& ids, u
   if (child == 0) {
     auto pool = pm::Pool::Open(t.path(), false, SyncMode::kBatch);
     if (!pool.ok()) _exit(2);
-    auto table = cpu::Gphash::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
+    auto table = cpu::CpuBackend::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
     if (!table.ok()) _exit(3);
     ResizeCrash crash{(*pool)->At<format::GphashRoot>(t.root()), after, false, 0};
     pm::TEST_SetPersistHook(&CrashDuringResize, &crash);
@@ -99,7 +99,7 @@ TEST_P(GphashResize, InterruptedResizeIsFinishedAtOpen) {
       if (verify.tables[0].resizing) ++crashed_while_resizing;
       // A read-only open cannot finish the resize: it says so.
       if (verify.tables[0].resizing) {
-        auto read_only = cpu::Gphash::Open(**pool, "t", t.root(), 1, nullptr);
+        auto read_only = cpu::CpuBackend::Open(**pool, "t", t.root(), 1, nullptr);
         EXPECT_TRUE(read_only.status().IsNeedsRecovery()) << read_only.status().ToString();
       }
     }

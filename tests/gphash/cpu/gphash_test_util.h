@@ -1,5 +1,5 @@
 // Helpers for the GPHash tests: a table in a fresh /dev/shm pool that can be
-// closed and reopened (the Gphash object and the pm::Pool destroyed, as after
+// closed and reopened (the CpuBackend object and the pm::Pool destroyed, as after
 // a process exit), deterministic keys and values of any size, and access to
 // the slots of a key for tests that write slot bytes directly.
 #pragma once
@@ -70,7 +70,7 @@ class TestTable {
     auto pool = pm::Pool::Create(file_.path(), pool_size, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(*pool);
-    auto root = cpu::Gphash::Create(*pool_, /*table_id=*/7, options);
+    auto root = cpu::CpuBackend::Create(*pool_, /*table_id=*/7, options);
     EXPECT_TRUE(root.ok()) << root.status().ToString();
     root_ = *root;
     OpenTable(nullptr);
@@ -94,7 +94,7 @@ class TestTable {
     auto pool = pm::Pool::Open(file_.path(), /*read_only=*/false, SyncMode::kBatch);
     if (!pool.ok()) return pool.status();
     pool_ = std::move(*pool);
-    auto table = cpu::Gphash::Open(*pool_, "t", root_, threads_, report);
+    auto table = cpu::CpuBackend::Open(*pool_, "t", root_, threads_, report);
     if (!table.ok()) return table.status();
     table_ = std::move(*table);
     return Status::OK();
@@ -102,12 +102,12 @@ class TestTable {
   // Closes the table but keeps the pool mapped (for byte-level edits).
   void CloseTableOnly() { table_.reset(); }
   void OpenTable(recovery::Report* report) {
-    auto table = cpu::Gphash::Open(*pool_, "t", root_, threads_, report);
+    auto table = cpu::CpuBackend::Open(*pool_, "t", root_, threads_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(*table);
   }
 
-  cpu::Gphash& table() { return *table_; }
+  cpu::CpuBackend& table() { return *table_; }
   bool is_open() const { return table_ != nullptr; }
   pm::Pool& pool() { return *pool_; }
   uint64_t root() const { return root_; }
@@ -183,7 +183,7 @@ class TestTable {
   int threads_;
   std::unique_ptr<pm::Pool> pool_;
   uint64_t root_ = 0;
-  std::unique_ptr<cpu::Gphash> table_;
+  std::unique_ptr<cpu::CpuBackend> table_;
 };
 
 // Where a slot is, and its bytes.

@@ -1,4 +1,4 @@
-// gpu::GphashGpu tables with value cells (values of 9..128 bytes; the slot's
+// gpu::GpuBackend tables with value cells (values of 9..128 bytes; the slot's
 // value word is the cell's pool offset): full values in batches at any
 // alignment, in host or device memory; and, in direct, mirror and staged
 // mode, updates that recycle cells (checked by recovery::VerifyGphash across
@@ -28,7 +28,7 @@ namespace {
 // address, pre-filled with 0xee, and checks each found flag against
 // present[i] and each value against expected[i * value_size...] (zero bytes
 // where absent).
-::testing::AssertionResult GetsAnswer(GphashGpu& table, const uint8_t* keys, size_t count,
+::testing::AssertionResult GetsAnswer(GpuBackend& table, const uint8_t* keys, size_t count,
                                       uint32_t value_size, const uint8_t* expected,
                                       const uint8_t* present) {
   std::vector<uint8_t> buffer(count * value_size + 1, 0xee), found(count, 7);
@@ -196,7 +196,7 @@ class VersionedKeys {
 
   // Puts keys [first, first + count) at `version`. With `twice` the batch
   // holds each key a second time, earlier, with a value that must lose.
-  Status Put(GphashGpu& table, size_t first, size_t count, uint64_t version, bool twice) {
+  Status Put(GpuBackend& table, size_t first, size_t count, uint64_t version, bool twice) {
     const size_t ops = twice ? 2 * count : count;
     std::vector<uint8_t> keys(ops * 8), values(ops * value_size_);
     size_t op = 0;
@@ -216,7 +216,7 @@ class VersionedKeys {
   }
 
   // Erases keys [first, first + count); each must be present.
-  ::testing::AssertionResult Erase(GphashGpu& table, size_t first, size_t count) {
+  ::testing::AssertionResult Erase(GpuBackend& table, size_t first, size_t count) {
     std::vector<uint8_t> erased(count, 7);
     Status status = table.Erase(&keys_[first * 8], erased.data(), count);
     if (!status.ok()) return ::testing::AssertionFailure() << "Erase: " << status.ToString();
@@ -231,7 +231,7 @@ class VersionedKeys {
   }
 
   // Every key answers its last version (or not found, where erased).
-  ::testing::AssertionResult AllAnswer(GphashGpu& table) const {
+  ::testing::AssertionResult AllAnswer(GpuBackend& table) const {
     const size_t count = versions_.size();
     std::vector<uint8_t> expected(count * value_size_, 0), present(count);
     for (size_t i = 0; i < count; ++i) {

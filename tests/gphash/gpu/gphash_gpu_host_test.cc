@@ -1,4 +1,4 @@
-// Host batches of gpu::GphashGpu (tables/gphash/gpu/host_staging.h): the
+// Host batches of gpu::GpuBackend (tables/gphash/gpu/host_staging.h): the
 // chunked copy / kernel pipeline answers as one chunk does, whatever memory
 // the arrays are in (pageable, registered, pinned, device, mixed); small
 // write batches' one-kernel duplicate pass; puts that need a resize in the

@@ -1,4 +1,4 @@
-// Open-time recovery of gpu::GphashGpu on pools crafted byte by byte with the
+// Open-time recovery of gpu::GpuBackend on pools crafted byte by byte with the
 // format/ functions: reserved (INSERT) slots cleared, duplicate keys resolved
 // by the winner rule, an interrupted resize finished; with inline values and
 // with value cells (value_size > 8). Device tests (label `gpu`); skipped when
@@ -135,12 +135,12 @@ struct Fixture {
     TableOptions options;
     options.expected_keys = expected_keys;
     options.value_size = value_size;
-    auto made = GphashGpu::Create(*pool, 1, options);
+    auto made = GpuBackend::Create(*pool, 1, options);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     root = *made;
   }
-  Result<std::unique_ptr<GphashGpu>> Open(recovery::Report* report) {
-    return GphashGpu::Open(*pool, "t", root, GpuTableOptions{}, report);
+  Result<std::unique_ptr<GpuBackend>> Open(recovery::Report* report) {
+    return GpuBackend::Open(*pool, "t", root, GpuTableOptions{}, report);
   }
 };
 
@@ -154,7 +154,7 @@ std::vector<uint8_t> RandomValue(std::mt19937_64& rng, uint32_t value_size) {
 }
 
 // Puts keys with new random values and records them in `values`.
-Status PutRandom(GphashGpu& table, std::mt19937_64& rng, const std::vector<uint64_t>& keys,
+Status PutRandom(GpuBackend& table, std::mt19937_64& rng, const std::vector<uint64_t>& keys,
                  uint32_t value_size, Values* values) {
   std::vector<uint8_t> bytes;
   for (uint64_t key : keys) {
@@ -167,7 +167,7 @@ Status PutRandom(GphashGpu& table, std::mt19937_64& rng, const std::vector<uint6
 
 // Every key of `values` answers its full value, every key of `absent` is not
 // found, and the table holds no more keys.
-::testing::AssertionResult Answers(GphashGpu& table, const Values& values,
+::testing::AssertionResult Answers(GpuBackend& table, const Values& values,
                                    const std::vector<uint64_t>& absent, uint32_t value_size) {
   std::vector<uint64_t> keys;
   for (const auto& [key, value] : values) keys.push_back(key);

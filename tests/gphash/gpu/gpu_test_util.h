@@ -1,4 +1,4 @@
-// Helpers shared by the gpu::GphashGpu device tests: SKIP_WITHOUT_DEVICE, a
+// Helpers shared by the gpu::GpuBackend device tests: SKIP_WITHOUT_DEVICE, a
 // GPU table in a fresh /dev/shm pool that can be closed and reopened, random
 // keys and values of any size, and the checks of a table's contents (Scan)
 // and of a clean pool (recovery::VerifyGphash). Header-only; for tests, not
@@ -23,10 +23,10 @@
 #include "test_util.h"
 
 // Skips the current test when no CUDA device is usable (CI has none).
-#define SKIP_WITHOUT_DEVICE()                                       \
-  do {                                                              \
-    ::gpkv::Status usable = ::gpkv::gpu::GphashGpu::DeviceUsable(); \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString();            \
+#define SKIP_WITHOUT_DEVICE()                                        \
+  do {                                                               \
+    ::gpkv::Status usable = ::gpkv::gpu::GpuBackend::DeviceUsable(); \
+    if (!usable.ok()) GTEST_SKIP() << usable.ToString();             \
   } while (0)
 
 // Not `testutil`: inside gpkv::gpu that name would hide gpkv::testutil.
@@ -40,8 +40,8 @@ class TableHarness {
   TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode)
       : TableHarness(tag, options, GpuOptions(mode)) {}
 
-  // `variants`: kernel variants of the benchmark (GphashGpu::TEST_OpenWithVariants);
-  // the default opens with GphashGpu::Open.
+  // `variants`: kernel variants of the benchmark (GpuBackend::TEST_OpenWithVariants);
+  // the default opens with GpuBackend::Open.
   TableHarness(const std::string& tag, const TableOptions& options,
                const GpuTableOptions& gpu_options,
                const GpuKernelVariants& variants = GpuKernelVariants())
@@ -49,7 +49,7 @@ class TableHarness {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
-    auto root = GphashGpu::Create(*pool_, 1, options);
+    auto root = GpuBackend::Create(*pool_, 1, options);
     EXPECT_TRUE(root.ok()) << root.status().ToString();
     root_ = *root;
     Open(/*read_only=*/false);
@@ -62,9 +62,9 @@ class TableHarness {
       pool_ = std::move(pool.value());
     }
     const bool variant = variants_.one_shot_gets || variants_.thread_per_op || variants_.warp_puts;
-    auto table = variant ? GphashGpu::TEST_OpenWithVariants(*pool_, "t", root_, gpu_options_,
-                                                            variants_, report)
-                         : GphashGpu::Open(*pool_, "t", root_, gpu_options_, report);
+    auto table = variant ? GpuBackend::TEST_OpenWithVariants(*pool_, "t", root_, gpu_options_,
+                                                             variants_, report)
+                         : GpuBackend::Open(*pool_, "t", root_, gpu_options_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
   }
@@ -87,7 +87,7 @@ class TableHarness {
   bool ok() const { return table_ != nullptr; }
   // Options of the next Open.
   GpuTableOptions& gpu_options() { return gpu_options_; }
-  GphashGpu& table() { return *table_; }
+  GpuBackend& table() { return *table_; }
   pm::Pool& pool() { return *pool_; }
   uint64_t root() const { return root_; }
 
@@ -102,7 +102,7 @@ class TableHarness {
   GpuTableOptions gpu_options_;
   GpuKernelVariants variants_;
   std::unique_ptr<pm::Pool> pool_;
-  std::unique_ptr<GphashGpu> table_;
+  std::unique_ptr<GpuBackend> table_;
   uint64_t root_ = 0;
 };
 
