@@ -29,8 +29,8 @@
 namespace gpkv::bench::gpu {
 namespace {
 
+using ::gpkv::gphash::gpu::GpuBackend;
 using ::gpkv::gpu::DeviceBytes;
-using ::gpkv::gpu::GpuBackend;
 
 constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
 constexpr size_t kOpsPerPoint = size_t{1} << 22;
@@ -117,7 +117,7 @@ constexpr size_t kWarmupOps = size_t{1} << 22;
 
 // The BktCache counters of a GPU table (zero for other tables).
 template <typename Table>
-::gpkv::gpu::BktCacheStats CacheStats(Table& table) {
+::gpkv::gphash::gpu::BktCacheStats CacheStats(Table& table) {
   if constexpr (std::is_same_v<Table, GpuBackend>) {
     return table.bkt_cache_stats();
   } else {
@@ -383,9 +383,9 @@ Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
   TableOptions options;
   options.expected_keys = kProbeKeys;
   if (mode == "cpu") {
-    auto root = cpu::CpuBackend::Create(**pool, 1, options);
+    auto root = gphash::cpu::CpuBackend::Create(**pool, 1, options);
     if (!root.ok()) return root.status();
-    auto table = cpu::CpuBackend::Open(
+    auto table = gphash::cpu::CpuBackend::Open(
         **pool, "lf", *root, static_cast<int>(std::thread::hardware_concurrency()), nullptr);
     if (!table.ok()) return table.status();
     return ProbeLoadFactor(**table, mode, out);
@@ -407,12 +407,12 @@ Status RunCpuMode(const Args& args, const OpSet& load, const OpSet& uniform, con
   if (!pool.ok()) return pool.status();
   TableOptions options;
   options.expected_keys = args.keys;
-  auto root = cpu::CpuBackend::Create(**pool, 1, options);
+  auto root = gphash::cpu::CpuBackend::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   int threads = static_cast<int>(std::thread::hardware_concurrency());
-  auto opened = cpu::CpuBackend::Open(**pool, "bench", *root, threads, nullptr);
+  auto opened = gphash::cpu::CpuBackend::Open(**pool, "bench", *root, threads, nullptr);
   if (!opened.ok()) return opened.status();
-  std::fprintf(args.text, "# cpu: cpu::CpuBackend on %d threads\n", threads);
+  std::fprintf(args.text, "# cpu: gphash::cpu::CpuBackend on %d threads\n", threads);
   size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
   std::vector<uint8_t> values(largest * 8), found(largest);
   Outputs out{values.data(), found.data(), false};

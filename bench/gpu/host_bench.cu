@@ -26,10 +26,10 @@
 namespace gpkv::bench::gpu {
 namespace {
 
+using ::gpkv::gphash::gpu::GpuBackend;
+using ::gpkv::gphash::gpu::GpuIndexMode;
+using ::gpkv::gphash::gpu::GpuTableOptions;
 using ::gpkv::gpu::DeviceBytes;
-using ::gpkv::gpu::GpuBackend;
-using ::gpkv::gpu::GpuIndexMode;
-using ::gpkv::gpu::GpuTableOptions;
 
 constexpr uint64_t kSeed = 0x686f7374;    // "host"
 constexpr size_t kOps = size_t{1} << 24;  // operations drawn; batches cycle through them
@@ -380,7 +380,7 @@ Target GpuTarget(const std::string& name, GpuBackend* table) {
   return target;
 }
 
-// gpu::GpuBackend in one mode: LOAD, then the plan for each of `variants`
+// gphash::gpu::GpuBackend in one mode: LOAD, then the plan for each of `variants`
 // (a name suffix and the options it reopens the table with).
 Status RunGpuTable(GpuIndexMode mode, const std::string& name, uint64_t keys,
                    const std::string& dir, Data& data,

@@ -16,7 +16,7 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gpu::GpuBackend;
+using ::gpkv::gphash::gpu::GpuBackend;
 
 // Pool bytes for `keys` 8-byte pairs at GPHash's load factor, room for a
 // resize, and the mixed run's inserts (as the gpu suite sizes its pools).

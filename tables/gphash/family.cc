@@ -18,7 +18,7 @@
 namespace gpkv::gphash {
 namespace {
 
-static_assert(sizeof(format::CatalogParams) == format::kCatalogParamsSize);
+static_assert(sizeof(gphash::CatalogParams) == format::kCatalogParamsSize);
 
 // The table on the GPU backend. Unsupported or OutOfDeviceMemory, saying
 // why, when the GPU cannot take it here: no usable device, an index too
@@ -55,7 +55,7 @@ class GphashFamily final : public tables::TableFamily {
 
   void EncodeParams(const TableOptions& options,
                     uint8_t (&params)[format::kCatalogParamsSize]) const override {
-    format::CatalogParams block{};
+    gphash::CatalogParams block{};
     block.levels = options.hash.levels;
     block.hash_locations = options.hash.hash_locations;
     block.slots_per_bucket = options.hash.slots_per_bucket;
@@ -64,7 +64,7 @@ class GphashFamily final : public tables::TableFamily {
 
   Status DecodeParams(const std::string& where, const uint8_t (&params)[format::kCatalogParamsSize],
                       TableOptions* options) const override {
-    format::CatalogParams block;
+    gphash::CatalogParams block;
     std::memcpy(&block, params, sizeof(block));
     options->hash.levels = block.levels;
     options->hash.hash_locations = block.hash_locations;
@@ -103,24 +103,24 @@ class GphashFamily final : public tables::TableFamily {
   Result<std::vector<tables::TableExtent>> Extents(const pm::Pool& pool,
                                                    const format::CatalogEntry& entry,
                                                    bool require_allocated) const override {
-    return recovery::GphashExtents(pool, entry.name, entry.root_offset, require_allocated);
+    return gphash::GphashExtents(pool, entry.name, entry.root_offset, require_allocated);
   }
 
   Status Verify(const pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
                 const recovery::ProgressFn& progress) const override {
-    return recovery::VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
-                                  progress);
+    return gphash::VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
+                                progress);
   }
 
   Status Repair(pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
                 const recovery::ProgressFn& progress) const override {
-    return recovery::RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
-                                  progress);
+    return gphash::RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
+                                progress);
   }
 
   Result<format::CatalogEntry> Salvage(const pm::Pool& pool, const format::ExtentEntry& root_extent,
                                        const std::string& name) const override {
-    auto view = recovery::ReadGphash(pool, name, root_extent.offset, /*require_allocated=*/false);
+    auto view = gphash::ReadGphash(pool, name, root_extent.offset, /*require_allocated=*/false);
     if (!view.ok()) return view.status();
     format::CatalogEntry entry{};
     std::snprintf(entry.name, sizeof(entry.name), "%s", name.c_str());

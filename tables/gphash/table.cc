@@ -10,7 +10,7 @@ TableStats PublicStats(const Stats& stats) {
   out.durability = Durability::kPersistent;
   out.family = kFamilyName;
   out.keys = stats.keys;
-  out.bytes = format::kGphashRootSize + stats.index_bytes + stats.value_bytes;
+  out.bytes = gphash::kGphashRootSize + stats.index_bytes + stats.value_bytes;
   auto add = [&](const char* name, double value) {
     out.properties.push_back({std::string(kFamilyName) + "." + name, value});
   };

@@ -14,10 +14,10 @@
 #include "tables/gphash/scan.h"
 #include "tables/gphash/slot_scan.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 namespace {
 
-const recovery::Finding* FirstCorruption(const recovery::SlotScanResult& scan) {
+const recovery::Finding* FirstCorruption(const gphash::SlotScanResult& scan) {
   for (const recovery::Finding& finding : scan.findings) {
     if (finding.severity == recovery::Finding::Severity::kCorruption) return &finding;
   }
@@ -28,10 +28,10 @@ const recovery::Finding* FirstCorruption(const recovery::SlotScanResult& scan) {
 
 // ---- Impl ----
 
-CpuBackend::Impl::Impl(pm::Pool& pool, const recovery::GphashView& view, int threads)
+CpuBackend::Impl::Impl(pm::Pool& pool, const gphash::GphashView& view, int threads)
     : pool_(pool),
       base_(pool.base()),
-      root_(pool.At<format::GphashRoot>(view.root_offset)),
+      root_(pool.At<gphash::GphashRoot>(view.root_offset)),
       table_name_(view.table_name),
       root_offset_(view.root_offset),
       table_id_(view.table_id),
@@ -46,7 +46,7 @@ CpuBackend::Impl::Impl(pm::Pool& pool, const recovery::GphashView& view, int thr
       hash_seed_(view.hash_seed),
       threads_(std::max(1, threads)),
       kernels_(SelectKernels(view.slots_per_bucket, view.key_size)),
-      heap_(pool, pool.At<format::GphashRoot>(view.root_offset), view.table_name) {
+      heap_(pool, pool.At<gphash::GphashRoot>(view.root_offset), view.table_name) {
   ApplyLevelSet(view.levelset);
 }
 
@@ -132,7 +132,7 @@ Result<uint64_t> CpuBackend::Create(pm::Pool& pool, uint64_t table_id,
 Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::string& table_name,
                                                      uint64_t root_offset, int threads,
                                                      recovery::Report* report) {
-  auto view = recovery::ReadGphash(pool, table_name, root_offset);
+  auto view = gphash::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   if (SelectKernels(view->slots_per_bucket, view->key_size) == nullptr) {
     return Status::Unsupported(pool.Where(view->TableRegion() + " root", root_offset) +
@@ -140,10 +140,10 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::
   }
   threads = std::max(1, threads);
   const bool writable = !pool.read_only();
-  recovery::SlotScanResult scan =
-      writable ? recovery::FixGphashSlots(pool, *view, recovery::SlotScanMode::kRecover, threads,
-                                          nullptr)
-               : recovery::VerifyGphashSlots(pool, *view, threads, nullptr);
+  gphash::SlotScanResult scan =
+      writable
+          ? gphash::FixGphashSlots(pool, *view, gphash::SlotScanMode::kRecover, threads, nullptr)
+          : gphash::VerifyGphashSlots(pool, *view, threads, nullptr);
   if (scan.HasCorruption()) {
     const recovery::Finding* first = FirstCorruption(scan);
     std::string message =
@@ -185,4 +185,4 @@ Status CpuBackend::Destroy(pm::Pool& pool, const std::string& table_name, uint64
   return gphash::DropTable(pool, table_name, root_offset);
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

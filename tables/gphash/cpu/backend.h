@@ -24,7 +24,7 @@
 #include "tables/gphash/backend.h"
 #include "tables/gphash/stats.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 
 class CpuBackend final : public gphash::Backend {
  public:
@@ -77,4 +77,4 @@ class CpuBackend final : public gphash::Backend {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

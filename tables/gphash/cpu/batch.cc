@@ -8,7 +8,7 @@
 #include "pm/atomic_word.h"
 #include "tables/gphash/cpu/backend_impl.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 namespace {
 
 // Batches smaller than this per worker run on fewer workers.
@@ -255,7 +255,7 @@ void CpuBackend::Impl::Reclaim(const RetiredItem& item, std::vector<uint64_t>* c
     stray_reclaims_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  pool_.Publish(pool_.At<uint64_t>(item.offset), format::EmptyWord(item.word));
+  pool_.Publish(pool_.At<uint64_t>(item.offset), gphash::EmptyWord(item.word));
 }
 
 bool CpuBackend::Impl::InCurrentLevel(uint64_t offset) const {
@@ -276,23 +276,23 @@ void CpuBackend::Impl::DrainLimbo() {
 
 uint32_t CpuBackend::Impl::FindCopies(const uint8_t* key, const format::KeyHash& hash,
                                       SlotCopy* out, uint32_t max) const {
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   uint32_t found = 0;
   for (uint32_t level = 0; level < level_count_; ++level) {
-    const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
-        hash, hash_locations_, levels_[level].bucket_count, format::CandidateOrder::kFirstLocation);
+    const gphash::LevelCandidates buckets = gphash::CandidateBucketsOfLevel(
+        hash, hash_locations_, levels_[level].bucket_count, gphash::CandidateOrder::kFirstLocation);
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t index = buckets.buckets[i];
       uint8_t* bucket = Bucket(level, index);
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         uint64_t word = pm::LoadAcquire(SlotWord(bucket, slot));
-        if (!format::SlotMatches(word, fingerprint)) continue;
+        if (!gphash::SlotMatches(word, fingerprint)) continue;
         if (std::memcmp(SlotKey(bucket, slot), key, key_size_) != 0) continue;
         SlotCopy copy{level, index, bucket, slot, word};
         if (found < max) {
           out[found] = copy;
           // Keep the winner first.
-          if (found > 0 && format::SlotOutranks(level, index, slot, out[0].level,
+          if (found > 0 && gphash::SlotOutranks(level, index, slot, out[0].level,
                                                 out[0].bucket_index, out[0].slot)) {
             std::swap(out[0], out[found]);
           }
@@ -304,4 +304,4 @@ uint32_t CpuBackend::Impl::FindCopies(const uint8_t* key, const format::KeyHash&
   return std::min(found, max);
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

@@ -14,7 +14,12 @@
 #include "tables/gphash/root.h"
 #include "tables/gphash/scan.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+using gpkv::gpu::IsDeviceMemory;
+using gpkv::gpu::PoolRegistration;
+
 namespace {
 
 // Resizes one write batch may trigger before it gives up (each doubles the
@@ -41,7 +46,7 @@ Status StageIn(void* target, const void* source, size_t bytes, cudaStream_t stre
 
 // ---------------------------------------------------------------- public API
 
-Status GpuBackend::DeviceUsable(int device) { return gpu::DeviceUsable(device); }
+Status GpuBackend::DeviceUsable(int device) { return gpkv::gpu::DeviceUsable(device); }
 
 Result<uint64_t> GpuBackend::Create(pm::Pool& pool, uint64_t table_id,
                                     const TableOptions& options) {
@@ -64,7 +69,7 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::TEST_OpenWithVariants(
 Result<std::unique_ptr<GpuBackend>> GpuBackend::OpenWith(
     pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
     const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report) {
-  GPKV_RETURN_IF_ERROR(gpu::DeviceUsable(options.device));
+  GPKV_RETURN_IF_ERROR(gpkv::gpu::DeviceUsable(options.device));
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device), "cudaSetDevice");
   auto snapshot = ReadGphashRoot(pool, table_name, root_offset);
   if (!snapshot.ok()) return snapshot.status();
@@ -594,7 +599,7 @@ Status GpuBackend::Impl::Scan(const Table::ScanVisitor& visit) const {
 gphash::Stats GpuBackend::Impl::Stats() const {
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
   gphash::Stats stats;
-  const format::LevelSet& level_set = snapshot_.level_set;
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   stats.keys = live_keys_.load();
   for (uint32_t level = 0; level < level_set.level_count; ++level) {
     stats.slots += level_set.levels[level].bucket_count * snapshot_.slots_per_bucket;
@@ -604,10 +609,10 @@ gphash::Stats GpuBackend::Impl::Stats() const {
       stats.slots == 0 ? 0.0 : static_cast<double>(stats.keys) / static_cast<double>(stats.slots);
   stats.levels = level_set.level_count;
   stats.top_buckets = level_set.levels[0].bucket_count;
-  stats.resizes = pool_.At<format::GphashRoot>(snapshot_.root_offset)->resizes;
+  stats.resizes = pool_.At<gphash::GphashRoot>(snapshot_.root_offset)->resizes;
   stats.value_bytes = heap_ != nullptr ? heap_->bytes() : 0;
-  stats.resizing = (level_set.flags & format::kLevelSetResizing) != 0;
+  stats.resizing = (level_set.flags & gphash::kLevelSetResizing) != 0;
   return stats;
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -4,7 +4,7 @@
 // A pool written by either backend opens, verifies and answers the same on
 // the other.
 //
-// Mapping: the pool mapping is registered with CUDA (gpu::PoolRegistration)
+// Mapping: the pool mapping is registered with CUDA (gpkv::gpu::PoolRegistration)
 // and kernels read and write the pool itself ("direct" mode). In "mirror"
 // mode the table also keeps a copy of its bucket levels in GPU memory: probes
 // and slot arbitration (CAS) run there and the pool receives only ordered
@@ -87,7 +87,7 @@
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // Where the kernels probe and arbitrate.
 enum class GpuIndexMode : uint8_t {
@@ -320,4 +320,4 @@ class GpuBackend final : public gphash::Backend {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -37,7 +37,9 @@
 #include "tables/gphash/value_heap.h"
 #include "util/epoch.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::PoolRegistration;
 
 // kAuto's test for the mirror: twice the index (room for a resize) in at most
 // options.mirror_memory_fraction of the device's free memory.
@@ -305,7 +307,7 @@ class GpuBackend::Impl {
 
   // Value-cell tables (value_cells()): free cells, and the epochs that keep a
   // replaced cell out of reuse while a get may still copy it.
-  std::unique_ptr<cpu::ValueHeap> heap_;
+  std::unique_ptr<ValueHeap> heap_;
   mutable util::EpochManager epoch_;
   mutable std::mutex cells_mutex_;
   std::vector<RetiredCell> retired_cells_;  // guarded by cells_mutex_
@@ -317,4 +319,4 @@ class GpuBackend::Impl {
   std::atomic<uint64_t> ops_since_reload_{0};
 };
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

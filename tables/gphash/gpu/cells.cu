@@ -4,7 +4,7 @@
 // kernels (kernels.cu) move value words only (word_size() is 8
 // here); this file wraps them with the cells.
 //
-// Put:   take free cells from the heap (cpu::ValueHeap, the CPU backend's),
+// Put:   take free cells from the heap (gphash::ValueHeap, shared with the CPU backend),
 //        write the values into them and make them visible before any slot
 //        can reference them (values in device memory: a kernel through the
 //        pool mapping ending in __threadfence_system(); in host memory, or in
@@ -46,7 +46,11 @@
 #include "tables/gphash/reader.h"
 #include "tables/gphash/slot_scan.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+using gpkv::gpu::IsDeviceMemory;
+
 namespace {
 
 // Bytes of 8-byte word `w` of a value of `value_size` bytes (the last word
@@ -126,11 +130,11 @@ Status FetchWords(Workspace& ws, const uint8_t* device_words, const uint8_t* dev
 }  // namespace
 
 Status GpuBackend::Impl::LoadCellHeap() {
-  auto view = recovery::ReadGphash(pool_, table_name_, snapshot_.root_offset);
+  auto view = gphash::ReadGphash(pool_, table_name_, snapshot_.root_offset);
   if (!view.ok()) return view.status();
   // After open-time recovery every VALID slot is a live key: the scan marks
   // the cells they reference and checks that each is a cell of a chunk.
-  recovery::SlotScanResult scan = recovery::VerifyGphashSlots(pool_, *view, 0, nullptr);
+  gphash::SlotScanResult scan = gphash::VerifyGphashSlots(pool_, *view, 0, nullptr);
   if (scan.HasCorruption()) {
     std::string first = Where();
     for (const recovery::Finding& finding : scan.findings) {
@@ -141,8 +145,8 @@ Status GpuBackend::Impl::LoadCellHeap() {
     return Status::Corruption(first + " (" + std::to_string(scan.corrupt) +
                               " slot(s) cannot be trusted; `gpkv repair` drops them)");
   }
-  heap_ = std::make_unique<cpu::ValueHeap>(
-      pool_, pool_.At<format::GphashRoot>(snapshot_.root_offset), table_name_);
+  heap_ = std::make_unique<ValueHeap>(pool_, pool_.At<gphash::GphashRoot>(snapshot_.root_offset),
+                                      table_name_);
   heap_->Load(view->chunks, std::move(scan.cells_used));
   return Status::OK();
 }
@@ -397,4 +401,4 @@ Status GpuBackend::Impl::CellGetRound(Workspace& ws, const uint8_t* keys, uint8_
   return ws.Wait("value-cell get");
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

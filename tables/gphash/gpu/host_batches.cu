@@ -18,7 +18,10 @@
 #include "tables/gphash/gpu/backend_impl.h"
 #include "util/copy_pool.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+
 namespace {
 
 constexpr size_t kNoChunk = std::numeric_limits<size_t>::max();
@@ -447,4 +450,4 @@ Status GpuBackend::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, cons
   return Status::OK();
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -20,7 +20,9 @@
 #include "gpu/cub_temp_storage.h"
 #include "tables/gphash/gpu/device_view.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CubTempStorage;
 
 // What a batch or maintenance kernel did, summed over its operations.
 struct BatchCounters {
@@ -181,4 +183,4 @@ Status LaunchResolveDuplicates(const GphashDeviceView& view, uint32_t level, Slo
 Status LaunchMigrateBottomLevel(const GphashDeviceView& view, SlotRange range,
                                 BatchCounters* counters, cudaStream_t stream);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -11,7 +11,10 @@
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/backend_impl.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::PoolRegistration;
+
 namespace {
 
 std::string Hex(uint64_t value) {
@@ -147,7 +150,7 @@ Status GpuBackend::Impl::ChooseMirror(bool* mirror) const {
 }
 
 Status GpuBackend::Impl::BuildMirror(Workspace& ws) {
-  const format::LevelSet& level_set = snapshot_.level_set;
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     uint64_t bytes = level_set.levels[i].bucket_count * snapshot_.bucket_bytes;
     void* copy = nullptr;
@@ -163,7 +166,7 @@ Status GpuBackend::Impl::BuildMirror(Workspace& ws) {
 
 Status GpuBackend::Impl::CopyLevelToMirror(Workspace& ws, uint32_t level,
                                            const std::string& context) {
-  const format::LevelDesc& desc = snapshot_.level_set.levels[level];
+  const gphash::LevelDesc& desc = snapshot_.level_set.levels[level];
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(mirror_levels_[level], pool_.base() + desc.offset,
                       desc.bucket_count * snapshot_.bucket_bytes, cudaMemcpyHostToDevice,
@@ -180,7 +183,7 @@ void GpuBackend::Impl::DropMirror() {
 }
 
 void GpuBackend::Impl::BuildView() {
-  const format::LevelSet& level_set = snapshot_.level_set;
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   GphashDeviceView view{};
   view.level_count = level_set.level_count;
   view.hash_locations = snapshot_.hash_locations;
@@ -256,7 +259,7 @@ Status GpuBackend::Impl::Recover(Workspace& ws, recovery::Report* report) {
   GPKV_RETURN_IF_ERROR(ws.Wait("open-time recovery"));
   const uint64_t cleared = ws.host_counters().reserved;
   const uint64_t duplicates = ws.host_counters().duplicates;
-  const bool resizing = (snapshot_.level_set.flags & format::kLevelSetResizing) != 0;
+  const bool resizing = (snapshot_.level_set.flags & gphash::kLevelSetResizing) != 0;
 
   if (dry_run) {
     if (cleared != 0 || duplicates != 0 || resizing) {
@@ -294,4 +297,4 @@ Status GpuBackend::Impl::Recover(Workspace& ws, recovery::Report* report) {
   return pool_.Sync();
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -11,7 +11,9 @@
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/root.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CudaStatus;
 
 Status GpuBackend::Impl::WaitAllStreams() {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
@@ -33,7 +35,7 @@ Status GpuBackend::Impl::Resize() {
   // levels are in place, then sized for them and empty.
   bkt_cache_active_ = false;
   BuildView();
-  if ((snapshot_.level_set.flags & format::kLevelSetResizing) == 0) {
+  if ((snapshot_.level_set.flags & gphash::kLevelSetResizing) == 0) {
     GPKV_RETURN_IF_ERROR(StartResize());
   }
   GPKV_RETURN_IF_ERROR(FinishResize(**workspace));
@@ -41,7 +43,7 @@ Status GpuBackend::Impl::Resize() {
 }
 
 Status GpuBackend::Impl::StartResize() {
-  const format::LevelSet& current = snapshot_.level_set;
+  const gphash::LevelSet& current = snapshot_.level_set;
   GPKV_RETURN_IF_ERROR(
       gphash::CheckGrowth(TableWhere(pool_, table_name_, "root", snapshot_.root_offset), current));
   const uint64_t buckets = gphash::GrownTopBuckets(current);
@@ -70,7 +72,7 @@ Status GpuBackend::Impl::StartResize() {
       mirror = static_cast<uint8_t*>(copy);
     }
   }
-  format::LevelSet next = gphash::GrownLevelSet(current, *offset);
+  gphash::LevelSet next = gphash::GrownLevelSet(current, *offset);
   auto published = PublishLevelSet(pool_, snapshot_, next);
   if (!published.ok()) {
     if (mirror != nullptr) cudaFree(mirror);
@@ -99,13 +101,13 @@ Status GpuBackend::Impl::FinishResize(Workspace& ws) {
                             " keys of the bottom level into the levels above; the table stays "
                             "in its resizing state");
   }
-  const format::LevelSet& current = snapshot_.level_set;
-  const format::LevelDesc bottom = current.levels[current.level_count - 1];
-  format::LevelSet next = gphash::FinishedLevelSet(current, /*drop_bottom=*/true);
+  const gphash::LevelSet& current = snapshot_.level_set;
+  const gphash::LevelDesc bottom = current.levels[current.level_count - 1];
+  gphash::LevelSet next = gphash::FinishedLevelSet(current, /*drop_bottom=*/true);
   auto published = PublishLevelSet(pool_, snapshot_, next);
   if (!published.ok()) return published.status();
   snapshot_ = *published;
-  auto* root = pool_.At<format::GphashRoot>(snapshot_.root_offset);
+  auto* root = pool_.At<gphash::GphashRoot>(snapshot_.root_offset);
   pool_.Publish(&root->resizes, root->resizes + 1);
   if (use_mirror_ && mirror_levels_.size() > next.level_count) {
     cudaFree(mirror_levels_.back());
@@ -116,4 +118,4 @@ Status GpuBackend::Impl::FinishResize(Workspace& ws) {
   return pool_.allocator().Free(bottom.offset);
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

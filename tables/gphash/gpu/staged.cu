@@ -15,7 +15,9 @@
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/gpu/staged_apply.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CopyHostToDevice;
 
 Status GpuBackend::Impl::AllocateStagedLog() {
   const uint64_t capacity = kStagedChunk * (key_size() / 8 + 3);
@@ -76,7 +78,7 @@ Status GpuBackend::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in
   // only when its keys had more than key_words + 2 duplicate copies each on
   // average). The log's prefix is applied, in order; reload the GPU's copy
   // from the pool so the two agree again, and fail the batch.
-  const format::LevelSet& level_set = snapshot_.level_set;
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     GPKV_RETURN_IF_ERROR(CopyLevelToMirror(ws, i, context + ": reloading from the pool"));
   }
@@ -89,4 +91,4 @@ Status GpuBackend::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in
                          "after a crash) and the GPU copy was reloaded from the pool; retry");
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

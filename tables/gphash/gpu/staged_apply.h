@@ -22,7 +22,7 @@
 #include "pm/pool.h"
 #include "tables/gphash/gpu/device_view.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // Applies `count` logged stores to `pool`: in the three passes above, or
 // (in_order) one after another in log order, for a launch whose stores may
@@ -32,4 +32,4 @@ namespace gpkv::gpu {
 Status ApplyStagedStores(pm::Pool& pool, const StagedStore* stores, size_t count,
                          const std::string& where, bool in_order = false);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,7 +1,7 @@
 // gpu::GpuBackend tables with value cells (values of 9..128 bytes; the slot's
 // value word is the cell's pool offset): full values in batches at any
 // alignment, in host or device memory; and, in direct, mirror and staged
-// mode, updates that recycle cells (checked by recovery::VerifyGphash across
+// mode, updates that recycle cells (checked by gphash::VerifyGphash across
 // reopens) and Async batches. The oracle runs over cell tables are in
 // gphash_gpu_test.cc. Device tests: skipped when no CUDA device is usable
 // (label `gpu`).
@@ -21,7 +21,11 @@
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::gpu::gpu_test {
+namespace gpkv::gphash::gpu::gpu_test {
+
+using gpkv::gpu::DeviceBytes;
+using gpkv::gpu::DeviceStream;
+
 namespace {
 
 // Gets `count` keys (8 bytes each) into host memory one byte past an aligned
@@ -150,7 +154,7 @@ TEST(GphashGpu, ValueCellTablesStoreFullValues) {
 
     gphash::Stats stats = harness.table().Stats();
     EXPECT_EQ(stats.keys, count - erased_count);
-    EXPECT_GE(stats.value_bytes, (count - erased_count) * format::CellSizeFor(v));
+    EXPECT_GE(stats.value_bytes, (count - erased_count) * gphash::CellSizeFor(v));
     std::unordered_map<std::string, std::string> live;
     for (size_t i = erased_count; i < count; ++i) {
       live[Bytes(&keys[i * 8], 8)] = Bytes(&expected[i * v], v);
@@ -269,7 +273,7 @@ class GphashGpuCells : public ::testing::TestWithParam<GpuIndexMode> {};
 TEST_P(GphashGpuCells, UpdatesRecycleCells) {
   SKIP_WITHOUT_DEVICE();
   const uint32_t value_size = 100;
-  const uint64_t cell_size = format::CellSizeFor(value_size);
+  const uint64_t cell_size = gphash::CellSizeFor(value_size);
   const size_t key_count = 50000, batch = 10000;
   TableOptions options;
   options.value_size = value_size;
@@ -386,4 +390,4 @@ INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuCells,
                          });
 
 }  // namespace
-}  // namespace gpkv::gpu::gpu_test
+}  // namespace gpkv::gphash::gpu::gpu_test

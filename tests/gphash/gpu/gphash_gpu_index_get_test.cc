@@ -15,7 +15,10 @@
 #include "gpu/device_memory.h"
 #include "gpu_test_util.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::DeviceBytes;
+
 namespace {
 
 using gpu_test::Bytes;
@@ -150,4 +153,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

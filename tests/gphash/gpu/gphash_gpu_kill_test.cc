@@ -5,7 +5,7 @@
 // batch, reopens the pool on the GPU (open-time recovery), and checks that
 // every acknowledged batch is there, that each operation of the batch in
 // flight is applied or absent (its whole value old or new, never another),
-// and that recovery::VerifyGphash finds the pool clean. In direct, mirror and
+// and that gphash::VerifyGphash finds the pool clean. In direct, mirror and
 // staged mode, with 8-byte values in the slots and with 128-byte values in
 // value cells. Device test (label `gpu`); skipped without a usable device.
 //
@@ -36,7 +36,7 @@
 #include "tables/gphash/gpu/backend.h"
 #include "test_util.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 constexpr uint32_t kSteps = 24;
@@ -316,7 +316,7 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
     auto pool = pm::Pool::Open(work_.path(), true, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     recovery::Report report;
-    Status verified = recovery::VerifyGphash(**pool, "t", 1, root_, report, nullptr);
+    Status verified = gphash::VerifyGphash(**pool, "t", 1, root_, report, nullptr);
     if (!verified.ok() || report.HasCorruption()) ++totals->failing_verify;
     totals->acknowledged_batches += acknowledged;
   }
@@ -399,4 +399,4 @@ INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuKill,
                          });
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

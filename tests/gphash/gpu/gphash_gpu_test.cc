@@ -24,7 +24,11 @@
 #include "tables/gphash/layout.h"
 #include "test_util.h"
 
-namespace gpkv::gpu::gpu_test {
+namespace gpkv::gphash::gpu::gpu_test {
+
+using gpkv::gpu::DeviceBytes;
+using gpkv::gpu::DeviceStream;
+
 namespace {
 
 struct OracleCase {
@@ -133,7 +137,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   EXPECT_EQ(stats.levels, param.levels);
   if (value_size > 8) {
     // Every live key holds a cell of its own.
-    EXPECT_GE(stats.value_bytes, oracle.size() * format::CellSizeFor(value_size));
+    EXPECT_GE(stats.value_bytes, oracle.size() * gphash::CellSizeFor(value_size));
   } else {
     EXPECT_EQ(stats.value_bytes, 0u);
   }
@@ -535,4 +539,4 @@ TEST(GphashGpu, AutoModeStagesAnIndexPastTheStagedLimit) {
 }
 
 }  // namespace
-}  // namespace gpkv::gpu::gpu_test
+}  // namespace gpkv::gphash::gpu::gpu_test

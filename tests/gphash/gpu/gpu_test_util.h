@@ -1,7 +1,7 @@
 // Helpers shared by the gpu::GpuBackend device tests: SKIP_WITHOUT_DEVICE, a
 // GPU table in a fresh /dev/shm pool that can be closed and reopened, random
 // keys and values of any size, and the checks of a table's contents (Scan)
-// and of a clean pool (recovery::VerifyGphash). Header-only; for tests, not
+// and of a clean pool (gphash::VerifyGphash). Header-only; for tests, not
 // the library.
 #pragma once
 
@@ -23,14 +23,14 @@
 #include "test_util.h"
 
 // Skips the current test when no CUDA device is usable (CI has none).
-#define SKIP_WITHOUT_DEVICE()                                        \
-  do {                                                               \
-    ::gpkv::Status usable = ::gpkv::gpu::GpuBackend::DeviceUsable(); \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString();             \
+#define SKIP_WITHOUT_DEVICE()                                                \
+  do {                                                                       \
+    ::gpkv::Status usable = ::gpkv::gphash::gpu::GpuBackend::DeviceUsable(); \
+    if (!usable.ok()) GTEST_SKIP() << usable.ToString();                     \
   } while (0)
 
 // Not `testutil`: inside gpkv::gpu that name would hide gpkv::testutil.
-namespace gpkv::gpu::gpu_test {
+namespace gpkv::gphash::gpu::gpu_test {
 
 inline constexpr uint64_t kPoolSize = uint64_t{256} << 20;
 
@@ -74,7 +74,7 @@ class TableHarness {
     pool_.reset();
   }
 
-  // Closes the table and keeps the pool open (for recovery::VerifyGphash).
+  // Closes the table and keeps the pool open (for gphash::VerifyGphash).
   void CloseTable() { table_.reset(); }
 
   void Reopen(bool read_only = false, recovery::Report* report = nullptr) {
@@ -163,13 +163,13 @@ void ExpectScanFindsExactly(Table& table, const Map& pairs, uint32_t key_size, u
   EXPECT_EQ(scanned, pairs.size()) << what;
 }
 
-// recovery::VerifyGphash of table `root` (closed) in `pool`: no corruption,
+// gphash::VerifyGphash of table `root` (closed) in `pool`: no corruption,
 // no finding above kInfo, `keys` keys, and in a cell table one cell in use
 // per key. `table_report`, when given, receives the table's report.
 inline void ExpectVerifiesClean(const pm::Pool& pool, uint64_t root, uint64_t keys,
                                 recovery::TableReport* table_report = nullptr) {
   recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
+  ASSERT_TRUE(gphash::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
   EXPECT_FALSE(report.HasCorruption());
   for (const recovery::Finding& finding : report.findings) {
     if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
@@ -183,4 +183,4 @@ inline void ExpectVerifiesClean(const pm::Pool& pool, uint64_t root, uint64_t ke
   if (table_report != nullptr) *table_report = table;
 }
 
-}  // namespace gpkv::gpu::gpu_test
+}  // namespace gpkv::gphash::gpu::gpu_test
