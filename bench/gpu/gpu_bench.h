@@ -1,5 +1,5 @@
 // The GPU micro-benchmarks of `gpkv-bench --suite gpu`: the CUDA backend of
-// persistent hash tables (gpu::GphashGpu) in direct, mirror and staged mode,
+// persistent hash tables (gpu::GpuBackend) in direct, mirror and staged mode,
 // next to the link it runs over.
 //
 //   1. link calibration: random 8-byte reads / CAS / stores of a registered

@@ -29,8 +29,8 @@
 namespace gpkv::bench::gpu {
 namespace {
 
+using ::gpkv::gphash::gpu::GpuBackend;
 using ::gpkv::gpu::DeviceBytes;
-using ::gpkv::gpu::GphashGpu;
 
 constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
 constexpr size_t kOpsPerPoint = size_t{1} << 22;
@@ -117,8 +117,8 @@ constexpr size_t kWarmupOps = size_t{1} << 22;
 
 // The BktCache counters of a GPU table (zero for other tables).
 template <typename Table>
-::gpkv::gpu::BktCacheStats CacheStats(Table& table) {
-  if constexpr (std::is_same_v<Table, GphashGpu>) {
+::gpkv::gphash::gpu::BktCacheStats CacheStats(Table& table) {
+  if constexpr (std::is_same_v<Table, GpuBackend>) {
     return table.bkt_cache_stats();
   } else {
     return {};
@@ -153,7 +153,7 @@ Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run
   const bool cached = CacheStats(table).capacity_buckets != 0;
   if (cached) {
     size_t warmup = kWarmupOps;
-    if constexpr (std::is_same_v<Table, GphashGpu>) {
+    if constexpr (std::is_same_v<Table, GpuBackend>) {
       warmup = std::max<size_t>(warmup, 2 * table.options().bkt_cache_reload_ops);
     }
     for (size_t done = 0; done < warmup; done += batch) {
@@ -292,16 +292,16 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   if (!pool.ok()) return pool.status();
   TableOptions options;
   options.expected_keys = args.keys;
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   auto mode_options = ParseGpuMode(mode);
   if (!mode_options.ok()) return mode_options.status();
   const GpuMode gpu_mode = *mode_options;
   double open_start = Now();
-  auto opened = GphashGpu::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
-                                                 gpu_mode.variants, nullptr);
+  auto opened = GpuBackend::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
+                                                  gpu_mode.variants, nullptr);
   if (!opened.ok()) return opened.status();
-  GphashGpu& table = **opened;
+  GpuBackend& table = **opened;
   std::fprintf(args.text, "# %s: open %.3f s, index %.1f MiB, pool %.1f GiB (%s)\n", mode.c_str(),
                Now() - open_start, table.Stats().index_bytes / 1048576.0,
                (*pool)->size() / 1073741824.0, (*pool)->path().c_str());
@@ -330,8 +330,8 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   // And a reopen of the loaded table (recovery scan; mirror build).
   opened.value().reset();
   open_start = Now();
-  auto reopened = GphashGpu::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
-                                                   gpu_mode.variants, nullptr);
+  auto reopened = GpuBackend::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
+                                                    gpu_mode.variants, nullptr);
   if (!reopened.ok()) return reopened.status();
   std::fprintf(args.text, "# %s: reopen of the loaded table %.3f s\n", mode.c_str(),
                Now() - open_start);
@@ -383,19 +383,19 @@ Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
   TableOptions options;
   options.expected_keys = kProbeKeys;
   if (mode == "cpu") {
-    auto root = cpu::Gphash::Create(**pool, 1, options);
+    auto root = gphash::cpu::CpuBackend::Create(**pool, 1, options);
     if (!root.ok()) return root.status();
-    auto table = cpu::Gphash::Open(**pool, "lf", *root,
-                                   static_cast<int>(std::thread::hardware_concurrency()), nullptr);
+    auto table = gphash::cpu::CpuBackend::Open(
+        **pool, "lf", *root, static_cast<int>(std::thread::hardware_concurrency()), nullptr);
     if (!table.ok()) return table.status();
     return ProbeLoadFactor(**table, mode, out);
   }
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   auto mode_options = ParseGpuMode(mode);
   if (!mode_options.ok()) return mode_options.status();
-  auto table = GphashGpu::TEST_OpenWithVariants(**pool, "lf", *root, mode_options->options,
-                                                mode_options->variants, nullptr);
+  auto table = GpuBackend::TEST_OpenWithVariants(**pool, "lf", *root, mode_options->options,
+                                                 mode_options->variants, nullptr);
   if (!table.ok()) return table.status();
   return ProbeLoadFactor(**table, mode, out);
 }
@@ -407,12 +407,12 @@ Status RunCpuMode(const Args& args, const OpSet& load, const OpSet& uniform, con
   if (!pool.ok()) return pool.status();
   TableOptions options;
   options.expected_keys = args.keys;
-  auto root = cpu::Gphash::Create(**pool, 1, options);
+  auto root = gphash::cpu::CpuBackend::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   int threads = static_cast<int>(std::thread::hardware_concurrency());
-  auto opened = cpu::Gphash::Open(**pool, "bench", *root, threads, nullptr);
+  auto opened = gphash::cpu::CpuBackend::Open(**pool, "bench", *root, threads, nullptr);
   if (!opened.ok()) return opened.status();
-  std::fprintf(args.text, "# cpu: cpu::Gphash on %d threads\n", threads);
+  std::fprintf(args.text, "# cpu: gphash::cpu::CpuBackend on %d threads\n", threads);
   size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
   std::vector<uint8_t> values(largest * 8), found(largest);
   Outputs out{values.data(), found.data(), false};
@@ -441,7 +441,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   Args args;
   static_cast<GpuBenchConfig&>(args) = config;
   args.text = text;
-  GPKV_RETURN_IF_ERROR(GphashGpu::DeviceUsable());
+  GPKV_RETURN_IF_ERROR(GpuBackend::DeviceUsable());
   const std::string device = ::gpkv::gpu::DeviceDescription();
   std::fprintf(text, "# device: %s\n# keys: %llu, pool dir %s\n", device.c_str(),
                static_cast<unsigned long long>(args.keys), args.dir.c_str());

@@ -7,7 +7,7 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gpu::GpuIndexMode;
+using ::gpkv::gphash::gpu::GpuIndexMode;
 
 // The number after `prefix` in `option` ("cache40" -> 40), or -1 when the
 // option is not `prefix` followed by 1 to 3 digits.

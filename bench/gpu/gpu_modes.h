@@ -1,7 +1,7 @@
 // The modes of the GPU benchmark (`gpkv-bench --suite gpu --modes ...`):
 //
-//   direct | mirror | staged [+OPTION]...   gpu::GphashGpu in that index mode
-//   cpu                                     cpu::Gphash on all hardware threads
+//   direct | mirror | staged [+OPTION]...   gphash::gpu::GpuBackend in that index mode
+//   cpu                                     gphash::cpu::CpuBackend on all hardware threads
 //   naive                                   the naive baseline (naive_table.h)
 //   host                                    the host-batch section (host_bench.h):
 //                                           engine and every GPU mode, host batches
@@ -28,8 +28,8 @@ namespace gpkv::bench::gpu {
 
 // How the table of a GPU mode is opened.
 struct GpuMode {
-  ::gpkv::gpu::GpuTableOptions options;
-  ::gpkv::gpu::GpuKernelVariants variants;
+  ::gpkv::gphash::gpu::GpuTableOptions options;
+  ::gpkv::gphash::gpu::GpuKernelVariants variants;
 };
 
 // The mode without its options: "direct" of "direct+nocache".

@@ -26,10 +26,10 @@
 namespace gpkv::bench::gpu {
 namespace {
 
+using ::gpkv::gphash::gpu::GpuBackend;
+using ::gpkv::gphash::gpu::GpuIndexMode;
+using ::gpkv::gphash::gpu::GpuTableOptions;
 using ::gpkv::gpu::DeviceBytes;
-using ::gpkv::gpu::GphashGpu;
-using ::gpkv::gpu::GpuIndexMode;
-using ::gpkv::gpu::GpuTableOptions;
 
 constexpr uint64_t kSeed = 0x686f7374;    // "host"
 constexpr size_t kOps = size_t{1} << 24;  // operations drawn; batches cycle through them
@@ -366,7 +366,7 @@ Status RunEngine(Backend backend, uint64_t keys, const std::string& dir, Data& d
   return status;
 }
 
-Target GpuTarget(const std::string& name, GphashGpu* table) {
+Target GpuTarget(const std::string& name, GpuBackend* table) {
   Target target;
   target.name = name;
   target.get = [table](const uint8_t* k, uint8_t* v, uint8_t* f, size_t n) {
@@ -380,7 +380,7 @@ Target GpuTarget(const std::string& name, GphashGpu* table) {
   return target;
 }
 
-// gpu::GphashGpu in one mode: LOAD, then the plan for each of `variants`
+// gphash::gpu::GpuBackend in one mode: LOAD, then the plan for each of `variants`
 // (a name suffix and the options it reopens the table with).
 Status RunGpuTable(GpuIndexMode mode, const std::string& name, uint64_t keys,
                    const std::string& dir, Data& data,
@@ -392,12 +392,12 @@ Status RunGpuTable(GpuIndexMode mode, const std::string& name, uint64_t keys,
   if (!pool.ok()) return pool.status();
   TableOptions options;
   options.expected_keys = keys;
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   for (size_t v = 0; v < variants.size(); ++v) {
     GpuTableOptions gpu_options = variants[v].second;
     gpu_options.index_mode = mode;
-    auto table = GphashGpu::Open(**pool, "bench", *root, gpu_options, nullptr);
+    auto table = GpuBackend::Open(**pool, "bench", *root, gpu_options, nullptr);
     if (!table.ok()) return table.status();
     Target target = GpuTarget(name + variants[v].first, table->get());
     if (v == 0) GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));

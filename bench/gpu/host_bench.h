@@ -4,7 +4,7 @@
 //   - the engine (gpkv::DB + Table) on the CUDA backend (the mode kAuto
 //     picks: mirror for an index that fits in GPU memory) and on the CPU
 //     backend (all hardware threads);
-//   - gpu::GphashGpu in direct, mirror and staged mode, and in mirror mode
+//   - gpu::GpuBackend in direct, mirror and staged mode, and in mirror mode
 //     with the pipeline off ("mirror legacy": one stream, pageable copies)
 //     as the before-row of the same run;
 // each with pageable, registered (DB::RegisterHostMemory / cudaHostRegister)

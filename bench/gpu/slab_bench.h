@@ -1,6 +1,6 @@
 // The benchmark of the volatile slab hash, `gpkv-bench --suite slab`:
 // slab_hash::gpu::GpuBackend on 8-byte keys and values, beside the
-// persistent hash table (gpu::GphashGpu in mirror mode, pool on --pool-dir)
+// persistent hash table (gpu::GpuBackend in mirror mode, pool on --pool-dir)
 // on the same keys in the same run.
 //
 // For each key count (SlabBenchConfig::keys) and memory utilisation target
@@ -15,7 +15,7 @@
 //   - mixed concurrent batches (GpuBackend::Mixed) on a table built in
 //     batches: 10% inserts of new keys, 10% deletes, 40% search hits, 40%
 //     search misses, shuffled within each batch, as many operations as keys.
-// Then per key count: the same phases on GphashGpu (mirror; its mixed batch
+// Then per key count: the same phases on GpuBackend (mirror; its mixed batch
 // runs as one Put, one Erase and one Get call), the growth cost (a slab hash
 // created for kGrowthExpectedKeys keys, then the batched build: rate,
 // rehashes and their seconds), and once per run the SlabAlloc allocation
@@ -48,7 +48,7 @@ struct SlabBenchConfig {
   std::vector<int> utilisation_percent = {20, 40, 60, 80};
   uint64_t batch = uint64_t{1} << 20;        // operations per batch (build, search, delete, mixed)
   int repeats = 3;                           // runs of each phase; the median is reported
-  std::string pool_dir = "/dev/shm";         // GphashGpu's pool files (created, then unlinked)
+  std::string pool_dir = "/dev/shm";         // GpuBackend's pool files (created, then unlinked)
   uint64_t seed = 1;                         // keys, values and the mixed batches' order
   uint64_t allocations = uint64_t{1} << 24;  // SlabAlloc allocations per measurement
 };

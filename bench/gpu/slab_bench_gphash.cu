@@ -16,7 +16,7 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gpu::GphashGpu;
+using ::gpkv::gphash::gpu::GpuBackend;
 
 // Pool bytes for `keys` 8-byte pairs at GPHash's load factor, room for a
 // resize, and the mixed run's inserts (as the gpu suite sizes its pools).
@@ -29,21 +29,21 @@ Status Timed(SlabRow* row, const std::function<Status()>& run) {
   return Status::OK();
 }
 
-Status ExpectKeys(GphashGpu& table, uint64_t keys, const std::string& what) {
+Status ExpectKeys(GpuBackend& table, uint64_t keys, const std::string& what) {
   const uint64_t held = table.Stats().keys;
   if (held == keys) return Status::OK();
   return Status::Corruption(what + ": the table holds " + std::to_string(held) + " keys, not " +
                             std::to_string(keys));
 }
 
-Status Build(GphashGpu& table, const SlabKeySets& sets, uint64_t batch) {
+Status Build(GpuBackend& table, const SlabKeySets& sets, uint64_t batch) {
   return ForEachBatch(sets.keys, batch, [&](uint64_t first, uint64_t count) {
     return table.Put(sets.load_keys.data(true) + first * 8, sets.load_values.data(true) + first * 8,
                      count);
   });
 }
 
-Status Search(GphashGpu& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
+Status Search(GpuBackend& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
               uint64_t total, uint64_t batch) {
   return ForEachBatch(total, batch, [&](uint64_t first, uint64_t count) {
     return table.Get(keys.data(on_device) + first * 8, out.values.mutable_data(on_device),
@@ -53,7 +53,7 @@ Status Search(GphashGpu& table, const MirroredBytes& keys, SearchOutputs& out, b
 
 // Each mixed batch as one Put, one Erase and one Get (device arrays;
 // `scratch` receives the erased flags and the answers).
-Status Mixed(GphashGpu& table, const SlabKeySets& sets, SearchOutputs& scratch) {
+Status Mixed(GpuBackend& table, const SlabKeySets& sets, SearchOutputs& scratch) {
   const uint8_t* keys = sets.grouped_keys.data(true);
   const uint8_t* values = sets.grouped_values.data(true);
   uint8_t* answers = scratch.values.mutable_data(true);
@@ -75,7 +75,7 @@ Status Mixed(GphashGpu& table, const SlabKeySets& sets, SearchOutputs& scratch) 
 
 // Empties the table after a mixed run: the built keys left and the inserted
 // ones.
-Status EraseAll(GphashGpu& table, const SlabKeySets& sets, SearchOutputs& scratch) {
+Status EraseAll(GpuBackend& table, const SlabKeySets& sets, SearchOutputs& scratch) {
   uint8_t* flags = scratch.found.mutable_data(true);
   GPKV_RETURN_IF_ERROR(ForEachBatch(sets.keys, sets.batch, [&](uint64_t first, uint64_t count) {
     return table.Erase(sets.load_keys.data(true) + first * 8, flags, count);
@@ -100,13 +100,13 @@ Status RunGphashPeer(const SlabBenchConfig& config, const SlabKeySets& sets, std
   if (!pool.ok()) return pool.status();
   TableOptions options;
   options.expected_keys = n + n / 10;  // the mixed run's inserts before its deletes
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   if (!root.ok()) return root.status();
   auto mode = ParseGpuMode("mirror");
   if (!mode.ok()) return mode.status();
-  auto opened = GphashGpu::Open(**pool, "slab-bench", *root, mode->options, nullptr);
+  auto opened = GpuBackend::Open(**pool, "slab-bench", *root, mode->options, nullptr);
   if (!opened.ok()) return opened.status();
-  GphashGpu& table = **opened;
+  GpuBackend& table = **opened;
   SearchOutputs out;
   GPKV_RETURN_IF_ERROR(MakeSearchOutputs(batch, &out));
 

@@ -1,4 +1,4 @@
-// The slab suite's persistent peer (slab_bench_gphash.cu): gpu::GphashGpu in
+// The slab suite's persistent peer (slab_bench_gphash.cu): gpu::GpuBackend in
 // mirror mode, its pool in SlabBenchConfig::pool_dir, on the slab hash's
 // keys and batches, so that each slab hash row stands beside what the
 // persistent table does with the same operations.

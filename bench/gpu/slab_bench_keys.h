@@ -1,6 +1,6 @@
 // The operations of the slab suite at one key count, in host and device
 // memory, and what its phases share (timing, batching, answer checks):
-// the same arrays drive the slab hash (slab_bench_run.cu) and its GphashGpu
+// the same arrays drive the slab hash (slab_bench_run.cu) and its GpuBackend
 // peer (slab_bench_gphash.cu).
 //
 // Records follow the other suites (bench/gpkv_bench_workload.h): a build
@@ -38,7 +38,7 @@ struct MirroredBytes {
 };
 
 // One mixed batch: operations [first, first + count) of the mixed arrays;
-// in the grouped arrays (GphashGpu) the same operations as `inserts` puts,
+// in the grouped arrays (GpuBackend) the same operations as `inserts` puts,
 // then `deletes` erases, then the searches.
 struct MixedBatch {
   uint64_t first = 0;

@@ -1,5 +1,5 @@
 // The slab suite's measurements (see slab_bench.h): the slab hash's points,
-// its growth and SlabAlloc's rate; the GphashGpu peer is in
+// its growth and SlabAlloc's rate; the GpuBackend peer is in
 // slab_bench_gphash.cu. CUDA code, built with the CUDA backend only;
 // slab_bench.cc is the entry in every build.
 #include <algorithm>

@@ -5,20 +5,21 @@
 #include "tables/gphash/reader.h"
 #include "tables/gphash/slot_scan.h"
 
-namespace gpkv::recovery {
+namespace gpkv::gphash {
 namespace {
 
-using Severity = Finding::Severity;
+using Severity = recovery::Finding::Severity;
 
-void AddFinding(Report& report, Severity severity, std::string region, uint64_t offset,
+void AddFinding(recovery::Report& report, Severity severity, std::string region, uint64_t offset,
                 std::string message) {
-  report.findings.push_back(Finding{severity, std::move(region), offset, std::move(message)});
+  report.findings.push_back(
+      recovery::Finding{severity, std::move(region), offset, std::move(message)});
 }
 
 // Findings that do not concern single slots: the root's table id and an
 // interrupted resize.
 void CheckTableFacts(const pm::Pool& pool, const GphashView& view, uint64_t table_id,
-                     bool repairing, Report& report) {
+                     bool repairing, recovery::Report& report) {
   std::string root_region = view.TableRegion() + " root";
   if (view.table_id != table_id) {
     AddFinding(report, Severity::kCorruption, root_region, view.root_offset + 8,
@@ -36,14 +37,14 @@ void CheckTableFacts(const pm::Pool& pool, const GphashView& view, uint64_t tabl
   }
 }
 
-void AppendScan(const GphashView& view, SlotScanResult& scan, Report& report) {
-  for (Finding& finding : scan.findings) report.findings.push_back(std::move(finding));
+void AppendScan(const GphashView& view, SlotScanResult& scan, recovery::Report& report) {
+  for (recovery::Finding& finding : scan.findings) report.findings.push_back(std::move(finding));
   if (scan.findings_omitted != 0) {
     AddFinding(report, Severity::kInfo, view.TableRegion(), view.root_offset,
                view.TableRegion() + ": " + std::to_string(scan.findings_omitted) +
                    " more slot findings not listed");
   }
-  TableReport table;
+  recovery::TableReport table;
   table.name = view.table_name;
   table.table_id = view.table_id;
   table.keys = scan.keys;
@@ -65,7 +66,7 @@ Result<std::vector<tables::TableExtent>> GphashExtents(const pm::Pool& pool,
   auto view = ReadGphash(pool, table_name, root_offset, require_allocated);
   if (!view.ok()) return view.status();
   std::vector<tables::TableExtent> extents = {
-      {root_offset, format::kGphashRootSize, format::kExtentKindTableRoot}};
+      {root_offset, gphash::kGphashRootSize, format::kExtentKindTableRoot}};
   for (uint32_t level = 0; level < view->levels.size(); ++level) {
     extents.push_back(
         {view->levels[level].offset, view->LevelBytes(level), format::kExtentKindBucketLevel});
@@ -77,7 +78,8 @@ Result<std::vector<tables::TableExtent>> GphashExtents(const pm::Pool& pool,
 }
 
 Status VerifyGphash(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                    uint64_t root_offset, Report& report, const ProgressFn& progress) {
+                    uint64_t root_offset, recovery::Report& report,
+                    const recovery::ProgressFn& progress) {
   auto view = ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   CheckTableFacts(pool, *view, table_id, /*repairing=*/false, report);
@@ -87,7 +89,8 @@ Status VerifyGphash(const pm::Pool& pool, const std::string& table_name, uint64_
 }
 
 Status RepairGphash(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                    uint64_t root_offset, Report& report, const ProgressFn& progress) {
+                    uint64_t root_offset, recovery::Report& report,
+                    const recovery::ProgressFn& progress) {
   if (pool.read_only()) {
     return Status::InvalidArgument(pool.path() + ": repair needs the pool open writable");
   }
@@ -102,4 +105,4 @@ Status RepairGphash(pm::Pool& pool, const std::string& table_name, uint64_t tabl
   return pool.Sync();
 }
 
-}  // namespace gpkv::recovery
+}  // namespace gpkv::gphash

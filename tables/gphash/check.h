@@ -11,7 +11,7 @@
 #include "recovery/report.h"
 #include "tables/family.h"
 
-namespace gpkv::recovery {
+namespace gpkv::gphash {
 
 // Every extent the table rooted at root_offset references (root, levels of
 // the current LevelSet, value chunks) with its length and kind, each
@@ -27,7 +27,8 @@ Result<std::vector<tables::TableExtent>> GphashExtents(const pm::Pool& pool,
 // no key VALID twice, value references inside a chunk, cell-aligned and
 // unique. Appends findings and a TableReport to `report`.
 Status VerifyGphash(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                    uint64_t root_offset, Report& report, const ProgressFn& progress);
+                    uint64_t root_offset, recovery::Report& report,
+                    const recovery::ProgressFn& progress);
 
 // Repairs one table in place: slots with invalid states, keys outside their
 // candidate buckets and slots with invalid value references are dropped;
@@ -35,6 +36,7 @@ Status VerifyGphash(const pm::Pool& pool, const std::string& table_name, uint64_
 // Corruption if the root itself cannot be trusted (the caller then drops the
 // table from the catalog).
 Status RepairGphash(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                    uint64_t root_offset, Report& report, const ProgressFn& progress);
+                    uint64_t root_offset, recovery::Report& report,
+                    const recovery::ProgressFn& progress);
 
-}  // namespace gpkv::recovery
+}  // namespace gpkv::gphash

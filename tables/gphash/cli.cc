@@ -19,19 +19,19 @@ class GphashCli final : public tables::FamilyCli {
     using Flag = tables::CliFlag;
     static const std::vector<Flag> flags = {
         {"--levels", "levels of buckets, 1 to 4", Flag::Value::kInteger, Flag::Check::kRange,
-         format::kMinGeometryLevels, format::kMaxGeometryLevels,
+         gphash::kMinGeometryLevels, gphash::kMaxGeometryLevels,
          [](const TableOptions& options) -> uint64_t { return options.hash.levels; },
          [](uint64_t value, TableOptions* options) {
            options->hash.levels = static_cast<uint8_t>(value);
          }},
         {"--hash-locations", "candidate buckets per key per level, 1 to 4", Flag::Value::kInteger,
-         Flag::Check::kRange, format::kMinHashLocations, format::kMaxHashLocations,
+         Flag::Check::kRange, gphash::kMinHashLocations, gphash::kMaxHashLocations,
          [](const TableOptions& options) -> uint64_t { return options.hash.hash_locations; },
          [](uint64_t value, TableOptions* options) {
            options->hash.hash_locations = static_cast<uint8_t>(value);
          }},
         {"--slots", "slots per bucket: 4, 8 or 16", Flag::Value::kInteger, Flag::Check::kPowerOfTwo,
-         format::kMinSlotsPerBucket, format::kMaxSlotsPerBucket,
+         gphash::kMinSlotsPerBucket, gphash::kMaxSlotsPerBucket,
          [](const TableOptions& options) -> uint64_t { return options.hash.slots_per_bucket; },
          [](uint64_t value, TableOptions* options) {
            options->hash.slots_per_bucket = static_cast<uint8_t>(value);

@@ -18,7 +18,7 @@
 namespace gpkv::gphash {
 namespace {
 
-static_assert(sizeof(format::CatalogParams) == format::kCatalogParamsSize);
+static_assert(sizeof(gphash::CatalogParams) == format::kCatalogParamsSize);
 
 // The table on the GPU backend. Unsupported or OutOfDeviceMemory, saying
 // why, when the GPU cannot take it here: no usable device, an index too
@@ -34,8 +34,8 @@ Result<std::unique_ptr<Table>> OpenOnGpu(const tables::OpenContext& context,
   // measured faster than the CPU backend (see GpuTableOptions).
   if (context.backend_required) gpu_options.direct_max_index_bytes = 0;
   gpu_options.bkt_cache_fraction = context.gpu_cache_fraction;
-  auto gpu = gpu::GphashGpu::Open(*context.pool, entry.name, entry.root_offset, gpu_options,
-                                  context.report);
+  auto gpu = gpu::GpuBackend::Open(*context.pool, entry.name, entry.root_offset, gpu_options,
+                                   context.report);
   if (!gpu.ok()) return gpu.status();
   return std::unique_ptr<Table>(
       std::make_unique<GphashTable>(entry.name, options, std::move(*gpu)));
@@ -52,7 +52,7 @@ class GphashFamily final : public tables::TableFamily {
 
   void EncodeParams(const TableOptions& options,
                     uint8_t (&params)[format::kCatalogParamsSize]) const override {
-    format::CatalogParams block{};
+    gphash::CatalogParams block{};
     block.levels = options.hash.levels;
     block.hash_locations = options.hash.hash_locations;
     block.slots_per_bucket = options.hash.slots_per_bucket;
@@ -61,7 +61,7 @@ class GphashFamily final : public tables::TableFamily {
 
   Status DecodeParams(const std::string& where, const uint8_t (&params)[format::kCatalogParamsSize],
                       TableOptions* options) const override {
-    format::CatalogParams block;
+    gphash::CatalogParams block;
     std::memcpy(&block, params, sizeof(block));
     options->hash.levels = block.levels;
     options->hash.hash_locations = block.hash_locations;
@@ -79,10 +79,10 @@ class GphashFamily final : public tables::TableFamily {
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
 #if GPKV_HAVE_CUDA
-    if (context.backend == Backend::kCuda) return OpenOnGpu(context, entry, options);
+    if (context.backend == gpkv::Backend::kCuda) return OpenOnGpu(context, entry, options);
 #endif
-    auto cpu = cpu::Gphash::Open(*context.pool, entry.name, entry.root_offset, context.cpu_threads,
-                                 context.report);
+    auto cpu = cpu::CpuBackend::Open(*context.pool, entry.name, entry.root_offset,
+                                     context.cpu_threads, context.report);
     if (!cpu.ok()) return cpu.status();
     return std::unique_ptr<Table>(
         std::make_unique<GphashTable>(entry.name, options, std::move(*cpu)));
@@ -95,24 +95,24 @@ class GphashFamily final : public tables::TableFamily {
   Result<std::vector<tables::TableExtent>> Extents(const pm::Pool& pool,
                                                    const format::CatalogEntry& entry,
                                                    bool require_allocated) const override {
-    return recovery::GphashExtents(pool, entry.name, entry.root_offset, require_allocated);
+    return gphash::GphashExtents(pool, entry.name, entry.root_offset, require_allocated);
   }
 
   Status Verify(const pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
                 const recovery::ProgressFn& progress) const override {
-    return recovery::VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
-                                  progress);
+    return gphash::VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
+                                progress);
   }
 
   Status Repair(pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
                 const recovery::ProgressFn& progress) const override {
-    return recovery::RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
-                                  progress);
+    return gphash::RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
+                                progress);
   }
 
   Result<format::CatalogEntry> Salvage(const pm::Pool& pool, const format::ExtentEntry& root_extent,
                                        const std::string& name) const override {
-    auto view = recovery::ReadGphash(pool, name, root_extent.offset, /*require_allocated=*/false);
+    auto view = gphash::ReadGphash(pool, name, root_extent.offset, /*require_allocated=*/false);
     if (!view.ok()) return view.status();
     TableOptions options;
     format::CatalogEntry entry = tables::SalvagedEntry(*this, *view, &options);

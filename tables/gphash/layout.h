@@ -78,7 +78,7 @@
 #include "format/hd.h"
 #include "format/pool_layout.h"
 
-namespace gpkv::format {
+namespace gpkv::gphash {
 
 constexpr uint64_t kGphashRootMagic = 0x31544f4f52485047ULL;  // "GPHROOT1"
 constexpr uint32_t kMaxValueChunks = 432;
@@ -123,7 +123,7 @@ GPKV_HD constexpr bool IsValidHashLocations(uint32_t hash_locations) {
   return hash_locations >= kMinHashLocations && hash_locations <= kMaxHashLocations;
 }
 GPKV_HD constexpr bool IsValidSlotsPerBucket(uint32_t slots_per_bucket) {
-  return IsPowerOfTwo(slots_per_bucket) && slots_per_bucket >= kMinSlotsPerBucket &&
+  return format::IsPowerOfTwo(slots_per_bucket) && slots_per_bucket >= kMinSlotsPerBucket &&
          slots_per_bucket <= kMaxSlotsPerBucket;
 }
 GPKV_HD constexpr bool IsValidGeometry(uint32_t levels, uint32_t hash_locations,
@@ -179,7 +179,7 @@ GPKV_HD bool SlotStateIsKnown(uint64_t word) {
   return (state == kSlotEmpty || state == kSlotInsert) && FingerprintOf(word) == 0;
 }
 
-GPKV_HD uint64_t FingerprintOfHash(const KeyHash& hash) {
+GPKV_HD uint64_t FingerprintOfHash(const format::KeyHash& hash) {
   return (hash.secondary >> 12) & kFingerprintMask;
 }
 
@@ -201,7 +201,8 @@ GPKV_HD constexpr uint32_t ValueWordOffset(uint32_t slots_per_bucket, uint32_t k
 // Bucket of `hash` for hash location `location` in a level of `bucket_count`
 // buckets (a power of two). Location 0 uses the primary hash, 1 the
 // secondary, further ones a rotation of their sum.
-GPKV_HD uint64_t BucketIndex(const KeyHash& hash, uint32_t location, uint64_t bucket_count) {
+GPKV_HD uint64_t BucketIndex(const format::KeyHash& hash, uint32_t location,
+                             uint64_t bucket_count) {
   uint64_t h;
   if (location == 0) {
     h = hash.primary;
@@ -249,7 +250,7 @@ struct LevelCandidates {
 // buckets[i - 1]). Returns hash_locations. A plain array, so that the GPU's
 // tile get keeps it in registers (measured: a returned struct cost it 16
 // registers and a fifth of its rate).
-GPKV_HD uint32_t WinnerOrderBuckets(const KeyHash& hash, uint32_t hash_locations,
+GPKV_HD uint32_t WinnerOrderBuckets(const format::KeyHash& hash, uint32_t hash_locations,
                                     uint64_t bucket_count, uint64_t (&buckets)[kMaxHashLocations]) {
   for (uint32_t location = 0; location < hash_locations; ++location) {
     const uint64_t bucket = BucketIndex(hash, location, bucket_count);
@@ -263,7 +264,7 @@ GPKV_HD uint32_t WinnerOrderBuckets(const KeyHash& hash, uint32_t hash_locations
 // The same in kFirstLocation order (each bucket once, where its first
 // location puts it), into a plain array; returns how many. The CPU backend's
 // probe calls this per key and level (a returned struct cost its gets ~10%).
-GPKV_HD uint32_t FirstLocationBuckets(const KeyHash& hash, uint32_t hash_locations,
+GPKV_HD uint32_t FirstLocationBuckets(const format::KeyHash& hash, uint32_t hash_locations,
                                       uint64_t bucket_count,
                                       uint64_t (&buckets)[kMaxHashLocations]) {
   uint32_t count = 0;
@@ -279,7 +280,7 @@ GPKV_HD uint32_t FirstLocationBuckets(const KeyHash& hash, uint32_t hash_locatio
 // The same in kEveryLocation order (location 0, 1, ...; repeats kept), into
 // a plain array; returns hash_locations. What the CPU backend's prefetchers
 // touch per key.
-GPKV_HD uint32_t EveryLocationBuckets(const KeyHash& hash, uint32_t hash_locations,
+GPKV_HD uint32_t EveryLocationBuckets(const format::KeyHash& hash, uint32_t hash_locations,
                                       uint64_t bucket_count,
                                       uint64_t (&buckets)[kMaxHashLocations]) {
   for (uint32_t location = 0; location < hash_locations; ++location) {
@@ -288,8 +289,9 @@ GPKV_HD uint32_t EveryLocationBuckets(const KeyHash& hash, uint32_t hash_locatio
   return hash_locations;
 }
 
-GPKV_HD LevelCandidates CandidateBucketsOfLevel(const KeyHash& hash, uint32_t hash_locations,
-                                                uint64_t bucket_count, CandidateOrder order) {
+GPKV_HD LevelCandidates CandidateBucketsOfLevel(const format::KeyHash& hash,
+                                                uint32_t hash_locations, uint64_t bucket_count,
+                                                CandidateOrder order) {
   LevelCandidates out;
   out.count = 0;
   if (order == CandidateOrder::kWinner) {
@@ -310,8 +312,8 @@ GPKV_HD bool RepeatsPrevious(const LevelCandidates& candidates, uint32_t i) {
 
 // True if bucket `bucket` of a level of `bucket_count` buckets is a candidate
 // bucket of `hash` (a VALID slot anywhere else is misplaced).
-GPKV_HD bool IsCandidateBucket(const KeyHash& hash, uint32_t hash_locations, uint64_t bucket_count,
-                               uint64_t bucket) {
+GPKV_HD bool IsCandidateBucket(const format::KeyHash& hash, uint32_t hash_locations,
+                               uint64_t bucket_count, uint64_t bucket) {
   for (uint32_t location = 0; location < hash_locations; ++location) {
     if (BucketIndex(hash, location, bucket_count) == bucket) return true;
   }
@@ -445,6 +447,6 @@ static_assert(std::is_trivially_copyable_v<CatalogParams>);
 
 // Value cell size for a value of value_size bytes (multiple of 8).
 GPKV_HD constexpr uint32_t CellSizeFor(uint32_t value_size) { return (value_size + 7) / 8 * 8; }
-constexpr uint32_t kMaxCellSize = CellSizeFor(kMaxValueSize);
+constexpr uint32_t kMaxCellSize = CellSizeFor(format::kMaxValueSize);
 
-}  // namespace gpkv::format
+}  // namespace gpkv::gphash

@@ -8,11 +8,8 @@
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 
-namespace gpkv::recovery {
+namespace gpkv::gphash {
 namespace {
-
-using format::GphashRoot;
-using format::LevelSet;
 
 struct Range {
   uint64_t offset;
@@ -26,7 +23,7 @@ class RootChecker : tables::RootReader {
   using RootReader::RootReader;
 
   Status Read(GphashView* view) {
-    GPKV_RETURN_IF_ERROR(CopyRoot(format::kGphashRootSize, &root_));
+    GPKV_RETURN_IF_ERROR(CopyRoot(gphash::kGphashRootSize, &root_));
     GPKV_RETURN_IF_ERROR(CheckFixedPart());
     Fill(view);
     GPKV_RETURN_IF_ERROR(CheckLevelSet(view));
@@ -38,33 +35,33 @@ class RootChecker : tables::RootReader {
  private:
   Status CheckFixedPart() {
     GPKV_RETURN_IF_ERROR(
-        CheckMagicChecksumAndKeySize(root_, format::kGphashRootMagic, "a hash table"));
+        CheckMagicChecksumAndKeySize(root_, gphash::kGphashRootMagic, "a hash table"));
     if (!format::IsValidValueSize(root_.value_size)) {
       return Bad(20, "value size " + std::to_string(root_.value_size) + " is not " +
                          std::to_string(format::kMinValueSize) + ".." +
                          std::to_string(format::kMaxValueSize));
     }
-    if (!format::IsValidGeometry(root_.levels, root_.hash_locations, root_.slots_per_bucket)) {
+    if (!gphash::IsValidGeometry(root_.levels, root_.hash_locations, root_.slots_per_bucket)) {
       return Bad(24, "geometry " + std::to_string(root_.levels) + "L-" +
                          std::to_string(root_.hash_locations) + "H-" +
                          std::to_string(root_.slots_per_bucket) + "S is out of range");
     }
-    const format::ValueMode expected_mode = format::ValueModeFor(root_.value_size);
+    const gphash::ValueMode expected_mode = gphash::ValueModeFor(root_.value_size);
     if (root_.value_mode != expected_mode) {
       return Bad(27, "value mode " + std::to_string(root_.value_mode) +
                          " does not match value size " + std::to_string(root_.value_size));
     }
-    uint32_t bucket_bytes = format::BucketBytes(root_.slots_per_bucket, root_.key_size);
+    uint32_t bucket_bytes = gphash::BucketBytes(root_.slots_per_bucket, root_.key_size);
     if (root_.bucket_bytes != bucket_bytes) {
       return Bad(28, "bucket size " + std::to_string(root_.bucket_bytes) + " is not " +
                          std::to_string(bucket_bytes));
     }
-    if (expected_mode == format::kValueCells) {
-      if (root_.cell_size != format::CellSizeFor(root_.value_size)) {
+    if (expected_mode == gphash::kValueCells) {
+      if (root_.cell_size != gphash::CellSizeFor(root_.value_size)) {
         return Bad(40, "cell size " + std::to_string(root_.cell_size) +
                            " does not fit value size " + std::to_string(root_.value_size));
       }
-      if (root_.cells_per_chunk < 1 || root_.cells_per_chunk > format::kMaxCellsPerChunk) {
+      if (root_.cells_per_chunk < 1 || root_.cells_per_chunk > gphash::kMaxCellsPerChunk) {
         return Bad(48,
                    "cells per chunk " + std::to_string(root_.cells_per_chunk) + " is out of range");
       }
@@ -86,42 +83,42 @@ class RootChecker : tables::RootReader {
     view->cells_per_chunk = root_.cells_per_chunk;
     view->chunk_bytes = root_.cells_per_chunk * root_.cell_size;
     view->resizes = root_.resizes;
-    ranges_.push_back({root_offset_, format::kGphashRootSize, "root", 0});
+    ranges_.push_back({root_offset_, gphash::kGphashRootSize, "root", 0});
   }
 
   Status CheckLevelSet(GphashView* view) {
     view->active_word = root_.active_levelset;
-    uint32_t index = format::ActiveLevelSetIndex(root_.active_levelset);
+    uint32_t index = gphash::ActiveLevelSetIndex(root_.active_levelset);
     uint64_t set_field = offsetof(GphashRoot, levelsets) + index * sizeof(LevelSet);
     const LevelSet& set = root_.levelsets[index];
     std::string which = "LevelSet " + std::to_string(index) + ": ";
     if (format::Checksum64(&set, offsetof(LevelSet, checksum)) != set.checksum) {
       return Bad(set_field + offsetof(LevelSet, checksum), which + "checksum mismatch");
     }
-    if (set.generation != format::ActiveLevelSetGeneration(root_.active_levelset) ||
+    if (set.generation != gphash::ActiveLevelSetGeneration(root_.active_levelset) ||
         set.generation == 0) {
       return Bad(set_field + 8, which + "generation " + std::to_string(set.generation) +
                                     " does not match the active word " +
                                     HexOffset(root_.active_levelset));
     }
-    if (set.level_count < 1 || set.level_count > format::kMaxLevels) {
+    if (set.level_count < 1 || set.level_count > gphash::kMaxLevels) {
       return Bad(set_field, which + "level count " + std::to_string(set.level_count) +
-                                " is not 1.." + std::to_string(format::kMaxLevels));
+                                " is not 1.." + std::to_string(gphash::kMaxLevels));
     }
-    if ((set.flags & ~format::kLevelSetResizing) != 0) {
+    if ((set.flags & ~gphash::kLevelSetResizing) != 0) {
       return Bad(set_field + 4, which + "unknown flags " + HexOffset(set.flags));
     }
-    if ((set.flags & format::kLevelSetResizing) != 0 && set.level_count < 2) {
+    if ((set.flags & gphash::kLevelSetResizing) != 0 && set.level_count < 2) {
       return Bad(set_field + 4, which + "resizing with a single level");
     }
     view->levelset = set;
-    view->resizing = (set.flags & format::kLevelSetResizing) != 0;
+    view->resizing = (set.flags & gphash::kLevelSetResizing) != 0;
     const uint64_t top = set.levels[0].bucket_count;
     for (uint32_t i = 0; i < set.level_count; ++i) {
-      const format::LevelDesc& desc = set.levels[i];
-      uint64_t field = set_field + offsetof(LevelSet, levels) + i * sizeof(format::LevelDesc);
+      const gphash::LevelDesc& desc = set.levels[i];
+      uint64_t field = set_field + offsetof(LevelSet, levels) + i * sizeof(gphash::LevelDesc);
       std::string level = which + "level " + std::to_string(i) + ": ";
-      if (!format::IsPowerOfTwo(desc.bucket_count) || desc.bucket_count > format::kMaxBucketCount ||
+      if (!format::IsPowerOfTwo(desc.bucket_count) || desc.bucket_count > gphash::kMaxBucketCount ||
           desc.bucket_count != (top >> i)) {
         return Bad(field + 8, level + "bucket count " + std::to_string(desc.bucket_count) +
                                   " is not a power of two half the level above");
@@ -146,13 +143,13 @@ class RootChecker : tables::RootReader {
 
   Status CheckChunks(GphashView* view) {
     uint64_t count = root_.value_chunk_count;
-    if (root_.value_mode == format::kValueInline) {
+    if (root_.value_mode == gphash::kValueInline) {
       if (count != 0) return Bad(80, "inline values with value chunks");
       return Status::OK();
     }
-    if (count > format::kMaxValueChunks) {
+    if (count > gphash::kMaxValueChunks) {
       return Bad(80, "value chunk count " + std::to_string(count) + " exceeds " +
-                         std::to_string(format::kMaxValueChunks));
+                         std::to_string(gphash::kMaxValueChunks));
     }
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t offset = root_.value_chunks[i];
@@ -266,4 +263,4 @@ uint64_t CellIndex::OffsetOf(uint64_t cell) const {
   return chunk_offsets_[cell / cells_per_chunk_] + (cell % cells_per_chunk_) * cell_size_;
 }
 
-}  // namespace gpkv::recovery
+}  // namespace gpkv::gphash

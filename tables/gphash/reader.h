@@ -16,7 +16,7 @@
 #include "tables/gphash/layout.h"
 #include "tables/root_reader.h"
 
-namespace gpkv::recovery {
+namespace gpkv::gphash {
 
 struct GphashLevel {
   uint64_t offset = 0;        // pool offset of the level's first bucket
@@ -31,20 +31,20 @@ struct GphashView : tables::RootIdentity {
   uint32_t geometry_levels = 0;  // levels chosen at create (TableOptions.hash)
   uint32_t hash_locations = 0;
   uint32_t slots_per_bucket = 0;
-  uint8_t value_mode = format::kValueInline;
+  uint8_t value_mode = gphash::kValueInline;
   uint32_t bucket_bytes = 0;
   uint32_t cell_size = 0;  // 0 when values are inline
   uint64_t hash_seed = 0;
   uint64_t cells_per_chunk = 0;
   uint64_t active_word = 0;         // root.active_levelset as read
-  format::LevelSet levelset{};      // copy of the active LevelSet
+  gphash::LevelSet levelset{};      // copy of the active LevelSet
   std::vector<GphashLevel> levels;  // top (newest) first; levelset.level_count of them
   bool resizing = false;            // levelset.flags & kLevelSetResizing
   std::vector<uint64_t> chunks;     // value_chunks[0 .. value_chunk_count)
   uint64_t chunk_bytes = 0;         // cells_per_chunk * cell_size
   uint64_t resizes = 0;
 
-  bool value_cells() const { return value_mode == format::kValueCells; }
+  bool value_cells() const { return value_mode == gphash::kValueCells; }
   // "table 'users' level 1 bucket 1834"
   std::string BucketRegion(uint32_t level, uint64_t bucket) const;
   uint64_t BucketOffset(uint32_t level, uint64_t bucket) const {
@@ -89,4 +89,4 @@ class CellIndex {
 // "0x3a000"
 std::string HexOffset(uint64_t value);
 
-}  // namespace gpkv::recovery
+}  // namespace gpkv::gphash

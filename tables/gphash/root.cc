@@ -16,7 +16,7 @@ namespace gpkv::gphash {
 namespace {
 
 constexpr uint64_t kMinTopBuckets = 16;
-constexpr uint64_t kMaxInitialTopBuckets = format::kMaxBucketCount;
+constexpr uint64_t kMaxInitialTopBuckets = gphash::kMaxBucketCount;
 constexpr double kTargetLoad = 0.9;
 
 // Extents allocated by CreateTable, freed again if it fails half way.
@@ -45,7 +45,7 @@ class CreateGuard {
 Status CheckOptions(const std::string& where, const TableOptions& options) {
   const HashGeometry& geometry = options.hash;
   GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
-  if (!format::IsValidGeometry(geometry.levels, geometry.hash_locations,
+  if (!gphash::IsValidGeometry(geometry.levels, geometry.hash_locations,
                                geometry.slots_per_bucket)) {
     return Status::InvalidArgument(
         where + ": geometry " + std::to_string(geometry.levels) + "L-" +
@@ -82,14 +82,14 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
       CheckOptions(pool.path() + ": table id " + std::to_string(table_id), options));
   const HashGeometry& geometry = options.hash;
   const uint64_t top = InitialTopBuckets(options);
-  const uint32_t bucket_bytes = format::BucketBytes(geometry.slots_per_bucket, options.key_size);
-  const bool cells = format::ValueModeFor(options.value_size) == format::kValueCells;
+  const uint32_t bucket_bytes = gphash::BucketBytes(geometry.slots_per_bucket, options.key_size);
+  const bool cells = gphash::ValueModeFor(options.value_size) == gphash::kValueCells;
 
   CreateGuard guard(pool);
   auto root_offset =
-      guard.Allocate(format::kGphashRootSize, format::kExtentKindTableRoot, table_id);
+      guard.Allocate(gphash::kGphashRootSize, format::kExtentKindTableRoot, table_id);
   if (!root_offset.ok()) return root_offset.status();
-  format::LevelSet set{};
+  gphash::LevelSet set{};
   set.level_count = geometry.levels;
   set.generation = 1;
   set.next_level_id = geometry.levels;
@@ -99,85 +99,85 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
     if (!level.ok()) return level.status();
     set.levels[i] = {*level, buckets, geometry.levels - 1 - i};
   }
-  set.checksum = format::Checksum64(&set, offsetof(format::LevelSet, checksum));
+  set.checksum = format::Checksum64(&set, offsetof(gphash::LevelSet, checksum));
 
-  format::GphashRoot root{};
-  root.magic = format::kGphashRootMagic;
+  gphash::GphashRoot root{};
+  root.magic = gphash::kGphashRootMagic;
   root.table_id = table_id;
   root.key_size = options.key_size;
   root.value_size = options.value_size;
   root.levels = geometry.levels;
   root.hash_locations = geometry.hash_locations;
   root.slots_per_bucket = geometry.slots_per_bucket;
-  root.value_mode = cells ? format::kValueCells : format::kValueInline;
+  root.value_mode = cells ? gphash::kValueCells : gphash::kValueInline;
   root.bucket_bytes = bucket_bytes;
   std::random_device random;
   root.hash_seed = (uint64_t{random()} << 32) ^ random();
   if (cells) {
-    root.cell_size = format::CellSizeFor(options.value_size);
+    root.cell_size = gphash::CellSizeFor(options.value_size);
     root.cells_per_chunk =
-        std::clamp<uint64_t>(options.expected_keys / 4, 4096, format::kMaxCellsPerChunk);
+        std::clamp<uint64_t>(options.expected_keys / 4, 4096, gphash::kMaxCellsPerChunk);
     auto chunk = guard.Allocate(root.cells_per_chunk * root.cell_size,
                                 format::kExtentKindValueChunk, table_id);
     if (!chunk.ok()) return chunk.status();
     root.value_chunks[0] = *chunk;
   }
-  root.checksum = format::Checksum64(&root, offsetof(format::GphashRoot, checksum));
+  root.checksum = format::Checksum64(&root, offsetof(gphash::GphashRoot, checksum));
   root.levelsets[0] = set;
   // The commit words stay zero until the root they publish is persisted.
-  auto* stored = pool.At<format::GphashRoot>(*root_offset);
+  auto* stored = pool.At<gphash::GphashRoot>(*root_offset);
   std::memcpy(stored, &root, sizeof(root));
   pool.Persist(stored, sizeof(root));
-  pool.Publish(&stored->active_levelset, format::MakeActiveLevelSetWord(1, 0));
+  pool.Publish(&stored->active_levelset, gphash::MakeActiveLevelSetWord(1, 0));
   if (cells) pool.Publish(&stored->value_chunk_count, 1);
   GPKV_RETURN_IF_ERROR(pool.Sync());
   guard.Commit();
   return *root_offset;
 }
 
-uint64_t PublishLevelSet(pm::Pool& pool, uint64_t root_offset, format::LevelSet* next) {
-  auto* root = pool.At<format::GphashRoot>(root_offset);
+uint64_t PublishLevelSet(pm::Pool& pool, uint64_t root_offset, gphash::LevelSet* next) {
+  auto* root = pool.At<gphash::GphashRoot>(root_offset);
   const uint64_t active = pm::LoadAcquire(&root->active_levelset);
-  const uint32_t target = 1 - format::ActiveLevelSetIndex(active);
-  next->generation = format::ActiveLevelSetGeneration(active) + 1;
-  for (uint32_t i = next->level_count; i < format::kMaxLevels; ++i) next->levels[i] = {};
-  next->checksum = format::Checksum64(next, offsetof(format::LevelSet, checksum));
+  const uint32_t target = 1 - gphash::ActiveLevelSetIndex(active);
+  next->generation = gphash::ActiveLevelSetGeneration(active) + 1;
+  for (uint32_t i = next->level_count; i < gphash::kMaxLevels; ++i) next->levels[i] = {};
+  next->checksum = format::Checksum64(next, offsetof(gphash::LevelSet, checksum));
   std::memcpy(&root->levelsets[target], next, sizeof(*next));
   pool.Persist(&root->levelsets[target], sizeof(*next));
-  const uint64_t word = format::MakeActiveLevelSetWord(next->generation, target);
+  const uint64_t word = gphash::MakeActiveLevelSetWord(next->generation, target);
   pool.Publish(&root->active_levelset, word);
   return word;
 }
 
-Status CheckGrowth(const std::string& where, const format::LevelSet& current) {
-  if (current.level_count >= format::kMaxLevels) {
-    return Status::PoolFull(where + ": cannot grow past " + std::to_string(format::kMaxLevels) +
+Status CheckGrowth(const std::string& where, const gphash::LevelSet& current) {
+  if (current.level_count >= gphash::kMaxLevels) {
+    return Status::PoolFull(where + ": cannot grow past " + std::to_string(gphash::kMaxLevels) +
                             " levels");
   }
-  if (GrownTopBuckets(current) > format::kMaxBucketCount) {
+  if (GrownTopBuckets(current) > gphash::kMaxBucketCount) {
     return Status::PoolFull(where + ": the top level cannot grow past " +
                             std::to_string(current.levels[0].bucket_count) + " buckets");
   }
   return Status::OK();
 }
 
-uint64_t GrownTopBuckets(const format::LevelSet& current) {
+uint64_t GrownTopBuckets(const gphash::LevelSet& current) {
   return current.levels[0].bucket_count * 2;
 }
 
-format::LevelSet GrownLevelSet(const format::LevelSet& current, uint64_t new_top_offset) {
-  format::LevelSet next = current;
+gphash::LevelSet GrownLevelSet(const gphash::LevelSet& current, uint64_t new_top_offset) {
+  gphash::LevelSet next = current;
   for (uint32_t i = current.level_count; i > 0; --i) next.levels[i] = current.levels[i - 1];
   next.levels[0] = {new_top_offset, GrownTopBuckets(current), current.next_level_id};
   next.level_count = current.level_count + 1;
   next.next_level_id = current.next_level_id + 1;
-  next.flags |= format::kLevelSetResizing;
+  next.flags |= gphash::kLevelSetResizing;
   return next;
 }
 
-format::LevelSet FinishedLevelSet(const format::LevelSet& current, bool drop_bottom) {
-  format::LevelSet next = current;
-  next.flags &= ~format::kLevelSetResizing;
+gphash::LevelSet FinishedLevelSet(const gphash::LevelSet& current, bool drop_bottom) {
+  gphash::LevelSet next = current;
+  next.flags &= ~gphash::kLevelSetResizing;
   if (drop_bottom) {
     next.levels[next.level_count - 1] = {};
     next.level_count -= 1;
@@ -186,14 +186,14 @@ format::LevelSet FinishedLevelSet(const format::LevelSet& current, bool drop_bot
 }
 
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {
-  auto view = recovery::ReadGphash(pool, table_name, root_offset);
+  auto view = gphash::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   Status first;
   auto free_extent = [&](uint64_t offset) {
     Status status = pool.allocator().Free(offset);
     if (first.ok() && !status.ok()) first = status;
   };
-  for (const recovery::GphashLevel& level : view->levels) free_extent(level.offset);
+  for (const gphash::GphashLevel& level : view->levels) free_extent(level.offset);
   for (uint64_t chunk : view->chunks) free_extent(chunk);
   free_extent(root_offset);
   GPKV_RETURN_IF_ERROR(first);

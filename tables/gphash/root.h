@@ -44,21 +44,21 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
 // Returns the published word.
 // REQUIRES: the caller holds the table exclusively; root_offset names a
 // validated root (reader.h).
-uint64_t PublishLevelSet(pm::Pool& pool, uint64_t root_offset, format::LevelSet* next);
+uint64_t PublishLevelSet(pm::Pool& pool, uint64_t root_offset, gphash::LevelSet* next);
 
 // Resize, the two LevelSets it publishes (layout.h describes the protocol).
 // PoolFull, message starting with `where`, when `current` cannot grow: it
 // holds kMaxLevels levels already, or its top level would pass
 // kMaxBucketCount.
-Status CheckGrowth(const std::string& where, const format::LevelSet& current);
+Status CheckGrowth(const std::string& where, const gphash::LevelSet& current);
 // Buckets of the new top level: twice the current top's.
-uint64_t GrownTopBuckets(const format::LevelSet& current);
+uint64_t GrownTopBuckets(const gphash::LevelSet& current);
 // `current` with a new top level at new_top_offset above its levels and
 // kLevelSetResizing set (the generation is set by PublishLevelSet).
-format::LevelSet GrownLevelSet(const format::LevelSet& current, uint64_t new_top_offset);
+gphash::LevelSet GrownLevelSet(const gphash::LevelSet& current, uint64_t new_top_offset);
 // `current` without kLevelSetResizing and, when drop_bottom, without its
 // bottom level (all of whose keys have moved up).
-format::LevelSet FinishedLevelSet(const format::LevelSet& current, bool drop_bottom);
+gphash::LevelSet FinishedLevelSet(const gphash::LevelSet& current, bool drop_bottom);
 
 // Frees every extent of the table rooted at root_offset (levels, value
 // chunks, root). Corruption when the root cannot be trusted.

@@ -21,19 +21,19 @@ struct ScanTable {
   uint32_t cell_size = 0;
   bool value_cells = false;
   uint64_t hash_seed = 0;
-  const format::LevelSet* level_set = nullptr;
+  const gphash::LevelSet* level_set = nullptr;
 
   const uint8_t* Bucket(uint32_t level, uint64_t index) const {
     return base + level_set->levels[level].offset + index * bucket_bytes;
   }
   const uint8_t* SlotWord(const uint8_t* bucket, uint32_t slot) const {
-    return bucket + format::SlotWordOffset(slot);
+    return bucket + gphash::SlotWordOffset(slot);
   }
   const uint8_t* SlotKey(const uint8_t* bucket, uint32_t slot) const {
-    return bucket + format::KeyOffset(slots, key_size, slot);
+    return bucket + gphash::KeyOffset(slots, key_size, slot);
   }
   const uint8_t* SlotValue(const uint8_t* bucket, uint32_t slot) const {
-    return bucket + format::ValueWordOffset(slots, key_size, slot);
+    return bucket + gphash::ValueWordOffset(slots, key_size, slot);
   }
 };
 
@@ -42,20 +42,20 @@ struct ScanTable {
 bool IsWinner(const ScanTable& table, const uint8_t* key, uint32_t level, uint64_t index,
               uint32_t slot) {
   const format::KeyHash hash = format::HashKey(key, table.key_size, table.hash_seed);
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
-  const format::LevelSet& set = *table.level_set;
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
+  const gphash::LevelSet& set = *table.level_set;
   for (uint32_t other_level = 0; other_level < set.level_count; ++other_level) {
-    const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
+    const gphash::LevelCandidates buckets = gphash::CandidateBucketsOfLevel(
         hash, table.hash_locations, set.levels[other_level].bucket_count,
-        format::CandidateOrder::kFirstLocation);
+        gphash::CandidateOrder::kFirstLocation);
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t other_index = buckets.buckets[i];
       const uint8_t* bucket = table.Bucket(other_level, other_index);
       for (uint32_t other_slot = 0; other_slot < table.slots; ++other_slot) {
         const uint64_t word = pm::LoadAcquire(table.SlotWord(bucket, other_slot));
-        if (!format::SlotMatches(word, fingerprint)) continue;
+        if (!gphash::SlotMatches(word, fingerprint)) continue;
         if (std::memcmp(table.SlotKey(bucket, other_slot), key, table.key_size) != 0) continue;
-        if (format::SlotOutranks(other_level, other_index, other_slot, level, index, slot)) {
+        if (gphash::SlotOutranks(other_level, other_index, other_slot, level, index, slot)) {
           return false;
         }
       }
@@ -66,9 +66,9 @@ bool IsWinner(const ScanTable& table, const uint8_t* key, uint32_t level, uint64
 
 }  // namespace
 
-Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const format::LevelSet& level_set,
+Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const gphash::LevelSet& level_set,
                      const Table::ScanVisitor& visit) {
-  const auto* root = pool.At<format::GphashRoot>(root_offset);
+  const auto* root = pool.At<gphash::GphashRoot>(root_offset);
   ScanTable table;
   table.base = pool.base();
   table.pool_size = pool.size();
@@ -78,7 +78,7 @@ Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const format::L
   table.hash_locations = root->hash_locations;
   table.bucket_bytes = root->bucket_bytes;
   table.cell_size = root->cell_size;
-  table.value_cells = root->value_mode == format::kValueCells;
+  table.value_cells = root->value_mode == gphash::kValueCells;
   table.hash_seed = root->hash_seed;
   table.level_set = &level_set;
 
@@ -92,7 +92,7 @@ Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const format::L
         uint64_t value_word = 0;
         for (;;) {  // seqlock: read the slot again if it changed under us
           const uint64_t before = pm::LoadAcquire(table.SlotWord(bucket, slot));
-          if (format::SlotStateOf(before) != format::kSlotValid) break;
+          if (gphash::SlotStateOf(before) != gphash::kSlotValid) break;
           pm::CopyWordsOut(key, table.SlotKey(bucket, slot), table.key_size / 8);
           value_word = pm::LoadAcquire(table.SlotValue(bucket, slot));
           // A word read from a slot that changed meanwhile is discarded

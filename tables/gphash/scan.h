@@ -23,7 +23,7 @@ namespace gpkv::gphash {
 // level_set current for the whole scan (no resize runs) and keeps value
 // cells from being reused meanwhile (an epoch); visit does not call into the
 // table.
-Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const format::LevelSet& level_set,
+Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const gphash::LevelSet& level_set,
                      const Table::ScanVisitor& visit);
 
 }  // namespace gpkv::gphash

@@ -10,11 +10,11 @@
 #include "format/hash.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::recovery {
+namespace gpkv::gphash {
 namespace {
 
 using format::KeyHash;
-using Severity = Finding::Severity;
+using Severity = recovery::Finding::Severity;
 
 uint64_t LoadWord(const uint8_t* address) {
   return __atomic_load_n(reinterpret_cast<const uint64_t*>(address), __ATOMIC_RELAXED);
@@ -65,7 +65,7 @@ struct ThreadState {
   uint64_t slots_cleared = 0, duplicates_removed = 0;
   std::vector<uint64_t> released_cells;  // cells whose referencing slot was cleared
   std::vector<uint64_t> conflicts;       // cells a second live key references
-  std::vector<Finding> findings;
+  std::vector<recovery::Finding> findings;
   uint64_t findings_total = 0;
 };
 
@@ -82,7 +82,7 @@ class Scanner {
         S_(view.slots_per_bucket),
         K_(view.key_size) {}
 
-  SlotScanResult Run(int threads, const ProgressFn& progress) {
+  SlotScanResult Run(int threads, const recovery::ProgressFn& progress) {
     if (threads <= 0) threads = omp_get_max_threads();
     std::vector<ThreadState> states(static_cast<size_t>(threads));
     result_.cells_used.assign((view_.TotalCells() + 63) / 64, 0);
@@ -115,26 +115,26 @@ class Scanner {
     return pool_.At<uint8_t>(view_.BucketOffset(level, bucket));
   }
   uint64_t WordOffset(const SlotRef& ref) const {
-    return view_.BucketOffset(ref.level, ref.bucket) + format::SlotWordOffset(ref.slot);
+    return view_.BucketOffset(ref.level, ref.bucket) + gphash::SlotWordOffset(ref.slot);
   }
   bool Writing() const { return mode_ != SlotScanMode::kVerify; }
   // The candidate buckets of `hash` in level `level`, each once.
-  format::LevelCandidates LevelBuckets(const KeyHash& hash, uint32_t level) const {
-    return format::CandidateBucketsOfLevel(hash, view_.hash_locations,
+  gphash::LevelCandidates LevelBuckets(const KeyHash& hash, uint32_t level) const {
+    return gphash::CandidateBucketsOfLevel(hash, view_.hash_locations,
                                            view_.levels[level].bucket_count,
-                                           format::CandidateOrder::kFirstLocation);
+                                           gphash::CandidateOrder::kFirstLocation);
   }
 
   void PrefetchCandidates(uint32_t level, uint64_t bucket_index) const {
     const uint8_t* bucket = Bucket(level, bucket_index);
     for (uint32_t slot = 0; slot < S_; ++slot) {
-      if (format::SlotStateOf(LoadWord(bucket + format::SlotWordOffset(slot))) !=
-          format::kSlotValid) {
+      if (gphash::SlotStateOf(LoadWord(bucket + gphash::SlotWordOffset(slot))) !=
+          gphash::kSlotValid) {
         continue;
       }
-      KeyHash hash = format::HashKey(bucket + format::KeyOffset(S_, K_, slot), K_, view_.hash_seed);
+      KeyHash hash = format::HashKey(bucket + gphash::KeyOffset(S_, K_, slot), K_, view_.hash_seed);
       for (uint32_t other = 0; other < view_.levels.size(); ++other) {
-        const format::LevelCandidates buckets = LevelBuckets(hash, other);
+        const gphash::LevelCandidates buckets = LevelBuckets(hash, other);
         for (uint32_t i = 0; i < buckets.count; ++i) {
           const uint64_t index = buckets.buckets[i];
           if (other == level && index == bucket_index) continue;
@@ -151,20 +151,20 @@ class Scanner {
     for (uint32_t slot = 0; slot < S_; ++slot) {
       ++state.slots;
       const SlotRef self{level, bucket_index, slot};
-      const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
-      if (!format::SlotStateIsKnown(word)) {
+      const uint64_t word = LoadWord(bucket + gphash::SlotWordOffset(slot));
+      if (!gphash::SlotStateIsKnown(word)) {
         std::string what =
-            "slot " + std::to_string(slot) + " state " + std::to_string(format::SlotStateOf(word));
+            "slot " + std::to_string(slot) + " state " + std::to_string(gphash::SlotStateOf(word));
         ReportCorrupt(state, self, word,
-                      format::SlotStateOf(word) > format::kSlotValid
+                      gphash::SlotStateOf(word) > gphash::kSlotValid
                           ? what + " is not a valid state"
                           : what + " carries fingerprint bits (" +
-                                HexOffset(format::FingerprintOf(word)) + ")");
+                                HexOffset(gphash::FingerprintOf(word)) + ")");
         continue;
       }
-      const uint32_t slot_state = format::SlotStateOf(word);
-      if (slot_state == format::kSlotEmpty) continue;
-      if (slot_state == format::kSlotInsert) {
+      const uint32_t slot_state = gphash::SlotStateOf(word);
+      if (slot_state == gphash::kSlotEmpty) continue;
+      if (slot_state == gphash::kSlotInsert) {
         ++state.reserved;
         AddFinding(state, Severity::kRecoverable, self,
                    std::string("slot ") + std::to_string(slot) +
@@ -184,8 +184,8 @@ class Scanner {
         continue;
       }
       uint64_t winner_value = 0;
-      SlotRef winner = Winner(hash, bucket + format::KeyOffset(S_, K_, slot), self, &winner_value);
-      const uint64_t value_word = LoadWord(bucket + format::ValueWordOffset(S_, K_, slot));
+      SlotRef winner = Winner(hash, bucket + gphash::KeyOffset(S_, K_, slot), self, &winner_value);
+      const uint64_t value_word = LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot));
       if (!(winner == self)) {
         ++state.duplicates;
         AddFinding(state, Severity::kRecoverable, self,
@@ -213,11 +213,11 @@ class Scanner {
   // Local trust of a VALID slot: a pure function of its own bytes.
   Problem Check(const SlotRef& ref, uint64_t word, KeyHash* hash) const {
     const uint8_t* bucket = Bucket(ref.level, ref.bucket);
-    *hash = format::HashKey(bucket + format::KeyOffset(S_, K_, ref.slot), K_, view_.hash_seed);
-    if (format::FingerprintOfHash(*hash) != format::FingerprintOf(word)) {
+    *hash = format::HashKey(bucket + gphash::KeyOffset(S_, K_, ref.slot), K_, view_.hash_seed);
+    if (gphash::FingerprintOfHash(*hash) != gphash::FingerprintOf(word)) {
       return Problem::kFingerprint;
     }
-    if (!format::IsCandidateBucket(*hash, view_.hash_locations,
+    if (!gphash::IsCandidateBucket(*hash, view_.hash_locations,
                                    view_.levels[ref.level].bucket_count, ref.bucket)) {
       return Problem::kMisplaced;
     }
@@ -225,7 +225,7 @@ class Scanner {
   }
 
   Problem ValueProblem(const uint8_t* bucket, uint32_t slot) const {
-    uint64_t value_word = LoadWord(bucket + format::ValueWordOffset(S_, K_, slot));
+    uint64_t value_word = LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot));
     if (view_.value_cells())
       return cells_.Lookup(value_word) < 0 ? Problem::kValueRef : Problem::kNone;
     if (view_.value_size < 8 && (value_word >> (8 * view_.value_size)) != 0) {
@@ -236,7 +236,7 @@ class Scanner {
 
   std::string Describe(Problem problem, const uint8_t* bucket, uint32_t slot) const {
     std::string prefix = "slot " + std::to_string(slot) + " ";
-    uint64_t value_word = LoadWord(bucket + format::ValueWordOffset(S_, K_, slot));
+    uint64_t value_word = LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot));
     switch (problem) {
       case Problem::kFingerprint:
         return prefix + "fingerprint does not match its key";
@@ -257,29 +257,29 @@ class Scanner {
   // The trusted copy of the key that wins duplicate resolution (self included).
   SlotRef Winner(const KeyHash& hash, const uint8_t* key, const SlotRef& self,
                  uint64_t* winner_value) const {
-    const uint64_t fingerprint = format::FingerprintOfHash(hash);
+    const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
     SlotRef best = self;
     for (uint32_t level = 0; level < view_.levels.size(); ++level) {
-      const format::LevelCandidates buckets = LevelBuckets(hash, level);
+      const gphash::LevelCandidates buckets = LevelBuckets(hash, level);
       for (uint32_t i = 0; i < buckets.count; ++i) {
         const uint64_t index = buckets.buckets[i];
         const uint8_t* bucket = Bucket(level, index);
         for (uint32_t slot = 0; slot < S_; ++slot) {
           SlotRef ref{level, index, slot};
           if (ref == self) continue;
-          if (!format::SlotMatches(LoadWord(bucket + format::SlotWordOffset(slot)), fingerprint)) {
+          if (!gphash::SlotMatches(LoadWord(bucket + gphash::SlotWordOffset(slot)), fingerprint)) {
             continue;
           }
-          if (std::memcmp(bucket + format::KeyOffset(S_, K_, slot), key, K_) != 0) continue;
+          if (std::memcmp(bucket + gphash::KeyOffset(S_, K_, slot), key, K_) != 0) continue;
           if (ValueProblem(bucket, slot) != Problem::kNone) continue;
-          if (format::SlotOutranks(level, index, slot, best.level, best.bucket, best.slot)) {
+          if (gphash::SlotOutranks(level, index, slot, best.level, best.bucket, best.slot)) {
             best = ref;
           }
         }
       }
     }
     *winner_value =
-        LoadWord(Bucket(best.level, best.bucket) + format::ValueWordOffset(S_, K_, best.slot));
+        LoadWord(Bucket(best.level, best.bucket) + gphash::ValueWordOffset(S_, K_, best.slot));
     return best;
   }
 
@@ -298,13 +298,13 @@ class Scanner {
   // unless a live key references it too (decided after the scan).
   void ReleaseCell(ThreadState& state, const uint8_t* bucket, uint32_t slot) {
     if (!view_.value_cells()) return;
-    int64_t cell = cells_.Lookup(LoadWord(bucket + format::ValueWordOffset(S_, K_, slot)));
+    int64_t cell = cells_.Lookup(LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot)));
     if (cell >= 0) state.released_cells.push_back(static_cast<uint64_t>(cell));
   }
 
   void Clear(const SlotRef& ref, uint64_t word) {
     uint64_t* address = writer_->At<uint64_t>(WordOffset(ref));
-    writer_->Publish(address, format::EmptyWord(word));
+    writer_->Publish(address, gphash::EmptyWord(word));
   }
 
   void AddFinding(ThreadState& state, Severity severity, const SlotRef& ref, std::string message) {
@@ -313,7 +313,8 @@ class Scanner {
     uint64_t offset = WordOffset(ref);
     std::string region = view_.BucketRegion(ref.level, ref.bucket);
     std::string text = pool_.Where(region, offset) + ": " + message;
-    state.findings.push_back(Finding{severity, std::move(region), offset, std::move(text)});
+    state.findings.push_back(
+        recovery::Finding{severity, std::move(region), offset, std::move(text)});
   }
 
   bool CellUsed(uint64_t cell) const { return (result_.cells_used[cell / 64] >> (cell % 64)) & 1; }
@@ -332,7 +333,8 @@ class Scanner {
       released.insert(released.end(), state.released_cells.begin(), state.released_cells.end());
       conflicts.insert(conflicts.end(), state.conflicts.begin(), state.conflicts.end());
       findings_total += state.findings_total;
-      for (Finding& finding : state.findings) result_.findings.push_back(std::move(finding));
+      for (recovery::Finding& finding : state.findings)
+        result_.findings.push_back(std::move(finding));
     }
     if (!conflicts.empty()) findings_total += ResolveSharedCells(conflicts);
     std::sort(released.begin(), released.end());
@@ -340,8 +342,9 @@ class Scanner {
     for (uint64_t cell : released) result_.cells_reclaimed += CellUsed(cell) ? 0 : 1;
     if (!Writing()) result_.cells_reclaimed = 0;
     for (uint64_t word : result_.cells_used) result_.cells_in_use += __builtin_popcountll(word);
-    std::sort(result_.findings.begin(), result_.findings.end(),
-              [](const Finding& a, const Finding& b) { return a.offset < b.offset; });
+    std::sort(
+        result_.findings.begin(), result_.findings.end(),
+        [](const recovery::Finding& a, const recovery::Finding& b) { return a.offset < b.offset; });
     if (result_.findings.size() > max_findings_) result_.findings.resize(max_findings_);
     result_.findings_omitted = findings_total - result_.findings.size();
   }
@@ -356,17 +359,17 @@ class Scanner {
       for (uint64_t index = 0; index < view_.levels[level].bucket_count; ++index) {
         const uint8_t* bucket = Bucket(level, index);
         for (uint32_t slot = 0; slot < S_; ++slot) {
-          uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
-          if (format::SlotStateOf(word) != format::kSlotValid || !format::SlotStateIsKnown(word)) {
+          uint64_t word = LoadWord(bucket + gphash::SlotWordOffset(slot));
+          if (gphash::SlotStateOf(word) != gphash::kSlotValid || !gphash::SlotStateIsKnown(word)) {
             continue;
           }
-          int64_t cell = cells_.Lookup(LoadWord(bucket + format::ValueWordOffset(S_, K_, slot)));
+          int64_t cell = cells_.Lookup(LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot)));
           if (cell < 0 || shared.count(static_cast<uint64_t>(cell)) == 0) continue;
           SlotRef self{level, index, slot};
           KeyHash hash;
           if (Check(self, word, &hash) != Problem::kNone) continue;
           uint64_t winner_value;
-          if (!(Winner(hash, bucket + format::KeyOffset(S_, K_, slot), self, &winner_value) ==
+          if (!(Winner(hash, bucket + gphash::KeyOffset(S_, K_, slot), self, &winner_value) ==
                 self)) {
             continue;
           }
@@ -380,7 +383,8 @@ class Scanner {
     }
     result_.corrupt += state.corrupt;
     result_.slots_cleared += state.slots_cleared;
-    for (Finding& finding : state.findings) result_.findings.push_back(std::move(finding));
+    for (recovery::Finding& finding : state.findings)
+      result_.findings.push_back(std::move(finding));
     return state.findings_total;
   }
 
@@ -398,16 +402,17 @@ class Scanner {
 }  // namespace
 
 SlotScanResult VerifyGphashSlots(const pm::Pool& pool, const GphashView& view, int threads,
-                                 const ProgressFn& progress, size_t max_findings) {
+                                 const recovery::ProgressFn& progress, size_t max_findings) {
   Scanner scanner(pool, nullptr, view, SlotScanMode::kVerify, max_findings);
   return scanner.Run(threads, progress);
 }
 
 SlotScanResult FixGphashSlots(pm::Pool& pool, const GphashView& view, SlotScanMode mode,
-                              int threads, const ProgressFn& progress, size_t max_findings) {
+                              int threads, const recovery::ProgressFn& progress,
+                              size_t max_findings) {
   if (mode == SlotScanMode::kVerify) return VerifyGphashSlots(pool, view, threads, progress);
   Scanner scanner(pool, &pool, view, mode, max_findings);
   return scanner.Run(threads, progress);
 }
 
-}  // namespace gpkv::recovery
+}  // namespace gpkv::gphash

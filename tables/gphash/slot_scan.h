@@ -9,7 +9,7 @@
 //   VALID and trusted            its key hashes to this bucket, the fingerprint
 //                                matches the key, the value reference is a cell
 //                                of a value chunk (or the inline padding is zero)
-//     - loses duplicate resolution (format::SlotOutranks) against another
+//     - loses duplicate resolution (gphash::SlotOutranks) against another
 //       trusted copy of its key: crash / race leftover (kRecoverable): erased
 //     - wins: a live key; its value cell is marked used
 //   anything else                corruption (kCorruption): dropped by repair
@@ -30,7 +30,7 @@
 #include "recovery/report.h"
 #include "tables/gphash/reader.h"
 
-namespace gpkv::recovery {
+namespace gpkv::gphash {
 
 enum class SlotScanMode : uint8_t {
   kVerify,   // read only
@@ -52,7 +52,7 @@ struct SlotScanResult {
   // Cells referenced by live keys, one bit per cell number (see CellIndex).
   std::vector<uint64_t> cells_used;
   // Sorted by offset; at most max_findings, the rest counted in findings_omitted.
-  std::vector<Finding> findings;
+  std::vector<recovery::Finding> findings;
   uint64_t findings_omitted = 0;
 
   bool HasCorruption() const { return corrupt != 0; }
@@ -60,12 +60,13 @@ struct SlotScanResult {
 
 // Read-only scan (verify). threads <= 0: all hardware threads.
 SlotScanResult VerifyGphashSlots(const pm::Pool& pool, const GphashView& view, int threads,
-                                 const ProgressFn& progress, size_t max_findings = 1000);
+                                 const recovery::ProgressFn& progress, size_t max_findings = 1000);
 
 // Scan that fixes what `mode` allows (kRecover or kRepair); every change is
 // persisted (pool.Persist / Publish; the caller Syncs).
 // REQUIRES: pool writable; no one else uses the table.
 SlotScanResult FixGphashSlots(pm::Pool& pool, const GphashView& view, SlotScanMode mode,
-                              int threads, const ProgressFn& progress, size_t max_findings = 1000);
+                              int threads, const recovery::ProgressFn& progress,
+                              size_t max_findings = 1000);
 
-}  // namespace gpkv::recovery
+}  // namespace gpkv::gphash

@@ -1,8 +1,9 @@
 // gphash::GphashTable: the gpkv::Table of a persistent hash table. Hands each
-// batch to its backend, cpu::Gphash or (in a CUDA build) gpu::GphashGpu;
-// both read and write the same bytes. The engine checks every batch's spans
-// before they get here (engine/checked_table.h). Stats() reports the
-// backend's counters as "gphash.*" properties.
+// batch to the backend the family chose at open (backend.h: cpu::CpuBackend,
+// or gpu::GpuBackend in a CUDA build); both read and write the same bytes.
+// The engine checks every batch's spans before they get here
+// (engine/checked_table.h). Stats() reports the backend's counters as
+// "gphash.*" properties.
 //
 // Thread safety: as gpkv::Table promises; the backends handle concurrent
 // batches.
@@ -12,11 +13,8 @@
 #include <string>
 
 #include "gpkv/table.h"
-#include "tables/gphash/cpu/backend.h"
+#include "tables/gphash/backend.h"
 #include "tables/gphash/stats.h"
-#if GPKV_HAVE_CUDA
-#include "tables/gphash/gpu/backend.h"
-#endif
 
 namespace gpkv::gphash {
 
@@ -31,10 +29,7 @@ TableStats PublicStats(const Stats& stats);
 
 class GphashTable final : public Table {
  public:
-  GphashTable(std::string name, TableOptions options, std::unique_ptr<cpu::Gphash> backend);
-#if GPKV_HAVE_CUDA
-  GphashTable(std::string name, TableOptions options, std::unique_ptr<gpu::GphashGpu> backend);
-#endif
+  GphashTable(std::string name, TableOptions options, std::unique_ptr<Backend> backend);
 
   const std::string& name() const override { return name_; }
   const TableOptions& options() const override { return options_; }
@@ -48,10 +43,7 @@ class GphashTable final : public Table {
  private:
   const std::string name_;
   const TableOptions options_;
-  std::unique_ptr<cpu::Gphash> cpu_;  // exactly one of cpu_ / gpu_ is set
-#if GPKV_HAVE_CUDA
-  std::unique_ptr<gpu::GphashGpu> gpu_;
-#endif
+  const std::unique_ptr<Backend> backend_;
 };
 
 }  // namespace gpkv::gphash

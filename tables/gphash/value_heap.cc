@@ -2,9 +2,9 @@
 
 #include "pm/extent_allocator.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash {
 
-ValueHeap::ValueHeap(pm::Pool& pool, format::GphashRoot* root, const std::string& table_name)
+ValueHeap::ValueHeap(pm::Pool& pool, gphash::GphashRoot* root, const std::string& table_name)
     : pool_(pool),
       root_(root),
       table_name_(table_name),
@@ -61,9 +61,9 @@ void ValueHeap::Give(const uint64_t* cells, size_t count) {
 
 Status ValueHeap::Grow() {
   uint64_t count = chunks_.size();
-  if (count >= format::kMaxValueChunks) {
+  if (count >= gphash::kMaxValueChunks) {
     return Status::PoolFull(pool_.path() + ": table '" + table_name_ + "': all " +
-                            std::to_string(format::kMaxValueChunks) + " value chunks of " +
+                            std::to_string(gphash::kMaxValueChunks) + " value chunks of " +
                             std::to_string(cells_per_chunk_) + " cells are in use");
   }
   auto offset =
@@ -88,4 +88,4 @@ uint64_t ValueHeap::bytes() const {
   return chunks_.size() * chunk_bytes_;
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash

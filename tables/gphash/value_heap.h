@@ -1,4 +1,4 @@
-// cpu::ValueHeap: the value cells of a GPHash table whose values exceed 8
+// gphash::ValueHeap: the value cells of a GPHash table whose values exceed 8
 // bytes. Cells live in chunks (extents of cells_per_chunk cells) listed in
 // GphashRoot::value_chunks[]; value_chunk_count is the commit word of the list.
 //
@@ -22,11 +22,11 @@
 #include "pm/pool.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash {
 
 class ValueHeap {
  public:
-  ValueHeap(pm::Pool& pool, format::GphashRoot* root, const std::string& table_name);
+  ValueHeap(pm::Pool& pool, gphash::GphashRoot* root, const std::string& table_name);
 
   // Adopts the root's chunks; `used` has one bit per cell number (chunk *
   // cells_per_chunk + index) set for the cells live keys reference.
@@ -51,7 +51,7 @@ class ValueHeap {
   }
 
   pm::Pool& pool_;
-  format::GphashRoot* const root_;
+  gphash::GphashRoot* const root_;
   const std::string table_name_;
   const uint64_t cell_size_;
   const uint64_t cells_per_chunk_;
@@ -66,4 +66,4 @@ class ValueHeap {
   uint64_t fresh_end_ = 0;
 };
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash

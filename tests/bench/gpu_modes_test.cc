@@ -10,8 +10,8 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gpu::GpuIndexMode;
-using ::gpkv::gpu::GpuTableOptions;
+using ::gpkv::gphash::gpu::GpuIndexMode;
+using ::gpkv::gphash::gpu::GpuTableOptions;
 
 TEST(GpuBenchModes, BaseModesPickTheIndexModeWithDefaultOptions) {
   const GpuTableOptions defaults;

@@ -111,7 +111,7 @@ inline Damage Catalog(const PoolMap& map, std::mt19937_64& random) {
 
 inline Damage RootImmutable(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = AnyTable(map, random);
-  Damage d = FlipIn(table.root, offsetof(format::GphashRoot, checksum) + 8, random);
+  Damage d = FlipIn(table.root, offsetof(gphash::GphashRoot, checksum) + 8, random);
   d.expect = Expect::kDetect;
   d.tables_at_risk = {table.table_id};
   return d;
@@ -119,8 +119,8 @@ inline Damage RootImmutable(const PoolMap& map, std::mt19937_64& random) {
 
 inline Damage RootCommitWords(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = AnyTable(map, random);
-  uint64_t field = random() % 2 ? offsetof(format::GphashRoot, active_levelset)
-                                : offsetof(format::GphashRoot, value_chunk_count);
+  uint64_t field = random() % 2 ? offsetof(gphash::GphashRoot, active_levelset)
+                                : offsetof(gphash::GphashRoot, value_chunk_count);
   Damage d = FlipIn(table.root + field, 8, random);
   d.expect = Expect::kDetect;
   d.tables_at_risk = {table.table_id};
@@ -129,14 +129,14 @@ inline Damage RootCommitWords(const PoolMap& map, std::mt19937_64& random) {
 
 inline Damage RootStatistic(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = AnyTable(map, random);
-  Damage d = FlipIn(table.root + offsetof(format::GphashRoot, resizes), 8, random);
+  Damage d = FlipIn(table.root + offsetof(gphash::GphashRoot, resizes), 8, random);
   d.expect = Expect::kHarmless;  // advisory
   return d;
 }
 
 inline Damage LevelSetActive(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = AnyTable(map, random);
-  Damage d = FlipIn(table.active_levelset, sizeof(format::LevelSet), random);
+  Damage d = FlipIn(table.active_levelset, sizeof(gphash::LevelSet), random);
   d.expect = Expect::kDetect;
   d.tables_at_risk = {table.table_id};
   return d;
@@ -144,14 +144,14 @@ inline Damage LevelSetActive(const PoolMap& map, std::mt19937_64& random) {
 
 inline Damage LevelSetInactive(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = AnyTable(map, random);
-  Damage d = FlipIn(table.inactive_levelset, sizeof(format::LevelSet), random);
+  Damage d = FlipIn(table.inactive_levelset, sizeof(gphash::LevelSet), random);
   d.expect = Expect::kHarmless;  // not resizing: only the active one counts
   return d;
 }
 
 inline Damage ValueChunkList(const PoolMap& map, std::mt19937_64& random) {
   const TableMap& table = CellTable(map);
-  Damage d = FlipIn(table.root + offsetof(format::GphashRoot, value_chunks),
+  Damage d = FlipIn(table.root + offsetof(gphash::GphashRoot, value_chunks),
                     8 * table.value_chunk_count, random);
   d.expect = Expect::kDetect;
   d.tables_at_risk = {table.table_id};

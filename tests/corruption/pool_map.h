@@ -80,38 +80,38 @@ inline void MapTable(PoolMap& map, const format::CatalogEntry& entry) {
   table.name = entry.name;
   table.table_id = entry.table_id;
   table.root = entry.root_offset;
-  auto root = map.At<format::GphashRoot>(entry.root_offset);
+  auto root = map.At<gphash::GphashRoot>(entry.root_offset);
   table.key_size = root.key_size;
   table.value_size = root.value_size;
   table.slots_per_bucket = root.slots_per_bucket;
   table.bucket_bytes = root.bucket_bytes;
-  table.cell_size = root.value_mode == format::kValueCells ? root.cell_size : 0;
+  table.cell_size = root.value_mode == gphash::kValueCells ? root.cell_size : 0;
   table.value_chunk_count = root.value_chunk_count;
-  uint32_t index = format::ActiveLevelSetIndex(root.active_levelset);
-  table.active_levelset = entry.root_offset + offsetof(format::GphashRoot, levelsets) +
-                          index * sizeof(format::LevelSet);
-  table.inactive_levelset = entry.root_offset + offsetof(format::GphashRoot, levelsets) +
-                            (1 - index) * sizeof(format::LevelSet);
-  const format::LevelSet& levelset = root.levelsets[index];
+  uint32_t index = gphash::ActiveLevelSetIndex(root.active_levelset);
+  table.active_levelset = entry.root_offset + offsetof(gphash::GphashRoot, levelsets) +
+                          index * sizeof(gphash::LevelSet);
+  table.inactive_levelset = entry.root_offset + offsetof(gphash::GphashRoot, levelsets) +
+                            (1 - index) * sizeof(gphash::LevelSet);
+  const gphash::LevelSet& levelset = root.levelsets[index];
   const uint32_t S = root.slots_per_bucket, K = root.key_size;
-  for (uint32_t l = 0; l < levelset.level_count && l < format::kMaxLevels; ++l) {
-    const format::LevelDesc& level = levelset.levels[l];
+  for (uint32_t l = 0; l < levelset.level_count && l < gphash::kMaxLevels; ++l) {
+    const gphash::LevelDesc& level = levelset.levels[l];
     table.levels.push_back(ByteRange{level.offset, level.bucket_count * root.bucket_bytes});
     for (uint64_t b = 0; b < level.bucket_count; ++b) {
       uint64_t bucket = level.offset + b * root.bucket_bytes;
       for (uint32_t s = 0; s < S; ++s) {
-        uint64_t word = map.At<uint64_t>(bucket + format::SlotWordOffset(s));
-        uint64_t key_offset = bucket + format::KeyOffset(S, K, s);
-        uint64_t value_word = bucket + format::ValueWordOffset(S, K, s);
-        if (format::SlotStateOf(word) == format::kSlotValid) {
+        uint64_t word = map.At<uint64_t>(bucket + gphash::SlotWordOffset(s));
+        uint64_t key_offset = bucket + gphash::KeyOffset(S, K, s);
+        uint64_t value_word = bucket + gphash::ValueWordOffset(S, K, s);
+        if (gphash::SlotStateOf(word) == gphash::kSlotValid) {
           SlotMap slot;
           slot.key = map.At<uint64_t>(key_offset);
-          slot.slot_word = bucket + format::SlotWordOffset(s);
+          slot.slot_word = bucket + gphash::SlotWordOffset(s);
           slot.key_offset = key_offset;
           slot.value_word = value_word;
           if (table.cell_size != 0) slot.cell = map.At<uint64_t>(value_word);
           table.valid_slots.push_back(slot);
-        } else if (word == 0 || format::SlotStateOf(word) == format::kSlotEmpty) {
+        } else if (word == 0 || gphash::SlotStateOf(word) == gphash::kSlotEmpty) {
           table.empty_slot_bytes.push_back(ByteRange{key_offset, K});
           table.empty_slot_bytes.push_back(ByteRange{value_word, 8});
         }

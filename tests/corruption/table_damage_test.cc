@@ -59,7 +59,7 @@ uint64_t DamageRoot(const std::string& path, const std::string& name) {
   PoolMap map = ReadPoolMap(path);
   for (const TableMap& table : map.tables) {
     if (table.name != name) continue;
-    const uint64_t checksum = table.root + offsetof(format::GphashRoot, checksum);
+    const uint64_t checksum = table.root + offsetof(gphash::GphashRoot, checksum);
     testutil::FlipByte(path, checksum, 0x01);
     return checksum;
   }

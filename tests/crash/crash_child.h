@@ -148,19 +148,19 @@ inline void WatchPersist(void*, const void* address, size_t length, uint64_t ind
     return;
   }
   uint64_t offset = static_cast<uint64_t>(at - watch.base);
-  if (offset % format::kPageSize != offsetof(format::GphashRoot, active_levelset)) return;
-  const uint8_t* root = at - offsetof(format::GphashRoot, active_levelset);
+  if (offset % format::kPageSize != offsetof(gphash::GphashRoot, active_levelset)) return;
+  const uint8_t* root = at - offsetof(gphash::GphashRoot, active_levelset);
   uint64_t magic, active;
   std::memcpy(&magic, root, 8);
-  if (magic != format::kGphashRootMagic) return;
+  if (magic != gphash::kGphashRootMagic) return;
   std::memcpy(&active, at, 8);
   uint32_t flags;
   std::memcpy(&flags,
-              root + offsetof(format::GphashRoot, levelsets) +
-                  format::ActiveLevelSetIndex(active) * sizeof(format::LevelSet) +
-                  offsetof(format::LevelSet, flags),
+              root + offsetof(gphash::GphashRoot, levelsets) +
+                  gphash::ActiveLevelSetIndex(active) * sizeof(gphash::LevelSet) +
+                  offsetof(gphash::LevelSet, flags),
               sizeof(flags));
-  Send(watch.fd, (flags & format::kLevelSetResizing) ? kResizeStarted : kResizeFinished, 0);
+  Send(watch.fd, (flags & gphash::kLevelSetResizing) ? kResizeStarted : kResizeFinished, 0);
 }
 
 [[noreturn]] inline void RunChild(const ChildPlan& plan, int fd) {

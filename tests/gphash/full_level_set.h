@@ -20,11 +20,11 @@ namespace gpkv::gphash_test {
 // REQUIRES: the table is not open and empty; its top level has at least
 // 2^(kMaxLevels - 1) buckets.
 inline void FillLevelSet(pm::Pool& pool, uint64_t table_id, uint64_t root_offset) {
-  auto view = recovery::ReadGphash(pool, "t", root_offset);
+  auto view = gphash::ReadGphash(pool, "t", root_offset);
   ASSERT_TRUE(view.ok()) << view.status().ToString();
-  format::LevelSet next = view->levelset;
-  while (next.level_count < format::kMaxLevels) {
-    const format::LevelDesc& bottom = next.levels[next.level_count - 1];
+  gphash::LevelSet next = view->levelset;
+  while (next.level_count < gphash::kMaxLevels) {
+    const gphash::LevelDesc& bottom = next.levels[next.level_count - 1];
     ASSERT_GE(bottom.bucket_count, 2u);
     const uint64_t buckets = bottom.bucket_count / 2;
     auto offset = pool.allocator().Allocate(buckets * view->bucket_bytes,

@@ -18,9 +18,9 @@
 namespace gpkv {
 namespace {
 
-using format::CandidateOrder;
 using format::KeyHash;
-using format::LevelCandidates;
+using gphash::CandidateOrder;
+using gphash::LevelCandidates;
 
 constexpr int kRounds = 20000;
 
@@ -59,20 +59,20 @@ TEST(GphashLayout, ValueSizesAreOneToOneHundredTwentyEight) {
 
 TEST(GphashLayout, ValuesOverEightBytesLiveInCells) {
   for (uint32_t size = format::kMinValueSize; size <= format::kMaxValueSize; ++size) {
-    EXPECT_EQ(format::ValueModeFor(size), size <= 8 ? format::kValueInline : format::kValueCells);
-    const uint32_t cell = format::CellSizeFor(size);
+    EXPECT_EQ(gphash::ValueModeFor(size), size <= 8 ? gphash::kValueInline : gphash::kValueCells);
+    const uint32_t cell = gphash::CellSizeFor(size);
     EXPECT_EQ(cell % 8, 0u);
     EXPECT_GE(cell, size);
     EXPECT_LT(cell - size, 8u);
-    EXPECT_LE(cell, format::kMaxCellSize);
+    EXPECT_LE(cell, gphash::kMaxCellSize);
   }
-  EXPECT_EQ(format::kMaxInlineValueSize, 8u);  // one value word
+  EXPECT_EQ(gphash::kMaxInlineValueSize, 8u);  // one value word
 }
 
 TEST(GphashLayout, GeometryLimits) {
   std::vector<uint32_t> slot_counts;
   for (uint32_t slots = 0; slots <= 256; ++slots) {
-    if (format::IsValidSlotsPerBucket(slots)) slot_counts.push_back(slots);
+    if (gphash::IsValidSlotsPerBucket(slots)) slot_counts.push_back(slots);
   }
   EXPECT_EQ(slot_counts, (std::vector<uint32_t>{4, 8, 16}));
   for (uint32_t levels = 0; levels <= 16; ++levels) {
@@ -80,26 +80,26 @@ TEST(GphashLayout, GeometryLimits) {
       for (uint32_t slots = 0; slots <= 32; ++slots) {
         const bool expected = levels >= 1 && levels <= 4 && locations >= 1 && locations <= 4 &&
                               (slots == 4 || slots == 8 || slots == 16);
-        EXPECT_EQ(format::IsValidGeometry(levels, locations, slots), expected)
+        EXPECT_EQ(gphash::IsValidGeometry(levels, locations, slots), expected)
             << levels << "L-" << locations << "H-" << slots << "S";
       }
     }
   }
   // A resize adds a level on top of the geometry's.
-  EXPECT_LT(format::kMaxGeometryLevels, format::kMaxLevels);
-  EXPECT_EQ(format::kMaxCandidateBuckets, format::kMaxLevels * format::kMaxHashLocations);
+  EXPECT_LT(gphash::kMaxGeometryLevels, gphash::kMaxLevels);
+  EXPECT_EQ(gphash::kMaxCandidateBuckets, gphash::kMaxLevels * gphash::kMaxHashLocations);
 }
 
 TEST(GphashLayout, BucketsOfEveryValidGeometryAreWholeCacheLines) {
   for (uint32_t key = format::kMinKeySize; key <= format::kMaxKeySize; key *= 2) {
-    for (uint32_t slots = format::kMinSlotsPerBucket; slots <= format::kMaxSlotsPerBucket;
+    for (uint32_t slots = gphash::kMinSlotsPerBucket; slots <= gphash::kMaxSlotsPerBucket;
          slots *= 2) {
-      const uint32_t bytes = format::BucketBytes(slots, key);
+      const uint32_t bytes = gphash::BucketBytes(slots, key);
       EXPECT_EQ(bytes % 64, 0u);
       // Slot words, keys and value words fit, in that order.
-      EXPECT_LE(format::ValueWordOffset(slots, key, slots - 1) + 8, bytes);
-      EXPECT_EQ(format::KeyOffset(slots, key, 0), format::SlotWordOffset(slots));
-      EXPECT_EQ(format::ValueWordOffset(slots, key, 0), format::KeyOffset(slots, key, slots));
+      EXPECT_LE(gphash::ValueWordOffset(slots, key, slots - 1) + 8, bytes);
+      EXPECT_EQ(gphash::KeyOffset(slots, key, 0), gphash::SlotWordOffset(slots));
+      EXPECT_EQ(gphash::ValueWordOffset(slots, key, 0), gphash::KeyOffset(slots, key, slots));
     }
   }
 }
@@ -109,9 +109,9 @@ TEST(GphashLayout, BucketsOfEveryValidGeometryAreWholeCacheLines) {
 // and value area (the bytes ToMirrorLayoutKernel permutes).
 TEST(GphashLayout, MirrorBucketsHoldEachSlotsKeyAndValueTogether) {
   for (uint32_t key = format::kMinKeySize; key <= format::kMaxKeySize; key *= 2) {
-    for (uint32_t slots = format::kMinSlotsPerBucket; slots <= format::kMaxSlotsPerBucket;
+    for (uint32_t slots = gphash::kMinSlotsPerBucket; slots <= gphash::kMaxSlotsPerBucket;
          slots *= 2) {
-      const uint32_t bytes = format::BucketBytes(slots, key);
+      const uint32_t bytes = gphash::BucketBytes(slots, key);
       std::vector<int> owner(bytes, -1);
       auto claim = [&](uint32_t at, uint32_t length, int who) {
         ASSERT_LE(at + length, bytes) << key << "-byte keys, " << slots << " slots";
@@ -121,9 +121,9 @@ TEST(GphashLayout, MirrorBucketsHoldEachSlotsKeyAndValueTogether) {
         }
       };
       for (uint32_t s = 0; s < slots; ++s) {
-        claim(format::SlotWordOffset(s), 8, 0);
-        const uint32_t key_at = gpu::MirrorKeyOffset(slots, key, s);
-        const uint32_t value_at = gpu::MirrorValueWordOffset(slots, key, s);
+        claim(gphash::SlotWordOffset(s), 8, 0);
+        const uint32_t key_at = gphash::gpu::MirrorKeyOffset(slots, key, s);
+        const uint32_t value_at = gphash::gpu::MirrorValueWordOffset(slots, key, s);
         EXPECT_EQ(key_at % 8, 0u);
         EXPECT_EQ(value_at, key_at + key);  // key, then value word
         claim(key_at, key, 1);
@@ -132,9 +132,9 @@ TEST(GphashLayout, MirrorBucketsHoldEachSlotsKeyAndValueTogether) {
         if (key == 8) EXPECT_EQ(key_at % 16, 0u);
       }
       // The same area as the pool's keys and values.
-      const uint32_t area_end = format::ValueWordOffset(slots, key, slots);
+      const uint32_t area_end = gphash::ValueWordOffset(slots, key, slots);
       for (uint32_t b = 0; b < bytes; ++b) {
-        const int expected = b < format::SlotWordOffset(slots) ? 0 : b < area_end ? 1 : -1;
+        const int expected = b < gphash::SlotWordOffset(slots) ? 0 : b < area_end ? 1 : -1;
         EXPECT_EQ(owner[b], expected)
             << "byte " << b << ", " << key << "-byte keys, " << slots << " slots";
       }
@@ -143,18 +143,19 @@ TEST(GphashLayout, MirrorBucketsHoldEachSlotsKeyAndValueTogether) {
 }
 
 TEST(GphashLayout, IndexOffsetsFollowTheMirrorOnlyWhenMirrored) {
-  gpu::GphashDeviceView view{};
+  gphash::gpu::GphashDeviceView view{};
   view.slots_per_bucket = 8;
   view.key_size = 16;
   for (uint32_t s = 0; s < 8; ++s) {
     view.mirrored = false;
-    gpu::SetIndexLayout(view);
-    EXPECT_EQ(gpu::IndexKeyOffset(view, s), format::KeyOffset(8, 16, s));
-    EXPECT_EQ(gpu::IndexValueWordOffset(view, s), format::ValueWordOffset(8, 16, s));
+    gphash::gpu::SetIndexLayout(view);
+    EXPECT_EQ(gphash::gpu::IndexKeyOffset(view, s), gphash::KeyOffset(8, 16, s));
+    EXPECT_EQ(gphash::gpu::IndexValueWordOffset(view, s), gphash::ValueWordOffset(8, 16, s));
     view.mirrored = true;
-    gpu::SetIndexLayout(view);
-    EXPECT_EQ(gpu::IndexKeyOffset(view, s), gpu::MirrorKeyOffset(8, 16, s));
-    EXPECT_EQ(gpu::IndexValueWordOffset(view, s), gpu::MirrorValueWordOffset(8, 16, s));
+    gphash::gpu::SetIndexLayout(view);
+    EXPECT_EQ(gphash::gpu::IndexKeyOffset(view, s), gphash::gpu::MirrorKeyOffset(8, 16, s));
+    EXPECT_EQ(gphash::gpu::IndexValueWordOffset(view, s),
+              gphash::gpu::MirrorValueWordOffset(8, 16, s));
   }
 }
 
@@ -164,13 +165,13 @@ TEST(GphashLayout, EveryLocationListsEachLocationsBucketInOrder) {
   std::mt19937_64 random(1);
   for (int round = 0; round < kRounds; ++round) {
     const KeyHash hash = RandomHash(random);
-    const uint32_t locations = 1 + random() % format::kMaxHashLocations;
+    const uint32_t locations = 1 + random() % gphash::kMaxHashLocations;
     const uint64_t bucket_count = RandomBucketCount(random, 40);
-    const LevelCandidates every = format::CandidateBucketsOfLevel(hash, locations, bucket_count,
+    const LevelCandidates every = gphash::CandidateBucketsOfLevel(hash, locations, bucket_count,
                                                                   CandidateOrder::kEveryLocation);
     ASSERT_EQ(every.count, locations);
     for (uint32_t location = 0; location < locations; ++location) {
-      EXPECT_EQ(every.buckets[location], format::BucketIndex(hash, location, bucket_count));
+      EXPECT_EQ(every.buckets[location], gphash::BucketIndex(hash, location, bucket_count));
       EXPECT_LT(every.buckets[location], bucket_count);
     }
   }
@@ -180,17 +181,17 @@ TEST(GphashLayout, FirstLocationKeepsEachBucketOnceWhereItFirstComes) {
   std::mt19937_64 random(2);
   for (int round = 0; round < kRounds; ++round) {
     const KeyHash hash = RandomHash(random);
-    const uint32_t locations = 1 + random() % format::kMaxHashLocations;
+    const uint32_t locations = 1 + random() % gphash::kMaxHashLocations;
     // Small levels, so that locations often name the same bucket.
     const uint64_t bucket_count = RandomBucketCount(random, 3);
     std::vector<uint64_t> expected;
     for (uint32_t location = 0; location < locations; ++location) {
-      const uint64_t bucket = format::BucketIndex(hash, location, bucket_count);
+      const uint64_t bucket = gphash::BucketIndex(hash, location, bucket_count);
       if (std::find(expected.begin(), expected.end(), bucket) == expected.end()) {
         expected.push_back(bucket);
       }
     }
-    EXPECT_EQ(Buckets(format::CandidateBucketsOfLevel(hash, locations, bucket_count,
+    EXPECT_EQ(Buckets(gphash::CandidateBucketsOfLevel(hash, locations, bucket_count,
                                                       CandidateOrder::kFirstLocation)),
               expected);
   }
@@ -200,17 +201,17 @@ TEST(GphashLayout, WinnerOrderListsTheSameBucketsAscending) {
   std::mt19937_64 random(3);
   for (int round = 0; round < kRounds; ++round) {
     const KeyHash hash = RandomHash(random);
-    const uint32_t locations = 1 + random() % format::kMaxHashLocations;
+    const uint32_t locations = 1 + random() % gphash::kMaxHashLocations;
     const uint64_t bucket_count = RandomBucketCount(random, round % 2 == 0 ? 3 : 40);
-    const std::vector<uint64_t> first = Buckets(format::CandidateBucketsOfLevel(
+    const std::vector<uint64_t> first = Buckets(gphash::CandidateBucketsOfLevel(
         hash, locations, bucket_count, CandidateOrder::kFirstLocation));
     const LevelCandidates listed =
-        format::CandidateBucketsOfLevel(hash, locations, bucket_count, CandidateOrder::kWinner);
+        gphash::CandidateBucketsOfLevel(hash, locations, bucket_count, CandidateOrder::kWinner);
     ASSERT_EQ(listed.count, locations);
     std::vector<uint64_t> winner;
     for (uint32_t i = 0; i < listed.count; ++i) {
       if (i > 0) EXPECT_LE(listed.buckets[i - 1], listed.buckets[i]);
-      if (!format::RepeatsPrevious(listed, i)) winner.push_back(listed.buckets[i]);
+      if (!gphash::RepeatsPrevious(listed, i)) winner.push_back(listed.buckets[i]);
     }
     ASSERT_FALSE(winner.empty());
     for (size_t i = 1; i < winner.size(); ++i) EXPECT_LT(winner[i - 1], winner[i]);
@@ -224,13 +225,13 @@ TEST(GphashLayout, IsCandidateBucketExactlyForTheListedBuckets) {
   std::mt19937_64 random(4);
   for (int round = 0; round < kRounds; ++round) {
     const KeyHash hash = RandomHash(random);
-    const uint32_t locations = 1 + random() % format::kMaxHashLocations;
+    const uint32_t locations = 1 + random() % gphash::kMaxHashLocations;
     const uint64_t bucket_count = RandomBucketCount(random, 4);
-    const std::vector<uint64_t> listed = Buckets(format::CandidateBucketsOfLevel(
+    const std::vector<uint64_t> listed = Buckets(gphash::CandidateBucketsOfLevel(
         hash, locations, bucket_count, CandidateOrder::kFirstLocation));
     for (uint64_t bucket = 0; bucket < bucket_count; ++bucket) {
       const bool in_list = std::find(listed.begin(), listed.end(), bucket) != listed.end();
-      EXPECT_EQ(format::IsCandidateBucket(hash, locations, bucket_count, bucket), in_list);
+      EXPECT_EQ(gphash::IsCandidateBucket(hash, locations, bucket_count, bucket), in_list);
     }
   }
 }
@@ -239,26 +240,26 @@ TEST(GphashLayout, ALevelOfOneBucketHasOneCandidate) {
   std::mt19937_64 random(5);
   for (CandidateOrder order : {CandidateOrder::kFirstLocation, CandidateOrder::kWinner}) {
     const LevelCandidates candidates =
-        format::CandidateBucketsOfLevel(RandomHash(random), format::kMaxHashLocations, 1, order);
+        gphash::CandidateBucketsOfLevel(RandomHash(random), gphash::kMaxHashLocations, 1, order);
     uint32_t distinct = 0;
     for (uint32_t i = 0; i < candidates.count; ++i) {
       EXPECT_EQ(candidates.buckets[i], 0u);
-      distinct += format::RepeatsPrevious(candidates, i) ? 0 : 1;
+      distinct += gphash::RepeatsPrevious(candidates, i) ? 0 : 1;
     }
     EXPECT_EQ(distinct, 1u);
   }
 }
 
 TEST(GphashLayout, CandidateSlotsNumberLevelThenLocationThenSlot) {
-  for (uint32_t levels = 1; levels <= format::kMaxLevels; ++levels) {
-    for (uint32_t locations = 1; locations <= format::kMaxHashLocations; ++locations) {
-      for (uint32_t slots = format::kMinSlotsPerBucket; slots <= format::kMaxSlotsPerBucket;
+  for (uint32_t levels = 1; levels <= gphash::kMaxLevels; ++levels) {
+    for (uint32_t locations = 1; locations <= gphash::kMaxHashLocations; ++locations) {
+      for (uint32_t slots = gphash::kMinSlotsPerBucket; slots <= gphash::kMaxSlotsPerBucket;
            slots *= 2) {
-        const uint32_t count = format::CandidateSlotCount(levels, locations, slots);
+        const uint32_t count = gphash::CandidateSlotCount(levels, locations, slots);
         ASSERT_EQ(count, levels * locations * slots);
-        format::CandidateSlot previous{};
+        gphash::CandidateSlot previous{};
         for (uint32_t candidate = 0; candidate < count; ++candidate) {
-          const format::CandidateSlot at = format::CandidateSlotAt(candidate, locations, slots);
+          const gphash::CandidateSlot at = gphash::CandidateSlotAt(candidate, locations, slots);
           ASSERT_LT(at.level, levels);
           ASSERT_LT(at.location, locations);
           ASSERT_LT(at.slot, slots);
@@ -282,19 +283,19 @@ TEST(GphashLayout, WinnerOrderVisitsSlotsInWinnerRankOrder) {
   std::mt19937_64 random(6);
   for (int round = 0; round < kRounds / 10; ++round) {
     const KeyHash hash = RandomHash(random);
-    const uint32_t levels = 1 + random() % format::kMaxLevels;
-    const uint32_t locations = 1 + random() % format::kMaxHashLocations;
-    const uint32_t slots = format::kMinSlotsPerBucket << (random() % 3);
+    const uint32_t levels = 1 + random() % gphash::kMaxLevels;
+    const uint32_t locations = 1 + random() % gphash::kMaxHashLocations;
+    const uint32_t slots = gphash::kMinSlotsPerBucket << (random() % 3);
     const uint64_t top = uint64_t{1} << (levels - 1 + random() % 4);
     uint64_t previous = 0;
     bool first = true;
     for (uint32_t level = 0; level < levels; ++level) {
       const LevelCandidates candidates =
-          format::CandidateBucketsOfLevel(hash, locations, top >> level, CandidateOrder::kWinner);
+          gphash::CandidateBucketsOfLevel(hash, locations, top >> level, CandidateOrder::kWinner);
       for (uint32_t i = 0; i < candidates.count; ++i) {
-        if (format::RepeatsPrevious(candidates, i)) continue;
+        if (gphash::RepeatsPrevious(candidates, i)) continue;
         for (uint32_t slot = 0; slot < slots; ++slot) {
-          const uint64_t rank = format::WinnerRank(level, candidates.buckets[i], slot);
+          const uint64_t rank = gphash::WinnerRank(level, candidates.buckets[i], slot);
           if (!first) EXPECT_LT(previous, rank);
           previous = rank;
           first = false;
@@ -315,14 +316,14 @@ struct SlotName {
 SlotName RandomSlot(std::mt19937_64& random) {
   // Few distinct values per field, so that ties on a prefix are common.
   SlotName name;
-  name.level = random() % format::kMaxLevels;
-  name.bucket = random() % 2 == 0 ? random() % 4 : random() % format::kMaxBucketCount;
-  name.slot = random() % format::kMaxSlotsPerBucket;
+  name.level = random() % gphash::kMaxLevels;
+  name.bucket = random() % 2 == 0 ? random() % 4 : random() % gphash::kMaxBucketCount;
+  name.slot = random() % gphash::kMaxSlotsPerBucket;
   return name;
 }
 
 bool Outranks(const SlotName& a, const SlotName& b) {
-  return format::SlotOutranks(a.level, a.bucket, a.slot, b.level, b.bucket, b.slot);
+  return gphash::SlotOutranks(a.level, a.bucket, a.slot, b.level, b.bucket, b.slot);
 }
 
 TEST(GphashLayout, WinnerRuleIsLevelThenBucketThenSlot) {
@@ -332,8 +333,8 @@ TEST(GphashLayout, WinnerRuleIsLevelThenBucketThenSlot) {
     const SlotName b = RandomSlot(random);
     const bool expected = std::tie(a.level, a.bucket, a.slot) < std::tie(b.level, b.bucket, b.slot);
     EXPECT_EQ(Outranks(a, b), expected);
-    EXPECT_EQ(format::WinnerRank(a.level, a.bucket, a.slot) <
-                  format::WinnerRank(b.level, b.bucket, b.slot),
+    EXPECT_EQ(gphash::WinnerRank(a.level, a.bucket, a.slot) <
+                  gphash::WinnerRank(b.level, b.bucket, b.slot),
               expected);
   }
 }
@@ -351,8 +352,8 @@ TEST(GphashLayout, WinnerRuleIsAStrictTotalOrder) {
     EXPECT_EQ(int{Outranks(a, b)} + int{Outranks(b, a)} + int{same}, 1);
     if (Outranks(a, b) && Outranks(b, c)) EXPECT_TRUE(Outranks(a, c));  // transitive
     // One rank per slot.
-    EXPECT_EQ(format::WinnerRank(a.level, a.bucket, a.slot) ==
-                  format::WinnerRank(b.level, b.bucket, b.slot),
+    EXPECT_EQ(gphash::WinnerRank(a.level, a.bucket, a.slot) ==
+                  gphash::WinnerRank(b.level, b.bucket, b.slot),
               same);
   }
 }
@@ -362,7 +363,7 @@ TEST(GphashLayout, WinnerRuleIsAStrictTotalOrder) {
 TEST(GphashLayout, LowerLevelIndexIsTheHigherLevelId) {
   std::mt19937_64 random(9);
   for (int round = 0; round < kRounds; ++round) {
-    const uint32_t levels = 2 + random() % (format::kMaxLevels - 1);
+    const uint32_t levels = 2 + random() % (gphash::kMaxLevels - 1);
     std::set<uint64_t> ids;
     while (ids.size() < levels) ids.insert(random() % 1000);
     const std::vector<uint64_t> level_ids(ids.rbegin(), ids.rend());  // top first
@@ -377,13 +378,13 @@ TEST(GphashLayout, LowerLevelIndexIsTheHigherLevelId) {
 }
 
 TEST(GphashLayout, NoWinnerRankRanksAfterEverySlot) {
-  const uint64_t last = format::WinnerRank(format::kMaxLevels - 1, format::kMaxBucketCount - 1,
-                                           format::kMaxSlotsPerBucket - 1);
-  EXPECT_LT(last, format::kNoWinnerRank);
-  const uint64_t last_ranked = format::WinnerRank(
-      format::kMaxLevels - 1, format::kMaxRankedBucketCount - 1, format::kMaxSlotsPerBucket - 1);
-  EXPECT_LT(last_ranked, format::kNoWinnerRank);
-  EXPECT_LT(format::WinnerRank(0, 0, 0), last);
+  const uint64_t last = gphash::WinnerRank(gphash::kMaxLevels - 1, gphash::kMaxBucketCount - 1,
+                                           gphash::kMaxSlotsPerBucket - 1);
+  EXPECT_LT(last, gphash::kNoWinnerRank);
+  const uint64_t last_ranked = gphash::WinnerRank(
+      gphash::kMaxLevels - 1, gphash::kMaxRankedBucketCount - 1, gphash::kMaxSlotsPerBucket - 1);
+  EXPECT_LT(last_ranked, gphash::kNoWinnerRank);
+  EXPECT_LT(gphash::WinnerRank(0, 0, 0), last);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Open-time recovery of a GPHash table (cpu::Gphash::Open): reserved slots a
+// Open-time recovery of a GPHash table (gphash::cpu::CpuBackend::Open): reserved slots a
 // crash leaves are cleared, duplicate keys resolve to the winner (highest
 // level, lowest bucket, lowest slot), value cells nothing references are
 // reclaimed; and a crash at any persist point of a batch leaves each of its
@@ -31,13 +31,13 @@ void CopySlot(TestTable& t, const SlotAt& from, const SlotAt& to, uint64_t value
 }
 
 bool Outranks(const SlotAt& a, const SlotAt& b) {
-  return format::SlotOutranks(a.level, a.bucket, a.slot, b.level, b.bucket, b.slot);
+  return gphash::SlotOutranks(a.level, a.bucket, a.slot, b.level, b.bucket, b.slot);
 }
 
 // A free candidate slot of `key` that outranks `original` (or does not).
 std::optional<SlotAt> FreeSlotRanked(TestTable& t, const uint8_t* key, const SlotAt& original,
                                      bool outranking) {
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
     for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
@@ -57,21 +57,21 @@ TEST(GphashRecovery, ReservedSlotIsClearedAfterCrash) {
   t.CloseTableOnly();
   // An insert of key 500 that reserved its slot and wrote its key, then crashed.
   std::vector<uint8_t> key = t.Keys({500});
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   auto free_slot = FreeCandidate(t.pool(), view, key.data(), 0, ~0u, 0);
   ASSERT_TRUE(free_slot.has_value());
   std::memcpy(t.pool().At<uint8_t>(free_slot->key_offset), key.data(), 8);
   Word(t, free_slot->value_offset) = 1234;
-  Word(t, free_slot->word_offset) = format::ReserveWord(0);
-  EXPECT_EQ(recovery::VerifyGphashSlots(t.pool(), view, 1, nullptr).reserved, 1u);
+  Word(t, free_slot->word_offset) = gphash::ReserveWord(0);
+  EXPECT_EQ(gphash::VerifyGphashSlots(t.pool(), view, 1, nullptr).reserved, 1u);
 
   recovery::Report report;
   t.OpenTable(&report);
   EXPECT_EQ(report.slots_cleared, 1u);
-  EXPECT_EQ(Word(t, free_slot->word_offset), format::EmptyWord(format::ReserveWord(0)));
+  EXPECT_EQ(Word(t, free_slot->word_offset), gphash::EmptyWord(gphash::ReserveWord(0)));
   EXPECT_FALSE(t.Get({500})[0].has_value());
   EXPECT_EQ(t.table().Stats().keys, 100u);
-  recovery::SlotScanResult after = recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
+  gphash::SlotScanResult after = gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
   EXPECT_EQ(after.reserved, 0u);
   EXPECT_EQ(after.corrupt, 0u);
   // The slot's next reservation has a new version.
@@ -83,14 +83,14 @@ TEST(GphashRecovery, ReservedSlotWithAValueCellReclaimsTheCell) {
   TestTable t("rec-reserved-cell", Options(16, 48));
   ASSERT_TRUE(t.Put(Range(0, 10), 1).ok());
   t.CloseTableOnly();
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   std::vector<uint8_t> key = t.Keys({500});
   auto free_slot = FreeCandidate(t.pool(), view, key.data(), -1, ~0u, 0);
   ASSERT_TRUE(free_slot.has_value());
   // The insert had taken a fresh cell (the last of the chunk) and crashed.
   uint64_t cell = view.chunks[0] + (view.cells_per_chunk - 1) * view.cell_size;
   Word(t, free_slot->value_offset) = cell;
-  Word(t, free_slot->word_offset) = format::ReserveWord(0);
+  Word(t, free_slot->word_offset) = gphash::ReserveWord(0);
   recovery::Report report;
   t.OpenTable(&report);
   EXPECT_EQ(report.slots_cleared, 1u);
@@ -114,7 +114,7 @@ TEST(GphashRecovery, DuplicateKeysResolveToTheWinnerAtOpen) {
         // slot allows that placement is key 1000 under some seeds only, so the
         // table is rebuilt until it does).
         std::vector<uint8_t> key = t.Keys({1000});
-        recovery::GphashView view = t.View();
+        gphash::GphashView view = t.View();
         std::vector<SlotAt> original = FindKey(t.pool(), view, key.data());
         std::vector<SlotAt> donor = FindKey(t.pool(), view, t.Keys({1001}).data());
         ASSERT_EQ(original.size(), 1u);
@@ -136,7 +136,7 @@ TEST(GphashRecovery, DuplicateKeysResolveToTheWinnerAtOpen) {
         }
         Word(t, donor[0].word_offset) = 0;  // drop key 1001
         CopySlot(t, original[0], *copy, other_value);
-        EXPECT_EQ(recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates, 1u);
+        EXPECT_EQ(gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates, 1u);
 
         recovery::Report report;
         t.OpenTable(&report);
@@ -206,7 +206,7 @@ int RunChildCrashingAt(TestTable& t, uint64_t point, const Batch& batch) {
   if (child == 0) {
     auto pool = pm::Pool::Open(t.path(), false, SyncMode::kBatch);
     if (!pool.ok()) _exit(2);
-    auto table = cpu::Gphash::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
+    auto table = gphash::cpu::CpuBackend::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
     if (!table.ok()) _exit(3);
     pm::TEST_CrashAtPersistPoint(point);
     bool ok = batch(**table);
@@ -238,7 +238,7 @@ TEST(GphashRecovery, CrashAtEveryPersistPointLeavesEachOperationAppliedOrAbsent)
       // Fresh copy of the starting state for every point.
       testutil::TempPool scratch("rec-crash-copy");
       ASSERT_EQ(std::system(("cp " + path + " " + scratch.path()).c_str()), 0);
-      int code = RunChildCrashingAt(t, point, [&](cpu::Gphash& table) {
+      int code = RunChildCrashingAt(t, point, [&](gphash::cpu::CpuBackend& table) {
         return table.Put(keys.data(), values.data(), put_ids.size()).ok() &&
                table.Erase(erase_keys.data(), nullptr, 10).ok();
       });
@@ -259,7 +259,7 @@ TEST(GphashRecovery, CrashAtEveryPersistPointLeavesEachOperationAppliedOrAbsent)
         if (code == 0) ASSERT_FALSE(present);
       }
       for (uint64_t id = 30; id < 40; ++id) ASSERT_TRUE(t.Holds(id, 1));
-      recovery::SlotScanResult scan = recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
+      gphash::SlotScanResult scan = gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
       EXPECT_EQ(scan.corrupt, 0u);
       EXPECT_EQ(scan.reserved, 0u);
       EXPECT_EQ(scan.duplicates, 0u);

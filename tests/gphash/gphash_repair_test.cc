@@ -1,4 +1,4 @@
-// recovery::RepairGphash: drops every slot that cannot be trusted, clears
+// gphash::RepairGphash: drops every slot that cannot be trusted, clears
 // crash leftovers, reports each change, and leaves a table that verifies
 // clean and opens; a root that cannot be trusted is Corruption.
 #include <gtest/gtest.h>
@@ -27,7 +27,7 @@ TEST(GphashRepair, DropsUntrustworthySlotsClearsLeftoversAndKeepsTheRest) {
   for (uint64_t id = 0; id < 300; ++id) ids.push_back(id);
   ASSERT_TRUE(t.Put(ids, 1).ok());
   t.CloseTableOnly();
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   // Corruption: a flipped state, a wrong fingerprint, a misaligned cell
   // reference, two keys sharing a cell.
   Word(t, SlotOf(t, 1).word_offset) |= uint64_t{5} << 60;
@@ -37,7 +37,7 @@ TEST(GphashRepair, DropsUntrustworthySlotsClearsLeftoversAndKeepsTheRest) {
   // Crash leftovers: a reserved slot and a losing duplicate of key 10.
   auto reserved = FreeCandidate(t.pool(), view, t.Keys({1000}).data(), -1, ~0u, 0);
   ASSERT_TRUE(reserved.has_value());
-  Word(t, reserved->word_offset) = format::ReserveWord(0);
+  Word(t, reserved->word_offset) = gphash::ReserveWord(0);
   SlotAt original = SlotOf(t, 10);
   auto copy =
       FreeCandidate(t.pool(), view, t.Keys({10}).data(), 1, original.level, original.bucket);
@@ -48,7 +48,7 @@ TEST(GphashRepair, DropsUntrustworthySlotsClearsLeftoversAndKeepsTheRest) {
   Word(t, copy->word_offset) = Word(t, original.word_offset);
 
   recovery::Report report;
-  ASSERT_TRUE(recovery::RepairGphash(t.pool(), "t", kTableId, t.root(), report, nullptr).ok());
+  ASSERT_TRUE(gphash::RepairGphash(t.pool(), "t", kTableId, t.root(), report, nullptr).ok());
   EXPECT_EQ(report.slots_cleared, 1u + 5u);  // the reserved slot + keys 1..5
   EXPECT_EQ(report.duplicates_removed, 1u);
   size_t dropped = 0;
@@ -64,7 +64,7 @@ TEST(GphashRepair, DropsUntrustworthySlotsClearsLeftoversAndKeepsTheRest) {
   EXPECT_EQ(report.tables[0].keys, 295u);
 
   recovery::Report again;
-  ASSERT_TRUE(recovery::VerifyGphash(t.pool(), "t", kTableId, t.root(), again, nullptr).ok());
+  ASSERT_TRUE(gphash::VerifyGphash(t.pool(), "t", kTableId, t.root(), again, nullptr).ok());
   EXPECT_TRUE(again.findings.empty());
   recovery::Report open_report;
   t.OpenTable(&open_report);
@@ -83,7 +83,7 @@ TEST(GphashRepair, RepairOfACleanTableChangesNothing) {
   ASSERT_TRUE(t.Put({1, 2, 3}, 1).ok());
   t.CloseTableOnly();
   recovery::Report report;
-  ASSERT_TRUE(recovery::RepairGphash(t.pool(), "t", kTableId, t.root(), report, nullptr).ok());
+  ASSERT_TRUE(gphash::RepairGphash(t.pool(), "t", kTableId, t.root(), report, nullptr).ok());
   EXPECT_TRUE(report.findings.empty());
   EXPECT_EQ(report.slots_cleared + report.duplicates_removed + report.cells_reclaimed, 0u);
 }
@@ -91,9 +91,9 @@ TEST(GphashRepair, RepairOfACleanTableChangesNothing) {
 TEST(GphashRepair, UntrustworthyRootIsCorruption) {
   TestTable t("repair-root", Options(8, 8));
   t.CloseTableOnly();
-  t.pool().At<format::GphashRoot>(t.root())->checksum ^= 1;
+  t.pool().At<gphash::GphashRoot>(t.root())->checksum ^= 1;
   recovery::Report report;
-  Status status = recovery::RepairGphash(t.pool(), "t", kTableId, t.root(), report, nullptr);
+  Status status = gphash::RepairGphash(t.pool(), "t", kTableId, t.root(), report, nullptr);
   EXPECT_TRUE(status.IsCorruption());
   EXPECT_NE(status.message().find("checksum mismatch"), std::string::npos);
 }

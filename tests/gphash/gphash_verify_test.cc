@@ -1,6 +1,6 @@
-// recovery::VerifyGphash: a read-only check that tells crash leftovers
+// gphash::VerifyGphash: a read-only check that tells crash leftovers
 // (kRecoverable) from corruption (kCorruption) and names file, table, bucket
-// and offset; cpu::Gphash::Open refuses the same corruption.
+// and offset; gphash::cpu::CpuBackend::Open refuses the same corruption.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -26,7 +26,7 @@ uint64_t& Word(TestTable& t, uint64_t offset) { return *t.pool().At<uint64_t>(of
 
 recovery::Report Verify(TestTable& t) {
   recovery::Report report;
-  Status status = recovery::VerifyGphash(t.pool(), "t", kTableId, t.root(), report, nullptr);
+  Status status = gphash::VerifyGphash(t.pool(), "t", kTableId, t.root(), report, nullptr);
   EXPECT_TRUE(status.ok()) << status.ToString();
   return report;
 }
@@ -59,11 +59,11 @@ TEST(GphashVerify, CleanTableHasNoFindings) {
   t.CloseTableOnly();
   uint64_t calls = 0;
   recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(t.pool(), "t", kTableId, t.root(), report,
-                                     [&](uint64_t done, uint64_t total) {
-                                       EXPECT_LE(done, total);
-                                       ++calls;
-                                     })
+  ASSERT_TRUE(gphash::VerifyGphash(t.pool(), "t", kTableId, t.root(), report,
+                                   [&](uint64_t done, uint64_t total) {
+                                     EXPECT_LE(done, total);
+                                     ++calls;
+                                   })
                   .ok());
   EXPECT_TRUE(report.findings.empty());
   ASSERT_EQ(report.tables.size(), 1u);
@@ -95,7 +95,7 @@ TEST(GphashVerify, FlippedSlotStateIsCorruptionNamingFileTableBucketAndOffset) {
       << message;
   EXPECT_EQ(report.tables[0].keys, 99u);
   // Open refuses it with the same words.
-  auto opened = cpu::Gphash::Open(t.pool(), "t", t.root(), 1, nullptr);
+  auto opened = gphash::cpu::CpuBackend::Open(t.pool(), "t", t.root(), 1, nullptr);
   ASSERT_TRUE(opened.status().IsCorruption());
   EXPECT_NE(opened.status().message().find("state 7 is not a valid state"), std::string::npos);
   EXPECT_NE(opened.status().message().find(t.path()), std::string::npos);
@@ -115,14 +115,14 @@ TEST(GphashVerify, MisplacedKeyIsCorruption) {
   TestTable t("verify-misplaced", Options(8, 8));
   ASSERT_TRUE(t.Put(Range(0, 100), 1).ok());
   t.CloseTableOnly();
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   SlotAt at = SlotOf(t, 42);
   // Move key 42 to a bucket that is none of its candidates.
   format::KeyHash hash = format::HashKey(t.Keys({42}).data(), 8, view.hash_seed);
   uint64_t wrong = 0;
   for (;; ++wrong) {
     const bool candidate =
-        format::IsCandidateBucket(hash, view.hash_locations, view.levels[0].bucket_count, wrong);
+        gphash::IsCandidateBucket(hash, view.hash_locations, view.levels[0].bucket_count, wrong);
     uint64_t word = Word(t, Locate(view, 0, wrong, 0).word_offset);
     if (!candidate && word == 0) break;
   }
@@ -152,7 +152,7 @@ TEST(GphashVerify, BadValueReferencesAreCorruption) {
   TestTable t("verify-ref", Options(8, 100));
   ASSERT_TRUE(t.Put(Range(0, 100), 1).ok());
   t.CloseTableOnly();
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   SlotAt misaligned = SlotOf(t, 1);
   SlotAt outside = SlotOf(t, 2);
   SlotAt shared_a = SlotOf(t, 3);
@@ -183,11 +183,11 @@ TEST(GphashVerify, CrashLeftoversAreRecoverableAndVerifyNeverWrites) {
   TestTable t("verify-leftovers", Options(8, 8));
   ASSERT_TRUE(t.Put(Range(0, 100), 1).ok());
   t.CloseTableOnly();
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   // A reserved slot and a duplicate that loses to the original.
   auto reserved = FreeCandidate(t.pool(), view, t.Keys({500}).data(), -1, ~0u, 0);
   ASSERT_TRUE(reserved.has_value());
-  Word(t, reserved->word_offset) = format::ReserveWord(0);
+  Word(t, reserved->word_offset) = gphash::ReserveWord(0);
   SlotAt original = SlotOf(t, 9);
   auto copy = FreeCandidate(t.pool(), view, t.Keys({9}).data(), 1, original.level, original.bucket);
   ASSERT_TRUE(copy.has_value());
@@ -201,14 +201,14 @@ TEST(GphashVerify, CrashLeftoversAreRecoverableAndVerifyNeverWrites) {
   auto pool = pm::Pool::Open(t.path(), /*read_only=*/true, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
   recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(**pool, "t", kTableId, t.root(), report, nullptr).ok());
+  ASSERT_TRUE(gphash::VerifyGphash(**pool, "t", kTableId, t.root(), report, nullptr).ok());
   EXPECT_FALSE(report.HasCorruption());
   EXPECT_EQ(Findings(report, Severity::kRecoverable).size(), 2u);
   EXPECT_EQ(report.tables[0].reserved_slots, 1u);
   EXPECT_EQ(report.tables[0].duplicate_slots, 1u);
   EXPECT_EQ(report.tables[0].keys, 100u);
   // A read-only open cannot recover: it says so instead of writing.
-  auto read_only = cpu::Gphash::Open(**pool, "t", t.root(), 1, nullptr);
+  auto read_only = gphash::cpu::CpuBackend::Open(**pool, "t", t.root(), 1, nullptr);
   EXPECT_TRUE(read_only.status().IsNeedsRecovery()) << read_only.status().ToString();
   EXPECT_NE(read_only.status().message().find("needs recovery"), std::string::npos);
   pool->reset();
@@ -221,7 +221,7 @@ TEST(GphashVerify, UntrustworthyRootIsCorruption) {
   TestTable t("verify-root", Options(8, 8));
   ASSERT_TRUE(t.Put(Range(0, 10), 1).ok());
   t.CloseTableOnly();
-  auto* root = t.pool().At<format::GphashRoot>(t.root());
+  auto* root = t.pool().At<gphash::GphashRoot>(t.root());
   struct Case {
     const char* name;
     uint64_t* field;
@@ -235,15 +235,16 @@ TEST(GphashVerify, UntrustworthyRootIsCorruption) {
                  Case{"levelset generation", &root->levelsets[0].generation, 2, "LevelSet"}}) {
     *c.field ^= c.flip;
     recovery::Report report;
-    Status status = recovery::VerifyGphash(t.pool(), "t", kTableId, t.root(), report, nullptr);
+    Status status = gphash::VerifyGphash(t.pool(), "t", kTableId, t.root(), report, nullptr);
     EXPECT_TRUE(status.IsCorruption()) << c.name;
     EXPECT_NE(status.message().find(c.says), std::string::npos)
         << c.name << ": " << status.message();
     EXPECT_NE(status.message().find("table 't' root"), std::string::npos) << status.message();
-    EXPECT_TRUE(recovery::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true)
+    EXPECT_TRUE(gphash::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true)
                     .status()
                     .IsCorruption());
-    EXPECT_TRUE(cpu::Gphash::Open(t.pool(), "t", t.root(), 1, nullptr).status().IsCorruption());
+    EXPECT_TRUE(
+        gphash::cpu::CpuBackend::Open(t.pool(), "t", t.root(), 1, nullptr).status().IsCorruption());
     *c.field ^= c.flip;
   }
   EXPECT_TRUE(Verify(t).findings.empty());
@@ -251,7 +252,7 @@ TEST(GphashVerify, UntrustworthyRootIsCorruption) {
 
 TEST(GphashVerify, ReferencedExtentsAreRootLevelsAndChunks) {
   TestTable t("verify-extents", Options(8, 64));
-  auto extents = recovery::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true);
+  auto extents = gphash::GphashExtents(t.pool(), "t", t.root(), /*require_allocated=*/true);
   ASSERT_TRUE(extents.ok());
   ASSERT_EQ(extents->size(), 1u + 2u + 1u);
   EXPECT_EQ((*extents)[0].offset, t.root());

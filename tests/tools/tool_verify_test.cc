@@ -72,7 +72,7 @@ TEST_F(ToolVerify, ADamagedTableIsListedAsSuchTheOthersDumpAndRepairDropsOnlyIt)
   corruption::PoolMap map = corruption::ReadPoolMap(pool_);
   ASSERT_EQ(map.tables.size(), 3u);
   ASSERT_EQ(map.tables[1].name, "u");
-  FlipByte(map.tables[1].root + offsetof(format::GphashRoot, checksum));
+  FlipByte(map.tables[1].root + offsetof(gphash::GphashRoot, checksum));
 
   ToolResult text = Run({"info", pool_});
   EXPECT_EQ(text.exit_code, 2) << text.out << text.err;

@@ -14,10 +14,10 @@
 #include "tables/gphash/scan.h"
 #include "tables/gphash/slot_scan.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 namespace {
 
-const recovery::Finding* FirstCorruption(const recovery::SlotScanResult& scan) {
+const recovery::Finding* FirstCorruption(const gphash::SlotScanResult& scan) {
   for (const recovery::Finding& finding : scan.findings) {
     if (finding.severity == recovery::Finding::Severity::kCorruption) return &finding;
   }
@@ -28,10 +28,10 @@ const recovery::Finding* FirstCorruption(const recovery::SlotScanResult& scan) {
 
 // ---- Impl ----
 
-Gphash::Impl::Impl(pm::Pool& pool, const recovery::GphashView& view, int threads)
+CpuBackend::Impl::Impl(pm::Pool& pool, const gphash::GphashView& view, int threads)
     : pool_(pool),
       base_(pool.base()),
-      root_(pool.At<format::GphashRoot>(view.root_offset)),
+      root_(pool.At<gphash::GphashRoot>(view.root_offset)),
       table_name_(view.table_name),
       root_offset_(view.root_offset),
       table_id_(view.table_id),
@@ -46,17 +46,17 @@ Gphash::Impl::Impl(pm::Pool& pool, const recovery::GphashView& view, int threads
       hash_seed_(view.hash_seed),
       threads_(std::max(1, threads)),
       kernels_(SelectKernels(view.slots_per_bucket, view.key_size)),
-      heap_(pool, pool.At<format::GphashRoot>(view.root_offset), view.table_name) {
+      heap_(pool, pool.At<gphash::GphashRoot>(view.root_offset), view.table_name) {
   ApplyLevelSet(view.levelset);
 }
 
-Gphash::Impl::~Impl() {
+CpuBackend::Impl::~Impl() {
   if (pool_.read_only()) return;
   DrainLimbo();  // a clean close leaves no tombstones behind
   pool_.Sync().IgnoreError();
 }
 
-gphash::Stats Gphash::Impl::Stats() const {
+gphash::Stats CpuBackend::Impl::Stats() const {
   gphash::Stats stats;
   stats.keys = static_cast<uint64_t>(std::max<int64_t>(0, keys_.load()));
   stats.slots = stat_slots_.load();
@@ -74,7 +74,7 @@ gphash::Stats Gphash::Impl::Stats() const {
 // The shared host scan (winners only, seqlock reads), under the shared lock
 // (no resize meanwhile) and an epoch (no value cell reused meanwhile). The
 // visitor must not call into this table.
-Status Gphash::Impl::Scan(const Table::ScanVisitor& visit) {
+Status CpuBackend::Impl::Scan(const Table::ScanVisitor& visit) {
   LockShared();
   int ticket = epochs_.Enter();
   Status status = gphash::ScanLivePairs(pool_, root_offset_, levelset_, visit);
@@ -83,16 +83,16 @@ Status Gphash::Impl::Scan(const Table::ScanVisitor& visit) {
   return status;
 }
 
-// ---- Gphash ----
+// ---- CpuBackend ----
 
-Gphash::Gphash(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Gphash::~Gphash() = default;
+CpuBackend::CpuBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CpuBackend::~CpuBackend() = default;
 
 // Batches index their operations with 32 bits: larger ones run in parts (each
 // part durable before the next starts, so "last occurrence wins" holds).
 constexpr size_t kMaxBatchPart = size_t{1} << 30;
 
-Status Gphash::Put(const uint8_t* keys, const uint8_t* values, size_t count) {
+Status CpuBackend::Put(const uint8_t* keys, const uint8_t* values, size_t count, void* /*stream*/) {
   for (size_t done = 0; done < count; done += kMaxBatchPart) {
     size_t part = std::min(kMaxBatchPart, count - done);
     GPKV_RETURN_IF_ERROR(
@@ -100,7 +100,8 @@ Status Gphash::Put(const uint8_t* keys, const uint8_t* values, size_t count) {
   }
   return Status::OK();
 }
-Status Gphash::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count) {
+Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                       void* /*stream*/) {
   for (size_t done = 0; done < count; done += kMaxBatchPart) {
     size_t part = std::min(kMaxBatchPart, count - done);
     GPKV_RETURN_IF_ERROR(impl_->Get(keys + done * impl_->key_size_,
@@ -109,7 +110,7 @@ Status Gphash::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t 
   }
   return Status::OK();
 }
-Status Gphash::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
+Status CpuBackend::Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* /*stream*/) {
   for (size_t done = 0; done < count; done += kMaxBatchPart) {
     size_t part = std::min(kMaxBatchPart, count - done);
     GPKV_RETURN_IF_ERROR(impl_->Erase(keys + done * impl_->key_size_,
@@ -117,20 +118,21 @@ Status Gphash::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
   }
   return Status::OK();
 }
-Status Gphash::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
-gphash::Stats Gphash::Stats() const { return impl_->Stats(); }
-uint32_t Gphash::key_size() const { return impl_->key_size_; }
-uint64_t Gphash::TEST_StrayReclaims() const { return impl_->stray_reclaims_.load(); }
-uint32_t Gphash::value_size() const { return impl_->value_size_; }
+Status CpuBackend::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
+gphash::Stats CpuBackend::Stats() const { return impl_->Stats(); }
+uint32_t CpuBackend::key_size() const { return impl_->key_size_; }
+uint64_t CpuBackend::TEST_StrayReclaims() const { return impl_->stray_reclaims_.load(); }
+uint32_t CpuBackend::value_size() const { return impl_->value_size_; }
 
-Result<uint64_t> Gphash::Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options) {
+Result<uint64_t> CpuBackend::Create(pm::Pool& pool, uint64_t table_id,
+                                    const TableOptions& options) {
   return gphash::CreateTable(pool, table_id, options);
 }
 
-Result<std::unique_ptr<Gphash>> Gphash::Open(pm::Pool& pool, const std::string& table_name,
-                                             uint64_t root_offset, int threads,
-                                             recovery::Report* report) {
-  auto view = recovery::ReadGphash(pool, table_name, root_offset);
+Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::string& table_name,
+                                                     uint64_t root_offset, int threads,
+                                                     recovery::Report* report) {
+  auto view = gphash::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   if (SelectKernels(view->slots_per_bucket, view->key_size) == nullptr) {
     return Status::Unsupported(pool.Where(view->TableRegion() + " root", root_offset) +
@@ -138,10 +140,10 @@ Result<std::unique_ptr<Gphash>> Gphash::Open(pm::Pool& pool, const std::string& 
   }
   threads = std::max(1, threads);
   const bool writable = !pool.read_only();
-  recovery::SlotScanResult scan =
-      writable ? recovery::FixGphashSlots(pool, *view, recovery::SlotScanMode::kRecover, threads,
-                                          nullptr)
-               : recovery::VerifyGphashSlots(pool, *view, threads, nullptr);
+  gphash::SlotScanResult scan =
+      writable
+          ? gphash::FixGphashSlots(pool, *view, gphash::SlotScanMode::kRecover, threads, nullptr)
+          : gphash::VerifyGphashSlots(pool, *view, threads, nullptr);
   if (scan.HasCorruption()) {
     const recovery::Finding* first = FirstCorruption(scan);
     std::string message =
@@ -176,11 +178,11 @@ Result<std::unique_ptr<Gphash>> Gphash::Open(pm::Pool& pool, const std::string& 
     }
   }
   if (writable) GPKV_RETURN_IF_ERROR(pool.Sync());
-  return std::unique_ptr<Gphash>(new Gphash(std::move(impl)));
+  return std::unique_ptr<CpuBackend>(new CpuBackend(std::move(impl)));
 }
 
-Status Gphash::Destroy(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {
+Status CpuBackend::Destroy(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {
   return gphash::DropTable(pool, table_name, root_offset);
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

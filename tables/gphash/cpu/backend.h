@@ -1,7 +1,7 @@
-// cpu::Gphash: the persistent hash table (GPHash layout, tables/gphash/layout.h)
-// run by CPU threads directly on the pool mapping. Lock-free, log-free
-// insert / update / erase by CAS on slot words (__atomic builtins (C++17 has no std::atomic_ref)),
-// one-step fingerprint comparison of a bucket, resize by a new top level.
+// cpu::CpuBackend: the persistent hash table (GPHash layout, tables/gphash/layout.h)
+// run by CPU threads directly on the pool mapping (a gphash::Backend, backend.h). Lock-free,
+// log-free insert / update / erase by CAS on slot words (__atomic builtins (C++17 has no
+// std::atomic_ref)), one-step fingerprint comparison of a bucket, resize by a new top level.
 //
 // Who may call: engine/ (through the Table facade) and tests.
 //
@@ -21,11 +21,12 @@
 #include "gpkv/table.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/gphash/backend.h"
 #include "tables/gphash/stats.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 
-class Gphash {
+class CpuBackend final : public gphash::Backend {
  public:
   // Validates options (key size 8/16/32, value size 1..128, geometry) and
   // allocates a root, the levels and (value_size > 8) a first value chunk.
@@ -38,23 +39,28 @@ class Gphash {
   // value cells no slot references reclaimed. `report` (optional) receives
   // what recovery changed. Corruption (naming table and offset) if the root
   // or a level descriptor is invalid.
-  static Result<std::unique_ptr<Gphash>> Open(pm::Pool& pool, const std::string& table_name,
-                                              uint64_t root_offset, int threads,
-                                              recovery::Report* report);
-  ~Gphash();
+  static Result<std::unique_ptr<CpuBackend>> Open(pm::Pool& pool, const std::string& table_name,
+                                                  uint64_t root_offset, int threads,
+                                                  recovery::Report* report);
+  ~CpuBackend() override;
 
   // Batches: count keys of key_size bytes; values of value_size bytes. See
-  // gpkv::Table for the contract. Durable on return (pool.Sync()).
-  Status Put(const uint8_t* keys, const uint8_t* values, size_t count);
-  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count);
-  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count);
+  // gpkv::Table for the contract. Durable on return (pool.Sync()). `stream`
+  // is ignored (backend.h).
+  using Backend::Erase;
+  using Backend::Get;
+  using Backend::Put;
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) override;
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+             void* stream) override;
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) override;
 
   // Visits every live pair (see gpkv::Table::Scan); single-threaded.
-  Status Scan(const Table::ScanVisitor& visit) const;
+  Status Scan(const Table::ScanVisitor& visit) const override;
 
-  gphash::Stats Stats() const;
-  uint32_t key_size() const;
-  uint32_t value_size() const;
+  gphash::Stats Stats() const override;
+  uint32_t key_size() const override;
+  uint32_t value_size() const override;
 
   // Frees every extent of the table rooted at root_offset.
   // REQUIRES: the table is unlinked from the catalog and not open.
@@ -67,8 +73,8 @@ class Gphash {
   class Impl;
 
  private:
-  explicit Gphash(std::unique_ptr<Impl> impl);
+  explicit CpuBackend(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

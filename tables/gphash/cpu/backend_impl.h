@@ -1,4 +1,4 @@
-// Internals of cpu::Gphash shared by the files of tables/gphash/cpu/. Not for use outside cpu/.
+// Internals of cpu::CpuBackend shared by the files of tables/gphash/cpu/. Not for use outside cpu/.
 //
 // Concurrency model:
 //  - mutex_ (shared_mutex): batches hold it shared; resizes (and the
@@ -12,7 +12,7 @@
 //    the epoch allows, util/epoch.h). Readers validate with a double collect of
 //    the candidate slot words (a seqlock over the slot-word versions).
 //  - When a key is VALID in several slots (racing inserts from concurrent
-//    batches), every operation acts on the winner (format::SlotOutranks);
+//    batches), every operation acts on the winner (gphash::SlotOutranks);
 //    updates also erase the losers, erases erase losers first, then the winner.
 #pragma once
 
@@ -32,7 +32,7 @@
 #include "tables/gphash/value_heap.h"
 #include "util/epoch.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 
 // One level of the current LevelSet, as the hot path uses it.
 struct LevelRef {
@@ -80,14 +80,14 @@ struct BatchInput {
 };
 
 // A worker's share of a write batch (Kernels::put_worker, erase_worker).
-using WorkerFn = void (*)(Gphash::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
+using WorkerFn = void (*)(CpuBackend::Impl&, const BatchInput&, BatchScratch&, WorkerScratch&);
 
 // The hot-path routines, instantiated per (slots per bucket, key size).
 struct Kernels {
   WorkerFn put_worker;
   WorkerFn erase_worker;
-  void (*get_range)(Gphash::Impl&, const BatchInput&, BatchScratch&, size_t begin, size_t end);
-  OpResult (*put_one)(Gphash::Impl&, WorkerScratch&, const uint8_t* key, const uint8_t* value,
+  void (*get_range)(CpuBackend::Impl&, const BatchInput&, BatchScratch&, size_t begin, size_t end);
+  OpResult (*put_one)(CpuBackend::Impl&, WorkerScratch&, const uint8_t* key, const uint8_t* value,
                       const format::KeyHash& hash);
 };
 // nullptr for a geometry the kernels are not built for.
@@ -102,9 +102,9 @@ struct SlotCopy {
   uint64_t word;
 };
 
-class Gphash::Impl {
+class CpuBackend::Impl {
  public:
-  Impl(pm::Pool& pool, const recovery::GphashView& view, int threads);
+  Impl(pm::Pool& pool, const gphash::GphashView& view, int threads);
   ~Impl();
 
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count);
@@ -121,11 +121,11 @@ class Gphash::Impl {
     return reinterpret_cast<uint64_t*>(bucket) + slot;
   }
   uint8_t* SlotKey(uint8_t* bucket, uint32_t slot) const {
-    return bucket + format::KeyOffset(slots_per_bucket_, key_size_, slot);
+    return bucket + gphash::KeyOffset(slots_per_bucket_, key_size_, slot);
   }
   uint64_t* SlotValue(uint8_t* bucket, uint32_t slot) const {
     return reinterpret_cast<uint64_t*>(bucket +
-                                       format::ValueWordOffset(slots_per_bucket_, key_size_, slot));
+                                       gphash::ValueWordOffset(slots_per_bucket_, key_size_, slot));
   }
   format::KeyHash Hash(const uint8_t* key) const {
     return format::HashKey(key, key_size_, hash_seed_);
@@ -153,7 +153,7 @@ class Gphash::Impl {
   // ---- shared state ----
   pm::Pool& pool_;
   uint8_t* const base_;
-  format::GphashRoot* const root_;
+  gphash::GphashRoot* const root_;
   const std::string table_name_;
   const uint64_t root_offset_;
   const uint64_t table_id_;
@@ -170,8 +170,8 @@ class Gphash::Impl {
   const Kernels* const kernels_;
 
   // Current LevelSet: changes only under the exclusive lock.
-  format::LevelSet levelset_{};
-  LevelRef levels_[format::kMaxLevels];
+  gphash::LevelSet levelset_{};
+  LevelRef levels_[gphash::kMaxLevels];
   uint32_t level_count_ = 0;
 
   // The table lock, with writers first: glibc's rwlock (under std::shared_mutex)
@@ -194,9 +194,9 @@ class Gphash::Impl {
   std::atomic<uint32_t> stat_levels_{0};
 
   // Installs `set` as the volatile level array (after it was published).
-  void ApplyLevelSet(const format::LevelSet& set);
+  void ApplyLevelSet(const gphash::LevelSet& set);
   // Publishes *set (its generation is set here): gphash::PublishLevelSet.
-  void PublishLevelSet(format::LevelSet* set);
+  void PublishLevelSet(gphash::LevelSet* set);
 
   // A put or erase batch: every worker runs `worker_fn` on its share under
   // the shared lock; operations that found no free slot (puts) are placed
@@ -242,4 +242,4 @@ class Gphash::Impl {
   std::vector<std::unique_ptr<BatchScratch>> scratch_free_;
 };
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

@@ -1,4 +1,4 @@
-// Batch drivers of cpu::Gphash: locking, epochs, partitioning among workers,
+// Batch drivers of cpu::CpuBackend: locking, epochs, partitioning among workers,
 // the exclusive round for puts that found no room, and reclamation.
 #include <omp.h>
 
@@ -8,7 +8,7 @@
 #include "pm/atomic_word.h"
 #include "tables/gphash/cpu/backend_impl.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 namespace {
 
 // Batches smaller than this per worker run on fewer workers.
@@ -29,23 +29,23 @@ bool Pending(const BatchScratch& batch) {
 
 }  // namespace
 
-void Gphash::Impl::LockShared() const {
+void CpuBackend::Impl::LockShared() const {
   while (writers_waiting_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   mutex_.lock_shared();
 }
 
-void Gphash::Impl::LockExclusive() const {
+void CpuBackend::Impl::LockExclusive() const {
   writers_waiting_.fetch_add(1, std::memory_order_acq_rel);
   mutex_.lock();
   writers_waiting_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-uint32_t Gphash::Impl::PartitionsFor(size_t count) const {
+uint32_t CpuBackend::Impl::PartitionsFor(size_t count) const {
   size_t by_size = std::max<size_t>(1, count / kMinOpsPerWorker);
   return static_cast<uint32_t>(std::min<size_t>(static_cast<size_t>(threads_), by_size));
 }
 
-BatchScratch* Gphash::Impl::AcquireScratch(size_t count, uint32_t partitions) {
+BatchScratch* CpuBackend::Impl::AcquireScratch(size_t count, uint32_t partitions) {
   std::unique_ptr<BatchScratch> scratch;
   {
     std::lock_guard<std::mutex> lock(scratch_mutex_);
@@ -70,14 +70,14 @@ BatchScratch* Gphash::Impl::AcquireScratch(size_t count, uint32_t partitions) {
   return scratch.release();
 }
 
-void Gphash::Impl::ReleaseScratch(BatchScratch* scratch) {
+void CpuBackend::Impl::ReleaseScratch(BatchScratch* scratch) {
   std::lock_guard<std::mutex> lock(scratch_mutex_);
   scratch_free_.emplace_back(scratch);
 }
 
 template <typename Worker>
-void Gphash::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& input, uint32_t partitions,
-                                  const Worker& worker, bool first_round) {
+void CpuBackend::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& input,
+                                      uint32_t partitions, const Worker& worker, bool first_round) {
   const size_t count = input.count;
   if (partitions == 1) {
     WorkerScratch& only = batch.workers[0];
@@ -114,7 +114,7 @@ void Gphash::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& input, 
   }
 }
 
-Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count) {
+Status CpuBackend::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count) {
   BatchInput input;
   input.keys = keys;
   input.values = values;
@@ -122,7 +122,7 @@ Status Gphash::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t coun
   return RunWriteBatch(input, kernels_->put_worker);
 }
 
-Status Gphash::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
+Status CpuBackend::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
   BatchInput input;
   input.keys = keys;
   input.flags_out = erased;
@@ -130,7 +130,7 @@ Status Gphash::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count) {
   return RunWriteBatch(input, kernels_->erase_worker);
 }
 
-Status Gphash::Impl::RunWriteBatch(const BatchInput& input, WorkerFn worker_fn) {
+Status CpuBackend::Impl::RunWriteBatch(const BatchInput& input, WorkerFn worker_fn) {
   if (pool_.read_only()) {
     return Status::InvalidArgument(pool_.path() + ": table '" + table_name_ +
                                    "': the pool is open read-only");
@@ -173,7 +173,7 @@ Status Gphash::Impl::RunWriteBatch(const BatchInput& input, WorkerFn worker_fn) 
   return status.ok() ? synced : status;
 }
 
-Status Gphash::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count) {
+Status CpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count) {
   if (count == 0) return Status::OK();
   BatchInput input;
   input.keys = keys;
@@ -202,7 +202,7 @@ Status Gphash::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, s
   return Status::OK();
 }
 
-void Gphash::Impl::FinishBatch(BatchScratch& batch) {
+void CpuBackend::Impl::FinishBatch(BatchScratch& batch) {
   int64_t delta = 0;
   size_t retired = 0;
   for (WorkerScratch& worker : batch.workers) {
@@ -226,12 +226,12 @@ void Gphash::Impl::FinishBatch(BatchScratch& batch) {
   }
 }
 
-void Gphash::Impl::RetireToLimbo(BatchScratch& batch) {
+void CpuBackend::Impl::RetireToLimbo(BatchScratch& batch) {
   std::lock_guard<std::mutex> lock(limbo_mutex_);
   RetireToLimboLocked(batch);
 }
 
-void Gphash::Impl::RetireToLimboLocked(BatchScratch& batch) {
+void CpuBackend::Impl::RetireToLimboLocked(BatchScratch& batch) {
   const uint64_t tag = epochs_.Current();
   bool any = false;
   for (WorkerScratch& worker : batch.workers) {
@@ -242,7 +242,7 @@ void Gphash::Impl::RetireToLimboLocked(BatchScratch& batch) {
   if (any) epochs_.Advance();
 }
 
-void Gphash::Impl::Reclaim(const RetiredItem& item, std::vector<uint64_t>* cells) {
+void CpuBackend::Impl::Reclaim(const RetiredItem& item, std::vector<uint64_t>* cells) {
   if (item.word == 0) {
     cells->push_back(item.offset);
     return;
@@ -255,10 +255,10 @@ void Gphash::Impl::Reclaim(const RetiredItem& item, std::vector<uint64_t>* cells
     stray_reclaims_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  pool_.Publish(pool_.At<uint64_t>(item.offset), format::EmptyWord(item.word));
+  pool_.Publish(pool_.At<uint64_t>(item.offset), gphash::EmptyWord(item.word));
 }
 
-bool Gphash::Impl::InCurrentLevel(uint64_t offset) const {
+bool CpuBackend::Impl::InCurrentLevel(uint64_t offset) const {
   for (uint32_t level = 0; level < level_count_; ++level) {
     const LevelRef& ref = levels_[level];
     if (offset >= ref.offset && offset - ref.offset < ref.bucket_count * bucket_bytes_) return true;
@@ -266,7 +266,7 @@ bool Gphash::Impl::InCurrentLevel(uint64_t offset) const {
   return false;
 }
 
-void Gphash::Impl::DrainLimbo() {
+void CpuBackend::Impl::DrainLimbo() {
   std::vector<uint64_t> cells;
   std::lock_guard<std::mutex> lock(limbo_mutex_);
   for (const Limbo& entry : limbo_) Reclaim(entry.item, &cells);
@@ -274,25 +274,25 @@ void Gphash::Impl::DrainLimbo() {
   if (!cells.empty()) heap_.Give(cells.data(), cells.size());
 }
 
-uint32_t Gphash::Impl::FindCopies(const uint8_t* key, const format::KeyHash& hash, SlotCopy* out,
-                                  uint32_t max) const {
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+uint32_t CpuBackend::Impl::FindCopies(const uint8_t* key, const format::KeyHash& hash,
+                                      SlotCopy* out, uint32_t max) const {
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   uint32_t found = 0;
   for (uint32_t level = 0; level < level_count_; ++level) {
-    const format::LevelCandidates buckets = format::CandidateBucketsOfLevel(
-        hash, hash_locations_, levels_[level].bucket_count, format::CandidateOrder::kFirstLocation);
+    const gphash::LevelCandidates buckets = gphash::CandidateBucketsOfLevel(
+        hash, hash_locations_, levels_[level].bucket_count, gphash::CandidateOrder::kFirstLocation);
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t index = buckets.buckets[i];
       uint8_t* bucket = Bucket(level, index);
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         uint64_t word = pm::LoadAcquire(SlotWord(bucket, slot));
-        if (!format::SlotMatches(word, fingerprint)) continue;
+        if (!gphash::SlotMatches(word, fingerprint)) continue;
         if (std::memcmp(SlotKey(bucket, slot), key, key_size_) != 0) continue;
         SlotCopy copy{level, index, bucket, slot, word};
         if (found < max) {
           out[found] = copy;
           // Keep the winner first.
-          if (found > 0 && format::SlotOutranks(level, index, slot, out[0].level,
+          if (found > 0 && gphash::SlotOutranks(level, index, slot, out[0].level,
                                                 out[0].bucket_index, out[0].slot)) {
             std::swap(out[0], out[found]);
           }
@@ -304,4 +304,4 @@ uint32_t Gphash::Impl::FindCopies(const uint8_t* key, const format::KeyHash& has
   return std::min(found, max);
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

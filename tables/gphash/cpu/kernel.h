@@ -19,11 +19,11 @@
 #include "tables/gphash/cpu/backend_impl.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::cpu::kernel {
+namespace gpkv::gphash::cpu::kernel {
 
 using format::KeyHash;
 
-constexpr uint32_t kMaxCandidates = format::kMaxCandidateBuckets;
+constexpr uint32_t kMaxCandidates = gphash::kMaxCandidateBuckets;
 constexpr uint32_t kMaxCopies = 8;
 constexpr size_t kFarAhead = 16;
 constexpr size_t kNearAhead = 8;
@@ -34,17 +34,17 @@ constexpr size_t kCellRefill = 64;
 // offsets are constants here.
 template <uint32_t S, uint32_t K>
 struct Layout {
-  static constexpr uint32_t kBucketBytes = format::BucketBytes(S, K);
+  static constexpr uint32_t kBucketBytes = gphash::BucketBytes(S, K);
   static constexpr uint32_t kKeyWords = K / 8;
 
   static uint64_t* Word(uint8_t* bucket, uint32_t slot) {
-    return reinterpret_cast<uint64_t*>(bucket + format::SlotWordOffset(slot));
+    return reinterpret_cast<uint64_t*>(bucket + gphash::SlotWordOffset(slot));
   }
   static uint8_t* Key(uint8_t* bucket, uint32_t slot) {
-    return bucket + format::KeyOffset(S, K, slot);
+    return bucket + gphash::KeyOffset(S, K, slot);
   }
   static uint64_t* Value(uint8_t* bucket, uint32_t slot) {
-    return reinterpret_cast<uint64_t*>(bucket + format::ValueWordOffset(S, K, slot));
+    return reinterpret_cast<uint64_t*>(bucket + gphash::ValueWordOffset(S, K, slot));
   }
 };
 
@@ -57,12 +57,12 @@ struct Candidate {
 // The candidate buckets of `hash`, top level first; level_end[p] is one past
 // the last candidate of level p.
 template <uint32_t S, uint32_t K>
-inline uint32_t Candidates(const Gphash::Impl& table, const KeyHash& hash, Candidate* out,
+inline uint32_t Candidates(const CpuBackend::Impl& table, const KeyHash& hash, Candidate* out,
                            uint32_t* level_end) {
   uint32_t count = 0;
   for (uint32_t level = 0; level < table.level_count_; ++level) {
-    uint64_t buckets[format::kMaxHashLocations];
-    const uint32_t listed = format::FirstLocationBuckets(
+    uint64_t buckets[gphash::kMaxHashLocations];
+    const uint32_t listed = gphash::FirstLocationBuckets(
         hash, table.hash_locations_, table.levels_[level].bucket_count, buckets);
     for (uint32_t i = 0; i < listed; ++i) {
       const uint64_t index = buckets[i];
@@ -88,8 +88,8 @@ struct Snapshot {
 template <uint32_t S>
 inline void TakeSnapshot(const uint8_t* bucket, uint64_t pattern, Snapshot<S>* out) {
   const __m128i state_and_fingerprint =
-      _mm_set1_epi64x(static_cast<long long>(format::kStateMatchMask));
-  const __m128i state = _mm_set1_epi64x(static_cast<long long>(format::kSlotStateMask));
+      _mm_set1_epi64x(static_cast<long long>(gphash::kStateMatchMask));
+  const __m128i state = _mm_set1_epi64x(static_cast<long long>(gphash::kSlotStateMask));
   const __m128i wanted = _mm_set1_epi64x(static_cast<long long>(pattern));
   const __m128i zero = _mm_setzero_si128();
   uint32_t match = 0;
@@ -136,11 +136,11 @@ struct Copy {
   uint64_t word;
 };
 
-// The winner rule over copies (format::SlotOutranks).
+// The winner rule over copies (gphash::SlotOutranks).
 inline bool Outranks(const Candidate* candidates, const Copy& a, const Copy& b) {
   const Candidate& x = candidates[a.candidate];
   const Candidate& y = candidates[b.candidate];
-  return format::SlotOutranks(x.level, x.index, a.slot, y.level, y.index, b.slot);
+  return gphash::SlotOutranks(x.level, x.index, a.slot, y.level, y.index, b.slot);
 }
 
 template <uint32_t S, uint32_t K>
@@ -154,7 +154,7 @@ struct Ops {
   }
 
   // A free cell for a value, refilling the worker's cache from the heap.
-  static bool TakeCell(Gphash::Impl& table, WorkerScratch& worker, uint64_t* cell) {
+  static bool TakeCell(CpuBackend::Impl& table, WorkerScratch& worker, uint64_t* cell) {
     if (worker.cells.empty()) {
       Status status = table.heap_.Take(kCellRefill, &worker.cells);
       if (worker.cells.empty()) {
@@ -169,8 +169,8 @@ struct Ops {
   }
 
   // Writes the value into `cell` (zero padded) and persists it.
-  static void FillCell(Gphash::Impl& table, uint64_t cell, const uint8_t* value) {
-    alignas(8) uint8_t buffer[format::kMaxCellSize];
+  static void FillCell(CpuBackend::Impl& table, uint64_t cell, const uint8_t* value) {
+    alignas(8) uint8_t buffer[gphash::kMaxCellSize];
     std::memcpy(buffer, value, table.value_size_);
     std::memset(buffer + table.value_size_, 0, table.cell_size_ - table.value_size_);
     pm::CopyWordsIn(table.base_ + cell, buffer, table.cell_words_);
@@ -179,9 +179,9 @@ struct Ops {
 
   // Erases one copy: VALID -> tombstone (INSERT, same version), persisted; the
   // slot and its cell are retired (reused after the epoch, util/epoch.h).
-  static bool EraseCopy(Gphash::Impl& table, WorkerScratch& worker, uint8_t* bucket, uint32_t slot,
-                        uint64_t word) {
-    uint64_t tombstone = format::MakeSlotWord(format::kSlotInsert, format::SlotVersionOf(word), 0);
+  static bool EraseCopy(CpuBackend::Impl& table, WorkerScratch& worker, uint8_t* bucket,
+                        uint32_t slot, uint64_t word) {
+    uint64_t tombstone = gphash::MakeSlotWord(gphash::kSlotInsert, gphash::SlotVersionOf(word), 0);
     uint64_t expected = word;
     if (!table.pool_.PublishCas(L::Word(bucket, slot), expected, tombstone)) return false;
     if (table.cells_) {
@@ -196,7 +196,7 @@ struct Ops {
 
   // Replaces the value of a VALID slot: a store of the inline word, or a CAS of
   // the value word to a new, persisted cell (out of place).
-  static OpResult UpdateValue(Gphash::Impl& table, WorkerScratch& worker, uint8_t* bucket,
+  static OpResult UpdateValue(CpuBackend::Impl& table, WorkerScratch& worker, uint8_t* bucket,
                               uint32_t slot, const uint8_t* value) {
     uint64_t* value_word = L::Value(bucket, slot);
     if (!table.cells_) {
@@ -259,12 +259,12 @@ struct Ops {
 
   // Insert or update of one key. kNoSpace: no candidate slot is free (nothing
   // changed). kError: worker.status says why (pool full).
-  static OpResult Put(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+  static OpResult Put(CpuBackend::Impl& table, WorkerScratch& worker, const uint8_t* key,
                       const uint8_t* value, const KeyHash& hash) {
-    const uint64_t fingerprint = format::FingerprintOfHash(hash);
-    const uint64_t pattern = format::ValidPattern(fingerprint);
+    const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
+    const uint64_t pattern = gphash::ValidPattern(fingerprint);
     Candidate candidates[kMaxCandidates];
-    uint32_t level_end[format::kMaxLevels];
+    uint32_t level_end[gphash::kMaxLevels];
     const uint32_t count = Candidates<S, K>(table, hash, candidates, level_end);
     Snapshot<S> snapshots[kMaxCandidates];
     Copy copies[kMaxCopies];
@@ -306,7 +306,7 @@ struct Ops {
       uint8_t* bucket = candidates[chosen].bucket;
       const uint32_t slot = LowestBit(snapshots[chosen].empty);
       uint64_t expected = snapshots[chosen].words[slot];
-      const uint64_t reserved = format::ReserveWord(expected);
+      const uint64_t reserved = gphash::ReserveWord(expected);
       if (!pm::CompareExchange(L::Word(bucket, slot), expected, reserved)) {
         if (table.cells_) worker.cells.push_back(cell);
         continue;  // taken by a racing insert: look again
@@ -321,7 +321,7 @@ struct Ops {
       uint8_t* first = L::Key(bucket, slot);
       uint8_t* last = reinterpret_cast<uint8_t*>(L::Value(bucket, slot) + 1);
       table.pool_.Persist(first, static_cast<size_t>(last - first));
-      table.pool_.Publish(L::Word(bucket, slot), format::PublishWord(reserved, fingerprint));
+      table.pool_.Publish(L::Word(bucket, slot), gphash::PublishWord(reserved, fingerprint));
       ++worker.key_delta;
       ResolveRacingInsert(table, worker, key, pattern, candidates, count, snapshots, copies);
       return OpResult::kDone;
@@ -334,9 +334,9 @@ struct Ops {
   // rule's winner stays and the other copies are erased, this put's own
   // included when it lost (the racing put then counts as the later one:
   // both were in flight, and readers only ever saw the winner's value).
-  static void ResolveRacingInsert(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
-                                  uint64_t pattern, const Candidate* candidates, uint32_t count,
-                                  Snapshot<S>* snapshots, Copy* copies) {
+  static void ResolveRacingInsert(CpuBackend::Impl& table, WorkerScratch& worker,
+                                  const uint8_t* key, uint64_t pattern, const Candidate* candidates,
+                                  uint32_t count, Snapshot<S>* snapshots, Copy* copies) {
     for (;;) {
       const uint32_t copy_count = Collect(candidates, count, key, pattern, snapshots, copies);
       if (copy_count <= 1) return;
@@ -353,11 +353,11 @@ struct Ops {
 
   // Erase of one key: losers first, the winner last. True if this call erased
   // a copy.
-  static bool Erase(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+  static bool Erase(CpuBackend::Impl& table, WorkerScratch& worker, const uint8_t* key,
                     const KeyHash& hash) {
-    const uint64_t pattern = format::ValidPattern(format::FingerprintOfHash(hash));
+    const uint64_t pattern = gphash::ValidPattern(gphash::FingerprintOfHash(hash));
     Candidate candidates[kMaxCandidates];
-    uint32_t level_end[format::kMaxLevels];
+    uint32_t level_end[gphash::kMaxLevels];
     const uint32_t count = Candidates<S, K>(table, hash, candidates, level_end);
     Snapshot<S> snapshots[kMaxCandidates];
     Copy copies[kMaxCopies];
@@ -388,14 +388,14 @@ struct Ops {
   // candidate slot words are read again after the key and value, and the
   // lookup repeats if any changed, so the value belongs to a moment at which
   // the slot words were as seen (no mix of two values, no reused slot).
-  static bool Get(const Gphash::Impl& table, const uint8_t* key, const KeyHash& hash,
+  static bool Get(const CpuBackend::Impl& table, const uint8_t* key, const KeyHash& hash,
                   uint8_t* value_out) {
-    const uint64_t pattern = format::ValidPattern(format::FingerprintOfHash(hash));
+    const uint64_t pattern = gphash::ValidPattern(gphash::FingerprintOfHash(hash));
     Candidate candidates[kMaxCandidates];
-    uint32_t level_end[format::kMaxLevels];
+    uint32_t level_end[gphash::kMaxLevels];
     Candidates<S, K>(table, hash, candidates, level_end);
     Snapshot<S> snapshots[kMaxCandidates];
-    alignas(8) uint8_t cell[format::kMaxCellSize];
+    alignas(8) uint8_t cell[gphash::kMaxCellSize];
     for (;;) {
       int best = -1;
       uint32_t best_slot = 0;
@@ -406,7 +406,7 @@ struct Ops {
           for (uint32_t m = snapshots[c].match; m != 0; m &= m - 1) {
             uint32_t slot = LowestBit(m);
             if (!KeyEquals<K>(L::Key(candidates[c].bucket, slot), key)) continue;
-            if (best < 0 || format::SlotOutranks(level, candidates[c].index, slot, level,
+            if (best < 0 || gphash::SlotOutranks(level, candidates[c].index, slot, level,
                                                  candidates[best].index, best_slot)) {
               best = static_cast<int>(c);
               best_slot = slot;
@@ -442,14 +442,14 @@ struct Ops {
   }
 
   // ---- prefetching ----
-  static void PrefetchBuckets(const Gphash::Impl& table, const KeyHash& hash) {
+  static void PrefetchBuckets(const CpuBackend::Impl& table, const KeyHash& hash) {
     for (uint32_t level = 0; level < table.level_count_; ++level) {
-      // Every location's bucket (format::BucketIndex; a repeat costs a
+      // Every location's bucket (gphash::BucketIndex; a repeat costs a
       // prefetch, dropping it a loop per key).
       const LevelRef& ref = table.levels_[level];
       for (uint32_t location = 0; location < table.hash_locations_; ++location) {
         const uint8_t* bucket =
-            ref.base + format::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
+            ref.base + gphash::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
         pm::Prefetch(bucket);
         if (S == 16) pm::Prefetch(bucket + 64);
       }
@@ -459,8 +459,8 @@ struct Ops {
   // Prefetches the key and value lines of the fingerprint matches (their
   // slot words were prefetched kFarAhead keys ago) and, for a put without a
   // match, the lines of the slot it will probably take.
-  static void PrefetchSlots(const Gphash::Impl& table, const KeyHash& hash, bool for_insert) {
-    const uint64_t pattern = format::ValidPattern(format::FingerprintOfHash(hash));
+  static void PrefetchSlots(const CpuBackend::Impl& table, const KeyHash& hash, bool for_insert) {
+    const uint64_t pattern = gphash::ValidPattern(gphash::FingerprintOfHash(hash));
     bool matched = false;
     uint8_t* free_bucket = nullptr;
     uint32_t free_slot = 0;
@@ -468,7 +468,7 @@ struct Ops {
       const LevelRef& ref = table.levels_[level];
       for (uint32_t location = 0; location < table.hash_locations_; ++location) {
         uint8_t* bucket =
-            ref.base + format::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
+            ref.base + gphash::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
         Snapshot<S> snapshot;
         TakeSnapshot<S>(bucket, pattern, &snapshot);
         for (uint32_t m = snapshot.match; m != 0; m &= m - 1) {
@@ -489,7 +489,7 @@ struct Ops {
     }
   }
 
-  static void PrefetchAhead(const Gphash::Impl& table, const BatchScratch& batch,
+  static void PrefetchAhead(const CpuBackend::Impl& table, const BatchScratch& batch,
                             const std::vector<uint32_t>& ops, size_t i, bool for_insert) {
     if (i + kFarAhead < ops.size()) PrefetchBuckets(table, batch.hashes[ops[i + kFarAhead]]);
     if (i + kNearAhead < ops.size()) {
@@ -497,7 +497,7 @@ struct Ops {
     }
   }
 
-  static void WarmUp(const Gphash::Impl& table, const BatchScratch& batch,
+  static void WarmUp(const CpuBackend::Impl& table, const BatchScratch& batch,
                      const std::vector<uint32_t>& ops, size_t from) {
     for (size_t i = from; i < ops.size() && i < from + kFarAhead; ++i) {
       PrefetchBuckets(table, batch.hashes[ops[i]]);
@@ -521,7 +521,7 @@ struct Ops {
   // deferred (placed later under the exclusive lock); the worker stops at an
   // operation on a deferred key, or when too many are deferred, so that each
   // key's operations stay in batch order.
-  static void PutWorker(Gphash::Impl& table, const BatchInput& input, BatchScratch& batch,
+  static void PutWorker(CpuBackend::Impl& table, const BatchInput& input, BatchScratch& batch,
                         WorkerScratch& worker) {
     const std::vector<uint32_t>& ops = worker.ops;
     WarmUp(table, batch, ops, worker.cursor);
@@ -545,7 +545,7 @@ struct Ops {
     worker.cursor = i;
   }
 
-  static void EraseWorker(Gphash::Impl& table, const BatchInput& input, BatchScratch& batch,
+  static void EraseWorker(CpuBackend::Impl& table, const BatchInput& input, BatchScratch& batch,
                           WorkerScratch& worker) {
     const std::vector<uint32_t>& ops = worker.ops;
     WarmUp(table, batch, ops, worker.cursor);
@@ -559,7 +559,7 @@ struct Ops {
   }
 
   // Gets of batch indexes [begin, end): no ordering constraint among reads.
-  static void GetRange(Gphash::Impl& table, const BatchInput& input, BatchScratch& batch,
+  static void GetRange(CpuBackend::Impl& table, const BatchInput& input, BatchScratch& batch,
                        size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       batch.hashes[i] = table.Hash(input.keys + i * K);
@@ -578,10 +578,10 @@ struct Ops {
     }
   }
 
-  static OpResult PutOne(Gphash::Impl& table, WorkerScratch& worker, const uint8_t* key,
+  static OpResult PutOne(CpuBackend::Impl& table, WorkerScratch& worker, const uint8_t* key,
                          const uint8_t* value, const KeyHash& hash) {
     return Put(table, worker, key, value, hash);
   }
 };
 
-}  // namespace gpkv::cpu::kernel
+}  // namespace gpkv::gphash::cpu::kernel

@@ -2,7 +2,7 @@
 // geometries: 4, 8 or 16 slots per bucket x 8, 16 or 32 key bytes.
 #include "tables/gphash/cpu/kernel.h"
 
-namespace gpkv::cpu {
+namespace gpkv::gphash::cpu {
 namespace {
 
 template <uint32_t S, uint32_t K>
@@ -28,7 +28,7 @@ const Kernels* KernelsForKey(uint32_t key_size) {
 }  // namespace
 
 const Kernels* SelectKernels(uint32_t slots_per_bucket, uint32_t key_size) {
-  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16 &&
+  static_assert(gphash::kMinSlotsPerBucket == 4 && gphash::kMaxSlotsPerBucket == 16 &&
                     format::kMinKeySize == 8 && format::kMaxKeySize == 32,
                 "the kernels are instantiated for every geometry of tables/gphash/layout.h");
   switch (slots_per_bucket) {
@@ -42,4 +42,4 @@ const Kernels* SelectKernels(uint32_t slots_per_bucket, uint32_t key_size) {
   return nullptr;
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

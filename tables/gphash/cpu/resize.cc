@@ -1,4 +1,4 @@
-// Growth of cpu::Gphash, all under the table's exclusive lock (or at open,
+// Growth of cpu::CpuBackend, all under the table's exclusive lock (or at open,
 // before the table is shared):
 //  - PlaceDeferred: puts that found no free candidate slot are retried alone;
 //    if still no slot is free, one resident key of a candidate bucket moves to
@@ -24,19 +24,19 @@
 #include "tables/gphash/cpu/backend_impl.h"
 #include "tables/gphash/root.h"
 
-namespace gpkv::cpu {
-void Gphash::Impl::PublishLevelSet(format::LevelSet* set) {
+namespace gpkv::gphash::cpu {
+void CpuBackend::Impl::PublishLevelSet(gphash::LevelSet* set) {
   gphash::PublishLevelSet(pool_, root_offset_, set);
 }
 
-void Gphash::Impl::ApplyLevelSet(const format::LevelSet& set) {
+void CpuBackend::Impl::ApplyLevelSet(const gphash::LevelSet& set) {
   levelset_ = set;
   level_count_ = set.level_count;
   uint64_t slots = 0;
   uint64_t bytes = 0;
-  for (uint32_t i = 0; i < format::kMaxLevels; ++i) {
+  for (uint32_t i = 0; i < gphash::kMaxLevels; ++i) {
     if (i < set.level_count) {
-      const format::LevelDesc& desc = set.levels[i];
+      const gphash::LevelDesc& desc = set.levels[i];
       levels_[i] = {base_ + desc.offset, desc.offset, desc.bucket_count, desc.level_id};
       slots += desc.bucket_count * slots_per_bucket_;
       bytes += desc.bucket_count * bucket_bytes_;
@@ -48,10 +48,10 @@ void Gphash::Impl::ApplyLevelSet(const format::LevelSet& set) {
   stat_index_bytes_.store(bytes);
   stat_top_buckets_.store(set.levels[0].bucket_count);
   stat_levels_.store(set.level_count);
-  resizing_.store((set.flags & format::kLevelSetResizing) != 0);
+  resizing_.store((set.flags & gphash::kLevelSetResizing) != 0);
 }
 
-Status Gphash::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input) {
+Status CpuBackend::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input) {
   DrainLimbo();  // no batch is active: every tombstone can be an empty slot again
   for (WorkerScratch& worker : batch.workers) {
     for (uint32_t op : worker.deferred) {
@@ -62,7 +62,7 @@ Status Gphash::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input)
         OpResult result = kernels_->put_one(*this, worker, key, value, hash);
         if (result == OpResult::kDone) break;
         if (result == OpResult::kError) return worker.status;
-        if (attempt > 2 * static_cast<int>(format::kMaxLevels) + 4) {
+        if (attempt > 2 * static_cast<int>(gphash::kMaxLevels) + 4) {
           return Status::Corruption(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
                                     ": a key finds no free slot even after resizing");
         }
@@ -75,10 +75,10 @@ Status Gphash::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input)
   return Status::OK();
 }
 
-bool Gphash::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* to_bucket,
-                            uint32_t to_slot, uint64_t to_expected) {
+bool CpuBackend::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* to_bucket,
+                                uint32_t to_slot, uint64_t to_expected) {
   uint64_t* to_word = SlotWord(to_bucket, to_slot);
-  const uint64_t reserved = format::ReserveWord(to_expected);
+  const uint64_t reserved = gphash::ReserveWord(to_expected);
   if (!pm::CompareExchange(to_word, to_expected, reserved)) return false;
   const uint64_t from_word = pm::LoadRelaxed(SlotWord(from_bucket, from_slot));
   uint8_t* from_key = SlotKey(from_bucket, from_slot);
@@ -89,19 +89,19 @@ bool Gphash::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* t
                    pm::LoadRelaxed(SlotValue(from_bucket, from_slot)));
   uint8_t* last = reinterpret_cast<uint8_t*>(SlotValue(to_bucket, to_slot) + 1);
   pool_.Persist(to_key, static_cast<size_t>(last - to_key));
-  pool_.Publish(to_word, format::PublishWord(reserved, format::FingerprintOf(from_word)));
-  pool_.Publish(SlotWord(from_bucket, from_slot), format::EmptyWord(from_word));
+  pool_.Publish(to_word, gphash::PublishWord(reserved, gphash::FingerprintOf(from_word)));
+  pool_.Publish(SlotWord(from_bucket, from_slot), gphash::EmptyWord(from_word));
   return true;
 }
 
-bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
+bool CpuBackend::Impl::TryKick(const format::KeyHash& hash) {
   for (uint32_t level = 0; level < level_count_; ++level) {
     for (uint32_t location = 0; location < hash_locations_; ++location) {
-      const uint64_t index = format::BucketIndex(hash, location, levels_[level].bucket_count);
+      const uint64_t index = gphash::BucketIndex(hash, location, levels_[level].bucket_count);
       uint8_t* bucket = Bucket(level, index);
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
-        if (format::SlotStateOf(word) != format::kSlotValid) continue;
+        if (gphash::SlotStateOf(word) != gphash::kSlotValid) continue;
         uint8_t key[format::kMaxKeySize];
         std::memcpy(key, SlotKey(bucket, slot), key_size_);
         const format::KeyHash resident = Hash(key);
@@ -113,7 +113,7 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
           uint64_t cell = pm::LoadRelaxed(SlotValue(copies[i].bucket, copies[i].slot));
           if (cells_ && cell != winner_value) heap_.Give(cell);
           pool_.Publish(SlotWord(copies[i].bucket, copies[i].slot),
-                        format::EmptyWord(copies[i].word));
+                        gphash::EmptyWord(copies[i].word));
           keys_.fetch_sub(1);
           self_lost |= copies[i].bucket == bucket && copies[i].slot == slot;
         }
@@ -121,12 +121,12 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
         for (uint32_t other_level = 0; other_level < level_count_; ++other_level) {
           for (uint32_t other_location = 0; other_location < hash_locations_; ++other_location) {
             uint64_t other_index =
-                format::BucketIndex(resident, other_location, levels_[other_level].bucket_count);
+                gphash::BucketIndex(resident, other_location, levels_[other_level].bucket_count);
             uint8_t* other = Bucket(other_level, other_index);
             if (other == bucket) continue;
             for (uint32_t free_slot = 0; free_slot < slots_per_bucket_; ++free_slot) {
               uint64_t free_word = pm::LoadRelaxed(SlotWord(other, free_slot));
-              if (format::SlotStateOf(free_word) != format::kSlotEmpty) continue;
+              if (gphash::SlotStateOf(free_word) != gphash::kSlotEmpty) continue;
               if (MoveSlot(bucket, slot, other, free_slot, free_word)) return true;
             }
           }
@@ -137,7 +137,7 @@ bool Gphash::Impl::TryKick(const format::KeyHash& hash) {
   return false;
 }
 
-Status Gphash::Impl::Resize() {
+Status CpuBackend::Impl::Resize() {
   DrainLimbo();
   const std::string where = pool_.Where("table '" + table_name_ + "' root", root_offset_);
   GPKV_RETURN_IF_ERROR(gphash::CheckGrowth(where, levelset_));
@@ -145,17 +145,17 @@ Status Gphash::Impl::Resize() {
   auto offset =
       pool_.allocator().Allocate(top * bucket_bytes_, format::kExtentKindBucketLevel, table_id_);
   if (!offset.ok()) return offset.status();
-  format::LevelSet next = gphash::GrownLevelSet(levelset_, *offset);
+  gphash::LevelSet next = gphash::GrownLevelSet(levelset_, *offset);
   PublishLevelSet(&next);
   ApplyLevelSet(next);
   return FinishResize();
 }
 
-Status Gphash::Impl::FinishResize() {
+Status CpuBackend::Impl::FinishResize() {
   resizing_.store(true);
   const bool moved_all = MoveBottomLevel();
   const uint64_t bottom_offset = levelset_.levels[levelset_.level_count - 1].offset;
-  format::LevelSet next = gphash::FinishedLevelSet(levelset_, moved_all);
+  gphash::LevelSet next = gphash::FinishedLevelSet(levelset_, moved_all);
   PublishLevelSet(&next);
   ApplyLevelSet(next);
   // From here the old bottom is unreachable: a crash before Free leaves it to
@@ -173,7 +173,7 @@ Status Gphash::Impl::FinishResize() {
 // that placed it in the bottom (the new top has 2N / M such buckets per bottom
 // bucket, so it always fits), else into any other candidate bucket with room.
 // Returns false if some key stayed.
-bool Gphash::Impl::MoveBottomLevel() {
+bool CpuBackend::Impl::MoveBottomLevel() {
   const uint32_t bottom = level_count_ - 1;
   const uint64_t bottom_count = levels_[bottom].bucket_count;
   const uint32_t partitions = static_cast<uint32_t>(
@@ -186,14 +186,14 @@ bool Gphash::Impl::MoveBottomLevel() {
   auto prefetch_bucket = [&](uint64_t index, uint32_t partition) {
     uint8_t* bucket = Bucket(bottom, index);
     for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
-      if (format::SlotStateOf(pm::LoadRelaxed(SlotWord(bucket, slot))) != format::kSlotValid)
+      if (gphash::SlotStateOf(pm::LoadRelaxed(SlotWord(bucket, slot))) != gphash::kSlotValid)
         continue;
       format::KeyHash hash = Hash(SlotKey(bucket, slot));
       if (!owned(hash, partition)) continue;
       for (uint32_t level = 0; level < level_count_; ++level) {
         for (uint32_t location = 0; location < hash_locations_; ++location) {
           pm::Prefetch(
-              Bucket(level, format::BucketIndex(hash, location, levels_[level].bucket_count)));
+              Bucket(level, gphash::BucketIndex(hash, location, levels_[level].bucket_count)));
         }
       }
     }
@@ -205,7 +205,7 @@ bool Gphash::Impl::MoveBottomLevel() {
       uint8_t* bucket = Bucket(bottom, index);
       for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
         const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
-        if (format::SlotStateOf(word) != format::kSlotValid) continue;
+        if (gphash::SlotStateOf(word) != gphash::kSlotValid) continue;
         const uint8_t* key = SlotKey(bucket, slot);
         const format::KeyHash hash = Hash(key);
         if (!owned(hash, partition)) continue;
@@ -216,7 +216,7 @@ bool Gphash::Impl::MoveBottomLevel() {
           if (cells_ && cell != pm::LoadRelaxed(SlotValue(copies[0].bucket, copies[0].slot))) {
             heap_.Give(cell);
           }
-          pool_.Publish(SlotWord(bucket, slot), format::EmptyWord(word));
+          pool_.Publish(SlotWord(bucket, slot), gphash::EmptyWord(word));
           ++erased;
           continue;
         }
@@ -235,12 +235,12 @@ bool Gphash::Impl::MoveBottomLevel() {
   return !stuck.load();
 }
 
-bool Gphash::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
-                          const format::KeyHash& hash) {
+bool CpuBackend::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
+                              const format::KeyHash& hash) {
   const uint32_t bottom = level_count_ - 1;
   uint32_t home = 0;
   while (home + 1 < hash_locations_ &&
-         format::BucketIndex(hash, home, levels_[bottom].bucket_count) != index) {
+         gphash::BucketIndex(hash, home, levels_[bottom].bucket_count) != index) {
     ++home;
   }
   for (uint32_t pass = 0; pass < 2; ++pass) {
@@ -248,10 +248,10 @@ bool Gphash::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
       for (uint32_t location = 0; location < hash_locations_; ++location) {
         if (pass == 0 && (level != 0 || location != home)) continue;
         uint8_t* target =
-            Bucket(level, format::BucketIndex(hash, location, levels_[level].bucket_count));
+            Bucket(level, gphash::BucketIndex(hash, location, levels_[level].bucket_count));
         for (uint32_t free_slot = 0; free_slot < slots_per_bucket_; ++free_slot) {
           uint64_t free_word = pm::LoadRelaxed(SlotWord(target, free_slot));
-          if (format::SlotStateOf(free_word) != format::kSlotEmpty) continue;
+          if (gphash::SlotStateOf(free_word) != gphash::kSlotEmpty) continue;
           if (MoveSlot(bucket, slot, target, free_slot, free_word)) return true;
         }
       }
@@ -260,4 +260,4 @@ bool Gphash::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
   return false;
 }
 
-}  // namespace gpkv::cpu
+}  // namespace gpkv::gphash::cpu

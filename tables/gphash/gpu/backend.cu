@@ -1,4 +1,4 @@
-// GphashGpu: the public calls and the batch paths (staging of host batches,
+// GpuBackend: the public calls and the batch paths (staging of host batches,
 // the duplicate pass, the kernels, failed puts placed after a resize,
 // durability). Open and recovery: open.cu; resize: resize.cu.
 #include <algorithm>
@@ -14,7 +14,12 @@
 #include "tables/gphash/root.h"
 #include "tables/gphash/scan.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+using gpkv::gpu::IsDeviceMemory;
+using gpkv::gpu::PoolRegistration;
+
 namespace {
 
 // Resizes one write batch may trigger before it gives up (each doubles the
@@ -41,29 +46,30 @@ Status StageIn(void* target, const void* source, size_t bytes, cudaStream_t stre
 
 // ---------------------------------------------------------------- public API
 
-Status GphashGpu::DeviceUsable(int device) { return gpu::DeviceUsable(device); }
+Status GpuBackend::DeviceUsable(int device) { return gpkv::gpu::DeviceUsable(device); }
 
-Result<uint64_t> GphashGpu::Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options) {
+Result<uint64_t> GpuBackend::Create(pm::Pool& pool, uint64_t table_id,
+                                    const TableOptions& options) {
   return gphash::CreateTable(pool, table_id, options);
 }
 
-Result<std::unique_ptr<GphashGpu>> GphashGpu::Open(pm::Pool& pool, const std::string& table_name,
-                                                   uint64_t root_offset,
-                                                   const GpuTableOptions& options,
-                                                   recovery::Report* report) {
+Result<std::unique_ptr<GpuBackend>> GpuBackend::Open(pm::Pool& pool, const std::string& table_name,
+                                                     uint64_t root_offset,
+                                                     const GpuTableOptions& options,
+                                                     recovery::Report* report) {
   return OpenWith(pool, table_name, root_offset, options, GpuKernelVariants(), report);
 }
 
-Result<std::unique_ptr<GphashGpu>> GphashGpu::TEST_OpenWithVariants(
+Result<std::unique_ptr<GpuBackend>> GpuBackend::TEST_OpenWithVariants(
     pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
     const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report) {
   return OpenWith(pool, table_name, root_offset, options, variants, report);
 }
 
-Result<std::unique_ptr<GphashGpu>> GphashGpu::OpenWith(
+Result<std::unique_ptr<GpuBackend>> GpuBackend::OpenWith(
     pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
     const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report) {
-  GPKV_RETURN_IF_ERROR(gpu::DeviceUsable(options.device));
+  GPKV_RETURN_IF_ERROR(gpkv::gpu::DeviceUsable(options.device));
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device), "cudaSetDevice");
   auto snapshot = ReadGphashRoot(pool, table_name, root_offset);
   if (!snapshot.ok()) return snapshot.status();
@@ -87,55 +93,57 @@ Result<std::unique_ptr<GphashGpu>> GphashGpu::OpenWith(
                                      snapshot.value());
   GPKV_RETURN_IF_ERROR(impl->Initialize(report));
   if (impl->value_cells()) GPKV_RETURN_IF_ERROR(impl->LoadCellHeap());
-  return std::unique_ptr<GphashGpu>(new GphashGpu(std::move(impl)));
+  return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(impl)));
 }
 
-GphashGpu::GphashGpu(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-GphashGpu::~GphashGpu() = default;
+GpuBackend::GpuBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuBackend::~GpuBackend() = default;
 
-Status GphashGpu::Put(const uint8_t* keys, const uint8_t* values, size_t count,
-                      CUstream_st* order_after) {
-  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, order_after);
-  return impl_->Put(keys, values, count, nullptr, /*wait=*/true, order_after);
+Status GpuBackend::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                       void* order_after) {
+  cudaStream_t after = static_cast<cudaStream_t>(order_after);
+  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, after);
+  return impl_->Put(keys, values, count, nullptr, /*wait=*/true, after);
 }
-Status GphashGpu::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                      CUstream_st* order_after) {
-  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, order_after);
-  return impl_->Get(keys, values, found, count, nullptr, /*wait=*/true, order_after);
+Status GpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                       void* order_after) {
+  cudaStream_t after = static_cast<cudaStream_t>(order_after);
+  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, after);
+  return impl_->Get(keys, values, found, count, nullptr, /*wait=*/true, after);
 }
-Status GphashGpu::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
-                        CUstream_st* order_after) {
-  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, order_after);
-  return impl_->Erase(keys, erased, count, nullptr, /*wait=*/true, order_after);
+Status GpuBackend::Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* order_after) {
+  cudaStream_t after = static_cast<cudaStream_t>(order_after);
+  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, after);
+  return impl_->Erase(keys, erased, count, nullptr, /*wait=*/true, after);
 }
-Status GphashGpu::PutAsync(const uint8_t* keys, const uint8_t* values, size_t count,
-                           CUstream_st* stream) {
+Status GpuBackend::PutAsync(const uint8_t* keys, const uint8_t* values, size_t count,
+                            CUstream_st* stream) {
   if (stream == nullptr) return Status::InvalidArgument("PutAsync needs a stream");
   if (impl_->value_cells()) return impl_->CellPut(keys, values, count, stream);
   return impl_->Put(keys, values, count, stream, /*wait=*/false);
 }
-Status GphashGpu::GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                           CUstream_st* stream) {
+Status GpuBackend::GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                            CUstream_st* stream) {
   if (stream == nullptr) return Status::InvalidArgument("GetAsync needs a stream");
   if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, stream);
   return impl_->Get(keys, values, found, count, stream, /*wait=*/false);
 }
-Status GphashGpu::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count,
-                             CUstream_st* stream) {
+Status GpuBackend::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count,
+                              CUstream_st* stream) {
   if (stream == nullptr) return Status::InvalidArgument("EraseAsync needs a stream");
   if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, stream);
   return impl_->Erase(keys, erased, count, stream, /*wait=*/false);
 }
-Status GphashGpu::Synchronize(CUstream_st* stream) { return impl_->Synchronize(stream); }
-Status GphashGpu::ForgetStream(CUstream_st* stream) { return impl_->ForgetStream(stream); }
-Status GphashGpu::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
-gphash::Stats GphashGpu::Stats() const { return impl_->Stats(); }
-uint32_t GphashGpu::key_size() const { return impl_->key_size(); }
-uint32_t GphashGpu::value_size() const { return impl_->value_size(); }
-bool GphashGpu::mirrored() const { return impl_->mirrored(); }
-bool GphashGpu::staged() const { return impl_->staged(); }
-const GpuTableOptions& GphashGpu::options() const { return impl_->options_; }
-BktCacheStats GphashGpu::bkt_cache_stats() const {
+Status GpuBackend::Synchronize(CUstream_st* stream) { return impl_->Synchronize(stream); }
+Status GpuBackend::ForgetStream(CUstream_st* stream) { return impl_->ForgetStream(stream); }
+Status GpuBackend::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
+gphash::Stats GpuBackend::Stats() const { return impl_->Stats(); }
+uint32_t GpuBackend::key_size() const { return impl_->key_size(); }
+uint32_t GpuBackend::value_size() const { return impl_->value_size(); }
+bool GpuBackend::mirrored() const { return impl_->mirrored(); }
+bool GpuBackend::staged() const { return impl_->staged(); }
+const GpuTableOptions& GpuBackend::options() const { return impl_->options_; }
+BktCacheStats GpuBackend::bkt_cache_stats() const {
   std::shared_lock<std::shared_mutex> view_lock(impl_->view_mutex_);
   return impl_->bkt_cache_ != nullptr ? impl_->bkt_cache_->stats() : BktCacheStats();
 }
@@ -150,16 +158,16 @@ Status MirrorFits(uint64_t index_bytes, const GpuTableOptions& options, bool* fi
   return Status::OK();
 }
 
-std::string GphashGpu::Impl::Where() const {
+std::string GpuBackend::Impl::Where() const {
   return pool_.path() + ": table '" + table_name_ + "'";
 }
 
-Status GphashGpu::Impl::CheckWritable() const {
+Status GpuBackend::Impl::CheckWritable() const {
   if (pool_.read_only()) return Status::InvalidArgument(Where() + ": the pool is open read-only");
   return Status::OK();
 }
 
-Result<Workspace*> GphashGpu::Impl::AcquireWorkspace(cudaStream_t stream) {
+Result<Workspace*> GpuBackend::Impl::AcquireWorkspace(cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   if (stream == nullptr) {
     if (!free_workspaces_.empty()) {
@@ -181,25 +189,25 @@ Result<Workspace*> GphashGpu::Impl::AcquireWorkspace(cudaStream_t stream) {
   return workspace;
 }
 
-void GphashGpu::Impl::ReleaseWorkspace(Workspace* workspace, cudaStream_t stream) {
+void GpuBackend::Impl::ReleaseWorkspace(Workspace* workspace, cudaStream_t stream) {
   if (stream != nullptr || workspace == nullptr) return;
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   free_workspaces_.push_back(workspace);
 }
 
-Status GphashGpu::Impl::BeginWrite(Workspace& workspace) {
+Status GpuBackend::Impl::BeginWrite(Workspace& workspace) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(workspace.stream(), last_write_, 0),
                             Where() + ": cudaStreamWaitEvent on the previous write batch");
   return Status::OK();
 }
 
-Status GphashGpu::Impl::EndWrite(Workspace& workspace) {
+Status GpuBackend::Impl::EndWrite(Workspace& workspace) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(last_write_, workspace.stream()),
                             Where() + ": cudaEventRecord after a write batch");
   return Status::OK();
 }
 
-Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
+Status GpuBackend::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
   if (!bkt_cache_active_) return Status::OK();
   // The first reload comes early, so that a new table's hot buckets are
   // cached soon.
@@ -219,9 +227,9 @@ Status GphashGpu::Impl::CountForBktCache(uint64_t ops, bool write_locked) {
 // ---------------------------------------------------------------- writes
 
 template <typename RunChunk, typename RunPipelined>
-Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
-                                   cudaStream_t order_after, const RunChunk& run_chunk,
-                                   const std::pair<bool, RunPipelined>& run_pipelined) {
+Status GpuBackend::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
+                                    cudaStream_t order_after, const RunChunk& run_chunk,
+                                    const std::pair<bool, RunPipelined>& run_pipelined) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   if (count == 0) return Status::OK();
   if (!wait && count > kMaxChunkOps) {
@@ -260,8 +268,8 @@ Status GphashGpu::Impl::WriteBatch(size_t count, cudaStream_t stream, bool wait,
   return wait ? pool_.Sync() : Status::OK();
 }
 
-Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
-                            cudaStream_t stream, bool wait, cudaStream_t order_after) {
+Status GpuBackend::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
+                             cudaStream_t stream, bool wait, cudaStream_t order_after) {
   BatchKinds kinds;
   const bool pipelined =
       stream == nullptr && wait &&
@@ -277,8 +285,8 @@ Status GphashGpu::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t c
       }));
 }
 
-Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
-                                 size_t count, bool wait) {
+Status GpuBackend::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
+                                  size_t count, bool wait) {
   const bool stage_keys = !(IsDeviceMemory(keys, options_.device) && Aligned8(keys));
   const bool stage_values = !IsDeviceMemory(values, options_.device);
   ArenaPlan plan;
@@ -327,8 +335,8 @@ Status GphashGpu::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8
   return wait ? FinishPendingWrite(ws) : Status::OK();
 }
 
-Status GphashGpu::Impl::Kick(Workspace& ws, const uint8_t* keys, const uint32_t* ops,
-                             uint64_t count, bool* made_room) {
+Status GpuBackend::Impl::Kick(Workspace& ws, const uint8_t* keys, const uint32_t* ops,
+                              uint64_t count, bool* made_room) {
   // A kick moves keys between buckets: no get may run meanwhile (a tile get
   // stops at the first bucket that holds the key; see warp::TileGet).
   std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
@@ -344,7 +352,7 @@ Status GphashGpu::Impl::Kick(Workspace& ws, const uint8_t* keys, const uint32_t*
   return Status::OK();
 }
 
-Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
+Status GpuBackend::Impl::FinishPendingWrite(Workspace& ws) {
   PendingWrite pending = ws.pending();
   ws.pending() = PendingWrite();
   if (!pending.active) return Status::OK();
@@ -392,8 +400,8 @@ Status GphashGpu::Impl::FinishPendingWrite(Workspace& ws) {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
-                              cudaStream_t stream, bool wait, cudaStream_t order_after) {
+Status GpuBackend::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
+                               cudaStream_t stream, bool wait, cudaStream_t order_after) {
   BatchKinds kinds;
   const bool pipelined = stream == nullptr && wait &&
                          PipelinesHost(keys, count * key_size(), erased,
@@ -409,8 +417,8 @@ Status GphashGpu::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count
       }));
 }
 
-Status GphashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
-                                   size_t count, bool wait) {
+Status GpuBackend::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased,
+                                    size_t count, bool wait) {
   const bool stage_keys = !(IsDeviceMemory(keys, options_.device) && Aligned8(keys));
   const bool stage_erased = erased != nullptr && !IsDeviceMemory(erased, options_.device);
   ArenaPlan plan;
@@ -454,8 +462,8 @@ Status GphashGpu::Impl::EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* 
 
 // ---------------------------------------------------------------- reads
 
-Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                            cudaStream_t stream, bool wait, cudaStream_t order_after) {
+Status GpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                             cudaStream_t stream, bool wait, cudaStream_t order_after) {
   if (count == 0) return Status::OK();
   if (!wait && count > kMaxChunkOps) {
     return Status::InvalidArgument(Where() + ": an Async batch holds at most " +
@@ -482,8 +490,8 @@ Status GphashGpu::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* found
   return CountForBktCache(count, /*write_locked=*/false);
 }
 
-Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
-                                 uint8_t* found, size_t count, bool wait) {
+Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                  uint8_t* found, size_t count, bool wait) {
   const bool stage_keys = !(IsDeviceMemory(keys, options_.device) && Aligned8(keys));
   const bool stage_values = !IsDeviceMemory(values, options_.device);
   const bool stage_found = found != nullptr && !IsDeviceMemory(found, options_.device);
@@ -548,7 +556,7 @@ Status GphashGpu::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* va
   return Status::OK();
 }
 
-Status GphashGpu::Impl::Synchronize(cudaStream_t stream) {
+Status GpuBackend::Impl::Synchronize(cudaStream_t stream) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
   Workspace* ws = nullptr;
   {
@@ -563,7 +571,7 @@ Status GphashGpu::Impl::Synchronize(cudaStream_t stream) {
   return pool_.Sync();
 }
 
-Status GphashGpu::Impl::ForgetStream(cudaStream_t stream) {
+Status GpuBackend::Impl::ForgetStream(cudaStream_t stream) {
   GPKV_RETURN_IF_ERROR(Synchronize(stream));
   std::unique_ptr<Workspace> forgotten;
   {
@@ -581,17 +589,17 @@ Status GphashGpu::Impl::ForgetStream(cudaStream_t stream) {
 // The shared host scan (tables/gphash/scan.h), so both backends visit the
 // same pairs: under the view lock (no resize meanwhile) and, for value
 // cells, an epoch (no cell reused meanwhile).
-Status GphashGpu::Impl::Scan(const Table::ScanVisitor& visit) const {
+Status GpuBackend::Impl::Scan(const Table::ScanVisitor& visit) const {
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
   std::optional<EpochGuard> epoch_guard;
   if (value_cells()) epoch_guard.emplace(epoch_);
   return gphash::ScanLivePairs(pool_, snapshot_.root_offset, snapshot_.level_set, visit);
 }
 
-gphash::Stats GphashGpu::Impl::Stats() const {
+gphash::Stats GpuBackend::Impl::Stats() const {
   std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
   gphash::Stats stats;
-  const format::LevelSet& level_set = snapshot_.level_set;
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   stats.keys = live_keys_.load();
   for (uint32_t level = 0; level < level_set.level_count; ++level) {
     stats.slots += level_set.levels[level].bucket_count * snapshot_.slots_per_bucket;
@@ -601,10 +609,10 @@ gphash::Stats GphashGpu::Impl::Stats() const {
       stats.slots == 0 ? 0.0 : static_cast<double>(stats.keys) / static_cast<double>(stats.slots);
   stats.levels = level_set.level_count;
   stats.top_buckets = level_set.levels[0].bucket_count;
-  stats.resizes = pool_.At<format::GphashRoot>(snapshot_.root_offset)->resizes;
+  stats.resizes = pool_.At<gphash::GphashRoot>(snapshot_.root_offset)->resizes;
   stats.value_bytes = heap_ != nullptr ? heap_->bytes() : 0;
-  stats.resizing = (level_set.flags & format::kLevelSetResizing) != 0;
+  stats.resizing = (level_set.flags & gphash::kLevelSetResizing) != 0;
   return stats;
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,9 +1,10 @@
-// gpu::GphashGpu: the persistent hash table (GPHash layout,
-// tables/gphash/layout.h) run by CUDA kernels — the GPU twin of cpu::Gphash.
+// gpu::GpuBackend: the persistent hash table (GPHash layout,
+// tables/gphash/layout.h) run by CUDA kernels (a gphash::Backend, backend.h)
+// — the GPU twin of cpu::CpuBackend.
 // A pool written by either backend opens, verifies and answers the same on
 // the other.
 //
-// Mapping: the pool mapping is registered with CUDA (gpu::PoolRegistration)
+// Mapping: the pool mapping is registered with CUDA (gpkv::gpu::PoolRegistration)
 // and kernels read and write the pool itself ("direct" mode). In "mirror"
 // mode the table also keeps a copy of its bucket levels in GPU memory: probes
 // and slot arbitration (CAS) run there and the pool receives only ordered
@@ -39,7 +40,7 @@
 // slot word EMPTY -> INSERT, writes key and value, __threadfence_system(),
 // publishes VALID|fingerprint. A put that finds no EMPTY candidate is retried
 // after a kick (one resident key of its candidate buckets moved to another of
-// its own, as cpu::Gphash does), and placed after a resize (new top level,
+// its own, as cpu::CpuBackend does), and placed after a resize (new top level,
 // bottom level moved up, as the format describes) when kicks find no room:
 // both backends fill a table to the same load factor.
 //
@@ -52,7 +53,7 @@
 // tests/gphash/gpu/gphash_gpu_kill_test.cc). Staged mode: the host stores each
 // batch's logged words with the CPU backend's primitives (pool.Persist /
 // Publish: key and value words, then publishing slot words, then emptied
-// slot words), so it gives what cpu::Gphash gives on the same pool and
+// slot words), so it gives what cpu::CpuBackend gives on the same pool and
 // SyncMode. Its Async write calls wait (the log is drained in the call).
 //
 // Who may call: engine/ (through the Table facade), tests and benchmarks.
@@ -68,8 +69,8 @@
 // previous one runs);
 // gets run beside them and see, per key, the old or the new value. A resize takes the table
 // exclusively and waits for the table's work in flight on every stream. The table is the only
-// writer of its slots while it is open: do not open the same table with cpu::Gphash or a second
-// GphashGpu at the same time.
+// writer of its slots while it is open: do not open the same table with cpu::CpuBackend or a second
+// GpuBackend at the same time.
 #pragma once
 
 #include <cstddef>
@@ -81,11 +82,12 @@
 #include "gpkv/table.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/gphash/backend.h"
 #include "tables/gphash/stats.h"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // Where the kernels probe and arbitrate.
 enum class GpuIndexMode : uint8_t {
@@ -166,8 +168,8 @@ struct GpuTableOptions {
 // Kernel variants that only the benchmark's factor analysis (`gpkv-bench
 // --suite gpu`, modes "+oneshot", "+thread", "+warpputs") and the tests run,
 // to compare against the kernels the table picks. Not options: production
-// code opens tables with GphashGpu::Open, which runs none of them; only
-// GphashGpu::TEST_OpenWithVariants takes them.
+// code opens tables with GpuBackend::Open, which runs none of them; only
+// GpuBackend::TEST_OpenWithVariants takes them.
 struct GpuKernelVariants {
   // Gets probe all candidate slots of a key at once with the whole warp, one
   // key per warp at a time (the paper's one-shot probe), instead of a tile
@@ -207,14 +209,14 @@ struct BktCacheStats {
   uint64_t get_pool_reads = 0;    // bucket reads of gets that crossed the link
 };
 
-class GphashGpu {
+class GpuBackend final : public gphash::Backend {
  public:
   // OK when a CUDA device can run this backend; else Unsupported("no usable
   // CUDA device: ..."). Cheap enough to call at DB open.
   static Status DeviceUsable(int device = 0);
 
   // Creates a table root and its levels exactly as the format describes (the
-  // same bytes cpu::Gphash::Create writes, up to the initial sizing and the
+  // same bytes cpu::CpuBackend::Create writes, up to the initial sizing and the
   // random hash seed). Durable, unlinked: the caller links it into the
   // catalog. Values over 8 bytes get value cells.
   static Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
@@ -232,16 +234,16 @@ class GphashGpu {
   // (Corruption for a value word that is not a cell). Unsupported when no
   // device is usable.
   // REQUIRES: the pool outlives the table.
-  static Result<std::unique_ptr<GphashGpu>> Open(pm::Pool& pool, const std::string& table_name,
-                                                 uint64_t root_offset,
-                                                 const GpuTableOptions& options,
-                                                 recovery::Report* report);
+  static Result<std::unique_ptr<GpuBackend>> Open(pm::Pool& pool, const std::string& table_name,
+                                                  uint64_t root_offset,
+                                                  const GpuTableOptions& options,
+                                                  recovery::Report* report);
   // For the benchmark and the tests only: Open, running the kernel
   // `variants` instead of the table's own (see GpuKernelVariants).
-  static Result<std::unique_ptr<GphashGpu>> TEST_OpenWithVariants(
+  static Result<std::unique_ptr<GpuBackend>> TEST_OpenWithVariants(
       pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
       const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report);
-  ~GphashGpu();
+  ~GpuBackend() override;
 
   // Batches of `count` keys (key_size bytes each) and values (value_size
   // bytes each), in host or device memory (any kind the CUDA runtime can
@@ -254,16 +256,18 @@ class GphashGpu {
   // atomicity; within a batch, the last put of a key wins and the first erase
   // of a key reports it. Each call waits for its kernels, and a write batch
   // is durable on return (pool.Sync()). PoolFull when a resize cannot get
-  // pool space. `order_after` (optional, e.g. gpkv::BatchOptions::stream):
+  // pool space. `order_after` (a cudaStream_t or null, e.g.
+  // gpkv::BatchOptions::stream; the calls without it order after nothing):
   // the batch starts only after the work enqueued on that stream so far (the
   // kernel that produced device-memory keys, say); the table keeps nothing of
   // the stream after the call.
-  Status Put(const uint8_t* keys, const uint8_t* values, size_t count,
-             CUstream_st* order_after = nullptr);
+  using Backend::Erase;
+  using Backend::Get;
+  using Backend::Put;
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, void* order_after) override;
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-             CUstream_st* order_after = nullptr);
-  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count,
-               CUstream_st* order_after = nullptr);
+             void* order_after) override;
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* order_after) override;
 
   // Stream-ordered twins: enqueue the batch on `stream` and return. Outputs
   // are written when the stream reaches them. A write batch (PutAsync,
@@ -290,11 +294,11 @@ class GphashGpu {
 
   // Visits every live pair (see gpkv::Table::Scan) by reading the pool on
   // the host; single-threaded.
-  Status Scan(const Table::ScanVisitor& visit) const;
+  Status Scan(const Table::ScanVisitor& visit) const override;
 
-  gphash::Stats Stats() const;
-  uint32_t key_size() const;
-  uint32_t value_size() const;
+  gphash::Stats Stats() const override;
+  uint32_t key_size() const override;
+  uint32_t value_size() const override;
   // True when the index is mirrored in GPU memory (mirror and staged mode).
   bool mirrored() const;
   // True in staged mode: the pool is not mapped by the GPU.
@@ -307,13 +311,13 @@ class GphashGpu {
   class Impl;
 
  private:
-  static Result<std::unique_ptr<GphashGpu>> OpenWith(pm::Pool& pool, const std::string& table_name,
-                                                     uint64_t root_offset,
-                                                     const GpuTableOptions& options,
-                                                     const GpuKernelVariants& variants,
-                                                     recovery::Report* report);
-  explicit GphashGpu(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<GpuBackend>> OpenWith(pm::Pool& pool, const std::string& table_name,
+                                                      uint64_t root_offset,
+                                                      const GpuTableOptions& options,
+                                                      const GpuKernelVariants& variants,
+                                                      recovery::Report* report);
+  explicit GpuBackend(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,4 +1,4 @@
-// GphashGpu::Impl: the state of one table open on the GPU, shared by
+// GpuBackend::Impl: the state of one table open on the GPU, shared by
 // backend.cu (batches), open.cu (open, mirror, recovery) and
 // resize.cu. Internal to gpu/; includes the CUDA runtime.
 //
@@ -37,7 +37,9 @@
 #include "tables/gphash/value_heap.h"
 #include "util/epoch.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::PoolRegistration;
 
 // kAuto's test for the mirror: twice the index (room for a resize) in at most
 // options.mirror_memory_fraction of the device's free memory.
@@ -69,7 +71,7 @@ class EpochGuard {
   const int ticket_;
 };
 
-class GphashGpu::Impl {
+class GpuBackend::Impl {
  public:
   Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
        const GpuKernelVariants& variants, std::unique_ptr<PoolRegistration> registration,
@@ -121,7 +123,7 @@ class GphashGpu::Impl {
   bool staged() const { return staged_; }
 
  private:
-  friend class GphashGpu;
+  friend class GpuBackend;
 
   // ---- open, mirror, recovery (open.cu) ----
   Status ChooseMirror(bool* mirror) const;
@@ -305,7 +307,7 @@ class GphashGpu::Impl {
 
   // Value-cell tables (value_cells()): free cells, and the epochs that keep a
   // replaced cell out of reuse while a get may still copy it.
-  std::unique_ptr<cpu::ValueHeap> heap_;
+  std::unique_ptr<ValueHeap> heap_;
   mutable util::EpochManager epoch_;
   mutable std::mutex cells_mutex_;
   std::vector<RetiredCell> retired_cells_;  // guarded by cells_mutex_
@@ -317,4 +319,4 @@ class GphashGpu::Impl {
   std::atomic<uint64_t> ops_since_reload_{0};
 };
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

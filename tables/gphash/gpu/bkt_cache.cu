@@ -6,7 +6,7 @@
 #include "tables/gphash/gpu/bkt_cache.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 // counters_ layout.
@@ -179,7 +179,7 @@ void BktCache::Free() {
 
 Status BktCache::Shape(const GphashDeviceView& view, double fraction) {
   uint64_t buckets = 0;
-  uint64_t level_base[format::kMaxLevels] = {};
+  uint64_t level_base[gphash::kMaxLevels] = {};
   for (uint32_t level = 0; level < view.level_count; ++level) {
     level_base[level] = buckets;
     buckets += view.bucket_counts[level];
@@ -213,7 +213,8 @@ Status BktCache::Shape(const GphashDeviceView& view, double fraction) {
                                                        snapshot_out_, ids_in_, ids_out_,
                                                        static_cast<int>(buckets), 0, kCountBits);
     };
-    GPKV_RETURN_IF_ERROR(CubTempBytes(sort, &sort_bytes, where_ + ": BktCache sort size"));
+    GPKV_RETURN_IF_ERROR(
+        gpkv::gpu::CubTempBytes(sort, &sort_bytes, where_ + ": BktCache sort size"));
     GPKV_RETURN_IF_ERROR(sort_temp_.Allocate(
         sort_bytes,
         where_ + ": cudaMalloc of " + std::to_string(sort_bytes) + " bytes for the BktCache"));
@@ -233,7 +234,7 @@ Status BktCache::Shape(const GphashDeviceView& view, double fraction) {
   }
   view_.capacity = capacity;
   view_.reads = counters_;
-  std::copy(level_base, level_base + format::kMaxLevels, view_.level_base);
+  std::copy(level_base, level_base + gphash::kMaxLevels, view_.level_base);
   table_buckets_ = buckets;
   bucket_bytes_ = view.bucket_bytes;
   reloads_since_shape_ = 0;
@@ -269,7 +270,8 @@ Status BktCache::Reload(const GphashDeviceView& view, cudaEvent_t last_write) {
         storage, storage_bytes, snapshot_in_, snapshot_out_, ids_in_, ids_out_,
         static_cast<int>(buckets), 0, kCountBits, stream_);
   };
-  GPKV_RETURN_IF_ERROR(RunCub(sort, sort_temp_.storage(), where_ + ": BktCache ranking sort"));
+  GPKV_RETURN_IF_ERROR(
+      gpkv::gpu::RunCub(sort, sort_temp_.storage(), where_ + ": BktCache ranking sort"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(hot_, 0, buckets, stream_),
                             where_ + ": BktCache reload");
   MarkHotKernel<<<BlocksFor(capacity), kBlockThreads, 0, stream_>>>(snapshot_out_, ids_out_,
@@ -329,4 +331,4 @@ BktCacheStats BktCache::stats() const {
   return stats;
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

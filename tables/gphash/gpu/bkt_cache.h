@@ -42,7 +42,9 @@
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/gpu/device_view.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CubTempBuffer;
 
 class BktCache {
  public:
@@ -105,4 +107,4 @@ class BktCache {
   unsigned long long* counters_ = nullptr;
 };
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

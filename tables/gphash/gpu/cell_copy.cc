@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 // Below this many cells a batch is copied by the calling thread alone.
@@ -37,4 +37,4 @@ void ReadCells(const pm::Pool& pool, const uint64_t* words, const uint8_t* found
   }
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -13,11 +13,11 @@
 
 #include "pm/pool.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // Writes value i (value_size bytes of `values`) into the cell at pool offset
 // cells[i], zero padded to cell_size, each cell made durable with
-// pool.Persist (as cpu::Gphash writes a cell). REQUIRES: the cells are free
+// pool.Persist (as cpu::CpuBackend writes a cell). REQUIRES: the cells are free
 // (no slot references them).
 void WriteCells(pm::Pool& pool, const uint64_t* cells, const uint8_t* values, size_t count,
                 uint32_t value_size, uint32_t cell_size);
@@ -28,4 +28,4 @@ void WriteCells(pm::Pool& pool, const uint64_t* cells, const uint8_t* values, si
 void ReadCells(const pm::Pool& pool, const uint64_t* words, const uint8_t* found, uint8_t* values,
                size_t count, uint32_t value_size, uint32_t cell_size);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,10 +1,10 @@
-// GphashGpu::Impl's batches on value-cell tables (values over 8 bytes,
+// GpuBackend::Impl's batches on value-cell tables (values over 8 bytes,
 // tables/gphash/layout.h): a value lives in a cell of the table's value
 // chunks and the slot's value word holds the cell's pool offset. The batch
 // kernels (kernels.cu) move value words only (word_size() is 8
 // here); this file wraps them with the cells.
 //
-// Put:   take free cells from the heap (cpu::ValueHeap, the CPU backend's),
+// Put:   take free cells from the heap (gphash::ValueHeap, shared with the CPU backend),
 //        write the values into them and make them visible before any slot
 //        can reference them (values in device memory: a kernel through the
 //        pool mapping ending in __threadfence_system(); in host memory, or in
@@ -46,7 +46,11 @@
 #include "tables/gphash/reader.h"
 #include "tables/gphash/slot_scan.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+using gpkv::gpu::IsDeviceMemory;
+
 namespace {
 
 // Bytes of 8-byte word `w` of a value of `value_size` bytes (the last word
@@ -125,12 +129,12 @@ Status FetchWords(Workspace& ws, const uint8_t* device_words, const uint8_t* dev
 
 }  // namespace
 
-Status GphashGpu::Impl::LoadCellHeap() {
-  auto view = recovery::ReadGphash(pool_, table_name_, snapshot_.root_offset);
+Status GpuBackend::Impl::LoadCellHeap() {
+  auto view = gphash::ReadGphash(pool_, table_name_, snapshot_.root_offset);
   if (!view.ok()) return view.status();
   // After open-time recovery every VALID slot is a live key: the scan marks
   // the cells they reference and checks that each is a cell of a chunk.
-  recovery::SlotScanResult scan = recovery::VerifyGphashSlots(pool_, *view, 0, nullptr);
+  gphash::SlotScanResult scan = gphash::VerifyGphashSlots(pool_, *view, 0, nullptr);
   if (scan.HasCorruption()) {
     std::string first = Where();
     for (const recovery::Finding& finding : scan.findings) {
@@ -141,13 +145,13 @@ Status GphashGpu::Impl::LoadCellHeap() {
     return Status::Corruption(first + " (" + std::to_string(scan.corrupt) +
                               " slot(s) cannot be trusted; `gpkv repair` drops them)");
   }
-  heap_ = std::make_unique<cpu::ValueHeap>(
-      pool_, pool_.At<format::GphashRoot>(snapshot_.root_offset), table_name_);
+  heap_ = std::make_unique<ValueHeap>(pool_, pool_.At<gphash::GphashRoot>(snapshot_.root_offset),
+                                      table_name_);
   heap_->Load(view->chunks, std::move(scan.cells_used));
   return Status::OK();
 }
 
-void GphashGpu::Impl::ReclaimCells() {
+void GpuBackend::Impl::ReclaimCells() {
   const uint64_t bound = epoch_.SafeBound();
   std::vector<uint64_t> reusable;
   size_t kept = 0;
@@ -162,7 +166,7 @@ void GphashGpu::Impl::ReclaimCells() {
   if (!reusable.empty()) heap_->Give(reusable.data(), reusable.size());
 }
 
-void GphashGpu::Impl::RetireCells(const std::vector<uint64_t>& cells) {
+void GpuBackend::Impl::RetireCells(const std::vector<uint64_t>& cells) {
   const uint64_t epoch = epoch_.Current();
   for (uint64_t cell : cells) retired_cells_.push_back({cell, epoch});
   epoch_.Advance();
@@ -170,8 +174,8 @@ void GphashGpu::Impl::RetireCells(const std::vector<uint64_t>& cells) {
 
 // ---------------------------------------------------------------- writes
 
-Status GphashGpu::Impl::CellWriteRounds(size_t count, cudaStream_t order_after,
-                                        const CellRound& round) {
+Status GpuBackend::Impl::CellWriteRounds(size_t count, cudaStream_t order_after,
+                                         const CellRound& round) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   if (count == 0) return Status::OK();
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
@@ -187,8 +191,8 @@ Status GphashGpu::Impl::CellWriteRounds(size_t count, cudaStream_t order_after,
   return Status::OK();
 }
 
-Status GphashGpu::Impl::CellPut(const uint8_t* keys, const uint8_t* values, size_t count,
-                                cudaStream_t order_after) {
+Status GpuBackend::Impl::CellPut(const uint8_t* keys, const uint8_t* values, size_t count,
+                                 cudaStream_t order_after) {
   return CellWriteRounds(count, order_after,
                          [&](Workspace& ws, size_t done, size_t round, cudaStream_t after) {
                            return CellPutRound(ws, keys + done * key_size(),
@@ -196,8 +200,8 @@ Status GphashGpu::Impl::CellPut(const uint8_t* keys, const uint8_t* values, size
                          });
 }
 
-Status GphashGpu::Impl::CellPutRound(Workspace& ws, const uint8_t* keys, const uint8_t* values,
-                                     size_t count, cudaStream_t order_after) {
+Status GpuBackend::Impl::CellPutRound(Workspace& ws, const uint8_t* keys, const uint8_t* values,
+                                      size_t count, cudaStream_t order_after) {
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
   ArenaPlan plan;
   const size_t keys_at = plan.Take(count * key_size());
@@ -252,9 +256,9 @@ Status GphashGpu::Impl::CellPutRound(Workspace& ws, const uint8_t* keys, const u
   return Status::OK();
 }
 
-Status GphashGpu::Impl::FillCells(Workspace& ws, const uint64_t* cells,
-                                  const uint64_t* device_cells, const uint8_t* values,
-                                  size_t count) {
+Status GpuBackend::Impl::FillCells(Workspace& ws, const uint64_t* cells,
+                                   const uint64_t* device_cells, const uint8_t* values,
+                                   size_t count) {
   const uint32_t value_bytes = value_size();
   const uint32_t cell_bytes = snapshot_.cell_size;
   const bool device_values = IsDeviceMemory(values, options_.device);
@@ -280,8 +284,8 @@ Status GphashGpu::Impl::FillCells(Workspace& ws, const uint64_t* cells,
   return Status::OK();
 }
 
-Status GphashGpu::Impl::CellErase(const uint8_t* keys, uint8_t* erased, size_t count,
-                                  cudaStream_t order_after) {
+Status GpuBackend::Impl::CellErase(const uint8_t* keys, uint8_t* erased, size_t count,
+                                   cudaStream_t order_after) {
   return CellWriteRounds(
       count, order_after, [&](Workspace& ws, size_t done, size_t round, cudaStream_t after) {
         return CellEraseRound(ws, keys + done * key_size(),
@@ -289,8 +293,8 @@ Status GphashGpu::Impl::CellErase(const uint8_t* keys, uint8_t* erased, size_t c
       });
 }
 
-Status GphashGpu::Impl::CellEraseRound(Workspace& ws, const uint8_t* keys, uint8_t* erased,
-                                       size_t count, cudaStream_t order_after) {
+Status GpuBackend::Impl::CellEraseRound(Workspace& ws, const uint8_t* keys, uint8_t* erased,
+                                        size_t count, cudaStream_t order_after) {
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
   ArenaPlan plan;
   const size_t keys_at = plan.Take(count * key_size());
@@ -330,8 +334,8 @@ Status GphashGpu::Impl::CellEraseRound(Workspace& ws, const uint8_t* keys, uint8
 
 // ---------------------------------------------------------------- reads
 
-Status GphashGpu::Impl::CellGet(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                                cudaStream_t order_after) {
+Status GpuBackend::Impl::CellGet(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                                 cudaStream_t order_after) {
   if (count == 0) return Status::OK();
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device), "cudaSetDevice");
   // No cell this call reads is reused before it returns.
@@ -348,8 +352,8 @@ Status GphashGpu::Impl::CellGet(const uint8_t* keys, uint8_t* values, uint8_t* f
   return Status::OK();
 }
 
-Status GphashGpu::Impl::CellGetRound(Workspace& ws, const uint8_t* keys, uint8_t* values,
-                                     uint8_t* found, size_t count, cudaStream_t order_after) {
+Status GpuBackend::Impl::CellGetRound(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                      uint8_t* found, size_t count, cudaStream_t order_after) {
   if (order_after != nullptr) GPKV_RETURN_IF_ERROR(ws.OrderAfter(order_after));
   const uint32_t value_bytes = value_size();
   const bool device_values = IsDeviceMemory(values, options_.device);
@@ -397,4 +401,4 @@ Status GphashGpu::Impl::CellGetRound(Workspace& ws, const uint8_t* keys, uint8_t
   return ws.Wait("value-cell get");
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -12,11 +12,11 @@
 // the pool: every pool store is appended to `staged_log` instead, and the
 // host applies the log to the pool after the kernel (staged.cu).
 //
-// Candidates of a key are numbered as format::CandidateSlotAt numbers them,
+// Candidates of a key are numbered as gphash::CandidateSlotAt numbers them,
 // so one bucket's slot words are read by slots_per_bucket adjacent lanes (one
 // 64-byte read for 8 slots).
 //
-// Not to be confused with recovery::GphashView (tables/gphash/reader.h): the
+// Not to be confused with gphash::GphashView (tables/gphash/reader.h): the
 // host's validated copy of a table root.
 #pragma once
 
@@ -27,7 +27,7 @@
 #include "format/hd.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // One pool store of staged mode: the pool offset of an 8-byte word with the
 // store's kind in its low bits (offsets are 8-byte aligned), and the word.
@@ -66,15 +66,15 @@ struct BktCacheView {
   uint32_t* counts;
   uint8_t* buckets;  // capacity * bucket_bytes
   uint64_t capacity;
-  uint64_t level_base[format::kMaxLevels];
+  uint64_t level_base[gphash::kMaxLevels];
   // Bucket reads of gets served by the cache ([0]) and by the pool ([1]).
   unsigned long long* reads;
 };
 
 struct GphashDeviceView {
-  uint8_t* index_levels[format::kMaxLevels];  // probe + arbitration copy of each level
-  uint8_t* pool_levels[format::kMaxLevels];   // the pool's copy (device pointer)
-  uint64_t bucket_counts[format::kMaxLevels];
+  uint8_t* index_levels[gphash::kMaxLevels];  // probe + arbitration copy of each level
+  uint8_t* pool_levels[gphash::kMaxLevels];   // the pool's copy (device pointer)
+  uint64_t bucket_counts[gphash::kMaxLevels];
   uint32_t level_count;  // levels of the LevelSet, top (newest) first
   uint32_t hash_locations;
   uint32_t slots_per_bucket;
@@ -99,7 +99,7 @@ struct GphashDeviceView {
   // Staged mode: pool stores go to this log (device memory), addressed by the
   // pool offsets of the levels; pool_levels are null. Null otherwise.
   StagedLog* staged_log;
-  uint64_t pool_offsets[format::kMaxLevels];
+  uint64_t pool_offsets[gphash::kMaxLevels];
   // Where slot s's key and value word sit in a bucket of the index copy:
   // s * index_key_stride after the slot words, and index_value_base +
   // s * index_value_stride (IndexKeyOffset; SetIndexLayout fills them).
@@ -110,8 +110,8 @@ struct GphashDeviceView {
 };
 static_assert(std::is_trivially_copyable_v<GphashDeviceView>);
 
-// The HBM mirror's bucket layout. The pool's (format::KeyOffset,
-// format::ValueWordOffset) keeps a bucket's keys together and its value
+// The HBM mirror's bucket layout. The pool's (gphash::KeyOffset,
+// gphash::ValueWordOffset) keeps a bucket's keys together and its value
 // words together, so a get that matches a slot reads two sectors after the
 // slot words. The mirror is volatile and ours to lay out for reads
 // (docs/ARCHITECTURE.md, GPU mapping modes): it keeps each slot's key and value word
@@ -138,7 +138,7 @@ inline void SetIndexLayout(GphashDeviceView& view) {
   const uint32_t key_size = view.key_size;
   view.index_key_stride = view.mirrored ? key_size + 8 : key_size;
   view.index_value_base = view.mirrored ? MirrorValueWordOffset(slots, key_size, 0)
-                                        : format::ValueWordOffset(slots, key_size, 0);
+                                        : gphash::ValueWordOffset(slots, key_size, 0);
   view.index_value_stride = view.mirrored ? key_size + 8 : 8;
 }
 GPKV_HD uint32_t IndexKeyOffset(const GphashDeviceView& view, uint32_t slot) {
@@ -157,19 +157,19 @@ struct GphashCandidate {
 
 // The candidate slots of a key in levels [0, levels) of the view.
 GPKV_HD uint32_t CandidateCount(const GphashDeviceView& view, uint32_t levels) {
-  return format::CandidateSlotCount(levels, view.hash_locations, view.slots_per_bucket);
+  return gphash::CandidateSlotCount(levels, view.hash_locations, view.slots_per_bucket);
 }
 
-// Candidate `candidate` of `hash` (format::CandidateSlotAt's numbering).
+// Candidate `candidate` of `hash` (gphash::CandidateSlotAt's numbering).
 GPKV_HD GphashCandidate CandidateOf(const GphashDeviceView& view, const format::KeyHash& hash,
                                     uint32_t candidate) {
-  const format::CandidateSlot at =
-      format::CandidateSlotAt(candidate, view.hash_locations, view.slots_per_bucket);
+  const gphash::CandidateSlot at =
+      gphash::CandidateSlotAt(candidate, view.hash_locations, view.slots_per_bucket);
   GphashCandidate out;
   out.level = at.level;
   out.slot = at.slot;
-  out.bucket = format::BucketIndex(hash, at.location, view.bucket_counts[at.level]);
+  out.bucket = gphash::BucketIndex(hash, at.location, view.bucket_counts[at.level]);
   return out;
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,4 +1,4 @@
-// GphashGpu: waiting batches with arrays in host memory, as a pipeline of
+// GpuBackend: waiting batches with arrays in host memory, as a pipeline of
 // chunks over a workspace's lanes (host_staging.h). Chunk c runs on lane
 // c % lanes: its keys (and values) are copied in, its kernels run, its
 // answers are copied out, all on the lane's stream; the host stages chunk
@@ -18,7 +18,10 @@
 #include "tables/gphash/gpu/backend_impl.h"
 #include "util/copy_pool.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+
 namespace {
 
 constexpr size_t kNoChunk = std::numeric_limits<size_t>::max();
@@ -67,8 +70,8 @@ Status ReserveLanes(Workspace& ws, const Chunking& chunking, size_t device_bytes
 
 }  // namespace
 
-bool GphashGpu::Impl::PipelinesHost(const void* a, size_t a_bytes, const void* b, size_t b_bytes,
-                                    const void* c, size_t c_bytes, BatchKinds* kinds) const {
+bool GpuBackend::Impl::PipelinesHost(const void* a, size_t a_bytes, const void* b, size_t b_bytes,
+                                     const void* c, size_t c_bytes, BatchKinds* kinds) const {
   if (options_.host_lanes == 0) return false;
   const void* arrays[3] = {a, b, c};
   const size_t bytes[3] = {a_bytes, b_bytes, c_bytes};
@@ -84,8 +87,8 @@ bool GphashGpu::Impl::PipelinesHost(const void* a, size_t a_bytes, const void* b
   return any_host;
 }
 
-Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t* values,
-                                     uint8_t* found, size_t count, const BatchKinds& kinds) {
+Status GpuBackend::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                      uint8_t* found, size_t count, const BatchKinds& kinds) {
   const size_t key_bytes = key_size(), value_bytes = word_size();
   const MemoryKind keys_kind = kinds.kinds[0];
   const MemoryKind values_kind = kinds.kinds[1];
@@ -230,8 +233,8 @@ Status GphashGpu::Impl::PipelinedGet(Workspace& ws, const uint8_t* keys, uint8_t
   return Status::OK();
 }
 
-Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const uint8_t* values,
-                                       uint8_t* erased, size_t count, const BatchKinds& kinds) {
+Status GpuBackend::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const uint8_t* values,
+                                        uint8_t* erased, size_t count, const BatchKinds& kinds) {
   const bool is_put = values != nullptr;
   const size_t key_bytes = key_size(), value_bytes = word_size();
   const MemoryKind keys_kind = kinds.kinds[0];
@@ -447,4 +450,4 @@ Status GphashGpu::Impl::PipelinedWrite(Workspace& ws, const uint8_t* keys, const
   return Status::OK();
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -9,7 +9,10 @@
 #include "tables/gphash/gpu/workspace.h"
 #include "util/copy_pool.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::InRegisteredRange;
+
 namespace {
 
 // The kind of the byte at `address`; *in_place (if not null) = page-locked
@@ -201,4 +204,4 @@ Status LaunchMarkSurvivorsSmall(const uint8_t* keys, size_t count, uint32_t key_
   });
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

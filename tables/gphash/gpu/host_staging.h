@@ -29,7 +29,7 @@
 #include "gpkv/status.h"
 #include "tables/gphash/gpu/kernels.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // Where a batch array lives, as the pipeline must copy it.
 enum class MemoryKind : uint8_t {
@@ -111,4 +111,4 @@ Status LaunchMarkSurvivorsSmall(const uint8_t* keys, size_t count, uint32_t key_
                                 bool keep_first, uint8_t* keep, BatchCounters* counters,
                                 cudaStream_t stream);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -13,7 +13,9 @@
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/warp.cuh"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CudaStatus;
 
 constexpr int kBlockThreads = 256;
 
@@ -59,4 +61,4 @@ Status DispatchKeyWords(uint32_t key_size, Launch&& launch) {
   }
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -12,7 +12,12 @@
 #include "tables/gphash/gpu/kernels.h"
 #include "tables/gphash/gpu/thread.cuh"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CubTempBytes;
+using gpkv::gpu::CudaStatus;
+using gpkv::gpu::RunCub;
+
 namespace {
 
 using warp::Key;
@@ -43,7 +48,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   uint64_t i = ThreadIndex();
   if (i >= count) return;
   Key<kKeyWords> key = warp::LoadKey<kKeyWords>(keys + i * 8 * kKeyWords);
-  // The low bits pick the bucket (format::BucketIndex): sorted order is address order.
+  // The low bits pick the bucket (gphash::BucketIndex): sorted order is address order.
   sort_keys[i] = static_cast<uint32_t>(warp::HashOf(key, seed).primary);
   indices[i] = static_cast<uint32_t>(i);
 }
@@ -326,7 +331,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // warp — a warp runs its operations one after another, so a small batch
 // finishes sooner spread over more warps.
 uint32_t OpsPerWarp(uint64_t count) {
-  const uint64_t multiprocessors = gpu::MultiprocessorCount();
+  const uint64_t multiprocessors = gpkv::gpu::MultiprocessorCount();
   const uint64_t full_warps = uint64_t{64} * multiprocessors;
   uint64_t per_warp = (count + full_warps - 1) / full_warps;
   return static_cast<uint32_t>(per_warp < 1 ? 1 : per_warp > 32 ? 32 : per_warp);
@@ -343,7 +348,7 @@ constexpr uint32_t kIndexGetBlockThreads = 64;
 // kIndexGetBlockThreads when the batch fills every multiprocessor with four
 // such blocks, else fewer (a multiple of 32, at least one warp).
 uint32_t IndexGetBlockThreads(uint64_t count) {
-  const uint64_t multiprocessors = gpu::MultiprocessorCount();
+  const uint64_t multiprocessors = gpkv::gpu::MultiprocessorCount();
   const uint64_t per_block = count / (uint64_t{4} * multiprocessors);
   const uint64_t warps = std::max<uint64_t>(1, per_block / warp::kWarpSize);
   return static_cast<uint32_t>(std::min<uint64_t>(kIndexGetBlockThreads, warps * warp::kWarpSize));
@@ -470,7 +475,7 @@ Result<GetKernelLaunch> PlanGetKernel(const GphashDeviceView& view, const GetBat
     return GetKernelLaunch{reinterpret_cast<const void*>(&GetKernel<kKeyWords>), "GetKernel",
                            dim3(WarpBlocksFor(batch.count, per_warp)), dim3(kBlockThreads)};
   }
-  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
+  static_assert(gphash::kMinSlotsPerBucket == 4 && gphash::kMaxSlotsPerBucket == 16,
                 "GetTileKernel and GetIndexKernel are instantiated for 4, 8 and 16 slots per "
                 "bucket");
   switch (view.slots_per_bucket) {
@@ -684,4 +689,4 @@ Status LaunchErase(const GphashDeviceView& view, const uint8_t* keys, const uint
   });
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -20,7 +20,9 @@
 #include "gpu/cub_temp_storage.h"
 #include "tables/gphash/gpu/device_view.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::CubTempStorage;
 
 // What a batch or maintenance kernel did, summed over its operations.
 struct BatchCounters {
@@ -133,7 +135,7 @@ Status LaunchPut(const GphashDeviceView& view, const uint8_t* keys, const uint8_
 // For each of the `count` failed puts ops[i] (batch indices into keys), one
 // after another in one warp: frees a slot among the key's candidate buckets
 // by moving one resident key to another of its own candidate buckets (a
-// kick, as cpu::Gphash does before it resizes), unless one is free already.
+// kick, as cpu::CpuBackend does before it resizes), unless one is free already.
 // Counts the moves in counters->kicked. One warp on purpose: a slot a kick
 // empties may be refilled by the next kick, and one warp keeps the pool's
 // stores (and staged mode's log) in that order. The caller retries the puts.
@@ -181,4 +183,4 @@ Status LaunchResolveDuplicates(const GphashDeviceView& view, uint32_t level, Slo
 Status LaunchMigrateBottomLevel(const GphashDeviceView& view, SlotRange range,
                                 BatchCounters* counters, cudaStream_t stream);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -7,7 +7,7 @@
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/kernels.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 using warp::Key;
@@ -44,8 +44,8 @@ __device__ __forceinline__ bool LoadValidSlot(const GphashDeviceView& view, uint
                                               uint64_t* word) {
   if (index >= range.end) return false;
   *at = SlotOfThread(view, level, index);
-  *word = warp::LoadWord(at->index_bucket + format::SlotWordOffset(at->slot));
-  return format::SlotStateOf(*word) == format::kSlotValid;
+  *word = warp::LoadWord(at->index_bucket + gphash::SlotWordOffset(at->slot));
+  return gphash::SlotStateOf(*word) == gphash::kSlotValid;
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
@@ -55,15 +55,15 @@ __global__ void __launch_bounds__(kBlockThreads)
   unsigned long long valid = 0, reserved = 0, invalid = 0;
   if (index < SlotsOfLevel(view, level)) {
     LevelSlot at = SlotOfThread(view, level, index);
-    uint64_t word = warp::LoadWord(at.index_bucket + format::SlotWordOffset(at.slot));
-    if (!format::SlotStateIsKnown(word)) {
+    uint64_t word = warp::LoadWord(at.index_bucket + gphash::SlotWordOffset(at.slot));
+    if (!gphash::SlotStateIsKnown(word)) {
       invalid = 1;
       atomicMin(&counters->first_invalid_offset,
                 static_cast<unsigned long long>(pool_offset + at.bucket * view.bucket_bytes +
-                                                format::SlotWordOffset(at.slot)));
-    } else if (format::SlotStateOf(word) == format::kSlotValid) {
+                                                gphash::SlotWordOffset(at.slot)));
+    } else if (gphash::SlotStateOf(word) == gphash::kSlotValid) {
       valid = 1;
-    } else if (format::SlotStateOf(word) == format::kSlotInsert) {
+    } else if (gphash::SlotStateOf(word) == gphash::kSlotInsert) {
       reserved = 1;
     }
   }
@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   unsigned long long cleared = 0;
   if (index < range.end) {
     LevelSlot at = SlotOfThread(view, level, index);
-    uint64_t word = warp::LoadWord(at.index_bucket + format::SlotWordOffset(at.slot));
-    if (format::SlotStateOf(word) == format::kSlotInsert && format::FingerprintOf(word) == 0) {
+    uint64_t word = warp::LoadWord(at.index_bucket + gphash::SlotWordOffset(at.slot));
+    if (gphash::SlotStateOf(word) == gphash::kSlotInsert && gphash::FingerprintOf(word) == 0) {
       if (dry_run || warp::EraseSlot(view, level, at.bucket, at.slot, word)) cleared = 1;
     }
   }
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (has_op) {
     my_key = warp::LoadStoredKey<kKeyWords>(at.index_bucket + IndexKeyOffset(view, at.slot));
   }
-  const uint64_t my_rank = format::WinnerRank(level, at.bucket, at.slot);
+  const uint64_t my_rank = gphash::WinnerRank(level, at.bucket, at.slot);
   unsigned long long losers = 0;
   warp::ShareWork(kFullMask, has_op, [&](int source) {
     const Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // One warp per bucket (a grid-stride loop over buckets): the lanes read the
 // bucket's keys and value words (the pool's layout) into registers, then
 // write each where the mirror keeps it. No other warp touches the bucket.
-constexpr uint32_t kMaxEntryWords = format::kMaxSlotsPerBucket * (format::kMaxKeySize / 8 + 1);
+constexpr uint32_t kMaxEntryWords = gphash::kMaxSlotsPerBucket * (format::kMaxKeySize / 8 + 1);
 constexpr uint32_t kEntryWordsPerLane = (kMaxEntryWords + warp::kWarpSize - 1) / warp::kWarpSize;
 
 __global__ void __launch_bounds__(kBlockThreads)
@@ -239,4 +239,4 @@ Status LaunchMigrateBottomLevel(const GphashDeviceView& view, SlotRange range,
   });
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,4 +1,4 @@
-// GphashGpu::Impl: construction, the choice and build of the HBM mirror, the
+// GpuBackend::Impl: construction, the choice and build of the HBM mirror, the
 // device view, and open-time recovery run by kernels (census of slot states,
 // INSERT slots cleared, duplicates resolved, an interrupted resize finished).
 // Without a registration (staged mode) the mirror is required and recovery's
@@ -11,7 +11,10 @@
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/backend_impl.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::PoolRegistration;
+
 namespace {
 
 std::string Hex(uint64_t value) {
@@ -22,10 +25,10 @@ std::string Hex(uint64_t value) {
 
 }  // namespace
 
-GphashGpu::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
-                      const GpuKernelVariants& variants,
-                      std::unique_ptr<PoolRegistration> registration,
-                      const GphashRootSnapshot& snapshot)
+GpuBackend::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
+                       const GpuKernelVariants& variants,
+                       std::unique_ptr<PoolRegistration> registration,
+                       const GphashRootSnapshot& snapshot)
     : pool_(pool),
       table_name_(std::move(table_name)),
       options_(options),
@@ -34,7 +37,7 @@ GphashGpu::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOpti
       snapshot_(snapshot),
       staged_(registration_ == nullptr) {}
 
-GphashGpu::Impl::~Impl() {
+GpuBackend::Impl::~Impl() {
   cudaSetDevice(options_.device);
   {
     // Finish outstanding Async write batches (best effort: no caller to tell).
@@ -58,7 +61,7 @@ GphashGpu::Impl::~Impl() {
   if (last_write_ != nullptr) cudaEventDestroy(last_write_);
 }
 
-Status GphashGpu::Impl::Initialize(recovery::Report* report) {
+Status GpuBackend::Impl::Initialize(recovery::Report* report) {
   if (!(options_.bkt_cache_fraction >= 0 && options_.bkt_cache_fraction <= 1)) {
     return Status::InvalidArgument(Where() + ": bkt_cache_fraction must be in [0, 1], not " +
                                    std::to_string(options_.bkt_cache_fraction));
@@ -106,7 +109,7 @@ Status GphashGpu::Impl::Initialize(recovery::Report* report) {
   return SetUpBktCache();
 }
 
-Status GphashGpu::Impl::SetUpBktCache() {
+Status GpuBackend::Impl::SetUpBktCache() {
   bkt_cache_active_ = false;
   if (use_mirror_ || staged_ || options_.bkt_cache_fraction <= 0 || variants_.one_shot_gets ||
       variants_.thread_per_op) {
@@ -136,7 +139,7 @@ Status GphashGpu::Impl::SetUpBktCache() {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::ChooseMirror(bool* mirror) const {
+Status GpuBackend::Impl::ChooseMirror(bool* mirror) const {
   *mirror = false;
   if (options_.index_mode == GpuIndexMode::kDirect) return Status::OK();
   if (options_.index_mode == GpuIndexMode::kMirror) {
@@ -146,8 +149,8 @@ Status GphashGpu::Impl::ChooseMirror(bool* mirror) const {
   return MirrorFits(IndexBytes(snapshot_), options_, mirror);
 }
 
-Status GphashGpu::Impl::BuildMirror(Workspace& ws) {
-  const format::LevelSet& level_set = snapshot_.level_set;
+Status GpuBackend::Impl::BuildMirror(Workspace& ws) {
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     uint64_t bytes = level_set.levels[i].bucket_count * snapshot_.bucket_bytes;
     void* copy = nullptr;
@@ -161,9 +164,9 @@ Status GphashGpu::Impl::BuildMirror(Workspace& ws) {
   return ws.Wait("building the mirror");
 }
 
-Status GphashGpu::Impl::CopyLevelToMirror(Workspace& ws, uint32_t level,
-                                          const std::string& context) {
-  const format::LevelDesc& desc = snapshot_.level_set.levels[level];
+Status GpuBackend::Impl::CopyLevelToMirror(Workspace& ws, uint32_t level,
+                                           const std::string& context) {
+  const gphash::LevelDesc& desc = snapshot_.level_set.levels[level];
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(mirror_levels_[level], pool_.base() + desc.offset,
                       desc.bucket_count * snapshot_.bucket_bytes, cudaMemcpyHostToDevice,
@@ -173,14 +176,14 @@ Status GphashGpu::Impl::CopyLevelToMirror(Workspace& ws, uint32_t level,
                               snapshot_.key_size, snapshot_.bucket_bytes, ws.stream());
 }
 
-void GphashGpu::Impl::DropMirror() {
+void GpuBackend::Impl::DropMirror() {
   for (uint8_t* level : mirror_levels_) cudaFree(level);
   mirror_levels_.clear();
   use_mirror_ = false;
 }
 
-void GphashGpu::Impl::BuildView() {
-  const format::LevelSet& level_set = snapshot_.level_set;
+void GpuBackend::Impl::BuildView() {
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   GphashDeviceView view{};
   view.level_count = level_set.level_count;
   view.hash_locations = snapshot_.hash_locations;
@@ -208,7 +211,7 @@ void GphashGpu::Impl::BuildView() {
   view_ = view;
 }
 
-Status GphashGpu::Impl::CountLiveKeys(Workspace& ws, uint64_t* live) {
+Status GpuBackend::Impl::CountLiveKeys(Workspace& ws, uint64_t* live) {
   GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
   for (uint32_t i = 0; i < view_.level_count; ++i) {
     GPKV_RETURN_IF_ERROR(LaunchCountSlots(view_, i, snapshot_.level_set.levels[i].offset,
@@ -227,7 +230,7 @@ Status GphashGpu::Impl::CountLiveKeys(Workspace& ws, uint64_t* live) {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::Recover(Workspace& ws, recovery::Report* report) {
+Status GpuBackend::Impl::Recover(Workspace& ws, recovery::Report* report) {
   const bool dry_run = pool_.read_only();
   uint64_t live = 0;
   GPKV_RETURN_IF_ERROR(CountLiveKeys(ws, &live));
@@ -256,7 +259,7 @@ Status GphashGpu::Impl::Recover(Workspace& ws, recovery::Report* report) {
   GPKV_RETURN_IF_ERROR(ws.Wait("open-time recovery"));
   const uint64_t cleared = ws.host_counters().reserved;
   const uint64_t duplicates = ws.host_counters().duplicates;
-  const bool resizing = (snapshot_.level_set.flags & format::kLevelSetResizing) != 0;
+  const bool resizing = (snapshot_.level_set.flags & gphash::kLevelSetResizing) != 0;
 
   if (dry_run) {
     if (cleared != 0 || duplicates != 0 || resizing) {
@@ -294,4 +297,4 @@ Status GphashGpu::Impl::Recover(Workspace& ws, recovery::Report* report) {
   return pool_.Sync();
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,4 +1,4 @@
-// GphashGpu::Impl resize, following tables/gphash/layout.h: allocate a new
+// GpuBackend::Impl resize, following tables/gphash/layout.h: allocate a new
 // top level of twice the buckets, publish a LevelSet with it on top and the
 // resizing flag; move every VALID slot of the bottom level up on the device
 // (insert-then-erase, MigrateBottomKernel); publish the LevelSet without the
@@ -11,9 +11,11 @@
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/root.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
-Status GphashGpu::Impl::WaitAllStreams() {
+using gpkv::gpu::CudaStatus;
+
+Status GpuBackend::Impl::WaitAllStreams() {
   std::lock_guard<std::mutex> lock(workspaces_mutex_);
   for (auto& workspace : own_workspaces_) GPKV_RETURN_IF_ERROR(workspace->Wait("resize"));
   for (auto& [stream, workspace] : stream_workspaces_) {
@@ -23,7 +25,7 @@ Status GphashGpu::Impl::WaitAllStreams() {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::Resize() {
+Status GpuBackend::Impl::Resize() {
   std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
   GPKV_RETURN_IF_ERROR(WaitAllStreams());
   auto workspace = AcquireWorkspace(nullptr);
@@ -33,15 +35,15 @@ Status GphashGpu::Impl::Resize() {
   // levels are in place, then sized for them and empty.
   bkt_cache_active_ = false;
   BuildView();
-  if ((snapshot_.level_set.flags & format::kLevelSetResizing) == 0) {
+  if ((snapshot_.level_set.flags & gphash::kLevelSetResizing) == 0) {
     GPKV_RETURN_IF_ERROR(StartResize());
   }
   GPKV_RETURN_IF_ERROR(FinishResize(**workspace));
   return SetUpBktCache();
 }
 
-Status GphashGpu::Impl::StartResize() {
-  const format::LevelSet& current = snapshot_.level_set;
+Status GpuBackend::Impl::StartResize() {
+  const gphash::LevelSet& current = snapshot_.level_set;
   GPKV_RETURN_IF_ERROR(
       gphash::CheckGrowth(TableWhere(pool_, table_name_, "root", snapshot_.root_offset), current));
   const uint64_t buckets = gphash::GrownTopBuckets(current);
@@ -70,7 +72,7 @@ Status GphashGpu::Impl::StartResize() {
       mirror = static_cast<uint8_t*>(copy);
     }
   }
-  format::LevelSet next = gphash::GrownLevelSet(current, *offset);
+  gphash::LevelSet next = gphash::GrownLevelSet(current, *offset);
   auto published = PublishLevelSet(pool_, snapshot_, next);
   if (!published.ok()) {
     if (mirror != nullptr) cudaFree(mirror);
@@ -82,7 +84,7 @@ Status GphashGpu::Impl::StartResize() {
   return Status::OK();
 }
 
-Status GphashGpu::Impl::FinishResize(Workspace& ws) {
+Status GpuBackend::Impl::FinishResize(Workspace& ws) {
   GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
   const uint64_t slots = view_.bucket_counts[view_.level_count - 1] * view_.slots_per_bucket;
   const uint64_t step = LaunchChunk(slots);
@@ -99,13 +101,13 @@ Status GphashGpu::Impl::FinishResize(Workspace& ws) {
                             " keys of the bottom level into the levels above; the table stays "
                             "in its resizing state");
   }
-  const format::LevelSet& current = snapshot_.level_set;
-  const format::LevelDesc bottom = current.levels[current.level_count - 1];
-  format::LevelSet next = gphash::FinishedLevelSet(current, /*drop_bottom=*/true);
+  const gphash::LevelSet& current = snapshot_.level_set;
+  const gphash::LevelDesc bottom = current.levels[current.level_count - 1];
+  gphash::LevelSet next = gphash::FinishedLevelSet(current, /*drop_bottom=*/true);
   auto published = PublishLevelSet(pool_, snapshot_, next);
   if (!published.ok()) return published.status();
   snapshot_ = *published;
-  auto* root = pool_.At<format::GphashRoot>(snapshot_.root_offset);
+  auto* root = pool_.At<gphash::GphashRoot>(snapshot_.root_offset);
   pool_.Publish(&root->resizes, root->resizes + 1);
   if (use_mirror_ && mirror_levels_.size() > next.level_count) {
     cudaFree(mirror_levels_.back());
@@ -116,4 +118,4 @@ Status GphashGpu::Impl::FinishResize(Workspace& ws) {
   return pool_.allocator().Free(bottom.offset);
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

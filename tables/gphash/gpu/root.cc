@@ -3,9 +3,7 @@
 #include "tables/gphash/reader.h"
 #include "tables/gphash/root.h"
 
-namespace gpkv::gpu {
-
-using format::LevelSet;
+namespace gpkv::gphash::gpu {
 
 uint64_t IndexBytes(const GphashRootSnapshot& snapshot) {
   uint64_t bytes = 0;
@@ -23,7 +21,7 @@ std::string TableWhere(const pm::Pool& pool, const std::string& table_name, cons
 Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::string& table_name,
                                           uint64_t root_offset) {
   // The one validation of a root that verify, repair and the CPU backend share.
-  auto view = recovery::ReadGphash(pool, table_name, root_offset);
+  auto view = gphash::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   GphashRootSnapshot snapshot;
   snapshot.root_offset = root_offset;
@@ -49,4 +47,4 @@ Result<GphashRootSnapshot> PublishLevelSet(pm::Pool& pool, const GphashRootSnaps
   snapshot.level_set = next;
   return snapshot;
 }
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,10 +1,10 @@
 // The GPU backend's snapshot of a GPHash table root: validated at open by
-// recovery::ReadGphash (the check verify, repair and the CPU backend share)
+// gphash::ReadGphash (the check verify, repair and the CPU backend share)
 // and kept current by the LevelSet publishes of a resize, which
 // gphash::PublishLevelSet writes (tables/gphash/root.h, the one writer both
 // backends call). Plain host code; no CUDA.
 //
-// Who may call: gpu/ (GphashGpu and its resize).
+// Who may call: gpu/ (GpuBackend and its resize).
 //
 // Thread safety: none; the caller serialises writers of one table.
 #pragma once
@@ -17,7 +17,7 @@
 #include "pm/pool.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // A validated snapshot of a table root and its current LevelSet.
 struct GphashRootSnapshot {
@@ -33,10 +33,10 @@ struct GphashRootSnapshot {
   uint32_t bucket_bytes = 0;
   uint64_t hash_seed = 0;
   uint64_t active_word = 0;    // root.active_levelset as read
-  format::LevelSet level_set;  // the LevelSet it selects
+  gphash::LevelSet level_set;  // the LevelSet it selects
 };
 
-// Reads and checks the root at root_offset (recovery::ReadGphash): Corruption
+// Reads and checks the root at root_offset (gphash::ReadGphash): Corruption
 // naming the file, the table and the offset for any field out of range, a bad
 // checksum or a level outside the heap.
 Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::string& table_name,
@@ -45,7 +45,7 @@ Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::strin
 // Publishes `next` with gphash::PublishLevelSet (the next generation, in the
 // LevelSet slot not in use) and returns the snapshot that holds it.
 Result<GphashRootSnapshot> PublishLevelSet(pm::Pool& pool, const GphashRootSnapshot& current,
-                                           format::LevelSet next);
+                                           gphash::LevelSet next);
 
 // Pool bytes of the snapshot's bucket levels (the index).
 uint64_t IndexBytes(const GphashRootSnapshot& snapshot);
@@ -54,4 +54,4 @@ uint64_t IndexBytes(const GphashRootSnapshot& snapshot);
 std::string TableWhere(const pm::Pool& pool, const std::string& table_name, const std::string& what,
                        uint64_t offset);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,4 +1,4 @@
-// GphashGpu::Impl staged mode: the table's pool mapping is not registered
+// GpuBackend::Impl staged mode: the table's pool mapping is not registered
 // with CUDA (a pool file on ext4 cannot be), so the GPU keeps the whole index
 // in its memory (the mirror: probes and CAS arbitration as in mirror mode)
 // and each launch that writes logs its pool stores (warp::PoolStore) to a
@@ -15,9 +15,11 @@
 #include "tables/gphash/gpu/backend_impl.h"
 #include "tables/gphash/gpu/staged_apply.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
-Status GphashGpu::Impl::AllocateStagedLog() {
+using gpkv::gpu::CopyHostToDevice;
+
+Status GpuBackend::Impl::AllocateStagedLog() {
   const uint64_t capacity = kStagedChunk * (key_size() / 8 + 3);
   const size_t bytes = capacity * sizeof(StagedStore);
   GPKV_CUDA_RETURN_IF_ERROR(
@@ -39,7 +41,7 @@ Status GphashGpu::Impl::AllocateStagedLog() {
   return Status::OK();
 }
 
-void GphashGpu::Impl::FreeStagedLog() {
+void GpuBackend::Impl::FreeStagedLog() {
   if (staged_entries_ != nullptr) cudaFree(staged_entries_);
   if (staged_log_ != nullptr) cudaFree(staged_log_);
   if (staged_host_ != nullptr) cudaFreeHost(staged_host_);
@@ -51,7 +53,7 @@ void GphashGpu::Impl::FreeStagedLog() {
   staged_capacity_ = 0;
 }
 
-Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_order) {
+Status GpuBackend::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_order) {
   if (!staged_) return Status::OK();
   const std::string context = Where() + ": staged mode, " + what;
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staged_host_header_, staged_log_, sizeof(StagedLog),
@@ -76,7 +78,7 @@ Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_
   // only when its keys had more than key_words + 2 duplicate copies each on
   // average). The log's prefix is applied, in order; reload the GPU's copy
   // from the pool so the two agree again, and fail the batch.
-  const format::LevelSet& level_set = snapshot_.level_set;
+  const gphash::LevelSet& level_set = snapshot_.level_set;
   for (uint32_t i = 0; i < level_set.level_count; ++i) {
     GPKV_RETURN_IF_ERROR(CopyLevelToMirror(ws, i, context + ": reloading from the pool"));
   }
@@ -89,4 +91,4 @@ Status GphashGpu::Impl::DrainStagedLog(Workspace& ws, const char* what, bool in_
                          "after a crash) and the GPU copy was reloaded from the pool; retry");
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

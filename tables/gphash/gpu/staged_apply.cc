@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 // Below this many stores one thread applies them (thread start-up costs more).
@@ -58,4 +58,4 @@ Status ApplyStagedStores(pm::Pool& pool, const StagedStore* stores, size_t count
   return Status::OK();
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

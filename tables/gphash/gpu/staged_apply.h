@@ -1,4 +1,4 @@
-// The host half of staged mode (gpu::GphashGpu on a pool the GPU cannot
+// The host half of staged mode (gpu::GpuBackend on a pool the GPU cannot
 // map): applies one kernel launch's log of pool stores to the pool mapping.
 // Plain C++ (no CUDA headers), parallel with OpenMP.
 //
@@ -22,7 +22,7 @@
 #include "pm/pool.h"
 #include "tables/gphash/gpu/device_view.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 
 // Applies `count` logged stores to `pool`: in the three passes above, or
 // (in_order) one after another in log order, for a launch whose stores may
@@ -32,4 +32,4 @@ namespace gpkv::gpu {
 Status ApplyStagedStores(pm::Pool& pool, const StagedStore* stores, size_t count,
                          const std::string& where, bool in_order = false);
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

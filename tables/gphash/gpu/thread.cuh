@@ -19,7 +19,7 @@
 #include "tables/gphash/gpu/warp.cuh"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::gpu::thread {
+namespace gpkv::gphash::gpu::thread {
 
 using warp::Key;
 using warp::SameKey;
@@ -83,21 +83,21 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
                                         bool want_empty) {
   static_assert(kSlots % 2 == 0, "slot words are read in pairs");
   ThreadProbe probe;
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
-  uint64_t best_rank = format::kNoWinnerRank;
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
+  uint64_t best_rank = gphash::kNoWinnerRank;
   uint32_t empty_count = 0;
   for (uint32_t level = 0; level < levels && !probe.found; ++level) {
     // Every location, as the warp probe reads them (and breaks ties).
-    const format::LevelCandidates buckets =
-        format::CandidateBucketsOfLevel(hash, view.hash_locations, view.bucket_counts[level],
-                                        format::CandidateOrder::kEveryLocation);
+    const gphash::LevelCandidates buckets =
+        gphash::CandidateBucketsOfLevel(hash, view.hash_locations, view.bucket_counts[level],
+                                        gphash::CandidateOrder::kEveryLocation);
     constexpr bool kReadAhead = kSlots <= 8;
     uint64_t next[kSlots];  // the words of bucket i + 1, read ahead
     auto read_words = [&](uint32_t i, uint64_t(&words)[kSlots]) {
       const uint8_t* bucket = warp::IndexBucket(view, level, buckets.buckets[i]);
 #pragma unroll
       for (int s = 0; s < kSlots; s += 2) {
-        LoadWordPairStrong(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
+        LoadWordPairStrong(bucket + gphash::SlotWordOffset(s), &words[s], &words[s + 1]);
       }
     };
     if constexpr (kReadAhead) read_words(0, next);
@@ -118,7 +118,7 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
 #pragma unroll
       for (int slot = 0; slot < kSlots; ++slot) {
         const uint64_t word = words[slot];
-        if (format::SlotStateOf(word) == format::kSlotEmpty) {
+        if (gphash::SlotStateOf(word) == gphash::kSlotEmpty) {
           if (first_empty < 0) {
             first_empty = slot;
             first_empty_word = word;
@@ -126,8 +126,8 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
           ++empties;
           continue;
         }
-        if (!format::SlotMatches(word, fingerprint)) continue;
-        const uint64_t rank = format::WinnerRank(level, index, slot);
+        if (!gphash::SlotMatches(word, fingerprint)) continue;
+        const uint64_t rank = gphash::WinnerRank(level, index, slot);
         if (rank >= best_rank) continue;
         const uint64_t value = warp::LoadWord(bucket + IndexValueWordOffset(view, slot));
         const Key<kKeyWords> stored =
@@ -156,7 +156,7 @@ template <int kKeyWords>
 __device__ ThreadProbe ThreadProbeKey(const GphashDeviceView& view, uint32_t levels,
                                       const Key<kKeyWords>& key, const format::KeyHash& hash,
                                       bool want_empty) {
-  static_assert(format::kMinSlotsPerBucket == 4 && format::kMaxSlotsPerBucket == 16,
+  static_assert(gphash::kMinSlotsPerBucket == 4 && gphash::kMaxSlotsPerBucket == 16,
                 "ThreadProbeKeyIn is instantiated for 4, 8 and 16 slots per bucket");
   switch (view.slots_per_bucket) {
     case 4:
@@ -178,7 +178,7 @@ __device__ bool ThreadGet(const GphashDeviceView& view, const Key<kKeyWords>& ke
     if (!probe.found) return false;
     warp::FenceLoads();
     const uint8_t* bucket = warp::IndexBucket(view, probe.match.level, probe.match.bucket);
-    if (warp::LoadWord(bucket + format::SlotWordOffset(probe.match.slot)) == probe.match_word) {
+    if (warp::LoadWord(bucket + gphash::SlotWordOffset(probe.match.slot)) == probe.match_word) {
       *value = probe.match_value;
       return true;
     }
@@ -223,22 +223,22 @@ template <int kKeyWords, int kSlots>
 __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
                          const format::KeyHash& hash, uint64_t* value) {
   static_assert(kSlots % 2 == 0, "slot words are read in pairs");
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   for (;;) {
     bool retry = false;
     for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
-      uint64_t buckets[format::kMaxHashLocations];
+      uint64_t buckets[gphash::kMaxHashLocations];
       const uint32_t count =
-          format::WinnerOrderBuckets(hash, view.hash_locations, view.bucket_counts[level], buckets);
+          gphash::WinnerOrderBuckets(hash, view.hash_locations, view.bucket_counts[level], buckets);
 #pragma unroll
-      for (uint32_t i = 0; i < format::kMaxHashLocations; ++i) {
+      for (uint32_t i = 0; i < gphash::kMaxHashLocations; ++i) {
         if (i >= count || retry) break;
         if (i > 0 && buckets[i] == buckets[i - 1]) continue;  // two locations, one bucket
         const uint8_t* bucket = view.index_levels[level] + buckets[i] * view.bucket_bytes;
         uint64_t words[kSlots];
 #pragma unroll
         for (int s = 0; s < kSlots; s += 2) {
-          LoadWordPairWeak(bucket + format::SlotWordOffset(s), &words[s], &words[s + 1]);
+          LoadWordPairWeak(bucket + gphash::SlotWordOffset(s), &words[s], &words[s + 1]);
         }
         // The matching slots, and the first one's word: only it stays in
         // registers (a second match, which takes a 52-bit fingerprint
@@ -247,7 +247,7 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
         uint64_t word = 0;
 #pragma unroll
         for (int s = kSlots - 1; s >= 0; --s) {
-          if (format::SlotMatches(words[s], fingerprint)) {
+          if (gphash::SlotMatches(words[s], fingerprint)) {
             matches |= 1u << s;
             word = words[s];
           }
@@ -256,15 +256,15 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
           const uint32_t s = __ffs(matches) - 1;
           matches &= matches - 1;
           if (!first) {
-            word = warp::LoadWord(bucket + format::SlotWordOffset(s));
+            word = warp::LoadWord(bucket + gphash::SlotWordOffset(s));
             warp::FenceLoads();  // the seqlock's first read before the data
           }
           Key<kKeyWords> stored;
           uint64_t stored_value = 0;
           LoadIndexEntry(view, bucket, s, &stored, &stored_value);
-          if (!format::SlotMatches(word, fingerprint) || !SameKey(stored, key)) continue;
+          if (!gphash::SlotMatches(word, fingerprint) || !SameKey(stored, key)) continue;
           warp::FenceLoads();  // the data before the seqlock's second read
-          if (warp::LoadWord(bucket + format::SlotWordOffset(s)) != word) {
+          if (warp::LoadWord(bucket + gphash::SlotWordOffset(s)) != word) {
             retry = true;
             break;
           }
@@ -281,14 +281,14 @@ __device__ bool IndexGet(const GphashDeviceView& view, const Key<kKeyWords>& key
 template <int kKeyWords>
 __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kKeyWords>& key,
                                       const format::KeyHash& hash, uint64_t value_word) {
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   const uint32_t slots = view.slots_per_bucket;
   for (;;) {
     ThreadProbe probe = ThreadProbeKey(view, view.level_count, key, hash, true);
     if (probe.found) {
       const GphashCandidate& slot = probe.match;
       warp::PoolStore(view, slot.level, slot.bucket,
-                      format::ValueWordOffset(slots, view.key_size, slot.slot), value_word,
+                      gphash::ValueWordOffset(slots, view.key_size, slot.slot), value_word,
                       kStagedData);
       uint8_t* index_bucket = warp::IndexBucket(view, slot.level, slot.bucket);
       if (warp::WritesBothCopies(view, index_bucket)) {
@@ -302,13 +302,13 @@ __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kK
     if (!probe.has_empty) return warp::PutOutcome::kNoRoom;
     const GphashCandidate& slot = probe.empty;
     uint8_t* index_bucket = warp::IndexBucket(view, slot.level, slot.bucket);
-    const uint64_t reservation = format::ReserveWord(probe.empty_word);
-    if (!warp::CasWord(index_bucket + format::SlotWordOffset(slot.slot), probe.empty_word,
+    const uint64_t reservation = gphash::ReserveWord(probe.empty_word);
+    if (!warp::CasWord(index_bucket + gphash::SlotWordOffset(slot.slot), probe.empty_word,
                        reservation)) {
       continue;  // another thread took the slot: probe again
     }
-    const uint32_t key_offset = format::KeyOffset(slots, view.key_size, slot.slot);
-    const uint32_t value_offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
+    const uint32_t key_offset = gphash::KeyOffset(slots, view.key_size, slot.slot);
+    const uint32_t value_offset = gphash::ValueWordOffset(slots, view.key_size, slot.slot);
     const uint32_t index_key_offset = IndexKeyOffset(view, slot.slot);
     const bool both = warp::WritesBothCopies(view, index_bucket);
 #pragma unroll
@@ -319,14 +319,14 @@ __device__ warp::PutOutcome ThreadPut(const GphashDeviceView& view, const Key<kK
     warp::PoolStore(view, slot.level, slot.bucket, value_offset, value_word, kStagedData);
     if (both) warp::StoreWord(index_bucket + IndexValueWordOffset(view, slot.slot), value_word);
     __threadfence_system();
-    const uint64_t published = format::PublishWord(reservation, fingerprint);
-    warp::PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,
+    const uint64_t published = gphash::PublishWord(reservation, fingerprint);
+    warp::PoolStore(view, slot.level, slot.bucket, gphash::SlotWordOffset(slot.slot), published,
                     kStagedPublish);
-    if (both) warp::StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
+    if (both) warp::StoreWord(index_bucket + gphash::SlotWordOffset(slot.slot), published);
     // The fence above orders key and value before the publish, which is what
     // a crash needs; the publish itself needs none (as for an update).
     return warp::PutOutcome::kInserted;
   }
 }
 
-}  // namespace gpkv::gpu::thread
+}  // namespace gpkv::gphash::gpu::thread

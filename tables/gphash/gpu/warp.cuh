@@ -28,7 +28,12 @@
 #include "tables/gphash/gpu/device_view.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::gpu::warp {
+namespace gpkv::gphash::gpu::warp {
+
+using gpkv::gpu::warp::kFullMask;
+using gpkv::gpu::warp::kWarpSize;
+using gpkv::gpu::warp::LaneId;
+using gpkv::gpu::warp::ShareWork;
 
 __device__ __forceinline__ uint64_t LoadWord(const uint8_t* address) {
   return *reinterpret_cast<const volatile uint64_t*>(address);
@@ -247,7 +252,7 @@ __device__ __forceinline__ LaneCandidate LoadLaneCandidate(const GphashDeviceVie
   if (out.in_range) {
     out.slot = CandidateOf(view, hash, candidate);
     out.bucket = IndexBucket(view, out.slot.level, out.slot.bucket);
-    out.word = LoadWord(out.bucket + format::SlotWordOffset(out.slot.slot));
+    out.word = LoadWord(out.bucket + gphash::SlotWordOffset(out.slot.slot));
   }
   return out;
 }
@@ -255,7 +260,7 @@ __device__ __forceinline__ LaneCandidate LoadLaneCandidate(const GphashDeviceVie
 // What one probe of a key found.
 struct Probe {
   // Uniform. match_lane < 0: the key is VALID in no candidate slot.
-  uint64_t match_rank = format::kNoWinnerRank;
+  uint64_t match_rank = gphash::kNoWinnerRank;
   int match_lane = -1;
   // Uniform. empty_lane < 0: no candidate slot is EMPTY (kWantEmpty only).
   int empty_lane = -1;
@@ -286,7 +291,7 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
                          const format::KeyHash& hash, uint32_t flags, Probe& probe,
                          bool* erased = nullptr) {
   const uint32_t lane = LaneId();
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   const uint32_t candidates = CandidateCount(view, levels);
   const uint32_t slots = view.slots_per_bucket;
   bool erased_here = false;
@@ -294,7 +299,7 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
     const auto [in_range, slot, bucket, word] = LoadLaneCandidate(view, hash, candidates, base);
     bool match = false;
     uint64_t value = 0;
-    if (in_range && format::SlotMatches(word, fingerprint)) {
+    if (in_range && gphash::SlotMatches(word, fingerprint)) {
       if (flags & kWantValue) {
         value = LoadWord(bucket + IndexValueWordOffset(view, slot.slot));
       }
@@ -304,10 +309,10 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
     }
     if (flags & kEraseMatches) {
       if (match) {
-        uint64_t empty = format::EmptyWord(word);
-        if (CasWord(bucket + format::SlotWordOffset(slot.slot), word, empty)) {
+        uint64_t empty = gphash::EmptyWord(word);
+        if (CasWord(bucket + gphash::SlotWordOffset(slot.slot), word, empty)) {
           if (WritesBothCopies(view, bucket)) {
-            PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), empty,
+            PoolStore(view, slot.level, slot.bucket, gphash::SlotWordOffset(slot.slot), empty,
                       kStagedEmpty);
           }
           erased_here = true;
@@ -315,7 +320,7 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
       }
     } else {
       uint64_t rank =
-          match ? format::WinnerRank(slot.level, slot.bucket, slot.slot) : format::kNoWinnerRank;
+          match ? gphash::WinnerRank(slot.level, slot.bucket, slot.slot) : gphash::kNoWinnerRank;
       uint64_t round_min = WarpMin(rank);
       if (round_min < probe.match_rank) {
         unsigned winners = __ballot_sync(kFullMask, rank == round_min);
@@ -330,13 +335,13 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
     }
     if (flags & kWantEmpty) {
       unsigned empty_mask =
-          __ballot_sync(kFullMask, in_range && format::SlotStateOf(word) == format::kSlotEmpty);
+          __ballot_sync(kFullMask, in_range && gphash::SlotStateOf(word) == gphash::kSlotEmpty);
       const unsigned segment_mask = slots >= 32 ? ~0u : ((1u << slots) - 1);
       bool chosen_here = false;
       for (uint32_t first = 0; first < kWarpSize && empty_mask != 0; first += slots) {
         unsigned segment = (empty_mask >> first) & segment_mask;
         if (segment == 0) continue;
-        uint32_t level = format::CandidateSlotAt(base + first, view.hash_locations, slots).level;
+        uint32_t level = gphash::CandidateSlotAt(base + first, view.hash_locations, slots).level;
         uint32_t count = __popc(segment);
         if (level < probe.empty_level ||
             (level == probe.empty_level && count > probe.empty_count)) {
@@ -370,7 +375,7 @@ __device__ bool WarpGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
     if (lane == static_cast<uint32_t>(probe.match_lane)) {
       FenceLoads();  // key and value before the slot word's second read
       const uint8_t* bucket = IndexBucket(view, probe.match_slot.level, probe.match_slot.bucket);
-      stable = LoadWord(bucket + format::SlotWordOffset(probe.match_slot.slot)) == probe.match_word;
+      stable = LoadWord(bucket + gphash::SlotWordOffset(probe.match_slot.slot)) == probe.match_word;
     }
     if (__shfl_sync(kFullMask, stable, probe.match_lane)) {
       *value = __shfl_sync(kFullMask, probe.match_value, probe.match_lane);
@@ -398,21 +403,21 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
                         ReadTally& tally) {
   const uint32_t lane = LaneId();
   const uint32_t slot = lane - tile_base;
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   for (;;) {
     bool retry = false;
     for (uint32_t level = 0; level < view.level_count && !retry; ++level) {
-      uint64_t buckets[format::kMaxHashLocations];
+      uint64_t buckets[gphash::kMaxHashLocations];
       const uint32_t count =
-          format::WinnerOrderBuckets(hash, view.hash_locations, view.bucket_counts[level], buckets);
+          gphash::WinnerOrderBuckets(hash, view.hash_locations, view.bucket_counts[level], buckets);
       for (uint32_t i = 0; i < count; ++i) {
         if (i > 0 && buckets[i] == buckets[i - 1]) continue;  // two locations, one bucket
         const GetHold hold = AcquireForGet(view, tile_mask, tile_base, level, buckets[i], tally);
         const uint8_t* bucket = hold.bucket;
-        const uint64_t word = LoadWord(bucket + format::SlotWordOffset(slot));
+        const uint64_t word = LoadWord(bucket + gphash::SlotWordOffset(slot));
         bool match = false;
         uint64_t value_word = 0;
-        if (format::SlotMatches(word, fingerprint)) {
+        if (gphash::SlotMatches(word, fingerprint)) {
           value_word = LoadWord(bucket + IndexValueWordOffset(view, slot));
           const Key<kKeyWords> stored =
               LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
@@ -427,7 +432,7 @@ __device__ bool TileGet(const GphashDeviceView& view, unsigned tile_mask, uint32
         bool stable = true;
         if (lane == static_cast<uint32_t>(winner)) {
           FenceLoads();  // key and value before the slot word's second read
-          stable = LoadWord(bucket + format::SlotWordOffset(slot)) == word;
+          stable = LoadWord(bucket + gphash::SlotWordOffset(slot)) == word;
         }
         stable = __shfl_sync(tile_mask, stable, winner);
         value_word = __shfl_sync(tile_mask, value_word, winner);
@@ -457,12 +462,12 @@ __device__ bool InsertAt(const GphashDeviceView& view, const Probe& probe,
     const GphashCandidate& slot = probe.empty_slot;
     const uint32_t slots = view.slots_per_bucket;
     uint8_t* index_bucket = IndexBucket(view, slot.level, slot.bucket);
-    uint64_t reservation = format::ReserveWord(probe.empty_word);
+    uint64_t reservation = gphash::ReserveWord(probe.empty_word);
     reserved =
-        CasWord(index_bucket + format::SlotWordOffset(slot.slot), probe.empty_word, reservation);
+        CasWord(index_bucket + gphash::SlotWordOffset(slot.slot), probe.empty_word, reservation);
     if (reserved) {
-      uint32_t key_offset = format::KeyOffset(slots, view.key_size, slot.slot);
-      uint32_t value_offset = format::ValueWordOffset(slots, view.key_size, slot.slot);
+      uint32_t key_offset = gphash::KeyOffset(slots, view.key_size, slot.slot);
+      uint32_t value_offset = gphash::ValueWordOffset(slots, view.key_size, slot.slot);
 #pragma unroll
       for (int w = 0; w < kKeyWords; ++w) {
         PoolStore(view, slot.level, slot.bucket, key_offset + 8 * w, key.words[w], kStagedData);
@@ -478,10 +483,10 @@ __device__ bool InsertAt(const GphashDeviceView& view, const Probe& probe,
         StoreWord(index_bucket + IndexValueWordOffset(view, slot.slot), value_word);
       }
       __threadfence_system();
-      uint64_t published = format::PublishWord(reservation, fingerprint);
-      PoolStore(view, slot.level, slot.bucket, format::SlotWordOffset(slot.slot), published,
+      uint64_t published = gphash::PublishWord(reservation, fingerprint);
+      PoolStore(view, slot.level, slot.bucket, gphash::SlotWordOffset(slot.slot), published,
                 kStagedPublish);
-      if (both) StoreWord(index_bucket + format::SlotWordOffset(slot.slot), published);
+      if (both) StoreWord(index_bucket + gphash::SlotWordOffset(slot.slot), published);
       __threadfence_system();
     }
   }
@@ -495,7 +500,7 @@ template <int kKeyWords>
 __device__ PutOutcome WarpPut(const GphashDeviceView& view, uint32_t levels,
                               const Key<kKeyWords>& key, const format::KeyHash& hash,
                               uint64_t value_word, bool update_existing) {
-  const uint64_t fingerprint = format::FingerprintOfHash(hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   for (;;) {
     Probe probe;
     ProbeKey(view, levels, key, hash, kWantEmpty, probe);
@@ -504,7 +509,7 @@ __device__ PutOutcome WarpPut(const GphashDeviceView& view, uint32_t levels,
       if (LaneId() == static_cast<uint32_t>(probe.match_lane)) {
         const GphashCandidate& slot = probe.match_slot;
         PoolStore(view, slot.level, slot.bucket,
-                  format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot),
+                  gphash::ValueWordOffset(view.slots_per_bucket, view.key_size, slot.slot),
                   value_word, kStagedData);
         uint8_t* index_bucket = IndexBucket(view, slot.level, slot.bucket);
         if (WritesBothCopies(view, index_bucket)) {
@@ -535,11 +540,11 @@ __device__ bool WarpErase(const GphashDeviceView& view, const Key<kKeyWords>& ke
 // store to the pool copy when mirrored). Called by one lane.
 __device__ __forceinline__ bool EraseSlot(const GphashDeviceView& view, uint32_t level,
                                           uint64_t bucket, uint32_t slot, uint64_t word) {
-  uint64_t empty = format::EmptyWord(word);
+  uint64_t empty = gphash::EmptyWord(word);
   uint8_t* index_bucket = IndexBucket(view, level, bucket);
-  if (!CasWord(index_bucket + format::SlotWordOffset(slot), word, empty)) return false;
+  if (!CasWord(index_bucket + gphash::SlotWordOffset(slot), word, empty)) return false;
   if (WritesBothCopies(view, index_bucket))
-    PoolStore(view, level, bucket, format::SlotWordOffset(slot), empty, kStagedEmpty);
+    PoolStore(view, level, bucket, gphash::SlotWordOffset(slot), empty, kStagedEmpty);
   return true;
 }
 
@@ -559,12 +564,12 @@ __device__ bool KickResident(const GphashDeviceView& view, const format::KeyHash
   if (probe.empty_lane < 0) return false;  // the resident has no room elsewhere either
   bool room_for_key = false;
   if (lane == static_cast<uint32_t>(probe.empty_lane)) {
-    room_for_key = format::IsCandidateBucket(hash, view.hash_locations,
+    room_for_key = gphash::IsCandidateBucket(hash, view.hash_locations,
                                              view.bucket_counts[probe.empty_slot.level],
                                              probe.empty_slot.bucket);
   }
   if (__shfl_sync(kFullMask, room_for_key, probe.empty_lane)) return true;
-  const uint64_t fingerprint = format::FingerprintOfHash(resident_hash);
+  const uint64_t fingerprint = gphash::FingerprintOfHash(resident_hash);
   if (!InsertAt(view, probe, resident, fingerprint, value)) return false;
   bool moved = false;
   if (lane == static_cast<uint32_t>(source)) {
@@ -574,7 +579,7 @@ __device__ bool KickResident(const GphashDeviceView& view, const format::KeyHash
   if (!moved) {
     if (lane == static_cast<uint32_t>(probe.empty_lane)) {
       const uint64_t published =
-          format::PublishWord(format::ReserveWord(probe.empty_word), fingerprint);
+          gphash::PublishWord(gphash::ReserveWord(probe.empty_word), fingerprint);
       EraseSlot(view, probe.empty_slot.level, probe.empty_slot.bucket, probe.empty_slot.slot,
                 published);
       __threadfence_system();
@@ -603,11 +608,11 @@ __device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& ha
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
     const LaneCandidate mine = LoadLaneCandidate(view, hash, candidates, base);
     if (__any_sync(kFullMask,
-                   mine.in_range && format::SlotStateOf(mine.word) == format::kSlotEmpty)) {
+                   mine.in_range && gphash::SlotStateOf(mine.word) == gphash::kSlotEmpty)) {
       return true;
     }
     const bool resident_here =
-        mine.in_range && format::SlotStateOf(mine.word) == format::kSlotValid;
+        mine.in_range && gphash::SlotStateOf(mine.word) == gphash::kSlotValid;
     Key<kKeyWords> my_resident{};
     uint64_t my_value = 0;
     if (resident_here) {
@@ -624,4 +629,4 @@ __device__ bool WarpKick(const GphashDeviceView& view, const format::KeyHash& ha
   return false;
 }
 
-}  // namespace gpkv::gpu::warp
+}  // namespace gpkv::gphash::gpu::warp

@@ -3,7 +3,10 @@
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/workspace.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
+using gpkv::gpu::CubTempStorage;
 
 Result<std::unique_ptr<Workspace>> Workspace::Create(cudaStream_t stream) {
   std::unique_ptr<Workspace> workspace(new Workspace());
@@ -188,4 +191,4 @@ DedupeScratch SortScratchAt(uint8_t* arena, const SortPlan& sort) {
   return scratch;
 }
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -25,7 +25,9 @@
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernels.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::ArenaPlan;
 
 // Where the sort / duplicate pass of one batch lives in an arena.
 struct SortPlan {
@@ -142,4 +144,4 @@ class Workspace {
   GetGraphs get_graphs_;                        // destroyed after ~Workspace waited for the stream
 };
 
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -15,10 +15,10 @@
 namespace gpkv::concurrency {
 namespace {
 
-#define SKIP_WITHOUT_DEVICE()                                       \
-  do {                                                              \
-    ::gpkv::Status usable = ::gpkv::gpu::GphashGpu::DeviceUsable(); \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString();            \
+#define SKIP_WITHOUT_DEVICE()                                                \
+  do {                                                                       \
+    ::gpkv::Status usable = ::gpkv::gphash::gpu::GpuBackend::DeviceUsable(); \
+    if (!usable.ok()) GTEST_SKIP() << usable.ToString();                     \
   } while (0)
 
 RunConfig GpuConfig(uint32_t value_size, uint64_t key_space = 1 << 14) {

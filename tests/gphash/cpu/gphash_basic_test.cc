@@ -1,4 +1,4 @@
-// Put / get / erase / upsert of cpu::Gphash for every key size, inline and
+// Put / get / erase / upsert of gphash::cpu::CpuBackend for every key size, inline and
 // out-of-place values, across close and reopen.
 #include <gtest/gtest.h>
 
@@ -115,7 +115,7 @@ TEST_P(GphashBasic, ScanVisitsEveryLiveKeyOnce) {
 TEST_P(GphashBasic, ScanVisitsAKeyHeldTwiceOnce) {
   TestTable t(Tag("scan-dup"), Options(key_size(), value_size()));
   ASSERT_TRUE(t.Put(Range(0, 200), 1).ok());
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   uint32_t planted = 0;
   for (uint64_t id = 0; id < 200 && planted < 10; ++id) {
     std::vector<uint8_t> key(key_size());
@@ -144,16 +144,16 @@ TEST(GphashBasicOptions, InvalidOptionsAreRejected) {
   auto pool = pm::Pool::Create(file.path(), uint64_t{16} << 20, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
   TableOptions bad_key = Options(12, 8);
-  EXPECT_TRUE(cpu::Gphash::Create(**pool, 1, bad_key).status().IsInvalidArgument());
+  EXPECT_TRUE(gphash::cpu::CpuBackend::Create(**pool, 1, bad_key).status().IsInvalidArgument());
   TableOptions bad_value = Options(8, 129);
-  EXPECT_TRUE(cpu::Gphash::Create(**pool, 1, bad_value).status().IsInvalidArgument());
+  EXPECT_TRUE(gphash::cpu::CpuBackend::Create(**pool, 1, bad_value).status().IsInvalidArgument());
   TableOptions bad_slots = Options(8, 8, 2, 2, 6);
-  EXPECT_TRUE(cpu::Gphash::Create(**pool, 1, bad_slots).status().IsInvalidArgument());
+  EXPECT_TRUE(gphash::cpu::CpuBackend::Create(**pool, 1, bad_slots).status().IsInvalidArgument());
   TableOptions bad_levels = Options(8, 8, 5, 2, 8);
-  EXPECT_TRUE(cpu::Gphash::Create(**pool, 1, bad_levels).status().IsInvalidArgument());
+  EXPECT_TRUE(gphash::cpu::CpuBackend::Create(**pool, 1, bad_levels).status().IsInvalidArgument());
   TableOptions bad_top = Options(8, 8);
   bad_top.hash.initial_top_buckets = 100;
-  EXPECT_TRUE(cpu::Gphash::Create(**pool, 1, bad_top).status().IsInvalidArgument());
+  EXPECT_TRUE(gphash::cpu::CpuBackend::Create(**pool, 1, bad_top).status().IsInvalidArgument());
 }
 
 TEST(GphashBasicOptions, CreateFailsWithPoolFullAndLeavesNothingAllocated) {
@@ -163,7 +163,7 @@ TEST(GphashBasicOptions, CreateFailsWithPoolFullAndLeavesNothingAllocated) {
   uint64_t used = (*pool)->allocator().used_bytes();
   TableOptions huge = Options(8, 8);
   huge.expected_keys = uint64_t{1} << 30;
-  EXPECT_TRUE(cpu::Gphash::Create(**pool, 1, huge).status().IsPoolFull());
+  EXPECT_TRUE(gphash::cpu::CpuBackend::Create(**pool, 1, huge).status().IsPoolFull());
   EXPECT_EQ((*pool)->allocator().used_bytes(), used);
 }
 
@@ -172,10 +172,10 @@ TEST(GphashBasicOptions, DestroyFreesEveryExtent) {
   auto pool = pm::Pool::Create(file.path(), uint64_t{64} << 20, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
   uint64_t used = (*pool)->allocator().used_bytes();
-  auto root = cpu::Gphash::Create(**pool, 1, Options(16, 64));
+  auto root = gphash::cpu::CpuBackend::Create(**pool, 1, Options(16, 64));
   ASSERT_TRUE(root.ok());
   EXPECT_GT((*pool)->allocator().used_bytes(), used);
-  ASSERT_TRUE(cpu::Gphash::Destroy(**pool, "t", *root).ok());
+  ASSERT_TRUE(gphash::cpu::CpuBackend::Destroy(**pool, "t", *root).ok());
   EXPECT_EQ((*pool)->allocator().used_bytes(), used);
 }
 

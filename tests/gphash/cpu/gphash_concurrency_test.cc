@@ -140,7 +140,7 @@ TEST(GphashConcurrency, RacingInsertsOfOneKeyLeaveOneCopyAndLaterOperationsActOn
       }
     };
     check_version(-1);
-    duplicates += recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates;
+    duplicates += gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates;
     // An acknowledged update must win whatever duplicates the race left.
     std::vector<uint8_t> keys = t.Keys(ids);
     std::vector<uint8_t> values = SelfDescribingValues(ids, 99, 24);
@@ -199,7 +199,7 @@ TEST(GphashConcurrency, AForcedInsertRaceLeavesOneCopy) {
   put_a.join();
   pm::TEST_SetPersistHook(nullptr, nullptr);
 
-  EXPECT_EQ(recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates, 0u);
+  EXPECT_EQ(gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr).duplicates, 0u);
   EXPECT_EQ(t.table().Stats().keys, 1u);
   auto got = t.Get(ids);
   ASSERT_TRUE(got[0].has_value());

@@ -1,6 +1,6 @@
 // Randomized oracle test: over a million mixed put / get / erase operations in
 // batches of random size (with repeated keys inside batches), checked against
-// std::unordered_map, with the table closed and reopened (Gphash object and
+// std::unordered_map, with the table closed and reopened (CpuBackend object and
 // pm::Pool destroyed) every so often and across several resizes.
 #include <gtest/gtest.h>
 

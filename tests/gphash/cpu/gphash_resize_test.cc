@@ -1,4 +1,4 @@
-// Resizes of cpu::Gphash: a resize interrupted at any point after its LevelSet
+// Resizes of gphash::cpu::CpuBackend: a resize interrupted at any point after its LevelSet
 // (with kLevelSetResizing) is published is finished by the next open, and a
 // pool too small for the next level yields PoolFull with acknowledged data
 // intact and every operation of the failing batch applied or absent.
@@ -28,7 +28,7 @@ std::vector<uint64_t> Range(uint64_t begin, uint64_t end) {
 // with a resizing LevelSet, then ends the process `after` persist points later
 // (0: at that publish itself).
 struct ResizeCrash {
-  const format::GphashRoot* root;
+  const gphash::GphashRoot* root;
   uint64_t after;
   bool armed;
   uint64_t seen;
@@ -39,7 +39,7 @@ void CrashDuringResize(void* context, const void* address, size_t, uint64_t) {
   if (!crash->armed) {
     if (address != &crash->root->active_levelset) return;
     uint64_t word = crash->root->active_levelset;
-    if ((crash->root->levelsets[word & 1].flags & format::kLevelSetResizing) == 0) return;
+    if ((crash->root->levelsets[word & 1].flags & gphash::kLevelSetResizing) == 0) return;
     crash->armed = true;
   }
   if (crash->seen++ == crash->after) _exit(pm::kCrashExitCode);
@@ -55,9 +55,9 @@ int PutInChildCrashingInResize(TestTable& t, const std::vector<uint64_t>& ids, u
   if (child == 0) {
     auto pool = pm::Pool::Open(t.path(), false, SyncMode::kBatch);
     if (!pool.ok()) _exit(2);
-    auto table = cpu::Gphash::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
+    auto table = gphash::cpu::CpuBackend::Open(**pool, "t", t.root(), /*threads=*/1, nullptr);
     if (!table.ok()) _exit(3);
-    ResizeCrash crash{(*pool)->At<format::GphashRoot>(t.root()), after, false, 0};
+    ResizeCrash crash{(*pool)->At<gphash::GphashRoot>(t.root()), after, false, 0};
     pm::TEST_SetPersistHook(&CrashDuringResize, &crash);
     bool ok = (*table)->Put(keys.data(), values.data(), ids.size()).ok();
     pm::TEST_SetPersistHook(nullptr, nullptr);
@@ -93,13 +93,13 @@ TEST_P(GphashResize, InterruptedResizeIsFinishedAtOpen) {
       auto pool = pm::Pool::Open(t.path(), /*read_only=*/true, SyncMode::kBatch);
       ASSERT_TRUE(pool.ok());
       recovery::Report verify;
-      ASSERT_TRUE(recovery::VerifyGphash(**pool, "t", 7, t.root(), verify, nullptr).ok());
+      ASSERT_TRUE(gphash::VerifyGphash(**pool, "t", 7, t.root(), verify, nullptr).ok());
       EXPECT_FALSE(verify.HasCorruption()) << "after " << after;
       ASSERT_EQ(verify.tables.size(), 1u);
       if (verify.tables[0].resizing) ++crashed_while_resizing;
       // A read-only open cannot finish the resize: it says so.
       if (verify.tables[0].resizing) {
-        auto read_only = cpu::Gphash::Open(**pool, "t", t.root(), 1, nullptr);
+        auto read_only = gphash::cpu::CpuBackend::Open(**pool, "t", t.root(), 1, nullptr);
         EXPECT_TRUE(read_only.status().IsNeedsRecovery()) << read_only.status().ToString();
       }
     }
@@ -117,7 +117,7 @@ TEST_P(GphashResize, InterruptedResizeIsFinishedAtOpen) {
       applied += present;
     }
     if (code == 0) EXPECT_EQ(applied, batch.size());
-    recovery::SlotScanResult scan = recovery::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
+    gphash::SlotScanResult scan = gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
     EXPECT_EQ(scan.corrupt + scan.reserved + scan.duplicates, 0u);
     EXPECT_EQ(scan.keys, before.size() + applied);
     EXPECT_EQ(stats.keys, scan.keys);
@@ -144,7 +144,7 @@ TEST(GphashResizeReclaim, TombstoneOfABatchIsReclaimedBeforeItsLevelIsFreed) {
   const uint64_t hot = 1;
   ASSERT_TRUE(t.Put({hot}, 1).ok());
   std::vector<uint8_t> key = t.Keys({hot});
-  recovery::GphashView view = t.View();
+  gphash::GphashView view = t.View();
   std::vector<SlotAt> copies = FindKey(t.pool(), view, key.data());
   ASSERT_EQ(copies.size(), 1u);
   const uint32_t bottom = static_cast<uint32_t>(view.levels.size() - 1);
@@ -159,7 +159,7 @@ TEST(GphashResizeReclaim, TombstoneOfABatchIsReclaimedBeforeItsLevelIsFreed) {
               t.pool().At<uint8_t>(copies[0].value_offset), 8);
   const format::KeyHash hash = format::HashKey(key.data(), 8, view.hash_seed);
   *t.pool().At<uint64_t>(loser->word_offset) =
-      format::PublishWord(format::ReserveWord(0), format::FingerprintOfHash(hash));
+      gphash::PublishWord(gphash::ReserveWord(0), gphash::FingerprintOfHash(hash));
   ASSERT_EQ(FindKey(t.pool(), view, key.data()).size(), 2u);
 
   // One batch: the update of `hot` first (it erases the loser), then enough
@@ -226,7 +226,7 @@ TEST(GphashResizeLimits, AFullLevelSetIsPoolFullNamingTheRoot) {
   t.CloseTableOnly();
   FillLevelSet(t.pool(), /*table_id=*/7, t.root());
   t.OpenTable(nullptr);
-  ASSERT_EQ(t.table().Stats().levels, format::kMaxLevels);
+  ASSERT_EQ(t.table().Stats().levels, gphash::kMaxLevels);
   std::vector<uint64_t> acknowledged;
   Status status;
   for (uint64_t next = 0; status.ok() && next < 100000; next += 64) {

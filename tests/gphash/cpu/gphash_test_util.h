@@ -1,5 +1,5 @@
 // Helpers for the GPHash tests: a table in a fresh /dev/shm pool that can be
-// closed and reopened (the Gphash object and the pm::Pool destroyed, as after
+// closed and reopened (the CpuBackend object and the pm::Pool destroyed, as after
 // a process exit), deterministic keys and values of any size, and access to
 // the slots of a key for tests that write slot bytes directly.
 #pragma once
@@ -70,7 +70,7 @@ class TestTable {
     auto pool = pm::Pool::Create(file_.path(), pool_size, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(*pool);
-    auto root = cpu::Gphash::Create(*pool_, /*table_id=*/7, options);
+    auto root = gphash::cpu::CpuBackend::Create(*pool_, /*table_id=*/7, options);
     EXPECT_TRUE(root.ok()) << root.status().ToString();
     root_ = *root;
     OpenTable(nullptr);
@@ -94,7 +94,7 @@ class TestTable {
     auto pool = pm::Pool::Open(file_.path(), /*read_only=*/false, SyncMode::kBatch);
     if (!pool.ok()) return pool.status();
     pool_ = std::move(*pool);
-    auto table = cpu::Gphash::Open(*pool_, "t", root_, threads_, report);
+    auto table = gphash::cpu::CpuBackend::Open(*pool_, "t", root_, threads_, report);
     if (!table.ok()) return table.status();
     table_ = std::move(*table);
     return Status::OK();
@@ -102,12 +102,12 @@ class TestTable {
   // Closes the table but keeps the pool mapped (for byte-level edits).
   void CloseTableOnly() { table_.reset(); }
   void OpenTable(recovery::Report* report) {
-    auto table = cpu::Gphash::Open(*pool_, "t", root_, threads_, report);
+    auto table = gphash::cpu::CpuBackend::Open(*pool_, "t", root_, threads_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(*table);
   }
 
-  cpu::Gphash& table() { return *table_; }
+  gphash::cpu::CpuBackend& table() { return *table_; }
   bool is_open() const { return table_ != nullptr; }
   pm::Pool& pool() { return *pool_; }
   uint64_t root() const { return root_; }
@@ -171,8 +171,8 @@ class TestTable {
   }
 
   // ---- slot access ----
-  recovery::GphashView View() {
-    auto view = recovery::ReadGphash(*pool_, "t", root_);
+  gphash::GphashView View() {
+    auto view = gphash::ReadGphash(*pool_, "t", root_);
     EXPECT_TRUE(view.ok()) << view.status().ToString();
     return *view;
   }
@@ -183,7 +183,7 @@ class TestTable {
   int threads_;
   std::unique_ptr<pm::Pool> pool_;
   uint64_t root_ = 0;
-  std::unique_ptr<cpu::Gphash> table_;
+  std::unique_ptr<gphash::cpu::CpuBackend> table_;
 };
 
 // Where a slot is, and its bytes.
@@ -196,31 +196,31 @@ struct SlotAt {
   uint64_t value_offset = 0;
 };
 
-inline SlotAt Locate(const recovery::GphashView& view, uint32_t level, uint64_t bucket,
+inline SlotAt Locate(const gphash::GphashView& view, uint32_t level, uint64_t bucket,
                      uint32_t slot) {
   SlotAt at;
   at.level = level;
   at.bucket = bucket;
   at.slot = slot;
   uint64_t base = view.BucketOffset(level, bucket);
-  at.word_offset = base + format::SlotWordOffset(slot);
-  at.key_offset = base + format::KeyOffset(view.slots_per_bucket, view.key_size, slot);
-  at.value_offset = base + format::ValueWordOffset(view.slots_per_bucket, view.key_size, slot);
+  at.word_offset = base + gphash::SlotWordOffset(slot);
+  at.key_offset = base + gphash::KeyOffset(view.slots_per_bucket, view.key_size, slot);
+  at.value_offset = base + gphash::ValueWordOffset(view.slots_per_bucket, view.key_size, slot);
   return at;
 }
 
 // The candidate buckets of `hash` in level `level` of `view`, each once
-// (format::CandidateBucketsOfLevel).
-inline std::vector<uint64_t> CandidateBuckets(const recovery::GphashView& view,
+// (gphash::CandidateBucketsOfLevel).
+inline std::vector<uint64_t> CandidateBuckets(const gphash::GphashView& view,
                                               const format::KeyHash& hash, uint32_t level) {
-  const format::LevelCandidates candidates =
-      format::CandidateBucketsOfLevel(hash, view.hash_locations, view.levels[level].bucket_count,
-                                      format::CandidateOrder::kFirstLocation);
+  const gphash::LevelCandidates candidates =
+      gphash::CandidateBucketsOfLevel(hash, view.hash_locations, view.levels[level].bucket_count,
+                                      gphash::CandidateOrder::kFirstLocation);
   return std::vector<uint64_t>(candidates.buckets, candidates.buckets + candidates.count);
 }
 
 // Every VALID slot holding `key`.
-inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const recovery::GphashView& view,
+inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const gphash::GphashView& view,
                                    const uint8_t* key) {
   std::vector<SlotAt> out;
   format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
@@ -229,7 +229,7 @@ inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const recovery::GphashV
       for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);
         uint64_t word = *pool.At<uint64_t>(at.word_offset);
-        if (format::SlotStateOf(word) == format::kSlotValid &&
+        if (gphash::SlotStateOf(word) == gphash::kSlotValid &&
             std::memcmp(pool.At<uint8_t>(at.key_offset), key, view.key_size) == 0) {
           out.push_back(at);
         }
@@ -241,7 +241,7 @@ inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const recovery::GphashV
 
 // An EMPTY slot among the candidates of `key` in a bucket other than
 // `not_bucket` of level `not_level` (any level when level < 0).
-inline std::optional<SlotAt> FreeCandidate(const pm::Pool& pool, const recovery::GphashView& view,
+inline std::optional<SlotAt> FreeCandidate(const pm::Pool& pool, const gphash::GphashView& view,
                                            const uint8_t* key, int level_wanted, uint32_t not_level,
                                            uint64_t not_bucket) {
   format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
@@ -262,7 +262,7 @@ inline std::optional<SlotAt> FreeCandidate(const pm::Pool& pool, const recovery:
 // candidate slot of a lower level than its copy, so that the copy there loses
 // the duplicate rule: the state a racing insert or an interrupted move leaves
 // until open-time recovery erases it. False when no such slot is free.
-inline bool PlantLosingCopy(pm::Pool& pool, const recovery::GphashView& view, const uint8_t* key) {
+inline bool PlantLosingCopy(pm::Pool& pool, const gphash::GphashView& view, const uint8_t* key) {
   std::vector<SlotAt> copies = FindKey(pool, view, key);
   if (copies.size() != 1 || copies[0].level + 1 >= view.levels.size()) return false;
   const SlotAt& winner = copies[0];

@@ -1,7 +1,7 @@
-// One pool file, two backends: a table written by cpu::Gphash opens on the
+// One pool file, two backends: a table written by gphash::cpu::CpuBackend opens on the
 // GPU and answers the same, and the other way round, through resizes done by
 // either side, with inline values and value cells (value_size > 8);
-// recovery::VerifyGphash accepts what the GPU wrote (direct, mirror and
+// gphash::VerifyGphash accepts what the GPU wrote (direct, mirror and
 // staged mode); staged mode runs a pool file CUDA cannot register. Both
 // backends give the same answers where the family's shared code decides:
 // Scan visits the same pairs (winners only), a full level set is PoolFull,
@@ -28,7 +28,7 @@
 #include "tables/gphash/layout.h"
 #include "test_util.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 // Expected contents: key bytes -> value bytes.
@@ -78,12 +78,13 @@ void ExpectContents(Table& table, const Contents& contents, uint32_t key_size, u
 // Opens the table on the CPU backend after the GPU wrote it: the pool
 // verifies, open-time recovery finds nothing to do, and the CPU answers
 // `contents`. Null (after a test failure) when the open fails.
-std::unique_ptr<cpu::Gphash> OpenCleanOnCpu(pm::Pool& pool, uint64_t root, const Contents& contents,
-                                            uint32_t key_size, uint32_t value_size, int threads,
-                                            const char* what) {
+std::unique_ptr<gphash::cpu::CpuBackend> OpenCleanOnCpu(pm::Pool& pool, uint64_t root,
+                                                        const Contents& contents, uint32_t key_size,
+                                                        uint32_t value_size, int threads,
+                                                        const char* what) {
   gpu_test::ExpectVerifiesClean(pool, root, contents.size());
   recovery::Report report;
-  auto table = cpu::Gphash::Open(pool, "t", root, threads, &report);
+  auto table = gphash::cpu::CpuBackend::Open(pool, "t", root, threads, &report);
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   if (!table.ok()) return nullptr;
   EXPECT_EQ(report.slots_cleared, 0u);
@@ -96,11 +97,11 @@ std::unique_ptr<cpu::Gphash> OpenCleanOnCpu(pm::Pool& pool, uint64_t root, const
 // Opens the table on the GPU after the CPU wrote it: it answers `contents`
 // and counts the CPU's value bytes. Null (after a test failure) when the
 // open fails.
-std::unique_ptr<GphashGpu> OpenOnGpu(pm::Pool& pool, uint64_t root,
-                                     const GpuTableOptions& gpu_options, const Contents& contents,
-                                     uint32_t key_size, uint32_t value_size,
-                                     uint64_t cpu_value_bytes, const char* what) {
-  auto table = GphashGpu::Open(pool, "t", root, gpu_options, nullptr);
+std::unique_ptr<GpuBackend> OpenOnGpu(pm::Pool& pool, uint64_t root,
+                                      const GpuTableOptions& gpu_options, const Contents& contents,
+                                      uint32_t key_size, uint32_t value_size,
+                                      uint64_t cpu_value_bytes, const char* what) {
+  auto table = GpuBackend::Open(pool, "t", root, gpu_options, nullptr);
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   if (!table.ok()) return nullptr;
   ExpectContents(**table, contents, key_size, value_size, what);
@@ -172,10 +173,10 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
     options.key_size = k;
     options.value_size = v;
     options.expected_keys = 1000;
-    auto created = cpu::Gphash::Create(**pool, 1, options);
+    auto created = gphash::cpu::CpuBackend::Create(**pool, 1, options);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     root = *created;
-    auto table = cpu::Gphash::Open(**pool, "t", root, 4, nullptr);
+    auto table = gphash::cpu::CpuBackend::Open(**pool, "t", root, 4, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     Batch batch = RandomBatch(rng, 5000, k, v);
     ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
@@ -187,7 +188,7 @@ TEST_P(GphashCrossBackend, EachBackendReadsWhatTheOtherWroteThroughResizes) {
     EXPECT_GT((*table)->Stats().resizes, 0u);
     cpu_value_bytes = (*table)->Stats().value_bytes;
     if (v > 8) {
-      EXPECT_GE(cpu_value_bytes, contents.size() * format::CellSizeFor(v));
+      EXPECT_GE(cpu_value_bytes, contents.size() * gphash::CellSizeFor(v));
     }
   }
   // 2. The GPU opens it, answers the same, writes more (resizing again).
@@ -283,10 +284,10 @@ TEST(GphashCrossBackend, GpuCreatedTableOpensOnCpu) {
   auto pool = pm::Pool::Create(temp.path(), 128 << 20, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
   TableOptions options;
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   ASSERT_TRUE(root.ok()) << root.status().ToString();
   gpu_test::ExpectVerifiesClean(**pool, *root, 0);
-  auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
+  auto table = gphash::cpu::CpuBackend::Open(**pool, "t", *root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ((*table)->Stats().keys, 0u);
 }
@@ -316,11 +317,11 @@ TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
         options.key_size = k;
         options.value_size = v;
         options.expected_keys = 2000;  // the puts below resize it
-        auto created = GphashGpu::Create(**pool, 1, options);
+        auto created = GpuBackend::Create(**pool, 1, options);
         ASSERT_TRUE(created.ok()) << created.status().ToString();
         root = *created;
         gpu_test::ExpectVerifiesClean(**pool, root, 0);
-        auto table = GphashGpu::Open(**pool, "t", root, gpu_options, nullptr);
+        auto table = GpuBackend::Open(**pool, "t", root, gpu_options, nullptr);
         ASSERT_TRUE(table.ok()) << table.status().ToString();
         EXPECT_EQ((*table)->value_size(), v);
         Batch batch = RandomBatch(rng, 20000, k, v);
@@ -333,7 +334,7 @@ TEST(GphashCrossBackend, GpuCreatedCellTablesOpenOnCpu) {
         EXPECT_GT((*table)->Stats().resizes, 0u);
         ExpectContents(**table, contents, k, v, "gpu");
         gpu_value_bytes = (*table)->Stats().value_bytes;
-        EXPECT_GE(gpu_value_bytes, contents.size() * format::CellSizeFor(v));
+        EXPECT_GE(gpu_value_bytes, contents.size() * gphash::CellSizeFor(v));
       }
       {
         auto pool = pm::Pool::Open(temp.path(), false, SyncMode::kBatch);
@@ -380,16 +381,16 @@ TEST(GphashCrossBackend, StagedModeRunsAPoolTheGpuCannotMap) {
   {
     auto pool = pm::Pool::Create(path, 64 << 20, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
-    auto created = GphashGpu::Create(**pool, 1, options);
+    auto created = GpuBackend::Create(**pool, 1, options);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     root = *created;
     GpuTableOptions direct;
     direct.index_mode = GpuIndexMode::kDirect;
-    auto refused = GphashGpu::Open(**pool, "t", root, direct, nullptr);
+    auto refused = GpuBackend::Open(**pool, "t", root, direct, nullptr);
     if (refused.ok()) GTEST_SKIP() << "CUDA registers mappings of " << path << " here";
     ASSERT_TRUE(refused.status().IsUnsupported()) << refused.status().ToString();
 
-    auto table = GphashGpu::Open(**pool, "t", root, GpuTableOptions{}, nullptr);
+    auto table = GpuBackend::Open(**pool, "t", root, GpuTableOptions{}, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     EXPECT_TRUE((*table)->staged());
     for (int round = 0; round < 4; ++round) {
@@ -417,7 +418,7 @@ TEST(GphashCrossBackend, StagedModeRunsAPoolTheGpuCannotMap) {
   auto pool = pm::Pool::Open(path, false, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
   gpu_test::ExpectVerifiesClean(**pool, root, contents.size());
-  auto table = cpu::Gphash::Open(**pool, "t", root, 2, nullptr);
+  auto table = gphash::cpu::CpuBackend::Open(**pool, "t", root, 2, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ExpectContents(**table, contents, k, v, "cpu reading staged");
 }
@@ -455,7 +456,7 @@ TEST(GphashCrossBackend, ScanVisitsTheSamePairsOnBothBackends) {
       TableOptions options;
       options.value_size = v;
       options.expected_keys = 1000;
-      auto root = GphashGpu::Create(**pool, 1, options);
+      auto root = GpuBackend::Create(**pool, 1, options);
       ASSERT_TRUE(root.ok()) << root.status().ToString();
       std::mt19937_64 rng(7);
       Batch batch = RandomBatch(rng, 300, 8, v);
@@ -465,10 +466,10 @@ TEST(GphashCrossBackend, ScanVisitsTheSamePairsOnBothBackends) {
       {
         GpuTableOptions gpu_options;
         gpu_options.index_mode = mode;
-        auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+        auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
         ASSERT_TRUE(table.ok()) << table.status().ToString();
         ASSERT_TRUE((*table)->Put(batch.keys.data(), batch.values.data(), batch.count).ok());
-        auto view = recovery::ReadGphash(**pool, "t", *root);
+        auto view = gphash::ReadGphash(**pool, "t", *root);
         ASSERT_TRUE(view.ok());
         uint32_t planted = 0;
         for (size_t i = 0; i < batch.count && planted < 10; ++i) {
@@ -478,7 +479,7 @@ TEST(GphashCrossBackend, ScanVisitsTheSamePairsOnBothBackends) {
         on_gpu = ScanAll(**table, 8, v, "gpu");
       }
       EXPECT_EQ(on_gpu, contents);
-      auto table = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
+      auto table = gphash::cpu::CpuBackend::Open(**pool, "t", *root, 2, nullptr);
       ASSERT_TRUE(table.ok()) << table.status().ToString();
       EXPECT_EQ(ScanAll(**table, 8, v, "cpu"), on_gpu);
     }
@@ -497,14 +498,14 @@ TEST(GphashCrossBackend, AFullLevelSetIsPoolFullOnBothBackends) {
     ASSERT_TRUE(pool.ok());
     TableOptions options;
     options.hash.initial_top_buckets = 256;
-    auto root = GphashGpu::Create(**pool, 7, options);
+    auto root = GpuBackend::Create(**pool, 7, options);
     ASSERT_TRUE(root.ok()) << root.status().ToString();
     gphash_test::FillLevelSet(**pool, 7, *root);
     GpuTableOptions gpu_options;
     gpu_options.index_mode = mode;
-    auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+    auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
-    ASSERT_EQ((*table)->Stats().levels, format::kMaxLevels);
+    ASSERT_EQ((*table)->Stats().levels, gphash::kMaxLevels);
     std::mt19937_64 rng(11);
     Contents acknowledged;
     Status status;
@@ -532,7 +533,7 @@ TEST(GphashCrossBackend, AFullLevelSetIsPoolFullOnBothBackends) {
 }
 
 // A root that cannot be trusted is the same error, word for word, on both
-// backends: both read it through recovery::ReadGphash.
+// backends: both read it through gphash::ReadGphash.
 TEST(GphashCrossBackend, ACorruptRootIsTheSameErrorOnBothBackends) {
   SKIP_WITHOUT_DEVICE();
   testutil::TempPool temp("cross-corrupt-root");
@@ -540,13 +541,13 @@ TEST(GphashCrossBackend, ACorruptRootIsTheSameErrorOnBothBackends) {
   ASSERT_TRUE(pool.ok());
   TableOptions options;
   options.expected_keys = 1000;
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   ASSERT_TRUE(root.ok());
-  auto* stored = (*pool)->At<format::GphashRoot>(*root);
+  auto* stored = (*pool)->At<gphash::GphashRoot>(*root);
   for (uint64_t* field : {&stored->checksum, &stored->levelsets[0].levels[0].bucket_count}) {
     *field ^= 0x40;
-    auto on_cpu = cpu::Gphash::Open(**pool, "t", *root, 2, nullptr);
-    auto on_gpu = GphashGpu::Open(**pool, "t", *root, GpuTableOptions{}, nullptr);
+    auto on_cpu = gphash::cpu::CpuBackend::Open(**pool, "t", *root, 2, nullptr);
+    auto on_gpu = GpuBackend::Open(**pool, "t", *root, GpuTableOptions{}, nullptr);
     ASSERT_TRUE(on_cpu.status().IsCorruption()) << on_cpu.status().ToString();
     EXPECT_EQ(on_gpu.status().code(), on_cpu.status().code()) << on_gpu.status().ToString();
     EXPECT_EQ(on_gpu.status().message(), on_cpu.status().message());
@@ -556,4 +557,4 @@ TEST(GphashCrossBackend, ACorruptRootIsTheSameErrorOnBothBackends) {
 }
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

@@ -1,7 +1,7 @@
-// gpu::GphashGpu tables with value cells (values of 9..128 bytes; the slot's
+// gpu::GpuBackend tables with value cells (values of 9..128 bytes; the slot's
 // value word is the cell's pool offset): full values in batches at any
 // alignment, in host or device memory; and, in direct, mirror and staged
-// mode, updates that recycle cells (checked by recovery::VerifyGphash across
+// mode, updates that recycle cells (checked by gphash::VerifyGphash across
 // reopens) and Async batches. The oracle runs over cell tables are in
 // gphash_gpu_test.cc. Device tests: skipped when no CUDA device is usable
 // (label `gpu`).
@@ -21,14 +21,18 @@
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/layout.h"
 
-namespace gpkv::gpu::gpu_test {
+namespace gpkv::gphash::gpu::gpu_test {
+
+using gpkv::gpu::DeviceBytes;
+using gpkv::gpu::DeviceStream;
+
 namespace {
 
 // Gets `count` keys (8 bytes each) into host memory one byte past an aligned
 // address, pre-filled with 0xee, and checks each found flag against
 // present[i] and each value against expected[i * value_size...] (zero bytes
 // where absent).
-::testing::AssertionResult GetsAnswer(GphashGpu& table, const uint8_t* keys, size_t count,
+::testing::AssertionResult GetsAnswer(GpuBackend& table, const uint8_t* keys, size_t count,
                                       uint32_t value_size, const uint8_t* expected,
                                       const uint8_t* present) {
   std::vector<uint8_t> buffer(count * value_size + 1, 0xee), found(count, 7);
@@ -150,7 +154,7 @@ TEST(GphashGpu, ValueCellTablesStoreFullValues) {
 
     gphash::Stats stats = harness.table().Stats();
     EXPECT_EQ(stats.keys, count - erased_count);
-    EXPECT_GE(stats.value_bytes, (count - erased_count) * format::CellSizeFor(v));
+    EXPECT_GE(stats.value_bytes, (count - erased_count) * gphash::CellSizeFor(v));
     std::unordered_map<std::string, std::string> live;
     for (size_t i = erased_count; i < count; ++i) {
       live[Bytes(&keys[i * 8], 8)] = Bytes(&expected[i * v], v);
@@ -196,7 +200,7 @@ class VersionedKeys {
 
   // Puts keys [first, first + count) at `version`. With `twice` the batch
   // holds each key a second time, earlier, with a value that must lose.
-  Status Put(GphashGpu& table, size_t first, size_t count, uint64_t version, bool twice) {
+  Status Put(GpuBackend& table, size_t first, size_t count, uint64_t version, bool twice) {
     const size_t ops = twice ? 2 * count : count;
     std::vector<uint8_t> keys(ops * 8), values(ops * value_size_);
     size_t op = 0;
@@ -216,7 +220,7 @@ class VersionedKeys {
   }
 
   // Erases keys [first, first + count); each must be present.
-  ::testing::AssertionResult Erase(GphashGpu& table, size_t first, size_t count) {
+  ::testing::AssertionResult Erase(GpuBackend& table, size_t first, size_t count) {
     std::vector<uint8_t> erased(count, 7);
     Status status = table.Erase(&keys_[first * 8], erased.data(), count);
     if (!status.ok()) return ::testing::AssertionFailure() << "Erase: " << status.ToString();
@@ -231,7 +235,7 @@ class VersionedKeys {
   }
 
   // Every key answers its last version (or not found, where erased).
-  ::testing::AssertionResult AllAnswer(GphashGpu& table) const {
+  ::testing::AssertionResult AllAnswer(GpuBackend& table) const {
     const size_t count = versions_.size();
     std::vector<uint8_t> expected(count * value_size_, 0), present(count);
     for (size_t i = 0; i < count; ++i) {
@@ -269,7 +273,7 @@ class GphashGpuCells : public ::testing::TestWithParam<GpuIndexMode> {};
 TEST_P(GphashGpuCells, UpdatesRecycleCells) {
   SKIP_WITHOUT_DEVICE();
   const uint32_t value_size = 100;
-  const uint64_t cell_size = format::CellSizeFor(value_size);
+  const uint64_t cell_size = gphash::CellSizeFor(value_size);
   const size_t key_count = 50000, batch = 10000;
   TableOptions options;
   options.value_size = value_size;
@@ -386,4 +390,4 @@ INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuCells,
                          });
 
 }  // namespace
-}  // namespace gpkv::gpu::gpu_test
+}  // namespace gpkv::gphash::gpu::gpu_test

@@ -1,4 +1,4 @@
-// Host batches of gpu::GphashGpu (tables/gphash/gpu/host_staging.h): the
+// Host batches of gpu::GpuBackend (tables/gphash/gpu/host_staging.h): the
 // chunked copy / kernel pipeline answers as one chunk does, whatever memory
 // the arrays are in (pageable, registered, pinned, device, mixed); small
 // write batches' one-kernel duplicate pass; puts that need a resize in the
@@ -21,7 +21,14 @@
 #include "gpu_test_util.h"
 #include "tables/gphash/gpu/host_staging.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::DeviceBytes;
+using gpkv::gpu::InRegisteredRange;
+using gpkv::gpu::PinnedBytes;
+using gpkv::gpu::RegisterHostMemory;
+using gpkv::gpu::UnregisterHostMemory;
+
 namespace {
 
 using gpu_test::Bytes;
@@ -632,7 +639,7 @@ TEST(HostPipelineEngine, RegisteredBuffersThroughTheEngine) {
   Options db_options;
   db_options.create_if_missing = true;
   db_options.pool_size = uint64_t{256} << 20;
-  db_options.backend = Backend::kCuda;
+  db_options.backend = gpkv::Backend::kCuda;
   auto db = DB::Open(temp.path(), db_options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   TableOptions options;
@@ -656,4 +663,4 @@ TEST(HostPipelineEngine, RegisteredBuffersThroughTheEngine) {
 }
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

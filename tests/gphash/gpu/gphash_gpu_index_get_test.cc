@@ -15,7 +15,10 @@
 #include "gpu/device_memory.h"
 #include "gpu_test_util.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
+
+using gpkv::gpu::DeviceBytes;
+
 namespace {
 
 using gpu_test::Bytes;
@@ -36,7 +39,7 @@ struct IndexGetCase {
 class GphashGpuIndexGet : public ::testing::TestWithParam<IndexGetCase> {};
 
 // Gets of `keys` (count of them) on `table`: values and found flags.
-void GetAll(GphashGpu& table, const std::vector<uint8_t>& keys, size_t count, uint32_t value_size,
+void GetAll(GpuBackend& table, const std::vector<uint8_t>& keys, size_t count, uint32_t value_size,
             std::vector<uint8_t>* values, std::vector<uint8_t>* found) {
   values->assign(count * value_size, 0xee);
   found->assign(count, 7);
@@ -126,8 +129,8 @@ TEST_P(GphashGpuIndexGet, LargeBatchesAnswerLikeAMapAndLikeTiles) {
   gpu_options.index_mode = param.mode;
   GpuKernelVariants variants;
   variants.tile_index_gets = true;
-  auto tiles = GphashGpu::TEST_OpenWithVariants(harness.pool(), "t", harness.root(), gpu_options,
-                                                variants, nullptr);
+  auto tiles = GpuBackend::TEST_OpenWithVariants(harness.pool(), "t", harness.root(), gpu_options,
+                                                 variants, nullptr);
   ASSERT_TRUE(tiles.ok()) << tiles.status().ToString();
   std::vector<uint8_t> tile_got, tile_found;
   GetAll(**tiles, get_keys, count, value_size, &tile_got, &tile_found);
@@ -150,4 +153,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

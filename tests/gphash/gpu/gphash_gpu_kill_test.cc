@@ -1,11 +1,11 @@
 // Process kills during GPU write batches: a child process runs a fixed
 // workload of put, update and erase batches (65,536 operations each, with
-// resizes) on a gpu::GphashGpu table and reports each acknowledged batch
+// resizes) on a gpu::GpuBackend table and reports each acknowledged batch
 // through a pipe; the parent sends SIGKILL at a random moment of a random
 // batch, reopens the pool on the GPU (open-time recovery), and checks that
 // every acknowledged batch is there, that each operation of the batch in
 // flight is applied or absent (its whole value old or new, never another),
-// and that recovery::VerifyGphash finds the pool clean. In direct, mirror and
+// and that gphash::VerifyGphash finds the pool clean. In direct, mirror and
 // staged mode, with 8-byte values in the slots and with 128-byte values in
 // value cells. Device test (label `gpu`); skipped without a usable device.
 //
@@ -36,7 +36,7 @@
 #include "tables/gphash/gpu/backend.h"
 #include "test_util.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 constexpr uint32_t kSteps = 24;
@@ -146,7 +146,7 @@ TEST(GphashGpuKillChild, DISABLED_Run) {
   }
   GpuTableOptions options;
   options.index_mode = ModeOf(mode);
-  auto table = GphashGpu::Open(**pool, "t", root, options, nullptr);
+  auto table = GpuBackend::Open(**pool, "t", root, options, nullptr);
   if (!table.ok()) {
     std::fprintf(stderr, "kill child: %s\n", table.status().ToString().c_str());
     _exit(23);
@@ -246,7 +246,7 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
     TableOptions options;
     options.expected_keys = 4096;
     options.value_size = ValueSizeOf(GetParam());
-    auto root = GphashGpu::Create(**pool, 1, options);
+    auto root = GpuBackend::Create(**pool, 1, options);
     ASSERT_TRUE(root.ok()) << root.status().ToString();
     root_ = *root;
   }
@@ -274,7 +274,7 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
       ASSERT_TRUE(pool.ok()) << pool.status().ToString();
       GpuTableOptions options;
       options.index_mode = ModeOf(mode);
-      auto table = GphashGpu::Open(**pool, "t", root_, options, nullptr);
+      auto table = GpuBackend::Open(**pool, "t", root_, options, nullptr);
       ASSERT_TRUE(table.ok()) << table.status().ToString();
       const uint32_t value_size = ValueSizeOf(mode);
       std::vector<uint8_t> values(universe_.size() * value_size);
@@ -316,7 +316,7 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
     auto pool = pm::Pool::Open(work_.path(), true, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     recovery::Report report;
-    Status verified = recovery::VerifyGphash(**pool, "t", 1, root_, report, nullptr);
+    Status verified = gphash::VerifyGphash(**pool, "t", 1, root_, report, nullptr);
     if (!verified.ok() || report.HasCorruption()) ++totals->failing_verify;
     totals->acknowledged_batches += acknowledged;
   }
@@ -399,4 +399,4 @@ INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuKill,
                          });
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

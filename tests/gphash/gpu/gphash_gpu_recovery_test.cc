@@ -1,4 +1,4 @@
-// Open-time recovery of gpu::GphashGpu on pools crafted byte by byte with the
+// Open-time recovery of gpu::GpuBackend on pools crafted byte by byte with the
 // format/ functions: reserved (INSERT) slots cleared, duplicate keys resolved
 // by the winner rule, an interrupted resize finished; with inline values and
 // with value cells (value_size > 8). Device tests (label `gpu`); skipped when
@@ -24,7 +24,7 @@
 #include "tables/gphash/layout.h"
 #include "test_util.h"
 
-namespace gpkv::gpu {
+namespace gpkv::gphash::gpu {
 namespace {
 
 using format::KeyHash;
@@ -53,14 +53,14 @@ class HostTable {
   std::vector<HostSlot> Candidates(uint64_t key) const {
     std::vector<HostSlot> out;
     KeyHash hash = Hash(key);
-    const format::LevelSet& levels = snapshot_.level_set;
-    const uint32_t count = format::CandidateSlotCount(levels.level_count, snapshot_.hash_locations,
+    const gphash::LevelSet& levels = snapshot_.level_set;
+    const uint32_t count = gphash::CandidateSlotCount(levels.level_count, snapshot_.hash_locations,
                                                       snapshot_.slots_per_bucket);
     for (uint32_t candidate = 0; candidate < count; ++candidate) {
-      const format::CandidateSlot slot =
-          format::CandidateSlotAt(candidate, snapshot_.hash_locations, snapshot_.slots_per_bucket);
-      const format::LevelDesc& level = levels.levels[slot.level];
-      const uint64_t bucket = format::BucketIndex(hash, slot.location, level.bucket_count);
+      const gphash::CandidateSlot slot =
+          gphash::CandidateSlotAt(candidate, snapshot_.hash_locations, snapshot_.slots_per_bucket);
+      const gphash::LevelDesc& level = levels.levels[slot.level];
+      const uint64_t bucket = gphash::BucketIndex(hash, slot.location, level.bucket_count);
       out.push_back({pool_.At<uint8_t>(level.offset + bucket * snapshot_.bucket_bytes), slot.slot,
                      slot.level, bucket});
     }
@@ -68,41 +68,41 @@ class HostTable {
   }
   uint64_t KeyOf(const HostSlot& s) const {
     uint64_t key;
-    std::memcpy(&key, s.bucket + format::KeyOffset(snapshot_.slots_per_bucket, 8, s.slot), 8);
+    std::memcpy(&key, s.bucket + gphash::KeyOffset(snapshot_.slots_per_bucket, 8, s.slot), 8);
     return key;
   }
   uint64_t* ValueWordOf(const HostSlot& s) const {
     return reinterpret_cast<uint64_t*>(
-        s.bucket + format::ValueWordOffset(snapshot_.slots_per_bucket, 8, s.slot));
+        s.bucket + gphash::ValueWordOffset(snapshot_.slots_per_bucket, 8, s.slot));
   }
   // Writes key -> value VALID into an EMPTY slot (value: the value word, a
   // cell's offset in a cell table).
   void Place(const HostSlot& s, uint64_t key, uint64_t value) const {
-    std::memcpy(s.bucket + format::KeyOffset(snapshot_.slots_per_bucket, 8, s.slot), &key, 8);
+    std::memcpy(s.bucket + gphash::KeyOffset(snapshot_.slots_per_bucket, 8, s.slot), &key, 8);
     *ValueWordOf(s) = value;
-    uint64_t reserved = format::ReserveWord(*s.word());
-    *s.word() = format::PublishWord(reserved, format::FingerprintOfHash(Hash(key)));
+    uint64_t reserved = gphash::ReserveWord(*s.word());
+    *s.word() = gphash::PublishWord(reserved, gphash::FingerprintOfHash(Hash(key)));
   }
   // The slot holding `key` VALID, if any.
   const HostSlot* Holder(const std::vector<HostSlot>& candidates, uint64_t key) const {
     for (const HostSlot& s : candidates) {
-      if (format::SlotStateOf(*s.word()) == format::kSlotValid && KeyOf(s) == key) return &s;
+      if (gphash::SlotStateOf(*s.word()) == gphash::kSlotValid && KeyOf(s) == key) return &s;
     }
     return nullptr;
   }
   // Cell table: pool offsets of the cells no VALID or INSERT slot of the
   // current LevelSet references, the newest chunk's last cell first.
   std::vector<uint64_t> UnreferencedCells() const {
-    const auto* root = pool_.At<format::GphashRoot>(snapshot_.root_offset);
+    const auto* root = pool_.At<gphash::GphashRoot>(snapshot_.root_offset);
     std::unordered_set<uint64_t> referenced;
-    const format::LevelSet& levels = snapshot_.level_set;
+    const gphash::LevelSet& levels = snapshot_.level_set;
     for (uint32_t level = 0; level < levels.level_count; ++level) {
       for (uint64_t bucket = 0; bucket < levels.levels[level].bucket_count; ++bucket) {
         uint8_t* at =
             pool_.At<uint8_t>(levels.levels[level].offset + bucket * snapshot_.bucket_bytes);
         for (uint32_t slot = 0; slot < snapshot_.slots_per_bucket; ++slot) {
           HostSlot s{at, slot, level, bucket};
-          if (format::SlotStateOf(*s.word()) != format::kSlotEmpty) {
+          if (gphash::SlotStateOf(*s.word()) != gphash::kSlotEmpty) {
             referenced.insert(*ValueWordOf(s));
           }
         }
@@ -135,12 +135,12 @@ struct Fixture {
     TableOptions options;
     options.expected_keys = expected_keys;
     options.value_size = value_size;
-    auto made = GphashGpu::Create(*pool, 1, options);
+    auto made = GpuBackend::Create(*pool, 1, options);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     root = *made;
   }
-  Result<std::unique_ptr<GphashGpu>> Open(recovery::Report* report) {
-    return GphashGpu::Open(*pool, "t", root, GpuTableOptions{}, report);
+  Result<std::unique_ptr<GpuBackend>> Open(recovery::Report* report) {
+    return GpuBackend::Open(*pool, "t", root, GpuTableOptions{}, report);
   }
 };
 
@@ -154,7 +154,7 @@ std::vector<uint8_t> RandomValue(std::mt19937_64& rng, uint32_t value_size) {
 }
 
 // Puts keys with new random values and records them in `values`.
-Status PutRandom(GphashGpu& table, std::mt19937_64& rng, const std::vector<uint64_t>& keys,
+Status PutRandom(GpuBackend& table, std::mt19937_64& rng, const std::vector<uint64_t>& keys,
                  uint32_t value_size, Values* values) {
   std::vector<uint8_t> bytes;
   for (uint64_t key : keys) {
@@ -167,7 +167,7 @@ Status PutRandom(GphashGpu& table, std::mt19937_64& rng, const std::vector<uint6
 
 // Every key of `values` answers its full value, every key of `absent` is not
 // found, and the table holds no more keys.
-::testing::AssertionResult Answers(GphashGpu& table, const Values& values,
+::testing::AssertionResult Answers(GpuBackend& table, const Values& values,
                                    const std::vector<uint64_t>& absent, uint32_t value_size) {
   std::vector<uint64_t> keys;
   for (const auto& [key, value] : values) keys.push_back(key);
@@ -211,7 +211,7 @@ TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
   std::vector<HostSlot> candidates = host.Candidates(key);
   int holder = -1;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (format::SlotStateOf(*candidates[i].word()) == format::kSlotValid &&
+    if (gphash::SlotStateOf(*candidates[i].word()) == gphash::kSlotValid &&
         host.KeyOf(candidates[i]) == key) {
       holder = static_cast<int>(i);
     }
@@ -222,7 +222,7 @@ TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
   // level), and a stray reservation in another EMPTY candidate.
   int copy = -1, reservation = -1;
   for (int i = static_cast<int>(candidates.size()) - 1; i >= 0; --i) {
-    if (format::SlotStateOf(*candidates[i].word()) != format::kSlotEmpty) continue;
+    if (gphash::SlotStateOf(*candidates[i].word()) != gphash::kSlotEmpty) continue;
     if (candidates[i].bucket == candidates[holder].bucket &&
         candidates[i].slot == candidates[holder].slot) {
       continue;
@@ -237,7 +237,7 @@ TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
   ASSERT_GE(reservation, 0);
   const uint64_t other_value = 222;
   host.Place(candidates[copy], key, other_value);
-  *candidates[reservation].word() = format::ReserveWord(*candidates[reservation].word());
+  *candidates[reservation].word() = gphash::ReserveWord(*candidates[reservation].word());
   ASSERT_TRUE(fixture.pool->Sync().ok());
 
   auto rank = [](const HostSlot& s) {
@@ -259,7 +259,7 @@ TEST(GphashGpuRecovery, ReservedSlotIsClearedAndDuplicateResolvedByWinnerRule) {
   EXPECT_EQ(found, 1);
   EXPECT_EQ(got, expected);
   EXPECT_EQ((*table)->Stats().keys, 1u);
-  EXPECT_EQ(format::SlotStateOf(*candidates[reservation].word()), format::kSlotEmpty);
+  EXPECT_EQ(gphash::SlotStateOf(*candidates[reservation].word()), gphash::kSlotEmpty);
 }
 
 // A crash after the first step of a resize of a table of `value_size`-byte
@@ -289,18 +289,18 @@ void ExpectInterruptedResizeFinishedAtOpen(const std::string& tag, uint32_t valu
   }
   pm::Pool& pool = *fixture.pool;
   HostTable before(pool, fixture.root);
-  const uint64_t resizes_before = pool.At<format::GphashRoot>(fixture.root)->resizes;
-  format::LevelSet current = before.snapshot().level_set;
+  const uint64_t resizes_before = pool.At<gphash::GphashRoot>(fixture.root)->resizes;
+  gphash::LevelSet current = before.snapshot().level_set;
   uint64_t buckets = current.levels[0].bucket_count * 2;
   auto top = pool.allocator().Allocate(buckets * before.snapshot().bucket_bytes,
                                        format::kExtentKindBucketLevel, 1);
   ASSERT_TRUE(top.ok());
-  format::LevelSet next = current;
+  gphash::LevelSet next = current;
   for (uint32_t i = current.level_count; i > 0; --i) next.levels[i] = current.levels[i - 1];
   next.levels[0] = {*top, buckets, current.next_level_id};
   next.level_count = current.level_count + 1;
   next.next_level_id = current.next_level_id + 1;
-  next.flags = format::kLevelSetResizing;
+  next.flags = gphash::kLevelSetResizing;
   ASSERT_TRUE(PublishLevelSet(pool, before.snapshot(), next).ok());
   HostTable during(pool, fixture.root);
   size_t copied = 0;
@@ -310,14 +310,14 @@ void ExpectInterruptedResizeFinishedAtOpen(const std::string& tag, uint32_t valu
     const uint32_t bottom = next.level_count - 1;
     const HostSlot* in_bottom = nullptr;
     for (const HostSlot& s : candidates) {
-      if (s.level == bottom && format::SlotStateOf(*s.word()) == format::kSlotValid &&
+      if (s.level == bottom && gphash::SlotStateOf(*s.word()) == gphash::kSlotValid &&
           during.KeyOf(s) == keys[i]) {
         in_bottom = &s;
       }
     }
     if (in_bottom == nullptr) continue;
     for (const HostSlot& s : candidates) {  // an EMPTY slot of the new top (level 0)
-      if (s.level == 0 && format::SlotStateOf(*s.word()) == format::kSlotEmpty) {
+      if (s.level == 0 && gphash::SlotStateOf(*s.word()) == gphash::kSlotEmpty) {
         during.Place(s, keys[i], *during.ValueWordOf(*in_bottom));
         copied_keys.push_back(i);
         ++copied;
@@ -414,12 +414,12 @@ TEST(GphashGpuRecovery, CellTableKeepsEveryAcknowledgedValueAfterAnInterruptedBa
   const uint64_t reserved_key = rng();
   uint64_t* reserved_word = nullptr;
   for (const HostSlot& s : host.Candidates(reserved_key)) {
-    if (format::SlotStateOf(*s.word()) != format::kSlotEmpty) continue;
-    std::memcpy(s.bucket + format::KeyOffset(host.snapshot().slots_per_bucket, 8, s.slot),
+    if (gphash::SlotStateOf(*s.word()) != gphash::kSlotEmpty) continue;
+    std::memcpy(s.bucket + gphash::KeyOffset(host.snapshot().slots_per_bucket, 8, s.slot),
                 &reserved_key, 8);
     write_cell(free_cells[0], RandomValue(rng, v));
     *host.ValueWordOf(s) = free_cells[0];
-    *s.word() = format::ReserveWord(*s.word());
+    *s.word() = gphash::ReserveWord(*s.word());
     reserved_word = s.word();
     break;
   }
@@ -433,7 +433,7 @@ TEST(GphashGpuRecovery, CellTableKeepsEveryAcknowledgedValueAfterAnInterruptedBa
     const HostSlot* holder = host.Holder(candidates, keys[i]);
     ASSERT_NE(holder, nullptr) << "key " << i;
     for (const HostSlot& s : candidates) {
-      if (format::SlotStateOf(*s.word()) != format::kSlotEmpty) continue;
+      if (gphash::SlotStateOf(*s.word()) != gphash::kSlotEmpty) continue;
       std::vector<uint8_t> other = RandomValue(rng, v);
       write_cell(free_cells[2], other);
       host.Place(s, keys[i], free_cells[2]);
@@ -454,7 +454,7 @@ TEST(GphashGpuRecovery, CellTableKeepsEveryAcknowledgedValueAfterAnInterruptedBa
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     EXPECT_EQ(report.slots_cleared, 1u);
     EXPECT_EQ(report.duplicates_removed, 1u);
-    EXPECT_EQ(format::SlotStateOf(*reserved_word), format::kSlotEmpty);
+    EXPECT_EQ(gphash::SlotStateOf(*reserved_word), gphash::kSlotEmpty);
     EXPECT_TRUE(Answers(**table, expected, {reserved_key}, v));
     // Writes after recovery take free cells (the three above among them),
     // never a live key's.
@@ -489,4 +489,4 @@ TEST(GphashGpuRecovery, CorruptRootIsCorruptionNamingTheTable) {
 }
 
 }  // namespace
-}  // namespace gpkv::gpu
+}  // namespace gpkv::gphash::gpu

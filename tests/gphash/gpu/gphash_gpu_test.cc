@@ -1,4 +1,4 @@
-// gpu::GphashGpu against an oracle (std::unordered_map) through resizes and
+// gpu::GpuBackend against an oracle (std::unordered_map) through resizes and
 // reopens, in direct, mirror and staged mode, with inline values and value
 // cells (value_size > 8); host vs device batch memory; Async batches; the
 // BktCache; read-only open; kAuto's choice of mode. Value-cell tables beyond
@@ -24,7 +24,11 @@
 #include "tables/gphash/layout.h"
 #include "test_util.h"
 
-namespace gpkv::gpu::gpu_test {
+namespace gpkv::gphash::gpu::gpu_test {
+
+using gpkv::gpu::DeviceBytes;
+using gpkv::gpu::DeviceStream;
+
 namespace {
 
 struct OracleCase {
@@ -133,7 +137,7 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
   EXPECT_EQ(stats.levels, param.levels);
   if (value_size > 8) {
     // Every live key holds a cell of its own.
-    EXPECT_GE(stats.value_bytes, oracle.size() * format::CellSizeFor(value_size));
+    EXPECT_GE(stats.value_bytes, oracle.size() * gphash::CellSizeFor(value_size));
   } else {
     EXPECT_EQ(stats.value_bytes, 0u);
   }
@@ -465,15 +469,15 @@ TEST(GphashGpu, ReadOnlyPoolAnswersGetsAndRefusesWrites) {
 }
 
 TEST(GphashGpu, WithoutADeviceOpenIsUnsupportedNotACrash) {
-  if (GphashGpu::DeviceUsable().ok()) GTEST_SKIP() << "a CUDA device is present";
+  if (GpuBackend::DeviceUsable().ok()) GTEST_SKIP() << "a CUDA device is present";
   testutil::TempPool temp("no-device");
   auto pool = pm::Pool::Create(temp.path(), 16 << 20, SyncMode::kBatch);
   ASSERT_TRUE(pool.ok());
   TableOptions options;
   options.expected_keys = 1000;
-  auto root = GphashGpu::Create(**pool, 1, options);  // host work only
+  auto root = GpuBackend::Create(**pool, 1, options);  // host work only
   ASSERT_TRUE(root.ok()) << root.status().ToString();
-  auto table = GphashGpu::Open(**pool, "t", *root, GpuTableOptions{}, nullptr);
+  auto table = GpuBackend::Open(**pool, "t", *root, GpuTableOptions{}, nullptr);
   ASSERT_TRUE(table.status().IsUnsupported()) << table.status().ToString();
   EXPECT_EQ(table.status().message().rfind("no usable CUDA device", 0), 0u)
       << table.status().message();
@@ -489,16 +493,16 @@ TEST(GphashGpu, AutoModeRefusesDirectModePastTheIndexLimit) {
   ASSERT_TRUE(pool.ok());
   TableOptions options;
   options.expected_keys = 100000;  // a few MiB of index
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   ASSERT_TRUE(root.ok()) << root.status().ToString();
   GpuTableOptions gpu_options;
   gpu_options.mirror_memory_fraction = 0;  // the mirror never fits
   gpu_options.direct_max_index_bytes = 1 << 20;
-  auto refused = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+  auto refused = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
   ASSERT_TRUE(refused.status().IsUnsupported()) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("direct_max_index_bytes"), std::string::npos);
   gpu_options.direct_max_index_bytes = 0;  // no limit: direct mode
-  auto direct = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+  auto direct = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   EXPECT_FALSE((*direct)->mirrored());
 }
@@ -513,17 +517,17 @@ TEST(GphashGpu, AutoModeStagesAnIndexPastTheStagedLimit) {
   ASSERT_TRUE(pool.ok());
   TableOptions options;
   options.expected_keys = 100000;  // a few MiB of index
-  auto root = GphashGpu::Create(**pool, 1, options);
+  auto root = GpuBackend::Create(**pool, 1, options);
   ASSERT_TRUE(root.ok()) << root.status().ToString();
   GpuTableOptions gpu_options;
   {
-    auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+    auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     EXPECT_TRUE((*table)->mirrored());
     EXPECT_FALSE((*table)->staged());
   }
   gpu_options.staged_min_index_bytes = 1 << 20;
-  auto table = GphashGpu::Open(**pool, "t", *root, gpu_options, nullptr);
+  auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_TRUE((*table)->staged());
   std::mt19937_64 rng(5);
@@ -535,4 +539,4 @@ TEST(GphashGpu, AutoModeStagesAnIndexPastTheStagedLimit) {
 }
 
 }  // namespace
-}  // namespace gpkv::gpu::gpu_test
+}  // namespace gpkv::gphash::gpu::gpu_test

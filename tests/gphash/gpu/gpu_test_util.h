@@ -1,7 +1,7 @@
-// Helpers shared by the gpu::GphashGpu device tests: SKIP_WITHOUT_DEVICE, a
+// Helpers shared by the gpu::GpuBackend device tests: SKIP_WITHOUT_DEVICE, a
 // GPU table in a fresh /dev/shm pool that can be closed and reopened, random
 // keys and values of any size, and the checks of a table's contents (Scan)
-// and of a clean pool (recovery::VerifyGphash). Header-only; for tests, not
+// and of a clean pool (gphash::VerifyGphash). Header-only; for tests, not
 // the library.
 #pragma once
 
@@ -23,14 +23,14 @@
 #include "test_util.h"
 
 // Skips the current test when no CUDA device is usable (CI has none).
-#define SKIP_WITHOUT_DEVICE()                                       \
-  do {                                                              \
-    ::gpkv::Status usable = ::gpkv::gpu::GphashGpu::DeviceUsable(); \
-    if (!usable.ok()) GTEST_SKIP() << usable.ToString();            \
+#define SKIP_WITHOUT_DEVICE()                                                \
+  do {                                                                       \
+    ::gpkv::Status usable = ::gpkv::gphash::gpu::GpuBackend::DeviceUsable(); \
+    if (!usable.ok()) GTEST_SKIP() << usable.ToString();                     \
   } while (0)
 
 // Not `testutil`: inside gpkv::gpu that name would hide gpkv::testutil.
-namespace gpkv::gpu::gpu_test {
+namespace gpkv::gphash::gpu::gpu_test {
 
 inline constexpr uint64_t kPoolSize = uint64_t{256} << 20;
 
@@ -40,8 +40,8 @@ class TableHarness {
   TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode)
       : TableHarness(tag, options, GpuOptions(mode)) {}
 
-  // `variants`: kernel variants of the benchmark (GphashGpu::TEST_OpenWithVariants);
-  // the default opens with GphashGpu::Open.
+  // `variants`: kernel variants of the benchmark (GpuBackend::TEST_OpenWithVariants);
+  // the default opens with GpuBackend::Open.
   TableHarness(const std::string& tag, const TableOptions& options,
                const GpuTableOptions& gpu_options,
                const GpuKernelVariants& variants = GpuKernelVariants())
@@ -49,7 +49,7 @@ class TableHarness {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
-    auto root = GphashGpu::Create(*pool_, 1, options);
+    auto root = GpuBackend::Create(*pool_, 1, options);
     EXPECT_TRUE(root.ok()) << root.status().ToString();
     root_ = *root;
     Open(/*read_only=*/false);
@@ -62,9 +62,9 @@ class TableHarness {
       pool_ = std::move(pool.value());
     }
     const bool variant = variants_.one_shot_gets || variants_.thread_per_op || variants_.warp_puts;
-    auto table = variant ? GphashGpu::TEST_OpenWithVariants(*pool_, "t", root_, gpu_options_,
-                                                            variants_, report)
-                         : GphashGpu::Open(*pool_, "t", root_, gpu_options_, report);
+    auto table = variant ? GpuBackend::TEST_OpenWithVariants(*pool_, "t", root_, gpu_options_,
+                                                             variants_, report)
+                         : GpuBackend::Open(*pool_, "t", root_, gpu_options_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
   }
@@ -74,7 +74,7 @@ class TableHarness {
     pool_.reset();
   }
 
-  // Closes the table and keeps the pool open (for recovery::VerifyGphash).
+  // Closes the table and keeps the pool open (for gphash::VerifyGphash).
   void CloseTable() { table_.reset(); }
 
   void Reopen(bool read_only = false, recovery::Report* report = nullptr) {
@@ -87,7 +87,7 @@ class TableHarness {
   bool ok() const { return table_ != nullptr; }
   // Options of the next Open.
   GpuTableOptions& gpu_options() { return gpu_options_; }
-  GphashGpu& table() { return *table_; }
+  GpuBackend& table() { return *table_; }
   pm::Pool& pool() { return *pool_; }
   uint64_t root() const { return root_; }
 
@@ -102,7 +102,7 @@ class TableHarness {
   GpuTableOptions gpu_options_;
   GpuKernelVariants variants_;
   std::unique_ptr<pm::Pool> pool_;
-  std::unique_ptr<GphashGpu> table_;
+  std::unique_ptr<GpuBackend> table_;
   uint64_t root_ = 0;
 };
 
@@ -163,13 +163,13 @@ void ExpectScanFindsExactly(Table& table, const Map& pairs, uint32_t key_size, u
   EXPECT_EQ(scanned, pairs.size()) << what;
 }
 
-// recovery::VerifyGphash of table `root` (closed) in `pool`: no corruption,
+// gphash::VerifyGphash of table `root` (closed) in `pool`: no corruption,
 // no finding above kInfo, `keys` keys, and in a cell table one cell in use
 // per key. `table_report`, when given, receives the table's report.
 inline void ExpectVerifiesClean(const pm::Pool& pool, uint64_t root, uint64_t keys,
                                 recovery::TableReport* table_report = nullptr) {
   recovery::Report report;
-  ASSERT_TRUE(recovery::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
+  ASSERT_TRUE(gphash::VerifyGphash(pool, "t", 1, root, report, nullptr).ok());
   EXPECT_FALSE(report.HasCorruption());
   for (const recovery::Finding& finding : report.findings) {
     if (finding.severity != recovery::Finding::Severity::kInfo) ADD_FAILURE() << finding.message;
@@ -183,4 +183,4 @@ inline void ExpectVerifiesClean(const pm::Pool& pool, uint64_t root, uint64_t ke
   if (table_report != nullptr) *table_report = table;
 }
 
-}  // namespace gpkv::gpu::gpu_test
+}  // namespace gpkv::gphash::gpu::gpu_test
