@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config python3
-  libpmem2-dev libcli11-dev libgtest-dev libcuckoo-dev nlohmann-json3-dev librocksdb-dev
+  libpmem2-dev libcli11-dev libgtest-dev libcuckoo-dev libabsl-dev nlohmann-json3-dev librocksdb-dev
 )
 
 as_root=()

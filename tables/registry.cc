@@ -1,5 +1,6 @@
 #include "tables/registry.h"
 
+#include "tables/btree/family.h"
 #include "tables/gphash/family.h"
 #include "tables/lsm/family.h"
 #include "tables/slab_hash/family.h"
@@ -12,6 +13,7 @@ const std::vector<const TableFamily*>& Families() {
       &gphash::Family(),
       &slab_hash::Family(),
       &lsm::Family(),
+      &btree::Family(),
   };
   return families;
 }
