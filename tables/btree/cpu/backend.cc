@@ -75,10 +75,15 @@ class CpuBackend final : public Backend {
 
   Status Write(const WriteBatch& batch) override {
     try {
+      // The batch's keys ascend: each put's position is the hint for the
+      // next, so a batch into an empty table, or past its largest key, is
+      // appended without a search (the bulk build from sorted pairs).
+      auto hint = map_.end();
       for (size_t i = 0; i < batch.count; ++i) {
         const TableKey key = Load(batch.keys + batch.order[i] * kKeySize);
         if (batch.values != nullptr) {
-          Put(key, batch.values + batch.order[i] * value_size_, batch.timestamp, batch.live);
+          hint = Put(hint, key, batch.values + batch.order[i] * value_size_, batch.timestamp,
+                     batch.live);
         } else {
           const bool was_live = Erase(key, batch.timestamp, batch.live);
           if (batch.was_live != nullptr) batch.was_live[i] = was_live ? 1 : 0;
@@ -318,8 +323,8 @@ class CpuBackend final : public Backend {
 
   void ListIfNeeded(const TableKey& key, Entry* entry) {
     if (Listable(*entry) && !entry->listed) {
-      entry->listed = true;
       listed_.push_back(key);
+      entry->listed = true;
     }
   }
 
@@ -361,33 +366,50 @@ class CpuBackend final : public Backend {
     entry->older->insert(entry->older->begin(), entry->head);
   }
 
-  void Put(const TableKey& key, const uint8_t* value, uint64_t timestamp, LiveSnapshots live) {
-    auto [it, inserted] = map_.try_emplace(key);
+  // Returns the position after the key's entry (the hint for a larger key).
+  // Returns the position after the key's entry (the hint for a larger key).
+  // An allocation that throws leaves the key as it was.
+  typename Map::iterator Put(typename Map::iterator hint, const TableKey& key, const uint8_t* value,
+                             uint64_t timestamp, LiveSnapshots live) {
+    const size_t size_before = map_.size();
+    auto it = map_.try_emplace(hint, key);
     Entry& entry = it->second;
-    if (inserted) {
-      entry.head.stamp = Stamp(timestamp, false);
-      StoreNewValue(&entry.head, value);
+    Version fresh{Stamp(timestamp, false), 0};
+    if (map_.size() != size_before) {
+      try {
+        StoreNewValue(&fresh, value);
+      } catch (...) {
+        map_.erase(it);
+        throw;
+      }
+      entry.head = fresh;
       ++versions_;
       ++live_keys_;
-      return;
+      return std::next(it);
     }
     Trim(entry, live);
     const bool was_live = !IsTombstone(entry.head);
-    if (WriteInPlace(TimestampOf(entry.head), live)) {
-      if (was_live) {
-        OverwriteValue(&entry.head, value);
-      } else {
-        --tombstones_;
-        StoreNewValue(&entry.head, value);
-      }
+    if (WriteInPlace(TimestampOf(entry.head), live) && was_live) {
+      OverwriteValue(&entry.head, value);
+      entry.head.stamp = fresh.stamp;
     } else {
-      KeepHead(&entry);
-      ++versions_;
-      StoreNewValue(&entry.head, value);
+      StoreNewValue(&fresh, value);
+      if (WriteInPlace(TimestampOf(entry.head), live)) {
+        --tombstones_;  // the tombstone no snapshot sees is replaced
+      } else {
+        try {
+          KeepHead(&entry);
+        } catch (...) {
+          FreeValue(fresh);
+          throw;
+        }
+        ++versions_;
+      }
+      entry.head = fresh;
+      if (!was_live) ++live_keys_;
     }
-    entry.head.stamp = Stamp(timestamp, false);
-    if (!was_live) ++live_keys_;
     ListIfNeeded(key, &entry);
+    return std::next(it);
   }
 
   // Returns whether the key was live.
@@ -400,21 +422,22 @@ class CpuBackend final : public Backend {
       if (entry.older == nullptr) DropLoneTombstone(it);
       return false;
     }
-    --live_keys_;
+    // What may throw (an allocation) comes before any change.
     if (WriteInPlace(TimestampOf(entry.head), live)) {
+      FreeValue(entry.head);
       if (entry.older == nullptr) {
-        FreeValue(entry.head);
         --versions_;
+        --live_keys_;
         map_.erase(it);
         return true;
       }
-      FreeValue(entry.head);
     } else {
       KeepHead(&entry);
       ++versions_;
     }
     entry.head = Version{Stamp(timestamp, true), 0};
     ++tombstones_;
+    --live_keys_;
     ListIfNeeded(key, &entry);
     return true;
   }
