@@ -70,18 +70,28 @@ Core::Core(std::string where, const Table* owner, uint32_t key_size, uint32_t va
 
 Core::~Core() = default;
 
+std::unique_lock<std::shared_mutex> Core::WriteLock() {
+  std::lock_guard<std::mutex> turn(turnstile_);
+  return std::unique_lock<std::shared_mutex>(mutex_);
+}
+
+std::shared_lock<std::shared_mutex> Core::ReadLock() {
+  { std::lock_guard<std::mutex> turn(turnstile_); }
+  return std::shared_lock<std::shared_mutex>(mutex_);
+}
+
 Status Core::Named(Status status) const {
   if (status.ok()) return status;
   return Status(status.code(), where_ + ": " + status.message());
 }
 
 Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto lock = WriteLock();
   return WriteLocked(keys, values, nullptr, n);
 }
 
 Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto lock = WriteLock();
   return WriteLocked(keys, nullptr, erased, n);
 }
 
@@ -136,14 +146,14 @@ Status Core::ReclaimIfReleased() {
 }
 
 Status Core::Compact() {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto lock = WriteLock();
   snapshots_->TakeReleased();
   const std::vector<uint64_t> live = snapshots_->Live();
   return Named(backend_->Reclaim(ViewOf(live)));
 }
 
 Result<btree::Stats> Core::Stats() {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto lock = WriteLock();
   GPKV_RETURN_IF_ERROR(ReclaimIfReleased());
   auto stats = backend_->Stats();
   if (!stats.ok()) return Named(stats.status());
@@ -155,7 +165,7 @@ Result<btree::Stats> Core::Stats() {
 Result<std::unique_ptr<Snapshot>> Core::TakeSnapshot() {
   // Shared: no write batch runs, so the clock names a state every batch
   // that returned is in and no later one.
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   snapshots_->Add(clock_);
   return std::unique_ptr<Snapshot>(std::make_unique<BtreeSnapshot>(owner_, clock_, snapshots_));
 }
@@ -173,7 +183,7 @@ Status Core::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n,
                  const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   return Named(backend_->Get(keys, values, found, n, *at));
 }
 
@@ -181,7 +191,7 @@ Status Core::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_
                    const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   return Named(backend_->Count(lo, hi, counts, n, *at));
 }
 
@@ -189,7 +199,7 @@ Status Core::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* re
                    const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   return Named(backend_->Range(lo, hi, results, n, *at));
 }
 
@@ -197,7 +207,7 @@ Status Core::RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRa
                            size_t n, const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   // Unsupported passes unnamed: the front answers with the table's message.
   return backend_->RangeOnDevice(lo, hi, results, n, *at);
 }
@@ -206,7 +216,7 @@ Status Core::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values,
                        size_t n, const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   return Named(backend_->Successor(keys, next_keys, values, found, n, *at));
 }
 
@@ -214,7 +224,7 @@ Status Core::Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* v
                          uint8_t* found, size_t n, const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
-  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto lock = ReadLock();
   return Named(backend_->Predecessor(keys, previous_keys, values, found, n, *at));
 }
 
@@ -233,7 +243,7 @@ Status Core::Scan(const Table::ScanVisitor& visit) {
     keys.clear();
     values.clear();
     {
-      std::shared_lock<std::shared_mutex> lock(mutex_);
+      auto lock = ReadLock();
       GPKV_RETURN_IF_ERROR(Named(
           backend_->ScanChunk(after.empty() ? nullptr : after.data(), kChunk, at, &keys, &values)));
     }

@@ -10,7 +10,8 @@
 //   - the lock: writes (Put, Erase, Compact, Stats) hold it exclusively,
 //     reads hold it shared, so that a read sees the table before or after
 //     each write batch, and a read through a snapshot sees exactly the
-//     batches up to the snapshot's timestamp.
+//     batches up to the snapshot's timestamp; a waiting writer holds new
+//     readers back, so reads cannot starve writes.
 //
 // Who may call: tables/btree/ (the front, BtreeTable) and tests.
 // Thread safety: any number of concurrent calls.
@@ -19,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 
@@ -85,6 +87,12 @@ class Core {
   // last time. REQUIRES: mutex_ held exclusively.
   Status ReclaimIfReleased();
   Status Named(Status status) const;
+  // The lock for a write (exclusive) or a read (shared). A writer waits for
+  // the readers inside while holding the turnstile, which new readers pass
+  // through first: a stream of overlapping reads cannot starve the writers
+  // (a shared_mutex alone may prefer readers).
+  std::unique_lock<std::shared_mutex> WriteLock();
+  std::shared_lock<std::shared_mutex> ReadLock();
 
   const std::string where_;
   const Table* const owner_;
@@ -92,6 +100,7 @@ class Core {
   const uint32_t value_size_;
   const std::unique_ptr<Backend> backend_;
   const std::shared_ptr<SnapshotRegistry> snapshots_;
+  std::mutex turnstile_;     // see WriteLock
   std::shared_mutex mutex_;  // writes exclusive, reads shared
   uint64_t clock_ = 0;       // guarded by mutex_: the last write batch's timestamp
 };

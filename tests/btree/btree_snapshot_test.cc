@@ -89,10 +89,14 @@ TEST(BtreeSnapshot, ReadsThroughASnapshotEqualTheOracleAtItsTimestamp) {
   std::mutex reads_mutex;
   std::vector<Read> reads;
   std::atomic<bool> writing{true};
+  std::atomic<int> snapshots_taken{0};
 
+  // The writer goes on until the readers have taken snapshots among its
+  // batches, however the threads are scheduled.
   std::thread writer([&] {
     std::mt19937_64 random(7);
-    for (int round = 1; round <= 1500; ++round) {
+    for (int round = 1; round <= 1500 || (snapshots_taken.load() < 40 && round <= 200000);
+         ++round) {
       Batch batch;
       const size_t n = 1 + random() % 48;
       for (size_t i = 0; i < n; ++i) batch.keys.push_back(random() % kKeySpace);
@@ -120,6 +124,7 @@ TEST(BtreeSnapshot, ReadsThroughASnapshotEqualTheOracleAtItsTimestamp) {
       while (writing.load()) {
         auto snapshot = table.TakeSnapshot();
         ASSERT_TRUE(snapshot.ok());
+        snapshots_taken.fetch_add(1);
         Read read;
         read.timestamp = (*snapshot)->timestamp();
         read.range = read_all(**snapshot);
