@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <set>
 #include <vector>
@@ -103,7 +104,17 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   };
   // The batch's operations in ascending key order, one per key: of a put
   // the last occurrence, of an erase the first (which reports).
-  std::vector<size_t> order(n);
+  std::vector<size_t> order;
+  std::vector<uint64_t> live;
+  std::vector<uint8_t> was_live;
+  try {
+    order.resize(n);
+    live = snapshots_->Live();
+    was_live.resize(erased != nullptr ? n : 0);
+  } catch (const std::bad_alloc&) {
+    return Status::OutOfDeviceMemory(where_ + ": out of memory (RAM) for a batch of " +
+                                     std::to_string(n));
+  }
   std::iota(order.begin(), order.end(), size_t{0});
   bool sorted_unique = true;
   for (size_t i = 1; i < n && sorted_unique; ++i) sorted_unique = less(i - 1, i);
@@ -120,8 +131,6 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
     }
     order.resize(unique);
   }
-  const std::vector<uint64_t> live = snapshots_->Live();
-  std::vector<uint8_t> was_live(erased != nullptr ? order.size() : 0);
   WriteBatch batch;
   batch.keys = keys;
   batch.values = values;
@@ -130,8 +139,11 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   batch.timestamp = clock_ + 1;
   batch.live = ViewOf(live);
   batch.was_live = erased != nullptr ? was_live.data() : nullptr;
-  GPKV_RETURN_IF_ERROR(Named(backend_->Write(batch)));
+  const Status written = Named(backend_->Write(batch));
+  // A failed batch may have applied some of its operations: they keep its
+  // timestamp, and the next batch gets a later one.
   ++clock_;
+  GPKV_RETURN_IF_ERROR(written);
   if (erased != nullptr) {
     std::memset(erased, 0, n);
     for (size_t i = 0; i < order.size(); ++i) erased[order[i]] = was_live[i];
