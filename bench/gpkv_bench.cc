@@ -48,7 +48,10 @@ Status ValidateConfig(const BenchConfig& config) {
   }
   for (const std::string& system : config.systems) {
     if (FindDriver(system) != nullptr) continue;
-    if (config.suite == "ordered" && system.rfind("gpkv-gpu", 0) == 0) continue;  // checked below
+    if (config.suite == "ordered" &&
+        (system.rfind("gpkv-gpu", 0) == 0 || system == "gpkv-btree-cpu")) {
+      continue;  // checked below
+    }
     if (config.suite == "ordered" && system == "lmdb") {
       if (LmdbBuiltIn()) continue;
       return Status::Unsupported(

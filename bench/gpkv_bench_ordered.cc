@@ -82,7 +82,7 @@ void AddRatios(const BenchConfig& config, uint32_t key_size, uint32_t value_size
 }  // namespace
 
 std::vector<std::string> OrderedSystems() {
-  std::vector<std::string> systems = {"gpkv"};
+  std::vector<std::string> systems = {"gpkv", kBtreeCpuSystem};
 #if GPKV_HAVE_CUDA
   if (gpu::DeviceUsable().ok()) {
     systems.push_back(kGpuSystem);
@@ -118,10 +118,11 @@ Status ValidateOrderedConfig(const BenchConfig& config) {
     }
   }
   for (const std::string& system : config.systems) {
-    if (system != "gpkv" && !IsGpuSystem(system) && system != "rocksdb" && system != "lmdb") {
+    if (system != "gpkv" && system != kBtreeCpuSystem && !IsGpuSystem(system) &&
+        system != "rocksdb" && system != "lmdb") {
       return usage(
-          "--systems: the ordered suite runs gpkv, gpkv-gpu, gpkv-gpu-dev, rocksdb and lmdb, "
-          "not '" +
+          "--systems: the ordered suite runs gpkv, gpkv-btree-cpu, gpkv-gpu, gpkv-gpu-dev, "
+          "rocksdb and lmdb, not '" +
           system + "'");
     }
   }
@@ -147,6 +148,9 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
                      ? std::string("each batch durable and atomic in the pool "
                                    "(ordered table, ") +
                            (config.backend == Backend::kCuda ? "CUDA" : "CPU") + " backend)"
+                 : system == kBtreeCpuSystem
+                     ? "contents in RAM, no write durable (volatile ordered table: the B-tree "
+                       "family over Abseil's btree_map, CPU backend)"
                  : system == kGpuSystem
                      ? "each batch durable and atomic in the pool (ordered table, CUDA backend: "
                        "runs in GPU memory; batches in host memory)"

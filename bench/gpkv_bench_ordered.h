@@ -12,7 +12,9 @@
 //   E        YCSB E style: 95% ranges of about 8 keys, 5% inserts of new
 //            keys (each batch: one durable insert batch, then its ranges)
 //
-// Systems: "gpkv" (the DB's --backend, the CPU by default), "gpkv-gpu" (the
+// Systems: "gpkv" (the DB's --backend, the CPU by default), "gpkv-btree-cpu"
+// (a volatile ordered table, the B-tree family, on the CPU backend: contents
+// in RAM, no write durable; beside the others for its rates), "gpkv-gpu" (the
 // CUDA backend, lsm::gpu::LsmGpu; when a device is usable), "gpkv-gpu-dev"
 // (the same with every batch already in GPU memory: inputs uploaded before
 // the timer starts, outputs read back after it stops; Range results stay in
@@ -120,6 +122,10 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
                                                                uint64_t batch_entries,
                                                                uint32_t log_batches = 1,
                                                                bool device_batches = false);
+// gpkv: a volatile ordered table (the B-tree family, contents in RAM, no
+// write is durable) on the CPU backend, in a fresh pool that holds only its
+// catalog entry.
+Result<std::unique_ptr<OrderedDriver>> CreateGpkvBtreeDriver(const DriverConfig& config);
 // RocksDB (sync = true): as CreateRocksdbDriver's setup. Unsupported in a
 // build without RocksDB.
 Result<std::unique_ptr<OrderedDriver>> CreateRocksdbOrderedDriver(const DriverConfig& config);
@@ -129,8 +135,9 @@ Result<std::unique_ptr<OrderedDriver>> CreateLmdbOrderedDriver(const DriverConfi
 // Whether this build has the LMDB peer.
 bool LmdbBuiltIn();
 
-// The systems of the suite: "gpkv", "gpkv-gpu" and "gpkv-gpu-dev" when a
-// CUDA device is usable, "rocksdb" and "lmdb" when built in.
+// The systems of the suite: "gpkv", "gpkv-btree-cpu", "gpkv-gpu" and
+// "gpkv-gpu-dev" when a CUDA device is usable, "rocksdb" and "lmdb" when
+// built in.
 std::vector<std::string> OrderedSystems();
 
 // InvalidArgument naming the option when the ordered options are out of

@@ -272,10 +272,11 @@ class GpkvOrderedDriver : public OrderedDriver {
 
 }  // namespace
 
-Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
-                                                               uint64_t batch_entries,
-                                                               uint32_t log_batches,
-                                                               bool device_batches) {
+namespace {
+
+// A driver over table "bench" of `table_options` in a fresh pool.
+Result<std::unique_ptr<GpkvOrderedDriver>> OpenGpkvDriver(const DriverConfig& config,
+                                                          const TableOptions& table_options) {
   ::unlink(config.pool_path.c_str());
   Options options;
   options.create_if_missing = true;
@@ -287,22 +288,45 @@ Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfi
   options.ordered_gpu = config.ordered_gpu;
   auto db = DB::Open(config.pool_path, options);
   if (!db.ok()) return db.status();
-  TableOptions table_options;
-  table_options.kind = TableKind::kOrdered;
-  table_options.key_size = config.key_size;
-  table_options.value_size = config.value_size;
-  table_options.ordered.batch_entries = batch_entries;
-  table_options.ordered.log_batches = log_batches;
   auto table = (*db)->CreateTable("bench", table_options);
   if (!table.ok()) {
     db->reset();
     ::unlink(config.pool_path.c_str());
     return table.status();
   }
-  auto driver =
-      std::make_unique<GpkvOrderedDriver>(config.pool_path, options, std::move(*db), *table);
-  if (device_batches) driver->UseDeviceBatches();
-  return std::unique_ptr<OrderedDriver>(std::move(driver));
+  return std::make_unique<GpkvOrderedDriver>(config.pool_path, options, std::move(*db), *table);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<OrderedDriver>> CreateGpkvOrderedDriver(const DriverConfig& config,
+                                                               uint64_t batch_entries,
+                                                               uint32_t log_batches,
+                                                               bool device_batches) {
+  TableOptions table_options;
+  table_options.kind = TableKind::kOrdered;
+  table_options.key_size = config.key_size;
+  table_options.value_size = config.value_size;
+  table_options.ordered.batch_entries = batch_entries;
+  table_options.ordered.log_batches = log_batches;
+  auto driver = OpenGpkvDriver(config, table_options);
+  if (!driver.ok()) return driver.status();
+  if (device_batches) (*driver)->UseDeviceBatches();
+  return std::unique_ptr<OrderedDriver>(std::move(*driver));
+}
+
+Result<std::unique_ptr<OrderedDriver>> CreateGpkvBtreeDriver(const DriverConfig& config) {
+  TableOptions table_options;
+  table_options.kind = TableKind::kOrdered;
+  table_options.durability = Durability::kVolatile;
+  table_options.key_size = config.key_size;
+  table_options.value_size = config.value_size;
+  DriverConfig on_cpu = config;
+  on_cpu.backend = Backend::kCpu;
+  on_cpu.pool_size = uint64_t{16} << 20;  // the catalog only
+  auto driver = OpenGpkvDriver(on_cpu, table_options);
+  if (!driver.ok()) return driver.status();
+  return std::unique_ptr<OrderedDriver>(std::move(*driver));
 }
 
 #ifndef GPKV_HAVE_ROCKSDB

@@ -128,6 +128,7 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   if (c.system == "gpkv")
     return CreateGpkvOrderedDriver(driver, c.config->ordered_batch_entries,
                                    c.config->ordered_log_batches);
+  if (c.system == kBtreeCpuSystem) return CreateGpkvBtreeDriver(driver);
   if (c.system == "lmdb") return CreateLmdbOrderedDriver(driver);
   return CreateRocksdbOrderedDriver(driver);
 }

@@ -18,6 +18,8 @@ inline constexpr uint64_t kDefaultQueries = uint64_t{1} << 20;  // --ops 0
 inline constexpr double kDefaultMaxSeconds = 2.0;               // --max-seconds unset
 inline constexpr const char* kGpuSystem = "gpkv-gpu";
 inline constexpr const char* kGpuDeviceSystem = "gpkv-gpu-dev";
+// The volatile ordered table (the B-tree family) on the CPU backend.
+inline constexpr const char* kBtreeCpuSystem = "gpkv-btree-cpu";
 inline constexpr const char* kWorkloads[] = {"insert", "get", "count", "range", "E"};
 
 inline bool IsGpuSystem(const std::string& system) {

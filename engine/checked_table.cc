@@ -51,8 +51,22 @@ Status CheckedTable::CheckWritable() const {
   return Status::OK();
 }
 
+Status CheckedTable::CheckSnapshot(const BatchOptions& options, bool write) const {
+  if (options.snapshot == nullptr) return Status::OK();
+  if (write) {
+    return Status::InvalidArgument(Where() +
+                                   ": a write batch takes no snapshot (snapshots are "
+                                   "for reads)");
+  }
+  if (!options.snapshot->TakenBy(table_.get())) {
+    return Status::InvalidArgument(Where() + ": the snapshot was taken from another table");
+  }
+  return Status::OK();
+}
+
 Status CheckedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -64,6 +78,7 @@ Status CheckedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&
 Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
                          const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -75,6 +90,7 @@ Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes foun
 
 Status CheckedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   if (!erased.empty()) {
@@ -108,6 +124,7 @@ Status CheckedTable::CheckNeighbours(size_t count, MutableBytes keys, MutableByt
 Status CheckedTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
                            const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
   GPKV_RETURN_IF_ERROR(CheckSize("counts", counts.size(), count * sizeof(uint64_t), counts.data()));
@@ -118,6 +135,7 @@ Status CheckedTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
 Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                            const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
   if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
@@ -131,6 +149,7 @@ Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
 Status CheckedTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
                                    const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
   if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
@@ -140,6 +159,7 @@ Status CheckedTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResu
 Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
                                MutableBytes found, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(CheckNeighbours(count, next_keys, values, found));
@@ -150,6 +170,7 @@ Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableB
 Status CheckedTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                                  MutableBytes found, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(CheckNeighbours(count, previous_keys, values, found));
@@ -160,6 +181,11 @@ Status CheckedTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, Mu
 Status CheckedTable::Compact() {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   return table_->Compact();
+}
+
+Result<std::unique_ptr<Snapshot>> CheckedTable::TakeSnapshot() {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  return table_->TakeSnapshot();
 }
 
 Result<TableStats> CheckedTable::Stats() {

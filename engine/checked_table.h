@@ -1,7 +1,8 @@
 // engine::CheckedTable: the gpkv::Table the DB hands out. Checks every
 // batch's spans against the table's key and value sizes (and writes against
 // a read-only pool) once, for every family, then passes the batch to the
-// family's table. Errors name the pool file and the table. Stats() says
+// family's table, and that a batch's snapshot (BatchOptions::snapshot) was
+// taken by this table, and only for a read. Errors name the pool file and the table. Stats() says
 // which backend runs the table and, when the engine fell back to the CPU
 // backend, why (TableStats::backend, TableStats::fallback).
 // Close closes and destroys the family's table; every later call returns
@@ -43,6 +44,7 @@ class CheckedTable final : public Table {
   Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                      MutableBytes found, const BatchOptions& options) override;
   Status Compact() override;
+  Result<std::unique_ptr<Snapshot>> TakeSnapshot() override;
   Result<TableStats> Stats() override;
   Status Scan(const ScanVisitor& visit) override;
   Status Close() override;
@@ -58,6 +60,9 @@ class CheckedTable final : public Table {
   Status CheckWritable() const;
   // lo and hi: the same number of whole keys; sets *count.
   Status CheckBounds(ConstBytes lo, ConstBytes hi, size_t* count) const;
+  // InvalidArgument unless options.snapshot is null or was taken by this
+  // table (reads), or unless it is null (writes).
+  Status CheckSnapshot(const BatchOptions& options, bool write) const;
   // Successor / Predecessor outputs for `count` keys.
   Status CheckNeighbours(size_t count, MutableBytes keys, MutableBytes values,
                          MutableBytes found) const;

@@ -37,6 +37,11 @@ Status Table::Predecessor(ConstBytes, MutableBytes, MutableBytes, MutableBytes,
   return NotOrdered(*this, "Predecessor");
 }
 Status Table::Compact() { return NotOrdered(*this, "Compact"); }
+Result<std::unique_ptr<Snapshot>> Table::TakeSnapshot() {
+  return Status::Unsupported("table '" + name() +
+                             "': snapshots need a volatile ordered table (TableKind::kOrdered, "
+                             "Durability::kVolatile)");
+}
 Status Table::Close() { return Status::OK(); }
 
 Result<double> Table::GetProperty(std::string_view name) {

@@ -7,7 +7,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config python3
-  libpmem2-dev libcli11-dev libgtest-dev libcuckoo-dev nlohmann-json3-dev librocksdb-dev liblmdb-dev
+  libpmem2-dev libcli11-dev libgtest-dev libcuckoo-dev libabsl-dev nlohmann-json3-dev librocksdb-dev
+  liblmdb-dev
 )
 
 as_root=()

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "tables/btree/family.h"
 #include "tables/gphash/family.h"
 #include "tables/lsm/family.h"
 #include "tables/slab_hash/family.h"
@@ -14,6 +15,7 @@ const std::vector<const TableFamily*>& Families() {
       &gphash::Family(),
       &slab_hash::Family(),
       &lsm::Family(),
+      &btree::Family(),
   };
   return families;
 }

@@ -59,10 +59,17 @@ class MutableBytes {
   size_t size_ = 0;
 };
 
+class Snapshot;  // gpkv/table.h
+
 // Per-call options of a batch. `stream` is a cudaStream_t passed opaquely so
 // that this header compiles without CUDA; the CPU backend ignores it.
 struct BatchOptions {
   void* stream = nullptr;
+  // Reads (Get, Count, Range, RangeOnDevice, Successor, Predecessor) see the
+  // table as it was when this snapshot was taken (Table::TakeSnapshot), not
+  // as it is now; null: the current contents. Only the snapshot's own table
+  // takes it (InvalidArgument otherwise), and writes take none.
+  const Snapshot* snapshot = nullptr;
 };
 
 }  // namespace gpkv

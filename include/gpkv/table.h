@@ -15,6 +15,11 @@
 // an 8-byte key is a uint64_t; of a 16- or 32-byte key the last 8-byte word is
 // the most significant. Hash tables answer those calls with Unsupported.
 //
+// Volatile ordered tables also take snapshots (Table::TakeSnapshot): reads
+// through a snapshot (BatchOptions::snapshot) see the table exactly as it was
+// when it was taken, while writes go on. Other tables answer TakeSnapshot
+// with Unsupported.
+//
 // Thread safety: a Table may be used from several threads at once; concurrent
 // batches are allowed. Per key, a reader sees the old or the new value, never
 // a mix. A Table pointer is owned by its DB and stays valid until the table is
@@ -64,6 +69,41 @@ struct TableStats {
   // The value of property `name`, or nullopt when the family has none of
   // that name.
   std::optional<double> Property(std::string_view name) const;
+};
+
+class Table;
+
+// A consistent view of one table's contents at a point in its history: the
+// state after every write batch that returned before TakeSnapshot was called
+// and before none that started after it returned. Pass it in
+// BatchOptions::snapshot to read that state while writes go on. Destroying
+// the handle releases the snapshot: versions of keys that no remaining
+// snapshot can see are then reclaimed (at the table's next write, Stats or
+// Compact call). A handle may outlive its table (releasing it then does
+// nothing), but reads through it need the table open.
+//
+// Thread safety: a handle may be read by several threads at once (concurrent
+// reads through one snapshot are allowed); it is destroyed by one.
+class Snapshot {
+ public:
+  virtual ~Snapshot() = default;
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  // The table's write clock when the snapshot was taken: the number of
+  // write batches the table had applied since it was opened.
+  uint64_t timestamp() const { return timestamp_; }
+  // True when `table` is the object that took the snapshot (a family's own
+  // table, not the DB's handle of it): tables check it on every read that
+  // names the snapshot.
+  bool TakenBy(const Table* table) const { return table == owner_; }
+
+ protected:
+  Snapshot(const Table* owner, uint64_t timestamp) : owner_(owner), timestamp_(timestamp) {}
+
+ private:
+  const Table* const owner_;
+  const uint64_t timestamp_;
 };
 
 class Table {
@@ -163,6 +203,13 @@ class Table {
   // and atomic: a crash leaves the table before or after the compaction,
   // with the same contents either way.
   virtual Status Compact();
+
+  // A snapshot of the table's current contents (see Snapshot), released when
+  // the returned handle is destroyed. Volatile ordered tables take them;
+  // other tables return Unsupported. Snapshots cost memory while they live:
+  // a key written after a snapshot that can still see its old value keeps
+  // that value too (TableStats properties say how many versions are held).
+  virtual Result<std::unique_ptr<Snapshot>> TakeSnapshot();
 
   virtual Result<TableStats> Stats() = 0;
 

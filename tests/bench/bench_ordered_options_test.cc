@@ -81,6 +81,7 @@ TEST(BenchOrderedOptions, TinyRunReportsTheCasesAskedFor) {
   const bool rocksdb = systems.count("rocksdb") != 0;
   const bool lmdb = systems.count("lmdb") != 0;
   EXPECT_TRUE(systems.count("gpkv"));
+  EXPECT_TRUE(systems.count("gpkv-btree-cpu"));  // the volatile ordered table
   EXPECT_EQ(report["sections"]["read_results_agree"], true);
   // With RocksDB: one ratio per insert batch size, per table size and for E;
   // with LMDB: one per insert batch size, and gets and ranges per table size.
@@ -120,6 +121,18 @@ TEST(BenchOrderedOptions, WorkloadsSelectWhatRuns) {
   const nlohmann::json report = nlohmann::json::parse(run.out);
   ASSERT_EQ(report["results"].size(), 2u);  // range on both table sizes
   for (const auto& row : report["results"]) EXPECT_EQ(row["workload"], "range");
+}
+
+TEST(BenchOrderedOptions, TheVolatileOrderedTableRunsAsASystemOfItsOwn) {
+  RunResult run = RunBench(Tiny() + " --workloads get,range --systems gpkv-btree-cpu --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  ASSERT_EQ(report["results"].size(), 4u);  // get and range on both table sizes
+  for (const auto& row : report["results"]) {
+    EXPECT_EQ(row["system"], "gpkv-btree-cpu");
+    EXPECT_EQ(row["error"], "");
+    if (row["workload"] == "get") EXPECT_EQ(row["found"], row["reads"]);
+  }
 }
 
 TEST(BenchOrderedOptions, BadOrMisplacedOptionsAreUsageErrors) {

@@ -182,15 +182,25 @@ TEST(DB, CreateTableTwiceIsAlreadyExists) {
   EXPECT_TRUE((*db)->CreateTable("t", TableOptions{}).status().IsAlreadyExists());
 }
 
-TEST(DB, UnbuiltTableKindsAreUnsupported) {
+TEST(DB, EveryTableKindAndDurabilityIsBuilt) {
   testutil::TempPool temp("kinds");
   auto db = DB::Open(temp.path(), CreateOptions());
   ASSERT_TRUE(db.ok());
-  TableOptions volatile_ordered;
-  volatile_ordered.kind = TableKind::kOrdered;
-  volatile_ordered.durability = Durability::kVolatile;
-  EXPECT_TRUE((*db)->CreateTable("v", volatile_ordered).status().IsUnsupported());
-  EXPECT_TRUE((*db)->ListTables()->empty());
+  int created = 0;
+  for (TableKind kind : {TableKind::kHash, TableKind::kOrdered}) {
+    for (Durability durability : {Durability::kPersistent, Durability::kVolatile}) {
+      TableOptions options;
+      options.kind = kind;
+      options.durability = durability;
+      options.expected_keys = 1000;
+      const std::string name = "t" + std::to_string(created++);
+      auto table = (*db)->CreateTable(name, options);
+      ASSERT_TRUE(table.ok()) << name << ": " << table.status().ToString();
+      EXPECT_EQ((*table)->options().kind, kind);
+      EXPECT_EQ((*table)->options().durability, durability);
+    }
+  }
+  EXPECT_EQ((*db)->ListTables()->size(), 4u);
 }
 
 TEST(DB, BadTableOptionsAreInvalidArgument) {

@@ -72,11 +72,17 @@ TEST_F(ToolFamilyFlags, AFlagRefusedByItsOwnCheckIsStillAUsageError) {
   EXPECT_NE(refused.err.find("--slots"), std::string::npos) << refused.err;
 }
 
-TEST_F(ToolFamilyFlags, VolatileOrderedTablesAreNotBuilt) {
-  ToolResult refused = CreateTable("t", {"--kind", "ordered", "--durability", "volatile"});
-  EXPECT_EQ(refused.exit_code, 3) << refused.err;
-  EXPECT_NE(refused.err.find("volatile ordered tables are not built"), std::string::npos)
-      << refused.err;
+TEST_F(ToolFamilyFlags, VolatileOrderedTablesAreCreatedWithoutTheLsmsFlags) {
+  ToolResult created = CreateTable("t", {"--kind", "ordered", "--durability", "volatile"});
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+  ToolResult list = Run({"tables", pool_});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("volatile"), std::string::npos) << list.out;
+  ToolResult refused =
+      CreateTable("u", {"--kind", "ordered", "--durability", "volatile", "--batch-entries", "1K"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find("--batch-entries"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("not of volatile ordered tables"), std::string::npos) << refused.err;
 }
 
 TEST_F(ToolFamilyFlags, HelpListsEachFamilysFlagsUnderItsFamily) {

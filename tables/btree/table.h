@@ -1,0 +1,77 @@
+// btree::BtreeTable: the gpkv::Table of a volatile ordered table. Holds the
+// table's core (core.h: the clock, snapshots, batch semantics and locking)
+// over the backend chosen at open (cpu::CpuBackend; a GPU backend would
+// implement the same backend.h) and forwards every call to it. Contents
+// live in memory only: a table opened is empty, and what it holds is gone
+// when the DB closes. The engine checks every batch's spans before they get
+// here (engine/checked_table.h). Stats() reports "btree.*" properties.
+//
+// Thread safety: as gpkv::Table promises (the core's lock).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpkv/table.h"
+#include "tables/btree/core.h"
+#include "tables/btree/stats.h"
+
+namespace gpkv::btree {
+
+// The family's name, the prefix of its property names.
+constexpr const char* kFamilyName = "btree";
+
+// The public stats of a table: keys, bytes of memory held (RAM or GPU
+// memory, not pool bytes) and the properties btree.versions,
+// btree.tombstones, btree.snapshots, btree.reclaimed and btree.timestamp.
+TableStats PublicStats(const Stats& stats);
+
+// An empty table named `name` for `options` (checked by the family); errors
+// start with `where` ("pool.gpkv: table 'index'"). On the CPU when `backend`
+// is kCpu, with `cpu_threads` workers for reads. kCuda: Unsupported (the
+// family has no GPU backend yet; under Backend::kAuto the engine then opens
+// the table on the CPU).
+Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
+                                              const TableOptions& options, gpkv::Backend backend,
+                                              int cpu_threads);
+
+class BtreeTable final : public Table {
+ public:
+  // A table whose core runs on `backend`; errors start with `where`.
+  BtreeTable(std::string where, std::string name, TableOptions options,
+             std::unique_ptr<Backend> backend);
+
+  const std::string& name() const override { return name_; }
+  const TableOptions& options() const override { return options_; }
+  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
+  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+             const BatchOptions& options) override;
+  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
+               const BatchOptions& options) override;
+  Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
+               const BatchOptions& options) override;
+  // A GPU backend's device-resident Range; Unsupported on the CPU backend.
+  Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                       const BatchOptions& options) override;
+  Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
+                   const BatchOptions& options) override;
+  Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
+                     MutableBytes found, const BatchOptions& options) override;
+  // Frees every version no live snapshot sees (nothing to rewrite: the
+  // table is in memory).
+  Status Compact() override;
+  Result<std::unique_ptr<Snapshot>> TakeSnapshot() override;
+  Result<TableStats> Stats() override;
+  // Visits the live pairs in ascending key order, as of the scan's start.
+  Status Scan(const ScanVisitor& visit) override;
+
+ private:
+  size_t CountOf(ConstBytes keys) const { return keys.size() / options_.key_size; }
+
+  const std::string name_;
+  const TableOptions options_;
+  Core core_;
+};
+
+}  // namespace gpkv::btree

@@ -1,0 +1,88 @@
+// Helpers of the B-tree family's tests (volatile ordered tables): a DB on
+// the CPU backend with one such table, and a std::map oracle of 8-byte keys
+// and values.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "test_util.h"
+
+namespace gpkv::btreetest {
+
+inline Options CpuOptions(int threads = 2) {
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = uint64_t{16} << 20;
+  options.backend = Backend::kCpu;
+  options.cpu_threads = threads;
+  return options;
+}
+
+inline TableOptions VolatileOrdered(uint32_t key_size = 8, uint32_t value_size = 8) {
+  TableOptions options;
+  options.kind = TableKind::kOrdered;
+  options.durability = Durability::kVolatile;
+  options.key_size = key_size;
+  options.value_size = value_size;
+  options.expected_keys = 1 << 16;
+  return options;
+}
+
+// A pool in /dev/shm with one volatile ordered table "t", open on the CPU.
+struct OpenTable {
+  OpenTable(const std::string& tag, TableOptions options = VolatileOrdered(), int threads = 2)
+      : temp("btree-" + tag) {
+    auto opened = DB::Open(temp.path(), CpuOptions(threads));
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    db = std::move(*opened);
+    auto created = db->CreateTable("t", options);
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    table = *created;
+  }
+  testutil::TempPool temp;
+  std::unique_ptr<DB> db;
+  Table* table = nullptr;
+};
+
+using Oracle = std::map<uint64_t, uint64_t>;
+
+// The pairs of [lo, hi] in `oracle`.
+inline std::vector<std::pair<uint64_t, uint64_t>> OracleRange(const Oracle& oracle, uint64_t lo,
+                                                              uint64_t hi) {
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;
+  if (lo > hi) return pairs;
+  for (auto it = oracle.lower_bound(lo); it != oracle.end() && it->first <= hi; ++it) {
+    pairs.push_back(*it);
+  }
+  return pairs;
+}
+
+// Query i's pairs of a Range result over 8-byte keys and values.
+inline std::vector<std::pair<uint64_t, uint64_t>> RangePairs(const Table::RangeResults& results,
+                                                             size_t i) {
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;
+  for (uint64_t j = results.offsets[i]; j < results.offsets[i + 1]; ++j) {
+    uint64_t key, value;
+    std::memcpy(&key, &results.keys[j * 8], 8);
+    std::memcpy(&value, &results.values[j * 8], 8);
+    pairs.emplace_back(key, value);
+  }
+  return pairs;
+}
+
+// One property of the table's stats (0 when it fails, with a test failure).
+inline double Property(Table& table, const std::string& name) {
+  auto value = table.GetProperty(name);
+  EXPECT_TRUE(value.ok()) << value.status().ToString();
+  return value.ok() ? *value : 0;
+}
+
+}  // namespace gpkv::btreetest
