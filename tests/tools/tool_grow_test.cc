@@ -58,9 +58,9 @@ TEST_F(ToolGrow, MissingSizeOrBadSizeIsAUsageError) {
   EXPECT_EQ(Run({"grow", "--size", "8M"}).exit_code, 1);
 }
 
-TEST_F(ToolGrow, AMissingPoolExitsThree) {
+TEST_F(ToolGrow, AMissingPoolExitsFour) {
   ToolResult missing = Run({"grow", scratch_.File("none.gpkv"), "--size", "8M"});
-  EXPECT_EQ(missing.exit_code, 3) << missing.err;
+  EXPECT_EQ(missing.exit_code, 4) << missing.err;  // not found
   EXPECT_NE(missing.err.find("no such pool file"), std::string::npos) << missing.err;
 }
 
