@@ -15,6 +15,7 @@
 #include "gpkv/table.h"
 #include "tables/gphash/backend.h"
 #include "tables/gphash/stats.h"
+#include "tables/hash_family_table.h"
 
 namespace gpkv::gphash {
 
@@ -27,23 +28,12 @@ constexpr const char* kFamilyName = "gphash";
 // gphash.index-bytes, gphash.value-bytes, gphash.resizing (0 or 1).
 TableStats PublicStats(const Stats& stats);
 
-class GphashTable final : public Table {
+class GphashTable final : public tables::HashFamilyTable<Backend> {
  public:
   GphashTable(std::string name, TableOptions options, std::unique_ptr<Backend> backend);
 
-  const std::string& name() const override { return name_; }
-  const TableOptions& options() const override { return options_; }
-  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
-  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-             const BatchOptions& options) override;
-  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
   Result<TableStats> Stats() override;
   Status Scan(const ScanVisitor& visit) override;
-
- private:
-  const std::string name_;
-  const TableOptions options_;
-  const std::unique_ptr<Backend> backend_;
 };
 
 }  // namespace gpkv::gphash

@@ -1,49 +1,43 @@
 #include "tables/lsm/table.h"
 
 #include "tables/lsm/root.h"
+#include "tables/stats_builder.h"
 
 namespace gpkv::lsm {
 
 TableStats PublicStats(const LsmStats& stats) {
-  TableStats out;
-  out.kind = TableKind::kOrdered;
-  out.durability = Durability::kPersistent;
-  out.family = kFamilyName;
-  out.keys = stats.keys;
-  out.bytes = kLsmRootSize + stats.log_capacity + stats.run_bytes;
-  auto add = [&](const std::string& name, double value) {
-    out.properties.push_back({std::string(kFamilyName) + "." + name, value});
-  };
-  add("batch-entries", static_cast<double>(stats.batch_entries));
-  add("log-batches", static_cast<double>(stats.log_batches));
-  add("levels", stats.levels);
-  add("runs", stats.runs);
-  add("entries", static_cast<double>(stats.entries));
-  add("buffer-entries", static_cast<double>(stats.buffer_entries));
-  add("tombstones", static_cast<double>(stats.tombstones));
-  add("dead-entries", static_cast<double>(stats.dead_entries));
-  add("fill", stats.capacity == 0
-                  ? 0.0
-                  : static_cast<double>(stats.entries) / static_cast<double>(stats.capacity));
-  add("compactions", static_cast<double>(stats.compactions));
-  add("run-bytes", static_cast<double>(stats.run_bytes));
-  add("log-bytes", static_cast<double>(stats.log_bytes));
-  add("log-capacity", static_cast<double>(stats.log_capacity));
-  add("log-halves", stats.log_halves);
-  add("checkpoint-pending", stats.checkpoint_pending ? 1.0 : 0.0);
+  tables::StatsBuilder out(kFamilyName, TableKind::kOrdered, Durability::kPersistent, stats.keys,
+                           kLsmRootSize + stats.log_capacity + stats.run_bytes);
+  out.Add("batch-entries", static_cast<double>(stats.batch_entries));
+  out.Add("log-batches", static_cast<double>(stats.log_batches));
+  out.Add("levels", stats.levels);
+  out.Add("runs", stats.runs);
+  out.Add("entries", static_cast<double>(stats.entries));
+  out.Add("buffer-entries", static_cast<double>(stats.buffer_entries));
+  out.Add("tombstones", static_cast<double>(stats.tombstones));
+  out.Add("dead-entries", static_cast<double>(stats.dead_entries));
+  out.Add("fill", stats.capacity == 0
+                      ? 0.0
+                      : static_cast<double>(stats.entries) / static_cast<double>(stats.capacity));
+  out.Add("compactions", static_cast<double>(stats.compactions));
+  out.Add("run-bytes", static_cast<double>(stats.run_bytes));
+  out.Add("log-bytes", static_cast<double>(stats.log_bytes));
+  out.Add("log-capacity", static_cast<double>(stats.log_capacity));
+  out.Add("log-halves", stats.log_halves);
+  out.Add("checkpoint-pending", stats.checkpoint_pending ? 1.0 : 0.0);
   // The last batch in the levels (a pending checkpoint's, which queries
   // read already).
-  add("applied-seq", static_cast<double>(stats.applied_seq));
+  out.Add("applied-seq", static_cast<double>(stats.applied_seq));
   for (size_t level = 0; level < stats.level_entries.size(); ++level) {
-    add("level-" + std::to_string(level) + "-entries",
-        static_cast<double>(stats.level_entries[level]));
+    out.Add("level-" + std::to_string(level) + "-entries",
+            static_cast<double>(stats.level_entries[level]));
   }
-  for (const auto& [name, value] : stats.write_profile) add(name, value);
-  return out;
+  for (const auto& [name, value] : stats.write_profile) out.Add(name, value);
+  return out.Take();
 }
 
 LsmTable::LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core)
-    : name_(std::move(name)), options_(options), core_(std::move(core)) {}
+    : FamilyTable(std::move(name), options), core_(std::move(core)) {}
 
 Status LsmTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
   return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gpkv/table.h"
+#include "tables/family_table.h"
 #include "tables/lsm/core.h"
 
 namespace gpkv::lsm {
@@ -24,12 +25,10 @@ namespace gpkv::lsm {
 // write profile (LsmStats::write_profile; the GPU backend's lsm.gpu-*).
 TableStats PublicStats(const LsmStats& stats);
 
-class LsmTable final : public Table {
+class LsmTable final : public tables::FamilyTable {
  public:
   LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core);
 
-  const std::string& name() const override { return name_; }
-  const TableOptions& options() const override { return options_; }
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
@@ -53,10 +52,6 @@ class LsmTable final : public Table {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
-  size_t CountOf(ConstBytes keys) const { return keys.size() / options_.key_size; }
-
-  const std::string name_;
-  const TableOptions options_;
   const std::unique_ptr<Core> core_;
 };
 

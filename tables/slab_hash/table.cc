@@ -1,6 +1,7 @@
 #include "tables/slab_hash/table.h"
 
 #include "tables/slab_hash/cpu/backend.h"
+#include "tables/stats_builder.h"
 #if GPKV_HAVE_CUDA
 #include "tables/slab_hash/gpu/backend.h"
 #endif
@@ -49,64 +50,31 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
 }
 
 TableStats PublicStats(const Stats& stats) {
-  TableStats out;
-  out.kind = TableKind::kHash;
-  out.durability = Durability::kVolatile;
-  out.family = kFamilyName;
-  out.keys = stats.keys;
-  out.bytes = stats.bytes;
-  auto add = [&](const char* name, double value) {
-    out.properties.push_back({std::string(kFamilyName) + "." + name, value});
-  };
-  add("buckets", static_cast<double>(stats.buckets));
-  add("slabs", static_cast<double>(stats.slabs));
-  add("slots", static_cast<double>(stats.slots));
-  add("dead-slots", static_cast<double>(stats.dead_slots));
-  add("load-factor", stats.load_factor);
-  add("memory-utilisation", stats.memory_utilisation);
-  add("super-blocks", static_cast<double>(stats.super_blocks));
-  add("rehashes", static_cast<double>(stats.rehashes));
-  add("rehash-seconds", stats.rehash_seconds);
-  add("flushes", static_cast<double>(stats.flushes));
-  return out;
+  tables::StatsBuilder out(kFamilyName, TableKind::kHash, Durability::kVolatile, stats.keys,
+                           stats.bytes);
+  out.Add("buckets", static_cast<double>(stats.buckets));
+  out.Add("slabs", static_cast<double>(stats.slabs));
+  out.Add("slots", static_cast<double>(stats.slots));
+  out.Add("dead-slots", static_cast<double>(stats.dead_slots));
+  out.Add("load-factor", stats.load_factor);
+  out.Add("memory-utilisation", stats.memory_utilisation);
+  out.Add("super-blocks", static_cast<double>(stats.super_blocks));
+  out.Add("rehashes", static_cast<double>(stats.rehashes));
+  out.Add("rehash-seconds", stats.rehash_seconds);
+  out.Add("flushes", static_cast<double>(stats.flushes));
+  return out.Take();
 }
 
 SlabHashTable::SlabHashTable(std::string where, std::string name, TableOptions options,
                              std::unique_ptr<Backend> backend)
-    : where_(std::move(where)),
-      name_(std::move(name)),
-      options_(options),
-      backend_(std::move(backend)) {}
-
-Status SlabHashTable::Named(Status status) const {
-  if (status.ok()) return status;
-  return Status(status.code(), where_ + ": " + status.message());
-}
-
-Status SlabHashTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
-  const size_t count = keys.size() / options_.key_size;
-  return Named(backend_->Put(keys.bytes(), values.bytes(), count, options.stream));
-}
-
-Status SlabHashTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-                          const BatchOptions& options) {
-  const size_t count = keys.size() / options_.key_size;
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return Named(backend_->Get(keys.bytes(), values.bytes(), found_bytes, count, options.stream));
-}
-
-Status SlabHashTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
-  const size_t count = keys.size() / options_.key_size;
-  uint8_t* erased_bytes = erased.empty() ? nullptr : erased.bytes();
-  return Named(backend_->Erase(keys.bytes(), erased_bytes, count, options.stream));
-}
+    : HashFamilyTable(std::move(name), options, std::move(backend), std::move(where)) {}
 
 Result<TableStats> SlabHashTable::Stats() {
-  auto stats = backend_->Stats();
+  auto stats = backend().Stats();
   if (!stats.ok()) return Named(stats.status());
   return PublicStats(*stats);
 }
 
-Status SlabHashTable::Scan(const ScanVisitor& visit) { return Named(backend_->Scan(visit)); }
+Status SlabHashTable::Scan(const ScanVisitor& visit) { return Named(backend().Scan(visit)); }
 
 }  // namespace gpkv::slab_hash

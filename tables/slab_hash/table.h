@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gpkv/table.h"
+#include "tables/hash_family_table.h"
 #include "tables/slab_hash/backend.h"
 #include "tables/slab_hash/stats.h"
 
@@ -40,28 +41,14 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               const TableOptions& options, gpkv::Backend backend,
                                               int cpu_threads);
 
-class SlabHashTable final : public Table {
+class SlabHashTable final : public tables::HashFamilyTable<Backend> {
  public:
   // Errors of the backend get `where` in front of their message.
   SlabHashTable(std::string where, std::string name, TableOptions options,
                 std::unique_ptr<Backend> backend);
 
-  const std::string& name() const override { return name_; }
-  const TableOptions& options() const override { return options_; }
-  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
-  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-             const BatchOptions& options) override;
-  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
   Result<TableStats> Stats() override;
   Status Scan(const ScanVisitor& visit) override;
-
- private:
-  Status Named(Status status) const;
-
-  const std::string where_;
-  const std::string name_;
-  const TableOptions options_;
-  const std::unique_ptr<Backend> backend_;
 };
 
 }  // namespace gpkv::slab_hash

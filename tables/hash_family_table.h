@@ -1,0 +1,64 @@
+// tables::HashFamilyTable: the front of a hash family (tables/<family>/
+// table.h) over the backend chosen at open: Put, Get and Erase go to the
+// backend's batch of the same name (tables::HashBackend), one virtual call
+// each, with the batch's stream. A family's front derives from it with its
+// Backend and adds Stats and Scan.
+//
+// Who may derive: the hash families' fronts.
+// Thread safety: as gpkv::Table promises; the backend handles concurrent
+// batches.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "gpkv/batch.h"
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "tables/family_table.h"
+
+namespace gpkv::tables {
+
+// FamilyBackend: the family's Backend, derived from tables::HashBackend.
+template <typename FamilyBackend>
+class HashFamilyTable : public FamilyTable {
+ public:
+  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) final {
+    return Named(backend_->Put(keys.bytes(), values.bytes(), CountOf(keys), options.stream));
+  }
+  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+             const BatchOptions& options) final {
+    uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
+    return Named(
+        backend_->Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys), options.stream));
+  }
+  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) final {
+    uint8_t* erased_bytes = erased.empty() ? nullptr : erased.bytes();
+    return Named(backend_->Erase(keys.bytes(), erased_bytes, CountOf(keys), options.stream));
+  }
+
+ protected:
+  // Errors of the backend get `where` and ": " in front of their message,
+  // unless `where` is empty.
+  HashFamilyTable(std::string name, const TableOptions& options,
+                  std::unique_ptr<FamilyBackend> backend, std::string where = {})
+      : FamilyTable(std::move(name), options),
+        where_(std::move(where)),
+        backend_(std::move(backend)) {}
+
+  FamilyBackend& backend() const { return *backend_; }
+
+  // `status` with `where` in front of its message when it is an error.
+  Status Named(Status status) const {
+    if (status.ok() || where_.empty()) return status;
+    return Status(status.code(), where_ + ": " + status.message());
+  }
+
+ private:
+  const std::string where_;
+  const std::unique_ptr<FamilyBackend> backend_;
+};
+
+}  // namespace gpkv::tables
