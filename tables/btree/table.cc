@@ -1,6 +1,7 @@
 #include "tables/btree/table.h"
 
 #include "tables/btree/cpu/backend.h"
+#include "tables/stats_builder.h"
 
 namespace gpkv::btree {
 
@@ -21,27 +22,19 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
 }
 
 TableStats PublicStats(const Stats& stats) {
-  TableStats out;
-  out.kind = TableKind::kOrdered;
-  out.durability = Durability::kVolatile;
-  out.family = kFamilyName;
-  out.keys = stats.keys;
-  out.bytes = stats.bytes;
-  auto add = [&](const char* name, uint64_t value) {
-    out.properties.push_back({std::string(kFamilyName) + "." + name, static_cast<double>(value)});
-  };
-  add("versions", stats.versions);
-  add("tombstones", stats.tombstones);
-  add("snapshots", stats.snapshots);
-  add("reclaimed", stats.reclaimed);
-  add("timestamp", stats.timestamp);
-  return out;
+  tables::StatsBuilder out(kFamilyName, TableKind::kOrdered, Durability::kVolatile, stats.keys,
+                           stats.bytes);
+  out.Add("versions", static_cast<double>(stats.versions));
+  out.Add("tombstones", static_cast<double>(stats.tombstones));
+  out.Add("snapshots", static_cast<double>(stats.snapshots));
+  out.Add("reclaimed", static_cast<double>(stats.reclaimed));
+  out.Add("timestamp", static_cast<double>(stats.timestamp));
+  return out.Take();
 }
 
 BtreeTable::BtreeTable(std::string where, std::string name, TableOptions options,
                        std::unique_ptr<Backend> backend)
-    : name_(std::move(name)),
-      options_(options),
+    : FamilyTable(std::move(name), options),
       core_(std::move(where), this, options.key_size, options.value_size, std::move(backend)) {}
 
 Status BtreeTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {

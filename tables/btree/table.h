@@ -15,6 +15,7 @@
 #include "gpkv/table.h"
 #include "tables/btree/core.h"
 #include "tables/btree/stats.h"
+#include "tables/family_table.h"
 
 namespace gpkv::btree {
 
@@ -35,14 +36,12 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               const TableOptions& options, gpkv::Backend backend,
                                               int cpu_threads);
 
-class BtreeTable final : public Table {
+class BtreeTable final : public tables::FamilyTable {
  public:
   // A table whose core runs on `backend`; errors start with `where`.
   BtreeTable(std::string where, std::string name, TableOptions options,
              std::unique_ptr<Backend> backend);
 
-  const std::string& name() const override { return name_; }
-  const TableOptions& options() const override { return options_; }
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
@@ -67,10 +66,6 @@ class BtreeTable final : public Table {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
-  size_t CountOf(ConstBytes keys) const { return keys.size() / options_.key_size; }
-
-  const std::string name_;
-  const TableOptions options_;
   Core core_;
 };
 
