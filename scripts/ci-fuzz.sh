@@ -73,8 +73,10 @@ for source in "${sources[@]}"; do
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 echo "ci-fuzz: linking $out/pool_fuzzer" >&2
+# Abseil's btree (the B-tree family's CPU backend) logs through absl's
+# libraries in a build without NDEBUG, as this one is.
 "$cxx" "${common[@]}" -fsanitize=fuzzer -Itests/fuzz tests/fuzz/pool_fuzzer.cc "${objects[@]}" \
-  $(pkg-config --libs libpmem2) -lpthread -o "$out/pool_fuzzer"
+  $(pkg-config --libs libpmem2 absl_btree) -lpthread -o "$out/pool_fuzzer"
 
 # Seeds of the current format (the checked-in ones may be older).
 rm -f "$out"/seeds/*
