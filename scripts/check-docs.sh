@@ -9,6 +9,10 @@
 #      under include/ tools/ bench/ tables/ engine/ pm/ gpu/ util/ recovery/
 #      format/): an issue number ("issue #5", "#14's") or "the lead".
 #      docs/bench/*.md are dated records: they may name runs, not dangle.
+#  (c) Raw data nobody reads: a file under docs/bench/data/ that no page of
+#      docs/ (nor README.md, nor the plots' list data/plots.json) names, by
+#      its name or by a pattern (`data/x-run*`, `data/x-run{1,2}-*`,
+#      `data/x-run<N>-*`).
 # Prints one line per finding (FILE:LINE: what). Run from anywhere:
 #   bash scripts/check-docs.sh
 set -euo pipefail
@@ -121,10 +125,38 @@ for path in sorted(set(texts)):
                         report(path, lineno, f"{what} in product text: {match.group(0)!r}")
                         break
 
+import fnmatch
+
+
+def expand_braces(pattern):
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    head, tail = pattern[:match.start()], pattern[match.end():]
+    return [out for part in match.group(1).split(",") for out in expand_braces(head + part + tail)]
+
+
+data_dir = "docs/bench/data"
+data_files = [f for f in files if f.startswith(data_dir + "/") and f.count("/") == 3]
+patterns = set()
+for page in [f for f in files if f == "README.md" or (f.startswith("docs/") and f.endswith(".md"))]:
+    with open(page, encoding="utf-8") as f:
+        for token in re.findall(r"data/([\w.*?\[\]{},<>\-]+)", f.read()):
+            token = re.sub(r"<[^>]*>", "*", token.rstrip(".,;"))
+            patterns.update(expand_braces(token))
+plots = os.path.join(data_dir, "plots.json")
+if os.path.exists(plots):
+    with open(plots, encoding="utf-8") as f:
+        patterns.update(re.findall(r'"([\w.\-]+\.(?:json|jsonl|txt))"', f.read()))
+for path in data_files:
+    name = os.path.basename(path)
+    if name != "plots.json" and not any(fnmatch.fnmatch(name, p) for p in patterns):
+        report(path, 1, "raw data that no page of docs/ names")
+
 for finding in findings:
     print(finding)
 if findings:
     print(f"check-docs: {len(findings)} finding(s)", file=sys.stderr)
     sys.exit(1)
-print("check-docs: no dangling reference, no issue number in product text")
+print("check-docs: no dangling reference, no issue number in product text, no unnamed raw data")
 PY
