@@ -148,6 +148,11 @@ Result<std::unique_ptr<BktCache>> BktCache::Create(std::string where) {
   GPKV_RETURN_IF_ERROR(AllocateArray(&cache->counters_, kCounters, cache->where_));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(cache->counters_, 0, kCounters * sizeof(unsigned long long)),
                             cache->where_ + ": cudaMemset of the BktCache counters");
+  // The memset runs on the legacy default stream, which the cache's and the
+  // workspaces' non-blocking streams do not wait for.
+  GPKV_CUDA_RETURN_IF_ERROR(
+      cudaStreamSynchronize(cudaStreamLegacy),
+      cache->where_ + ": cudaStreamSynchronize after the counters' cudaMemset");
   return std::move(cache);
 }
 

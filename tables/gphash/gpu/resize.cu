@@ -56,6 +56,11 @@ Status GpuBackend::Impl::StartResize() {
     void* copy = nullptr;
     cudaError_t error = cudaMalloc(&copy, bytes);
     if (error == cudaSuccess) error = cudaMemset(copy, 0, bytes);
+    // cudaMemset of device memory returns before it is done, on the legacy
+    // default stream, which the workspaces' non-blocking streams do not wait
+    // for: without this wait the zeros could land after the keys that the
+    // migration moves into the new level.
+    if (error == cudaSuccess) error = cudaStreamSynchronize(cudaStreamLegacy);
     if (error != cudaSuccess) {
       cudaGetLastError();
       if (copy != nullptr) cudaFree(copy);
