@@ -48,9 +48,8 @@ std::string HelpFooter() {
       "GPU modes (--modes; suite gpu):\n"
       "  direct, mirror, staged  the CUDA backend in that index mode; options after '+':\n"
       "                          nocache, cacheP (P% of the buckets cached), reloadN (every\n"
-      "                          2^N operations), sortall, and the factor analysis's oneshot,\n"
-      "                          thread, warpputs, tilegets (e.g. direct+nocache,\n"
-      "                          mirror+tilegets)\n"
+      "                          2^N operations), sortall, and mirror / staged kernels\n"
+      "                          warpputs, tilegets (e.g. direct+nocache, mirror+tilegets)\n"
       "  cpu                     the CPU backend on all hardware threads\n"
       "  naive                   the naive GPU baseline (linear probing over a registered file)\n";
   return text;

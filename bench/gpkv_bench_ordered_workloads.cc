@@ -16,7 +16,6 @@
 #include "bench/gpkv_bench_runner.h"
 #include "bench/gpkv_bench_suite.h"
 #include "bench/gpkv_bench_workload.h"
-#include "tables/lsm/layout.h"
 
 namespace gpkv::bench {
 namespace {
@@ -112,12 +111,13 @@ Result<std::unique_ptr<OrderedDriver>> CreateDriver(const Case& c, uint64_t keys
   sized.keys = keys;
   DriverConfig driver = MakeDriverConfig(sized, c.key_size, c.value_size);
   // Runs of every level and a cascade's new run beside the runs it replaces,
-  // and the log of M batches of b (two halves from M = 2 on).
+  // and the log as OrderedOptions::log_batches sizes it: M * b entries of
+  // K + 8 + V bytes (value words padded to 8), two halves from M = 2 on.
   const uint64_t entry = c.key_size + 8 + c.value_size;
   const uint32_t m = c.config->ordered_log_batches;
-  const uint64_t log_bytes = lsm::LogHalves(lsm::RootFlagsFor(m)) * m *
-                             c.config->ordered_batch_entries *
-                             lsm::LogEntryBytes(c.key_size, c.value_size);
+  const uint64_t log_halves = m >= 2 ? 2 : 1;
+  const uint64_t log_entry = c.key_size + 8 + (c.value_size + uint64_t{7}) / 8 * 8;
+  const uint64_t log_bytes = log_halves * m * c.config->ordered_batch_entries * log_entry;
   driver.pool_size = c.config->pool_size > 0 ? c.config->pool_size
                                              : 4 * keys * entry + log_bytes + (uint64_t{256} << 20);
   if (IsGpuSystem(c.system)) {

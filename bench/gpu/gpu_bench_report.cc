@@ -57,8 +57,7 @@ void PrintTransactionModel(std::FILE* out) {
       out,
       "\npool transactions per operation (model, default 2L-2H-8S, 8-byte keys and values):\n"
       "  direct get:    the candidate buckets in winner order up to the one holding the key\n"
-      "                 (1-4 bucket reads, ~1.5 on average; +oneshot: all 4) + key + value +\n"
-      "                 slot re-read\n"
+      "                 (1-4 bucket reads, ~1.5 on average) + key + value + slot re-read\n"
       "  direct insert: 4 probe reads + CAS + key + value + publish = 8 (+2 system fences)\n"
       "  direct update: 4 probe reads + key + value store = 6\n"
       "  direct + BktCache: the same, less the bucket reads of cached buckets (HBM); the\n"

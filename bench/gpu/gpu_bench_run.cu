@@ -228,7 +228,7 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
     GPKV_RETURN_IF_ERROR(table.Put(load_keys + done * 8, load_values + done * 8, count));
   }
   rows->push_back({mode, "LOAD (insert)", kLoadBatch, args.keys, Now() - start});
-  gphash::Stats stats = table.Stats();
+  const auto stats = table.Stats();
   if (stats.keys != args.keys) {
     return Status::Corruption("after LOAD the table holds " + std::to_string(stats.keys) +
                               " keys, not " + std::to_string(args.keys));
@@ -298,8 +298,7 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   if (!mode_options.ok()) return mode_options.status();
   const GpuMode gpu_mode = *mode_options;
   double open_start = Now();
-  auto opened = GpuBackend::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
-                                                  gpu_mode.variants, nullptr);
+  auto opened = GpuBackend::Open(**pool, "bench", *root, gpu_mode.options, nullptr);
   if (!opened.ok()) return opened.status();
   GpuBackend& table = **opened;
   std::fprintf(args.text, "# %s: open %.3f s, index %.1f MiB, pool %.1f GiB (%s)\n", mode.c_str(),
@@ -330,8 +329,7 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   // And a reopen of the loaded table (recovery scan; mirror build).
   opened.value().reset();
   open_start = Now();
-  auto reopened = GpuBackend::TEST_OpenWithVariants(**pool, "bench", *root, gpu_mode.options,
-                                                    gpu_mode.variants, nullptr);
+  auto reopened = GpuBackend::Open(**pool, "bench", *root, gpu_mode.options, nullptr);
   if (!reopened.ok()) return reopened.status();
   std::fprintf(args.text, "# %s: reopen of the loaded table %.3f s\n", mode.c_str(),
                Now() - open_start);
@@ -351,7 +349,7 @@ Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFa
   std::vector<uint8_t> keys, values;
   uint64_t next = 0;
   for (;;) {
-    gphash::Stats before = table.Stats();
+    const auto before = table.Stats();
     if (next > 4 * before.slots) break;
     uint64_t batch = std::max<uint64_t>(1, (before.slots - before.keys) / 16);
     keys.resize(batch * 8);
@@ -394,8 +392,7 @@ Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
   if (!root.ok()) return root.status();
   auto mode_options = ParseGpuMode(mode);
   if (!mode_options.ok()) return mode_options.status();
-  auto table = GpuBackend::TEST_OpenWithVariants(**pool, "lf", *root, mode_options->options,
-                                                 mode_options->variants, nullptr);
+  auto table = GpuBackend::Open(**pool, "lf", *root, mode_options->options, nullptr);
   if (!table.ok()) return table.status();
   return ProbeLoadFactor(**table, mode, out);
 }

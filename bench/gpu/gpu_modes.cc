@@ -41,14 +41,10 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
     const size_t next = mode.find('+', at + 1);
     const std::string option =
         mode.substr(at + 1, next == std::string::npos ? next : next - at - 1);
-    if (option == "oneshot") {
-      parsed.variants.one_shot_gets = true;
-    } else if (option == "thread") {
-      parsed.variants.thread_per_op = true;
-    } else if (option == "warpputs") {
-      parsed.variants.warp_puts = true;
+    if (option == "warpputs") {
+      parsed.options.warp_puts = true;
     } else if (option == "tilegets") {
-      parsed.variants.tile_index_gets = true;
+      parsed.options.tile_index_gets = true;
     } else if (option == "sortall") {
       parsed.options.sorted_get_min_ops = 0;
     } else if (option == "nocache") {
@@ -60,8 +56,8 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
     } else {
       return Status::InvalidArgument(
           "mode '" + mode + "': unknown option '" + option +
-          "' (options: oneshot, thread, warpputs, sortall, nocache, cacheP with P <= 100, "
-          "reloadN with N <= 40)");
+          "' (options: warpputs, tilegets, sortall, nocache, cacheP with P <= 100, reloadN "
+          "with N <= 40)");
     }
     at = next;
   }

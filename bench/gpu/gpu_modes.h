@@ -6,15 +6,12 @@
 //   host                                    the host-batch section (host_bench.h):
 //                                           engine and every GPU mode, host batches
 //
-// Options of a GPU mode, joined by '+' ("direct+nocache+sortall"): the steps
-// of the factor analysis, "oneshot" (the whole-warp one-shot get probe,
-// GpuKernelVariants::one_shot_gets, instead of the tile probe), "thread"
-// (one operation per thread, thread_per_op), "warpputs"
-// (warp-cooperative puts in mirror / staged mode, warp_puts) and "tilegets"
-// (mirror / staged gets on a tile of lanes per key, tile_index_gets); and the
-// tuning of direct mode, "sortall" (sort small get batches too), "nocache"
-// (no BktCache), "cacheP" (a BktCache of P percent of the buckets) and
-// "reloadN" (a reload every 2^N operations).
+// Options of a GPU mode, joined by '+' ("direct+nocache+sortall"), each a
+// GpuTableOptions field: the kernels of mirror and staged mode, "warpputs"
+// (warp-cooperative puts, warp_puts) and "tilegets" (gets on a tile of lanes
+// per key, tile_index_gets); and the tuning of direct mode, "sortall" (sort
+// small get batches too), "nocache" (no BktCache), "cacheP" (a BktCache of P
+// percent of the buckets) and "reloadN" (a reload every 2^N operations).
 //
 // Plain C++, no CUDA: gpkv-bench checks --modes in every build.
 #pragma once
@@ -29,7 +26,6 @@ namespace gpkv::bench::gpu {
 // How the table of a GPU mode is opened.
 struct GpuMode {
   ::gpkv::gphash::gpu::GpuTableOptions options;
-  ::gpkv::gphash::gpu::GpuKernelVariants variants;
 };
 
 // The mode without its options: "direct" of "direct+nocache".

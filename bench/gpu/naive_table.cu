@@ -118,14 +118,13 @@ Status NaiveTable::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, siz
   return Status::OK();
 }
 
-gphash::Stats NaiveTable::Stats() const {
+NaiveStats NaiveTable::Stats() const {
   unsigned long long keys = 0;
   cudaMemcpy(&keys, counters_, sizeof(keys), cudaMemcpyDeviceToHost);
-  gphash::Stats stats;
+  NaiveStats stats;
   stats.keys = keys;
   stats.slots = capacity_;
   stats.load_factor = static_cast<double>(keys) / static_cast<double>(capacity_);
-  stats.levels = 1;
   stats.index_bytes = bytes_;
   return stats;
 }

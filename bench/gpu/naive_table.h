@@ -22,9 +22,19 @@
 #include "bench/gpu/registered_file.h"
 #include "gpkv/status.h"
 #include "gpkv/table.h"
-#include "tables/gphash/stats.h"
 
 namespace gpkv::bench::gpu {
+
+// What the benchmark reports of a naive table: the counters it reads of a
+// GPHash table (gphash::Stats) under the same names.
+struct NaiveStats {
+  uint64_t keys = 0;         // live keys
+  uint64_t slots = 0;        // slots of the table
+  double load_factor = 0.0;  // keys / slots
+  uint32_t levels = 1;       // one array, never resized
+  uint64_t resizes = 0;
+  uint64_t index_bytes = 0;  // bytes of the mapped file
+};
 
 class NaiveTable {
  public:
@@ -40,7 +50,7 @@ class NaiveTable {
   // whole table. Durable on return. Get writes 0/1 into found.
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count);
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count);
-  gphash::Stats Stats() const;
+  NaiveStats Stats() const;
   uint64_t bytes() const { return bytes_; }
 
  private:

@@ -18,7 +18,6 @@
 #include "gpu/device_memory.h"
 #include "gpu/slab_alloc.h"
 #include "tables/slab_hash/gpu/backend.h"
-#include "tables/slab_hash/layout.h"
 
 namespace gpkv::bench::gpu {
 namespace {
@@ -61,7 +60,6 @@ struct PointSizing {
 // answer.
 Result<PointSizing> SizeForTarget(uint64_t keys, int percent) {
   PointSizing sizing;
-  sizing.slots_per_slab = slab_hash::GeometryFor(kKeySize, kValueSize).slots_per_slab;
   {
     auto probe = CreateTable(keys);
     if (!probe.ok()) return probe.status();
@@ -69,6 +67,13 @@ Result<PointSizing> SizeForTarget(uint64_t keys, int percent) {
     if (!stats.ok()) return stats.status();
     if (stats->buckets == 0) return Status::Corruption("a slab hash reports no buckets");
     sizing.buckets = stats->buckets;
+    // A new table has one slab per bucket, so its slots are buckets times
+    // the slots of a slab.
+    if (stats->slots == 0 || stats->slots % stats->buckets != 0) {
+      return Status::Corruption("a new slab hash reports " + std::to_string(stats->slots) +
+                                " slots in " + std::to_string(stats->buckets) + " buckets");
+    }
+    sizing.slots_per_slab = static_cast<uint32_t>(stats->slots / stats->buckets);
   }
   sizing.plan = PlanBuckets(keys, percent / 100.0, sizing.slots_per_slab, kPairBytes);
   double expected = static_cast<double>(keys);

@@ -1,6 +1,7 @@
 // The modes of `gpkv-bench --suite gpu` (bench/gpu/gpu_modes.h): every mode
-// and option the GPU benchmark had opens its table as before, and a bad one
-// is refused before anything runs. Plain C++: runs without a device.
+// and option the GPU benchmark runs opens its table as before, and a bad or
+// removed one is refused before anything runs. Plain C++: runs without a
+// device.
 #include "bench/gpu/gpu_modes.h"
 
 #include <gtest/gtest.h>
@@ -25,44 +26,42 @@ TEST(GpuBenchModes, BaseModesPickTheIndexModeWithDefaultOptions) {
     EXPECT_EQ(mode->options.bkt_cache_fraction, defaults.bkt_cache_fraction) << name;
     EXPECT_EQ(mode->options.bkt_cache_reload_ops, defaults.bkt_cache_reload_ops) << name;
     EXPECT_EQ(mode->options.sorted_get_min_ops, defaults.sorted_get_min_ops) << name;
-    EXPECT_FALSE(mode->variants.one_shot_gets || mode->variants.thread_per_op ||
-                 mode->variants.warp_puts)
-        << name;
+    EXPECT_EQ(mode->options.warp_puts, defaults.warp_puts) << name;
+    EXPECT_EQ(mode->options.tile_index_gets, defaults.tile_index_gets) << name;
   }
 }
 
-TEST(GpuBenchModes, OptionsSetTheirTuningAndKernelVariants) {
+TEST(GpuBenchModes, OptionsSetTheirTuningAndKernels) {
   auto direct = ParseGpuMode("direct+cache40+reload21+sortall");
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   EXPECT_DOUBLE_EQ(direct->options.bkt_cache_fraction, 0.4);
   EXPECT_EQ(direct->options.bkt_cache_reload_ops, uint64_t{1} << 21);
   EXPECT_EQ(direct->options.sorted_get_min_ops, 0u);
 
-  auto nocache = ParseGpuMode("direct+nocache+oneshot+thread");
+  auto nocache = ParseGpuMode("direct+nocache");
   ASSERT_TRUE(nocache.ok()) << nocache.status().ToString();
   EXPECT_EQ(nocache->options.bkt_cache_fraction, 0.0);
-  EXPECT_TRUE(nocache->variants.one_shot_gets);
-  EXPECT_TRUE(nocache->variants.thread_per_op);
-  EXPECT_FALSE(nocache->variants.warp_puts);
 
   auto mirror = ParseGpuMode("mirror+warpputs");
   ASSERT_TRUE(mirror.ok()) << mirror.status().ToString();
   EXPECT_EQ(mirror->options.index_mode, GpuIndexMode::kMirror);
-  EXPECT_TRUE(mirror->variants.warp_puts);
+  EXPECT_TRUE(mirror->options.warp_puts);
   EXPECT_EQ(BaseMode("mirror+warpputs"), "mirror");
-  EXPECT_FALSE(mirror->variants.tile_index_gets);
+  EXPECT_FALSE(mirror->options.tile_index_gets);
 
   auto tile = ParseGpuMode("staged+tilegets");
   ASSERT_TRUE(tile.ok()) << tile.status().ToString();
   EXPECT_EQ(tile->options.index_mode, GpuIndexMode::kStaged);
-  EXPECT_TRUE(tile->variants.tile_index_gets);
+  EXPECT_TRUE(tile->options.tile_index_gets);
+  EXPECT_FALSE(tile->options.warp_puts);
 }
 
 TEST(GpuBenchModes, EveryModeOfTheRecordedRunsIsAccepted) {
-  // The --modes lists of docs/bench/gpu-backend.md and README.md.
-  for (const char* mode : {"direct", "direct+nocache", "direct+cache40", "direct+oneshot",
-                           "direct+thread", "mirror", "mirror+oneshot", "mirror+warpputs",
-                           "mirror+thread", "mirror+tilegets", "staged", "cpu", "naive"}) {
+  // The --modes lists of docs/bench/gpu-backend.md and README.md that the
+  // benchmark still runs.
+  for (const char* mode :
+       {"direct", "direct+nocache", "direct+cache40", "mirror", "mirror+warpputs",
+        "mirror+tilegets", "staged+tilegets", "staged", "cpu", "naive"}) {
     EXPECT_TRUE(CheckMode(mode).ok()) << mode << ": " << CheckMode(mode).ToString();
   }
 }
@@ -70,7 +69,9 @@ TEST(GpuBenchModes, EveryModeOfTheRecordedRunsIsAccepted) {
 TEST(GpuBenchModes, BadModesAreInvalidArguments) {
   for (const char* mode :
        {"", "gpu", "direct+", "direct+bogus", "direct+cache", "direct+cache101", "direct+cachex",
-        "direct+reload99", "cpu+thread", "naive+nocache", "+direct"}) {
+        "direct+reload99", "cpu+thread", "naive+nocache", "+direct",
+        // Removed from the benchmark with the kernels they ran.
+        "direct+oneshot", "direct+thread", "mirror+oneshot", "mirror+thread"}) {
     Status checked = CheckMode(mode);
     EXPECT_TRUE(checked.IsInvalidArgument()) << "'" << mode << "': " << checked.ToString();
   }

@@ -57,18 +57,6 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::Open(pm::Pool& pool, const std::
                                                      uint64_t root_offset,
                                                      const GpuTableOptions& options,
                                                      recovery::Report* report) {
-  return OpenWith(pool, table_name, root_offset, options, GpuKernelVariants(), report);
-}
-
-Result<std::unique_ptr<GpuBackend>> GpuBackend::TEST_OpenWithVariants(
-    pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
-    const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report) {
-  return OpenWith(pool, table_name, root_offset, options, variants, report);
-}
-
-Result<std::unique_ptr<GpuBackend>> GpuBackend::OpenWith(
-    pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
-    const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report) {
   GPKV_RETURN_IF_ERROR(gpkv::gpu::DeviceUsable(options.device));
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device), "cudaSetDevice");
   auto snapshot = ReadGphashRoot(pool, table_name, root_offset);
@@ -89,8 +77,8 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::OpenWith(
       return acquired.status();
     }
   }
-  auto impl = std::make_unique<Impl>(pool, table_name, options, variants, std::move(registration),
-                                     snapshot.value());
+  auto impl =
+      std::make_unique<Impl>(pool, table_name, options, std::move(registration), snapshot.value());
   GPKV_RETURN_IF_ERROR(impl->Initialize(report));
   if (impl->value_cells()) GPKV_RETURN_IF_ERROR(impl->LoadCellHeap());
   return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(impl)));

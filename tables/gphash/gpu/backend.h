@@ -21,15 +21,18 @@
 // value words before and after (to retire the cells it replaced), and every
 // call on such a table completes before it returns (the Async calls too).
 //
-// Kernels (kernels.cu) as they run by default; one_shot_gets, thread_per_op
-// and warp_puts below switch to the benchmark's alternatives. A write batch
+// Kernels (kernels.cu) as they run by default (GpuTableOptions::warp_puts and
+// tile_index_gets choose the other kernel of mirror and staged mode). A write batch
 // is sorted by bucket with CUB, which also resolves duplicate keys (the last
 // put and the first erase of a key are kept), and runs in that order; a
 // direct-mode get batch is sorted too and reads each distinct key once (see
 // sorted_get_min_ops). Then:
-//  - gets: a tile of slots_per_bucket lanes per key reads the key's candidate
-//    buckets one at a time, in the duplicate rule's order, up to the first
-//    that holds it (32 / slots_per_bucket keys per warp side by side);
+//  - gets in direct mode (and small get batches in every mode): a tile of
+//    slots_per_bucket lanes per key reads the key's candidate buckets one at
+//    a time, in the duplicate rule's order, up to the first that holds it
+//    (32 / slots_per_bucket keys per warp side by side);
+//  - gets in mirror and staged mode: one key per thread over the index in
+//    GPU memory (tile_index_gets);
 //  - puts in direct mode, erases, kicks, resize and recovery: work sharing,
 //    the warp running its lanes' operations one after another, all 32 lanes
 //    probing all candidate slots of each at once (levels x hash locations x
@@ -135,10 +138,9 @@ struct GpuTableOptions {
   // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the most-read
   // buckets in GPU memory, as this fraction of the table's buckets (0: none).
   // Gets of a cached bucket read HBM instead of the pool; writes go to both.
-  // Not used with GpuKernelVariants::one_shot_gets or thread_per_op (their
-  // gets take no references on cache slots), nor in mirror and staged mode (the whole
-  // index is in GPU memory there). When its memory cannot be had the table
-  // runs without it (bkt_cache_stats().capacity_buckets == 0).
+  // Not used in mirror and staged mode (the whole index is in GPU memory
+  // there). When its memory cannot be had the table runs without it
+  // (bkt_cache_stats().capacity_buckets == 0).
   double bkt_cache_fraction = 0.2;
   // Operations (gets, puts, erases) between two reloads of the BktCache,
   // which re-ranks the buckets by their access counts on a stream of its
@@ -163,37 +165,21 @@ struct GpuTableOptions {
   // the small batches an OLTP caller sends (measured: 4096 gets 28 vs
   // 35 us p50, 256 gets 17 vs 23 us). 0: always copy.
   uint64_t host_zero_copy_ops = 8192;
-};
-
-// Kernel variants that only the benchmark's factor analysis (`gpkv-bench
-// --suite gpu`, modes "+oneshot", "+thread", "+warpputs") and the tests run,
-// to compare against the kernels the table picks. Not options: production
-// code opens tables with GpuBackend::Open, which runs none of them; only
-// GpuBackend::TEST_OpenWithVariants takes them.
-struct GpuKernelVariants {
-  // Gets probe all candidate slots of a key at once with the whole warp, one
-  // key per warp at a time (the paper's one-shot probe), instead of a tile
-  // of slots_per_bucket lanes per key reading its buckets in the duplicate
-  // rule's order up to the first hit. For comparison in the benchmark.
-  bool one_shot_gets = false;
-  // Gets and puts run one operation per thread, each reading its candidate
-  // slots one after another (no warp cooperation): the warp-agnostic
-  // baseline of the benchmark's factor analysis. Erases, kicks, resize and
-  // recovery stay warp-cooperative.
-  bool thread_per_op = false;
-  // Mirror and staged mode: puts run warp-cooperatively as in direct mode,
-  // instead of one per thread. One per thread is the default there: the
+  // Mirror and staged mode: puts run warp-cooperatively as in direct mode
+  // (true) instead of one per thread (false). One per thread wins there: the
   // probe and the CAS run in HBM, and what bounds a put is its ordered
   // stores to the pool (each followed by __threadfence_system()), which 32
   // threads overlap and one warp running its 32 puts in turn does not. In
-  // direct mode the probe crosses the link and the warp's one-shot probe
-  // wins. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions defaults".
+  // direct mode, where the probe crosses the link, puts are always
+  // warp-cooperative. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions
+  // defaults".
   bool warp_puts = false;
-  // Mirror and staged mode: gets run on tiles of slots_per_bucket lanes per
-  // key (warp::TileGet, as in direct mode) instead of one thread per key
-  // reading each bucket's slot words in 16-byte loads (thread::IndexGet).
-  // In HBM a tile get is bound by instruction issue, not memory: the
-  // benchmark's "+tilegets" modes measure the difference.
+  // Mirror and staged mode: get batches of 4096 and more run on tiles of
+  // slots_per_bucket lanes per key, as in direct mode (true), instead of one
+  // thread per key reading each bucket's slot words in 16-byte loads
+  // (false). In HBM a tile get is bound by instruction issue, not by memory:
+  // one thread per key issues a ninth of the instructions. Measurements:
+  // docs/ARCHITECTURE.md, "GpuTableOptions defaults".
   bool tile_index_gets = false;
 };
 
@@ -238,11 +224,6 @@ class GpuBackend final : public gphash::Backend {
                                                   uint64_t root_offset,
                                                   const GpuTableOptions& options,
                                                   recovery::Report* report);
-  // For the benchmark and the tests only: Open, running the kernel
-  // `variants` instead of the table's own (see GpuKernelVariants).
-  static Result<std::unique_ptr<GpuBackend>> TEST_OpenWithVariants(
-      pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
-      const GpuTableOptions& options, const GpuKernelVariants& variants, recovery::Report* report);
   ~GpuBackend() override;
 
   // Batches of `count` keys (key_size bytes each) and values (value_size
@@ -311,11 +292,6 @@ class GpuBackend final : public gphash::Backend {
   class Impl;
 
  private:
-  static Result<std::unique_ptr<GpuBackend>> OpenWith(pm::Pool& pool, const std::string& table_name,
-                                                      uint64_t root_offset,
-                                                      const GpuTableOptions& options,
-                                                      const GpuKernelVariants& variants,
-                                                      recovery::Report* report);
   explicit GpuBackend(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

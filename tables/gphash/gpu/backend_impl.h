@@ -74,8 +74,7 @@ class EpochGuard {
 class GpuBackend::Impl {
  public:
   Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
-       const GpuKernelVariants& variants, std::unique_ptr<PoolRegistration> registration,
-       const GphashRootSnapshot& snapshot);
+       std::unique_ptr<PoolRegistration> registration, const GphashRootSnapshot& snapshot);
   ~Impl();
 
   // ---- open (open.cu) ----
@@ -278,7 +277,6 @@ class GpuBackend::Impl {
   pm::Pool& pool_;
   const std::string table_name_;
   const GpuTableOptions options_;
-  const GpuKernelVariants variants_;  // the benchmark's and the tests' (TEST_OpenWithVariants)
   std::unique_ptr<PoolRegistration> registration_;
 
   GphashRootSnapshot snapshot_;  // guarded by view_mutex_

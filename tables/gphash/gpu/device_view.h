@@ -83,18 +83,12 @@ struct GphashDeviceView {
   uint32_t bucket_bytes;
   uint64_t hash_seed;
   bool mirrored;  // index_levels is an HBM mirror: writes go to both copies
-  // Gets probe every candidate slot at once with the whole warp (one key at a
-  // time) instead of a tile of slots_per_bucket lanes per key, bucket by
-  // bucket in winner order (GpuKernelVariants::one_shot_gets).
-  bool one_shot_gets;
-  // Gets (thread_gets) and puts (thread_puts) run one operation per thread
-  // (thread.cuh) instead of warp-cooperatively. Puts do in mirror and
-  // staged mode (see GpuKernelVariants::warp_puts); both do for the benchmark's
-  // baseline (GpuKernelVariants::thread_per_op).
-  bool thread_gets;
+  // Puts run one operation per thread (thread::ThreadPut) instead of
+  // warp-cooperatively: mirror and staged mode, unless
+  // GpuTableOptions::warp_puts.
   bool thread_puts;
-  // Gets run one per thread over the index in GPU memory (thread::IndexGet),
-  // mirror and staged mode; false: GpuKernelVariants::tile_index_gets.
+  // Gets run one per thread over the index in GPU memory (thread::IndexGet):
+  // mirror and staged mode, unless GpuTableOptions::tile_index_gets.
   bool index_gets;
   // Staged mode: pool stores go to this log (device memory), addressed by the
   // pool offsets of the levels; pool_levels are null. Null otherwise.

@@ -127,27 +127,10 @@ __device__ __forceinline__ bool LaneGetOp(const GetBatch& batch, uint32_t ops_pe
   return true;
 }
 
-// Looks the batch's keys up, one at a time with the whole warp (one-shot
-// probe of every candidate slot, warp::WarpGet).
-template <int kKeyWords>
-__global__ void __launch_bounds__(kBlockThreads)
-    GetKernel(GphashDeviceView view, GetBatch batch, uint32_t ops_per_warp) {
-  uint64_t op = 0;
-  Key<kKeyWords> my_key{};
-  const bool has_op = LaneGetOp(batch, ops_per_warp, &op, &my_key);
-  warp::ShareWork(kFullMask, has_op, [&](int source) {
-    const Key<kKeyWords> key = warp::ShuffleKey(my_key, source);
-    uint64_t value = 0;
-    const bool hit = warp::WarpGet(view, key, warp::HashOf(key, view.hash_seed), &value);
-    if (warp::LaneId() == static_cast<uint32_t>(source))
-      StoreGetAnswer(view, batch, op, hit, value);
-  });
-}
-
-// GetKernel's twin with a tile of kSlots (= slots_per_bucket) lanes per key
-// (warp::TileGet): each tile runs the operations its own lanes hold, one
-// after another (ShareWork under the tile's mask), 32 / kSlots tiles side by
-// side.
+// Looks the batch's keys up with a tile of kSlots (= slots_per_bucket)
+// lanes per key (warp::TileGet): each tile runs the operations its own lanes
+// hold, one after another (ShareWork under the tile's mask), 32 / kSlots
+// tiles side by side.
 template <int kKeyWords, int kSlots>
 __global__ void __launch_bounds__(kBlockThreads)
     GetTileKernel(GphashDeviceView view, GetBatch batch, uint32_t ops_per_warp) {
@@ -359,19 +342,6 @@ unsigned int WarpBlocksFor(uint64_t count, uint32_t ops_per_warp) {
   return BlocksFor(warps * warp::kWarpSize);
 }
 
-// One operation per thread (view.thread_gets), for gets.
-template <int kKeyWords>
-__global__ void __launch_bounds__(kBlockThreads)
-    GetThreadKernel(GphashDeviceView view, GetBatch batch) {
-  const uint64_t i = ThreadIndex();
-  if (!LooksUp(batch, i)) return;
-  const uint64_t op = OpAt(batch.op_index, i);
-  const Key<kKeyWords> key = warp::LoadKey<kKeyWords>(batch.keys + op * 8 * kKeyWords);
-  uint64_t value = 0;
-  const bool hit = thread::ThreadGet(view, key, warp::HashOf(key, view.hash_seed), &value);
-  StoreGetAnswer(view, batch, op, hit, value);
-}
-
 // Threads of GetIndexKernel per multiprocessor the compiler must allow
 // (registers: 40 a thread), as blocks of kIndexGetBlockThreads. A mirror get
 // is bound by the latency of its dependent reads (slot words, then key and
@@ -404,7 +374,7 @@ __global__ void __launch_bounds__(kIndexGetBlockThreads, kIndexGetBlocksPerSm)
   StoreGetAnswer(view, batch, op, hit, value);
 }
 
-// ... and for puts (PutKernel's contract).
+// One put per thread (view.thread_puts; PutKernel's contract).
 template <int kKeyWords>
 __global__ void __launch_bounds__(kBlockThreads)
     PutThreadKernel(GphashDeviceView view, const uint8_t* keys, const uint8_t* values,
@@ -427,9 +397,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // The get kernel the view asks for, as a launch: GetIndexKernel (an index in
-// GPU memory), GetTileKernel (the pool over the link), or (one-shot gets)
-// GetKernel, or (thread per op) GetThreadKernel. Every one takes (view,
-// batch) and the last two also per_warp: GetKernelArgs holds all three.
+// GPU memory) or GetTileKernel (the pool over the link, and small batches).
+// Both take (view, batch) and GetTileKernel also per_warp: GetKernelArgs
+// holds all three.
 struct GetKernelLaunch {
   const void* func = nullptr;
   const char* name = nullptr;
@@ -467,14 +437,6 @@ GetKernelLaunch PlanSlotsGetKernel(const GphashDeviceView& view, const GetBatch&
 template <int kKeyWords>
 Result<GetKernelLaunch> PlanGetKernel(const GphashDeviceView& view, const GetBatch& batch,
                                       uint32_t per_warp) {
-  if (view.thread_gets) {
-    return GetKernelLaunch{reinterpret_cast<const void*>(&GetThreadKernel<kKeyWords>),
-                           "GetThreadKernel", dim3(BlocksFor(batch.count)), dim3(kBlockThreads)};
-  }
-  if (view.one_shot_gets) {
-    return GetKernelLaunch{reinterpret_cast<const void*>(&GetKernel<kKeyWords>), "GetKernel",
-                           dim3(WarpBlocksFor(batch.count, per_warp)), dim3(kBlockThreads)};
-  }
   static_assert(gphash::kMinSlotsPerBucket == 4 && gphash::kMaxSlotsPerBucket == 16,
                 "GetTileKernel and GetIndexKernel are instantiated for 4, 8 and 16 slots per "
                 "bucket");

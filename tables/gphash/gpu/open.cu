@@ -26,13 +26,11 @@ std::string Hex(uint64_t value) {
 }  // namespace
 
 GpuBackend::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
-                       const GpuKernelVariants& variants,
                        std::unique_ptr<PoolRegistration> registration,
                        const GphashRootSnapshot& snapshot)
     : pool_(pool),
       table_name_(std::move(table_name)),
       options_(options),
-      variants_(variants),
       registration_(std::move(registration)),
       snapshot_(snapshot),
       staged_(registration_ == nullptr) {}
@@ -111,8 +109,7 @@ Status GpuBackend::Impl::Initialize(recovery::Report* report) {
 
 Status GpuBackend::Impl::SetUpBktCache() {
   bkt_cache_active_ = false;
-  if (use_mirror_ || staged_ || options_.bkt_cache_fraction <= 0 || variants_.one_shot_gets ||
-      variants_.thread_per_op) {
+  if (use_mirror_ || staged_ || options_.bkt_cache_fraction <= 0) {
     bkt_cache_.reset();
     BuildView();
     return Status::OK();
@@ -193,11 +190,8 @@ void GpuBackend::Impl::BuildView() {
   view.bucket_bytes = snapshot_.bucket_bytes;
   view.hash_seed = snapshot_.hash_seed;
   view.mirrored = use_mirror_;
-  view.one_shot_gets = variants_.one_shot_gets;
-  view.thread_gets = variants_.thread_per_op;
-  view.thread_puts = variants_.thread_per_op || (use_mirror_ && !variants_.warp_puts);
-  view.index_gets = use_mirror_ && !variants_.tile_index_gets && !variants_.one_shot_gets &&
-                    !variants_.thread_per_op;
+  view.thread_puts = use_mirror_ && !options_.warp_puts;
+  view.index_gets = use_mirror_ && !options_.tile_index_gets;
   view.staged_log = staged_ ? staged_log_ : nullptr;
   SetIndexLayout(view);
   if (bkt_cache_active_) view.cache = bkt_cache_->view();

@@ -4,9 +4,9 @@
 // layout and the same protocol (CAS EMPTY -> INSERT, key and value, fence,
 // publish; the duplicate rule's winner). Puts use it in mirror and staged
 // mode, where the probe runs in HBM and threads overlap their ordered pool
-// stores (GpuKernelVariants::warp_puts); gets and puts use it everywhere with
-// GpuKernelVariants::thread_per_op, the benchmark's baseline without warp
-// cooperation. Erases, kicks, resize and recovery stay warp-cooperative.
+// stores (unless GpuTableOptions::warp_puts), and so do gets of 4096 keys
+// or more there (IndexGet, unless GpuTableOptions::tile_index_gets). Erases,
+// kicks, resize and recovery stay warp-cooperative.
 //
 // Each function is called by one thread for its own operation; no warp-wide
 // intrinsics.
@@ -32,7 +32,6 @@ struct ThreadProbe {
   bool found = false;
   GphashCandidate match{};
   uint64_t match_word = 0;
-  uint64_t match_value = 0;
   bool has_empty = false;
   GphashCandidate empty{};
   uint64_t empty_word = 0;
@@ -129,7 +128,6 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
         if (!gphash::SlotMatches(word, fingerprint)) continue;
         const uint64_t rank = gphash::WinnerRank(level, index, slot);
         if (rank >= best_rank) continue;
-        const uint64_t value = warp::LoadWord(bucket + IndexValueWordOffset(view, slot));
         const Key<kKeyWords> stored =
             warp::LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot));
         if (!SameKey(stored, key)) continue;
@@ -137,7 +135,6 @@ __device__ ThreadProbe ThreadProbeKeyIn(const GphashDeviceView& view, uint32_t l
         probe.found = true;
         probe.match = GphashCandidate{level, static_cast<uint32_t>(slot), index};
         probe.match_word = word;
-        probe.match_value = value;
       }
       // The emptiest bucket of the top-most level with room.
       const bool level_taken = probe.has_empty && probe.empty.level < level;
@@ -165,23 +162,6 @@ __device__ ThreadProbe ThreadProbeKey(const GphashDeviceView& view, uint32_t lev
       return ThreadProbeKeyIn<kKeyWords, 16>(view, levels, key, hash, want_empty);
     default:  // 8: the format allows no other count (IsValidSlotsPerBucket)
       return ThreadProbeKeyIn<kKeyWords, 8>(view, levels, key, hash, want_empty);
-  }
-}
-
-// Get of one key by one thread; the slot is read again after key and value
-// (seqlock) and the probe repeated if it changed.
-template <int kKeyWords>
-__device__ bool ThreadGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
-                          const format::KeyHash& hash, uint64_t* value) {
-  for (;;) {
-    ThreadProbe probe = ThreadProbeKey(view, view.level_count, key, hash, false);
-    if (!probe.found) return false;
-    warp::FenceLoads();
-    const uint8_t* bucket = warp::IndexBucket(view, probe.match.level, probe.match.bucket);
-    if (warp::LoadWord(bucket + gphash::SlotWordOffset(probe.match.slot)) == probe.match_word) {
-      *value = probe.match_value;
-      return true;
-    }
   }
 }
 

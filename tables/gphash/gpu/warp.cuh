@@ -266,18 +266,16 @@ struct Probe {
   int empty_lane = -1;
   uint32_t empty_level = ~0u;
   uint32_t empty_count = 0;
-  // Held by match_lane: the winning slot (duplicate rule), its slot word and
-  // (kWantValue) its value word as read.
+  // Held by match_lane: the winning slot (duplicate rule) and its slot word
+  // as read.
   GphashCandidate match_slot{};
   uint64_t match_word = 0;
-  uint64_t match_value = 0;
   // Held by empty_lane: the EMPTY slot chosen for an insert and its word.
   GphashCandidate empty_slot{};
   uint64_t empty_word = 0;
 };
 
 enum ProbeFlags : uint32_t {
-  kWantValue = 1,     // read the value word of every matching slot
   kWantEmpty = 2,     // choose an EMPTY slot for an insert
   kEraseMatches = 4,  // CAS every matching slot VALID -> EMPTY
 };
@@ -298,11 +296,7 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
   for (uint32_t base = 0; base < candidates; base += kWarpSize) {
     const auto [in_range, slot, bucket, word] = LoadLaneCandidate(view, hash, candidates, base);
     bool match = false;
-    uint64_t value = 0;
     if (in_range && gphash::SlotMatches(word, fingerprint)) {
-      if (flags & kWantValue) {
-        value = LoadWord(bucket + IndexValueWordOffset(view, slot.slot));
-      }
       const Key<kKeyWords> stored =
           LoadStoredKey<kKeyWords>(bucket + IndexKeyOffset(view, slot.slot));
       match = SameKey(stored, key);
@@ -329,7 +323,6 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
         if (lane == static_cast<uint32_t>(probe.match_lane)) {
           probe.match_slot = slot;
           probe.match_word = word;
-          probe.match_value = value;
         }
       }
     }
@@ -358,30 +351,6 @@ __device__ void ProbeKey(const GphashDeviceView& view, uint32_t levels, const Ke
     }
   }
   if (erased != nullptr) *erased = __any_sync(kFullMask, erased_here);
-}
-
-// Looks `key` up; true (uniform) when found, with its value word in *value
-// (uniform). A slot that changed while it was read (seqlock on the slot
-// word's version) is read again.
-template <int kKeyWords>
-__device__ bool WarpGet(const GphashDeviceView& view, const Key<kKeyWords>& key,
-                        const format::KeyHash& hash, uint64_t* value) {
-  const uint32_t lane = LaneId();
-  for (;;) {
-    Probe probe;
-    ProbeKey(view, view.level_count, key, hash, kWantValue, probe);
-    if (probe.match_lane < 0) return false;
-    bool stable = true;
-    if (lane == static_cast<uint32_t>(probe.match_lane)) {
-      FenceLoads();  // key and value before the slot word's second read
-      const uint8_t* bucket = IndexBucket(view, probe.match_slot.level, probe.match_slot.bucket);
-      stable = LoadWord(bucket + gphash::SlotWordOffset(probe.match_slot.slot)) == probe.match_word;
-    }
-    if (__shfl_sync(kFullMask, stable, probe.match_lane)) {
-      *value = __shfl_sync(kFullMask, probe.match_value, probe.match_lane);
-      return true;
-    }
-  }
 }
 
 // Looks `key` up with a tile of view.slots_per_bucket lanes (the lanes

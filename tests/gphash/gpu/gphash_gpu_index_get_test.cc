@@ -1,7 +1,7 @@
 // Gets of large batches over an index in GPU memory (mirror and staged
 // mode), which run one thread per key (GetIndexKernel, thread::IndexGet):
 // answers against an unordered_map and against the tile kernel
-// (GpuKernelVariants::tile_index_gets) on the same pool, over every slot
+// (GpuTableOptions::tile_index_gets) on the same pool, over every slot
 // count and key size, tables of several levels, duplicate keys in a batch,
 // erased and never-written keys, and device-memory batches.
 #include <gtest/gtest.h>
@@ -127,10 +127,8 @@ TEST_P(GphashGpuIndexGet, LargeBatchesAnswerLikeAMapAndLikeTiles) {
   harness.CloseTable();
   GpuTableOptions gpu_options;
   gpu_options.index_mode = param.mode;
-  GpuKernelVariants variants;
-  variants.tile_index_gets = true;
-  auto tiles = GpuBackend::TEST_OpenWithVariants(harness.pool(), "t", harness.root(), gpu_options,
-                                                 variants, nullptr);
+  gpu_options.tile_index_gets = true;
+  auto tiles = GpuBackend::Open(harness.pool(), "t", harness.root(), gpu_options, nullptr);
   ASSERT_TRUE(tiles.ok()) << tiles.status().ToString();
   std::vector<uint8_t> tile_got, tile_found;
   GetAll(**tiles, get_keys, count, value_size, &tile_got, &tile_found);

@@ -36,12 +36,11 @@ struct OracleCase {
   GpuIndexMode mode;
   uint32_t key_size;
   uint32_t value_size;
-  bool one_shot_gets = false;  // the whole-warp get probe instead of the tile probe
   uint8_t slots_per_bucket = 8;
   uint8_t hash_locations = 2;
   uint8_t levels = 2;
-  bool thread_per_op = false;  // gets and puts one per thread (the baseline)
-  bool warp_puts = false;      // mirror / staged: warp-cooperative puts
+  bool warp_puts = false;        // mirror / staged: GpuTableOptions::warp_puts
+  bool tile_index_gets = false;  // mirror / staged: GpuTableOptions::tile_index_gets
   // Direct mode: BktCache reloads every this many operations (0: the
   // default, which these small runs never reach).
   uint64_t bkt_cache_reload_ops = 0;
@@ -69,11 +68,9 @@ TEST_P(GphashGpuOracle, MatchesUnorderedMapThroughResizesAndReopens) {
     gpu_options.bkt_cache_fraction = 0.3;
   }
   if (param.sort_all_gets) gpu_options.sorted_get_min_ops = 0;
-  GpuKernelVariants variants;
-  variants.one_shot_gets = param.one_shot_gets;
-  variants.thread_per_op = param.thread_per_op;
-  variants.warp_puts = param.warp_puts;
-  TableHarness harness(std::string("oracle-") + param.name, options, gpu_options, variants);
+  gpu_options.warp_puts = param.warp_puts;
+  gpu_options.tile_index_gets = param.tile_index_gets;
+  TableHarness harness(std::string("oracle-") + param.name, options, gpu_options);
   ASSERT_TRUE(harness.ok());
 
   std::mt19937_64 rng(20251123);
@@ -158,31 +155,27 @@ INSTANTIATE_TEST_SUITE_P(
         OracleCase{"mirror_k32_v3", GpuIndexMode::kMirror, 32, 3},
         OracleCase{"staged_k8_v8", GpuIndexMode::kStaged, 8, 8},
         OracleCase{"staged_k32_v3", GpuIndexMode::kStaged, 32, 3},
-        OracleCase{"direct_k8_v8_one_shot", GpuIndexMode::kDirect, 8, 8, true},
-        OracleCase{"mirror_k16_v8_one_shot", GpuIndexMode::kMirror, 16, 8, true},
-        OracleCase{"direct_k8_v8_3L_3H_4S", GpuIndexMode::kDirect, 8, 8, false, 4, 3, 3},
-        OracleCase{"mirror_k8_v8_1L_4H_16S", GpuIndexMode::kMirror, 8, 8, false, 16, 4, 1},
-        OracleCase{"staged_k16_v8_2L_1H_16S", GpuIndexMode::kStaged, 16, 8, false, 16, 1, 2},
-        OracleCase{"direct_k8_v8_thread", GpuIndexMode::kDirect, 8, 8, false, 8, 2, 2, true},
-        OracleCase{"staged_k32_v5_thread", GpuIndexMode::kStaged, 32, 5, false, 8, 2, 2, true},
-        OracleCase{"mirror_k8_v8_warp_puts", GpuIndexMode::kMirror, 8, 8, false, 8, 2, 2, false,
-                   true},
-        OracleCase{"direct_k8_v8_bktcache_reloads_sorted_gets", GpuIndexMode::kDirect, 8, 8, false,
-                   8, 2, 2, false, false, 2048, true},
-        OracleCase{"direct_k16_v8_sorted_gets", GpuIndexMode::kDirect, 16, 8, false, 8, 2, 2, false,
-                   false, 0, true},
-        OracleCase{"direct_k32_v5_3L_3H_4S_bktcache_reloads", GpuIndexMode::kDirect, 32, 5, false,
-                   4, 3, 3, false, false, 2048},
+        OracleCase{"mirror_k16_v8_tile_gets", GpuIndexMode::kMirror, 16, 8, 8, 2, 2, false, true},
+        OracleCase{"direct_k8_v8_3L_3H_4S", GpuIndexMode::kDirect, 8, 8, 4, 3, 3},
+        OracleCase{"mirror_k8_v8_1L_4H_16S", GpuIndexMode::kMirror, 8, 8, 16, 4, 1},
+        OracleCase{"staged_k16_v8_2L_1H_16S", GpuIndexMode::kStaged, 16, 8, 16, 1, 2},
+        OracleCase{"staged_k32_v5_tile_gets", GpuIndexMode::kStaged, 32, 5, 8, 2, 2, false, true},
+        OracleCase{"mirror_k8_v8_warp_puts", GpuIndexMode::kMirror, 8, 8, 8, 2, 2, true},
+        OracleCase{"direct_k8_v8_bktcache_reloads_sorted_gets", GpuIndexMode::kDirect, 8, 8, 8, 2,
+                   2, false, false, 2048, true},
+        OracleCase{"direct_k16_v8_sorted_gets", GpuIndexMode::kDirect, 16, 8, 8, 2, 2, false, false,
+                   0, true},
+        OracleCase{"direct_k32_v5_3L_3H_4S_bktcache_reloads", GpuIndexMode::kDirect, 32, 5, 4, 3, 3,
+                   false, false, 2048},
         // Value cells (value_size > 8): the slot's value word is a cell's offset.
         OracleCase{"direct_k8_v16", GpuIndexMode::kDirect, 8, 16},
         OracleCase{"mirror_k8_v128", GpuIndexMode::kMirror, 8, 128},
         OracleCase{"staged_k16_v100", GpuIndexMode::kStaged, 16, 100},
         OracleCase{"direct_k32_v128_bktcache_reloads_sorted_gets", GpuIndexMode::kDirect, 32, 128,
-                   false, 8, 2, 2, false, false, 2048, true},
-        OracleCase{"mirror_k8_v64_warp_puts", GpuIndexMode::kMirror, 8, 64, false, 8, 2, 2, false,
-                   true},
-        OracleCase{"direct_k8_v24_thread", GpuIndexMode::kDirect, 8, 24, false, 8, 2, 2, true},
-        OracleCase{"staged_k8_v9_3L_3H_4S", GpuIndexMode::kStaged, 8, 9, false, 4, 3, 3}),
+                   8, 2, 2, false, false, 2048, true},
+        OracleCase{"mirror_k8_v64_warp_puts", GpuIndexMode::kMirror, 8, 64, 8, 2, 2, true},
+        OracleCase{"direct_k8_v24", GpuIndexMode::kDirect, 8, 24},
+        OracleCase{"staged_k8_v9_3L_3H_4S", GpuIndexMode::kStaged, 8, 9, 4, 3, 3}),
     [](const ::testing::TestParamInfo<OracleCase>& info) { return std::string(info.param.name); });
 
 TEST(GphashGpu, DeviceBatchesAnswerLikeHostBatches) {

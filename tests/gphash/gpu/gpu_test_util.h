@@ -40,12 +40,9 @@ class TableHarness {
   TableHarness(const std::string& tag, const TableOptions& options, GpuIndexMode mode)
       : TableHarness(tag, options, GpuOptions(mode)) {}
 
-  // `variants`: kernel variants of the benchmark (GpuBackend::TEST_OpenWithVariants);
-  // the default opens with GpuBackend::Open.
   TableHarness(const std::string& tag, const TableOptions& options,
-               const GpuTableOptions& gpu_options,
-               const GpuKernelVariants& variants = GpuKernelVariants())
-      : temp_(tag), gpu_options_(gpu_options), variants_(variants) {
+               const GpuTableOptions& gpu_options)
+      : temp_(tag), gpu_options_(gpu_options) {
     auto pool = pm::Pool::Create(temp_.path(), kPoolSize, SyncMode::kBatch);
     EXPECT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool.value());
@@ -61,10 +58,7 @@ class TableHarness {
       ASSERT_TRUE(pool.ok()) << pool.status().ToString();
       pool_ = std::move(pool.value());
     }
-    const bool variant = variants_.one_shot_gets || variants_.thread_per_op || variants_.warp_puts;
-    auto table = variant ? GpuBackend::TEST_OpenWithVariants(*pool_, "t", root_, gpu_options_,
-                                                             variants_, report)
-                         : GpuBackend::Open(*pool_, "t", root_, gpu_options_, report);
+    auto table = GpuBackend::Open(*pool_, "t", root_, gpu_options_, report);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = std::move(table.value());
   }
@@ -100,7 +94,6 @@ class TableHarness {
 
   testutil::TempPool temp_;
   GpuTableOptions gpu_options_;
-  GpuKernelVariants variants_;
   std::unique_ptr<pm::Pool> pool_;
   std::unique_ptr<GpuBackend> table_;
   uint64_t root_ = 0;
