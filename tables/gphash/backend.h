@@ -13,6 +13,13 @@
 // Who may call: tables/gphash/ (the front and the family), tests and the
 // benchmark. Thread safety: batches, Scan and Stats may be called from
 // several threads at once (see each backend for how they run).
+//
+// gphash::GrowthBackend: the primitives of a resize that the table's core
+// (gphash::Core, core.h) asks of a backend; the core decides what is
+// published and when, and makes every pool write of the protocol itself.
+// Both backends implement it (cpu::CpuBackend::Impl, gpu::GpuBackend::Impl).
+// Called by the core only, with the table held exclusively (no batch in
+// flight) or at open.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +27,7 @@
 
 #include "gpkv/status.h"
 #include "gpkv/table.h"
+#include "tables/gphash/layout.h"
 #include "tables/gphash/stats.h"
 #include "tables/hash_backend.h"
 
@@ -34,6 +42,27 @@ class Backend : public tables::HashBackend {
   virtual gphash::Stats Stats() const = 0;
   virtual uint32_t key_size() const = 0;
   virtual uint32_t value_size() const = 0;
+};
+
+class GrowthBackend {
+ public:
+  virtual ~GrowthBackend() = default;
+  // A new top level of `buckets` buckets, zeroed, was allocated at pool
+  // offset `offset`; the LevelSet with it on top is published next. Gets
+  // ready what the backend keeps beside the pool for it (the GPU's mirror
+  // level). An error ends the resize before anything is published; the core
+  // frees the extent.
+  virtual Status PrepareTopLevel(uint64_t offset, uint64_t buckets) = 0;
+  // `set` was published, selected by `active_word`: run on it from now on.
+  virtual void ApplyLevelSet(const gphash::LevelSet& set, uint64_t active_word) = 0;
+  // Moves every VALID slot of the bottom level of the applied LevelSet into
+  // the levels above it, each by insert-then-erase, persisted; a copy that
+  // loses to another copy of its key is erased instead. Returns how many
+  // keys found no room and stayed.
+  virtual Result<uint64_t> MoveBottomLevel() = 0;
+  // The LevelSet just applied no longer holds the former bottom level (the
+  // last level of the one before it): let go of what the backend kept for it.
+  virtual void DropBottomLevel() = 0;
 };
 
 }  // namespace gpkv::gphash

@@ -66,8 +66,11 @@
 // the buckets and publish a LevelSet with it on top and kLevelSetResizing set;
 // move every VALID slot of the bottom level into the new top (or any other
 // level that has room), each by insert-then-erase; publish a LevelSet without
-// the bottom level and without the flag; free the old bottom. A crash
-// anywhere resumes from the published LevelSet.
+// the flag and without the bottom level; add one to `resizes`; free the old
+// bottom. If some key of the bottom level found no room above, the LevelSet
+// published without the flag keeps the bottom level (one more level, up to
+// kMaxLevels) and nothing is freed. A crash anywhere resumes from the
+// published LevelSet (gphash::Core, core.h, runs this for both backends).
 #pragma once
 
 #include <cstddef>

@@ -46,8 +46,10 @@ CpuBackend::Impl::Impl(pm::Pool& pool, const gphash::GphashView& view, int threa
       hash_seed_(view.hash_seed),
       threads_(std::max(1, threads)),
       kernels_(SelectKernels(view.slots_per_bucket, view.key_size)),
-      heap_(pool, pool.At<gphash::GphashRoot>(view.root_offset), view.table_name) {
-  ApplyLevelSet(view.levelset);
+      heap_(pool, pool.At<gphash::GphashRoot>(view.root_offset), view.table_name),
+      core_(pool, view.table_name, view.root_offset, view.table_id, view.bucket_bytes,
+            view.levelset, *this) {
+  ApplyLevelSet(view.levelset, view.active_word);
 }
 
 CpuBackend::Impl::~Impl() {
@@ -152,14 +154,8 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::
                               view->TableRegion() +
                               " cannot be trusted; `gpkv repair` drops them)");
   }
-  if (!writable && (scan.reserved != 0 || scan.duplicates != 0 || view->resizing)) {
-    return Status::NeedsRecovery(
-        pool.Where(view->TableRegion() + " root", root_offset) + ": needs recovery (" +
-        std::to_string(scan.reserved) + " reserved slots, " + std::to_string(scan.duplicates) +
-        " duplicates" + (view->resizing ? ", an interrupted resize" : "") +
-        "), which a read-only open cannot write; open the pool writable once");
-  }
   auto impl = std::make_unique<Impl>(pool, *view, threads);
+  GPKV_RETURN_IF_ERROR(impl->core_.CheckRecoverable({scan.reserved, scan.duplicates}));
   impl->keys_.store(static_cast<int64_t>(scan.keys));
   if (view->value_cells()) impl->heap_.Load(view->chunks, std::move(scan.cells_used));
   if (report != nullptr) {
@@ -168,16 +164,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::
     report->cells_reclaimed += scan.cells_reclaimed;
     for (recovery::Finding& finding : scan.findings) report->findings.push_back(finding);
   }
-  if (writable && view->resizing) {
-    GPKV_RETURN_IF_ERROR(impl->FinishResize());
-    if (report != nullptr) {
-      std::string region = view->TableRegion() + " root";
-      report->findings.push_back(
-          {recovery::Finding::Severity::kInfo, region, root_offset,
-           pool.Where(region, root_offset) + ": resize in progress, resumed at open"});
-    }
-  }
-  if (writable) GPKV_RETURN_IF_ERROR(pool.Sync());
+  if (writable) GPKV_RETURN_IF_ERROR(impl->core_.CompleteRecovery(report));
   return std::unique_ptr<CpuBackend>(new CpuBackend(std::move(impl)));
 }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "format/hash.h"
+#include "tables/gphash/core.h"
 #include "tables/gphash/cpu/backend.h"
 #include "tables/gphash/layout.h"
 #include "tables/gphash/reader.h"
@@ -102,10 +103,10 @@ struct SlotCopy {
   uint64_t word;
 };
 
-class CpuBackend::Impl {
+class CpuBackend::Impl final : public gphash::GrowthBackend {
  public:
   Impl(pm::Pool& pool, const gphash::GphashView& view, int threads);
-  ~Impl();
+  ~Impl() override;
 
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count);
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count);
@@ -142,10 +143,9 @@ class CpuBackend::Impl {
   // Places the deferred puts of a batch: retry, relocate one resident key
   // (kick), or resize, until each fits.
   Status PlaceDeferred(BatchScratch& batch, const BatchInput& input);
-  // Adds a top level of twice the buckets and rehashes the bottom level.
+  // Adds a top level of twice the buckets and rehashes the bottom level
+  // (gphash::Core::Grow, over the primitives below).
   Status Resize();
-  // Finishes the resize the current LevelSet records (kLevelSetResizing).
-  Status FinishResize();
   // Makes room among the candidates of `hash` by moving one resident key to
   // another of its candidate buckets. False if no resident key can move.
   bool TryKick(const format::KeyHash& hash);
@@ -193,10 +193,20 @@ class CpuBackend::Impl {
   std::atomic<uint64_t> stat_index_bytes_{0};
   std::atomic<uint32_t> stat_levels_{0};
 
+  // ---- gphash::GrowthBackend (resize.cc); REQUIRES: exclusive, or open ----
+  // Nothing to get ready: the CPU runs on the pool's levels.
+  Status PrepareTopLevel(uint64_t offset, uint64_t buckets) override;
   // Installs `set` as the volatile level array (after it was published).
-  void ApplyLevelSet(const gphash::LevelSet& set);
-  // Publishes *set (its generation is set here): gphash::PublishLevelSet.
-  void PublishLevelSet(gphash::LevelSet* set);
+  void ApplyLevelSet(const gphash::LevelSet& set, uint64_t active_word) override;
+  // Moves the bottom level's keys up, erasing copies that lose to another;
+  // returns how many keys stayed.
+  Result<uint64_t> MoveBottomLevel() override;
+  // Nothing to let go of: the core frees the level's extent.
+  void DropBottomLevel() override {}
+
+  // The growth protocol and open-time recovery's decisions, over the
+  // primitives above.
+  gphash::Core core_;
 
   // A put or erase batch: every worker runs `worker_fn` on its share under
   // the shared lock; operations that found no free slot (puts) are placed
@@ -224,8 +234,6 @@ class CpuBackend::Impl {
   bool InCurrentLevel(uint64_t offset) const;
   // Retired slots found outside every current level (a bug if ever > 0).
   std::atomic<uint64_t> stray_reclaims_{0};
-  // Moves the bottom level's keys up, erasing copies that lose to another.
-  bool MoveBottomLevel();
   // Moves one bottom-level key to an upper level; false if none has room.
   bool MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot, const format::KeyHash& hash);
   bool MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_t* to_bucket, uint32_t to_slot,

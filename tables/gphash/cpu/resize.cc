@@ -4,13 +4,13 @@
 //    if still no slot is free, one resident key of a candidate bucket moves to
 //    another of its own candidate buckets (a kick); only if no resident key
 //    can move does the table resize.
-//  - Resize: a new top level of twice the buckets is published in a LevelSet
-//    with kLevelSetResizing; FinishResize then moves every key of the bottom
-//    level up (insert-then-erase, each step persisted) and publishes a LevelSet
-//    without the bottom level and without the flag, then frees the bottom. A
-//    crash anywhere leaves a LevelSet that Open finishes: a key copied but not
-//    yet erased is a duplicate whose upper copy wins (and both hold the same
-//    key and value word).
+//  - Resize: gphash::Core::Grow runs the protocol (layout.h) over this
+//    backend's primitives (gphash::GrowthBackend): ApplyLevelSet installs each
+//    published LevelSet, MoveBottomLevel moves every key of the bottom level up
+//    (insert-then-erase, each step persisted). A crash anywhere leaves a
+//    LevelSet that Open finishes: a key copied but not yet erased is a
+//    duplicate whose upper copy wins (and both hold the same key and value
+//    word).
 // Moves never run concurrently with batches, so they erase a source slot
 // directly (no tombstone) and the moved value cell stays with the key.
 #include <omp.h>
@@ -18,18 +18,16 @@
 #include <algorithm>
 #include <cstring>
 
-#include "format/checksum.h"
 #include "pm/atomic_word.h"
-#include "pm/extent_allocator.h"
 #include "tables/gphash/cpu/backend_impl.h"
-#include "tables/gphash/root.h"
 
 namespace gpkv::gphash::cpu {
-void CpuBackend::Impl::PublishLevelSet(gphash::LevelSet* set) {
-  gphash::PublishLevelSet(pool_, root_offset_, set);
+
+Status CpuBackend::Impl::PrepareTopLevel(uint64_t /*offset*/, uint64_t /*buckets*/) {
+  return Status::OK();
 }
 
-void CpuBackend::Impl::ApplyLevelSet(const gphash::LevelSet& set) {
+void CpuBackend::Impl::ApplyLevelSet(const gphash::LevelSet& set, uint64_t /*active_word*/) {
   levelset_ = set;
   level_count_ = set.level_count;
   uint64_t slots = 0;
@@ -139,30 +137,7 @@ bool CpuBackend::Impl::TryKick(const format::KeyHash& hash) {
 
 Status CpuBackend::Impl::Resize() {
   DrainLimbo();
-  const std::string where = pool_.Where("table '" + table_name_ + "' root", root_offset_);
-  GPKV_RETURN_IF_ERROR(gphash::CheckGrowth(where, levelset_));
-  const uint64_t top = gphash::GrownTopBuckets(levelset_);
-  auto offset =
-      pool_.allocator().Allocate(top * bucket_bytes_, format::kExtentKindBucketLevel, table_id_);
-  if (!offset.ok()) return offset.status();
-  gphash::LevelSet next = gphash::GrownLevelSet(levelset_, *offset);
-  PublishLevelSet(&next);
-  ApplyLevelSet(next);
-  return FinishResize();
-}
-
-Status CpuBackend::Impl::FinishResize() {
-  resizing_.store(true);
-  const bool moved_all = MoveBottomLevel();
-  const uint64_t bottom_offset = levelset_.levels[levelset_.level_count - 1].offset;
-  gphash::LevelSet next = gphash::FinishedLevelSet(levelset_, moved_all);
-  PublishLevelSet(&next);
-  ApplyLevelSet(next);
-  // From here the old bottom is unreachable: a crash before Free leaves it to
-  // the open-time sweep of unreachable extents.
-  if (moved_all) GPKV_RETURN_IF_ERROR(pool_.allocator().Free(bottom_offset));
-  pool_.Publish(&root_->resizes, pm::LoadRelaxed(&root_->resizes) + 1);
-  return Status::OK();
+  return core_.Grow();
 }
 
 // The rehash: every key of the bottom level either moves up or, when a better
@@ -172,13 +147,13 @@ Status CpuBackend::Impl::FinishResize() {
 // A moving key goes to the new top level, into the bucket of the hash location
 // that placed it in the bottom (the new top has 2N / M such buckets per bottom
 // bucket, so it always fits), else into any other candidate bucket with room.
-// Returns false if some key stayed.
-bool CpuBackend::Impl::MoveBottomLevel() {
+// Returns how many keys stayed.
+Result<uint64_t> CpuBackend::Impl::MoveBottomLevel() {
   const uint32_t bottom = level_count_ - 1;
   const uint64_t bottom_count = levels_[bottom].bucket_count;
   const uint32_t partitions = static_cast<uint32_t>(
       std::max<uint64_t>(1, std::min<uint64_t>(threads_, bottom_count / 256)));
-  std::atomic<bool> stuck{false};
+  std::atomic<uint64_t> stayed{0};
   std::atomic<uint64_t> dropped{0};
   auto owned = [&](const format::KeyHash& hash, uint32_t partition) {
     return ((hash.primary >> 32) * partitions >> 32) == partition;
@@ -220,7 +195,7 @@ bool CpuBackend::Impl::MoveBottomLevel() {
           ++erased;
           continue;
         }
-        if (!MoveUp(bucket, index, slot, hash)) stuck.store(true);
+        if (!MoveUp(bucket, index, slot, hash)) stayed.fetch_add(1);
       }
     }
     dropped.fetch_add(erased);
@@ -232,7 +207,7 @@ bool CpuBackend::Impl::MoveBottomLevel() {
     for (uint32_t partition = 0; partition < partitions; ++partition) run(partition);
   }
   keys_.fetch_sub(static_cast<int64_t>(dropped.load()));
-  return !stuck.load();
+  return stayed.load();
 }
 
 bool CpuBackend::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,

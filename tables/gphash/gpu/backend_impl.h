@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "gpu/pool_registration.h"
+#include "tables/gphash/core.h"
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/gpu/bkt_cache.h"
 #include "tables/gphash/gpu/device_view.h"
@@ -71,11 +72,11 @@ class EpochGuard {
   const int ticket_;
 };
 
-class GpuBackend::Impl {
+class GpuBackend::Impl final : public gphash::GrowthBackend {
  public:
   Impl(pm::Pool& pool, std::string table_name, const GpuTableOptions& options,
        std::unique_ptr<PoolRegistration> registration, const GphashRootSnapshot& snapshot);
-  ~Impl();
+  ~Impl() override;
 
   // ---- open (open.cu) ----
   // Picks direct or mirror mode, builds the mirror, the view, recovers.
@@ -165,14 +166,21 @@ class GpuBackend::Impl {
 
   // ---- resize (resize.cu) ----
   // Grows the table by one top level of twice the buckets and moves the
-  // bottom level up. REQUIRES: write_mutex_ held, view_mutex_ not held.
+  // bottom level up (gphash::Core::Grow, over the primitives below).
+  // REQUIRES: write_mutex_ held, view_mutex_ not held.
   Status Resize();
-  // Allocates and publishes the new top level (LevelSet with the resizing
-  // flag). REQUIRES: view_mutex_ held exclusively.
-  Status StartResize();
-  // Moves the bottom level up and publishes the LevelSet without it.
-  // REQUIRES: view_mutex_ held exclusively, a resize in progress.
-  Status FinishResize(Workspace& workspace);
+  // gphash::GrowthBackend, called by core_ while growth_workspace_ is set.
+  // REQUIRES: view_mutex_ held exclusively (or open), no kernel in flight.
+  // Mirror mode: a zeroed mirror of the new level, first in mirror_levels_;
+  // without the device memory for it, direct mode (staged mode: an error).
+  Status PrepareTopLevel(uint64_t offset, uint64_t buckets) override;
+  // snapshot_ and view_ from `set`.
+  void ApplyLevelSet(const gphash::LevelSet& set, uint64_t active_word) override;
+  // Launches MigrateBottomKernel over the bottom level; returns the keys
+  // that found no room.
+  Result<uint64_t> MoveBottomLevel() override;
+  // Frees the mirror of the dropped bottom level.
+  void DropBottomLevel() override;
   // Waits for the table's work on every stream.
   Status WaitAllStreams();
 
@@ -302,6 +310,11 @@ class GpuBackend::Impl {
   std::map<cudaStream_t, std::unique_ptr<Workspace>> stream_workspaces_;
 
   std::atomic<uint64_t> live_keys_{0};
+
+  // The growth protocol and open-time recovery's decisions (guarded by
+  // view_mutex_), and the workspace its primitives run on while it runs.
+  gphash::Core core_;
+  Workspace* growth_workspace_ = nullptr;
 
   // Value-cell tables (value_cells()): free cells, and the epochs that keep a
   // replaced cell out of reuse while a get may still copy it.

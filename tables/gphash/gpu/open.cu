@@ -1,6 +1,8 @@
 // GpuBackend::Impl: construction, the choice and build of the HBM mirror, the
-// device view, and open-time recovery run by kernels (census of slot states,
-// INSERT slots cleared, duplicates resolved, an interrupted resize finished).
+// device view, and open-time recovery's slot pass run by kernels (census of
+// slot states, INSERT slots cleared, duplicates resolved); gphash::Core then
+// decides the rest (NeedsRecovery on a read-only pool, an interrupted resize
+// finished, the pool synced).
 // Without a registration (staged mode) the mirror is required and recovery's
 // pool stores go through the staged log (staged.cu).
 #include <algorithm>
@@ -33,7 +35,9 @@ GpuBackend::Impl::Impl(pm::Pool& pool, std::string table_name, const GpuTableOpt
       options_(options),
       registration_(std::move(registration)),
       snapshot_(snapshot),
-      staged_(registration_ == nullptr) {}
+      staged_(registration_ == nullptr),
+      core_(pool, table_name_, snapshot.root_offset, snapshot.table_id, snapshot.bucket_bytes,
+            snapshot.level_set, *this) {}
 
 GpuBackend::Impl::~Impl() {
   cudaSetDevice(options_.device);
@@ -253,42 +257,35 @@ Status GpuBackend::Impl::Recover(Workspace& ws, recovery::Report* report) {
   GPKV_RETURN_IF_ERROR(ws.Wait("open-time recovery"));
   const uint64_t cleared = ws.host_counters().reserved;
   const uint64_t duplicates = ws.host_counters().duplicates;
-  const bool resizing = (snapshot_.level_set.flags & gphash::kLevelSetResizing) != 0;
-
+  GPKV_RETURN_IF_ERROR(core_.CheckRecoverable({cleared, duplicates}));
   if (dry_run) {
-    if (cleared != 0 || duplicates != 0 || resizing) {
-      return Status::NeedsRecovery(
-          Where() + ": needs open-time recovery (" + std::to_string(cleared) + " reserved slots, " +
-          std::to_string(duplicates) + " duplicate keys" +
-          (resizing ? ", an interrupted resize" : "") + ") but the pool is open read-only");
-    }
     live_keys_ = live;
     return Status::OK();
-  }
-  if (resizing) {
-    std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
-    GPKV_RETURN_IF_ERROR(FinishResize(ws));
   }
   if (report != nullptr) {
     report->slots_cleared += cleared;
     report->duplicates_removed += duplicates;
-    auto add = [&](recovery::Finding::Severity severity, const std::string& message) {
-      report->findings.push_back({severity, "table '" + table_name_ + "'", snapshot_.root_offset,
+    auto add = [&](const std::string& message) {
+      report->findings.push_back({recovery::Finding::Severity::kRecoverable,
+                                  "table '" + table_name_ + "'", snapshot_.root_offset,
                                   Where() + ": " + message});
     };
-    if (cleared != 0) {
-      add(recovery::Finding::Severity::kRecoverable,
-          std::to_string(cleared) + " reserved (INSERT) slots cleared");
-    }
+    if (cleared != 0) add(std::to_string(cleared) + " reserved (INSERT) slots cleared");
     if (duplicates != 0) {
-      add(recovery::Finding::Severity::kRecoverable,
-          std::to_string(duplicates) + " duplicate slots erased (the winner rule kept one each)");
+      add(std::to_string(duplicates) + " duplicate slots erased (the winner rule kept one each)");
     }
-    if (resizing) add(recovery::Finding::Severity::kInfo, "interrupted resize finished at open");
+  }
+  {
+    // An interrupted resize is finished, the pool synced.
+    std::unique_lock<std::shared_mutex> view_lock(view_mutex_);
+    growth_workspace_ = &ws;
+    const Status completed = core_.CompleteRecovery(report);
+    growth_workspace_ = nullptr;
+    GPKV_RETURN_IF_ERROR(completed);
   }
   GPKV_RETURN_IF_ERROR(CountLiveKeys(ws, &live));
   live_keys_ = live;
-  return pool_.Sync();
+  return Status::OK();
 }
 
 }  // namespace gpkv::gphash::gpu

@@ -1,10 +1,10 @@
 // The GPU backend's snapshot of a GPHash table root: validated at open by
 // gphash::ReadGphash (the check verify, repair and the CPU backend share)
-// and kept current by the LevelSet publishes of a resize, which
-// gphash::PublishLevelSet writes (tables/gphash/root.h, the one writer both
-// backends call). Plain host code; no CUDA.
+// and kept current by the LevelSet publishes of a resize, which gphash::Core
+// makes through gphash::PublishLevelSet (tables/gphash/root.h, the one
+// writer both backends call). Plain host code; no CUDA.
 //
-// Who may call: gpu/ (GpuBackend and its resize).
+// Who may call: gpu/ (GpuBackend) and tests.
 //
 // Thread safety: none; the caller serialises writers of one table.
 #pragma once

@@ -1,6 +1,7 @@
 // Resizes of gphash::cpu::CpuBackend: a resize interrupted at any point after its LevelSet
-// (with kLevelSetResizing) is published is finished by the next open, and a
-// pool too small for the next level yields PoolFull with acknowledged data
+// (with kLevelSetResizing) is published is finished by the next open, a
+// resize whose bottom level cannot be emptied keeps it as one more level, and
+// a pool too small for the next level yields PoolFull with acknowledged data
 // intact and every operation of the failing batch applied or absent.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include "gphash/cpu/gphash_test_util.h"
 #include "gphash/full_level_set.h"
+#include "gphash/full_top_level.h"
 #include "pm/persist_hook.h"
 #include "tables/gphash/check.h"
 #include "tables/gphash/slot_scan.h"
@@ -245,6 +247,63 @@ TEST(GphashResizeLimits, AFullLevelSetIsPoolFullNamingTheRoot) {
   t.Reopen(&report);
   EXPECT_FALSE(report.HasCorruption());
   for (uint64_t id : acknowledged) ASSERT_TRUE(t.Holds(id, 1)) << id;
+}
+
+// A resize whose bottom level cannot be emptied (every slot of the level above
+// is taken) publishes a finished LevelSet that keeps the bottom: one more
+// level, every key readable, and the table goes on growing, before and after
+// a reopen.
+TEST(GphashResizeKeptBottom, ABottomLevelThatCannotBeEmptiedStaysAsOneMoreLevel) {
+  TableOptions options = Options(8, 8, /*levels=*/1, /*locations=*/1, /*slots=*/8);
+  options.hash.initial_top_buckets = 16;
+  TestTable t("resize-kept-bottom", options, uint64_t{16} << 20, 2);
+  const std::vector<uint64_t> bottom = Range(0, 24);
+  ASSERT_TRUE(t.Put(bottom, 1).ok());
+  ASSERT_EQ(t.table().Stats().levels, 1u);
+  ASSERT_EQ(t.table().Stats().resizes, 0u);
+  t.CloseTableOnly();
+  std::vector<uint64_t> fillers;
+  InterruptResizeWithFullTop(
+      t.pool(), /*table_id=*/7, t.root(), /*first_filler=*/1000000,
+      [&](uint64_t id, uint8_t* out) { MakeKey(id, t.K(), out); },
+      [&](uint64_t id, uint8_t* out) { MakeValue(id, 1, t.V(), out); }, &fillers);
+  ASSERT_EQ(fillers.size(), 32u * 8u);
+
+  // The open finishes the resize: no bottom key finds room above.
+  recovery::Report report;
+  t.Reopen(&report);
+  EXPECT_FALSE(report.HasCorruption());
+  gphash::Stats stats = t.table().Stats();
+  EXPECT_FALSE(stats.resizing);
+  EXPECT_EQ(stats.levels, 2u);
+  EXPECT_EQ(stats.top_buckets, 32u);
+  EXPECT_EQ(stats.resizes, 1u);
+  EXPECT_EQ(stats.keys, bottom.size() + fillers.size());
+  gphash::GphashView view = t.View();
+  ASSERT_EQ(view.levels.size(), 2u);
+  EXPECT_EQ(view.levels[1].bucket_count, 16u);
+  EXPECT_FALSE(view.resizing);
+  for (uint64_t id : bottom) ASSERT_TRUE(t.Holds(id, 1)) << id;
+  for (uint64_t id : fillers) ASSERT_TRUE(t.Holds(id, 1)) << id;
+
+  // The table goes on: new keys make it grow again past the kept level.
+  const std::vector<uint64_t> more = Range(100, 700);
+  ASSERT_TRUE(t.Put(more, 2).ok());
+  EXPECT_GT(t.table().Stats().resizes, 1u);
+  auto check_all = [&]() {
+    for (uint64_t id : bottom) ASSERT_TRUE(t.Holds(id, 1)) << id;
+    for (uint64_t id : fillers) ASSERT_TRUE(t.Holds(id, 1)) << id;
+    for (uint64_t id : more) ASSERT_TRUE(t.Holds(id, 2)) << id;
+    const uint64_t keys = bottom.size() + fillers.size() + more.size();
+    EXPECT_EQ(t.table().Stats().keys, keys);
+    gphash::SlotScanResult scan = gphash::VerifyGphashSlots(t.pool(), t.View(), 1, nullptr);
+    EXPECT_EQ(scan.corrupt + scan.reserved + scan.duplicates, 0u);
+    EXPECT_EQ(scan.keys, keys);
+  };
+  check_all();
+  t.Reopen(&report);
+  EXPECT_FALSE(report.HasCorruption());
+  check_all();
 }
 
 }  // namespace

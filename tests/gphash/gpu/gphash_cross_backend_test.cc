@@ -5,7 +5,8 @@
 // staged mode); staged mode runs a pool file CUDA cannot register. Both
 // backends give the same answers where the family's shared code decides:
 // Scan visits the same pairs (winners only), a full level set is PoolFull,
-// a corrupt root is the same error.
+// a resize that cannot empty its bottom level keeps it, a corrupt root is the
+// same error.
 // Device tests (label `gpu`); skipped when no CUDA device is usable.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 
 #include "gphash/cpu/gphash_test_util.h"
 #include "gphash/full_level_set.h"
+#include "gphash/full_top_level.h"
 #include "gpu_test_util.h"
 #include "pm/pool.h"
 #include "tables/gphash/check.h"
@@ -529,6 +531,81 @@ TEST(GphashCrossBackend, AFullLevelSetIsPoolFullOnBothBackends) {
       ASSERT_EQ(std::memcmp(&values[i * 8], value.data(), 8), 0) << i;
       ++i;
     }
+  }
+}
+
+// A resize whose bottom level cannot be emptied keeps it on the GPU as on the
+// CPU (tests/gphash/cpu/gphash_resize_test.cc): the open finishes it with one
+// more level, every key stays readable, the table goes on growing, and the
+// CPU reads the same pairs.
+TEST(GphashCrossBackend, ABottomLevelThatCannotBeEmptiedStaysOnBothBackends) {
+  SKIP_WITHOUT_DEVICE();
+  for (GpuIndexMode mode : kModes) {
+    SCOPED_TRACE("mode " + std::to_string(static_cast<int>(mode)));
+    testutil::TempPool temp("cross-kept-bottom");
+    auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
+    ASSERT_TRUE(pool.ok());
+    TableOptions options = gphash_test::Options(8, 8, /*levels=*/1, /*locations=*/1, /*slots=*/8);
+    options.hash.initial_top_buckets = 16;
+    auto root = GpuBackend::Create(**pool, 7, options);
+    ASSERT_TRUE(root.ok()) << root.status().ToString();
+    GpuTableOptions gpu_options;
+    gpu_options.index_mode = mode;
+    auto keys_of = [](uint64_t first, uint64_t end) {
+      std::vector<uint8_t> keys((end - first) * 8);
+      for (uint64_t id = first; id < end; ++id)
+        gphash_test::MakeKey(id, 8, &keys[(id - first) * 8]);
+      return keys;
+    };
+    auto values_of = [](uint64_t first, uint64_t end, uint64_t version) {
+      std::vector<uint8_t> values((end - first) * 8);
+      for (uint64_t id = first; id < end; ++id) {
+        gphash_test::MakeValue(id, version, 8, &values[(id - first) * 8]);
+      }
+      return values;
+    };
+    {
+      auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      ASSERT_TRUE((*table)->Put(keys_of(0, 24).data(), values_of(0, 24, 1).data(), 24).ok());
+      ASSERT_EQ((*table)->Stats().levels, 1u);
+    }
+    std::vector<uint64_t> fillers;
+    gphash_test::InterruptResizeWithFullTop(
+        **pool, 7, *root, /*first_filler=*/1000000,
+        [](uint64_t id, uint8_t* out) { gphash_test::MakeKey(id, 8, out); },
+        [](uint64_t id, uint8_t* out) { gphash_test::MakeValue(id, 1, 8, out); }, &fillers);
+    Contents expected;
+    auto expect = [&](uint64_t id, uint64_t version) {
+      uint8_t key[8], value[8];
+      gphash_test::MakeKey(id, 8, key);
+      gphash_test::MakeValue(id, version, 8, value);
+      expected[std::string(reinterpret_cast<char*>(key), 8)] =
+          std::string(reinterpret_cast<char*>(value), 8);
+    };
+    for (uint64_t id = 0; id < 24; ++id) expect(id, 1);
+    for (uint64_t id : fillers) expect(id, 1);
+    {
+      auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      gphash::Stats stats = (*table)->Stats();
+      EXPECT_FALSE(stats.resizing);
+      EXPECT_EQ(stats.levels, 2u);
+      EXPECT_EQ(stats.resizes, 1u);
+      EXPECT_EQ(stats.keys, expected.size());
+      EXPECT_EQ(ScanAll(**table, 8, 8, "gpu"), expected);
+      ASSERT_TRUE((*table)->Put(keys_of(100, 700).data(), values_of(100, 700, 2).data(), 600).ok());
+      EXPECT_GT((*table)->Stats().resizes, 1u);
+      for (uint64_t id = 100; id < 700; ++id) expect(id, 2);
+      EXPECT_EQ(ScanAll(**table, 8, 8, "gpu"), expected);
+    }
+    auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_EQ(ScanAll(**table, 8, 8, "gpu"), expected);
+    table->reset();
+    auto on_cpu = gphash::cpu::CpuBackend::Open(**pool, "t", *root, 2, nullptr);
+    ASSERT_TRUE(on_cpu.ok()) << on_cpu.status().ToString();
+    EXPECT_EQ(ScanAll(**on_cpu, 8, 8, "cpu"), expected);
   }
 }
 
