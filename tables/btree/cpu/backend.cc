@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tables/btree/keys.h"
+#include "tables/exception_status.h"
 
 namespace gpkv::btree::cpu {
 namespace {
@@ -50,19 +51,6 @@ struct Entry {
   bool listed = false;
 };
 
-// An exception of the map or a vector, as a Status naming `where`.
-Status StatusOfCurrentException(const std::string& where) {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return Status::OutOfDeviceMemory(where + ": out of memory (RAM) for the table");
-  } catch (const std::exception& error) {
-    return Status::IOError(where + ": " + error.what());
-  } catch (...) {
-    return Status::IOError(where + ": unknown error");
-  }
-}
-
 template <uint32_t kKeyWords>
 class CpuBackend final : public Backend {
  public:
@@ -90,7 +78,7 @@ class CpuBackend final : public Backend {
         }
       }
     } catch (...) {
-      return StatusOfCurrentException("btree cpu write");
+      return tables::StatusOfCurrentException("btree cpu write");
     }
     return Status::OK();
   }
@@ -114,7 +102,7 @@ class CpuBackend final : public Backend {
       listed_.swap(still_listed);
       listed_.shrink_to_fit();
     } catch (...) {
-      return StatusOfCurrentException("btree cpu reclaim");
+      return tables::StatusOfCurrentException("btree cpu reclaim");
     }
     return Status::OK();
   }
@@ -169,7 +157,7 @@ class CpuBackend final : public Backend {
       results->keys.resize(pairs * kKeySize);
       results->values.resize(pairs * value_size_);
     } catch (...) {
-      return StatusOfCurrentException("btree cpu range");
+      return tables::StatusOfCurrentException("btree cpu range");
     }
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 16) if (n >= kParallelQueries)
     for (size_t i = 0; i < n; ++i) {
@@ -240,7 +228,7 @@ class CpuBackend final : public Backend {
         ++pairs;
       }
     } catch (...) {
-      return StatusOfCurrentException("btree cpu scan");
+      return tables::StatusOfCurrentException("btree cpu scan");
     }
     return Status::OK();
   }
