@@ -183,35 +183,23 @@ class CpuBackend final : public Backend {
 
   Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                    size_t n, uint64_t at) override {
-#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      const Version* version = nullptr;
-      auto it = map_.lower_bound(Load(keys + i * kKeySize));
-      for (; it != map_.end(); ++it) {
-        version = LiveAt(it->second, at);
-        if (version != nullptr) break;
+    return Neighbours(keys, next_keys, values, found, n, [&](const TableKey& key) -> LiveEntry {
+      for (auto it = map_.lower_bound(key); it != map_.end(); ++it) {
+        if (const Version* version = LiveAt(it->second, at)) return {&it->first, version};
       }
-      Neighbour(version, version != nullptr ? &it->first : nullptr, next_keys + i * kKeySize,
-                values + i * value_size_, found == nullptr ? nullptr : found + i);
-    }
-    return Status::OK();
+      return {};
+    });
   }
 
   Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,
                      size_t n, uint64_t at) override {
-#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      const Version* version = nullptr;
-      auto it = map_.upper_bound(Load(keys + i * kKeySize));
-      while (it != map_.begin()) {
+    return Neighbours(keys, previous_keys, values, found, n, [&](const TableKey& key) -> LiveEntry {
+      for (auto it = map_.upper_bound(key); it != map_.begin();) {
         --it;
-        version = LiveAt(it->second, at);
-        if (version != nullptr) break;
+        if (const Version* version = LiveAt(it->second, at)) return {&it->first, version};
       }
-      Neighbour(version, version != nullptr ? &it->first : nullptr, previous_keys + i * kKeySize,
-                values + i * value_size_, found == nullptr ? nullptr : found + i);
-    }
-    return Status::OK();
+      return {};
+    });
   }
 
   Status ScanChunk(const uint8_t* after, size_t limit, uint64_t at, std::vector<uint8_t>* keys,
@@ -234,6 +222,26 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // A key of the map and its version live at a snapshot; both null for none.
+  struct LiveEntry {
+    const TableKey* key = nullptr;
+    const Version* version = nullptr;
+  };
+
+  // Successor and Predecessor: for each of the n keys, the neighbour
+  // find(key) gives (a LiveEntry) into neighbour_keys, values and found.
+  template <typename Find>
+  Status Neighbours(const uint8_t* keys, uint8_t* neighbour_keys, uint8_t* values, uint8_t* found,
+                    size_t n, const Find& find) {
+#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      const LiveEntry entry = find(Load(keys + i * kKeySize));
+      Neighbour(entry.version, entry.key, neighbour_keys + i * kKeySize, values + i * value_size_,
+                found == nullptr ? nullptr : found + i);
+    }
+    return Status::OK();
+  }
+
   static TableKey Load(const uint8_t* bytes) {
     TableKey key;
     std::memcpy(key.words, bytes, kKeySize);
