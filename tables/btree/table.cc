@@ -13,12 +13,8 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                ": volatile ordered tables have no GPU backend yet; they run on "
                                "the CPU backend");
   }
-  auto on_cpu = cpu::CreateCpuBackend(options, cpu_threads);
-  if (!on_cpu.ok()) {
-    return Status(on_cpu.status().code(), where + ": " + on_cpu.status().message());
-  }
-  return std::unique_ptr<Table>(
-      std::make_unique<BtreeTable>(where, name, options, std::move(*on_cpu)));
+  return tables::OpenFront<BtreeTable>(where, name, options,
+                                       cpu::CreateCpuBackend(options, cpu_threads));
 }
 
 TableStats PublicStats(const Stats& stats) {
