@@ -139,8 +139,8 @@ bool IsSharedTablesHeader(const std::string& target) {
   for (const char* shared :
        {"tables/family.h", "tables/volatile_family.h", "tables/table_options.h",
         "tables/catalog_entry.h", "tables/root_reader.h", "tables/family_table.h",
-        "tables/hash_family_table.h", "tables/stats_builder.h", "tables/hash_backend.h",
-        "tables/exception_status.h"}) {
+        "tables/ordered_family_table.h", "tables/hash_family_table.h", "tables/stats_builder.h",
+        "tables/hash_backend.h", "tables/exception_status.h"}) {
     if (target == shared) return true;
   }
   return false;
