@@ -57,20 +57,32 @@ struct JsonField {
   uint64_t value = 0;
 };
 
+// By default a family has no flags, no geometry, no lines in `gpkv info` and
+// no fields in the JSON beyond the generic ones: a family with no shape to
+// choose (a volatile one) is a FamilyCli as it is, given its properties' help.
 class FamilyCli {
  public:
+  explicit FamilyCli(const char* properties_help) : properties_help_(properties_help) {}
   virtual ~FamilyCli() = default;
+  FamilyCli(const FamilyCli&) = delete;
+  FamilyCli& operator=(const FamilyCli&) = delete;
 
   // Its flags of `gpkv tables create`, in the order of the help text.
-  virtual const std::vector<CliFlag>& Flags() const = 0;
+  virtual const std::vector<CliFlag>& Flags() const {
+    static const std::vector<CliFlag> none;
+    return none;
+  }
   // What `gpkv info --help` lists of its properties (Table::Stats).
-  virtual const char* PropertiesHelp() const = 0;
+  const char* PropertiesHelp() const { return properties_help_; }
   // Its GEOMETRY column in `gpkv tables`; "-" when it has none.
-  virtual std::string Geometry(const TableOptions& options) const = 0;
+  virtual std::string Geometry(const TableOptions&) const { return "-"; }
   // Its lines under the table's first line in `gpkv info`.
-  virtual std::vector<InfoLine> InfoLines(const TableOptions& options) const = 0;
+  virtual std::vector<InfoLine> InfoLines(const TableOptions&) const { return {}; }
   // Its fields after the generic ones in the table's JSON.
-  virtual std::vector<JsonField> JsonFields(const TableOptions& options) const = 0;
+  virtual std::vector<JsonField> JsonFields(const TableOptions&) const { return {}; }
+
+ private:
+  const char* const properties_help_;
 };
 
 }  // namespace gpkv::tables

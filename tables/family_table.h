@@ -2,20 +2,30 @@
 // the gpkv::Table a family's Open returns) holds alike: the table's name and
 // options, given once at open and answered by name() and options(). A front
 // derives from it and implements the batches over its core or backend.
+// OpenFront builds a front over a backend just made, naming the table in the
+// error when making it failed.
 //
 // Who may derive: the families' fronts (tables/<family>/table.h).
 // Thread safety: name and options never change after construction.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "gpkv/batch.h"
 #include "gpkv/options.h"
+#include "gpkv/status.h"
 #include "gpkv/table.h"
 
 namespace gpkv::tables {
+
+// `status` with `where` and ": " in front of its message when it is an error.
+inline Status Prefixed(const std::string& where, const Status& status) {
+  if (status.ok()) return status;
+  return Status(status.code(), where + ": " + status.message());
+}
 
 class FamilyTable : public Table {
  public:
@@ -33,5 +43,16 @@ class FamilyTable : public Table {
   const std::string name_;
   const TableOptions options_;
 };
+
+// A table of front type Front, Front(where, name, options, backend), over
+// the backend `backend` a family just made for it; when making it failed,
+// its error with `where` in front.
+template <typename Front, typename MadeBackend>
+Result<std::unique_ptr<Table>> OpenFront(const std::string& where, const std::string& name,
+                                         const TableOptions& options,
+                                         Result<std::unique_ptr<MadeBackend>> backend) {
+  if (!backend.ok()) return Prefixed(where, backend.status());
+  return std::unique_ptr<Table>(std::make_unique<Front>(where, name, options, std::move(*backend)));
+}
 
 }  // namespace gpkv::tables

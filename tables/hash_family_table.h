@@ -52,8 +52,8 @@ class HashFamilyTable : public FamilyTable {
 
   // `status` with `where` in front of its message when it is an error.
   Status Named(Status status) const {
-    if (status.ok() || where_.empty()) return status;
-    return Status(status.code(), where_ + ": " + status.message());
+    if (where_.empty()) return status;
+    return Prefixed(where_, status);
   }
 
  private:

@@ -13,12 +13,8 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                ": volatile ordered tables have no GPU backend yet; they run on "
                                "the CPU backend");
   }
-  auto on_cpu = cpu::CreateCpuBackend(options, cpu_threads);
-  if (!on_cpu.ok()) {
-    return Status(on_cpu.status().code(), where + ": " + on_cpu.status().message());
-  }
-  return std::unique_ptr<Table>(
-      std::make_unique<BtreeTable>(where, name, options, std::move(*on_cpu)));
+  return tables::OpenFront<BtreeTable>(where, name, options,
+                                       cpu::CreateCpuBackend(options, cpu_threads));
 }
 
 TableStats PublicStats(const Stats& stats) {
@@ -34,56 +30,15 @@ TableStats PublicStats(const Stats& stats) {
 
 BtreeTable::BtreeTable(std::string where, std::string name, TableOptions options,
                        std::unique_ptr<Backend> backend)
-    : FamilyTable(std::move(name), options),
+    : OrderedFamilyTable(std::move(name), options),
       core_(std::move(where), this, options.key_size, options.value_size, std::move(backend)) {}
 
 Status BtreeTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
   return core_.Put(keys.bytes(), values.bytes(), CountOf(keys));
 }
 
-Status BtreeTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-                       const BatchOptions& options) {
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return core_.Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys), options.snapshot);
-}
-
 Status BtreeTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
-  uint8_t* erased_bytes = erased.empty() ? nullptr : erased.bytes();
-  return core_.Erase(keys.bytes(), erased_bytes, CountOf(keys));
-}
-
-Status BtreeTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
-                         const BatchOptions& options) {
-  auto* out = static_cast<uint64_t*>(counts.data());
-  return core_.Count(lo.bytes(), hi.bytes(), out, CountOf(lo), options.snapshot);
-}
-
-Status BtreeTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
-                         const BatchOptions& options) {
-  return core_.Range(lo.bytes(), hi.bytes(), results, CountOf(lo), options.snapshot);
-}
-
-Status BtreeTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
-                                 const BatchOptions& options) {
-  const Status status =
-      core_.RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo), options.snapshot);
-  // A backend without GPU memory: the table's own message.
-  if (status.IsUnsupported()) return Table::RangeOnDevice(lo, hi, results, options);
-  return status;
-}
-
-Status BtreeTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
-                             MutableBytes found, const BatchOptions& options) {
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return core_.Successor(keys.bytes(), next_keys.bytes(), values.bytes(), found_bytes,
-                         CountOf(keys), options.snapshot);
-}
-
-Status BtreeTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
-                               MutableBytes found, const BatchOptions& options) {
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return core_.Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(), found_bytes,
-                           CountOf(keys), options.snapshot);
+  return core_.Erase(keys.bytes(), OrNull(erased), CountOf(keys));
 }
 
 Status BtreeTable::Compact() { return core_.Compact(); }

@@ -15,7 +15,7 @@
 #include "gpkv/table.h"
 #include "tables/btree/core.h"
 #include "tables/btree/stats.h"
-#include "tables/family_table.h"
+#include "tables/ordered_family_table.h"
 
 namespace gpkv::btree {
 
@@ -36,27 +36,16 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               const TableOptions& options, gpkv::Backend backend,
                                               int cpu_threads);
 
-class BtreeTable final : public tables::FamilyTable {
+// The reads go to the core with the batch's snapshot
+// (tables::OrderedFamilyTable).
+class BtreeTable final : public tables::OrderedFamilyTable<Core, /*kSnapshots=*/true> {
  public:
   // A table whose core runs on `backend`; errors start with `where`.
   BtreeTable(std::string where, std::string name, TableOptions options,
              std::unique_ptr<Backend> backend);
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
-  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-             const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
-  Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
-               const BatchOptions& options) override;
-  Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
-               const BatchOptions& options) override;
-  // A GPU backend's device-resident Range; Unsupported on the CPU backend.
-  Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
-                       const BatchOptions& options) override;
-  Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
-                   const BatchOptions& options) override;
-  Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
-                     MutableBytes found, const BatchOptions& options) override;
   // Frees every version no live snapshot sees (nothing to rewrite: the
   // table is in memory).
   Status Compact() override;
@@ -66,6 +55,8 @@ class BtreeTable final : public tables::FamilyTable {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
+  Core& queries() override { return core_; }
+
   Core core_;
 };
 

@@ -15,6 +15,11 @@ std::string GeometryText(const HashGeometry& hash) {
 
 class GphashCli final : public tables::FamilyCli {
  public:
+  GphashCli()
+      : FamilyCli(
+            "gphash.slots, .load-factor, .levels, .top-buckets, .resizes,\n"
+            ".index-bytes, .value-bytes, .resizing") {}
+
   const std::vector<tables::CliFlag>& Flags() const override {
     using Flag = tables::CliFlag;
     static const std::vector<Flag> flags = {
@@ -42,11 +47,6 @@ class GphashCli final : public tables::FamilyCli {
          [](uint64_t value, TableOptions* options) { options->hash.initial_top_buckets = value; }},
     };
     return flags;
-  }
-
-  const char* PropertiesHelp() const override {
-    return "gphash.slots, .load-factor, .levels, .top-buckets, .resizes,\n"
-           ".index-bytes, .value-bytes, .resizing";
   }
 
   std::string Geometry(const TableOptions& options) const override {

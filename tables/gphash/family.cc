@@ -11,6 +11,7 @@
 #include "tables/gphash/reader.h"
 #include "tables/gphash/root.h"
 #include "tables/gphash/table.h"
+#include "tables/persistent_family.h"
 #if GPKV_HAVE_CUDA
 #include "tables/gphash/gpu/backend.h"
 #endif
@@ -42,13 +43,12 @@ Result<std::unique_ptr<Table>> OpenOnGpu(const tables::OpenContext& context,
 }
 #endif
 
-class GphashFamily final : public tables::TableFamily {
+class GphashFamily final : public tables::PersistentFamily {
  public:
-  GphashFamily() : TableFamily(kFamilyName, TableKind::kHash, Durability::kPersistent, Cli()) {}
-
-  Status CheckOptions(const std::string& where, const TableOptions& options) const override {
-    return gphash::CheckOptions(where, options);
-  }
+  GphashFamily()
+      : PersistentFamily(kFamilyName, TableKind::kHash, Cli(),
+                         {&gphash::CheckOptions, &CreateTable, &DropTable, &GphashExtents,
+                          &VerifyGphash, &RepairGphash}) {}
 
   void EncodeParams(const TableOptions& options,
                     uint8_t (&params)[format::kCatalogParamsSize]) const override {
@@ -70,11 +70,6 @@ class GphashFamily final : public tables::TableFamily {
     return tables::CheckDecodedParams(where, gphash::CheckOptions(where, *options), block.reserved);
   }
 
-  Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
-                          const TableOptions& options) const override {
-    return CreateTable(pool, table_id, options);
-  }
-
   Result<std::unique_ptr<Table>> Open(const tables::OpenContext& context,
                                       const format::CatalogEntry& entry,
                                       const TableOptions& options) const override {
@@ -86,28 +81,6 @@ class GphashFamily final : public tables::TableFamily {
     if (!cpu.ok()) return cpu.status();
     return std::unique_ptr<Table>(
         std::make_unique<GphashTable>(entry.name, options, std::move(*cpu)));
-  }
-
-  Status Drop(pm::Pool& pool, const format::CatalogEntry& entry) const override {
-    return DropTable(pool, entry.name, entry.root_offset);
-  }
-
-  Result<std::vector<tables::TableExtent>> Extents(const pm::Pool& pool,
-                                                   const format::CatalogEntry& entry,
-                                                   bool require_allocated) const override {
-    return gphash::GphashExtents(pool, entry.name, entry.root_offset, require_allocated);
-  }
-
-  Status Verify(const pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
-                const recovery::ProgressFn& progress) const override {
-    return gphash::VerifyGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
-                                progress);
-  }
-
-  Status Repair(pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
-                const recovery::ProgressFn& progress) const override {
-    return gphash::RepairGphash(pool, entry.name, entry.table_id, entry.root_offset, report,
-                                progress);
   }
 
   Result<format::CatalogEntry> Salvage(const pm::Pool& pool, const format::ExtentEntry& root_extent,

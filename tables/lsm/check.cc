@@ -126,7 +126,7 @@ Result<std::vector<tables::TableExtent>> LsmExtents(const pm::Pool& pool,
 }
 
 Status VerifyLsm(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                 uint64_t root_offset, recovery::Report& report) {
+                 uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
   auto view = ReadLsmRoot(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   CheckTableId(pool, *view, table_id, report);
@@ -135,7 +135,7 @@ Status VerifyLsm(const pm::Pool& pool, const std::string& table_name, uint64_t t
 }
 
 Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                 uint64_t root_offset, recovery::Report& report) {
+                 uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
   if (pool.read_only()) {
     return Status::InvalidArgument(pool.path() + ": repair needs the pool open writable");
   }

@@ -26,14 +26,18 @@ Result<std::vector<tables::TableExtent>> LsmExtents(const pm::Pool& pool,
 // strictly ascending order, meta words, sequence numbers not past the
 // manifest's) and every published log record. Appends a finding per damaged
 // run or record and a TableReport (keys = live keys of the intact parts).
+// It reports no progress: `progress` is not called.
 Status VerifyLsm(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                 uint64_t root_offset, recovery::Report& report);
+                 uint64_t root_offset, recovery::Report& report,
+                 const recovery::ProgressFn& progress);
 
 // Drops what VerifyLsm finds damaged: a damaged run leaves the manifest (its
 // entries are lost; the next sweep frees its extent), a damaged log record
 // and every record after it leave the log. Corruption when the root or the
-// active manifest cannot be trusted (the caller drops the table).
+// active manifest cannot be trusted (the caller drops the table). It reports
+// no progress: `progress` is not called.
 Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
-                 uint64_t root_offset, recovery::Report& report);
+                 uint64_t root_offset, recovery::Report& report,
+                 const recovery::ProgressFn& progress);
 
 }  // namespace gpkv::lsm

@@ -10,6 +10,13 @@ namespace {
 
 class LsmCli final : public tables::FamilyCli {
  public:
+  LsmCli()
+      : FamilyCli(
+            "lsm.batch-entries, .log-batches, .levels, .runs, .entries,\n"
+            ".buffer-entries, .tombstones, .dead-entries, .fill, .compactions, .run-bytes,\n"
+            ".log-bytes, .log-capacity, .log-halves, .checkpoint-pending, .applied-seq,\n"
+            ".level-<i>-entries") {}
+
   const std::vector<tables::CliFlag>& Flags() const override {
     using Flag = tables::CliFlag;
     static const std::vector<Flag> flags = {
@@ -38,13 +45,6 @@ class LsmCli final : public tables::FamilyCli {
     return flags;
   }
 
-  const char* PropertiesHelp() const override {
-    return "lsm.batch-entries, .log-batches, .levels, .runs, .entries,\n"
-           ".buffer-entries, .tombstones, .dead-entries, .fill, .compactions, .run-bytes,\n"
-           ".log-bytes, .log-capacity, .log-halves, .checkpoint-pending, .applied-seq,\n"
-           ".level-<i>-entries";
-  }
-
   std::string Geometry(const TableOptions& options) const override {
     std::string geometry = "b=" + std::to_string(options.ordered.batch_entries);
     if (options.ordered.log_batches != 1) {
@@ -52,10 +52,6 @@ class LsmCli final : public tables::FamilyCli {
     }
     return geometry;
   }
-
-  std::vector<tables::InfoLine> InfoLines(const TableOptions&) const override { return {}; }
-
-  std::vector<tables::JsonField> JsonFields(const TableOptions&) const override { return {}; }
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
 #include "tables/lsm/table.h"
+#include "tables/persistent_family.h"
 #if GPKV_HAVE_CUDA
 #include "tables/lsm/gpu/backend.h"
 #endif
@@ -29,13 +30,12 @@ Result<std::unique_ptr<Table>> OpenWith(const tables::OpenContext& context,
   return std::unique_ptr<Table>(std::make_unique<LsmTable>(entry.name, options, std::move(*core)));
 }
 
-class LsmFamily final : public tables::TableFamily {
+class LsmFamily final : public tables::PersistentFamily {
  public:
-  LsmFamily() : TableFamily(kFamilyName, TableKind::kOrdered, Durability::kPersistent, Cli()) {}
-
-  Status CheckOptions(const std::string& where, const TableOptions& options) const override {
-    return lsm::CheckOptions(where, options);
-  }
+  LsmFamily()
+      : PersistentFamily(
+            kFamilyName, TableKind::kOrdered, Cli(),
+            {&lsm::CheckOptions, &CreateTable, &DropTable, &LsmExtents, &VerifyLsm, &RepairLsm}) {}
 
   void EncodeParams(const TableOptions& options,
                     uint8_t (&params)[format::kCatalogParamsSize]) const override {
@@ -60,11 +60,6 @@ class LsmFamily final : public tables::TableFamily {
     return tables::CheckDecodedParams(where, lsm::CheckOptions(where, *options), block.reserved);
   }
 
-  Result<uint64_t> Create(pm::Pool& pool, uint64_t table_id,
-                          const TableOptions& options) const override {
-    return CreateTable(pool, table_id, options);
-  }
-
   // Both backends read and write the same bytes: the table opens on the
   // context's backend. On CUDA, a table the GPU cannot take (no usable
   // device, no device memory for its runs) is Unsupported or
@@ -82,26 +77,6 @@ class LsmFamily final : public tables::TableFamily {
 #endif
     return OpenWith(context, entry, options,
                     std::make_unique<cpu::CpuBackend>(*context.pool, context.cpu_threads));
-  }
-
-  Status Drop(pm::Pool& pool, const format::CatalogEntry& entry) const override {
-    return DropTable(pool, entry.name, entry.root_offset);
-  }
-
-  Result<std::vector<tables::TableExtent>> Extents(const pm::Pool& pool,
-                                                   const format::CatalogEntry& entry,
-                                                   bool require_allocated) const override {
-    return LsmExtents(pool, entry.name, entry.root_offset, require_allocated);
-  }
-
-  Status Verify(const pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
-                const recovery::ProgressFn&) const override {
-    return VerifyLsm(pool, entry.name, entry.table_id, entry.root_offset, report);
-  }
-
-  Status Repair(pm::Pool& pool, const format::CatalogEntry& entry, recovery::Report& report,
-                const recovery::ProgressFn&) const override {
-    return RepairLsm(pool, entry.name, entry.table_id, entry.root_offset, report);
   }
 
   Result<format::CatalogEntry> Salvage(const pm::Pool& pool, const format::ExtentEntry& root_extent,

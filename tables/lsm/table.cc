@@ -37,53 +37,14 @@ TableStats PublicStats(const LsmStats& stats) {
 }
 
 LsmTable::LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core)
-    : FamilyTable(std::move(name), options), core_(std::move(core)) {}
+    : OrderedFamilyTable(std::move(name), options), core_(std::move(core)) {}
 
 Status LsmTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
   return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));
 }
 
-Status LsmTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-                     const BatchOptions&) {
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return core_->backend().Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys));
-}
-
 Status LsmTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
-  uint8_t* erased_bytes = erased.empty() ? nullptr : erased.bytes();
-  return core_->Erase(keys.bytes(), erased_bytes, CountOf(keys));
-}
-
-Status LsmTable::Count(ConstBytes lo, ConstBytes hi, MutableBytes counts, const BatchOptions&) {
-  auto* out = static_cast<uint64_t*>(counts.data());
-  return core_->backend().Count(lo.bytes(), hi.bytes(), out, CountOf(lo));
-}
-
-Status LsmTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results, const BatchOptions&) {
-  return core_->backend().Range(lo.bytes(), hi.bytes(), results, CountOf(lo));
-}
-
-Status LsmTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
-                               const BatchOptions& options) {
-  const Status status =
-      core_->backend().RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo));
-  // A backend without GPU memory: the table's own message.
-  if (status.IsUnsupported()) return Table::RangeOnDevice(lo, hi, results, options);
-  return status;
-}
-
-Status LsmTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,
-                           MutableBytes found, const BatchOptions&) {
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return core_->backend().Successor(keys.bytes(), next_keys.bytes(), values.bytes(), found_bytes,
-                                    CountOf(keys));
-}
-
-Status LsmTable::Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
-                             MutableBytes found, const BatchOptions&) {
-  uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
-  return core_->backend().Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(),
-                                      found_bytes, CountOf(keys));
+  return core_->Erase(keys.bytes(), OrNull(erased), CountOf(keys));
 }
 
 Status LsmTable::Compact() { return core_->Compact(); }

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "gpkv/table.h"
-#include "tables/family_table.h"
 #include "tables/lsm/core.h"
+#include "tables/ordered_family_table.h"
 
 namespace gpkv::lsm {
 
@@ -25,25 +25,14 @@ namespace gpkv::lsm {
 // write profile (LsmStats::write_profile; the GPU backend's lsm.gpu-*).
 TableStats PublicStats(const LsmStats& stats);
 
-class LsmTable final : public tables::FamilyTable {
+// Writes go to the core; the reads to its backend
+// (tables::OrderedFamilyTable).
+class LsmTable final : public tables::OrderedFamilyTable<Backend, /*kSnapshots=*/false> {
  public:
   LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core);
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
-  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
-             const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
-  Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
-               const BatchOptions& options) override;
-  Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
-               const BatchOptions& options) override;
-  // The GPU backend's device-resident Range; Unsupported on the CPU backend.
-  Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
-                       const BatchOptions& options) override;
-  Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
-                   const BatchOptions& options) override;
-  Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
-                     MutableBytes found, const BatchOptions& options) override;
   Status Compact() override;
   Result<TableStats> Stats() override;
   // Publishes a pending checkpoint and makes it durable (Core::Close).
@@ -52,6 +41,8 @@ class LsmTable final : public tables::FamilyTable {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
+  Backend& queries() override { return core_->backend(); }
+
   const std::unique_ptr<Core> core_;
 };
 

@@ -12,18 +12,14 @@ namespace {
 // Expected keys of a CPU table that RAM cannot hold at its catalog size.
 constexpr uint64_t kFallbackExpectedKeys = uint64_t{1} << 16;
 
-Result<std::unique_ptr<Backend>> OpenOnCpu(const std::string& where, TableOptions options,
-                                           int cpu_threads) {
+Result<std::unique_ptr<Backend>> OpenOnCpu(TableOptions options, int cpu_threads) {
   auto backend = cpu::CreateCpuBackend(options, cpu_threads);
   if (backend.status().code() == Code::kOutOfDeviceMemory &&
       options.expected_keys > kFallbackExpectedKeys) {
     options.expected_keys = kFallbackExpectedKeys;
     backend = cpu::CreateCpuBackend(options, cpu_threads);
   }
-  if (!backend.ok()) {
-    return Status(backend.status().code(), where + ": " + backend.status().message());
-  }
-  return std::move(*backend);
+  return backend;
 }
 
 }  // namespace
@@ -33,20 +29,12 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               int cpu_threads) {
   if (backend == gpkv::Backend::kCuda) {
 #if GPKV_HAVE_CUDA
-    auto on_gpu = gpu::GpuBackend::Create(options);
-    if (!on_gpu.ok()) {
-      return Status(on_gpu.status().code(), where + ": " + on_gpu.status().message());
-    }
-    return std::unique_ptr<Table>(std::make_unique<SlabHashTable>(
-        where, name, options, std::unique_ptr<Backend>(std::move(*on_gpu))));
+    return tables::OpenFront<SlabHashTable>(where, name, options, gpu::GpuBackend::Create(options));
 #else
     return Status::Unsupported(where + ": this build of gpkv has no CUDA backend");
 #endif
   }
-  auto on_cpu = OpenOnCpu(where, options, cpu_threads);
-  if (!on_cpu.ok()) return on_cpu.status();
-  return std::unique_ptr<Table>(
-      std::make_unique<SlabHashTable>(where, name, options, std::move(*on_cpu)));
+  return tables::OpenFront<SlabHashTable>(where, name, options, OpenOnCpu(options, cpu_threads));
 }
 
 TableStats PublicStats(const Stats& stats) {

@@ -35,59 +35,22 @@ TEST(BtreeOracle, MixedBatchesMatchAStdMap) {
     if (random() % 16 == 0) keys[0] = random() % 2 == 0 ? 0 : ~uint64_t{0};
     operations += n;
     if (kind < 35) {
-      std::vector<uint64_t> values(n);
-      for (size_t i = 0; i < n; ++i) {
-        values[i] = (round << 20) | i;
-        oracle[keys[i]] = values[i];
-      }
-      ASSERT_TRUE(table.Put(keys, values).ok());
+      ASSERT_NO_FATAL_FAILURE(testutil::PutBatch(table, keys, round, oracle));
     } else if (kind < 50) {
-      std::vector<uint8_t> erased(n);
-      ASSERT_TRUE(table.Erase(keys, erased).ok());
-      for (size_t i = 0; i < n; ++i) {
-        ASSERT_EQ(erased[i], oracle.erase(keys[i])) << "round " << round << " op " << i;
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::EraseBatch(table, keys, round, oracle));
     } else if (kind < 65) {
-      std::vector<uint64_t> values(n);
-      std::vector<uint8_t> found(n);
-      ASSERT_TRUE(table.Get(keys, values, found).ok());
-      for (size_t i = 0; i < n; ++i) {
-        auto it = oracle.find(keys[i]);
-        ASSERT_EQ(found[i], it != oracle.end()) << "round " << round << " key " << keys[i];
-        ASSERT_EQ(values[i], found[i] ? it->second : 0);
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::GetBatch(table, keys, round, oracle));
     } else if (kind < 78) {
-      std::vector<uint64_t> lo(n), hi(n), counts(n);
+      std::vector<uint64_t> lo(n), hi(n);
       for (size_t i = 0; i < n; ++i) {
         lo[i] = keys[i];
         hi[i] = random() % 8 == 0 ? keys[i] - 1 : keys[i] + random() % 64;
         if (i == 0 && random() % 4 == 0) hi[i] = ~uint64_t{0};  // to the end
       }
-      ASSERT_TRUE(table.Count(lo, hi, counts).ok());
-      Table::RangeResults results;
-      ASSERT_TRUE(table.Range(lo, hi, &results).ok());
-      ASSERT_EQ(results.offsets.size(), n + 1);
-      for (size_t i = 0; i < n; ++i) {
-        const auto expected = OracleRange(oracle, lo[i], hi[i]);
-        ASSERT_EQ(counts[i], expected.size()) << "round " << round << " count " << i;
-        ASSERT_EQ(RangePairs(results, i), expected) << "round " << round << " range " << i;
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::CountAndRangeBatch(table, lo, hi, round, oracle));
     } else if (kind < 94) {
-      std::vector<uint64_t> next(n), values(n);
-      std::vector<uint8_t> found(n);
-      const bool successor = kind < 86;
-      ASSERT_TRUE(successor ? table.Successor(keys, next, values, found).ok()
-                            : table.Predecessor(keys, next, values, found).ok());
-      for (size_t i = 0; i < n; ++i) {
-        auto it = oracle.lower_bound(keys[i]);
-        if (!successor) {
-          it = oracle.upper_bound(keys[i]);
-          it = it == oracle.begin() ? oracle.end() : std::prev(it);
-        }
-        ASSERT_EQ(found[i], it != oracle.end()) << (successor ? "successor" : "predecessor");
-        ASSERT_EQ(next[i], found[i] ? it->first : 0);
-        ASSERT_EQ(values[i], found[i] ? it->second : 0);
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::NeighbourBatch(table, keys, /*successor=*/kind < 86,
+                                                       /*zero_when_not_found=*/true, oracle));
     } else if (kind < 98) {
       // Snapshots come and go: the current contents stay the oracle's.
       if (snapshots.size() < 4 && random() % 2 == 0) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpkv/db.h"
+#include "ordered_oracle.h"
 #include "test_util.h"
 
 namespace gpkv::btreetest {
@@ -54,29 +55,8 @@ struct OpenTable {
 
 using Oracle = std::map<uint64_t, uint64_t>;
 
-// The pairs of [lo, hi] in `oracle`.
-inline std::vector<std::pair<uint64_t, uint64_t>> OracleRange(const Oracle& oracle, uint64_t lo,
-                                                              uint64_t hi) {
-  std::vector<std::pair<uint64_t, uint64_t>> pairs;
-  if (lo > hi) return pairs;
-  for (auto it = oracle.lower_bound(lo); it != oracle.end() && it->first <= hi; ++it) {
-    pairs.push_back(*it);
-  }
-  return pairs;
-}
-
-// Query i's pairs of a Range result over 8-byte keys and values.
-inline std::vector<std::pair<uint64_t, uint64_t>> RangePairs(const Table::RangeResults& results,
-                                                             size_t i) {
-  std::vector<std::pair<uint64_t, uint64_t>> pairs;
-  for (uint64_t j = results.offsets[i]; j < results.offsets[i + 1]; ++j) {
-    uint64_t key, value;
-    std::memcpy(&key, &results.keys[j * 8], 8);
-    std::memcpy(&value, &results.values[j * 8], 8);
-    pairs.emplace_back(key, value);
-  }
-  return pairs;
-}
+using testutil::OracleRange;
+using testutil::RangePairs;
 
 // One property of the table's stats (0 when it fails, with a test failure).
 inline double Property(Table& table, const std::string& name) {

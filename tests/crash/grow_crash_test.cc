@@ -13,21 +13,17 @@
 // is intact, that the second table holds what was acknowledged, that verify
 // finds nothing, and that the pool then grows. For every k.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpkv/db.h"
-#include "pm/persist_hook.h"
-#include "power_failure.h"
+#include "persist_point_harness.h"
 #include "recovery/verify.h"
-#include "test_util.h"
 
 namespace gpkv {
 namespace {
@@ -37,8 +33,9 @@ constexpr uint64_t kNewSize = uint64_t{2} << 20;
 constexpr char kFull[] = "full";
 constexpr char kMore[] = "more";
 
-// What the child acknowledges, in order.
-enum Step : uint32_t { kGrown = 1, kCreated = 2, kPut = 3 };
+// What the child acknowledges, in order: after n acknowledgements, step n
+// is the last one done.
+enum Step : int { kGrown = 1, kCreated = 2, kPut = 3 };
 
 std::vector<uint64_t> Keys(uint64_t count, uint64_t salt) {
   std::vector<uint64_t> keys;
@@ -68,80 +65,31 @@ TableOptions MoreOptions() {
   return options;
 }
 
-// The CPU backend with one worker thread: persist points come in a fixed
-// order, so point k of the counting run is point k of every crashing run.
-Options OpenOptions() {
-  Options options;
-  options.backend = Backend::kCpu;
-  options.cpu_threads = 1;
-  return options;
-}
+using testutil::ChildResult;
+using testutil::CrashKind;
 
-enum class CrashKind { kProcessKill, kPowerFailure };
+// The CPU backend with one worker thread (testutil::PersistPointOptions).
+Options OpenOptions() { return testutil::PersistPointOptions(); }
 
-[[noreturn]] void RunChild(const std::string& path, int ack_fd, std::optional<uint64_t> crash_at,
-                           CrashKind kind, int count_fd) {
-  if (!crash_at) {
-    pm::TEST_CountPersistPoints();
-  } else if (kind == CrashKind::kProcessKill) {
-    pm::TEST_CrashAtPersistPoint(*crash_at);
-  } else {
-    auto* simulator = new testutil::PowerFailureSimulator(*crash_at, *crash_at * 7919 + 1);
-    simulator->Install();
-  }
-  auto acknowledge = [ack_fd](uint32_t step) {
-    if (write(ack_fd, &step, sizeof(step)) != sizeof(step)) _exit(13);
-  };
-  Options options = OpenOptions();
-  options.pool_size = kNewSize;
-  options.grow_if_smaller = true;
-  auto db = DB::Open(path, options);
-  if (!db.ok()) _exit(10);
-  acknowledge(kGrown);
-  auto table = (*db)->CreateTable(kMore, MoreOptions());
-  if (!table.ok()) _exit(11);
-  acknowledge(kCreated);
-  if (!(*table)->Put(MoreKeys(), ValuesOf(MoreKeys())).ok()) _exit(12);
-  acknowledge(kPut);
-  if (!(*db)->Close().ok()) _exit(14);
-  if (count_fd >= 0) {
-    uint64_t count = pm::TEST_PersistPointCount();
-    if (write(count_fd, &count, sizeof(count)) != sizeof(count)) _exit(15);
-  }
-  _exit(0);
-}
-
-struct ChildResult {
-  int exit_code = -1;
-  uint32_t acknowledged = 0;  // the last step acknowledged
-  uint64_t persist_points = 0;
-};
-
+// Child: grow the pool, create the second table and put into it,
+// acknowledging each step.
 ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
                        CrashKind kind = CrashKind::kProcessKill) {
-  int ack[2], count[2];
-  EXPECT_EQ(pipe(ack), 0);
-  EXPECT_EQ(pipe(count), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    close(ack[0]);
-    close(count[0]);
-    RunChild(path, ack[1], crash_at, kind, count[1]);
-  }
-  close(ack[1]);
-  close(count[1]);
-  ChildResult result;
-  uint32_t step;
-  while (read(ack[0], &step, sizeof(step)) == sizeof(step)) result.acknowledged = step;
-  if (read(count[0], &result.persist_points, sizeof(uint64_t)) != sizeof(uint64_t)) {
-    result.persist_points = 0;
-  }
-  close(ack[0]);
-  close(count[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  return testutil::RunInChild(crash_at, kind, /*seed_salt=*/1, [&](const auto& pipes) {
+    Options options = OpenOptions();
+    options.pool_size = kNewSize;
+    options.grow_if_smaller = true;
+    auto db = DB::Open(path, options);
+    if (!db.ok()) _exit(10);
+    pipes.Acknowledge();  // kGrown
+    auto table = (*db)->CreateTable(kMore, MoreOptions());
+    if (!table.ok()) _exit(11);
+    pipes.Acknowledge();  // kCreated
+    if (!(*table)->Put(MoreKeys(), ValuesOf(MoreKeys())).ok()) _exit(12);
+    pipes.Acknowledge();  // kPut
+    if (!(*db)->Close().ok()) _exit(14);
+    pipes.Finish();
+  });
 }
 
 // Every key of `keys` holds its value, or (unless `all`) is absent.
@@ -161,7 +109,7 @@ void ExpectPairs(Table& table, const std::vector<uint64_t>& keys, bool all,
 }
 
 // Checks the pool after a crash; *size receives the size it opened at.
-void CheckAfterCrash(const std::string& path, uint32_t acknowledged, const std::string& where,
+void CheckAfterCrash(const std::string& path, int acknowledged, const std::string& where,
                      uint64_t* size) {
   {
     auto db = DB::Open(path, OpenOptions());
@@ -207,7 +155,7 @@ class GrowCrashAtEveryPersistPoint : public ::testing::Test {
     Options options = OpenOptions();
     options.create_if_missing = true;
     options.pool_size = kOldSize;
-    auto db = DB::Open(base_.path(), options);
+    auto db = DB::Open(pools_.base(), options);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     TableOptions table_options;
     table_options.expected_keys = 512;
@@ -219,32 +167,26 @@ class GrowCrashAtEveryPersistPoint : public ::testing::Test {
     ASSERT_TRUE(more.status().IsPoolFull()) << more.status().ToString();
   }
 
-  void FreshCopy() {
-    std::filesystem::copy_file(base_.path(), work_.path(),
-                               std::filesystem::copy_options::overwrite_existing);
-  }
-
   void RunEveryPoint(CrashKind kind, const char* label) {
-    FreshCopy();
-    ChildResult full = RunInChild(work_.path(), std::nullopt);
+    pools_.FreshCopy();
+    ChildResult full = RunInChild(pools_.work(), std::nullopt);
     ASSERT_EQ(full.exit_code, 0);
     ASSERT_EQ(full.acknowledged, kPut);
     ASSERT_GT(full.persist_points, 10u);
     uint64_t size = 0;
-    CheckAfterCrash(work_.path(), full.acknowledged, std::string(label) + " without a crash",
+    CheckAfterCrash(pools_.work(), full.acknowledged, std::string(label) + " without a crash",
                     &size);
     uint64_t crashes = 0;
     uint64_t at_old_size = 0;
-    for (uint64_t k = 0; k < full.persist_points; ++k) {
-      FreshCopy();
-      ChildResult result = RunInChild(work_.path(), k, kind);
-      const std::string where = std::string(label) + " at persist point " + std::to_string(k);
-      ASSERT_EQ(result.exit_code, pm::kCrashExitCode) << where;
-      ++crashes;
-      CheckAfterCrash(work_.path(), result.acknowledged, where, &size);
-      if (HasFatalFailure()) return;
-      if (size == kOldSize) ++at_old_size;
-    }
+    testutil::CrashAtEveryPoint(
+        pools_, full.persist_points, label,
+        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
+        [&](int acknowledged, uint64_t, const std::string& where) {
+          CheckAfterCrash(pools_.work(), acknowledged, where, &size);
+          if (size == kOldSize) ++at_old_size;
+        },
+        &crashes);
+    if (HasFatalFailure()) return;
     // The points before the new superblock is durable leave the old size.
     EXPECT_GT(at_old_size, 0u);
     EXPECT_LT(at_old_size, crashes);
@@ -254,8 +196,7 @@ class GrowCrashAtEveryPersistPoint : public ::testing::Test {
         label, static_cast<unsigned long long>(crashes));
   }
 
-  testutil::TempPool base_{"grow-crash-base"};
-  testutil::TempPool work_{"grow-crash-work"};
+  testutil::PoolCopies pools_{"grow-crash"};
 };
 
 TEST_F(GrowCrashAtEveryPersistPoint, ProcessKillLeavesTheOldOrTheNewSizeAndEveryPair) {

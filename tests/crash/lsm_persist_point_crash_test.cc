@@ -12,20 +12,18 @@
 // flight; never a mix. Verify finds nothing, and no extent is left that the
 // table does not reference.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
+#include <cstring>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpkv/db.h"
-#include "pm/persist_hook.h"
-#include "power_failure.h"
+#include "persist_point_harness.h"
 #include "recovery/verify.h"
-#include "test_util.h"
 
 namespace gpkv {
 namespace {
@@ -92,77 +90,22 @@ void Apply(const Step& step, Model& model) {
   }
 }
 
-Options OpenOptions() {
-  Options options;
-  options.backend = Backend::kCpu;
-  options.cpu_threads = 1;
-  return options;
-}
+using testutil::ChildResult;
+using testutil::CrashKind;
 
-enum class CrashKind { kProcessKill, kPowerFailure };
+Options OpenOptions() { return testutil::PersistPointOptions(); }
 
-[[noreturn]] void RunChild(const std::string& path, int ack_fd, std::optional<uint64_t> crash_at,
-                           CrashKind kind, int count_fd) {
-  static testutil::PowerFailureSimulator* simulator = nullptr;
-  if (!crash_at) {
-    pm::TEST_CountPersistPoints();
-  } else if (kind == CrashKind::kProcessKill) {
-    pm::TEST_CrashAtPersistPoint(*crash_at);
-  } else {
-    simulator = new testutil::PowerFailureSimulator(*crash_at, /*seed=*/*crash_at * 7919 + 3);
-    simulator->Install();
-  }
-  auto db = DB::Open(path, OpenOptions());
-  if (!db.ok()) _exit(10);
-  auto table = (*db)->OpenTable(kTable);
-  if (!table.ok()) _exit(11);
-  std::vector<Step> steps = Workload();
-  for (uint32_t s = 0; s < steps.size(); ++s) {
-    const Step& step = steps[s];
-    Status status = step.kind == Step::kPut     ? (*table)->Put(step.keys, step.values)
-                    : step.kind == Step::kErase ? (*table)->Erase(step.keys)
-                                                : (*table)->Compact();
-    if (!status.ok()) _exit(12);
-    if (write(ack_fd, &s, sizeof(s)) != sizeof(s)) _exit(13);
-  }
-  if (count_fd >= 0) {
-    uint64_t count = pm::TEST_PersistPointCount();
-    if (write(count_fd, &count, sizeof(count)) != sizeof(count)) _exit(14);
-  }
-  _exit(0);
-}
-
-struct ChildResult {
-  int exit_code = -1;
-  int acknowledged = 0;
-  uint64_t persist_points = 0;
-};
-
+// Child: run the steps, acknowledging each.
 ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
                        CrashKind kind = CrashKind::kProcessKill) {
-  int ack[2], count[2];
-  EXPECT_EQ(pipe(ack), 0);
-  EXPECT_EQ(pipe(count), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    close(ack[0]);
-    close(count[0]);
-    RunChild(path, ack[1], crash_at, kind, count[1]);
-  }
-  close(ack[1]);
-  close(count[1]);
-  ChildResult result;
-  uint32_t index;
-  while (read(ack[0], &index, sizeof(index)) == sizeof(index)) result.acknowledged = index + 1;
-  if (read(count[0], &result.persist_points, sizeof(uint64_t)) != sizeof(uint64_t)) {
-    result.persist_points = 0;
-  }
-  close(ack[0]);
-  close(count[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  return testutil::RunInChild(crash_at, kind, /*seed_salt=*/3, [&](const auto& pipes) {
+    testutil::RunSteps(pipes, path, OpenOptions(), kTable, Workload(),
+                       [](Table& table, const Step& step) {
+                         return step.kind == Step::kPut     ? table.Put(step.keys, step.values)
+                                : step.kind == Step::kErase ? table.Erase(step.keys)
+                                                            : table.Compact();
+                       });
+  });
 }
 
 void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
@@ -207,7 +150,7 @@ class LsmCrashAtEveryPersistPoint : public ::testing::TestWithParam<uint32_t> {
     Options options = OpenOptions();
     options.create_if_missing = true;
     options.pool_size = 4 << 20;
-    auto db = DB::Open(base_.path(), options);
+    auto db = DB::Open(pools_.base(), options);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     TableOptions table_options;
     table_options.kind = TableKind::kOrdered;
@@ -216,22 +159,17 @@ class LsmCrashAtEveryPersistPoint : public ::testing::TestWithParam<uint32_t> {
     ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
   }
 
-  void FreshCopy() {
-    std::filesystem::copy_file(base_.path(), work_.path(),
-                               std::filesystem::copy_options::overwrite_existing);
-  }
-
   void RunEveryPoint(CrashKind kind, const char* label) {
-    FreshCopy();
-    ChildResult full = RunInChild(work_.path(), std::nullopt);
+    pools_.FreshCopy();
+    ChildResult full = RunInChild(pools_.work(), std::nullopt);
     ASSERT_EQ(full.exit_code, 0);
     const int steps = static_cast<int>(Workload().size());
     ASSERT_EQ(full.acknowledged, steps);
     // Fewer with M = 4: its batches of 20 are log appends, not flushes.
     ASSERT_GT(full.persist_points, GetParam() == 1 ? 50u : 30u);
-    CheckAfterCrash(work_.path(), full.acknowledged, full.persist_points);
+    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points);
     {
-      auto db = DB::Open(work_.path(), OpenOptions());
+      auto db = DB::Open(pools_.work(), OpenOptions());
       ASSERT_TRUE(db.ok());
       Table* table = *(*db)->OpenTable(kTable);
       auto compactions = table->GetProperty("lsm.compactions");
@@ -247,22 +185,21 @@ class LsmCrashAtEveryPersistPoint : public ::testing::TestWithParam<uint32_t> {
       }
     }
     uint64_t crashes = 0;
-    for (uint64_t k = 0; k < full.persist_points; ++k) {
-      FreshCopy();
-      ChildResult result = RunInChild(work_.path(), k, kind);
-      ASSERT_EQ(result.exit_code, pm::kCrashExitCode) << label << " at persist point " << k;
-      ++crashes;
-      CheckAfterCrash(work_.path(), result.acknowledged, k);
-      if (HasFatalFailure()) return;
-    }
+    testutil::CrashAtEveryPoint(
+        pools_, full.persist_points, label,
+        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
+        [&](int acknowledged, uint64_t k, const std::string&) {
+          CheckAfterCrash(pools_.work(), acknowledged, k);
+        },
+        &crashes);
+    if (HasFatalFailure()) return;
     std::printf(
         "[crash totals] lsm %s, M = %u: %llu crash states checked (every persist point), "
         "0 acknowledged writes lost, 0 half batches, 0 pools failing verify\n",
         label, GetParam(), static_cast<unsigned long long>(crashes));
   }
 
-  testutil::TempPool base_{"lsm-crash-base"};
-  testutil::TempPool work_{"lsm-crash-work"};
+  testutil::PoolCopies pools_{"lsm-crash"};
 };
 
 TEST_P(LsmCrashAtEveryPersistPoint, ProcessKillLeavesWholeBatches) {

@@ -10,21 +10,18 @@
 // operation of the batch in flight is either applied or absent, and that
 // verify finds nothing. For every k.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpkv/db.h"
-#include "pm/persist_hook.h"
-#include "power_failure.h"
+#include "persist_point_harness.h"
 #include "recovery/verify.h"
-#include "test_util.h"
 
 namespace gpkv {
 namespace {
@@ -71,80 +68,22 @@ void Apply(const Op& op, Model& model) {
 
 constexpr char kTable[] = "crash";
 
+using testutil::ChildResult;
+using testutil::CrashKind;
+
 // The CPU backend (its persist points are what the hook sees), one worker
-// thread: the persist points of a run then come in a fixed order, so point k
-// of the counting run is point k of every crashing run.
-Options OpenOptions() {
-  Options options;
-  options.backend = Backend::kCpu;
-  options.cpu_threads = 1;
-  return options;
-}
+// thread (testutil::PersistPointOptions).
+Options OpenOptions() { return testutil::PersistPointOptions(); }
 
-// Child: run the workload, write the index of each acknowledged batch.
-enum class CrashKind { kProcessKill, kPowerFailure };
-
-[[noreturn]] void RunChild(const std::string& path, int ack_fd, std::optional<uint64_t> crash_at,
-                           CrashKind kind, int count_fd) {
-  static testutil::PowerFailureSimulator* simulator = nullptr;
-  if (!crash_at) {
-    pm::TEST_CountPersistPoints();
-  } else if (kind == CrashKind::kProcessKill) {
-    pm::TEST_CrashAtPersistPoint(*crash_at);
-  } else {
-    simulator = new testutil::PowerFailureSimulator(*crash_at, /*seed=*/*crash_at * 7919 + 1);
-    simulator->Install();
-  }
-  auto db = DB::Open(path, OpenOptions());
-  if (!db.ok()) _exit(10);
-  auto table = (*db)->OpenTable(kTable);
-  if (!table.ok()) _exit(11);
-  std::vector<Op> batches = Workload();
-  for (uint32_t b = 0; b < batches.size(); ++b) {
-    const Op& op = batches[b];
-    Status status =
-        op.kind == Op::kPut ? (*table)->Put(op.keys, op.values) : (*table)->Erase(op.keys);
-    if (!status.ok()) _exit(12);
-    if (write(ack_fd, &b, sizeof(b)) != sizeof(b)) _exit(13);
-  }
-  if (count_fd >= 0) {
-    uint64_t count = pm::TEST_PersistPointCount();
-    if (write(count_fd, &count, sizeof(count)) != sizeof(count)) _exit(14);
-  }
-  _exit(0);
-}
-
-struct ChildResult {
-  int exit_code = -1;
-  int acknowledged = 0;  // batches acknowledged
-  uint64_t persist_points = 0;
-};
-
+// Child: run the workload, acknowledging each batch.
 ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
                        CrashKind kind = CrashKind::kProcessKill) {
-  int ack[2], count[2];
-  EXPECT_EQ(pipe(ack), 0);
-  EXPECT_EQ(pipe(count), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    close(ack[0]);
-    close(count[0]);
-    RunChild(path, ack[1], crash_at, kind, count[1]);
-  }
-  close(ack[1]);
-  close(count[1]);
-  ChildResult result;
-  uint32_t index;
-  while (read(ack[0], &index, sizeof(index)) == sizeof(index)) result.acknowledged = index + 1;
-  if (read(count[0], &result.persist_points, sizeof(uint64_t)) != sizeof(uint64_t)) {
-    result.persist_points = 0;
-  }
-  close(ack[0]);
-  close(count[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  return testutil::RunInChild(crash_at, kind, /*seed_salt=*/1, [&](const auto& pipes) {
+    testutil::RunSteps(
+        pipes, path, OpenOptions(), kTable, Workload(), [](Table& table, const Op& op) {
+          return op.kind == Op::kPut ? table.Put(op.keys, op.values) : table.Erase(op.keys);
+        });
+  });
 }
 
 // Reopens the pool and checks it against the acknowledged prefix. A key of
@@ -205,7 +144,7 @@ class CrashAtEveryPersistPoint : public ::testing::Test {
     Options options = OpenOptions();
     options.create_if_missing = true;
     options.pool_size = 16 << 20;
-    auto db = DB::Open(base_.path(), options);
+    auto db = DB::Open(pools_.base(), options);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     TableOptions table_options;
     table_options.expected_keys = 16;
@@ -213,42 +152,36 @@ class CrashAtEveryPersistPoint : public ::testing::Test {
     ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
   }
 
-  void FreshCopy() {
-    std::filesystem::copy_file(base_.path(), work_.path(),
-                               std::filesystem::copy_options::overwrite_existing);
-  }
-
   void RunEveryPoint(CrashKind kind, const char* label) {
-    FreshCopy();
-    ChildResult full = RunInChild(work_.path(), std::nullopt);
+    pools_.FreshCopy();
+    ChildResult full = RunInChild(pools_.work(), std::nullopt);
     ASSERT_EQ(full.exit_code, 0);
     ASSERT_EQ(full.acknowledged, 10);
     ASSERT_GT(full.persist_points, 100u);
-    CheckAfterCrash(work_.path(), full.acknowledged, full.persist_points);
+    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points);
     {
-      auto db = DB::Open(work_.path(), OpenOptions());
+      auto db = DB::Open(pools_.work(), OpenOptions());
       ASSERT_TRUE(db.ok());
       auto resizes = (*(*db)->OpenTable(kTable))->GetProperty("gphash.resizes");
       ASSERT_TRUE(resizes.ok()) << resizes.status().ToString();
       ASSERT_GE(*resizes, 2.0) << "the workload must cross resizes";
     }
     uint64_t crashes = 0;
-    for (uint64_t k = 0; k < full.persist_points; ++k) {
-      FreshCopy();
-      ChildResult result = RunInChild(work_.path(), k, kind);
-      ASSERT_EQ(result.exit_code, pm::kCrashExitCode) << label << " at persist point " << k;
-      ++crashes;
-      CheckAfterCrash(work_.path(), result.acknowledged, k);
-      if (HasFatalFailure()) return;
-    }
+    testutil::CrashAtEveryPoint(
+        pools_, full.persist_points, label,
+        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
+        [&](int acknowledged, uint64_t k, const std::string&) {
+          CheckAfterCrash(pools_.work(), acknowledged, k);
+        },
+        &crashes);
+    if (HasFatalFailure()) return;
     std::printf(
         "[crash totals] %s: %llu crash states checked (every persist point), "
         "0 acknowledged writes lost, 0 pools failing verify\n",
         label, static_cast<unsigned long long>(crashes));
   }
 
-  testutil::TempPool base_{"crash-base"};
-  testutil::TempPool work_{"crash-work"};
+  testutil::PoolCopies pools_{"crash"};
 };
 
 TEST_F(CrashAtEveryPersistPoint, ProcessKillLosesNoAcknowledgedBatch) {

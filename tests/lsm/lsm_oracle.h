@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstring>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "lsm/lsm_test_util.h"
+#include "ordered_oracle.h"
 
 namespace gpkv::lsmtest {
 
@@ -47,73 +47,21 @@ inline void RunOracle(Backend backend, int threads, uint64_t batch_entries,
     for (uint64_t& key : keys) key = random_key();
     operations += n;
     if (kind < 40) {
-      std::vector<uint64_t> values(n);
-      for (size_t i = 0; i < n; ++i) {
-        values[i] = (round << 20) | i;
-        oracle[keys[i]] = values[i];
-      }
-      ASSERT_TRUE(table->Put(keys, values).ok());
+      ASSERT_NO_FATAL_FAILURE(testutil::PutBatch(*table, keys, round, oracle));
     } else if (kind < 55) {
-      std::vector<uint8_t> erased(n);
-      ASSERT_TRUE(table->Erase(keys, erased).ok());
-      for (size_t i = 0; i < n; ++i) {
-        ASSERT_EQ(erased[i], oracle.erase(keys[i])) << "round " << round << " op " << i;
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::EraseBatch(*table, keys, round, oracle));
     } else if (kind < 70) {
-      std::vector<uint64_t> values(n);
-      std::vector<uint8_t> found(n);
-      ASSERT_TRUE(table->Get(keys, values, found).ok());
-      for (size_t i = 0; i < n; ++i) {
-        auto it = oracle.find(keys[i]);
-        ASSERT_EQ(found[i], it != oracle.end()) << "round " << round << " key " << keys[i];
-        ASSERT_EQ(values[i], found[i] ? it->second : 0);
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::GetBatch(*table, keys, round, oracle));
     } else if (kind < 80) {
-      std::vector<uint64_t> lo(n), hi(n), counts(n);
+      std::vector<uint64_t> lo(n), hi(n);
       for (size_t i = 0; i < n; ++i) {
         lo[i] = keys[i];
         hi[i] = random() % 8 == 0 ? keys[i] - 1 : keys[i] + random() % 64;
       }
-      ASSERT_TRUE(table->Count(lo, hi, counts).ok());
-      Table::RangeResults results;
-      ASSERT_TRUE(table->Range(lo, hi, &results).ok());
-      ASSERT_EQ(results.offsets.size(), n + 1);
-      for (size_t i = 0; i < n; ++i) {
-        std::vector<std::pair<uint64_t, uint64_t>> expected;
-        if (lo[i] <= hi[i]) {
-          for (auto it = oracle.lower_bound(lo[i]); it != oracle.end() && it->first <= hi[i];
-               ++it) {
-            expected.push_back(*it);
-          }
-        }
-        ASSERT_EQ(counts[i], expected.size()) << "round " << round << " count " << i;
-        ASSERT_EQ(results.offsets[i + 1] - results.offsets[i], expected.size());
-        for (size_t j = 0; j < expected.size(); ++j) {
-          uint64_t key, value;
-          std::memcpy(&key, &results.keys[(results.offsets[i] + j) * 8], 8);
-          std::memcpy(&value, &results.values[(results.offsets[i] + j) * 8], 8);
-          ASSERT_EQ(key, expected[j].first);
-          ASSERT_EQ(value, expected[j].second);
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::CountAndRangeBatch(*table, lo, hi, round, oracle));
     } else if (kind < 95) {
-      std::vector<uint64_t> next(n), values(n);
-      std::vector<uint8_t> found(n);
-      const bool successor = kind < 88;
-      ASSERT_TRUE(successor ? table->Successor(keys, next, values, found).ok()
-                            : table->Predecessor(keys, next, values, found).ok());
-      for (size_t i = 0; i < n; ++i) {
-        auto it = oracle.lower_bound(keys[i]);
-        if (!successor) {
-          it = oracle.upper_bound(keys[i]);
-          it = it == oracle.begin() ? oracle.end() : std::prev(it);
-        }
-        ASSERT_EQ(found[i], it != oracle.end()) << (successor ? "successor" : "predecessor");
-        if (found[i]) {
-          ASSERT_EQ(next[i], it->first);
-          ASSERT_EQ(values[i], it->second);
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(testutil::NeighbourBatch(*table, keys, /*successor=*/kind < 88,
+                                                       /*zero_when_not_found=*/false, oracle));
     } else if (kind < 97) {
       ASSERT_TRUE(table->Compact().ok());
     } else {

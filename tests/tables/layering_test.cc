@@ -132,13 +132,16 @@ TEST(Layering, OnlyGpuFoldersIncludeCuda) {
 }
 
 // Beside its own files a family may include the headers every family shares:
-// the interface, the shared option checks, catalog entry and root reading,
-// the fronts' bases, their stats and the hash backends' batch interface.
+// the interface and the volatile and persistent families' bases, the shared
+// option checks, catalog entry and root reading, the fronts' bases, their
+// stats, the hash backends' batch interface and the CPU backends' exception
+// status.
 bool IsSharedTablesHeader(const std::string& target) {
   for (const char* shared :
-       {"tables/family.h", "tables/table_options.h", "tables/catalog_entry.h",
-        "tables/root_reader.h", "tables/family_table.h", "tables/hash_family_table.h",
-        "tables/stats_builder.h", "tables/hash_backend.h"}) {
+       {"tables/family.h", "tables/volatile_family.h", "tables/persistent_family.h",
+        "tables/table_options.h", "tables/catalog_entry.h", "tables/root_reader.h",
+        "tables/family_table.h", "tables/ordered_family_table.h", "tables/hash_family_table.h",
+        "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h"}) {
     if (target == shared) return true;
   }
   return false;

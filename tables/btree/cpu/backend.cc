@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tables/btree/keys.h"
+#include "tables/exception_status.h"
 
 namespace gpkv::btree::cpu {
 namespace {
@@ -50,19 +51,6 @@ struct Entry {
   bool listed = false;
 };
 
-// An exception of the map or a vector, as a Status naming `where`.
-Status StatusOfCurrentException(const std::string& where) {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return Status::OutOfDeviceMemory(where + ": out of memory (RAM) for the table");
-  } catch (const std::exception& error) {
-    return Status::IOError(where + ": " + error.what());
-  } catch (...) {
-    return Status::IOError(where + ": unknown error");
-  }
-}
-
 template <uint32_t kKeyWords>
 class CpuBackend final : public Backend {
  public:
@@ -90,7 +78,7 @@ class CpuBackend final : public Backend {
         }
       }
     } catch (...) {
-      return StatusOfCurrentException("btree cpu write");
+      return tables::StatusOfCurrentException("btree cpu write");
     }
     return Status::OK();
   }
@@ -114,7 +102,7 @@ class CpuBackend final : public Backend {
       listed_.swap(still_listed);
       listed_.shrink_to_fit();
     } catch (...) {
-      return StatusOfCurrentException("btree cpu reclaim");
+      return tables::StatusOfCurrentException("btree cpu reclaim");
     }
     return Status::OK();
   }
@@ -169,7 +157,7 @@ class CpuBackend final : public Backend {
       results->keys.resize(pairs * kKeySize);
       results->values.resize(pairs * value_size_);
     } catch (...) {
-      return StatusOfCurrentException("btree cpu range");
+      return tables::StatusOfCurrentException("btree cpu range");
     }
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 16) if (n >= kParallelQueries)
     for (size_t i = 0; i < n; ++i) {
@@ -195,35 +183,23 @@ class CpuBackend final : public Backend {
 
   Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                    size_t n, uint64_t at) override {
-#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      const Version* version = nullptr;
-      auto it = map_.lower_bound(Load(keys + i * kKeySize));
-      for (; it != map_.end(); ++it) {
-        version = LiveAt(it->second, at);
-        if (version != nullptr) break;
+    return Neighbours(keys, next_keys, values, found, n, [&](const TableKey& key) -> LiveEntry {
+      for (auto it = map_.lower_bound(key); it != map_.end(); ++it) {
+        if (const Version* version = LiveAt(it->second, at)) return {&it->first, version};
       }
-      Neighbour(version, version != nullptr ? &it->first : nullptr, next_keys + i * kKeySize,
-                values + i * value_size_, found == nullptr ? nullptr : found + i);
-    }
-    return Status::OK();
+      return {};
+    });
   }
 
   Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,
                      size_t n, uint64_t at) override {
-#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      const Version* version = nullptr;
-      auto it = map_.upper_bound(Load(keys + i * kKeySize));
-      while (it != map_.begin()) {
+    return Neighbours(keys, previous_keys, values, found, n, [&](const TableKey& key) -> LiveEntry {
+      for (auto it = map_.upper_bound(key); it != map_.begin();) {
         --it;
-        version = LiveAt(it->second, at);
-        if (version != nullptr) break;
+        if (const Version* version = LiveAt(it->second, at)) return {&it->first, version};
       }
-      Neighbour(version, version != nullptr ? &it->first : nullptr, previous_keys + i * kKeySize,
-                values + i * value_size_, found == nullptr ? nullptr : found + i);
-    }
-    return Status::OK();
+      return {};
+    });
   }
 
   Status ScanChunk(const uint8_t* after, size_t limit, uint64_t at, std::vector<uint8_t>* keys,
@@ -240,12 +216,32 @@ class CpuBackend final : public Backend {
         ++pairs;
       }
     } catch (...) {
-      return StatusOfCurrentException("btree cpu scan");
+      return tables::StatusOfCurrentException("btree cpu scan");
     }
     return Status::OK();
   }
 
  private:
+  // A key of the map and its version live at a snapshot; both null for none.
+  struct LiveEntry {
+    const TableKey* key = nullptr;
+    const Version* version = nullptr;
+  };
+
+  // Successor and Predecessor: for each of the n keys, the neighbour
+  // find(key) gives (a LiveEntry) into neighbour_keys, values and found.
+  template <typename Find>
+  Status Neighbours(const uint8_t* keys, uint8_t* neighbour_keys, uint8_t* values, uint8_t* found,
+                    size_t n, const Find& find) {
+#pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
+    for (size_t i = 0; i < n; ++i) {
+      const LiveEntry entry = find(Load(keys + i * kKeySize));
+      Neighbour(entry.version, entry.key, neighbour_keys + i * kKeySize, values + i * value_size_,
+                found == nullptr ? nullptr : found + i);
+    }
+    return Status::OK();
+  }
+
   static TableKey Load(const uint8_t* bytes) {
     TableKey key;
     std::memcpy(key.words, bytes, kKeySize);

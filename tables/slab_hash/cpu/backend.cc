@@ -76,8 +76,8 @@ Result<std::unique_ptr<Backend>> CreateCpuBackend(const TableOptions& options, i
         return MakeForKey<4>(options, threads);
     }
   } catch (...) {
-    return StatusOfCurrentException("slab_hash cpu: creating a table for " +
-                                    std::to_string(options.expected_keys) + " keys");
+    return tables::StatusOfCurrentException("slab_hash cpu: creating a table for " +
+                                            std::to_string(options.expected_keys) + " keys");
   }
   return Status::InvalidArgument("slab_hash cpu: key size " + std::to_string(options.key_size) +
                                  " is not 8, 16 or 32");

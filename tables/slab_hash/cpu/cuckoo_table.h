@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "gpkv/options.h"
+#include "tables/exception_status.h"
 #include "tables/slab_hash/backend.h"
 
 namespace gpkv::slab_hash::cpu {
@@ -103,19 +104,6 @@ class FirstError {
   Status status_;
 };
 
-// An exception libcuckoo threw, as a Status naming `where`.
-inline Status StatusOfCurrentException(const std::string& where) {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return Status::OutOfDeviceMemory(where + ": out of memory (RAM) for the table");
-  } catch (const std::exception& error) {
-    return Status::IOError(where + ": " + error.what());
-  } catch (...) {
-    return Status::IOError(where + ": unknown error");
-  }
-}
-
 template <uint32_t kKeyWords, uint32_t kValueWords>
 class CpuBackend final : public Backend {
  public:
@@ -164,7 +152,7 @@ class CpuBackend final : public Backend {
           if (found != nullptr) found[i] = hit ? 1 : 0;
         }
       } catch (...) {
-        error.Set(StatusOfCurrentException("slab_hash cpu get"));
+        error.Set(tables::StatusOfCurrentException("slab_hash cpu get"));
       }
     };
     if (workers == 1) {
@@ -208,7 +196,7 @@ class CpuBackend final : public Backend {
         out += pair_bytes;
       }
     } catch (...) {
-      return StatusOfCurrentException("slab_hash cpu scan");
+      return tables::StatusOfCurrentException("slab_hash cpu scan");
     }
     for (size_t at = 0; at < pairs.size(); at += pair_bytes) {
       if (!visit(pairs.data() + at, pairs.data() + at + kKeyBytes)) break;
@@ -290,7 +278,7 @@ class CpuBackend final : public Backend {
           for (size_t i = 0; i < count; ++i) op(i, LoadKey(keys, i));
         });
       } catch (...) {
-        error.Set(StatusOfCurrentException(where));
+        error.Set(tables::StatusOfCurrentException(where));
       }
       return error.Take();
     }
@@ -311,7 +299,7 @@ class CpuBackend final : public Backend {
             }
           });
         } catch (...) {
-          error.Set(StatusOfCurrentException(where));
+          error.Set(tables::StatusOfCurrentException(where));
         }
       }
     }
@@ -339,7 +327,7 @@ class CpuBackend final : public Backend {
     try {
       map_.reserve(static_cast<size_t>(2 * could_hold()));
     } catch (...) {
-      return StatusOfCurrentException("slab_hash cpu put: growing the table");
+      return tables::StatusOfCurrentException("slab_hash cpu put: growing the table");
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
     rehash_nanoseconds_.fetch_add(

@@ -1,0 +1,99 @@
+// tables::OrderedFamilyTable<Queries, kSnapshots>: the ordered reads of an
+// ordered family's front (tables/<family>/table.h) handed to the object that
+// answers them (the LSM's backend, the B-tree's core): Get, Count, Range,
+// RangeOnDevice, Successor and Predecessor go to its call of the same name
+// with the batch's pointers and count, plus, when kSnapshots, the batch's
+// snapshot (BatchOptions::snapshot) as the last argument. A front derives
+// from it, returns that object from queries(), and adds the writes, Stats
+// and Scan.
+//
+// Who may derive: the ordered families' fronts.
+// Thread safety: as gpkv::Table promises; the queries object handles
+// concurrent batches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "gpkv/batch.h"
+#include "gpkv/options.h"
+#include "gpkv/status.h"
+#include "tables/family_table.h"
+
+namespace gpkv::tables {
+
+template <typename Queries, bool kSnapshots>
+class OrderedFamilyTable : public FamilyTable {
+ public:
+  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+             const BatchOptions& options) final {
+    uint8_t* found_bytes = OrNull(found);
+    return Query(options, [&](auto... snapshot) {
+      return queries().Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys), snapshot...);
+    });
+  }
+  Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
+               const BatchOptions& options) final {
+    auto* out = static_cast<uint64_t*>(counts.data());
+    return Query(options, [&](auto... snapshot) {
+      return queries().Count(lo.bytes(), hi.bytes(), out, CountOf(lo), snapshot...);
+    });
+  }
+  Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
+               const BatchOptions& options) final {
+    return Query(options, [&](auto... snapshot) {
+      return queries().Range(lo.bytes(), hi.bytes(), results, CountOf(lo), snapshot...);
+    });
+  }
+  // Unsupported with the table's own message where the queries object keeps
+  // no results in GPU memory (a CPU backend).
+  Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
+                       const BatchOptions& options) final {
+    const Status status = Query(options, [&](auto... snapshot) {
+      return queries().RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo), snapshot...);
+    });
+    if (status.IsUnsupported()) return Table::RangeOnDevice(lo, hi, results, options);
+    return status;
+  }
+  Status Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values, MutableBytes found,
+                   const BatchOptions& options) final {
+    uint8_t* found_bytes = OrNull(found);
+    return Query(options, [&](auto... snapshot) {
+      return queries().Successor(keys.bytes(), next_keys.bytes(), values.bytes(), found_bytes,
+                                 CountOf(keys), snapshot...);
+    });
+  }
+  Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
+                     MutableBytes found, const BatchOptions& options) final {
+    uint8_t* found_bytes = OrNull(found);
+    return Query(options, [&](auto... snapshot) {
+      return queries().Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(), found_bytes,
+                                   CountOf(keys), snapshot...);
+    });
+  }
+
+ protected:
+  OrderedFamilyTable(std::string name, const TableOptions& options)
+      : FamilyTable(std::move(name), options) {}
+
+  // The object that answers the reads.
+  virtual Queries& queries() = 0;
+
+  // The bytes of an optional output span: null when it is empty.
+  static uint8_t* OrNull(MutableBytes bytes) { return bytes.empty() ? nullptr : bytes.bytes(); }
+
+ private:
+  // call(snapshot) when kSnapshots, else call().
+  template <typename Call>
+  static Status Query(const BatchOptions& options, const Call& call) {
+    if constexpr (kSnapshots) {
+      return call(options.snapshot);
+    } else {
+      (void)options;
+      return call();
+    }
+  }
+};
+
+}  // namespace gpkv::tables
