@@ -9,13 +9,8 @@
 namespace gpkv::gphash::gpu {
 namespace {
 
-// counters_ layout.
-constexpr int kCacheReads = 0;
-constexpr int kPoolReads = 1;
-constexpr int kLoaded = 2;
-constexpr int kFreePushed = 3;
-constexpr int kFreeTaken = 4;
-constexpr int kCounters = 5;
+// The entries of counters_, and (kCounters) how many there are.
+enum Counter : int { kCacheReads, kPoolReads, kLoaded, kFreePushed, kFreeTaken, kCounters };
 
 // Counts are ranked on their low 16 bits (two radix passes): a count is
 // clamped to this when snapshotted.
