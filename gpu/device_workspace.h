@@ -4,9 +4,11 @@
 // arena for work that must leave the arena's contents alone), and the batch
 // counters its kernels write in device memory with their pinned host copy.
 // No batch allocates: scratch grows (at least doubling) only when a batch
-// needs more than any before it. The slab hash's workspace derives from it
-// and names its counters' type (GPHash's keeps a workspace of its own); a
-// table keeps a free list of them, one per concurrent caller.
+// needs more than any before it. The slab hash's and GPHash's workspaces
+// derive from it and name their counters' type (GPHash's adds what only it
+// uses: pinned host scratch, the host-batch pipeline's lanes, per-chunk
+// counters, kernel graphs); a table keeps a free list of them, one per
+// concurrent caller.
 //
 // Who may call: the GPU backends (tables/*/gpu/).
 // Thread safety: a workspace is used by one thread at a time.
@@ -42,8 +44,10 @@ class DeviceWorkspace {
   size_t arena_bytes() const { return arena_bytes_; }
   uint8_t* side() const { return side_; }
 
-  // Enqueues the zeroing of the device counters / their copy to the host's.
-  Status ZeroCounters();
+  // Enqueues the zeroing of the device counters; a workspace whose counters
+  // start at other values overrides it.
+  virtual Status ZeroCounters();
+  // Enqueues the copy of the device counters to the host's.
   Status FetchCounters();
   // Waits for the stream; `what` names the work in an error.
   Status Wait(const char* what);

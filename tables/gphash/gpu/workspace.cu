@@ -1,4 +1,5 @@
 #include <string>
+#include <utility>
 
 #include "gpu/cuda_check.h"
 #include "tables/gphash/gpu/workspace.h"
@@ -10,52 +11,34 @@ using gpkv::gpu::CubTempStorage;
 
 Result<std::unique_ptr<Workspace>> Workspace::Create(cudaStream_t stream) {
   std::unique_ptr<Workspace> workspace(new Workspace());
-  if (stream == nullptr) {
-    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&workspace->stream_, cudaStreamNonBlocking),
-                              "cudaStreamCreateWithFlags for a GPU table workspace");
-    workspace->owns_stream_ = true;
-  } else {
-    workspace->stream_ = stream;
-  }
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&workspace->device_counters_, sizeof(BatchCounters)),
-                            "cudaMalloc of the batch counters");
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMallocHost(&workspace->host_counters_, sizeof(BatchCounters)),
-                            "cudaMallocHost of the batch counters");
+  GPKV_RETURN_IF_ERROR(workspace->Init(stream, sizeof(BatchCounters)));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&workspace->device_blocks_done_, sizeof(unsigned int)),
-                            "cudaMalloc of the blocks-done ticket");
+                            workspace->Label("cudaMalloc of the blocks-done ticket"));
   GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(workspace->device_blocks_done_, 0, sizeof(unsigned int), workspace->stream_),
-      "cudaMemsetAsync of the blocks-done ticket");
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cudaEventCreateWithFlags(&workspace->order_event_, cudaEventDisableTiming),
-      "cudaEventCreateWithFlags for a GPU table workspace");
+      cudaMemsetAsync(workspace->device_blocks_done_, 0, sizeof(unsigned int), workspace->stream()),
+      workspace->Label("cudaMemsetAsync of the blocks-done ticket"));
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaEventCreateWithFlags(&workspace->fork_event_, cudaEventDisableTiming),
-      "cudaEventCreateWithFlags for a GPU table workspace");
+      workspace->Label("cudaEventCreateWithFlags of the lanes' fork event"));
   return Result<std::unique_ptr<Workspace>>(std::move(workspace));
 }
 
 Workspace::~Workspace() {
   lanes_.clear();  // each waits for its stream
-  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  // ~DeviceWorkspace waits for the stream only after the members are
+  // destroyed: get_graphs_ must not go while its graphs may still run.
+  if (stream() != nullptr) cudaStreamSynchronize(stream());
   if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
   if (device_blocks_done_ != nullptr) cudaFree(device_blocks_done_);
   if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
   if (fork_event_ != nullptr) cudaEventDestroy(fork_event_);
-  if (arena_ != nullptr) cudaFree(arena_);
   if (host_arena_ != nullptr) cudaFreeHost(host_arena_);
-  if (device_counters_ != nullptr) cudaFree(device_counters_);
-  if (host_counters_ != nullptr) cudaFreeHost(host_counters_);
-  if (order_event_ != nullptr) cudaEventDestroy(order_event_);
-  if (owns_stream_) cudaStreamDestroy(stream_);
-}
-
-Status Workspace::Reserve(size_t bytes) {
-  return Grow(bytes, /*pinned_host=*/false, &arena_, &arena_bytes_);
 }
 
 Status Workspace::ReserveHost(size_t bytes) {
-  return Grow(bytes, /*pinned_host=*/true, &host_arena_, &host_arena_bytes_);
+  if (bytes <= host_arena_bytes_) return Status::OK();
+  GPKV_RETURN_IF_ERROR(Wait("host scratch growth"));
+  return GrowBuffer(bytes, /*pinned_host=*/true, "host scratch", &host_arena_, &host_arena_bytes_);
 }
 
 Status GrowBuffer(size_t bytes, bool pinned_host, const char* what, uint8_t** buffer,
@@ -81,49 +64,19 @@ Status GrowBuffer(size_t bytes, bool pinned_host, const char* what, uint8_t** bu
   return Status::OK();
 }
 
-Status Workspace::Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes) {
-  if (bytes <= *buffer_bytes) return Status::OK();
-  GPKV_RETURN_IF_ERROR(
-      Wait(pinned_host ? "growing the host scratch" : "growing the scratch arena"));
-  return GrowBuffer(bytes, pinned_host, pinned_host ? "host scratch" : "scratch arena", buffer,
-                    buffer_bytes);
-}
-
 Status Workspace::ZeroCounters() {
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(device_counters_, 0, sizeof(BatchCounters), stream_),
-                            "cudaMemsetAsync of the batch counters");
+  GPKV_RETURN_IF_ERROR(DeviceWorkspace::ZeroCounters());
   // first_invalid_offset is a minimum: start it at the largest offset.
   static const unsigned long long kNoOffset = ~0ull;
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&device_counters_->first_invalid_offset, &kNoOffset,
-                                            sizeof(kNoOffset), cudaMemcpyHostToDevice, stream_),
-                            "cudaMemcpyAsync of the batch counters");
-  return Status::OK();
-}
-
-Status Workspace::FetchCounters() {
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_counters_, device_counters_, sizeof(BatchCounters),
-                                            cudaMemcpyDeviceToHost, stream_),
-                            "cudaMemcpyAsync of the batch counters to the host");
-  return Status::OK();
-}
-
-Status Workspace::Wait(const char* what) {
-  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_),
-                            std::string("cudaStreamSynchronize (") + what + ")");
-  return Status::OK();
-}
-
-Status Workspace::OrderAfter(cudaStream_t other) {
-  GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(order_event_, other),
-                            "cudaEventRecord on the caller's stream");
-  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream_, order_event_, 0),
-                            "cudaStreamWaitEvent on the caller's stream");
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&device_counters()->first_invalid_offset, &kNoOffset,
+                                            sizeof(kNoOffset), cudaMemcpyHostToDevice, stream()),
+                            Label("cudaMemcpyAsync of the batch counters"));
   return Status::OK();
 }
 
 Result<StagingLane*> Workspace::Lane(size_t index) {
   while (lanes_.size() <= index) {
-    auto created = StagingLane::Create(lanes_.empty() ? stream_ : nullptr);
+    auto created = StagingLane::Create(lanes_.empty() ? stream() : nullptr);
     if (!created.ok()) return created.status();
     lanes_.push_back(std::move(created.value()));
   }
@@ -132,7 +85,7 @@ Result<StagingLane*> Workspace::Lane(size_t index) {
 
 Status Workspace::ForkLanes(size_t lanes) {
   if (lanes <= 1) return Status::OK();
-  GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(fork_event_, stream_),
+  GPKV_CUDA_RETURN_IF_ERROR(cudaEventRecord(fork_event_, stream()),
                             "cudaEventRecord before a pipelined batch");
   for (size_t i = 1; i < lanes; ++i) {
     auto lane = Lane(i);
@@ -146,7 +99,7 @@ Status Workspace::ForkLanes(size_t lanes) {
 Status Workspace::ReserveChunkCounters(size_t chunks) {
   if (chunks <= chunk_counters_) return Status::OK();
   const size_t grown = chunk_counters_ * 2 > chunks ? chunk_counters_ * 2 : chunks;
-  GPKV_RETURN_IF_ERROR(Wait("growing the chunk counters"));
+  GPKV_RETURN_IF_ERROR(Wait("chunk counter growth"));
   if (device_chunk_counters_ != nullptr) cudaFree(device_chunk_counters_);
   if (host_chunk_counters_ != nullptr) cudaFreeHost(host_chunk_counters_);
   device_chunk_counters_ = nullptr;

@@ -1,13 +1,15 @@
-// gpu::Workspace: what one stream of a GPU table needs to run batches — the
-// stream, a device scratch arena allocated once and grown (never a
-// cudaMalloc per batch), the batch counters in device memory and their
-// pinned host copy, and the lanes of the host-batch pipeline
-// (host_staging.h) with one counter block per chunk. A table keeps one workspace per user stream
-// (the Async calls) and a free list of workspaces with their own streams (the waiting calls, one
-// per concurrent caller).
+// gphash::gpu::Workspace: what one stream of a GPU table needs to run
+// batches — the shared gpu::DeviceWorkspace (the stream, a device scratch
+// arena grown only when a batch needs more, never a cudaMalloc per batch, the
+// batch counters in device memory and their pinned host copy) with what only
+// GPHash uses: a pinned host arena, the write batch an Async call left
+// pending, the lanes of the host-batch pipeline (host_staging.h) with one
+// counter block per chunk, and the get-kernel graphs. A table keeps one
+// workspace per user stream (the Async calls) and a free list of workspaces
+// with their own streams (the waiting calls, one per concurrent caller).
 //
 // Who may call: the GPU backend (backend.cu, cells.cu, open.cu, resize.cu,
-// staged.cu).
+// staged.cu, host_batches.cu).
 //
 // Thread safety: a workspace is used by one thread at a time (the table hands
 // it out under its mutex).
@@ -22,6 +24,7 @@
 
 #include "gpkv/status.h"
 #include "gpu/arena_plan.h"
+#include "gpu/device_workspace.h"
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernels.h"
 
@@ -63,37 +66,27 @@ struct PendingWrite {
 Status GrowBuffer(size_t bytes, bool pinned_host, const char* what, uint8_t** buffer,
                   size_t* buffer_bytes);
 
-class Workspace {
+class Workspace final : public gpkv::gpu::DeviceWorkspace {
  public:
   // A workspace on `stream`, or on a stream of its own when stream is null.
   static Result<std::unique_ptr<Workspace>> Create(cudaStream_t stream);
-  ~Workspace();
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-
-  cudaStream_t stream() const { return stream_; }
-  // Makes the arena at least `bytes` long. Growing waits for the stream
-  // (work in flight may still use the old arena).
-  Status Reserve(size_t bytes);
-  uint8_t* arena() const { return arena_; }
-  size_t arena_bytes() const { return arena_bytes_; }
+  ~Workspace() override;
 
   // Makes the pinned host scratch at least `bytes` long (value-cell batches
   // copy their value words there). Growing waits for the stream.
   Status ReserveHost(size_t bytes);
   uint8_t* host_arena() const { return host_arena_; }
 
-  BatchCounters* device_counters() const { return device_counters_; }
-  // Enqueues the zeroing of the device counters.
-  Status ZeroCounters();
-  // Enqueues the copy of the device counters to host_counters().
-  Status FetchCounters();
-  const BatchCounters& host_counters() const { return *host_counters_; }
-  // Waits for everything enqueued on the stream.
-  Status Wait(const char* what);
-  // Makes work enqueued from now on wait for the work enqueued on `other`
-  // so far (an event recorded on `other`).
-  Status OrderAfter(cudaStream_t other);
+  BatchCounters* device_counters() const {
+    return static_cast<BatchCounters*>(device_counter_bytes());
+  }
+  // Enqueues the zeroing of the device counters; first_invalid_offset, a
+  // minimum, starts at the largest offset instead.
+  Status ZeroCounters() override;
+  // The counters as FetchCounters copied them.
+  const BatchCounters& host_counters() const {
+    return *static_cast<const BatchCounters*>(host_counter_bytes());
+  }
 
   PendingWrite& pending() { return pending_; }
 
@@ -120,19 +113,10 @@ class Workspace {
   }
 
  private:
-  Workspace() = default;
-  // Reserve and ReserveHost: makes *buffer (device memory, or pinned host
-  // memory) at least `bytes` long, doubling it at least.
-  Status Grow(size_t bytes, bool pinned_host, uint8_t** buffer, size_t* buffer_bytes);
-  cudaStream_t stream_ = nullptr;
-  bool owns_stream_ = false;
-  uint8_t* arena_ = nullptr;
-  size_t arena_bytes_ = 0;
+  Workspace() : DeviceWorkspace("GPHash") {}
+
   uint8_t* host_arena_ = nullptr;  // pinned
   size_t host_arena_bytes_ = 0;
-  BatchCounters* device_counters_ = nullptr;
-  BatchCounters* host_counters_ = nullptr;
-  cudaEvent_t order_event_ = nullptr;
   PendingWrite pending_;
   std::vector<std::unique_ptr<StagingLane>> lanes_;
   cudaEvent_t fork_event_ = nullptr;
