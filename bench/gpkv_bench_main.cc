@@ -27,7 +27,8 @@ namespace {
 
 constexpr const char* kDescription =
     "gpkv-bench: measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), an "
-    "ordered table beside RocksDB (suite ordered), the CUDA backend's modes beside the CPU "
+    "ordered table beside RocksDB and LMDB (suite ordered), the CUDA backend's modes beside the "
+    "CPU "
     "backend and a naive GPU table (suite gpu), or the volatile slab hash beside the persistent "
     "hash table (suite slab): a table, or JSON with --json.\n"
     "Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error.";
