@@ -424,6 +424,25 @@ static_assert(offsetof(GphashRoot, value_chunks) == 640);
 static_assert(sizeof(GphashRoot) <= kGphashRootSize);
 static_assert(std::is_trivially_copyable_v<GphashRoot>);
 
+// What reading and writing a table's buckets needs from its root: sizes,
+// bucket shape, where values live and the hash seed, fixed at create.
+// GeometryOf takes them from a root that has been validated (reader.h).
+struct Geometry {
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  uint32_t slots_per_bucket = 0;
+  uint32_t hash_locations = 0;
+  uint32_t bucket_bytes = 0;
+  uint32_t cell_size = 0;  // 0 when values are inline
+  bool value_cells = false;
+  uint64_t hash_seed = 0;
+};
+inline Geometry GeometryOf(const GphashRoot& root) {
+  return Geometry{
+      root.key_size,     root.value_size, root.slots_per_bucket,          root.hash_locations,
+      root.bucket_bytes, root.cell_size,  root.value_mode == kValueCells, root.hash_seed};
+}
+
 GPKV_HD uint32_t ActiveLevelSetIndex(uint64_t active_word) {
   return static_cast<uint32_t>(active_word & 1);
 }

@@ -10,17 +10,9 @@ namespace {
 
 // Where the scan reads a table: the immutable part of its root and the
 // LevelSet the caller holds.
-struct ScanTable {
+struct ScanTable : gphash::Geometry {
   const uint8_t* base = nullptr;
   uint64_t pool_size = 0;
-  uint32_t key_size = 0;
-  uint32_t value_size = 0;
-  uint32_t slots = 0;
-  uint32_t hash_locations = 0;
-  uint32_t bucket_bytes = 0;
-  uint32_t cell_size = 0;
-  bool value_cells = false;
-  uint64_t hash_seed = 0;
   const gphash::LevelSet* level_set = nullptr;
 
   const uint8_t* Bucket(uint32_t level, uint64_t index) const {
@@ -30,10 +22,10 @@ struct ScanTable {
     return bucket + gphash::SlotWordOffset(slot);
   }
   const uint8_t* SlotKey(const uint8_t* bucket, uint32_t slot) const {
-    return bucket + gphash::KeyOffset(slots, key_size, slot);
+    return bucket + gphash::KeyOffset(slots_per_bucket, key_size, slot);
   }
   const uint8_t* SlotValue(const uint8_t* bucket, uint32_t slot) const {
-    return bucket + gphash::ValueWordOffset(slots, key_size, slot);
+    return bucket + gphash::ValueWordOffset(slots_per_bucket, key_size, slot);
   }
 };
 
@@ -51,7 +43,7 @@ bool IsWinner(const ScanTable& table, const uint8_t* key, uint32_t level, uint64
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t other_index = buckets.buckets[i];
       const uint8_t* bucket = table.Bucket(other_level, other_index);
-      for (uint32_t other_slot = 0; other_slot < table.slots; ++other_slot) {
+      for (uint32_t other_slot = 0; other_slot < table.slots_per_bucket; ++other_slot) {
         const uint64_t word = pm::LoadAcquire(table.SlotWord(bucket, other_slot));
         if (!gphash::SlotMatches(word, fingerprint)) continue;
         if (std::memcmp(table.SlotKey(bucket, other_slot), key, table.key_size) != 0) continue;
@@ -70,16 +62,9 @@ Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const gphash::L
                      const Table::ScanVisitor& visit) {
   const auto* root = pool.At<gphash::GphashRoot>(root_offset);
   ScanTable table;
+  static_cast<gphash::Geometry&>(table) = gphash::GeometryOf(*root);
   table.base = pool.base();
   table.pool_size = pool.size();
-  table.key_size = root->key_size;
-  table.value_size = root->value_size;
-  table.slots = root->slots_per_bucket;
-  table.hash_locations = root->hash_locations;
-  table.bucket_bytes = root->bucket_bytes;
-  table.cell_size = root->cell_size;
-  table.value_cells = root->value_mode == gphash::kValueCells;
-  table.hash_seed = root->hash_seed;
   table.level_set = &level_set;
 
   alignas(8) uint8_t key[32];
@@ -87,7 +72,7 @@ Status ScanLivePairs(const pm::Pool& pool, uint64_t root_offset, const gphash::L
   for (uint32_t level = 0; level < level_set.level_count; ++level) {
     for (uint64_t index = 0; index < level_set.levels[level].bucket_count; ++index) {
       const uint8_t* bucket = table.Bucket(level, index);
-      for (uint32_t slot = 0; slot < table.slots; ++slot) {
+      for (uint32_t slot = 0; slot < table.slots_per_bucket; ++slot) {
         bool stable = false;
         uint64_t value_word = 0;
         for (;;) {  // seqlock: read the slot again if it changed under us

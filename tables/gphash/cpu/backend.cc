@@ -35,15 +35,8 @@ CpuBackend::Impl::Impl(pm::Pool& pool, const gphash::GphashView& view, int threa
       table_name_(view.table_name),
       root_offset_(view.root_offset),
       table_id_(view.table_id),
-      key_size_(view.key_size),
-      value_size_(view.value_size),
-      slots_per_bucket_(view.slots_per_bucket),
-      hash_locations_(view.hash_locations),
-      bucket_bytes_(view.bucket_bytes),
-      cell_size_(view.cell_size),
+      geo_(gphash::GeometryOf(*root_)),
       cell_words_(view.cell_size / 8),
-      cells_(view.value_cells()),
-      hash_seed_(view.hash_seed),
       threads_(std::max(1, threads)),
       kernels_(SelectKernels(view.slots_per_bucket, view.key_size)),
       heap_(pool, pool.At<gphash::GphashRoot>(view.root_offset), view.table_name),
@@ -68,7 +61,7 @@ gphash::Stats CpuBackend::Impl::Stats() const {
   stats.top_buckets = stat_top_buckets_.load();
   stats.resizes = pm::LoadRelaxed(&root_->resizes);
   stats.index_bytes = stat_index_bytes_.load();
-  stats.value_bytes = cells_ ? heap_.bytes() : 0;
+  stats.value_bytes = geo_.value_cells ? heap_.bytes() : 0;
   stats.resizing = resizing_.load();
   return stats;
 }
@@ -97,8 +90,8 @@ constexpr size_t kMaxBatchPart = size_t{1} << 30;
 Status CpuBackend::Put(const uint8_t* keys, const uint8_t* values, size_t count, void* /*stream*/) {
   for (size_t done = 0; done < count; done += kMaxBatchPart) {
     size_t part = std::min(kMaxBatchPart, count - done);
-    GPKV_RETURN_IF_ERROR(
-        impl_->Put(keys + done * impl_->key_size_, values + done * impl_->value_size_, part));
+    GPKV_RETURN_IF_ERROR(impl_->Put(keys + done * impl_->geo_.key_size,
+                                    values + done * impl_->geo_.value_size, part));
   }
   return Status::OK();
 }
@@ -106,8 +99,8 @@ Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, siz
                        void* /*stream*/) {
   for (size_t done = 0; done < count; done += kMaxBatchPart) {
     size_t part = std::min(kMaxBatchPart, count - done);
-    GPKV_RETURN_IF_ERROR(impl_->Get(keys + done * impl_->key_size_,
-                                    values + done * impl_->value_size_,
+    GPKV_RETURN_IF_ERROR(impl_->Get(keys + done * impl_->geo_.key_size,
+                                    values + done * impl_->geo_.value_size,
                                     found == nullptr ? nullptr : found + done, part));
   }
   return Status::OK();
@@ -115,16 +108,16 @@ Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, siz
 Status CpuBackend::Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* /*stream*/) {
   for (size_t done = 0; done < count; done += kMaxBatchPart) {
     size_t part = std::min(kMaxBatchPart, count - done);
-    GPKV_RETURN_IF_ERROR(impl_->Erase(keys + done * impl_->key_size_,
+    GPKV_RETURN_IF_ERROR(impl_->Erase(keys + done * impl_->geo_.key_size,
                                       erased == nullptr ? nullptr : erased + done, part));
   }
   return Status::OK();
 }
 Status CpuBackend::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
 gphash::Stats CpuBackend::Stats() const { return impl_->Stats(); }
-uint32_t CpuBackend::key_size() const { return impl_->key_size_; }
+uint32_t CpuBackend::key_size() const { return impl_->geo_.key_size; }
 uint64_t CpuBackend::TEST_StrayReclaims() const { return impl_->stray_reclaims_.load(); }
-uint32_t CpuBackend::value_size() const { return impl_->value_size_; }
+uint32_t CpuBackend::value_size() const { return impl_->geo_.value_size; }
 
 Result<uint64_t> CpuBackend::Create(pm::Pool& pool, uint64_t table_id,
                                     const TableOptions& options) {

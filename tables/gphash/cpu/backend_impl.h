@@ -116,20 +116,20 @@ class CpuBackend::Impl final : public gphash::GrowthBackend {
 
   // ---- layout (runtime geometry; the kernels use compile-time copies) ----
   uint8_t* Bucket(uint32_t level, uint64_t index) const {
-    return levels_[level].base + index * bucket_bytes_;
+    return levels_[level].base + index * geo_.bucket_bytes;
   }
   uint64_t* SlotWord(uint8_t* bucket, uint32_t slot) const {
     return reinterpret_cast<uint64_t*>(bucket) + slot;
   }
   uint8_t* SlotKey(uint8_t* bucket, uint32_t slot) const {
-    return bucket + gphash::KeyOffset(slots_per_bucket_, key_size_, slot);
+    return bucket + gphash::KeyOffset(geo_.slots_per_bucket, geo_.key_size, slot);
   }
   uint64_t* SlotValue(uint8_t* bucket, uint32_t slot) const {
-    return reinterpret_cast<uint64_t*>(bucket +
-                                       gphash::ValueWordOffset(slots_per_bucket_, key_size_, slot));
+    return reinterpret_cast<uint64_t*>(
+        bucket + gphash::ValueWordOffset(geo_.slots_per_bucket, geo_.key_size, slot));
   }
   format::KeyHash Hash(const uint8_t* key) const {
-    return format::HashKey(key, key_size_, hash_seed_);
+    return format::HashKey(key, geo_.key_size, geo_.hash_seed);
   }
 
   // Every VALID copy of `key`, the winner first. Returns how many were found
@@ -157,15 +157,8 @@ class CpuBackend::Impl final : public gphash::GrowthBackend {
   const std::string table_name_;
   const uint64_t root_offset_;
   const uint64_t table_id_;
-  const uint32_t key_size_;
-  const uint32_t value_size_;
-  const uint32_t slots_per_bucket_;
-  const uint32_t hash_locations_;
-  const uint32_t bucket_bytes_;
-  const uint32_t cell_size_;
+  const gphash::Geometry geo_;  // sizes, bucket shape, value cells, hash seed
   const uint32_t cell_words_;
-  const bool cells_;
-  const uint64_t hash_seed_;
   const int threads_;
   const Kernels* const kernels_;
 

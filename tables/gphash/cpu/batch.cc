@@ -82,7 +82,7 @@ void CpuBackend::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& inp
   if (partitions == 1) {
     WorkerScratch& only = batch.workers[0];
     if (first_round) {
-      for (size_t i = 0; i < count; ++i) batch.hashes[i] = Hash(input.keys + i * key_size_);
+      for (size_t i = 0; i < count; ++i) batch.hashes[i] = Hash(input.keys + i * geo_.key_size);
       only.ops.resize(count);
       for (size_t i = 0; i < count; ++i) only.ops[i] = static_cast<uint32_t>(i);
     }
@@ -100,7 +100,7 @@ void CpuBackend::Impl::RunPartitioned(BatchScratch& batch, const BatchInput& inp
   {
 #pragma omp for schedule(static)
     for (size_t i = 0; i < count; ++i) {
-      batch.hashes[i] = Hash(input.keys + i * key_size_);
+      batch.hashes[i] = Hash(input.keys + i * geo_.key_size);
       batch.owner[i] = PartitionOf(batch.hashes[i], partitions);
     }
 #pragma omp for schedule(static, 1)
@@ -261,7 +261,8 @@ void CpuBackend::Impl::Reclaim(const RetiredItem& item, std::vector<uint64_t>* c
 bool CpuBackend::Impl::InCurrentLevel(uint64_t offset) const {
   for (uint32_t level = 0; level < level_count_; ++level) {
     const LevelRef& ref = levels_[level];
-    if (offset >= ref.offset && offset - ref.offset < ref.bucket_count * bucket_bytes_) return true;
+    if (offset >= ref.offset && offset - ref.offset < ref.bucket_count * geo_.bucket_bytes)
+      return true;
   }
   return false;
 }
@@ -279,15 +280,16 @@ uint32_t CpuBackend::Impl::FindCopies(const uint8_t* key, const format::KeyHash&
   const uint64_t fingerprint = gphash::FingerprintOfHash(hash);
   uint32_t found = 0;
   for (uint32_t level = 0; level < level_count_; ++level) {
-    const gphash::LevelCandidates buckets = gphash::CandidateBucketsOfLevel(
-        hash, hash_locations_, levels_[level].bucket_count, gphash::CandidateOrder::kFirstLocation);
+    const gphash::LevelCandidates buckets =
+        gphash::CandidateBucketsOfLevel(hash, geo_.hash_locations, levels_[level].bucket_count,
+                                        gphash::CandidateOrder::kFirstLocation);
     for (uint32_t i = 0; i < buckets.count; ++i) {
       const uint64_t index = buckets.buckets[i];
       uint8_t* bucket = Bucket(level, index);
-      for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+      for (uint32_t slot = 0; slot < geo_.slots_per_bucket; ++slot) {
         uint64_t word = pm::LoadAcquire(SlotWord(bucket, slot));
         if (!gphash::SlotMatches(word, fingerprint)) continue;
-        if (std::memcmp(SlotKey(bucket, slot), key, key_size_) != 0) continue;
+        if (std::memcmp(SlotKey(bucket, slot), key, geo_.key_size) != 0) continue;
         SlotCopy copy{level, index, bucket, slot, word};
         if (found < max) {
           out[found] = copy;

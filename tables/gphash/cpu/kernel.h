@@ -63,7 +63,7 @@ inline uint32_t Candidates(const CpuBackend::Impl& table, const KeyHash& hash, C
   for (uint32_t level = 0; level < table.level_count_; ++level) {
     uint64_t buckets[gphash::kMaxHashLocations];
     const uint32_t listed = gphash::FirstLocationBuckets(
-        hash, table.hash_locations_, table.levels_[level].bucket_count, buckets);
+        hash, table.geo_.hash_locations, table.levels_[level].bucket_count, buckets);
     for (uint32_t i = 0; i < listed; ++i) {
       const uint64_t index = buckets[i];
       out[count++] = {table.levels_[level].base + index * Layout<S, K>::kBucketBytes, index, level};
@@ -171,10 +171,10 @@ struct Ops {
   // Writes the value into `cell` (zero padded) and persists it.
   static void FillCell(CpuBackend::Impl& table, uint64_t cell, const uint8_t* value) {
     alignas(8) uint8_t buffer[gphash::kMaxCellSize];
-    std::memcpy(buffer, value, table.value_size_);
-    std::memset(buffer + table.value_size_, 0, table.cell_size_ - table.value_size_);
+    std::memcpy(buffer, value, table.geo_.value_size);
+    std::memset(buffer + table.geo_.value_size, 0, table.geo_.cell_size - table.geo_.value_size);
     pm::CopyWordsIn(table.base_ + cell, buffer, table.cell_words_);
-    table.pool_.Persist(table.base_ + cell, table.cell_size_);
+    table.pool_.Persist(table.base_ + cell, table.geo_.cell_size);
   }
 
   // Erases one copy: VALID -> tombstone (INSERT, same version), persisted; the
@@ -184,7 +184,7 @@ struct Ops {
     uint64_t tombstone = gphash::MakeSlotWord(gphash::kSlotInsert, gphash::SlotVersionOf(word), 0);
     uint64_t expected = word;
     if (!table.pool_.PublishCas(L::Word(bucket, slot), expected, tombstone)) return false;
-    if (table.cells_) {
+    if (table.geo_.value_cells) {
       // Claim the cell: a racing updater's CAS on the value word now fails.
       uint64_t cell = pm::Exchange(L::Value(bucket, slot), 0);
       if (cell != 0) worker.retired.push_back({cell, 0});
@@ -199,8 +199,8 @@ struct Ops {
   static OpResult UpdateValue(CpuBackend::Impl& table, WorkerScratch& worker, uint8_t* bucket,
                               uint32_t slot, const uint8_t* value) {
     uint64_t* value_word = L::Value(bucket, slot);
-    if (!table.cells_) {
-      pm::StoreRelease(value_word, PackInline(value, table.value_size_));
+    if (!table.geo_.value_cells) {
+      pm::StoreRelease(value_word, PackInline(value, table.geo_.value_size));
       table.pool_.Persist(value_word, sizeof(uint64_t));
       return OpResult::kDone;
     }
@@ -302,21 +302,21 @@ struct Ops {
       }
       if (chosen < 0) return OpResult::kNoSpace;
       uint64_t cell = 0;
-      if (table.cells_ && !TakeCell(table, worker, &cell)) return OpResult::kError;
+      if (table.geo_.value_cells && !TakeCell(table, worker, &cell)) return OpResult::kError;
       uint8_t* bucket = candidates[chosen].bucket;
       const uint32_t slot = LowestBit(snapshots[chosen].empty);
       uint64_t expected = snapshots[chosen].words[slot];
       const uint64_t reserved = gphash::ReserveWord(expected);
       if (!pm::CompareExchange(L::Word(bucket, slot), expected, reserved)) {
-        if (table.cells_) worker.cells.push_back(cell);
+        if (table.geo_.value_cells) worker.cells.push_back(cell);
         continue;  // taken by a racing insert: look again
       }
       pm::CopyWordsIn(L::Key(bucket, slot), key, L::kKeyWords);
-      if (table.cells_) {
+      if (table.geo_.value_cells) {
         FillCell(table, cell, value);
         pm::StoreRelaxed(L::Value(bucket, slot), cell);
       } else {
-        pm::StoreRelaxed(L::Value(bucket, slot), PackInline(value, table.value_size_));
+        pm::StoreRelaxed(L::Value(bucket, slot), PackInline(value, table.geo_.value_size));
       }
       uint8_t* first = L::Key(bucket, slot);
       uint8_t* last = reinterpret_cast<uint8_t*>(L::Value(bucket, slot) + 1);
@@ -425,17 +425,17 @@ struct Ops {
       }
       pm::LoadFence();
       uint64_t value_word = pm::LoadRelaxed(L::Value(candidates[best].bucket, best_slot));
-      if (table.cells_) {
+      if (table.geo_.value_cells) {
         // A value word read from a slot that changed meanwhile is discarded
         // below; the bound only keeps the copy inside the mapping.
-        if (value_word > table.pool_.size() - table.cell_size_) value_word = 0;
+        if (value_word > table.pool_.size() - table.geo_.cell_size) value_word = 0;
         pm::CopyWordsOut(cell, table.base_ + value_word, table.cell_words_);
       }
       if (!Stable(candidates, examined, snapshots)) continue;
-      if (table.cells_) {
-        std::memcpy(value_out, cell, table.value_size_);
+      if (table.geo_.value_cells) {
+        std::memcpy(value_out, cell, table.geo_.value_size);
       } else {
-        std::memcpy(value_out, &value_word, table.value_size_);
+        std::memcpy(value_out, &value_word, table.geo_.value_size);
       }
       return true;
     }
@@ -447,7 +447,7 @@ struct Ops {
       // Every location's bucket (gphash::BucketIndex; a repeat costs a
       // prefetch, dropping it a loop per key).
       const LevelRef& ref = table.levels_[level];
-      for (uint32_t location = 0; location < table.hash_locations_; ++location) {
+      for (uint32_t location = 0; location < table.geo_.hash_locations; ++location) {
         const uint8_t* bucket =
             ref.base + gphash::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
         pm::Prefetch(bucket);
@@ -466,7 +466,7 @@ struct Ops {
     uint32_t free_slot = 0;
     for (uint32_t level = 0; level < table.level_count_; ++level) {
       const LevelRef& ref = table.levels_[level];
-      for (uint32_t location = 0; location < table.hash_locations_; ++location) {
+      for (uint32_t location = 0; location < table.geo_.hash_locations; ++location) {
         uint8_t* bucket =
             ref.base + gphash::BucketIndex(hash, location, ref.bucket_count) * L::kBucketBytes;
         Snapshot<S> snapshot;
@@ -532,7 +532,7 @@ struct Ops {
       const uint32_t op = ops[i];
       if (!worker.deferred.empty() && SameKeyAsDeferred(input, batch, worker, op)) break;
       OpResult result = Put(table, worker, input.keys + size_t{op} * K,
-                            input.values + size_t{op} * table.value_size_, batch.hashes[op]);
+                            input.values + size_t{op} * table.geo_.value_size, batch.hashes[op]);
       if (result == OpResult::kNoSpace) {
         if (worker.deferred.size() >= kMaxDeferred) break;
         worker.deferred.push_back(op);
@@ -567,7 +567,7 @@ struct Ops {
     for (size_t i = begin; i < end && i < begin + kFarAhead; ++i) {
       PrefetchBuckets(table, batch.hashes[i]);
     }
-    const uint32_t value_size = table.value_size_;
+    const uint32_t value_size = table.geo_.value_size;
     for (size_t i = begin; i < end; ++i) {
       if (i + kFarAhead < end) PrefetchBuckets(table, batch.hashes[i + kFarAhead]);
       if (i + kNearAhead < end) PrefetchSlots(table, batch.hashes[i + kNearAhead], false);

@@ -36,8 +36,8 @@ void CpuBackend::Impl::ApplyLevelSet(const gphash::LevelSet& set, uint64_t /*act
     if (i < set.level_count) {
       const gphash::LevelDesc& desc = set.levels[i];
       levels_[i] = {base_ + desc.offset, desc.offset, desc.bucket_count, desc.level_id};
-      slots += desc.bucket_count * slots_per_bucket_;
-      bytes += desc.bucket_count * bucket_bytes_;
+      slots += desc.bucket_count * geo_.slots_per_bucket;
+      bytes += desc.bucket_count * geo_.bucket_bytes;
     } else {
       levels_[i] = {};
     }
@@ -54,8 +54,8 @@ Status CpuBackend::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& in
   for (WorkerScratch& worker : batch.workers) {
     for (uint32_t op : worker.deferred) {
       const format::KeyHash& hash = batch.hashes[op];
-      const uint8_t* key = input.keys + size_t{op} * key_size_;
-      const uint8_t* value = input.values + size_t{op} * value_size_;
+      const uint8_t* key = input.keys + size_t{op} * geo_.key_size;
+      const uint8_t* value = input.values + size_t{op} * geo_.value_size;
       for (int attempt = 0;; ++attempt) {
         OpResult result = kernels_->put_one(*this, worker, key, value, hash);
         if (result == OpResult::kDone) break;
@@ -81,7 +81,7 @@ bool CpuBackend::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_
   const uint64_t from_word = pm::LoadRelaxed(SlotWord(from_bucket, from_slot));
   uint8_t* from_key = SlotKey(from_bucket, from_slot);
   uint8_t* to_key = SlotKey(to_bucket, to_slot);
-  for (uint32_t i = 0; i < key_size_; i += 8)
+  for (uint32_t i = 0; i < geo_.key_size; i += 8)
     pm::StoreRelaxed(to_key + i, pm::LoadRelaxed(from_key + i));
   pm::StoreRelaxed(SlotValue(to_bucket, to_slot),
                    pm::LoadRelaxed(SlotValue(from_bucket, from_slot)));
@@ -94,14 +94,14 @@ bool CpuBackend::Impl::MoveSlot(uint8_t* from_bucket, uint32_t from_slot, uint8_
 
 bool CpuBackend::Impl::TryKick(const format::KeyHash& hash) {
   for (uint32_t level = 0; level < level_count_; ++level) {
-    for (uint32_t location = 0; location < hash_locations_; ++location) {
+    for (uint32_t location = 0; location < geo_.hash_locations; ++location) {
       const uint64_t index = gphash::BucketIndex(hash, location, levels_[level].bucket_count);
       uint8_t* bucket = Bucket(level, index);
-      for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+      for (uint32_t slot = 0; slot < geo_.slots_per_bucket; ++slot) {
         const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
         if (gphash::SlotStateOf(word) != gphash::kSlotValid) continue;
         uint8_t key[format::kMaxKeySize];
-        std::memcpy(key, SlotKey(bucket, slot), key_size_);
+        std::memcpy(key, SlotKey(bucket, slot), geo_.key_size);
         const format::KeyHash resident = Hash(key);
         SlotCopy copies[8];
         uint32_t count = FindCopies(key, resident, copies, 8);
@@ -109,7 +109,7 @@ bool CpuBackend::Impl::TryKick(const format::KeyHash& hash) {
         const uint64_t winner_value = pm::LoadRelaxed(SlotValue(copies[0].bucket, copies[0].slot));
         for (uint32_t i = 1; i < count; ++i) {  // leftovers of racing inserts: drop them
           uint64_t cell = pm::LoadRelaxed(SlotValue(copies[i].bucket, copies[i].slot));
-          if (cells_ && cell != winner_value) heap_.Give(cell);
+          if (geo_.value_cells && cell != winner_value) heap_.Give(cell);
           pool_.Publish(SlotWord(copies[i].bucket, copies[i].slot),
                         gphash::EmptyWord(copies[i].word));
           keys_.fetch_sub(1);
@@ -117,12 +117,13 @@ bool CpuBackend::Impl::TryKick(const format::KeyHash& hash) {
         }
         if (self_lost) return true;
         for (uint32_t other_level = 0; other_level < level_count_; ++other_level) {
-          for (uint32_t other_location = 0; other_location < hash_locations_; ++other_location) {
+          for (uint32_t other_location = 0; other_location < geo_.hash_locations;
+               ++other_location) {
             uint64_t other_index =
                 gphash::BucketIndex(resident, other_location, levels_[other_level].bucket_count);
             uint8_t* other = Bucket(other_level, other_index);
             if (other == bucket) continue;
-            for (uint32_t free_slot = 0; free_slot < slots_per_bucket_; ++free_slot) {
+            for (uint32_t free_slot = 0; free_slot < geo_.slots_per_bucket; ++free_slot) {
               uint64_t free_word = pm::LoadRelaxed(SlotWord(other, free_slot));
               if (gphash::SlotStateOf(free_word) != gphash::kSlotEmpty) continue;
               if (MoveSlot(bucket, slot, other, free_slot, free_word)) return true;
@@ -160,13 +161,13 @@ Result<uint64_t> CpuBackend::Impl::MoveBottomLevel() {
   };
   auto prefetch_bucket = [&](uint64_t index, uint32_t partition) {
     uint8_t* bucket = Bucket(bottom, index);
-    for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+    for (uint32_t slot = 0; slot < geo_.slots_per_bucket; ++slot) {
       if (gphash::SlotStateOf(pm::LoadRelaxed(SlotWord(bucket, slot))) != gphash::kSlotValid)
         continue;
       format::KeyHash hash = Hash(SlotKey(bucket, slot));
       if (!owned(hash, partition)) continue;
       for (uint32_t level = 0; level < level_count_; ++level) {
-        for (uint32_t location = 0; location < hash_locations_; ++location) {
+        for (uint32_t location = 0; location < geo_.hash_locations; ++location) {
           pm::Prefetch(
               Bucket(level, gphash::BucketIndex(hash, location, levels_[level].bucket_count)));
         }
@@ -178,7 +179,7 @@ Result<uint64_t> CpuBackend::Impl::MoveBottomLevel() {
     for (uint64_t index = 0; index < bottom_count; ++index) {
       if (index + 1 < bottom_count) prefetch_bucket(index + 1, partition);
       uint8_t* bucket = Bucket(bottom, index);
-      for (uint32_t slot = 0; slot < slots_per_bucket_; ++slot) {
+      for (uint32_t slot = 0; slot < geo_.slots_per_bucket; ++slot) {
         const uint64_t word = pm::LoadRelaxed(SlotWord(bucket, slot));
         if (gphash::SlotStateOf(word) != gphash::kSlotValid) continue;
         const uint8_t* key = SlotKey(bucket, slot);
@@ -188,7 +189,8 @@ Result<uint64_t> CpuBackend::Impl::MoveBottomLevel() {
         uint32_t count = FindCopies(key, hash, copies, 8);
         if (count > 0 && (copies[0].bucket != bucket || copies[0].slot != slot)) {
           uint64_t cell = pm::LoadRelaxed(SlotValue(bucket, slot));
-          if (cells_ && cell != pm::LoadRelaxed(SlotValue(copies[0].bucket, copies[0].slot))) {
+          if (geo_.value_cells &&
+              cell != pm::LoadRelaxed(SlotValue(copies[0].bucket, copies[0].slot))) {
             heap_.Give(cell);
           }
           pool_.Publish(SlotWord(bucket, slot), gphash::EmptyWord(word));
@@ -214,17 +216,17 @@ bool CpuBackend::Impl::MoveUp(uint8_t* bucket, uint64_t index, uint32_t slot,
                               const format::KeyHash& hash) {
   const uint32_t bottom = level_count_ - 1;
   uint32_t home = 0;
-  while (home + 1 < hash_locations_ &&
+  while (home + 1 < geo_.hash_locations &&
          gphash::BucketIndex(hash, home, levels_[bottom].bucket_count) != index) {
     ++home;
   }
   for (uint32_t pass = 0; pass < 2; ++pass) {
     for (uint32_t level = 0; level < bottom; ++level) {
-      for (uint32_t location = 0; location < hash_locations_; ++location) {
+      for (uint32_t location = 0; location < geo_.hash_locations; ++location) {
         if (pass == 0 && (level != 0 || location != home)) continue;
         uint8_t* target =
             Bucket(level, gphash::BucketIndex(hash, location, levels_[level].bucket_count));
-        for (uint32_t free_slot = 0; free_slot < slots_per_bucket_; ++free_slot) {
+        for (uint32_t free_slot = 0; free_slot < geo_.slots_per_bucket; ++free_slot) {
           uint64_t free_word = pm::LoadRelaxed(SlotWord(target, free_slot));
           if (gphash::SlotStateOf(free_word) != gphash::kSlotEmpty) continue;
           if (MoveSlot(bucket, slot, target, free_slot, free_word)) return true;

@@ -24,17 +24,10 @@ Result<GphashRootSnapshot> ReadGphashRoot(const pm::Pool& pool, const std::strin
   auto view = gphash::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
   GphashRootSnapshot snapshot;
+  static_cast<gphash::Geometry&>(snapshot) = gphash::GeometryOf(*pool.At<GphashRoot>(root_offset));
   snapshot.root_offset = root_offset;
   snapshot.table_id = view->table_id;
-  snapshot.key_size = view->key_size;
-  snapshot.value_size = view->value_size;
-  snapshot.value_cells = view->value_cells();
-  snapshot.cell_size = view->cell_size;
   snapshot.geometry_levels = view->geometry_levels;
-  snapshot.hash_locations = view->hash_locations;
-  snapshot.slots_per_bucket = view->slots_per_bucket;
-  snapshot.bucket_bytes = view->bucket_bytes;
-  snapshot.hash_seed = view->hash_seed;
   snapshot.active_word = view->active_word;
   snapshot.level_set = view->levelset;
   return snapshot;

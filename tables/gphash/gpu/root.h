@@ -20,18 +20,10 @@
 namespace gpkv::gphash::gpu {
 
 // A validated snapshot of a table root and its current LevelSet.
-struct GphashRootSnapshot {
+struct GphashRootSnapshot : gphash::Geometry {
   uint64_t root_offset = 0;
   uint64_t table_id = 0;
-  uint32_t key_size = 0;
-  uint32_t value_size = 0;
-  bool value_cells = false;  // values over 8 bytes: the value word is a cell's offset
-  uint32_t cell_size = 0;    // bytes of a value cell (0 when inline)
   uint32_t geometry_levels = 0;
-  uint32_t hash_locations = 0;
-  uint32_t slots_per_bucket = 0;
-  uint32_t bucket_bytes = 0;
-  uint64_t hash_seed = 0;
   uint64_t active_word = 0;    // root.active_levelset as read
   gphash::LevelSet level_set;  // the LevelSet it selects
 };
