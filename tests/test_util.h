@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "gpkv/options.h"
+
 namespace gpkv::testutil {
 
 // A pool path under /dev/shm (tmpfs, like the benchmarks), unique per test
@@ -65,6 +67,17 @@ inline T ReadBytes(const std::string& path, uint64_t offset) {
 
 inline void FlipByte(const std::string& path, uint64_t offset, uint8_t mask = 0xff) {
   WriteBytes<uint8_t>(path, offset, ReadBytes<uint8_t>(path, offset) ^ mask);
+}
+
+// Options of a test's DB: created when missing, `pool_size` bytes, batches
+// on `backend` with `threads` CPU worker threads.
+inline Options DbOptions(uint64_t pool_size, int threads, Backend backend = Backend::kCpu) {
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = pool_size;
+  options.backend = backend;
+  options.cpu_threads = threads;
+  return options;
 }
 
 }  // namespace gpkv::testutil

@@ -19,12 +19,7 @@
 namespace gpkv::btreetest {
 
 inline Options CpuOptions(int threads = 2) {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{16} << 20;
-  options.backend = Backend::kCpu;
-  options.cpu_threads = threads;
-  return options;
+  return testutil::DbOptions(uint64_t{16} << 20, threads);
 }
 
 inline TableOptions VolatileOrdered(uint32_t key_size = 8, uint32_t value_size = 8) {

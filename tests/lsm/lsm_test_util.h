@@ -19,12 +19,7 @@ namespace gpkv::lsmtest {
 
 inline Options PoolOptions(uint64_t pool_size = uint64_t{64} << 20, int threads = 2,
                            Backend backend = Backend::kCpu) {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = pool_size;
-  options.backend = backend;
-  options.cpu_threads = threads;
-  return options;
+  return testutil::DbOptions(pool_size, threads, backend);
 }
 
 inline TableOptions OrderedOptions(uint64_t batch_entries = 64, uint32_t value_size = 8,

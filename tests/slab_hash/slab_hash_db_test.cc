@@ -24,14 +24,7 @@
 namespace gpkv {
 namespace {
 
-Options CpuOptions(int threads = 4) {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{16} << 20;
-  options.backend = Backend::kCpu;
-  options.cpu_threads = threads;
-  return options;
-}
+Options CpuOptions(int threads = 4) { return testutil::DbOptions(uint64_t{16} << 20, threads); }
 
 TableOptions Volatile(uint32_t key_size, uint32_t value_size, uint64_t expected_keys) {
   TableOptions options;
