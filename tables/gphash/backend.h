@@ -65,4 +65,19 @@ class GrowthBackend {
   virtual void DropBottomLevel() = 0;
 };
 
+// The puts of one write batch that found no free candidate slot, as a backend
+// runs the steps that place them; gphash::Core::PlaceFailedPuts decides which
+// step comes next. Called with the table held exclusively by the write path.
+class PlacementSteps {
+ public:
+  virtual ~PlacementSteps() = default;
+  // Moves resident keys out of the failed puts' candidate buckets into other
+  // candidate buckets of their own (kicks). True when some key moved.
+  virtual Result<bool> Kick() = 0;
+  // Grows the table: gphash::Core::Grow, with what the backend does around it.
+  virtual Status Resize() = 0;
+  // Runs the failed puts again. Returns how many still found no free slot.
+  virtual Result<uint64_t> Retry() = 0;
+};
+
 }  // namespace gpkv::gphash

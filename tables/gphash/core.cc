@@ -55,6 +55,34 @@ Status Core::FinishGrowth() {
   return pool_.allocator().Free(bottom.offset);
 }
 
+Status Core::PlaceFailedPuts(uint64_t failed, PlacementSteps& steps) {
+  int resizes = 0;
+  int kick_rounds = 0;
+  while (failed > 0) {
+    bool made_room = false;
+    if (failed <= kMaxKickOps && kick_rounds < kMaxKickRounds) {
+      ++kick_rounds;
+      auto kicked = steps.Kick();
+      if (!kicked.ok()) return kicked.status();
+      made_room = *kicked;
+    }
+    if (!made_room) {
+      if (resizes == kMaxResizesPerBatch) {
+        return Status::PoolFull(RootWhere() + ": " + std::to_string(failed) +
+                                " puts found no free slot after " +
+                                std::to_string(kMaxResizesPerBatch) + " resizes");
+      }
+      ++resizes;
+      kick_rounds = 0;
+      GPKV_RETURN_IF_ERROR(steps.Resize());
+    }
+    auto still_failed = steps.Retry();
+    if (!still_failed.ok()) return still_failed.status();
+    failed = *still_failed;
+  }
+  return Status::OK();
+}
+
 Status Core::CheckRecoverable(const SlotRecovery& found) const {
   if (!pool_.read_only()) return Status::OK();
   if (found.reserved == 0 && found.duplicates == 0 && !resizing()) return Status::OK();

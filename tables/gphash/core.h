@@ -14,6 +14,8 @@
 //   - root.resizes, then the free of the dropped bottom level (unreachable
 //     once the finished LevelSet is published: a crash before the free
 //     leaves it to the open-time sweep of unreachable extents).
+// The write path's decision for puts that found no free candidate slot is the
+// core's too (PlaceFailedPuts): kicks first, a resize when they make no room.
 // At open, after the backend's slot pass (INSERT slots cleared, duplicates
 // resolved), the core decides: a read-only open that would have to write is
 // NeedsRecovery; an interrupted resize is finished; the pool is synced.
@@ -43,6 +45,17 @@ struct SlotRecovery {
 
 class Core {
  public:
+  // Placement of failed puts (PlaceFailedPuts): kicks run only for at most
+  // kMaxKickOps failed puts (the GPU kicks with one warp: kicks are how a
+  // nearly full table fills up, not how a batch finds room), at most
+  // kMaxKickRounds times between two resizes, so that a table fills to the
+  // load factor the kicks reach; a batch gives up after kMaxResizesPerBatch
+  // resizes (each doubles the top level: a pool runs out of space long
+  // before).
+  static constexpr uint64_t kMaxKickOps = 8192;
+  static constexpr int kMaxKickRounds = 8;
+  static constexpr int kMaxResizesPerBatch = 40;
+
   // A table whose root at root_offset was validated (reader.h) and selects
   // `levelset`. `table_name` names it in messages.
   Core(pm::Pool& pool, const std::string& table_name, uint64_t root_offset, uint64_t table_id,
@@ -62,6 +75,13 @@ class Core {
   // published, without the bottom level if every key moved and with it
   // otherwise; root.resizes counts the resize; an emptied bottom is freed.
   Status FinishGrowth();
+
+  // Places `failed` puts of a write batch that found no free slot (they ran
+  // once): a kick round while they are few and the rounds since the last
+  // resize fewer than kMaxKickRounds, a resize when the kicks move no key,
+  // then a retry, until none fails. PoolFull, naming the root, after
+  // kMaxResizesPerBatch resizes; the steps' errors as they come.
+  Status PlaceFailedPuts(uint64_t failed, PlacementSteps& steps);
 
   // Open-time recovery, after the backend's slot pass found `found`:
   // NeedsRecovery, naming the root, when the pool is read-only and anything

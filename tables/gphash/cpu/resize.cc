@@ -1,9 +1,10 @@
 // Growth of cpu::CpuBackend, all under the table's exclusive lock (or at open,
 // before the table is shared):
 //  - PlaceDeferred: puts that found no free candidate slot are retried alone;
-//    if still no slot is free, one resident key of a candidate bucket moves to
-//    another of its own candidate buckets (a kick); only if no resident key
-//    can move does the table resize.
+//    if still no slot is free, gphash::Core::PlaceFailedPuts decides: one
+//    resident key of a candidate bucket moves to another of its own candidate
+//    buckets (a kick, TryKick); only if no resident key can move does the
+//    table resize.
 //  - Resize: gphash::Core::Grow runs the protocol (layout.h) over this
 //    backend's primitives (gphash::GrowthBackend): ApplyLevelSet installs each
 //    published LevelSet, MoveBottomLevel moves every key of the bottom level up
@@ -50,23 +51,38 @@ void CpuBackend::Impl::ApplyLevelSet(const gphash::LevelSet& set, uint64_t /*act
 }
 
 Status CpuBackend::Impl::PlaceDeferred(BatchScratch& batch, const BatchInput& input) {
+  // One deferred put, as gphash::Core::PlaceFailedPuts places it: alone, so
+  // that the kicks and resizes its placement needs come in the order of the
+  // batch.
+  class DeferredPut final : public gphash::PlacementSteps {
+   public:
+    DeferredPut(Impl& table, WorkerScratch& worker, const uint8_t* key, const uint8_t* value,
+                const format::KeyHash& hash)
+        : table_(table), worker_(worker), key_(key), value_(value), hash_(hash) {}
+    Result<bool> Kick() override { return table_.TryKick(hash_); }
+    Status Resize() override { return table_.Resize(); }
+    Result<uint64_t> Retry() override {
+      const OpResult result = table_.kernels_->put_one(table_, worker_, key_, value_, hash_);
+      if (result == OpResult::kError) return worker_.status;
+      return uint64_t{result == OpResult::kDone ? 0u : 1u};
+    }
+
+   private:
+    Impl& table_;
+    WorkerScratch& worker_;
+    const uint8_t* key_;
+    const uint8_t* value_;
+    const format::KeyHash& hash_;
+  };
+
   DrainLimbo();  // no batch is active: every tombstone can be an empty slot again
   for (WorkerScratch& worker : batch.workers) {
     for (uint32_t op : worker.deferred) {
-      const format::KeyHash& hash = batch.hashes[op];
-      const uint8_t* key = input.keys + size_t{op} * geo_.key_size;
-      const uint8_t* value = input.values + size_t{op} * geo_.value_size;
-      for (int attempt = 0;; ++attempt) {
-        OpResult result = kernels_->put_one(*this, worker, key, value, hash);
-        if (result == OpResult::kDone) break;
-        if (result == OpResult::kError) return worker.status;
-        if (attempt > 2 * static_cast<int>(gphash::kMaxLevels) + 4) {
-          return Status::Corruption(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
-                                    ": a key finds no free slot even after resizing");
-        }
-        if (TryKick(hash)) continue;
-        GPKV_RETURN_IF_ERROR(Resize());
-      }
+      DeferredPut put(*this, worker, input.keys + size_t{op} * geo_.key_size,
+                      input.values + size_t{op} * geo_.value_size, batch.hashes[op]);
+      auto failed = put.Retry();
+      if (!failed.ok()) return failed.status();
+      GPKV_RETURN_IF_ERROR(core_.PlaceFailedPuts(*failed, put));
     }
     worker.deferred.clear();
   }

@@ -22,15 +22,6 @@ using gpkv::gpu::PoolRegistration;
 
 namespace {
 
-// Resizes one write batch may trigger before it gives up (each doubles the
-// top level: a pool runs out of space long before).
-constexpr int kMaxResizesPerBatch = 40;
-// Before a resize, failed puts get kicks (LaunchKick: one warp, so only for a
-// few failed puts, which is how a table fills up) and are retried, up to
-// kMaxKickRounds times: a table fills to the CPU backend's load factor.
-constexpr uint64_t kMaxKickOps = 8192;
-constexpr int kMaxKickRounds = 8;
-
 bool Aligned8(const void* address) { return (reinterpret_cast<uintptr_t>(address) & 7) == 0; }
 
 // Copies `bytes` from `source` (host or device) to the device address
@@ -352,40 +343,49 @@ Status GpuBackend::Impl::FinishPendingWrite(Workspace& ws) {
     return Status::OK();
   }
   live_keys_ += counters.inserted;
-  uint64_t failed = counters.failed;
-  uint32_t* failed_ops = pending.failed;
-  uint32_t* spare = pending.spare;
-  int resizes = 0, kick_rounds = 0;
-  while (failed > 0) {
-    bool made_room = false;
-    if (failed <= kMaxKickOps && kick_rounds < kMaxKickRounds) {
-      ++kick_rounds;
-      GPKV_RETURN_IF_ERROR(Kick(ws, pending.keys, failed_ops, failed, &made_room));
+  // The puts that found no free slot, as gphash::Core::PlaceFailedPuts places
+  // them: kicks (one warp) and resizes between relaunches of just those puts.
+  class FailedPuts final : public gphash::PlacementSteps {
+   public:
+    FailedPuts(Impl& table, Workspace& ws, const PendingWrite& pending, uint64_t failed)
+        : table_(table),
+          ws_(ws),
+          pending_(pending),
+          ops_(pending.failed),
+          spare_(pending.spare),
+          failed_(failed) {}
+    Result<bool> Kick() override {
+      bool made_room = false;
+      GPKV_RETURN_IF_ERROR(table_.Kick(ws_, pending_.keys, ops_, failed_, &made_room));
+      return made_room;
     }
-    if (!made_room) {
-      if (resizes == kMaxResizesPerBatch) {
-        return Status::PoolFull(Where() + ": " + std::to_string(failed) +
-                                " puts found no free slot after " +
-                                std::to_string(kMaxResizesPerBatch) + " resizes");
-      }
-      ++resizes;
-      kick_rounds = 0;
-      GPKV_RETURN_IF_ERROR(Resize());
+    Status Resize() override { return table_.Resize(); }
+    Result<uint64_t> Retry() override {
+      std::shared_lock<std::shared_mutex> view_lock(table_.view_mutex_);
+      GPKV_RETURN_IF_ERROR(ws_.ZeroCounters());
+      GPKV_RETURN_IF_ERROR(table_.BeginWrite(ws_));
+      GPKV_RETURN_IF_ERROR(LaunchPut(table_.view_, pending_.keys, pending_.values, nullptr, ops_,
+                                     failed_, spare_, ws_.device_counters(), ws_.stream()));
+      GPKV_RETURN_IF_ERROR(table_.EndWrite(ws_));
+      GPKV_RETURN_IF_ERROR(ws_.FetchCounters());
+      GPKV_RETURN_IF_ERROR(ws_.Wait("put batch after a resize"));
+      GPKV_RETURN_IF_ERROR(table_.DrainStagedLog(ws_, "put batch after a resize"));
+      table_.live_keys_ += ws_.host_counters().inserted;
+      failed_ = ws_.host_counters().failed;
+      std::swap(ops_, spare_);
+      return failed_;
     }
-    std::shared_lock<std::shared_mutex> view_lock(view_mutex_);
-    GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
-    GPKV_RETURN_IF_ERROR(BeginWrite(ws));
-    GPKV_RETURN_IF_ERROR(LaunchPut(view_, pending.keys, pending.values, nullptr, failed_ops, failed,
-                                   spare, ws.device_counters(), ws.stream()));
-    GPKV_RETURN_IF_ERROR(EndWrite(ws));
-    GPKV_RETURN_IF_ERROR(ws.FetchCounters());
-    GPKV_RETURN_IF_ERROR(ws.Wait("put batch after a resize"));
-    GPKV_RETURN_IF_ERROR(DrainStagedLog(ws, "put batch after a resize"));
-    live_keys_ += ws.host_counters().inserted;
-    failed = ws.host_counters().failed;
-    std::swap(failed_ops, spare);
-  }
-  return Status::OK();
+
+   private:
+    Impl& table_;
+    Workspace& ws_;
+    const PendingWrite& pending_;
+    uint32_t* ops_;    // the failed puts' indices
+    uint32_t* spare_;  // where a retry writes the indices of those failing again
+    uint64_t failed_;
+  };
+  FailedPuts steps(*this, ws, pending, counters.failed);
+  return core_.PlaceFailedPuts(counters.failed, steps);
 }
 
 Status GpuBackend::Impl::Erase(const uint8_t* keys, uint8_t* erased, size_t count,
