@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "gpu/cuda_check.h"
+#include "gpu/device_fill.cuh"
 #include "gpu/device_memory.h"
 
 namespace gpkv::gpu {
@@ -145,10 +146,7 @@ Status DeviceBytes::CopyToHost(void* host, size_t size, size_t offset) const {
 
 Status DeviceBytes::Fill(uint8_t value) {
   if (size_ == 0) return Status::OK();
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(data_, value, size_), "cudaMemset");
-  // cudaMemset of device memory returns before it is done.
-  GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy),
-                            "cudaStreamSynchronize after a cudaMemset");
+  GPKV_CUDA_RETURN_IF_ERROR(FillAndWait(data_, value, size_), "cudaMemset");
   return Status::OK();
 }
 

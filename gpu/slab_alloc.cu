@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "gpu/cuda_check.h"
+#include "gpu/device_fill.cuh"
 #include "gpu/slab_alloc.cuh"
 #include "gpu/slab_alloc.h"
 #include "gpu/warp_work_sharing.cuh"
@@ -269,7 +270,7 @@ Status SlabAlloc::Impl::Grow(uint32_t count) {
     }
     grown.push_back(static_cast<uint8_t*>(memory));
     const cudaError_t clear =
-        cudaMemset(static_cast<uint8_t*>(memory) + kSuperBlockBytes, 0, kBitmapBytesPerSuperBlock);
+        FillAndWait(static_cast<uint8_t*>(memory) + kSuperBlockBytes, 0, kBitmapBytesPerSuperBlock);
     if (clear != cudaSuccess) {
       free_new();
       return CudaStatus(clear, "SlabAlloc::Grow: cudaMemset of a super block's bitmap");

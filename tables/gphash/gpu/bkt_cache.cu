@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 
+#include "gpu/device_fill.cuh"
 #include "tables/gphash/gpu/bkt_cache.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 
@@ -141,13 +142,9 @@ Result<std::unique_ptr<BktCache>> BktCache::Create(std::string where) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&cache->reloaded_, cudaEventDisableTiming),
                             cache->where_ + ": cudaEventCreateWithFlags for the BktCache");
   GPKV_RETURN_IF_ERROR(AllocateArray(&cache->counters_, kCounters, cache->where_));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(cache->counters_, 0, kCounters * sizeof(unsigned long long)),
-                            cache->where_ + ": cudaMemset of the BktCache counters");
-  // The memset runs on the legacy default stream, which the cache's and the
-  // workspaces' non-blocking streams do not wait for.
   GPKV_CUDA_RETURN_IF_ERROR(
-      cudaStreamSynchronize(cudaStreamLegacy),
-      cache->where_ + ": cudaStreamSynchronize after the counters' cudaMemset");
+      ::gpkv::gpu::FillAndWait(cache->counters_, 0, kCounters * sizeof(unsigned long long)),
+      cache->where_ + ": cudaMemset of the BktCache counters");
   return std::move(cache);
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "gpu/cuda_check.h"
+#include "gpu/device_fill.cuh"
 #include "tables/gphash/gpu/backend_impl.h"
 
 namespace gpkv::gphash::gpu {
@@ -47,12 +48,8 @@ Status GpuBackend::Impl::PrepareTopLevel(uint64_t /*offset*/, uint64_t buckets) 
   const uint64_t bytes = buckets * snapshot_.bucket_bytes;
   void* copy = nullptr;
   cudaError_t error = cudaMalloc(&copy, bytes);
-  if (error == cudaSuccess) error = cudaMemset(copy, 0, bytes);
-  // cudaMemset of device memory returns before it is done, on the legacy
-  // default stream, which the workspaces' non-blocking streams do not wait
-  // for: without this wait the zeros could land after the keys that the
-  // migration moves into the new level.
-  if (error == cudaSuccess) error = cudaStreamSynchronize(cudaStreamLegacy);
+  // Zeroed before the migration's stream moves keys into it (device_fill.cuh).
+  if (error == cudaSuccess) error = ::gpkv::gpu::FillAndWait(copy, 0, bytes);
   if (error == cudaSuccess) {
     // The core publishes the LevelSet with this level on top next.
     mirror_levels_.insert(mirror_levels_.begin(), static_cast<uint8_t*>(copy));
