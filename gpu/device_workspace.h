@@ -8,7 +8,8 @@
 // derive from it and name their counters' type (GPHash's adds what only it
 // uses: pinned host scratch, the host-batch pipeline's lanes, per-chunk
 // counters, kernel graphs); a table keeps a free list of them, one per
-// concurrent caller.
+// concurrent caller. Calls that learn their needs only as they go take
+// stream-ordered scratch instead (gpu::StreamScratch, stream_scratch.h).
 //
 // Who may call: the GPU backends (tables/*/gpu/).
 // Thread safety: a workspace is used by one thread at a time.

@@ -18,6 +18,7 @@
 #include "gpkv/status.h"
 #include "gpu/cuda_check.h"
 #include "gpu/pointer_kind.h"
+#include "gpu/stream_scratch.h"
 #include "pm/pool.h"
 #include "tables/lsm/cpu/search.h"
 #include "tables/lsm/cpu/write_buffer.h"
@@ -130,33 +131,6 @@ inline DeviceSources SourcesOf(const Version& version) {
   }
   return sources;
 }
-
-// Stream-ordered scratch memory of one call (cudaMallocAsync), freed on the
-// stream when it goes out of scope.
-class Scratch {
- public:
-  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
-  ~Scratch() {
-    for (void* pointer : pointers_) cudaFreeAsync(pointer, stream_);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  template <typename T>
-  Status Take(size_t count, T** out, const char* what) {
-    void* pointer = nullptr;
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMallocAsync(&pointer, std::max<size_t>(count * sizeof(T), 8), stream_),
-        std::string("LSM GPU scratch for ") + what);
-    pointers_.push_back(pointer);
-    *out = static_cast<T*>(pointer);
-    return Status::OK();
-  }
-  cudaStream_t stream() const { return stream_; }
-
- private:
-  cudaStream_t stream_;
-  std::vector<void*> pointers_;
-};
 
 using gpkv::gpu::IsDeviceMemory;
 

@@ -72,12 +72,14 @@ struct CUevent_st;   // cudaEvent_t is CUevent_st*
 
 namespace gpkv::gpu {
 class PoolRegistration;
+class StreamScratch;  // gpu/stream_scratch.h
 }  // namespace gpkv::gpu
 
 namespace gpkv::lsm::gpu {
 
 class DeviceRun;  // backend.cuh
-class Scratch;    // backend.cuh
+// A call's stream-ordered scratch memory.
+using Scratch = ::gpkv::gpu::StreamScratch;
 using DeviceRunPtr = std::shared_ptr<DeviceRun>;
 
 class GpuBackend final : public Backend {
