@@ -13,7 +13,9 @@
 //    tables/family.h (and the engine's table wraps a family's as a
 //    tables/table_facade.h);
 //  - bench/ (the benchmark program gpkv-bench) and tools/ (the gpkv tool)
-//    include nothing of each other.
+//    include nothing of each other;
+//  - bench/ reaches tables through the public API and documented hooks:
+//    nothing of a family's backends (tables/<family>/cpu/, gpu/).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -185,6 +187,19 @@ TEST(Layering, BenchAndToolsIncludeNothingOfEachOther) {
         EXPECT_FALSE(StartsWith(include.target, other))
             << file << ":" << include.line << " includes " << include.target;
       }
+    }
+  }
+  EXPECT_GT(checked, 40u);
+}
+
+TEST(Layering, BenchIncludesNoBackendOfAFamily) {
+  const std::regex backend_header("^tables/[a-z_]+/(cpu|gpu)/");
+  size_t checked = 0;
+  for (const fs::path& file : SourcesUnder("bench")) {
+    ++checked;
+    for (const Include& include : IncludesOf(kRoot / file)) {
+      EXPECT_FALSE(std::regex_search(include.target, backend_header))
+          << file << ":" << include.line << " includes " << include.target;
     }
   }
   EXPECT_GT(checked, 40u);
