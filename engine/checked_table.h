@@ -6,7 +6,8 @@
 // which backend runs the table and, when the engine fell back to the CPU
 // backend, why (TableStats::backend, TableStats::fallback).
 // Close closes and destroys the family's table; every later call returns
-// InvalidArgument.
+// InvalidArgument. A family's hook reaches its own table behind it as a
+// tables::TableFacade (tables/table_facade.h).
 //
 // Thread safety: as the family's table (gpkv::Table's contract); the checks
 // keep no state. Close runs alone (gpkv::Table::Close's contract).
@@ -17,10 +18,11 @@
 #include <string>
 
 #include "gpkv/table.h"
+#include "tables/table_facade.h"
 
 namespace gpkv::engine {
 
-class CheckedTable final : public Table {
+class CheckedTable final : public Table, public tables::TableFacade {
  public:
   // `backend`: "cpu" or "cuda", where the family's table runs; `fallback`:
   // empty, or the engine's message on why it runs on the CPU backend.
@@ -49,6 +51,7 @@ class CheckedTable final : public Table {
   Status Scan(const ScanVisitor& visit) override;
   Status Close() override;
   bool closed() const { return table_ == nullptr; }
+  Table* family_table() const override { return table_.get(); }
 
  private:
   // InvalidArgument naming the table unless keys holds whole keys; sets *count.

@@ -230,6 +230,7 @@ Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
   context.backend = backend_;
   context.backend_required = options_.backend == Backend::kCuda;
   context.gpu_cache_fraction = options_.gpu_cache_fraction;
+  context.hash_gpu = options_.hash_gpu;
   context.ordered_gpu = options_.ordered_gpu;
   context.cpu_threads = threads();
   auto table = (*family)->Open(context, entry, *options);

@@ -42,6 +42,8 @@ struct OpenContext {
   bool backend_required = false;
   // Options::gpu_cache_fraction of the DB.
   double gpu_cache_fraction = Options().gpu_cache_fraction;
+  // Options::hash_gpu of the DB (the persistent hash tables' GPU tuning).
+  HashGpuOptions hash_gpu;
   // Options::ordered_gpu of the DB (the ordered tables' GPU tuning).
   OrderedGpuOptions ordered_gpu;
   // CPU worker threads per batch, resolved (>= 1).

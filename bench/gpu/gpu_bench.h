@@ -1,6 +1,8 @@
 // The GPU micro-benchmarks of `gpkv-bench --suite gpu`: the CUDA backend of
-// persistent hash tables (gpu::GpuBackend) in direct, mirror and staged mode,
-// next to the link it runs over.
+// persistent hash tables in direct, mirror and staged mode, next to the link
+// it runs over. Every gpkv table is reached through the public API (DB::Open,
+// CreateTable, batches on gpkv::Table, its Stats() properties;
+// bench/gpu/api_table.h), so the numbers are what a user gets.
 //
 //   1. link calibration: random 8-byte reads / CAS / stores of a registered
 //      tmpfs mapping vs HBM, at 256 MiB, 512 MiB, 1 GiB, 4 GiB and the

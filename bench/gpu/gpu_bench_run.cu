@@ -11,25 +11,23 @@
 #include <cstring>
 #include <string>
 #include <thread>
-#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bench/gpkv_bench_workload.h"
+#include "bench/gpu/api_table.h"
 #include "bench/gpu/gpu_bench_report.h"
 #include "bench/gpu/gpu_bench_run.h"
 #include "bench/gpu/gpu_modes.h"
 #include "bench/gpu/host_bench.h"
 #include "bench/gpu/link_calibration.h"
 #include "bench/gpu/naive_table.h"
+#include "gpkv/db.h"
 #include "gpu/device_memory.h"
-#include "pm/pool.h"
-#include "tables/gphash/cpu/backend.h"
-#include "tables/gphash/gpu/backend.h"
 
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gphash::gpu::GpuBackend;
 using ::gpkv::gpu::DeviceBytes;
 
 constexpr uint64_t kSeed = 0x67706b76;  // "gpkv"
@@ -115,15 +113,24 @@ Status CheckAnswers(const OpSet& set, size_t first, size_t count, const Outputs&
 // reload periods, at least this many.
 constexpr size_t kWarmupOps = size_t{1} << 22;
 
-// The BktCache counters of a GPU table (zero for other tables).
-template <typename Table>
-::gpkv::gphash::gpu::BktCacheStats CacheStats(Table& table) {
-  if constexpr (std::is_same_v<Table, GpuBackend>) {
-    return table.bkt_cache_stats();
-  } else {
-    return {};
-  }
+// The counters of a table under test: a gpkv table's Stats() properties,
+// the naive table's own (no cache of hot buckets).
+Result<HashCounters> CountersOf(const ApiTable& table) { return table.Counters(); }
+Result<HashCounters> CountersOf(const NaiveTable& table) {
+  const NaiveStats stats = table.Stats();
+  HashCounters counters;
+  counters.keys = stats.keys;
+  counters.slots = stats.slots;
+  counters.load_factor = stats.load_factor;
+  counters.levels = stats.levels;
+  counters.resizes = stats.resizes;
+  counters.index_bytes = stats.index_bytes;
+  return counters;
 }
+
+// Operations between two reloads of a table's cache of hot buckets.
+uint64_t ReloadOps(const ApiTable& table) { return table.tuning().bkt_cache_reload_ops; }
+uint64_t ReloadOps(const NaiveTable&) { return 0; }
 
 // The timed part of a point as NVTX ranges "gpkv-timed" / "<what> batch
 // <n> ops <m>": `ncu --nvtx --nvtx-include gpkv-timed/` then counts the pool
@@ -150,17 +157,17 @@ class TimedRange {
 template <typename Table, typename Run>
 Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run&& run, Row* row,
                  const std::string& what) {
-  const bool cached = CacheStats(table).capacity_buckets != 0;
+  auto initial = CountersOf(table);
+  if (!initial.ok()) return initial.status();
+  const bool cached = initial->cache_buckets != 0;
   if (cached) {
-    size_t warmup = kWarmupOps;
-    if constexpr (std::is_same_v<Table, GpuBackend>) {
-      warmup = std::max<size_t>(warmup, 2 * table.options().bkt_cache_reload_ops);
-    }
+    const size_t warmup = std::max<size_t>(kWarmupOps, 2 * ReloadOps(table));
     for (size_t done = 0; done < warmup; done += batch) {
       GPKV_RETURN_IF_ERROR(run(kTimedSpan + done % (kOpArray - kTimedSpan)));
     }
   }
-  const auto before = CacheStats(table);
+  const auto before = cached ? CountersOf(table) : std::move(initial);
+  if (!before.ok()) return before.status();
   double start = Now();
   {
     TimedRange range(what, batch, ops);
@@ -170,12 +177,13 @@ Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run
   row->batch = batch;
   row->ops = ops;
   if (cached && gets_per_op > 0) {
-    const auto after = CacheStats(table);
+    const auto after = CountersOf(table);
+    if (!after.ok()) return after.status();
     const double gets = gets_per_op * static_cast<double>(ops);
     row->cache_reads_per_get =
-        static_cast<double>(after.get_cache_reads - before.get_cache_reads) / gets;
+        static_cast<double>(after->cache_get_reads - before->cache_get_reads) / gets;
     row->pool_reads_per_get =
-        static_cast<double>(after.get_pool_reads - before.get_pool_reads) / gets;
+        static_cast<double>(after->cache_get_pool_reads - before->cache_get_pool_reads) / gets;
   }
   return Status::OK();
 }
@@ -228,14 +236,15 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
     GPKV_RETURN_IF_ERROR(table.Put(load_keys + done * 8, load_values + done * 8, count));
   }
   rows->push_back({mode, "LOAD (insert)", kLoadBatch, args.keys, Now() - start});
-  const auto stats = table.Stats();
-  if (stats.keys != args.keys) {
-    return Status::Corruption("after LOAD the table holds " + std::to_string(stats.keys) +
+  const auto stats = CountersOf(table);
+  if (!stats.ok()) return stats.status();
+  if (stats->keys != args.keys) {
+    return Status::Corruption("after LOAD the table holds " + std::to_string(stats->keys) +
                               " keys, not " + std::to_string(args.keys));
   }
   std::fprintf(args.text, "# %s: loaded %llu keys, load factor %.3f, %u levels, %llu resizes\n",
-               mode.c_str(), static_cast<unsigned long long>(stats.keys), stats.load_factor,
-               stats.levels, static_cast<unsigned long long>(stats.resizes));
+               mode.c_str(), static_cast<unsigned long long>(stats->keys), stats->load_factor,
+               stats->levels, static_cast<unsigned long long>(stats->resizes));
   for (int log2 : args.batch_log2) {
     size_t batch = size_t{1} << log2;
     size_t ops = std::max(kOpsPerPoint, 2 * batch);
@@ -276,46 +285,61 @@ Status RunOnDevice(const Args& args, const std::string& mode, Table& table, cons
   return RunWorkloads(args, mode, table, load, uniform, zipf, out, rows);
 }
 
-// A pool file for one mode: created, then unlinked (the mapping stays).
-Result<std::unique_ptr<pm::Pool>> BenchPool(const Args& args, const std::string& mode) {
+// The pool file of one mode, in args.dir (staged mode: args.staged_dir when
+// given), and its size.
+std::string PoolPath(const Args& args, const std::string& mode) {
   const std::string& dir =
       BaseMode(mode) == "staged" && !args.staged_dir.empty() ? args.staged_dir : args.dir;
-  std::string path = dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
-  auto pool = pm::Pool::Create(path, args.keys * 96 + (uint64_t{256} << 20), SyncMode::kBatch);
-  std::remove(path.c_str());
-  return pool;
+  return dir + "/gpkv-gpu-bench-" + mode + "-" + std::to_string(::getpid()) + ".gpkv";
+}
+uint64_t PoolBytes(uint64_t keys) { return keys * 96 + (uint64_t{256} << 20); }
+
+// A table of `keys` expected keys in a pool of its own, opened with `options`.
+Result<std::unique_ptr<BenchDb>> CreateBenchDb(const Args& args, const std::string& mode,
+                                               uint64_t keys, const Options& options) {
+  TableOptions table_options;
+  table_options.expected_keys = keys;
+  return BenchDb::Create(PoolPath(args, mode), PoolBytes(keys), options, table_options);
+}
+
+// The DB options of the cpu mode: the CPU backend on all hardware threads.
+Options CpuOptions() {
+  Options options;
+  options.backend = Backend::kCpu;
+  options.cpu_threads = 0;
+  return options;
 }
 
 Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
                   const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
-  auto pool = BenchPool(args, mode);
-  if (!pool.ok()) return pool.status();
-  TableOptions options;
-  options.expected_keys = args.keys;
-  auto root = GpuBackend::Create(**pool, 1, options);
-  if (!root.ok()) return root.status();
   auto mode_options = ParseGpuMode(mode);
   if (!mode_options.ok()) return mode_options.status();
-  const GpuMode gpu_mode = *mode_options;
+  const Options options = mode_options->Apply(Options());
   double open_start = Now();
-  auto opened = GpuBackend::Open(**pool, "bench", *root, gpu_mode.options, nullptr);
+  auto bench = CreateBenchDb(args, mode, args.keys, options);
+  if (!bench.ok()) return bench.status();
+  const double open_seconds = Now() - open_start;
+  ApiTable table((*bench)->table(), options.hash_gpu);
+  auto opened = table.Counters();
   if (!opened.ok()) return opened.status();
-  GpuBackend& table = **opened;
+  auto info = (*bench)->db().Info();
+  if (!info.ok()) return info.status();
   std::fprintf(args.text, "# %s: open %.3f s, index %.1f MiB, pool %.1f GiB (%s)\n", mode.c_str(),
-               Now() - open_start, table.Stats().index_bytes / 1048576.0,
-               (*pool)->size() / 1073741824.0, (*pool)->path().c_str());
+               open_seconds, opened->index_bytes / 1048576.0, info->pool_size / 1073741824.0,
+               (*bench)->path().c_str());
   GPKV_RETURN_IF_ERROR(RunOnDevice(args, mode, table, load, uniform, zipf, rows));
-  const auto cache = table.bkt_cache_stats();
-  if (cache.capacity_buckets != 0) {
+  const auto cache = table.Counters();
+  if (!cache.ok()) return cache.status();
+  if (cache->cache_buckets != 0) {
     std::fprintf(args.text,
                  "# %s: BktCache of %llu of %llu buckets (%.1f MiB), %llu reloads loaded %llu "
                  "buckets\n",
-                 mode.c_str(), static_cast<unsigned long long>(cache.capacity_buckets),
-                 static_cast<unsigned long long>(cache.table_buckets),
-                 cache.capacity_buckets * table.Stats().index_bytes /
-                     static_cast<double>(cache.table_buckets) / 1048576.0,
-                 static_cast<unsigned long long>(cache.reloads),
-                 static_cast<unsigned long long>(cache.buckets_loaded));
+                 mode.c_str(), static_cast<unsigned long long>(cache->cache_buckets),
+                 static_cast<unsigned long long>(cache->cache_table_buckets),
+                 cache->cache_buckets * cache->index_bytes /
+                     static_cast<double>(cache->cache_table_buckets) / 1048576.0,
+                 static_cast<unsigned long long>(cache->cache_reloads),
+                 static_cast<unsigned long long>(cache->cache_buckets_loaded));
   }
   // One point with the batch in host memory (copies in and out included).
   size_t batch = size_t{1} << 20;
@@ -326,11 +350,10 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
         table.Get(uniform.keys.data() + done * 8, values.data(), found.data(), batch));
   }
   rows->push_back({mode, "C get uniform, host batch", batch, kOpsPerPoint, Now() - start});
-  // And a reopen of the loaded table (recovery scan; mirror build).
-  opened.value().reset();
+  // And an open of the loaded pool (the table's recovery scan; mirror build).
+  GPKV_RETURN_IF_ERROR((*bench)->Close());
   open_start = Now();
-  auto reopened = GpuBackend::Open(**pool, "bench", *root, gpu_mode.options, nullptr);
-  if (!reopened.ok()) return reopened.status();
+  GPKV_RETURN_IF_ERROR((*bench)->Open(options));
   std::fprintf(args.text, "# %s: reopen of the loaded table %.3f s\n", mode.c_str(),
                Now() - open_start);
   return Status::OK();
@@ -342,16 +365,17 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
 // resized, within that batch's size.
 constexpr uint64_t kProbeKeys = uint64_t{1} << 18;
 
-template <typename Table>
-Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFactorRow>* out) {
+Status ProbeLoadFactor(const ApiTable& table, const std::string& mode,
+                       std::vector<LoadFactorRow>* out) {
   LoadFactorRow row;
   row.mode = mode;
   std::vector<uint8_t> keys, values;
   uint64_t next = 0;
   for (;;) {
-    const auto before = table.Stats();
-    if (next > 4 * before.slots) break;
-    uint64_t batch = std::max<uint64_t>(1, (before.slots - before.keys) / 16);
+    const auto before = table.Counters();
+    if (!before.ok()) return before.status();
+    if (next > 4 * before->slots) break;
+    uint64_t batch = std::max<uint64_t>(1, (before->slots - before->keys) / 16);
     keys.resize(batch * 8);
     values.resize(batch * 8);
     for (uint64_t i = 0; i < batch; ++i, ++next) {
@@ -359,11 +383,13 @@ Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFa
       EncodeValue(next, 0, 8, &values[i * 8]);
     }
     GPKV_RETURN_IF_ERROR(table.Put(keys.data(), values.data(), batch));
-    if (table.Stats().resizes > 0) {
+    const auto after = table.Counters();
+    if (!after.ok()) return after.status();
+    if (after->resizes > 0) {
       row.resized = true;
-      row.load_factor = before.load_factor;
+      row.load_factor = before->load_factor;
       row.batch = batch;
-      row.slots = before.slots;
+      row.slots = before->slots;
       break;
     }
   }
@@ -374,46 +400,30 @@ Status ProbeLoadFactor(Table& table, const std::string& mode, std::vector<LoadFa
 // One probe per mode, on a small pool of its own in args.dir.
 Status ProbeModeLoadFactor(const Args& args, const std::string& mode,
                            std::vector<LoadFactorRow>* out) {
-  Args small = args;
-  small.keys = kProbeKeys;
-  auto pool = BenchPool(small, mode + "-lf");
-  if (!pool.ok()) return pool.status();
-  TableOptions options;
-  options.expected_keys = kProbeKeys;
-  if (mode == "cpu") {
-    auto root = gphash::cpu::CpuBackend::Create(**pool, 1, options);
-    if (!root.ok()) return root.status();
-    auto table = gphash::cpu::CpuBackend::Open(
-        **pool, "lf", *root, static_cast<int>(std::thread::hardware_concurrency()), nullptr);
-    if (!table.ok()) return table.status();
-    return ProbeLoadFactor(**table, mode, out);
+  Options options = CpuOptions();
+  if (mode != "cpu") {
+    auto mode_options = ParseGpuMode(mode);
+    if (!mode_options.ok()) return mode_options.status();
+    options = mode_options->Apply(Options());
   }
-  auto root = GpuBackend::Create(**pool, 1, options);
-  if (!root.ok()) return root.status();
-  auto mode_options = ParseGpuMode(mode);
-  if (!mode_options.ok()) return mode_options.status();
-  auto table = GpuBackend::Open(**pool, "lf", *root, mode_options->options, nullptr);
-  if (!table.ok()) return table.status();
-  return ProbeLoadFactor(**table, mode, out);
+  auto bench = CreateBenchDb(args, mode + "-lf", kProbeKeys, options);
+  if (!bench.ok()) return bench.status();
+  return ProbeLoadFactor(ApiTable((*bench)->table(), options.hash_gpu), mode, out);
 }
 
 // The CPU backend on the same records, host batches, all hardware threads.
 Status RunCpuMode(const Args& args, const OpSet& load, const OpSet& uniform, const OpSet& zipf,
                   std::vector<Row>* rows) {
-  auto pool = BenchPool(args, "cpu");
-  if (!pool.ok()) return pool.status();
-  TableOptions options;
-  options.expected_keys = args.keys;
-  auto root = gphash::cpu::CpuBackend::Create(**pool, 1, options);
-  if (!root.ok()) return root.status();
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  auto opened = gphash::cpu::CpuBackend::Open(**pool, "bench", *root, threads, nullptr);
-  if (!opened.ok()) return opened.status();
-  std::fprintf(args.text, "# cpu: gphash::cpu::CpuBackend on %d threads\n", threads);
+  const Options options = CpuOptions();
+  auto bench = CreateBenchDb(args, "cpu", args.keys, options);
+  if (!bench.ok()) return bench.status();
+  const int threads = static_cast<int>(std::thread::hardware_concurrency());
+  std::fprintf(args.text, "# cpu: the CPU backend on %d threads\n", threads);
   size_t largest = size_t{1} << *std::max_element(args.batch_log2.begin(), args.batch_log2.end());
   std::vector<uint8_t> values(largest * 8), found(largest);
   Outputs out{values.data(), found.data(), false};
-  return RunWorkloads(args, "cpu", **opened, load, uniform, zipf, out, rows);
+  ApiTable table((*bench)->table(), options.hash_gpu);
+  return RunWorkloads(args, "cpu", table, load, uniform, zipf, out, rows);
 }
 
 // The naive baseline on the same records: device batches, a registered file
@@ -438,7 +448,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   Args args;
   static_cast<GpuBenchConfig&>(args) = config;
   args.text = text;
-  GPKV_RETURN_IF_ERROR(GpuBackend::DeviceUsable());
+  GPKV_RETURN_IF_ERROR(::gpkv::gpu::DeviceUsable());
   const std::string device = ::gpkv::gpu::DeviceDescription();
   std::fprintf(text, "# device: %s\n# keys: %llu, pool dir %s\n", device.c_str(),
                static_cast<unsigned long long>(args.keys), args.dir.c_str());

@@ -7,8 +7,6 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gphash::gpu::GpuIndexMode;
-
 // The number after `prefix` in `option` ("cache40" -> 40), or -1 when the
 // option is not `prefix` followed by 1 to 3 digits.
 int NumberAfter(const std::string& option, const std::string& prefix) {
@@ -29,11 +27,11 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
   const std::string base = BaseMode(mode);
   GpuMode parsed;
   if (base == "direct") {
-    parsed.options.index_mode = GpuIndexMode::kDirect;
+    parsed.options.index_mode = HashGpuIndexMode::kDirect;
   } else if (base == "mirror") {
-    parsed.options.index_mode = GpuIndexMode::kMirror;
+    parsed.options.index_mode = HashGpuIndexMode::kMirror;
   } else if (base == "staged") {
-    parsed.options.index_mode = GpuIndexMode::kStaged;
+    parsed.options.index_mode = HashGpuIndexMode::kStaged;
   } else {
     return Status::InvalidArgument("mode '" + mode + "': not direct, mirror or staged");
   }
@@ -48,9 +46,9 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
     } else if (option == "sortall") {
       parsed.options.sorted_get_min_ops = 0;
     } else if (option == "nocache") {
-      parsed.options.bkt_cache_fraction = 0;
+      parsed.cache_fraction = 0;
     } else if (const int percent = NumberAfter(option, "cache"); percent >= 0 && percent <= 100) {
-      parsed.options.bkt_cache_fraction = percent / 100.0;
+      parsed.cache_fraction = percent / 100.0;
     } else if (const int log2 = NumberAfter(option, "reload"); log2 >= 0 && log2 <= 40) {
       parsed.options.bkt_cache_reload_ops = uint64_t{1} << log2;
     } else {

@@ -16,19 +16,14 @@
 #include <vector>
 
 #include "bench/gpkv_bench_workload.h"
+#include "bench/gpu/api_table.h"
 #include "bench/gpu/host_bench.h"
 #include "gpkv/db.h"
 #include "gpu/device_memory.h"
-#include "gpu/host_memory.h"
-#include "pm/pool.h"
-#include "tables/gphash/gpu/backend.h"
 
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gphash::gpu::GpuBackend;
-using ::gpkv::gphash::gpu::GpuIndexMode;
-using ::gpkv::gphash::gpu::GpuTableOptions;
 using ::gpkv::gpu::DeviceBytes;
 
 constexpr uint64_t kSeed = 0x686f7374;    // "host"
@@ -321,85 +316,71 @@ std::string PoolPath(const std::string& dir, const std::string& name) {
 
 uint64_t PoolBytes(uint64_t keys) { return keys * 96 + (uint64_t{256} << 20); }
 
-// The engine on `backend`: DB + Table, LOAD, then the plan.
-Status RunEngine(Backend backend, uint64_t keys, const std::string& dir, Data& data,
-                 const Plan& plan, std::vector<HostRow>* rows, std::FILE* text) {
-  const std::string name = backend == Backend::kCuda ? "engine cuda" : "engine cpu";
-  const std::string path = PoolPath(dir, backend == Backend::kCuda ? "cuda" : "cpu");
-  std::remove(path.c_str());
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = PoolBytes(keys);
-  options.backend = backend;
-  options.sync_mode = SyncMode::kBatch;
-  auto db = DB::Open(path, options);
-  if (!db.ok()) return db.status();
-  TableOptions table_options;
-  table_options.expected_keys = keys;
-  auto table = (*db)->CreateTable("bench", table_options);
-  if (!table.ok()) return table.status();
-  Table* t = *table;
-  DB* d = db->get();
-  Target target;
-  target.name = name;
-  target.get = [t](const uint8_t* k, uint8_t* v, uint8_t* f, size_t n) {
-    return t->Get(ConstBytes(k, n * 8), MutableBytes(v, n * 8), MutableBytes(f, n));
-  };
-  target.put = [t](const uint8_t* k, const uint8_t* v, size_t n) {
-    return t->Put(ConstBytes(k, n * 8), ConstBytes(v, n * 8));
-  };
-  target.register_memory = [d](void* a, size_t b) { return d->RegisterHostMemory(a, b); };
-  target.unregister_memory = [d](void* a) { return d->UnregisterHostMemory(a); };
-  auto run = [&]() -> Status {
-    GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
-    auto stats = t->Stats();
-    if (stats.ok()) {
-      std::fprintf(text, "# %s: %llu keys, load factor %.3f\n", name.c_str(),
-                   static_cast<unsigned long long>(stats->keys),
-                   stats->Property("gphash.load-factor").value_or(0));
-    }
-    return RunRegistered(target, data, plan, rows, text);
-  };
-  Status status = run();
-  db->reset();
-  std::remove(path.c_str());
-  return status;
-}
-
-Target GpuTarget(const std::string& name, GpuBackend* table) {
+// The batch calls of `table` in `db` (memory registered with the DB).
+Target EngineTarget(const std::string& name, DB* db, Table* table) {
   Target target;
   target.name = name;
   target.get = [table](const uint8_t* k, uint8_t* v, uint8_t* f, size_t n) {
-    return table->Get(k, v, f, n);
+    return table->Get(ConstBytes(k, n * 8), MutableBytes(v, n * 8), MutableBytes(f, n));
   };
   target.put = [table](const uint8_t* k, const uint8_t* v, size_t n) {
-    return table->Put(k, v, n);
+    return table->Put(ConstBytes(k, n * 8), ConstBytes(v, n * 8));
   };
-  target.register_memory = [](void* a, size_t b) { return ::gpkv::gpu::RegisterHostMemory(a, b); };
-  target.unregister_memory = [](void* a) { return ::gpkv::gpu::UnregisterHostMemory(a); };
+  target.register_memory = [db](void* a, size_t b) { return db->RegisterHostMemory(a, b); };
+  target.unregister_memory = [db](void* a) { return db->UnregisterHostMemory(a); };
   return target;
 }
 
-// gphash::gpu::GpuBackend in one mode: LOAD, then the plan for each of `variants`
-// (a name suffix and the options it reopens the table with).
-Status RunGpuTable(GpuIndexMode mode, const std::string& name, uint64_t keys,
+// The engine on `backend` (kAuto's choice of mode on CUDA): DB + Table,
+// LOAD, then the plan.
+Status RunEngine(Backend backend, uint64_t keys, const std::string& dir, Data& data,
+                 const Plan& plan, std::vector<HostRow>* rows, std::FILE* text) {
+  const std::string name = backend == Backend::kCuda ? "engine cuda" : "engine cpu";
+  Options options;
+  options.backend = backend;
+  options.sync_mode = SyncMode::kBatch;
+  TableOptions table_options;
+  table_options.expected_keys = keys;
+  auto bench = BenchDb::Create(PoolPath(dir, backend == Backend::kCuda ? "cuda" : "cpu"),
+                               PoolBytes(keys), options, table_options);
+  if (!bench.ok()) return bench.status();
+  Table* table = (*bench)->table();
+  Target target = EngineTarget(name, &(*bench)->db(), table);
+  GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
+  auto stats = table->Stats();
+  if (stats.ok()) {
+    std::fprintf(text, "# %s: %llu keys, load factor %.3f\n", name.c_str(),
+                 static_cast<unsigned long long>(stats->keys),
+                 stats->Property("gphash.load-factor").value_or(0));
+  }
+  return RunRegistered(target, data, plan, rows, text);
+}
+
+// A table on the CUDA backend in one index mode: LOAD, then the plan for
+// each of `variants` (a name suffix and the Options::hash_gpu the pool is
+// opened again with).
+Status RunGpuTable(HashGpuIndexMode mode, const std::string& name, uint64_t keys,
                    const std::string& dir, Data& data,
-                   const std::vector<std::pair<std::string, GpuTableOptions>>& variants,
+                   const std::vector<std::pair<std::string, HashGpuOptions>>& variants,
                    const std::vector<Plan>& plans, std::vector<HostRow>* rows, std::FILE* text) {
-  const std::string path = PoolPath(dir, name);
-  auto pool = pm::Pool::Create(path, PoolBytes(keys), SyncMode::kBatch);
-  std::remove(path.c_str());
-  if (!pool.ok()) return pool.status();
-  TableOptions options;
-  options.expected_keys = keys;
-  auto root = GpuBackend::Create(**pool, 1, options);
-  if (!root.ok()) return root.status();
+  TableOptions table_options;
+  table_options.expected_keys = keys;
+  std::unique_ptr<BenchDb> bench;
   for (size_t v = 0; v < variants.size(); ++v) {
-    GpuTableOptions gpu_options = variants[v].second;
-    gpu_options.index_mode = mode;
-    auto table = GpuBackend::Open(**pool, "bench", *root, gpu_options, nullptr);
-    if (!table.ok()) return table.status();
-    Target target = GpuTarget(name + variants[v].first, table->get());
+    Options options;
+    options.backend = Backend::kCuda;
+    options.sync_mode = SyncMode::kBatch;
+    options.hash_gpu = variants[v].second;
+    options.hash_gpu.index_mode = mode;
+    if (v == 0) {
+      auto created = BenchDb::Create(PoolPath(dir, name), PoolBytes(keys), options, table_options);
+      if (!created.ok()) return created.status();
+      bench = std::move(*created);
+    } else {
+      GPKV_RETURN_IF_ERROR(bench->Close());
+      GPKV_RETURN_IF_ERROR(bench->Open(options));
+    }
+    Target target = EngineTarget(name + variants[v].first, &bench->db(), bench->table());
     if (v == 0) GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
     GPKV_RETURN_IF_ERROR(RunRegistered(target, data, plans[v], rows, text));
   }
@@ -445,14 +426,14 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
   Plan large;
   large.device = false;
   large.batches = {kLargeBatch};
-  std::vector<std::pair<std::string, GpuTableOptions>> mirror_variants = {{"", {}}};
+  std::vector<std::pair<std::string, HashGpuOptions>> mirror_variants = {{"", {}}};
   std::vector<Plan> mirror_plans = {plain};
-  GpuTableOptions off;
+  HashGpuOptions off;
   off.host_lanes = 0;
   mirror_variants.push_back({" legacy", off});
   mirror_plans.push_back(legacy);
   for (int log2 : {15, 16, 18, 19}) {
-    GpuTableOptions options;
+    HashGpuOptions options;
     options.host_chunk_ops = uint64_t{1} << log2;
     mirror_variants.push_back({" chunk 2^" + std::to_string(log2), options});
     mirror_plans.push_back(large);
@@ -462,23 +443,23 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
   small.registered = false;
   small.device = false;
   small.batches = {256, 1024, kSmallBatch, 16384};
-  GpuTableOptions copy;
+  HashGpuOptions copy;
   copy.host_zero_copy_ops = 0;
   mirror_variants.push_back({" small", {}});
   mirror_plans.push_back(small);
   mirror_variants.push_back({" small no zero-copy", copy});
   mirror_plans.push_back(small);
   for (uint32_t lanes : {2u, 4u}) {
-    GpuTableOptions options;
+    HashGpuOptions options;
     options.host_lanes = lanes;
     mirror_variants.push_back({" lanes " + std::to_string(lanes), options});
     mirror_plans.push_back(large);
   }
-  GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kMirror, "mirror", keys, dir, data,
+  GPKV_RETURN_IF_ERROR(RunGpuTable(HashGpuIndexMode::kMirror, "mirror", keys, dir, data,
                                    mirror_variants, mirror_plans, rows, text));
-  GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kDirect, "direct", keys, dir, data, {{"", {}}},
+  GPKV_RETURN_IF_ERROR(RunGpuTable(HashGpuIndexMode::kDirect, "direct", keys, dir, data, {{"", {}}},
                                    {plain}, rows, text));
-  GPKV_RETURN_IF_ERROR(RunGpuTable(GpuIndexMode::kStaged, "staged", keys, dir, data, {{"", {}}},
+  GPKV_RETURN_IF_ERROR(RunGpuTable(HashGpuIndexMode::kStaged, "staged", keys, dir, data, {{"", {}}},
                                    {plain}, rows, text));
   PrintRows(*rows, text);
   return Status::OK();

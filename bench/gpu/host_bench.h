@@ -4,10 +4,11 @@
 //   - the engine (gpkv::DB + Table) on the CUDA backend (the mode kAuto
 //     picks: mirror for an index that fits in GPU memory) and on the CPU
 //     backend (all hardware threads);
-//   - gpu::GpuBackend in direct, mirror and staged mode, and in mirror mode
-//     with the pipeline off ("mirror legacy": one stream, pageable copies)
-//     as the before-row of the same run;
-// each with pageable, registered (DB::RegisterHostMemory / cudaHostRegister)
+//   - the engine on the CUDA backend in direct, mirror and staged mode
+//     (Options::hash_gpu), and in mirror mode with the pipeline off ("mirror
+//     legacy": HashGpuOptions::host_lanes 0, one stream, pageable copies) as
+//     the before-row of the same run;
+// each with pageable, registered (DB::RegisterHostMemory)
 // and device buffers, YCSB C (uniform gets) and YCSB A (half gets, half
 // updates, uniform) at batches of 2^20 and 4096, batch-size sweeps
 // 2^8..2^22 through the engine with p50 / p99 batch latency, 4096-op batches

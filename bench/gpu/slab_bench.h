@@ -1,7 +1,12 @@
 // The benchmark of the volatile slab hash, `gpkv-bench --suite slab`:
-// slab_hash::gpu::GpuBackend on 8-byte keys and values, beside the
-// persistent hash table (gpu::GpuBackend in mirror mode, pool on --pool-dir)
-// on the same keys in the same run.
+// volatile hash tables on the CUDA backend (the slab hash) on 8-byte keys and
+// values, beside the persistent hash table (the CUDA backend in mirror mode,
+// pool on --pool-dir) on the same keys in the same run. Both are reached
+// through the public API (DB::CreateTable, batches on gpkv::Table, Stats()
+// properties); the slab hash's tables are volatile tables of a small pool in
+// --pool-dir. The mixed batch, which gpkv::Table has no call for, goes
+// through the slab hash's hook slab_hash::MixedBatch
+// (tables/slab_hash/mixed_batch.h).
 //
 // For each key count (SlabBenchConfig::keys) and memory utilisation target
 // (utilisation_percent; the table is sized for it with the model of
@@ -12,10 +17,10 @@
 //   - search hit (every key), search miss (as many keys never inserted),
 //     each in batches, device memory and host memory (hit);
 //   - delete of every key, in batches;
-//   - mixed concurrent batches (GpuBackend::Mixed) on a table built in
+//   - mixed concurrent batches (slab_hash::MixedBatch) on a table built in
 //     batches: 10% inserts of new keys, 10% deletes, 40% search hits, 40%
 //     search misses, shuffled within each batch, as many operations as keys.
-// Then per key count: the same phases on GpuBackend (mirror; its mixed batch
+// Then per key count: the same phases on the persistent table (mirror; its mixed batch
 // runs as one Put, one Erase and one Get call), the growth cost (a slab hash
 // created for kGrowthExpectedKeys keys, then the batched build: rate,
 // rehashes and their seconds), and once per run the SlabAlloc allocation
@@ -48,7 +53,7 @@ struct SlabBenchConfig {
   std::vector<int> utilisation_percent = {20, 40, 60, 80};
   uint64_t batch = uint64_t{1} << 20;        // operations per batch (build, search, delete, mixed)
   int repeats = 3;                           // runs of each phase; the median is reported
-  std::string pool_dir = "/dev/shm";         // GpuBackend's pool files (created, then unlinked)
+  std::string pool_dir = "/dev/shm";         // pool files (created, then removed)
   uint64_t seed = 1;                         // keys, values and the mixed batches' order
   uint64_t allocations = uint64_t{1} << 24;  // SlabAlloc allocations per measurement
 };

@@ -8,15 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/api_table.h"
 #include "bench/gpu/gpu_modes.h"
 #include "bench/gpu/slab_bench_gphash.h"
-#include "pm/pool.h"
-#include "tables/gphash/gpu/backend.h"
 
 namespace gpkv::bench::gpu {
 namespace {
-
-using ::gpkv::gphash::gpu::GpuBackend;
 
 // Pool bytes for `keys` 8-byte pairs at GPHash's load factor, room for a
 // resize, and the mixed run's inserts (as the gpu suite sizes its pools).
@@ -29,21 +26,23 @@ Status Timed(SlabRow* row, const std::function<Status()>& run) {
   return Status::OK();
 }
 
-Status ExpectKeys(GpuBackend& table, uint64_t keys, const std::string& what) {
-  const uint64_t held = table.Stats().keys;
+Status ExpectKeys(const ApiTable& table, uint64_t keys, const std::string& what) {
+  auto counters = table.Counters();
+  if (!counters.ok()) return counters.status();
+  const uint64_t held = counters->keys;
   if (held == keys) return Status::OK();
   return Status::Corruption(what + ": the table holds " + std::to_string(held) + " keys, not " +
                             std::to_string(keys));
 }
 
-Status Build(GpuBackend& table, const SlabKeySets& sets, uint64_t batch) {
+Status Build(const ApiTable& table, const SlabKeySets& sets, uint64_t batch) {
   return ForEachBatch(sets.keys, batch, [&](uint64_t first, uint64_t count) {
     return table.Put(sets.load_keys.data(true) + first * 8, sets.load_values.data(true) + first * 8,
                      count);
   });
 }
 
-Status Search(GpuBackend& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
+Status Search(const ApiTable& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
               uint64_t total, uint64_t batch) {
   return ForEachBatch(total, batch, [&](uint64_t first, uint64_t count) {
     return table.Get(keys.data(on_device) + first * 8, out.values.mutable_data(on_device),
@@ -53,7 +52,7 @@ Status Search(GpuBackend& table, const MirroredBytes& keys, SearchOutputs& out, 
 
 // Each mixed batch as one Put, one Erase and one Get (device arrays;
 // `scratch` receives the erased flags and the answers).
-Status Mixed(GpuBackend& table, const SlabKeySets& sets, SearchOutputs& scratch) {
+Status Mixed(const ApiTable& table, const SlabKeySets& sets, SearchOutputs& scratch) {
   const uint8_t* keys = sets.grouped_keys.data(true);
   const uint8_t* values = sets.grouped_values.data(true);
   uint8_t* answers = scratch.values.mutable_data(true);
@@ -75,7 +74,7 @@ Status Mixed(GpuBackend& table, const SlabKeySets& sets, SearchOutputs& scratch)
 
 // Empties the table after a mixed run: the built keys left and the inserted
 // ones.
-Status EraseAll(GpuBackend& table, const SlabKeySets& sets, SearchOutputs& scratch) {
+Status EraseAll(const ApiTable& table, const SlabKeySets& sets, SearchOutputs& scratch) {
   uint8_t* flags = scratch.found.mutable_data(true);
   GPKV_RETURN_IF_ERROR(ForEachBatch(sets.keys, sets.batch, [&](uint64_t first, uint64_t count) {
     return table.Erase(sets.load_keys.data(true) + first * 8, flags, count);
@@ -95,18 +94,14 @@ Status RunGphashPeer(const SlabBenchConfig& config, const SlabKeySets& sets, std
   const uint64_t n = sets.keys, batch = sets.batch;
   const std::string path =
       config.pool_dir + "/gpkv-slab-bench-" + std::to_string(::getpid()) + ".gpkv";
-  auto pool = pm::Pool::Create(path, PoolBytes(n), SyncMode::kBatch);
-  std::remove(path.c_str());  // the mapping stays
-  if (!pool.ok()) return pool.status();
-  TableOptions options;
-  options.expected_keys = n + n / 10;  // the mixed run's inserts before its deletes
-  auto root = GpuBackend::Create(**pool, 1, options);
-  if (!root.ok()) return root.status();
+  TableOptions table_options;
+  table_options.expected_keys = n + n / 10;  // the mixed run's inserts before its deletes
   auto mode = ParseGpuMode("mirror");
   if (!mode.ok()) return mode.status();
-  auto opened = GpuBackend::Open(**pool, "slab-bench", *root, mode->options, nullptr);
-  if (!opened.ok()) return opened.status();
-  GpuBackend& table = **opened;
+  const Options options = mode->Apply(Options());
+  auto bench = BenchDb::Create(path, PoolBytes(n), options, table_options);
+  if (!bench.ok()) return bench.status();
+  const ApiTable table((*bench)->table(), options.hash_gpu);
   SearchOutputs out;
   GPKV_RETURN_IF_ERROR(MakeSearchOutputs(batch, &out));
 
@@ -130,8 +125,9 @@ Status RunGphashPeer(const SlabBenchConfig& config, const SlabKeySets& sets, std
   for (int run = 0; run < config.repeats; ++run) {
     GPKV_RETURN_IF_ERROR(Timed(&build, [&] { return Build(table, sets, batch); }));
     GPKV_RETURN_IF_ERROR(ExpectKeys(table, n, "after the build"));
-    const gphash::Stats stats = table.Stats();
-    for (const auto& kind : kinds) kind.row->load_factor = stats.load_factor;
+    const auto stats = table.Counters();
+    if (!stats.ok()) return stats.status();
+    for (const auto& kind : kinds) kind.row->load_factor = stats->load_factor;
     GPKV_RETURN_IF_ERROR(
         Timed(&hit, [&] { return Search(table, sets.load_keys, out, true, n, batch); }));
     GPKV_RETURN_IF_ERROR(CheckSearchBatch(sets, out, true, true, last, n - last, "search hit"));
@@ -152,12 +148,13 @@ Status RunGphashPeer(const SlabBenchConfig& config, const SlabKeySets& sets, std
     GPKV_RETURN_IF_ERROR(ExpectKeys(table, n, "after the mixed batches"));
     GPKV_RETURN_IF_ERROR(EraseAll(table, sets, out));
   }
-  const gphash::Stats stats = table.Stats();
+  const auto stats = table.Counters();
+  if (!stats.ok()) return stats.status();
   std::fprintf(text,
                "# gphash-mirror %s keys: load factor %.3f after the build, %llu resizes, index "
                "%.1f MiB; build %.3f, search hit %.3f, mixed (3 calls a batch) %.3f G ops/s\n",
                KeyCountText(n).c_str(), build.load_factor,
-               static_cast<unsigned long long>(stats.resizes), stats.index_bytes / 1048576.0,
+               static_cast<unsigned long long>(stats->resizes), stats->index_bytes / 1048576.0,
                build.gops(), hit.gops(), mixed.gops());
   for (const auto& kind : kinds) rows->push_back(*kind.row);
   return Status::OK();

@@ -1,5 +1,6 @@
-// The slab suite's persistent peer (slab_bench_gphash.cu): gpu::GpuBackend in
-// mirror mode, its pool in SlabBenchConfig::pool_dir, on the slab hash's
+// The slab suite's persistent peer (slab_bench_gphash.cu): a persistent hash
+// table on the CUDA backend in mirror mode (through the public API,
+// api_table.h), its pool in SlabBenchConfig::pool_dir, on the slab hash's
 // keys and batches, so that each slab hash row stands beside what the
 // persistent table does with the same operations.
 //

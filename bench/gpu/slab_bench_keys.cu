@@ -8,12 +8,12 @@
 
 #include "bench/gpkv_bench_workload.h"
 #include "bench/gpu/slab_bench_keys.h"
-#include "tables/slab_hash/gpu/backend.h"
+#include "tables/slab_hash/mixed_batch.h"
 
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::slab_hash::gpu::MixedOp;
+using ::gpkv::slab_hash::MixedOp;
 
 constexpr uint32_t kPairWordBytes = 8;  // the suite's keys and values are 8 bytes
 

@@ -1,6 +1,6 @@
 // The operations of the slab suite at one key count, in host and device
 // memory, and what its phases share (timing, batching, answer checks):
-// the same arrays drive the slab hash (slab_bench_run.cu) and its GpuBackend
+// the same arrays drive the slab hash (slab_bench_run.cu) and its persistent
 // peer (slab_bench_gphash.cu).
 //
 // Records follow the other suites (bench/gpkv_bench_workload.h): a build
@@ -38,7 +38,7 @@ struct MirroredBytes {
 };
 
 // One mixed batch: operations [first, first + count) of the mixed arrays;
-// in the grouped arrays (GpuBackend) the same operations as `inserts` puts,
+// in the grouped arrays (the persistent peer) the same operations as `inserts` puts,
 // then `deletes` erases, then the searches.
 struct MixedBatch {
   uint64_t first = 0;
@@ -57,7 +57,7 @@ struct SlabKeySets {
   MirroredBytes load_keys;    // keys * 8
   MirroredBytes load_values;  // keys * 8
   MirroredBytes miss_keys;    // keys * 8
-  // Mixed batches: keys operations in order (GpuBackend::Mixed's arrays).
+  // Mixed batches: keys operations in order (slab_hash::MixedBatch's arrays).
   MirroredBytes mixed_ops;     // MixedOp per operation
   MirroredBytes mixed_keys;    // 8 bytes each
   MirroredBytes mixed_values;  // inserts: the new value; searches: zero (receive the answer)

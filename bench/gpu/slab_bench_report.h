@@ -58,14 +58,14 @@ struct SlabAllocRow {
   double gops() const;  // allocations / median_seconds, in 10^9 per second
 };
 
-// The GpuBackend row of the same key count, workload and memory as `row`, or
+// The persistent peer's row of the same key count, workload and memory as `row`, or
 // nullptr.
 const SlabRow* FindGphashPeer(const std::vector<SlabRow>& rows, const SlabRow& row);
 
 // "2^24" for a power of two, else the number.
 std::string KeyCountText(uint64_t keys);
 
-// The tables: every row (with its ratio to the GpuBackend peer), the growth
+// The tables: every row (with its ratio to the persistent peer), the growth
 // rows, the SlabAlloc rate.
 void PrintSlabReport(const std::vector<SlabRow>& rows, const SlabAllocRow* alloc, std::FILE* out);
 

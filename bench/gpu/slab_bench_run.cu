@@ -1,8 +1,11 @@
 // The slab suite's measurements (see slab_bench.h): the slab hash's points,
-// its growth and SlabAlloc's rate; the GpuBackend peer is in
+// its growth and SlabAlloc's rate; the persistent peer is in
 // slab_bench_gphash.cu. CUDA code, built with the CUDA backend only;
 // slab_bench.cc is the entry in every build.
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -15,37 +18,110 @@
 #include "bench/gpu/slab_bench_report.h"
 #include "bench/gpu/slab_bench_run.h"
 #include "bench/gpu/slab_bench_sizing.h"
+#include "gpkv/db.h"
 #include "gpu/device_memory.h"
 #include "gpu/slab_alloc.h"
-#include "tables/slab_hash/gpu/backend.h"
+#include "tables/slab_hash/mixed_batch.h"
 
 namespace gpkv::bench::gpu {
 namespace {
 
 using ::gpkv::gpu::DeviceBytes;
 using ::gpkv::gpu::SlabAlloc;
-using ::gpkv::slab_hash::gpu::GpuBackend;
 
 constexpr uint32_t kKeySize = 8;  // 8-byte keys and values
 constexpr uint32_t kValueSize = 8;
 constexpr uint32_t kPairBytes = kKeySize + kValueSize;
+// The pool of the slab hash's DB: its volatile tables keep only their
+// catalog entries there.
+constexpr uint64_t kSlabPoolBytes = uint64_t{64} << 20;
 
 // `status` with what failed in front of its message.
 Status Within(const std::string& what, const Status& status) {
   return Status(status.code(), what + ": " + status.message());
 }
 
-Result<std::unique_ptr<GpuBackend>> CreateTable(uint64_t expected_keys) {
-  TableOptions options;
-  options.kind = TableKind::kHash;
-  options.durability = Durability::kVolatile;
-  options.key_size = kKeySize;
-  options.value_size = kValueSize;
-  options.expected_keys = expected_keys;
-  return GpuBackend::Create(options);
+// A volatile hash table (the slab hash on the GPU) created through the
+// public API in the run's DB, dropped when destroyed.
+class SlabTable {
+ public:
+  static Result<std::unique_ptr<SlabTable>> Create(DB& db, uint64_t expected_keys) {
+    static std::atomic<uint64_t> next_id{0};
+    TableOptions options;
+    options.kind = TableKind::kHash;
+    options.durability = Durability::kVolatile;
+    options.key_size = kKeySize;
+    options.value_size = kValueSize;
+    options.expected_keys = expected_keys;
+    const std::string name = "slab-" + std::to_string(next_id++);
+    auto table = db.CreateTable(name, options);
+    if (!table.ok()) return table.status();
+    return std::unique_ptr<SlabTable>(new SlabTable(db, name, *table));
+  }
+  ~SlabTable() {
+    Status dropped = db_.DropTable(name_);
+    if (!dropped.ok()) std::fprintf(stderr, "gpkv-bench: %s\n", dropped.ToString().c_str());
+  }
+  SlabTable(const SlabTable&) = delete;
+  SlabTable& operator=(const SlabTable&) = delete;
+
+  Table& table() const { return *table_; }
+
+ private:
+  SlabTable(DB& db, std::string name, Table* table)
+      : db_(db), name_(std::move(name)), table_(table) {}
+
+  DB& db_;
+  const std::string name_;
+  Table* const table_;
+};
+
+Result<std::unique_ptr<SlabTable>> CreateTable(DB& db, uint64_t expected_keys) {
+  return SlabTable::Create(db, expected_keys);
 }
 
-Result<slab_hash::Stats> StatsOf(GpuBackend& table) { return table.Stats(); }
+// The counters the suite reads of a slab hash: its Stats() properties
+// ("slab_hash.*", docs/ARCHITECTURE.md).
+struct SlabStats {
+  uint64_t keys = 0;
+  uint64_t buckets = 0;
+  uint64_t slots = 0;
+  double load_factor = 0;
+  double memory_utilisation = 0;
+  uint64_t rehashes = 0;
+  double rehash_seconds = 0;
+  uint64_t flushes = 0;
+};
+
+Result<SlabStats> StatsOf(Table& table) {
+  auto stats = table.Stats();
+  if (!stats.ok()) return stats.status();
+  SlabStats out;
+  out.keys = stats->keys;
+  double buckets = 0, slots = 0, rehashes = 0, flushes = 0;
+  const struct {
+    const char* name;
+    double* value;
+  } properties[] = {{"slab_hash.buckets", &buckets},
+                    {"slab_hash.slots", &slots},
+                    {"slab_hash.load-factor", &out.load_factor},
+                    {"slab_hash.memory-utilisation", &out.memory_utilisation},
+                    {"slab_hash.rehashes", &rehashes},
+                    {"slab_hash.rehash-seconds", &out.rehash_seconds},
+                    {"slab_hash.flushes", &flushes}};
+  for (const auto& property : properties) {
+    const auto value = stats->Property(property.name);
+    if (!value.has_value()) {
+      return Status::NotFound("table '" + table.name() + "' has no property " + property.name);
+    }
+    *property.value = *value;
+  }
+  out.buckets = static_cast<uint64_t>(buckets);
+  out.slots = static_cast<uint64_t>(slots);
+  out.rehashes = static_cast<uint64_t>(rehashes);
+  out.flushes = static_cast<uint64_t>(flushes);
+  return out;
+}
 
 // How the tables of one point are created.
 struct PointSizing {
@@ -58,12 +134,12 @@ struct PointSizing {
 // Finds expected_keys for the planned bucket count: the buckets per
 // expected key from a table created for `keys`, then refined on the table's
 // answer.
-Result<PointSizing> SizeForTarget(uint64_t keys, int percent) {
+Result<PointSizing> SizeForTarget(DB& db, uint64_t keys, int percent) {
   PointSizing sizing;
   {
-    auto probe = CreateTable(keys);
+    auto probe = CreateTable(db, keys);
     if (!probe.ok()) return probe.status();
-    auto stats = StatsOf(**probe);
+    auto stats = StatsOf((*probe)->table());
     if (!stats.ok()) return stats.status();
     if (stats->buckets == 0) return Status::Corruption("a slab hash reports no buckets");
     sizing.buckets = stats->buckets;
@@ -80,9 +156,9 @@ Result<PointSizing> SizeForTarget(uint64_t keys, int percent) {
   for (int attempt = 0; attempt < 6; ++attempt) {
     expected = std::max(1.0, expected * sizing.plan.buckets / sizing.buckets);
     sizing.expected_keys = static_cast<uint64_t>(std::llround(expected));
-    auto table = CreateTable(sizing.expected_keys);
+    auto table = CreateTable(db, sizing.expected_keys);
     if (!table.ok()) return table.status();
-    auto stats = StatsOf(**table);
+    auto stats = StatsOf((*table)->table());
     if (!stats.ok()) return stats.status();
     sizing.buckets = stats->buckets;
     const uint64_t off = sizing.buckets > sizing.plan.buckets
@@ -101,27 +177,28 @@ Status Timed(SlabRow* row, const std::function<Status()>& run) {
   return Status::OK();
 }
 
-Status Build(GpuBackend& table, const SlabKeySets& sets, bool on_device, uint64_t batch) {
+Status Build(Table& table, const SlabKeySets& sets, bool on_device, uint64_t batch) {
   const uint8_t* keys = sets.load_keys.data(on_device);
   const uint8_t* values = sets.load_values.data(on_device);
   return ForEachBatch(sets.keys, batch, [&](uint64_t first, uint64_t count) {
-    return table.Put(keys + first * 8, values + first * 8, count, nullptr);
+    return table.Put(ConstBytes(keys + first * 8, count * 8),
+                     ConstBytes(values + first * 8, count * 8));
   });
 }
 
-Status Search(GpuBackend& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
+Status Search(Table& table, const MirroredBytes& keys, SearchOutputs& out, bool on_device,
               uint64_t total, uint64_t batch) {
   return ForEachBatch(total, batch, [&](uint64_t first, uint64_t count) {
-    return table.Get(keys.data(on_device) + first * 8, out.values.mutable_data(on_device),
-                     out.found.mutable_data(on_device), count, nullptr);
+    return table.Get(ConstBytes(keys.data(on_device) + first * 8, count * 8),
+                     MutableBytes(out.values.mutable_data(on_device), count * 8),
+                     MutableBytes(out.found.mutable_data(on_device), count));
   });
 }
 
 // The first operation of the last batch of `total` operations.
 uint64_t LastBatchFirst(uint64_t total, uint64_t batch) { return (total - 1) / batch * batch; }
 
-Status ExpectKeys(GpuBackend& table, uint64_t keys, const std::string& what,
-                  slab_hash::Stats* out = nullptr) {
+Status ExpectKeys(Table& table, uint64_t keys, const std::string& what, SlabStats* out = nullptr) {
   auto stats = StatsOf(table);
   if (!stats.ok()) return stats.status();
   if (stats->keys != keys) {
@@ -133,7 +210,7 @@ Status ExpectKeys(GpuBackend& table, uint64_t keys, const std::string& what,
 }
 
 // Records the table's utilisation, load factor and buckets in `rows`.
-void NoteTable(const slab_hash::Stats& stats, std::initializer_list<SlabRow*> rows) {
+void NoteTable(const SlabStats& stats, std::initializer_list<SlabRow*> rows) {
   for (SlabRow* row : rows) {
     row->utilisation = stats.memory_utilisation;
     row->load_factor = stats.load_factor;
@@ -150,15 +227,15 @@ struct PointRows {
 };
 
 // Table A of a run: batched build, searches, delete of every key.
-Status RunBuildSearchDelete(const SlabBenchConfig& config, const SlabKeySets& sets,
+Status RunBuildSearchDelete(DB& db, const SlabBenchConfig& config, const SlabKeySets& sets,
                             const PointSizing& sizing, SearchOutputs& out, PointRows* rows,
                             std::FILE* text) {
-  auto created = CreateTable(sizing.expected_keys);
+  auto created = CreateTable(db, sizing.expected_keys);
   if (!created.ok()) return created.status();
-  GpuBackend& table = **created;
+  Table& table = (*created)->table();
   const uint64_t n = sets.keys, batch = config.batch, last = LastBatchFirst(n, batch);
   GPKV_RETURN_IF_ERROR(Timed(&rows->build, [&] { return Build(table, sets, true, batch); }));
-  slab_hash::Stats stats;
+  SlabStats stats;
   GPKV_RETURN_IF_ERROR(ExpectKeys(table, n, "after the build", &stats));
   if (stats.rehashes > 0) {
     std::fprintf(text, "# note: the build rehashed %llu times (sized for %llu buckets)\n",
@@ -180,7 +257,8 @@ Status RunBuildSearchDelete(const SlabBenchConfig& config, const SlabKeySets& se
   uint8_t* erased = out.found.mutable_data(true);
   GPKV_RETURN_IF_ERROR(Timed(&rows->erase, [&] {
     return ForEachBatch(n, batch, [&](uint64_t first, uint64_t count) {
-      return table.Erase(sets.load_keys.data(true) + first * 8, erased, count, nullptr);
+      return table.Erase(ConstBytes(sets.load_keys.data(true) + first * 8, count * 8),
+                         MutableBytes(erased, count));
     });
   }));
   std::vector<uint8_t> flags(n - last);
@@ -194,22 +272,23 @@ Status RunBuildSearchDelete(const SlabBenchConfig& config, const SlabKeySets& se
 }
 
 // Table B of a run: the batched build (untimed), then the mixed batches.
-Status RunMixed(const SlabBenchConfig& config, const SlabKeySets& sets, const PointSizing& sizing,
-                DeviceBytes& results, bool check, PointRows* rows) {
-  auto created = CreateTable(sizing.expected_keys);
+Status RunMixed(DB& db, const SlabBenchConfig& config, const SlabKeySets& sets,
+                const PointSizing& sizing, DeviceBytes& results, bool check, PointRows* rows) {
+  auto created = CreateTable(db, sizing.expected_keys);
   if (!created.ok()) return created.status();
-  GpuBackend& table = **created;
+  Table& table = (*created)->table();
   const uint64_t n = sets.keys;
   GPKV_RETURN_IF_ERROR(Build(table, sets, true, config.batch));
-  slab_hash::Stats stats;
+  SlabStats stats;
   GPKV_RETURN_IF_ERROR(ExpectKeys(table, n, "before the mixed batches", &stats));
   NoteTable(stats, {&rows->mixed});
   GPKV_RETURN_IF_ERROR(Timed(&rows->mixed, [&] {
     for (const MixedBatch& plan : sets.mixed_batches) {
-      GPKV_RETURN_IF_ERROR(table.Mixed(sets.mixed_ops.data(true) + plan.first,
-                                       sets.mixed_keys.data(true) + plan.first * 8,
-                                       sets.mixed_values.device.data() + plan.first * 8,
-                                       results.data() + plan.first, plan.count, nullptr));
+      GPKV_RETURN_IF_ERROR(slab_hash::MixedBatch(
+          table, ConstBytes(sets.mixed_ops.data(true) + plan.first, plan.count),
+          ConstBytes(sets.mixed_keys.data(true) + plan.first * 8, plan.count * 8),
+          MutableBytes(sets.mixed_values.device.data() + plan.first * 8, plan.count * 8),
+          MutableBytes(results.data() + plan.first, plan.count)));
     }
     return Status::OK();
   }));
@@ -222,32 +301,35 @@ Status RunMixed(const SlabBenchConfig& config, const SlabKeySets& sets, const Po
 // Table C of a run: the build as one batch. An empty slab hash given a batch
 // larger than its buckets hold takes buckets for the batch first (its bulk
 // build), so above ~55% the measured utilisation is the table's own.
-Status RunOneBatchBuild(const SlabKeySets& sets, const PointSizing& sizing, PointRows* rows) {
-  auto created = CreateTable(sizing.expected_keys);
+Status RunOneBatchBuild(DB& db, const SlabKeySets& sets, const PointSizing& sizing,
+                        PointRows* rows) {
+  auto created = CreateTable(db, sizing.expected_keys);
   if (!created.ok()) return created.status();
+  Table& table = (*created)->table();
   GPKV_RETURN_IF_ERROR(
-      Timed(&rows->build_one, [&] { return Build(**created, sets, true, sets.keys); }));
-  slab_hash::Stats stats;
-  GPKV_RETURN_IF_ERROR(ExpectKeys(**created, sets.keys, "after the one-batch build", &stats));
+      Timed(&rows->build_one, [&] { return Build(table, sets, true, sets.keys); }));
+  SlabStats stats;
+  GPKV_RETURN_IF_ERROR(ExpectKeys(table, sets.keys, "after the one-batch build", &stats));
   NoteTable(stats, {&rows->build_one});
   return Status::OK();
 }
 
 // Table D of a run: the batched build from host memory.
-Status RunHostBuild(const SlabBenchConfig& config, const SlabKeySets& sets,
+Status RunHostBuild(DB& db, const SlabBenchConfig& config, const SlabKeySets& sets,
                     const PointSizing& sizing, PointRows* rows) {
-  auto created = CreateTable(sizing.expected_keys);
+  auto created = CreateTable(db, sizing.expected_keys);
   if (!created.ok()) return created.status();
+  Table& table = (*created)->table();
   GPKV_RETURN_IF_ERROR(
-      Timed(&rows->build_host, [&] { return Build(**created, sets, false, config.batch); }));
-  return ExpectKeys(**created, sets.keys, "after the host build");
+      Timed(&rows->build_host, [&] { return Build(table, sets, false, config.batch); }));
+  return ExpectKeys(table, sets.keys, "after the host build");
 }
 
 // Every phase of one (key count, utilisation) point, config.repeats times.
-Status RunSlabPoint(const SlabBenchConfig& config, const SlabKeySets& sets, int percent,
+Status RunSlabPoint(DB& db, const SlabBenchConfig& config, const SlabKeySets& sets, int percent,
                     SearchOutputs& out, DeviceBytes& results, std::FILE* text,
                     std::vector<SlabRow>* out_rows) {
-  auto sized = SizeForTarget(sets.keys, percent);
+  auto sized = SizeForTarget(db, sets.keys, percent);
   if (!sized.ok()) return Within("sizing", sized.status());
   const PointSizing& sizing = *sized;
   std::fprintf(text,
@@ -284,10 +366,10 @@ Status RunSlabPoint(const SlabBenchConfig& config, const SlabKeySets& sets, int 
   }
   for (int run = 0; run < config.repeats; ++run) {
     const Status ran = [&]() -> Status {
-      GPKV_RETURN_IF_ERROR(RunBuildSearchDelete(config, sets, sizing, out, &rows, text));
-      GPKV_RETURN_IF_ERROR(RunMixed(config, sets, sizing, results, run == 0, &rows));
-      GPKV_RETURN_IF_ERROR(RunOneBatchBuild(sets, sizing, &rows));
-      return RunHostBuild(config, sets, sizing, &rows);
+      GPKV_RETURN_IF_ERROR(RunBuildSearchDelete(db, config, sets, sizing, out, &rows, text));
+      GPKV_RETURN_IF_ERROR(RunMixed(db, config, sets, sizing, results, run == 0, &rows));
+      GPKV_RETURN_IF_ERROR(RunOneBatchBuild(db, sets, sizing, &rows));
+      return RunHostBuild(db, config, sets, sizing, &rows);
     }();
     if (!ran.ok()) return Within("run " + std::to_string(run + 1), ran);
   }
@@ -304,7 +386,7 @@ Status RunSlabPoint(const SlabBenchConfig& config, const SlabKeySets& sets, int 
 }
 
 // The growth cost at one key count.
-Status RunGrowth(const SlabBenchConfig& config, const SlabKeySets& sets, std::FILE* text,
+Status RunGrowth(DB& db, const SlabBenchConfig& config, const SlabKeySets& sets, std::FILE* text,
                  std::vector<SlabRow>* rows) {
   SlabRow row;
   row.system = kSlabSystem;
@@ -314,11 +396,12 @@ Status RunGrowth(const SlabBenchConfig& config, const SlabKeySets& sets, std::FI
   row.ops = sets.keys;
   double rehash_seconds = 0;
   for (int run = 0; run < config.repeats; ++run) {
-    auto created = CreateTable(kGrowthExpectedKeys);
+    auto created = CreateTable(db, kGrowthExpectedKeys);
     if (!created.ok()) return created.status();
-    GPKV_RETURN_IF_ERROR(Timed(&row, [&] { return Build(**created, sets, true, config.batch); }));
-    slab_hash::Stats stats;
-    GPKV_RETURN_IF_ERROR(ExpectKeys(**created, sets.keys, "after the growing build", &stats));
+    Table& table = (*created)->table();
+    GPKV_RETURN_IF_ERROR(Timed(&row, [&] { return Build(table, sets, true, config.batch); }));
+    SlabStats stats;
+    GPKV_RETURN_IF_ERROR(ExpectKeys(table, sets.keys, "after the growing build", &stats));
     row.rehashes = stats.rehashes;
     row.utilisation = stats.memory_utilisation;
     row.load_factor = stats.load_factor;
@@ -375,7 +458,7 @@ Status RunSlabAlloc(const SlabBenchConfig& config, std::FILE* text, SlabAllocRow
 }
 
 // Every point, the peer and the growth at one key count.
-Status RunKeyCount(const SlabBenchConfig& config, uint64_t keys, std::FILE* text,
+Status RunKeyCount(DB& db, const SlabBenchConfig& config, uint64_t keys, std::FILE* text,
                    std::vector<SlabRow>* rows) {
   const double start = Now();
   SlabKeySets sets;
@@ -387,12 +470,12 @@ Status RunKeyCount(const SlabBenchConfig& config, uint64_t keys, std::FILE* text
   auto results = DeviceBytes::Allocate(keys);
   if (!results.ok()) return results.status();
   for (int percent : config.utilisation_percent) {
-    Status ran = RunSlabPoint(config, sets, percent, out, *results, text, rows);
+    Status ran = RunSlabPoint(db, config, sets, percent, out, *results, text, rows);
     if (!ran.ok()) return Within("slab_hash, target " + std::to_string(percent) + "%", ran);
   }
   Status peer = RunGphashPeer(config, sets, text, rows);
   if (!peer.ok()) return Within("gphash-mirror", peer);
-  Status growth = RunGrowth(config, sets, text, rows);
+  Status growth = RunGrowth(db, config, sets, text, rows);
   return growth.ok() ? Status::OK() : Within("growth", growth);
 }
 
@@ -411,11 +494,30 @@ Status RunSlabBenchOnDevice(const SlabBenchConfig& config, std::FILE* text,
                device.c_str(), key_counts.c_str(), targets.c_str(),
                static_cast<unsigned long long>(config.batch), config.repeats,
                config.pool_dir.c_str());
+  // The slab hash's tables are volatile tables of a DB on the CUDA backend:
+  // a small pool in pool_dir holds their catalog entries.
+  const std::string path =
+      config.pool_dir + "/gpkv-slab-tables-" + std::to_string(::getpid()) + ".gpkv";
+  std::remove(path.c_str());
+  Options options;
+  options.create_if_missing = true;
+  options.error_if_exists = true;
+  options.pool_size = kSlabPoolBytes;
+  options.backend = Backend::kCuda;
+  auto db = DB::Open(path, options);
+  if (!db.ok()) return Within("the slab hash's pool", db.status());
   std::vector<SlabRow> rows;
-  for (uint64_t keys : config.keys) {
-    Status ran = RunKeyCount(config, keys, text, &rows);
-    if (!ran.ok()) return Within(KeyCountText(keys) + " keys", ran);
-  }
+  const Status ran = [&]() -> Status {
+    for (uint64_t keys : config.keys) {
+      Status counted = RunKeyCount(**db, config, keys, text, &rows);
+      if (!counted.ok()) return Within(KeyCountText(keys) + " keys", counted);
+    }
+    return Status::OK();
+  }();
+  Status closed = (*db)->Close();
+  std::remove(path.c_str());
+  GPKV_RETURN_IF_ERROR(ran);
+  GPKV_RETURN_IF_ERROR(closed);
   SlabAllocRow alloc;
   Status allocated = RunSlabAlloc(config, text, &alloc);
   if (!allocated.ok()) return Within("SlabAlloc", allocated);

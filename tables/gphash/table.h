@@ -25,7 +25,10 @@ constexpr const char* kFamilyName = "gphash";
 // The public stats of a table from its backend's counters: keys, pool bytes
 // (root, index, value cells) and the properties gphash.slots,
 // gphash.load-factor, gphash.levels, gphash.top-buckets, gphash.resizes,
-// gphash.index-bytes, gphash.value-bytes, gphash.resizing (0 or 1).
+// gphash.index-bytes, gphash.value-bytes, gphash.resizing (0 or 1) and the
+// GPU's cache of hot buckets: gphash.cache-buckets, .cache-table-buckets,
+// .cache-reloads, .cache-buckets-loaded, .cache-get-reads,
+// .cache-get-pool-reads.
 TableStats PublicStats(const Stats& stats);
 
 class GphashTable final : public tables::HashFamilyTable<Backend> {

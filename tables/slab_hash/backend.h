@@ -25,6 +25,13 @@ class Backend : public tables::HashBackend {
   // Visits every live pair (Table::Scan's contract).
   virtual Status Scan(const Table::ScanVisitor& visit) = 0;
   virtual Result<slab_hash::Stats> Stats() = 0;
+  // One launch of concurrent searches, replaces and deletes (mixed_batch.h's
+  // contract; ops are MixedOp codes). The GPU backend runs it; the default
+  // answers Unsupported.
+  virtual Status Mixed(const uint8_t* /*ops*/, const uint8_t* /*keys*/, uint8_t* /*values*/,
+                       uint8_t* /*results*/, size_t /*count*/, void* /*stream*/) {
+    return Status::Unsupported("the CPU backend of volatile hash tables has no mixed batch");
+  }
 };
 
 }  // namespace gpkv::slab_hash

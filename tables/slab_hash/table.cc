@@ -65,4 +65,9 @@ Result<TableStats> SlabHashTable::Stats() {
 
 Status SlabHashTable::Scan(const ScanVisitor& visit) { return Named(backend().Scan(visit)); }
 
+Status SlabHashTable::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
+                            uint8_t* results, size_t count, void* stream) {
+  return Named(backend().Mixed(ops, keys, values, results, count, stream));
+}
+
 }  // namespace gpkv::slab_hash

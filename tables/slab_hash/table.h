@@ -49,6 +49,9 @@ class SlabHashTable final : public tables::HashFamilyTable<Backend> {
 
   Result<TableStats> Stats() override;
   Status Scan(const ScanVisitor& visit) override;
+  // The backend's mixed batch (mixed_batch.h), errors named as the batches'.
+  Status Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
+               size_t count, void* stream);
 };
 
 }  // namespace gpkv::slab_hash

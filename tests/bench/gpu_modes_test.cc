@@ -11,19 +11,17 @@
 namespace gpkv::bench::gpu {
 namespace {
 
-using ::gpkv::gphash::gpu::GpuIndexMode;
-using ::gpkv::gphash::gpu::GpuTableOptions;
-
 TEST(GpuBenchModes, BaseModesPickTheIndexModeWithDefaultOptions) {
-  const GpuTableOptions defaults;
+  const HashGpuOptions defaults;
+  const double default_cache_fraction = Options().gpu_cache_fraction;
   for (const auto& [name, index_mode] :
-       {std::pair<std::string, GpuIndexMode>{"direct", GpuIndexMode::kDirect},
-        {"mirror", GpuIndexMode::kMirror},
-        {"staged", GpuIndexMode::kStaged}}) {
+       {std::pair<std::string, HashGpuIndexMode>{"direct", HashGpuIndexMode::kDirect},
+        {"mirror", HashGpuIndexMode::kMirror},
+        {"staged", HashGpuIndexMode::kStaged}}) {
     auto mode = ParseGpuMode(name);
     ASSERT_TRUE(mode.ok()) << mode.status().ToString();
     EXPECT_EQ(mode->options.index_mode, index_mode) << name;
-    EXPECT_EQ(mode->options.bkt_cache_fraction, defaults.bkt_cache_fraction) << name;
+    EXPECT_EQ(mode->cache_fraction, default_cache_fraction) << name;
     EXPECT_EQ(mode->options.bkt_cache_reload_ops, defaults.bkt_cache_reload_ops) << name;
     EXPECT_EQ(mode->options.sorted_get_min_ops, defaults.sorted_get_min_ops) << name;
     EXPECT_EQ(mode->options.warp_puts, defaults.warp_puts) << name;
@@ -34,26 +32,39 @@ TEST(GpuBenchModes, BaseModesPickTheIndexModeWithDefaultOptions) {
 TEST(GpuBenchModes, OptionsSetTheirTuningAndKernels) {
   auto direct = ParseGpuMode("direct+cache40+reload21+sortall");
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
-  EXPECT_DOUBLE_EQ(direct->options.bkt_cache_fraction, 0.4);
+  EXPECT_DOUBLE_EQ(direct->cache_fraction, 0.4);
   EXPECT_EQ(direct->options.bkt_cache_reload_ops, uint64_t{1} << 21);
   EXPECT_EQ(direct->options.sorted_get_min_ops, 0u);
 
   auto nocache = ParseGpuMode("direct+nocache");
   ASSERT_TRUE(nocache.ok()) << nocache.status().ToString();
-  EXPECT_EQ(nocache->options.bkt_cache_fraction, 0.0);
+  EXPECT_EQ(nocache->cache_fraction, 0.0);
 
   auto mirror = ParseGpuMode("mirror+warpputs");
   ASSERT_TRUE(mirror.ok()) << mirror.status().ToString();
-  EXPECT_EQ(mirror->options.index_mode, GpuIndexMode::kMirror);
+  EXPECT_EQ(mirror->options.index_mode, HashGpuIndexMode::kMirror);
   EXPECT_TRUE(mirror->options.warp_puts);
   EXPECT_EQ(BaseMode("mirror+warpputs"), "mirror");
   EXPECT_FALSE(mirror->options.tile_index_gets);
 
   auto tile = ParseGpuMode("staged+tilegets");
   ASSERT_TRUE(tile.ok()) << tile.status().ToString();
-  EXPECT_EQ(tile->options.index_mode, GpuIndexMode::kStaged);
+  EXPECT_EQ(tile->options.index_mode, HashGpuIndexMode::kStaged);
   EXPECT_TRUE(tile->options.tile_index_gets);
   EXPECT_FALSE(tile->options.warp_puts);
+}
+
+TEST(GpuBenchModes, ApplySetsTheDbOptionsOfTheMode) {
+  auto mode = ParseGpuMode("direct+cache40+warpputs");
+  ASSERT_TRUE(mode.ok()) << mode.status().ToString();
+  Options base;
+  base.cpu_threads = 3;
+  const Options options = mode->Apply(base);
+  EXPECT_EQ(options.backend, Backend::kCuda);
+  EXPECT_EQ(options.hash_gpu.index_mode, HashGpuIndexMode::kDirect);
+  EXPECT_TRUE(options.hash_gpu.warp_puts);
+  EXPECT_DOUBLE_EQ(options.gpu_cache_fraction, 0.4);
+  EXPECT_EQ(options.cpu_threads, 3);
 }
 
 TEST(GpuBenchModes, EveryModeOfTheRecordedRunsIsAccepted) {

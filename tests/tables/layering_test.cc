@@ -7,12 +7,15 @@
 //    public headers never do;
 //  - no family includes another family's files (tables/family.h,
 //    tables/table_options.h, tables/catalog_entry.h, tables/root_reader.h,
-//    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h
-//    and tables/hash_backend.h are every family's);
+//    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h,
+//    tables/hash_backend.h and tables/table_facade.h are every family's);
 //  - engine/ and recovery/ reach families only through tables/registry.h and
-//    tables/family.h;
+//    tables/family.h (and the engine's table wraps a family's as a
+//    tables/table_facade.h);
 //  - bench/ (the benchmark program gpkv-bench) and tools/ (the gpkv tool)
-//    include nothing of each other.
+//    include nothing of each other;
+//  - bench/ reaches tables through the public API and documented hooks:
+//    nothing of a family's backends (tables/<family>/cpu/, gpu/).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -141,7 +144,8 @@ bool IsSharedTablesHeader(const std::string& target) {
        {"tables/family.h", "tables/volatile_family.h", "tables/persistent_family.h",
         "tables/table_options.h", "tables/catalog_entry.h", "tables/root_reader.h",
         "tables/family_table.h", "tables/ordered_family_table.h", "tables/hash_family_table.h",
-        "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h"}) {
+        "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h",
+        "tables/table_facade.h"}) {
     if (target == shared) return true;
   }
   return false;
@@ -165,7 +169,8 @@ TEST(Layering, EngineAndRecoveryReachFamiliesOnlyThroughTheRegistry) {
     for (const fs::path& file : SourcesUnder(dir)) {
       for (const Include& include : IncludesOf(kRoot / file)) {
         if (include.angled || !StartsWith(include.target, "tables/")) continue;
-        EXPECT_TRUE(include.target == "tables/registry.h" || include.target == "tables/family.h")
+        EXPECT_TRUE(include.target == "tables/registry.h" || include.target == "tables/family.h" ||
+                    include.target == "tables/table_facade.h")
             << file << ":" << include.line << " includes " << include.target;
       }
     }
@@ -182,6 +187,19 @@ TEST(Layering, BenchAndToolsIncludeNothingOfEachOther) {
         EXPECT_FALSE(StartsWith(include.target, other))
             << file << ":" << include.line << " includes " << include.target;
       }
+    }
+  }
+  EXPECT_GT(checked, 40u);
+}
+
+TEST(Layering, BenchIncludesNoBackendOfAFamily) {
+  const std::regex backend_header("^tables/[a-z_]+/(cpu|gpu)/");
+  size_t checked = 0;
+  for (const fs::path& file : SourcesUnder("bench")) {
+    ++checked;
+    for (const Include& include : IncludesOf(kRoot / file)) {
+      EXPECT_FALSE(std::regex_search(include.target, backend_header))
+          << file << ":" << include.line << " includes " << include.target;
     }
   }
   EXPECT_GT(checked, 40u);

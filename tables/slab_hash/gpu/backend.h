@@ -24,11 +24,12 @@
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "tables/slab_hash/backend.h"
+#include "tables/slab_hash/mixed_batch.h"
 
 namespace gpkv::slab_hash::gpu {
 
-// Operation codes of a mixed batch (GpuBackend::Mixed).
-enum class MixedOp : uint8_t { kSearch = 0, kReplace = 1, kDelete = 2 };
+// Operation codes of a mixed batch (GpuBackend::Mixed; mixed_batch.h).
+using ::gpkv::slab_hash::MixedOp;
 
 class GpuBackend final : public Backend {
  public:
@@ -60,7 +61,7 @@ class GpuBackend final : public Backend {
   // likewise by a search that copies one.
   // Thread safety: as Put (the table is held exclusively for the batch).
   Status Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
-               size_t count, void* stream);
+               size_t count, void* stream) override;
   // Compacts every list now (drops dead slots, frees emptied slabs).
   Status Flush(void* stream);
   // Rehashes into enough buckets for `keys` keys now (the bulk build sizes
