@@ -88,13 +88,13 @@ struct HashGpuOptions {
   // a registered mapping fall off a cliff past 512 MiB, where the CPU
   // backend wins. Only reached when the mirror does not fit in GPU memory.
   // Under Backend::kAuto only: a DB that names Backend::kCuda runs direct
-  // mode at any size. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions
+  // mode at any size. Measurements: docs/ARCHITECTURE.md, "HashGpuOptions
   // defaults".
   uint64_t direct_max_index_bytes = uint64_t{768} << 20;
   // kAuto runs staged rather than mirror mode when the index is larger than
   // this (0: never): past the link's cliff the GPU's stores to the pool are
   // slow and the host's are not; below it mirror mode wins. Measurements:
-  // docs/ARCHITECTURE.md, "GpuTableOptions defaults".
+  // docs/ARCHITECTURE.md, "HashGpuOptions defaults".
   uint64_t staged_min_index_bytes = uint64_t{768} << 20;
   // Direct mode: get batches are sorted by bucket and each distinct key
   // looked up once (fewer pages in flight over the link, one read of a hot
@@ -103,7 +103,7 @@ struct HashGpuOptions {
   // saving the sort's launches. A table without a warm cache always sorts:
   // the repeats of a hot key would all read one pool line over the link.
   // 0: sort every batch. Measurements: docs/ARCHITECTURE.md,
-  // "GpuTableOptions defaults".
+  // "HashGpuOptions defaults".
   uint64_t sorted_get_min_ops = uint64_t{1} << 14;
   // Direct mode: operations (gets, puts, erases) between two reloads of the
   // cache of hot buckets (Options::gpu_cache_fraction), which re-ranks the
@@ -134,7 +134,7 @@ struct HashGpuOptions {
   // stores to the pool (each followed by __threadfence_system()), which 32
   // threads overlap and one warp running its 32 puts in turn does not. In
   // direct mode, where the probe crosses the link, puts are always
-  // warp-cooperative. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions
+  // warp-cooperative. Measurements: docs/ARCHITECTURE.md, "HashGpuOptions
   // defaults".
   bool warp_puts = false;
   // Mirror and staged mode: get batches of 4096 and more run on tiles of
@@ -142,7 +142,7 @@ struct HashGpuOptions {
   // thread per key reading each bucket's slot words in 16-byte loads
   // (false). In HBM a tile get is bound by instruction issue, not by memory:
   // one thread per key issues a ninth of the instructions. Measurements:
-  // docs/ARCHITECTURE.md, "GpuTableOptions defaults".
+  // docs/ARCHITECTURE.md, "HashGpuOptions defaults".
   bool tile_index_gets = false;
 };
 

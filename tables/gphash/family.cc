@@ -27,31 +27,15 @@ static_assert(sizeof(gphash::CatalogParams) == format::kCatalogParamsSize);
 // index past the link's cliff in direct mode, where the CPU backend is
 // measured faster.
 #if GPKV_HAVE_CUDA
-// The public index modes are the backend's, value for value.
-static_assert(
-    static_cast<int>(gpu::GpuIndexMode::kAuto) == static_cast<int>(HashGpuIndexMode::kAuto) &&
-    static_cast<int>(gpu::GpuIndexMode::kDirect) == static_cast<int>(HashGpuIndexMode::kDirect) &&
-    static_cast<int>(gpu::GpuIndexMode::kMirror) == static_cast<int>(HashGpuIndexMode::kMirror) &&
-    static_cast<int>(gpu::GpuIndexMode::kStaged) == static_cast<int>(HashGpuIndexMode::kStaged));
-
 // The backend's options from the DB's (Options::hash_gpu, gpu_cache_fraction).
 gpu::GpuTableOptions GpuOptionsOf(const tables::OpenContext& context) {
   const HashGpuOptions& tuning = context.hash_gpu;
   gpu::GpuTableOptions gpu_options;
-  gpu_options.index_mode = static_cast<gpu::GpuIndexMode>(tuning.index_mode);
-  gpu_options.mirror_memory_fraction = tuning.mirror_memory_fraction;
+  static_cast<HashGpuOptions&>(gpu_options) = tuning;
   // Named: the GPU whatever the index size. Otherwise only where the GPU is
-  // measured faster than the CPU backend (see GpuTableOptions).
-  gpu_options.direct_max_index_bytes = context.backend_required ? 0 : tuning.direct_max_index_bytes;
-  gpu_options.staged_min_index_bytes = tuning.staged_min_index_bytes;
-  gpu_options.sorted_get_min_ops = tuning.sorted_get_min_ops;
+  // measured faster than the CPU backend (see HashGpuOptions).
+  if (context.backend_required) gpu_options.direct_max_index_bytes = 0;
   gpu_options.bkt_cache_fraction = context.gpu_cache_fraction;
-  gpu_options.bkt_cache_reload_ops = tuning.bkt_cache_reload_ops;
-  gpu_options.host_chunk_ops = tuning.host_chunk_ops;
-  gpu_options.host_lanes = tuning.host_lanes;
-  gpu_options.host_zero_copy_ops = tuning.host_zero_copy_ops;
-  gpu_options.warp_puts = tuning.warp_puts;
-  gpu_options.tile_index_gets = tuning.tile_index_gets;
   return gpu_options;
 }
 

@@ -81,6 +81,7 @@
 #include <memory>
 #include <string>
 
+#include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "gpkv/table.h"
 #include "pm/pool.h"
@@ -92,95 +93,23 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*
 
 namespace gpkv::gphash::gpu {
 
-// Where the kernels probe and arbitrate.
-enum class GpuIndexMode : uint8_t {
-  // When the index fits in GPU memory (see GpuTableOptions): kMirror, or
-  // kStaged past staged_min_index_bytes. When it does not: kDirect up to
-  // direct_max_index_bytes, else Unsupported (the CPU backend is faster
-  // there). kStaged whenever the pool mapping cannot be registered with CUDA
-  // (a file on ext4). Chosen at open: a table that grows keeps its mode.
-  kAuto = 0,
-  kDirect = 1,  // the registered pool mapping itself
-  kMirror = 2,  // a copy of the bucket levels in GPU memory; the pool gets the writes
-  // The mirror without registering the pool: kernels log their pool stores in
-  // GPU memory and the host applies each log to the pool mapping, in the
-  // protocol's order, before the batch returns. For pools the GPU cannot map.
-  kStaged = 3,
-};
+// Where the kernels probe and arbitrate: gpkv::HashGpuIndexMode
+// (include/gpkv/options.h says what each mode does).
+using GpuIndexMode = ::gpkv::HashGpuIndexMode;
 
-struct GpuTableOptions {
+// How a table runs on the GPU: the public tuning (gpkv::HashGpuOptions, whose
+// comments say what each field does and why its default is what it is), the
+// device, and the BktCache's share of the buckets (Options::gpu_cache_fraction).
+struct GpuTableOptions : ::gpkv::HashGpuOptions {
   // CUDA device ordinal the table's kernels run on.
   int device = 0;
-  GpuIndexMode index_mode = GpuIndexMode::kAuto;
-  // kAuto mirrors the index when twice its size (room for a resize) is at
-  // most this fraction of the device's free memory at open.
-  double mirror_memory_fraction = 0.5;
-  // kAuto runs direct mode only for an index of at most this many bytes (0:
-  // any size): direct mode probes the pool over PCIe, and random accesses to
-  // a registered mapping fall off a cliff past 512 MiB, where the CPU
-  // backend wins. Only reached when the mirror does not fit in GPU memory.
-  // Measurements: docs/ARCHITECTURE.md, "GpuTableOptions defaults".
-  uint64_t direct_max_index_bytes = uint64_t{768} << 20;
-  // kAuto runs staged rather than mirror mode when the index is larger than
-  // this (0: never): past the link's cliff the GPU's stores to the pool are
-  // slow and the host's are not; below it mirror mode wins. Measurements:
-  // docs/ARCHITECTURE.md, "GpuTableOptions defaults".
-  uint64_t staged_min_index_bytes = uint64_t{768} << 20;
-  // Direct mode: get batches are sorted by bucket and each distinct key
-  // looked up once (fewer pages in flight over the link, one read of a hot
-  // key). Once the BktCache has reloaded (hot buckets then sit in GPU
-  // memory), batches of fewer than this many operations run as they come,
-  // saving the sort's launches. A table without a warm cache always sorts:
-  // the repeats of a hot key would all read one pool line over the link.
-  // 0: sort every batch. Measurements: docs/ARCHITECTURE.md,
-  // "GpuTableOptions defaults".
-  uint64_t sorted_get_min_ops = uint64_t{1} << 14;
-  // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the most-read
-  // buckets in GPU memory, as this fraction of the table's buckets (0: none).
-  // Gets of a cached bucket read HBM instead of the pool; writes go to both.
-  // Not used in mirror and staged mode (the whole index is in GPU memory
-  // there). When its memory cannot be had the table runs without it
+  // Direct mode: the BktCache (tables/gphash/gpu/bkt_cache.h), copies of the
+  // most-read buckets in GPU memory, as this fraction of the table's buckets
+  // (0: none). Gets of a cached bucket read HBM instead of the pool; writes
+  // go to both. Not used in mirror and staged mode (the whole index is in GPU
+  // memory there). When its memory cannot be had the table runs without it
   // (bkt_cache_stats().capacity_buckets == 0).
   double bkt_cache_fraction = 0.2;
-  // Operations (gets, puts, erases) between two reloads of the BktCache,
-  // which re-ranks the buckets by their access counts on a stream of its
-  // own. Measured (H100, 16M keys, 20% cache, YCSB C zipfian): 2^23 beats
-  // 2^21 at every batch size (2^20: 393 vs 347 M gets/s; 2^16: 238 vs 208):
-  // longer periods rank better and copy fewer buckets.
-  uint64_t bkt_cache_reload_ops = uint64_t{1} << 23;
-  // Host batches (a waiting call with keys, values or flags in host memory):
-  // operations per chunk of the copy / kernel pipeline, and the streams
-  // (lanes) its chunks rotate over, so that one chunk's copy in, another's
-  // kernels and a third's copy out overlap (host_staging.h). host_lanes 0:
-  // no pipeline, the batch copied in and out whole on one stream (the
-  // unpipelined path, kept for the benchmark's comparison). Measured (H200,
-  // mirror mode, 2^20 uniform gets, docs/bench/host-batches.md): 2^17
-  // ops over 4 lanes 1.44 / 2.33 G/s (pageable / registered), over 3 lanes
-  // 1.22 / 2.18, over 2 lanes 1.01 / 1.77; 2^15 and 2^19 ops per chunk slower.
-  uint64_t host_chunk_ops = uint64_t{1} << 17;
-  uint32_t host_lanes = 4;
-  // Host batches of pageable arrays of at most this many operations run
-  // their kernels on the pinned staging itself (mapped host memory) instead
-  // of copying it to the device and back: fewer calls and no DMA set-up on
-  // the small batches an OLTP caller sends (measured: 4096 gets 28 vs
-  // 35 us p50, 256 gets 17 vs 23 us). 0: always copy.
-  uint64_t host_zero_copy_ops = 8192;
-  // Mirror and staged mode: puts run warp-cooperatively as in direct mode
-  // (true) instead of one per thread (false). One per thread wins there: the
-  // probe and the CAS run in HBM, and what bounds a put is its ordered
-  // stores to the pool (each followed by __threadfence_system()), which 32
-  // threads overlap and one warp running its 32 puts in turn does not. In
-  // direct mode, where the probe crosses the link, puts are always
-  // warp-cooperative. Measurements: docs/ARCHITECTURE.md, "GpuTableOptions
-  // defaults".
-  bool warp_puts = false;
-  // Mirror and staged mode: get batches of 4096 and more run on tiles of
-  // slots_per_bucket lanes per key, as in direct mode (true), instead of one
-  // thread per key reading each bucket's slot words in 16-byte loads
-  // (false). In HBM a tile get is bound by instruction issue, not by memory:
-  // one thread per key issues a ninth of the instructions. Measurements:
-  // docs/ARCHITECTURE.md, "GpuTableOptions defaults".
-  bool tile_index_gets = false;
 };
 
 // What a table's BktCache did since the table was opened (all zero without
