@@ -98,8 +98,8 @@ class GphashFamily final : public tables::PersistentFamily {
     TableOptions options;
     format::CatalogEntry entry = tables::SalvagedEntry(*this, *view, &options);
     options.hash.levels = static_cast<uint8_t>(view->geometry_levels);
-    options.hash.hash_locations = static_cast<uint8_t>(view->hash_locations);
-    options.hash.slots_per_bucket = static_cast<uint8_t>(view->slots_per_bucket);
+    options.hash.hash_locations = static_cast<uint8_t>(view->geo.hash_locations);
+    options.hash.slots_per_bucket = static_cast<uint8_t>(view->geo.slots_per_bucket);
     EncodeParams(options, entry.params);
     return entry;
   }

@@ -74,12 +74,7 @@ class RootChecker : tables::RootReader {
   void Fill(GphashView* view) {
     FillIdentity(root_, view);
     view->geometry_levels = root_.levels;
-    view->hash_locations = root_.hash_locations;
-    view->slots_per_bucket = root_.slots_per_bucket;
-    view->value_mode = root_.value_mode;
-    view->bucket_bytes = root_.bucket_bytes;
-    view->cell_size = root_.cell_size;
-    view->hash_seed = root_.hash_seed;
+    view->geo = gphash::GeometryOf(root_);
     view->cells_per_chunk = root_.cells_per_chunk;
     view->chunk_bytes = root_.cells_per_chunk * root_.cell_size;
     view->resizes = root_.resizes;
@@ -224,7 +219,7 @@ std::string GphashView::BucketRegion(uint32_t level, uint64_t bucket) const {
 
 uint64_t GphashView::TotalSlots() const {
   uint64_t slots = 0;
-  for (const GphashLevel& level : levels) slots += level.bucket_count * slots_per_bucket;
+  for (const GphashLevel& level : levels) slots += level.bucket_count * geo.slots_per_bucket;
   return slots;
 }
 
@@ -238,7 +233,7 @@ Result<GphashView> ReadGphash(const pm::Pool& pool, const std::string& table_nam
 
 CellIndex::CellIndex(const GphashView& view)
     : chunk_offsets_(view.chunks),
-      cell_size_(view.cell_size),
+      cell_size_(view.geo.cell_size),
       cells_per_chunk_(view.cells_per_chunk),
       chunk_bytes_(view.chunk_bytes) {
   for (size_t i = 0; i < view.chunks.size(); ++i) {

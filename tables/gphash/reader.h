@@ -29,12 +29,7 @@ struct GphashLevel {
 // ranges do not overlap.
 struct GphashView : tables::RootIdentity {
   uint32_t geometry_levels = 0;  // levels chosen at create (TableOptions.hash)
-  uint32_t hash_locations = 0;
-  uint32_t slots_per_bucket = 0;
-  uint8_t value_mode = gphash::kValueInline;
-  uint32_t bucket_bytes = 0;
-  uint32_t cell_size = 0;  // 0 when values are inline
-  uint64_t hash_seed = 0;
+  gphash::Geometry geo;          // GeometryOf(root): sizes, bucket shape, hash seed
   uint64_t cells_per_chunk = 0;
   uint64_t active_word = 0;         // root.active_levelset as read
   gphash::LevelSet levelset{};      // copy of the active LevelSet
@@ -44,13 +39,14 @@ struct GphashView : tables::RootIdentity {
   uint64_t chunk_bytes = 0;         // cells_per_chunk * cell_size
   uint64_t resizes = 0;
 
-  bool value_cells() const { return value_mode == gphash::kValueCells; }
   // "table 'users' level 1 bucket 1834"
   std::string BucketRegion(uint32_t level, uint64_t bucket) const;
   uint64_t BucketOffset(uint32_t level, uint64_t bucket) const {
-    return levels[level].offset + bucket * bucket_bytes;
+    return levels[level].offset + bucket * geo.bucket_bytes;
   }
-  uint64_t LevelBytes(uint32_t level) const { return levels[level].bucket_count * bucket_bytes; }
+  uint64_t LevelBytes(uint32_t level) const {
+    return levels[level].bucket_count * geo.bucket_bytes;
+  }
   uint64_t TotalSlots() const;
   uint64_t TotalCells() const { return cells_per_chunk * chunks.size(); }
 };

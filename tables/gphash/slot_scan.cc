@@ -79,7 +79,7 @@ class Scanner {
         mode_(mode),
         max_findings_(max_findings),
         cells_(view),
-        S_(view.slots_per_bucket),
+        S_(view.geo.slots_per_bucket),
         K_(view.key_size) {}
 
   SlotScanResult Run(int threads, const recovery::ProgressFn& progress) {
@@ -120,7 +120,7 @@ class Scanner {
   bool Writing() const { return mode_ != SlotScanMode::kVerify; }
   // The candidate buckets of `hash` in level `level`, each once.
   gphash::LevelCandidates LevelBuckets(const KeyHash& hash, uint32_t level) const {
-    return gphash::CandidateBucketsOfLevel(hash, view_.hash_locations,
+    return gphash::CandidateBucketsOfLevel(hash, view_.geo.hash_locations,
                                            view_.levels[level].bucket_count,
                                            gphash::CandidateOrder::kFirstLocation);
   }
@@ -132,7 +132,8 @@ class Scanner {
           gphash::kSlotValid) {
         continue;
       }
-      KeyHash hash = format::HashKey(bucket + gphash::KeyOffset(S_, K_, slot), K_, view_.hash_seed);
+      KeyHash hash =
+          format::HashKey(bucket + gphash::KeyOffset(S_, K_, slot), K_, view_.geo.hash_seed);
       for (uint32_t other = 0; other < view_.levels.size(); ++other) {
         const gphash::LevelCandidates buckets = LevelBuckets(hash, other);
         for (uint32_t i = 0; i < buckets.count; ++i) {
@@ -194,14 +195,15 @@ class Scanner {
                        " slot " + std::to_string(winner.slot) + ", which wins; " +
                        (Writing() ? "erased" : "erased at open"));
         if (Writing()) {
-          if (!view_.value_cells() || value_word != winner_value) ReleaseCell(state, bucket, slot);
+          if (!view_.geo.value_cells || value_word != winner_value)
+            ReleaseCell(state, bucket, slot);
           Clear(self, word);
           ++state.duplicates_removed;
         }
         continue;
       }
       ++state.keys;
-      if (view_.value_cells()) {
+      if (view_.geo.value_cells) {
         uint64_t cell = static_cast<uint64_t>(cells_.Lookup(value_word));
         uint64_t bit = uint64_t{1} << (cell % 64);
         uint64_t before = __atomic_fetch_or(&result_.cells_used[cell / 64], bit, __ATOMIC_RELAXED);
@@ -213,11 +215,11 @@ class Scanner {
   // Local trust of a VALID slot: a pure function of its own bytes.
   Problem Check(const SlotRef& ref, uint64_t word, KeyHash* hash) const {
     const uint8_t* bucket = Bucket(ref.level, ref.bucket);
-    *hash = format::HashKey(bucket + gphash::KeyOffset(S_, K_, ref.slot), K_, view_.hash_seed);
+    *hash = format::HashKey(bucket + gphash::KeyOffset(S_, K_, ref.slot), K_, view_.geo.hash_seed);
     if (gphash::FingerprintOfHash(*hash) != gphash::FingerprintOf(word)) {
       return Problem::kFingerprint;
     }
-    if (!gphash::IsCandidateBucket(*hash, view_.hash_locations,
+    if (!gphash::IsCandidateBucket(*hash, view_.geo.hash_locations,
                                    view_.levels[ref.level].bucket_count, ref.bucket)) {
       return Problem::kMisplaced;
     }
@@ -226,7 +228,7 @@ class Scanner {
 
   Problem ValueProblem(const uint8_t* bucket, uint32_t slot) const {
     uint64_t value_word = LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot));
-    if (view_.value_cells())
+    if (view_.geo.value_cells)
       return cells_.Lookup(value_word) < 0 ? Problem::kValueRef : Problem::kNone;
     if (view_.value_size < 8 && (value_word >> (8 * view_.value_size)) != 0) {
       return Problem::kPadding;
@@ -297,7 +299,7 @@ class Scanner {
   // Notes the cell a slot about to be cleared references, if any: reclaimed
   // unless a live key references it too (decided after the scan).
   void ReleaseCell(ThreadState& state, const uint8_t* bucket, uint32_t slot) {
-    if (!view_.value_cells()) return;
+    if (!view_.geo.value_cells) return;
     int64_t cell = cells_.Lookup(LoadWord(bucket + gphash::ValueWordOffset(S_, K_, slot)));
     if (cell >= 0) state.released_cells.push_back(static_cast<uint64_t>(cell));
   }

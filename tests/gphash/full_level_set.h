@@ -27,7 +27,7 @@ inline void FillLevelSet(pm::Pool& pool, uint64_t table_id, uint64_t root_offset
     const gphash::LevelDesc& bottom = next.levels[next.level_count - 1];
     ASSERT_GE(bottom.bucket_count, 2u);
     const uint64_t buckets = bottom.bucket_count / 2;
-    auto offset = pool.allocator().Allocate(buckets * view->bucket_bytes,
+    auto offset = pool.allocator().Allocate(buckets * view->geo.bucket_bytes,
                                             format::kExtentKindBucketLevel, table_id);
     ASSERT_TRUE(offset.ok()) << offset.status().ToString();
     next.levels[next.level_count] = {*offset, buckets, 0};

@@ -35,28 +35,28 @@ inline void InterruptResizeWithFullTop(pm::Pool& pool, uint64_t table_id, uint64
                                        const IdBytes& make_value, std::vector<uint64_t>* fillers) {
   auto view = gphash::ReadGphash(pool, "t", root_offset);
   ASSERT_TRUE(view.ok()) << view.status().ToString();
-  ASSERT_FALSE(view->value_cells());
+  ASSERT_FALSE(view->geo.value_cells);
   const gphash::LevelSet current = view->levelset;
   const uint64_t buckets = gphash::GrownTopBuckets(current);
-  const uint64_t bytes = buckets * view->bucket_bytes;
+  const uint64_t bytes = buckets * view->geo.bucket_bytes;
   auto offset = pool.allocator().Allocate(bytes, format::kExtentKindBucketLevel, table_id);
   ASSERT_TRUE(offset.ok()) << offset.status().ToString();
   uint8_t* level = pool.At<uint8_t>(*offset);
   std::memset(level, 0, bytes);
 
-  const uint32_t slots = view->slots_per_bucket;
+  const uint32_t slots = view->geo.slots_per_bucket;
   std::vector<uint32_t> used(buckets, 0);
   uint64_t left = buckets * slots;
   uint8_t key[format::kMaxKeySize];
   uint8_t value[8] = {};
   for (uint64_t id = first_filler; left > 0; ++id) {
     make_key(id, key);
-    const format::KeyHash hash = format::HashKey(key, view->key_size, view->hash_seed);
-    for (uint32_t location = 0; location < view->hash_locations; ++location) {
+    const format::KeyHash hash = format::HashKey(key, view->key_size, view->geo.hash_seed);
+    for (uint32_t location = 0; location < view->geo.hash_locations; ++location) {
       const uint64_t bucket = gphash::BucketIndex(hash, location, buckets);
       if (used[bucket] == slots) continue;
       const uint32_t slot = used[bucket]++;
-      uint8_t* base = level + bucket * view->bucket_bytes;
+      uint8_t* base = level + bucket * view->geo.bucket_bytes;
       std::memcpy(base + gphash::KeyOffset(slots, view->key_size, slot), key, view->key_size);
       std::memset(value, 0, sizeof(value));
       make_value(id, value);

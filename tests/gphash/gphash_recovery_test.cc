@@ -38,10 +38,10 @@ bool Outranks(const SlotAt& a, const SlotAt& b) {
 std::optional<SlotAt> FreeSlotRanked(TestTable& t, const uint8_t* key, const SlotAt& original,
                                      bool outranking) {
   gphash::GphashView view = t.View();
-  format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
+  format::KeyHash hash = format::HashKey(key, view.key_size, view.geo.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
     for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
-      for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
+      for (uint32_t slot = 0; slot < view.geo.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);
         if (Word(t, at.word_offset) != 0) continue;
         if (Outranks(at, original) == outranking) return at;
@@ -88,7 +88,7 @@ TEST(GphashRecovery, ReservedSlotWithAValueCellReclaimsTheCell) {
   auto free_slot = FreeCandidate(t.pool(), view, key.data(), -1, ~0u, 0);
   ASSERT_TRUE(free_slot.has_value());
   // The insert had taken a fresh cell (the last of the chunk) and crashed.
-  uint64_t cell = view.chunks[0] + (view.cells_per_chunk - 1) * view.cell_size;
+  uint64_t cell = view.chunks[0] + (view.cells_per_chunk - 1) * view.geo.cell_size;
   Word(t, free_slot->value_offset) = cell;
   Word(t, free_slot->word_offset) = gphash::ReserveWord(0);
   recovery::Report report;

@@ -118,11 +118,11 @@ TEST(GphashVerify, MisplacedKeyIsCorruption) {
   gphash::GphashView view = t.View();
   SlotAt at = SlotOf(t, 42);
   // Move key 42 to a bucket that is none of its candidates.
-  format::KeyHash hash = format::HashKey(t.Keys({42}).data(), 8, view.hash_seed);
+  format::KeyHash hash = format::HashKey(t.Keys({42}).data(), 8, view.geo.hash_seed);
   uint64_t wrong = 0;
   for (;; ++wrong) {
-    const bool candidate =
-        gphash::IsCandidateBucket(hash, view.hash_locations, view.levels[0].bucket_count, wrong);
+    const bool candidate = gphash::IsCandidateBucket(hash, view.geo.hash_locations,
+                                                     view.levels[0].bucket_count, wrong);
     uint64_t word = Word(t, Locate(view, 0, wrong, 0).word_offset);
     if (!candidate && word == 0) break;
   }

@@ -35,12 +35,12 @@ CpuBackend::Impl::Impl(pm::Pool& pool, const gphash::GphashView& view, int threa
       table_name_(view.table_name),
       root_offset_(view.root_offset),
       table_id_(view.table_id),
-      geo_(gphash::GeometryOf(*root_)),
-      cell_words_(view.cell_size / 8),
+      geo_(view.geo),
+      cell_words_(view.geo.cell_size / 8),
       threads_(std::max(1, threads)),
-      kernels_(SelectKernels(view.slots_per_bucket, view.key_size)),
+      kernels_(SelectKernels(view.geo.slots_per_bucket, view.key_size)),
       heap_(pool, pool.At<gphash::GphashRoot>(view.root_offset), view.table_name),
-      core_(pool, view.table_name, view.root_offset, view.table_id, view.bucket_bytes,
+      core_(pool, view.table_name, view.root_offset, view.table_id, view.geo.bucket_bytes,
             view.levelset, *this) {
   ApplyLevelSet(view.levelset, view.active_word);
 }
@@ -129,7 +129,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::
                                                      recovery::Report* report) {
   auto view = gphash::ReadGphash(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
-  if (SelectKernels(view->slots_per_bucket, view->key_size) == nullptr) {
+  if (SelectKernels(view->geo.slots_per_bucket, view->key_size) == nullptr) {
     return Status::Unsupported(pool.Where(view->TableRegion() + " root", root_offset) +
                                ": geometry not built into this backend");
   }
@@ -150,7 +150,7 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::
   auto impl = std::make_unique<Impl>(pool, *view, threads);
   GPKV_RETURN_IF_ERROR(impl->core_.CheckRecoverable({scan.reserved, scan.duplicates}));
   impl->keys_.store(static_cast<int64_t>(scan.keys));
-  if (view->value_cells()) impl->heap_.Load(view->chunks, std::move(scan.cells_used));
+  if (view->geo.value_cells) impl->heap_.Load(view->chunks, std::move(scan.cells_used));
   if (report != nullptr) {
     report->slots_cleared += scan.slots_cleared;
     report->duplicates_removed += scan.duplicates_removed;

@@ -159,7 +159,7 @@ TEST(GphashResizeReclaim, TombstoneOfABatchIsReclaimedBeforeItsLevelIsFreed) {
   std::memcpy(t.pool().At<uint8_t>(loser->key_offset), key.data(), 8);
   std::memcpy(t.pool().At<uint8_t>(loser->value_offset),
               t.pool().At<uint8_t>(copies[0].value_offset), 8);
-  const format::KeyHash hash = format::HashKey(key.data(), 8, view.hash_seed);
+  const format::KeyHash hash = format::HashKey(key.data(), 8, view.geo.hash_seed);
   *t.pool().At<uint64_t>(loser->word_offset) =
       gphash::PublishWord(gphash::ReserveWord(0), gphash::FingerprintOfHash(hash));
   ASSERT_EQ(FindKey(t.pool(), view, key.data()).size(), 2u);

@@ -204,8 +204,8 @@ inline SlotAt Locate(const gphash::GphashView& view, uint32_t level, uint64_t bu
   at.slot = slot;
   uint64_t base = view.BucketOffset(level, bucket);
   at.word_offset = base + gphash::SlotWordOffset(slot);
-  at.key_offset = base + gphash::KeyOffset(view.slots_per_bucket, view.key_size, slot);
-  at.value_offset = base + gphash::ValueWordOffset(view.slots_per_bucket, view.key_size, slot);
+  at.key_offset = base + gphash::KeyOffset(view.geo.slots_per_bucket, view.key_size, slot);
+  at.value_offset = base + gphash::ValueWordOffset(view.geo.slots_per_bucket, view.key_size, slot);
   return at;
 }
 
@@ -213,9 +213,9 @@ inline SlotAt Locate(const gphash::GphashView& view, uint32_t level, uint64_t bu
 // (gphash::CandidateBucketsOfLevel).
 inline std::vector<uint64_t> CandidateBuckets(const gphash::GphashView& view,
                                               const format::KeyHash& hash, uint32_t level) {
-  const gphash::LevelCandidates candidates =
-      gphash::CandidateBucketsOfLevel(hash, view.hash_locations, view.levels[level].bucket_count,
-                                      gphash::CandidateOrder::kFirstLocation);
+  const gphash::LevelCandidates candidates = gphash::CandidateBucketsOfLevel(
+      hash, view.geo.hash_locations, view.levels[level].bucket_count,
+      gphash::CandidateOrder::kFirstLocation);
   return std::vector<uint64_t>(candidates.buckets, candidates.buckets + candidates.count);
 }
 
@@ -223,10 +223,10 @@ inline std::vector<uint64_t> CandidateBuckets(const gphash::GphashView& view,
 inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const gphash::GphashView& view,
                                    const uint8_t* key) {
   std::vector<SlotAt> out;
-  format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
+  format::KeyHash hash = format::HashKey(key, view.key_size, view.geo.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
     for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
-      for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
+      for (uint32_t slot = 0; slot < view.geo.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);
         uint64_t word = *pool.At<uint64_t>(at.word_offset);
         if (gphash::SlotStateOf(word) == gphash::kSlotValid &&
@@ -244,12 +244,12 @@ inline std::vector<SlotAt> FindKey(const pm::Pool& pool, const gphash::GphashVie
 inline std::optional<SlotAt> FreeCandidate(const pm::Pool& pool, const gphash::GphashView& view,
                                            const uint8_t* key, int level_wanted, uint32_t not_level,
                                            uint64_t not_bucket) {
-  format::KeyHash hash = format::HashKey(key, view.key_size, view.hash_seed);
+  format::KeyHash hash = format::HashKey(key, view.key_size, view.geo.hash_seed);
   for (uint32_t level = 0; level < view.levels.size(); ++level) {
     if (level_wanted >= 0 && level != static_cast<uint32_t>(level_wanted)) continue;
     for (uint64_t bucket : CandidateBuckets(view, hash, level)) {
       if (level == not_level && bucket == not_bucket) continue;
-      for (uint32_t slot = 0; slot < view.slots_per_bucket; ++slot) {
+      for (uint32_t slot = 0; slot < view.geo.slots_per_bucket; ++slot) {
         SlotAt at = Locate(view, level, bucket, slot);
         if (*pool.At<uint64_t>(at.word_offset) == 0) return at;
       }
