@@ -7,8 +7,8 @@
 //    public headers never do;
 //  - no family includes another family's files (tables/family.h,
 //    tables/table_options.h, tables/catalog_entry.h, tables/root_reader.h,
-//    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h
-//    and tables/hash_backend.h are every family's);
+//    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h,
+//    tables/hash_backend.h and tables/range_limit.h are every family's);
 //  - engine/ and recovery/ reach families only through tables/registry.h and
 //    tables/family.h;
 //  - bench/ (the benchmark program gpkv-bench) and tools/ (the gpkv tool)
@@ -141,7 +141,8 @@ bool IsSharedTablesHeader(const std::string& target) {
        {"tables/family.h", "tables/volatile_family.h", "tables/persistent_family.h",
         "tables/table_options.h", "tables/catalog_entry.h", "tables/root_reader.h",
         "tables/family_table.h", "tables/ordered_family_table.h", "tables/hash_family_table.h",
-        "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h"}) {
+        "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h",
+        "tables/range_limit.h"}) {
     if (target == shared) return true;
   }
   return false;
