@@ -1,5 +1,7 @@
 #include "engine/checked_table.h"
 
+#include <vector>
+
 namespace gpkv::engine {
 
 CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string backend,
@@ -139,8 +141,8 @@ Status CheckedTable::Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
   if (results == nullptr) return Status::InvalidArgument(Where() + ": null range results");
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
-  if (count == 0) {
-    *results = RangeResults{{0}, {}, {}};
+  if (count == 0 || options.range_limit == 0) {
+    *results = RangeResults{std::vector<uint64_t>(count + 1, 0), {}, {}};
     return Status::OK();
   }
   return table_->Range(lo, hi, results, options);
@@ -154,6 +156,25 @@ Status CheckedTable::RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResu
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckBounds(lo, hi, &count));
   return table_->RangeOnDevice(lo, hi, results, options);
+}
+
+Result<std::unique_ptr<Iterator>> CheckedTable::NewIterator(const IteratorOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  BatchOptions batch;
+  batch.snapshot = options.snapshot;
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(batch, /*write=*/false));
+  const uint32_t key_size = this->options().key_size;
+  for (const auto* bound : {&options.lower_bound, &options.upper_bound}) {
+    if (!bound->empty() && bound->size() != key_size) {
+      return Status::InvalidArgument(Where() + ": an iterator bound holds " +
+                                     std::to_string(bound->size()) + " bytes, a key " +
+                                     std::to_string(key_size));
+    }
+  }
+  if (options.page_size == 0) {
+    return Status::InvalidArgument(Where() + ": an iterator's page_size must be at least 1");
+  }
+  return table_->NewIterator(options);
 }
 
 Status CheckedTable::Successor(ConstBytes keys, MutableBytes next_keys, MutableBytes values,

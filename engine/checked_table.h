@@ -45,6 +45,8 @@ class CheckedTable final : public Table, public tables::TableFacade {
                    const BatchOptions& options) override;
   Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                      MutableBytes found, const BatchOptions& options) override;
+  // Checks the bounds, page size and snapshot; the family's table makes it.
+  Result<std::unique_ptr<Iterator>> NewIterator(const IteratorOptions& options) override;
   Status Compact() override;
   Result<std::unique_ptr<Snapshot>> TakeSnapshot() override;
   Result<TableStats> Stats() override;

@@ -36,6 +36,9 @@ Status Table::Predecessor(ConstBytes, MutableBytes, MutableBytes, MutableBytes,
                           const BatchOptions&) {
   return NotOrdered(*this, "Predecessor");
 }
+Result<std::unique_ptr<Iterator>> Table::NewIterator(const IteratorOptions&) {
+  return NotOrdered(*this, "NewIterator");
+}
 Status Table::Compact() { return NotOrdered(*this, "Compact"); }
 Result<std::unique_ptr<Snapshot>> Table::TakeSnapshot() {
   return Status::Unsupported("table '" + name() +

@@ -2,10 +2,12 @@
 // ordered family's front (tables/<family>/table.h) handed to the object that
 // answers them (the LSM's backend, the B-tree's core): Get, Count, Range,
 // RangeOnDevice, Successor and Predecessor go to its call of the same name
-// with the batch's pointers and count, plus, when kSnapshots, the batch's
-// snapshot (BatchOptions::snapshot) as the last argument. A front derives
-// from it, returns that object from queries(), and adds the writes, Stats
-// and Scan.
+// with the batch's pointers and count (and Range's a tables::RangeLimit
+// after the count), plus, when kSnapshots, the batch's snapshot
+// (BatchOptions::snapshot) as the last argument. NewIterator makes the one
+// ordered iterator (ordered_iterator.h) over the same Range call. A front
+// derives from it, returns that object from queries(), and adds the writes,
+// Stats and Scan.
 //
 // Who may derive: the ordered families' fronts.
 // Thread safety: as gpkv::Table promises; the queries object handles
@@ -13,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -20,6 +23,8 @@
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "tables/family_table.h"
+#include "tables/ordered_iterator.h"
+#include "tables/range_limit.h"
 
 namespace gpkv::tables {
 
@@ -42,16 +47,19 @@ class OrderedFamilyTable : public FamilyTable {
   }
   Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                const BatchOptions& options) final {
+    const RangeLimit limit{options.range_limit, /*largest=*/false};
     return Query(options, [&](auto... snapshot) {
-      return queries().Range(lo.bytes(), hi.bytes(), results, CountOf(lo), snapshot...);
+      return queries().Range(lo.bytes(), hi.bytes(), results, CountOf(lo), limit, snapshot...);
     });
   }
   // Unsupported with the table's own message where the queries object keeps
   // no results in GPU memory (a CPU backend).
   Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
                        const BatchOptions& options) final {
+    const RangeLimit limit{options.range_limit, /*largest=*/false};
     const Status status = Query(options, [&](auto... snapshot) {
-      return queries().RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo), snapshot...);
+      return queries().RangeOnDevice(lo.bytes(), hi.bytes(), results, CountOf(lo), limit,
+                                     snapshot...);
     });
     if (status.IsUnsupported()) return Table::RangeOnDevice(lo, hi, results, options);
     return status;
@@ -71,6 +79,19 @@ class OrderedFamilyTable : public FamilyTable {
       return queries().Predecessor(keys.bytes(), previous_keys.bytes(), values.bytes(), found_bytes,
                                    CountOf(keys), snapshot...);
     });
+  }
+  // Each page one Range query through the iterator's snapshot.
+  Result<std::unique_ptr<Iterator>> NewIterator(const IteratorOptions& options) final {
+    BatchOptions batch;
+    batch.snapshot = options.snapshot;
+    ReadPage read_page = [this, batch](const uint8_t* lo, const uint8_t* hi, RangeLimit limit,
+                                       RangeResults* page) {
+      return Query(batch, [&](auto... snapshot) {
+        return queries().Range(lo, hi, page, 1, limit, snapshot...);
+      });
+    };
+    return NewOrderedIterator(this->options().key_size, this->options().value_size, options,
+                              std::move(read_page));
   }
 
  protected:

@@ -1,5 +1,6 @@
 // The commands of ordered tables:
 //   `gpkv range POOL TABLE LO HI`   the live pairs with LO <= key <= HI, in key order
+//                                   (the first N of them with --limit N)
 //   `gpkv count POOL TABLE LO HI`   how many live keys lie in [LO, HI]
 //   `gpkv compact POOL TABLE`       rewrite the table without stale or erased entries
 // Numbers as tools/number_text.h describes them. A hash table answers each
@@ -31,6 +32,7 @@ struct BoundsArgs {
   std::string lo;
   std::string hi;
   bool json = false;
+  uint64_t limit = 0;  // range --limit: 0 for every pair
 };
 
 // Opens the table and parses LO and HI; false (with *exit_code) on failure.
@@ -51,7 +53,9 @@ int RunRange(const BoundsArgs& args) {
   std::vector<uint8_t> lo, hi;
   if (!OpenWithBounds("range", args, &opened, &lo, &hi, &exit_code)) return exit_code;
   Table::RangeResults results;
-  Status status = opened.table->Range(lo, hi, &results);
+  BatchOptions options;
+  if (args.limit != 0) options.range_limit = args.limit;
+  Status status = opened.table->Range(lo, hi, &results, options);
   if (!status.ok()) return Fail("range", status);
   const uint64_t pairs = results.offsets.back();
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -108,10 +112,16 @@ void RegisterRangeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<BoundsArgs>();
   CLI::App* cmd = app.add_subcommand("range", "print the pairs of an ordered table in a key range");
   cmd->footer(std::string("One 'KEY VALUE' line per live pair with LO <= KEY <= HI, in key\n"
-                          "order (none when LO > HI).\n") +
-              kBoundsHelp + "\nExample: gpkv range pool.gpkv events 1000 1999");
+                          "order (none when LO > HI); with --limit N only the first N of them.\n") +
+              kBoundsHelp +
+              "\nExamples: gpkv range pool.gpkv events 1000 1999\n"
+              "          gpkv range --limit 10 pool.gpkv events 1000 0xffffffffffffffff");
   AddBounds(cmd, args.get(),
             "print a JSON array of {\"key\", \"value\"} (numbers as dump --json prints them)");
+  cmd->add_option("--limit", args->limit,
+                  "print at most N pairs: those of the N smallest keys in the range (0: all)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([args, exit_code]() { *exit_code = RunRange(*args); });
 }
 

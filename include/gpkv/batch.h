@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -70,6 +71,10 @@ struct BatchOptions {
   // as it is now; null: the current contents. Only the snapshot's own table
   // takes it (InvalidArgument otherwise), and writes take none.
   const Snapshot* snapshot = nullptr;
+  // Range and RangeOnDevice return at most this many pairs per query: the
+  // smallest keys of its range (0: none), and each query's walk stops once
+  // it has them. Other calls ignore it.
+  uint64_t range_limit = std::numeric_limits<uint64_t>::max();
 };
 
 }  // namespace gpkv

@@ -3,6 +3,7 @@
 
 #include "gpkv/batch.h"
 #include "gpkv/db.h"
+#include "gpkv/iterator.h"
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "gpkv/table.h"

@@ -9,11 +9,12 @@
 // occurrence.
 //
 // Ordered tables (TableKind::kOrdered) also answer Count, Range, Successor,
-// Predecessor and Compact, and give whole-batch atomicity: a crash during a
-// write batch leaves the table as it was before the batch or after it, never
-// a mix. Keys are ordered as unsigned little-endian integers of key_size bytes:
-// an 8-byte key is a uint64_t; of a 16- or 32-byte key the last 8-byte word is
-// the most significant. Hash tables answer those calls with Unsupported.
+// Predecessor, Compact and NewIterator (gpkv/iterator.h), and give
+// whole-batch atomicity: a crash during a write batch leaves the table as it
+// was before the batch or after it, never a mix. Keys are ordered as unsigned
+// little-endian integers of key_size bytes: an 8-byte key is a uint64_t; of a
+// 16- or 32-byte key the last 8-byte word is the most significant. Hash
+// tables answer those calls with Unsupported.
 //
 // Volatile ordered tables also take snapshots (Table::TakeSnapshot): reads
 // through a snapshot (BatchOptions::snapshot) see the table exactly as it was
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "gpkv/batch.h"
+#include "gpkv/iterator.h"
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 
@@ -152,8 +154,10 @@ class Table {
     std::vector<uint8_t> values;
   };
   // The live pairs with keys in [lo[i], hi[i]] (inclusive) for each of n
-  // queries, sorted by key, without stale versions or erased keys. results
-  // is replaced. REQUIRES: as Count; results not null.
+  // queries, sorted by key, without stale versions or erased keys; of each
+  // query at most options.range_limit pairs, the smallest keys of its range.
+  // results is replaced. Each query's pairs are one consistent read.
+  // REQUIRES: as Count; results not null.
   virtual Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,
                        const BatchOptions& options = {});
 
@@ -181,9 +185,10 @@ class Table {
     std::shared_ptr<void> storage;      // owns the device memory above
     size_t storage_bytes = 0;
   };
-  // Range with its results left in GPU memory. lo and hi may be host or
-  // device memory (of the table's device). Unsupported by tables that do
-  // not run on a GPU (the CPU backend of ordered tables, hash tables).
+  // Range with its results left in GPU memory (options.range_limit as
+  // Range). lo and hi may be host or device memory (of the table's
+  // device). Unsupported by tables that do not run on a GPU (the CPU
+  // backend of ordered tables, hash tables).
   // REQUIRES: as Range; results not null.
   virtual Status RangeOnDevice(ConstBytes lo, ConstBytes hi, DeviceRangeResults* results,
                                const BatchOptions& options = {});
@@ -197,6 +202,12 @@ class Table {
   // For each key, the largest live key <= keys[i]; as Successor otherwise.
   virtual Status Predecessor(ConstBytes keys, MutableBytes previous_keys, MutableBytes values,
                              MutableBytes found, const BatchOptions& options = {});
+
+  // An iterator over the table's pairs in key order (gpkv/iterator.h), at no
+  // pair until a seek. options.snapshot: as BatchOptions::snapshot (the
+  // snapshot's own table only, InvalidArgument otherwise); bounds: empty or
+  // key_size bytes. Hash tables return Unsupported.
+  virtual Result<std::unique_ptr<Iterator>> NewIterator(const IteratorOptions& options = {});
 
   // Rewrites the table without stale versions and erased keys (its families
   // also do this on their own, see OrderedOptions::max_dead_percent). Durable

@@ -21,6 +21,7 @@
 #include "gpkv/table.h"
 #include "tables/btree/stats.h"
 #include "tables/btree/versions.h"
+#include "tables/range_limit.h"
 
 namespace gpkv::btree {
 
@@ -58,17 +59,18 @@ class Backend {
   // ---- reads at read_timestamp (beside each other) ----
 
   // gpkv::Table's Get, Count, Range, Successor and Predecessor for n
-  // queries, as of read_timestamp. Range replaces *results.
+  // queries, as of read_timestamp. Range replaces *results with the pairs
+  // `limit` selects of each query, its walk stopping once it has them.
   virtual Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n,
                      uint64_t read_timestamp) = 0;
   virtual Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n,
                        uint64_t read_timestamp) = 0;
   virtual Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
-                       uint64_t read_timestamp) = 0;
+                       tables::RangeLimit limit, uint64_t read_timestamp) = 0;
   // Range with its results in GPU memory; Unsupported where there is none.
   virtual Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
                                Table::DeviceRangeResults* results, size_t n,
-                               uint64_t read_timestamp) = 0;
+                               tables::RangeLimit limit, uint64_t read_timestamp) = 0;
   virtual Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                            size_t n, uint64_t read_timestamp) = 0;
   virtual Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,

@@ -208,20 +208,20 @@ Status Core::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_
 }
 
 Status Core::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
-                   const Snapshot* snapshot) {
+                   tables::RangeLimit limit, const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
   auto lock = ReadLock();
-  return Named(backend_->Range(lo, hi, results, n, *at));
+  return Named(backend_->Range(lo, hi, results, n, limit, *at));
 }
 
 Status Core::RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
-                           size_t n, const Snapshot* snapshot) {
+                           size_t n, tables::RangeLimit limit, const Snapshot* snapshot) {
   auto at = ReadTimestamp(snapshot);
   if (!at.ok()) return at.status();
   auto lock = ReadLock();
   // Unsupported passes unnamed: the front answers with the table's message.
-  return backend_->RangeOnDevice(lo, hi, results, n, *at);
+  return backend_->RangeOnDevice(lo, hi, results, n, limit, *at);
 }
 
 Status Core::Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,

@@ -28,6 +28,7 @@
 #include "gpkv/table.h"
 #include "tables/btree/backend.h"
 #include "tables/btree/stats.h"
+#include "tables/range_limit.h"
 
 namespace gpkv::btree {
 
@@ -65,9 +66,9 @@ class Core {
   Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n,
                const Snapshot* snapshot);
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
-               const Snapshot* snapshot);
+               tables::RangeLimit limit, const Snapshot* snapshot);
   Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
-                       size_t n, const Snapshot* snapshot);
+                       size_t n, tables::RangeLimit limit, const Snapshot* snapshot);
   Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                    size_t n, const Snapshot* snapshot);
   Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,

@@ -30,6 +30,7 @@
 #include "tables/lsm/layout.h"
 #include "tables/lsm/reader.h"
 #include "tables/lsm/stats.h"
+#include "tables/range_limit.h"
 
 namespace gpkv::lsm {
 
@@ -166,12 +167,15 @@ class Backend {
 
   virtual Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) = 0;
   virtual Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) = 0;
-  virtual Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
-                       size_t n) = 0;
+  // Of each query the pairs `limit` selects; each query's walk stops once
+  // it has them.
+  virtual Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
+                       tables::RangeLimit limit) = 0;
   // Range with the results left in GPU memory; Unsupported where there is
   // none.
   virtual Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
-                               Table::DeviceRangeResults* results, size_t n) = 0;
+                               Table::DeviceRangeResults* results, size_t n,
+                               tables::RangeLimit limit) = 0;
   virtual Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                            size_t n) = 0;
   virtual Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values,

@@ -180,15 +180,40 @@ GPKV_HD void BackwardLive(const Sources& sources, const uint64_t* start, Visit&&
 }
 
 // The live entries with keys >= *low (every key when low is null) and
-// <= *high (when high is not null).
+// <= *high (when high is not null), counted up to `limit` (the walk stops
+// there).
 template <uint32_t W, typename Sources>
-GPKV_HD uint64_t CountLiveIn(const Sources& sources, const uint64_t* low, const uint64_t* high) {
+GPKV_HD uint64_t CountLiveIn(const Sources& sources, const uint64_t* low, const uint64_t* high,
+                             uint64_t limit = ~uint64_t{0}) {
   uint64_t count = 0;
-  ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) {
-    ++count;
-    return true;
-  });
+  if (limit == 0) return 0;
+  ForwardLive<W>(sources, low, high, [&](const RunView&, uint64_t) { return ++count < limit; });
   return count;
+}
+
+// Visits the live entries with keys in [*low, *high] in ascending order
+// (largest == false) or descending (largest == true), at most `limit` of
+// them: the smallest keys of the range, or the largest. visit(run, index).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <uint32_t W, typename Sources, typename Visit>
+GPKV_HD void LimitedLiveIn(const Sources& sources, const uint64_t* low, const uint64_t* high,
+                           uint64_t limit, bool largest, Visit&& visit) {
+  if (limit == 0) return;
+  uint64_t visited = 0;
+  if (!largest) {
+    ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
+      visit(run, index);
+      return ++visited < limit;
+    });
+    return;
+  }
+  BackwardLive<W>(sources, high, [&](const RunView& run, uint64_t index) {
+    if (Compare<W>(run.keys + index * W, low) < 0) return false;
+    visit(run, index);
+    return ++visited < limit;
+  });
 }
 
 }  // namespace gpkv::lsm

@@ -82,6 +82,21 @@ inline std::string ExerciseTable(Table& table) {
     std::vector<uint8_t> neighbours(4 * key_size), neighbour_values(4 * value_size), hits(4);
     table.Successor(low, neighbours, neighbour_values, hits).IgnoreError();
     table.Predecessor(low, neighbours, neighbour_values, hits).IgnoreError();
+    BatchOptions limited;
+    limited.range_limit = 2;
+    table.Range(low, high, &results, limited).IgnoreError();
+    // A short walk each way in pages of 3 pairs (forward and backward pages).
+    IteratorOptions iterator_options;
+    iterator_options.page_size = 3;
+    auto iterator = table.NewIterator(iterator_options);
+    if (iterator.ok()) {
+      Iterator& it = **iterator;
+      int steps = 0;
+      for (it.SeekToFirst(); it.Valid() && steps < 16; it.Next()) ++steps;
+      for (it.SeekToLast(); it.Valid() && steps < 32; it.Prev()) ++steps;
+      it.Seek(ConstBytes(keys.data(), key_size));
+      if (it.Valid()) it.Prev();
+    }
   }
 
   // Round trip of keys no seed holds.

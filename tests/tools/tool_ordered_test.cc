@@ -1,5 +1,5 @@
 // gpkv on an ordered table: tables create --kind ordered, put / get / del,
-// range, count, compact, dump in key order, info's lsm.* properties, verify;
+// range (and range --limit), count, compact, dump in key order, info's lsm.* properties, verify;
 // and the ordered commands on a hash table.
 #include <gtest/gtest.h>
 
@@ -43,6 +43,19 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   ASSERT_EQ(range_json.exit_code, 0) << range_json.err;
   EXPECT_EQ(nlohmann::json::parse(range_json.out),
             nlohmann::json::parse(R"([{"key": 100, "value": 10}, {"key": 110, "value": 11}])"));
+  // --limit N: the N smallest keys of the range; 0 (the default) all of them.
+  ToolResult limited = Run({"range", "--limit", "2", pool_, "events", "95", "130"});
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_EQ(limited.out, "100 10\n110 11\n");
+  ToolResult limited_json =
+      Run({"range", pool_, "events", "0", "0xffff", "--limit", "1", "--json"});
+  ASSERT_EQ(limited_json.exit_code, 0) << limited_json.err;
+  EXPECT_EQ(nlohmann::json::parse(limited_json.out),
+            nlohmann::json::parse(R"([{"key": 10, "value": 1}])"));
+  ToolResult unlimited = Run({"range", "--limit", "0", pool_, "events", "95", "130"});
+  ASSERT_EQ(unlimited.exit_code, 0) << unlimited.err;
+  EXPECT_EQ(unlimited.out, range.out);
+  EXPECT_EQ(Run({"range", "--limit", "-1", pool_, "events", "95", "130"}).exit_code, 1);
   ToolResult count_json = Run({"count", pool_, "events", "0", "0xffff", "--json"});
   ASSERT_EQ(count_json.exit_code, 0) << count_json.err;
   EXPECT_EQ(nlohmann::json::parse(count_json.out), nlohmann::json::parse(R"({"count": 40})"));

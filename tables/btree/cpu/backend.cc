@@ -147,11 +147,17 @@ class CpuBackend final : public Backend {
     return Status::OK();
   }
 
+  // Counts each query's pairs (up to the limit) first, then copies them
+  // into place: the smallest keys walking up from lo, or the largest
+  // walking down from hi and filling their slots from the end.
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
-               uint64_t at) override {
+               tables::RangeLimit limit, uint64_t at) override {
     try {
       results->offsets.assign(n + 1, 0);
-      GPKV_RETURN_IF_ERROR(Count(lo, hi, results->offsets.data() + 1, n, at));
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 16) if (n >= kParallelQueries)
+      for (size_t i = 0; i < n; ++i) {
+        results->offsets[i + 1] = CountOne(lo + i * kKeySize, hi + i * kKeySize, at, limit.pairs);
+      }
       for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
       const uint64_t pairs = results->offsets[n];
       results->keys.resize(pairs * kKeySize);
@@ -161,23 +167,28 @@ class CpuBackend final : public Backend {
     }
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 16) if (n >= kParallelQueries)
     for (size_t i = 0; i < n; ++i) {
-      uint64_t out = results->offsets[i];
+      const uint64_t begin = results->offsets[i];
       const uint64_t end = results->offsets[i + 1];
-      const TableKey high = Load(hi + i * kKeySize);
-      for (auto it = map_.lower_bound(Load(lo + i * kKeySize));
-           out < end && it != map_.end() && !KeyOrder<kKeyWords>()(high, it->first); ++it) {
-        const Version* version = LiveAt(it->second, at);
-        if (version == nullptr) continue;
-        std::memcpy(&results->keys[out * kKeySize], it->first.words, kKeySize);
-        CopyValue(version, &results->values[out * value_size_]);
-        ++out;
+      if (limit.largest) {
+        uint64_t out = end;
+        for (auto it = map_.upper_bound(Load(hi + i * kKeySize)); out > begin;) {
+          --it;  // the count saw `end - begin` live keys in [lo, hi] below it
+          const Version* version = LiveAt(it->second, at);
+          if (version != nullptr) CopyPair(--out, it->first, version, results);
+        }
+      } else {
+        uint64_t out = begin;
+        for (auto it = map_.lower_bound(Load(lo + i * kKeySize)); out < end; ++it) {
+          const Version* version = LiveAt(it->second, at);
+          if (version != nullptr) CopyPair(out++, it->first, version, results);
+        }
       }
     }
     return Status::OK();
   }
 
   Status RangeOnDevice(const uint8_t*, const uint8_t*, Table::DeviceRangeResults*, size_t,
-                       uint64_t) override {
+                       tables::RangeLimit, uint64_t) override {
     return Status::Unsupported("the CPU backend keeps no results in GPU memory");
   }
 
@@ -440,13 +451,23 @@ class CpuBackend final : public Backend {
 
   // ---- queries ----
 
-  uint64_t CountOne(const uint8_t* lo, const uint8_t* hi, uint64_t at) const {
+  // Pair `out` of *results: key and the version's value.
+  void CopyPair(uint64_t out, const TableKey& key, const Version* version,
+                Table::RangeResults* results) const {
+    std::memcpy(&results->keys[out * kKeySize], key.words, kKeySize);
+    CopyValue(version, &results->values[out * value_size_]);
+  }
+
+  // The live keys of [lo, hi] at `at`, counted up to `limit`.
+  uint64_t CountOne(const uint8_t* lo, const uint8_t* hi, uint64_t at,
+                    uint64_t limit = ~uint64_t{0}) const {
     const TableKey low = Load(lo);
     const TableKey high = Load(hi);
     KeyOrder<kKeyWords> less;
     if (less(high, low)) return 0;
     uint64_t count = 0;
-    for (auto it = map_.lower_bound(low); it != map_.end() && !less(high, it->first); ++it) {
+    for (auto it = map_.lower_bound(low);
+         count < limit && it != map_.end() && !less(high, it->first); ++it) {
       if (LiveAt(it->second, at) != nullptr) ++count;
     }
     return count;

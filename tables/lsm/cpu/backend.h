@@ -91,10 +91,10 @@ class CpuBackend final : public Backend {
 
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n) override;
   Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) override;
-  Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
-               size_t n) override;
+  Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
+               tables::RangeLimit limit) override;
   Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
-                       size_t n) override;
+                       size_t n, tables::RangeLimit limit) override;
   Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
                    size_t n) override;
   Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,

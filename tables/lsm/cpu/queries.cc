@@ -22,6 +22,15 @@ constexpr size_t kParallelQueries = 1024;
 // the same walk; perf put 60% of it on loading `used_`).
 class alignas(64) PairBuffer {
  public:
+  // Reverses the order of the pairs of `pair_size` bytes from byte `from`
+  // on.
+  void ReversePairsFrom(size_t from, size_t pair_size) {
+    for (size_t low = from, high = used_; high - low >= 2 * pair_size;
+         low += pair_size, high -= pair_size) {
+      std::swap_ranges(bytes_.data() + low, bytes_.data() + low + pair_size,
+                       bytes_.data() + high - pair_size);
+    }
+  }
   void Append(const void* bytes, size_t size) {
     if (used_ + size > bytes_.size()) bytes_.resize(std::max<size_t>(2 * bytes_.size(), 4096));
     std::memcpy(bytes_.data() + used_, bytes, size);
@@ -118,7 +127,7 @@ Status CpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts,
 }
 
 Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
-                         size_t n) {
+                         size_t n, tables::RangeLimit limit) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t key_size = shape_.key_size();
@@ -135,6 +144,7 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
     // enclosing function's locals from a lambda inside the parallel region.
     const uint32_t pair_key_size = key_size;
     const uint32_t pair_value_size = value_size;
+    const tables::RangeLimit query_limit = limit;
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (chunks > 1)
     for (size_t chunk = 0; chunk < chunks; ++chunk) {
       PairBuffer& keys = chunk_keys[chunk];
@@ -144,12 +154,18 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
         LoadKey<W>(lo, i, low);
         LoadKey<W>(hi, i, high);
         uint64_t count = 0;
-        ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
-          keys.Append(run.keys + index * W, pair_key_size);
-          values.Append(run.values + index * pair_value_size, pair_value_size);
-          ++count;
-          return true;
-        });
+        const size_t keys_from = keys.size();
+        const size_t values_from = values.size();
+        LimitedLiveIn<W>(sources, low, high, query_limit.pairs, query_limit.largest,
+                         [&](const RunView& run, uint64_t index) {
+                           keys.Append(run.keys + index * W, pair_key_size);
+                           values.Append(run.values + index * pair_value_size, pair_value_size);
+                           ++count;
+                         });
+        if (query_limit.largest) {  // walked in descending order
+          keys.ReversePairsFrom(keys_from, pair_key_size);
+          values.ReversePairsFrom(values_from, pair_value_size);
+        }
         results->offsets[i + 1] = count;
       }
     }
@@ -202,8 +218,8 @@ Status CpuBackend::Scan(const Table::ScanVisitor& visit) {
   return Status::OK();
 }
 
-Status CpuBackend::RangeOnDevice(const uint8_t*, const uint8_t*, Table::DeviceRangeResults*,
-                                 size_t) {
+Status CpuBackend::RangeOnDevice(const uint8_t*, const uint8_t*, Table::DeviceRangeResults*, size_t,
+                                 tables::RangeLimit) {
   return Status::Unsupported("the CPU backend of an ordered table keeps no results in GPU memory");
 }
 

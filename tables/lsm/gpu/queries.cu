@@ -40,33 +40,53 @@ __global__ void GetKernel(DeviceSources sources, const uint64_t* keys, uint64_t 
   }
 }
 
+// Live keys of each query's range, up to `limit` (Count: no limit).
 template <uint32_t W>
 __global__ void CountKernel(DeviceSources sources, const uint64_t* lo, const uint64_t* hi,
-                            uint64_t n, uint64_t* counts) {
+                            uint64_t n, uint64_t limit, uint64_t* counts) {
   GRID_STRIDE(i, n) {
     uint64_t low[W], high[W];
     LoadKey<W>(lo, i, low);
     LoadKey<W>(hi, i, high);
-    counts[i] = CountLiveIn<W>(sources, low, high);
+    counts[i] = CountLiveIn<W>(sources, low, high, limit);
   }
 }
 
+// Each query's slots [offsets[i], offsets[i + 1]) filled in ascending key
+// order: with its smallest live keys walking up from its low bound, or,
+// when `largest`, with its largest walking down from its high bound and
+// filling the slots from the end. The slots were counted over the same
+// version (CountKernel, up to the limit), so the walk stops when they are
+// full.
 template <uint32_t W>
 __global__ void RangeFillKernel(DeviceSources sources, const uint64_t* lo, const uint64_t* hi,
-                                uint64_t n, const uint64_t* offsets, uint32_t value_size,
-                                uint64_t* out_keys, uint8_t* out_values) {
+                                uint64_t n, const uint64_t* offsets, bool largest,
+                                uint32_t value_size, uint64_t* out_keys, uint8_t* out_values) {
   GRID_STRIDE(i, n) {
     uint64_t low[W], high[W];
     LoadKey<W>(lo, i, low);
     LoadKey<W>(hi, i, high);
-    uint64_t at = offsets[i];
-    ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
+    const uint64_t begin = offsets[i];
+    const uint64_t end = offsets[i + 1];
+    auto copy = [&](uint64_t at, const RunView& run, uint64_t index) {
 #pragma unroll
       for (uint32_t w = 0; w < W; ++w) out_keys[at * W + w] = run.keys[index * W + w];
       DeviceCopyValue(out_values + at * value_size, run.values + index * value_size, value_size);
-      ++at;
-      return true;
-    });
+    };
+    if (begin == end) continue;
+    if (largest) {
+      uint64_t at = end;
+      BackwardLive<W>(sources, high, [&](const RunView& run, uint64_t index) {
+        copy(--at, run, index);
+        return at > begin;
+      });
+    } else {
+      uint64_t at = begin;
+      ForwardLive<W>(sources, low, high, [&](const RunView& run, uint64_t index) {
+        copy(at++, run, index);
+        return at < end;
+      });
+    }
   }
 }
 
@@ -220,7 +240,8 @@ Status GpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts,
       call.Out(reinterpret_cast<uint8_t*>(counts), n * 8, &device_counts, "counts"));
   DispatchWords(shape_.key_words, [&](auto words) {
     CountKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
-        call.sources, device_lo, device_hi, n, reinterpret_cast<uint64_t*>(device_counts));
+        call.sources, device_lo, device_hi, n, /*limit=*/~uint64_t{0},
+        reinterpret_cast<uint64_t*>(device_counts));
   });
   return call.Finish("count");
 }
@@ -236,10 +257,12 @@ struct RangeCounts {
 };
 
 // The first half of a range batch: the bounds copied in, each query's count
-// (a k-way walk), their prefix sum into out->offsets and the total on the
-// host. host_offsets (n + 1, or null) receives the offsets too.
+// up to limit.pairs (a k-way walk), their prefix sum into out->offsets and
+// the total on the host. host_offsets (n + 1, or null) receives the offsets
+// too.
 Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint8_t* host_lo,
-                    const uint8_t* host_hi, size_t n, uint64_t* host_offsets, RangeCounts* out) {
+                    const uint8_t* host_hi, size_t n, tables::RangeLimit limit,
+                    uint64_t* host_offsets, RangeCounts* out) {
   cudaStream_t stream = call.scratch.stream();
   const uint64_t key_bytes = n * impl.shape().key_size();
   GPKV_RETURN_IF_ERROR(call.In(host_lo, key_bytes, &out->lo, "range lows"));
@@ -250,8 +273,8 @@ Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint8_t* host_lo,
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, 8, stream), "zero a count");
   if (n != 0) {
     DispatchWords(impl.shape().key_words, [&](auto words) {
-      CountKernel<decltype(words)::value>
-          <<<Blocks(n), kBlock, 0, stream>>>(call.sources, out->lo, out->hi, n, counts);
+      CountKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, stream>>>(
+          call.sources, out->lo, out->hi, n, limit.pairs, counts);
     });
     GPKV_RETURN_IF_ERROR(LaunchStatus(impl.Where() + ": range counts"));
   }
@@ -278,13 +301,15 @@ Status RangeOffsets(GpuBackend& impl, QueryCall& call, const uint8_t* host_lo,
   return Status::OK();
 }
 
-// The second half: the pairs of every query at its offset.
+// The second half: the pairs `limit` selects of every query at its offset.
 Status RangeFill(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const uint64_t* hi,
-                 size_t n, const uint64_t* offsets, uint64_t* out_keys, uint8_t* out_values) {
+                 size_t n, tables::RangeLimit limit, const uint64_t* offsets, uint64_t* out_keys,
+                 uint8_t* out_values) {
   if (n == 0) return Status::OK();
   DispatchWords(impl.shape().key_words, [&](auto words) {
     RangeFillKernel<decltype(words)::value><<<Blocks(n), kBlock, 0, call.scratch.stream()>>>(
-        call.sources, lo, hi, n, offsets, impl.shape().value_size, out_keys, out_values);
+        call.sources, lo, hi, n, offsets, limit.largest, impl.shape().value_size, out_keys,
+        out_values);
   });
   return LaunchStatus(impl.Where() + ": range fill");
 }
@@ -292,7 +317,7 @@ Status RangeFill(GpuBackend& impl, QueryCall& call, const uint64_t* lo, const ui
 }  // namespace
 
 Status GpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results,
-                         size_t n) {
+                         size_t n, tables::RangeLimit limit) {
   if (n == 0) {
     results->offsets.assign(1, 0);
     results->keys.clear();
@@ -306,14 +331,15 @@ Status GpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
   GPKV_RETURN_IF_ERROR(call.Begin());
   cudaStream_t stream = call.scratch.stream();
   RangeCounts range;
-  GPKV_RETURN_IF_ERROR(RangeOffsets(*this, call, lo, hi, n, results->offsets.data(), &range));
+  GPKV_RETURN_IF_ERROR(
+      RangeOffsets(*this, call, lo, hi, n, limit, results->offsets.data(), &range));
   const uint64_t total = range.total;
   uint64_t* out_keys = nullptr;
   uint8_t* out_values = nullptr;
   GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.key_words, &out_keys, "range keys"));
   GPKV_RETURN_IF_ERROR(call.scratch.Take(total * shape_.value_size, &out_values, "range values"));
   GPKV_RETURN_IF_ERROR(
-      RangeFill(*this, call, range.lo, range.hi, n, range.offsets, out_keys, out_values));
+      RangeFill(*this, call, range.lo, range.hi, n, limit, range.offsets, out_keys, out_values));
   results->keys.resize(total * shape_.key_size());
   results->values.resize(total * shape_.value_size);
   if (total != 0) {
@@ -326,12 +352,14 @@ Status GpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
 }
 
 Status GpuBackend::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
-                                 Table::DeviceRangeResults* results, size_t n) {
+                                 Table::DeviceRangeResults* results, size_t n,
+                                 tables::RangeLimit limit) {
   QueryCall call(*this);
   GPKV_RETURN_IF_ERROR(call.Begin());
   cudaStream_t stream = call.scratch.stream();
   RangeCounts range;
-  GPKV_RETURN_IF_ERROR(RangeOffsets(*this, call, lo, hi, n, /*host_offsets=*/nullptr, &range));
+  GPKV_RETURN_IF_ERROR(
+      RangeOffsets(*this, call, lo, hi, n, limit, /*host_offsets=*/nullptr, &range));
   const uint64_t total = range.total;
   // The caller's storage: offsets, keys, values back to back (8-aligned).
   const uint64_t offsets_bytes = (uint64_t{n} + 1) * 8;
@@ -367,7 +395,7 @@ Status GpuBackend::RangeOnDevice(const uint8_t* lo, const uint8_t* hi,
       cudaMemcpyAsync(out_offsets, range.offsets, offsets_bytes, cudaMemcpyDeviceToDevice, stream),
       Where() + ": copy range offsets");
   GPKV_RETURN_IF_ERROR(
-      RangeFill(*this, call, range.lo, range.hi, n, range.offsets, out_keys, out_values));
+      RangeFill(*this, call, range.lo, range.hi, n, limit, range.offsets, out_keys, out_values));
   results->device = device_;
   results->queries = n;
   results->pairs = total;

@@ -560,8 +560,9 @@ std::vector<T> FromDevice(const void* device, size_t count) {
 }
 
 // RangeOnDevice answers as Range (offsets, keys, values), with bounds in host
-// or device memory, on keys in the buffer, the levels and erased; it reuses
-// its storage unless the caller holds a copy, and a kept copy stays intact.
+// or device memory, on keys in the buffer, the levels and erased, and with a
+// limit; it reuses its storage unless the caller holds a copy, and a kept
+// copy stays intact.
 TEST(LsmGpu, RangeOnDeviceEqualsRange) {
   SKIP_WITHOUT_DEVICE();
   for (uint32_t key_size : {8u, 16u, 32u}) {
@@ -628,6 +629,13 @@ TEST(LsmGpu, RangeOnDeviceEqualsRange) {
     ASSERT_TRUE(table.Count(other_lo, other_hi, MutableBytes(all_count.data(), 8)).ok());
     EXPECT_EQ(device.pairs, all_count[0]);
     check(kept);
+    // With a limit, as Range with the same limit: at most 5 pairs a query.
+    BatchOptions limited;
+    limited.range_limit = 5;
+    ASSERT_TRUE(table.Range(lo, hi, &host, limited).ok());
+    for (size_t i = 0; i < q; ++i) ASSERT_LE(host.offsets[i + 1] - host.offsets[i], 5u);
+    ASSERT_TRUE(table.RangeOnDevice(lo, hi, &device, limited).ok());
+    check(device);
     // No queries: one offset, no pairs.
     ASSERT_TRUE(table.RangeOnDevice(ConstBytes(), ConstBytes(), &device).ok());
     EXPECT_EQ(device.pairs, 0u);
