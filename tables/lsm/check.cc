@@ -55,7 +55,7 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   BadLogRecord bad_entry;
   Status log = ReadDecodedLog(
       pool, view,
-      [&](uint32_t, const LogRecordHeader&, RunData&& record) {
+      [&](uint32_t, const log::RecordHeader&, RunData&& record) {
         records = records.With(std::move(record), shape, 1);
       },
       &bad_entry, &check.log_cut);

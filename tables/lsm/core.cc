@@ -126,7 +126,7 @@ Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
 Status Core::Write(RunPtr batch, bool tombstones) {
   if (batch->count == 0) return Status::OK();
   const uint64_t record_bytes =
-      ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
+      log::ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
   // The logged entries decide (not the buffer's, which merges duplicates as
   // its runs happen to meet), so that both backends flush at the same batch
   // and write the same runs.

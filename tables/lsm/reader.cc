@@ -13,7 +13,7 @@ Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLo
   const EntryShape shape = view.shape();
   return ReadLog(
       pool, view,
-      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+      [&](uint32_t segment, const log::RecordHeader& header, uint64_t offset,
           const uint8_t* entries) {
         if (!bad_record->status.ok()) return;
         RunData record(shape);
@@ -132,7 +132,7 @@ class RootChecker : tables::RootReader {
                          " is not the active word's " + std::to_string(generation));
     }
     if (manifest.level_count > kMaxLevels || manifest.flags != 0 ||
-        manifest.log_epoch > kLogEpochMask) {
+        manifest.log_epoch > log::kEpochMask) {
       return Bad(at + 16, "manifest level count, flags or log epoch out of range");
     }
     if (manifest.log_half >= LogHalves(root_.flags)) {
@@ -176,11 +176,11 @@ class RootChecker : tables::RootReader {
     const uint32_t half = static_cast<uint32_t>(view->manifest.log_half);
     const uint64_t manifest_epoch = view->manifest.log_epoch;
     const uint64_t word = Word(half);
-    const uint64_t epoch = LogWordEpoch(word);
+    const uint64_t epoch = log::WordEpoch(word);
     LsmView::LogSegment& first = view->log_segments[0];
     first = {half, manifest_epoch, view->HalfOffset(half), 0};
     view->log_segment_count = 1;
-    if (epoch == ((manifest_epoch + kLogEpochMask) & kLogEpochMask)) {
+    if (epoch == ((manifest_epoch + log::kEpochMask) & log::kEpochMask)) {
       // The epoch before the manifest's: a flush published its manifest and
       // had not yet reset the log word. The half is empty.
     } else if (epoch != manifest_epoch) {
@@ -188,16 +188,16 @@ class RootChecker : tables::RootReader {
                                       " is neither the manifest's " +
                                       std::to_string(manifest_epoch) + " nor the one before");
     } else {
-      first.bytes = LogWordBytes(word);
+      first.bytes = log::WordBytes(word);
       GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, half, first.bytes));
     }
     if (view->log_halves() == 2) {
       // The other half holds records only while a checkpoint was in flight:
       // its word of the next epoch (any other epoch is a finished cycle's).
       const uint32_t other = 1 - half;
-      const uint64_t next_epoch = NextLogEpoch(manifest_epoch);
-      if (LogWordEpoch(Word(other)) == next_epoch) {
-        const uint64_t bytes = LogWordBytes(Word(other));
+      const uint64_t next_epoch = log::NextEpoch(manifest_epoch);
+      if (log::WordEpoch(Word(other)) == next_epoch) {
+        const uint64_t bytes = log::WordBytes(Word(other));
         GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, other, bytes));
         view->log_segments[1] = {other, next_epoch, view->HalfOffset(other), bytes};
         view->log_segment_count = 2;
@@ -337,7 +337,7 @@ Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t leve
 
 Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit, LogCut* cut,
                int threads) {
-  const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+  const uint64_t entry_bytes = log::RowEntryBytes(view.key_size, view.value_size);
   const std::string region = view.TableRegion() + " log";
   uint64_t last_seq = view.manifest.applied_seq;
   if (cut != nullptr) *cut = {};
@@ -351,17 +351,17 @@ Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visi
       auto bad = [&](const std::string& why) {
         return Status::Corruption(pool.Where(region + " record", where) + ": " + why);
       };
-      if (part.bytes - at < kLogRecordHeaderSize) return bad("record header is cut off");
-      LogRecordHeader header;
+      if (part.bytes - at < log::kRecordHeaderSize) return bad("record header is cut off");
+      log::RecordHeader header;
       std::memcpy(&header, log + at, sizeof(header));
       const bool row = header.flags == 0;
-      const bool columnar = header.flags == kLogRecordColumnar ||
-                            header.flags == (kLogRecordColumnar | kLogRecordTombstones);
+      const bool columnar = header.flags == log::kRecordColumnar ||
+                            header.flags == (log::kRecordColumnar | log::kRecordTombstones);
       if (header.count == 0 || !(row || columnar)) return bad("record of 0 entries or bad flags");
-      const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+      const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
       const uint64_t bytes =
-          row ? LogRecordBytes(header.count, view.key_size, view.value_size)
-              : ColumnarRecordBytes(header.count, view.key_size, view.value_size, tombstones);
+          row ? log::RowRecordBytes(header.count, view.key_size, view.value_size)
+              : log::ColumnarRecordBytes(header.count, view.key_size, view.value_size, tombstones);
       if (bytes > part.bytes - at) {
         return bad("record of " + std::to_string(header.count) + " entries passes the log's end");
       }
@@ -369,16 +369,16 @@ Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visi
         return bad("sequence number " + std::to_string(header.seq) + " does not follow " +
                    std::to_string(last_seq));
       }
-      const uint8_t* entries = log + at + kLogRecordHeaderSize;
-      const uint64_t seed = LogRecordSeed(part.epoch, header);
+      const uint8_t* entries = log + at + log::kRecordHeaderSize;
+      const uint64_t seed = log::RecordSeed(part.epoch, header);
       uint64_t checksum;
       if (row) {
-        WordsChecksumState state = WordsChecksumBegin(seed);
-        WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
-                         header.count * entry_bytes / 8);
-        checksum = WordsChecksumEnd(state);
+        log::WordsChecksumState state = log::WordsChecksumBegin(seed);
+        log::WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
+                              header.count * entry_bytes / 8);
+        checksum = log::WordsChecksumEnd(state);
       } else {
-        checksum = WordsRunChecksum(seed, entries, (bytes - kLogRecordHeaderSize) / 8, threads);
+        checksum = WordsRunChecksum(seed, entries, (bytes - log::kRecordHeaderSize) / 8, threads);
       }
       if (checksum != header.checksum) {
         return bad("record checksum mismatch (stored " + Hex(header.checksum) + ", computed " +
@@ -405,7 +405,7 @@ Status RecordEntryOutOfOrder(const pm::Pool& pool, const LsmView& view, uint64_t
 }  // namespace
 
 Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
-                               const LogRecordHeader& header, uint64_t offset,
+                               const log::RecordHeader& header, uint64_t offset,
                                const uint8_t* entries) {
   const uint32_t words = view.shape().key_words;
   const auto* keys = reinterpret_cast<const uint64_t*>(entries);
@@ -417,7 +417,7 @@ Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
   return Status::OK();
 }
 
-Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
+Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const log::RecordHeader& header,
                        uint64_t offset, const uint8_t* entries, RunData* out) {
   const EntryShape shape = view.shape();
   const uint32_t words = shape.key_words;
@@ -425,7 +425,7 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
   record.Reserve(header.count);
   auto out_of_order = [&](uint64_t i) { return RecordEntryOutOfOrder(pool, view, offset, i); };
   if (header.flags == 0) {
-    const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+    const uint64_t entry_bytes = log::RowEntryBytes(view.key_size, view.value_size);
     for (uint64_t i = 0; i < header.count; ++i) {
       const uint8_t* entry = entries + i * entry_bytes;
       uint64_t key[4];
@@ -438,7 +438,7 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
       record.Append(key, meta, entry + shape.key_size() + 8);
     }
   } else {
-    const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+    const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
     const uint64_t meta = MakeMeta(header.seq, tombstones);
     const uint8_t* values =
         tombstones ? nullptr : entries + uint64_t{header.count} * shape.key_size();

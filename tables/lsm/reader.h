@@ -94,7 +94,7 @@ Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t l
 // order; *cut (if not null) then names where the intact records end (the
 // segment and its bytes before that record; the end of the last segment when
 // all are intact).
-using LogVisitor = std::function<void(uint32_t segment, const LogRecordHeader& header,
+using LogVisitor = std::function<void(uint32_t segment, const log::RecordHeader& header,
                                       uint64_t offset, const uint8_t* entries)>;
 struct LogCut {
   uint32_t segment = 0;
@@ -108,7 +108,7 @@ Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visi
 // *bad_record then describes (its Corruption, its offset, and the cut where
 // the intact records end). Returns ReadLog's status.
 using DecodedLogVisitor =
-    std::function<void(uint32_t segment, const LogRecordHeader& header, RunData&& record)>;
+    std::function<void(uint32_t segment, const log::RecordHeader& header, RunData&& record)>;
 struct BadLogRecord {
   Status status;  // OK while every record decoded
   uint64_t offset = 0;
@@ -121,13 +121,13 @@ Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLo
 // record that ReadLog visited ascend (its arrays can then be used as a run's
 // as they are: the GPU backend uploads them).
 Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
-                               const LogRecordHeader& header, uint64_t offset,
+                               const log::RecordHeader& header, uint64_t offset,
                                const uint8_t* entries);
 
 // The entries of a record that ReadLog visited, row or columnar, as a run in
 // *out; Corruption naming the record's offset unless its keys ascend and
 // every entry has the record's sequence number.
-Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
+Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const log::RecordHeader& header,
                        uint64_t offset, const uint8_t* entries, RunData* out);
 
 // The open's notes for a recovery report: `records` log records replayed

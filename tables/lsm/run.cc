@@ -65,7 +65,7 @@ uint64_t TermSum(uint64_t seed, uint64_t first, const void* words, uint64_t coun
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t word;
     std::memcpy(&word, bytes + i * 8, 8);
-    sum += RunChecksumTerm(seed, first + i, word);
+    sum += log::ChecksumTerm(seed, first + i, word);
   }
   return sum;
 }
@@ -80,7 +80,7 @@ uint64_t PaddedTermSum(uint64_t seed, uint64_t* words, const uint8_t* data, uint
   if (bytes % 8 != 0) {
     uint64_t tail = 0;
     std::memcpy(&tail, data + bytes / 8 * 8, bytes % 8);
-    sum += RunChecksumTerm(seed, (*words)++, tail);
+    sum += log::ChecksumTerm(seed, (*words)++, tail);
   }
   return sum;
 }
@@ -95,7 +95,7 @@ uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape
   sum += TermSum(table_id, key_words, run.meta, run.count, threads);
   uint64_t words = key_words + run.count;
   sum += PaddedTermSum(table_id, &words, run.values, run.count * shape.value_size, threads);
-  return RunChecksumFinish(table_id, words, sum);
+  return log::ChecksumFinish(table_id, words, sum);
 }
 
 Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
@@ -183,29 +183,29 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
 }
 
 uint64_t WordsRunChecksum(uint64_t seed, const void* words, uint64_t count, int threads) {
-  return RunChecksumFinish(seed, count, TermSum(seed, 0, words, count, std::max(1, threads)));
+  return log::ChecksumFinish(seed, count, TermSum(seed, 0, words, count, std::max(1, threads)));
 }
 
-LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones) {
-  LogRecordHeader header{};
+log::RecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones) {
+  log::RecordHeader header{};
   header.seq = seq;
   header.count = static_cast<uint32_t>(count);
-  header.flags = kLogRecordColumnar | (tombstones ? kLogRecordTombstones : 0);
+  header.flags = log::kRecordColumnar | (tombstones ? log::kRecordTombstones : 0);
   return header;
 }
 
 RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
-                                  const LogRecordHeader& header, const EntryShape& shape) {
-  uint8_t* keys = pool.At<uint8_t>(record_offset) + kLogRecordHeaderSize;
-  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+                                  const log::RecordHeader& header, const EntryShape& shape) {
+  uint8_t* keys = pool.At<uint8_t>(record_offset) + log::kRecordHeaderSize;
+  const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
   return {keys, tombstones ? nullptr : keys + uint64_t{header.count} * shape.key_size()};
 }
 
-uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecordHeader& header,
+uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const log::RecordHeader& header,
                          const EntryShape& shape) {
-  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+  const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
   const uint64_t record_bytes =
-      ColumnarRecordBytes(header.count, shape.key_size(), shape.value_size, tombstones);
+      log::ColumnarRecordBytes(header.count, shape.key_size(), shape.value_size, tombstones);
   uint8_t* record = pool.At<uint8_t>(record_offset);
   uint8_t* values = ColumnarRecordArrays(pool, record_offset, header, shape).values;
   if (values != nullptr) {
@@ -217,19 +217,19 @@ uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecord
   return record_bytes;
 }
 
-LogRecordHeader WriteLogRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
-                                     uint64_t seq, const EntryShape& shape, const RunView& batch,
-                                     int threads) {
+log::RecordHeader WriteLogRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
+                                       uint64_t seq, const EntryShape& shape, const RunView& batch,
+                                       int threads) {
   threads = std::max(1, threads);
   const bool tombstones = batch.count != 0 && IsTombstone(batch.meta[0]);
-  LogRecordHeader header = ColumnarRecordHeader(seq, batch.count, tombstones);
-  const uint64_t seed = LogRecordSeed(epoch, header);
+  log::RecordHeader header = ColumnarRecordHeader(seq, batch.count, tombstones);
+  const uint64_t seed = log::RecordSeed(epoch, header);
   uint64_t words = batch.count * shape.key_words;
   uint64_t sum = TermSum(seed, 0, batch.keys, words, threads);
   if (!tombstones) {
     sum += PaddedTermSum(seed, &words, batch.values, batch.count * shape.value_size, threads);
   }
-  header.checksum = RunChecksumFinish(seed, words, sum);
+  header.checksum = log::ChecksumFinish(seed, words, sum);
   // Past the published bytes: no reader sees these until the log word moves.
   const RecordArrays arrays = ColumnarRecordArrays(pool, record_offset, header, shape);
   std::memcpy(arrays.keys, batch.keys, batch.count * shape.key_size());

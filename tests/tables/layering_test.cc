@@ -1,14 +1,16 @@
 // The layering rules of docs/ARCHITECTURE.md, checked on the source tree
 // (GPKV_SOURCE_DIR):
-//  - a family's layout.h includes only the standard library and format/
-//    headers, which themselves include only the standard library and format/;
+//  - a family's layout.h includes only the standard library, format/ headers
+//    and the shared log's tables/log/layout.h, which themselves include only
+//    the standard library and format/;
 //  - nothing outside gpu/, tables/<family>/gpu/, bench/gpu/ and the device
 //    tests includes CUDA (a CUDA header, CUB, NVTX or a .cuh file), and the
 //    public headers never do;
 //  - no family includes another family's files (tables/family.h,
 //    tables/table_options.h, tables/catalog_entry.h, tables/root_reader.h,
 //    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h
-//    and tables/hash_backend.h are every family's);
+//    and tables/hash_backend.h are every family's, and so is the shared log,
+//    tables/log/, which includes only those and its own files);
 //  - engine/ and recovery/ reach families only through tables/registry.h and
 //    tables/family.h;
 //  - bench/ (the benchmark program gpkv-bench) and tools/ (the gpkv tool)
@@ -64,10 +66,15 @@ std::vector<fs::path> SourcesUnder(const std::string& dir) {
   return out;
 }
 
+// The shared batch log: tables/log/ is a component every family may use, not
+// a family.
+const char kLogDir[] = "log";
+
 std::vector<std::string> Families() {
   std::vector<std::string> out;
   for (const auto& entry : fs::directory_iterator(kRoot / "tables")) {
-    if (entry.is_directory()) out.push_back(entry.path().filename().string());
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name != kLogDir) out.push_back(name);
   }
   return out;
 }
@@ -89,7 +96,9 @@ TEST(Layering, TheTreeHasFamilies) {
 }
 
 TEST(Layering, ALayoutHeaderIncludesOnlyTheStandardLibraryAndFormat) {
-  for (const std::string& family : Families()) {
+  std::vector<std::string> owners = Families();
+  owners.push_back(kLogDir);
+  for (const std::string& family : owners) {
     const fs::path layout = fs::path("tables") / family / "layout.h";
     if (!fs::exists(kRoot / layout)) continue;
     std::vector<fs::path> to_check = {layout};
@@ -102,10 +111,15 @@ TEST(Layering, ALayoutHeaderIncludesOnlyTheStandardLibraryAndFormat) {
               << ">, not a standard library header";
           continue;
         }
-        EXPECT_TRUE(StartsWith(include.target, "format/"))
+        const bool log_layout =
+            include.target == "tables/log/layout.h" && i == 0 && family != kLogDir;
+        EXPECT_TRUE(StartsWith(include.target, "format/") || log_layout)
             << to_check[i] << ":" << include.line << " includes \"" << include.target
-            << "\": a layout.h may include only the standard library and format/";
-        if (StartsWith(include.target, "format/")) to_check.push_back(include.target);
+            << "\": a layout.h may include only the standard library, format/ and "
+               "tables/log/layout.h";
+        if (StartsWith(include.target, "format/") || log_layout) {
+          to_check.push_back(include.target);
+        }
       }
     }
   }
@@ -144,7 +158,7 @@ bool IsSharedTablesHeader(const std::string& target) {
         "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h"}) {
     if (target == shared) return true;
   }
-  return false;
+  return StartsWith(target, std::string("tables/") + kLogDir + "/");
 }
 
 TEST(Layering, NoFamilyIncludesAnother) {
@@ -156,6 +170,16 @@ TEST(Layering, NoFamilyIncludesAnother) {
         EXPECT_TRUE(own || IsSharedTablesHeader(include.target))
             << file << ":" << include.line << " includes " << include.target;
       }
+    }
+  }
+}
+
+TEST(Layering, TheLogIncludesNoFamily) {
+  for (const fs::path& file : SourcesUnder(std::string("tables/") + kLogDir)) {
+    for (const Include& include : IncludesOf(kRoot / file)) {
+      if (include.angled || !StartsWith(include.target, "tables/")) continue;
+      EXPECT_TRUE(IsSharedTablesHeader(include.target))
+          << file << ":" << include.line << " includes " << include.target;
     }
   }
 }

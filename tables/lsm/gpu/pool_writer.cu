@@ -26,7 +26,7 @@ __global__ void RunFactsKernel(const uint64_t* words, uint64_t data_words, uint6
   const uint64_t items = data_words > count ? data_words : count;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    if (i < data_words) sum += RunChecksumTerm(seed, first + i, words[i]);
+    if (i < data_words) sum += log::ChecksumTerm(seed, first + i, words[i]);
     if (i < count) {
       tombstones += IsTombstone(meta[i]) ? 1 : 0;
       max_seq = max(max_seq, static_cast<unsigned long long>(SeqOf(meta[i])));
@@ -69,23 +69,23 @@ Status GpuBackend::RunFacts(DeviceRun& run, uint64_t* checksum) {
       cudaMemcpyAsync(host, out, 3 * sizeof(*host), cudaMemcpyDeviceToHost, write_stream_),
       "copy run facts");
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": run checksum");
-  *checksum = RunChecksumFinish(table_id_, words, host[0]);
+  *checksum = log::ChecksumFinish(table_id_, words, host[0]);
   run.tombstones = host[1];
   run.max_seq = host[2];
   return Status::OK();
 }
 
 Status GpuBackend::RecordChecksumTerms(const DeviceRun& run) {
-  const LogRecordHeader& header = record_.header;
+  const log::RecordHeader& header = record_.header;
   Scratch scratch(log_stream_);
   unsigned long long* out = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(3, &out, "log record checksum"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, 24, log_stream_), "zero record checksum");
-  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+  const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
   const uint64_t words =
-      ColumnarRecordWords(run.count, shape_.key_size(), shape_.value_size, tombstones);
+      log::ColumnarRecordWords(run.count, shape_.key_size(), shape_.value_size, tombstones);
   const uint64_t key_words = run.count * shape_.key_words;
-  const uint64_t seed = LogRecordSeed(record_.epoch, header);
+  const uint64_t seed = log::RecordSeed(record_.epoch, header);
   // The keys, then the values with the run's zero padding (the record's).
   RunFactsKernel<<<std::min(Blocks(key_words), 4096u), kBlock, 0, log_stream_>>>(
       run.keys(), key_words, 0, nullptr, 0, seed, out);
@@ -157,10 +157,11 @@ Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(log_stream_),
                             Where() + ": copy a batch into the log");
   if (!complete) return uint64_t{0};
-  LogRecordHeader& header = record_.header;
-  const uint64_t words =
-      ColumnarRecordWords(record_.count, shape_.key_size(), shape_.value_size, record_.tombstones);
-  header.checksum = RunChecksumFinish(LogRecordSeed(record_.epoch, header), words, *record_sum_);
+  log::RecordHeader& header = record_.header;
+  const uint64_t words = log::ColumnarRecordWords(record_.count, shape_.key_size(),
+                                                  shape_.value_size, record_.tombstones);
+  header.checksum =
+      log::ChecksumFinish(log::RecordSeed(record_.epoch, header), words, *record_sum_);
   const uint64_t record_bytes = lsm::FinishLogRecord(pool_, record_.offset, header, shape_);
   times_.copied_bytes += record_bytes;
   return record_bytes;
