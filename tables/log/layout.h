@@ -66,7 +66,6 @@ struct RecordHeader {
   uint64_t checksum;
 };
 static_assert(sizeof(RecordHeader) == kRecordHeaderSize);
-static_assert(offsetof(RecordHeader, checksum) == 16);
 static_assert(std::is_trivially_copyable_v<RecordHeader>);
 
 GPKV_HD constexpr uint64_t AlignUp8(uint64_t value) { return (value + 7) / 8 * 8; }

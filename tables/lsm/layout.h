@@ -3,7 +3,7 @@
 // (tables/log/layout.h: its bytes are the log's); and the pure functions over
 // them that the CPU backend, the GPU backend and recovery all call. Each rule of
 // the format is written here once: the limits, the key order, the entry's
-// meta word, the level capacities and the checksums.
+// meta word, the level capacities and the run header.
 //
 // A table is levels of sorted runs (GPU LSM, Ashkiani et al., IPDPS 2018):
 // level i holds at most one run of at most b * 2^i entries (b = 2^log2_batch,
@@ -133,6 +133,7 @@ constexpr uint64_t kSeqMask = kTombstoneBit - 1;
 GPKV_HD constexpr uint64_t MakeMeta(uint64_t seq, bool tombstone) {
   return (seq & kSeqMask) | (tombstone ? kTombstoneBit : 0);
 }
+static_assert(kSeqMask == log::kMaxSeq, "a log record's sequence number is a meta word's");
 GPKV_HD constexpr bool IsTombstone(uint64_t meta) { return (meta & kTombstoneBit) != 0; }
 GPKV_HD constexpr uint64_t SeqOf(uint64_t meta) { return meta & kSeqMask; }
 
@@ -177,7 +178,8 @@ GPKV_HD constexpr uint64_t BufferEntries(uint32_t log2_batch, uint32_t log_batch
 GPKV_HD constexpr bool GoesToLog(uint64_t logged_entries, uint64_t logged_bytes, uint64_t count,
                                  uint64_t record_bytes, uint64_t buffer_entries,
                                  uint64_t log_capacity) {
-  return logged_entries + count < buffer_entries && logged_bytes + record_bytes <= log_capacity;
+  return logged_entries + count < buffer_entries &&
+         log::RecordFits(logged_bytes, record_bytes, log_capacity);
 }
 // What a write batch does (both backends, so that they write the same
 // bytes): publish a pending checkpoint first when the batch would be the

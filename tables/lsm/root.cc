@@ -105,12 +105,6 @@ void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next) {
   pool.Publish(&root->active_manifest, MakeActiveManifestWord(next->generation, target));
 }
 
-void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint32_t half, uint64_t epoch,
-                    uint64_t bytes) {
-  auto* root = pool.At<LsmRoot>(root_offset);
-  pool.Publish(half == 0 ? &root->log_word : &root->second_log_word, log::MakeWord(epoch, bytes));
-}
-
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {
   auto view = ReadLsmRoot(pool, table_name, root_offset);
   if (!view.ok()) return view.status();

@@ -3,13 +3,16 @@
 // buffer's merges on the write stream), a level's run with its header's
 // facts copied into its extent, and a checkpoint's run copied behind the
 // next batches on checkpoint_stream_. Every header and persist goes
-// through the shared writers of run.h.
+// through the shared writers of run.h and, for log records, the log's
+// (tables/log/: record.h and its GPU primitives).
 #include <algorithm>
 #include <chrono>
 #include <cub/cub.cuh>
 #include <future>
 
 #include "gpu/pool_registration.h"
+#include "tables/log/gpu/record_writer.cuh"
+#include "tables/log/record.h"
 #include "tables/lsm/gpu/backend.cuh"
 
 namespace gpkv::lsm::gpu {
@@ -53,6 +56,12 @@ __global__ void FencesKernel(const uint64_t* keys, uint64_t fence_count, uint64_
   }
 }
 
+// A sorted batch as the entries of its log record: its values (unless
+// tombstones) with the run's zero padding, which is the record's.
+log::gpu::DeviceRecordEntries RecordEntries(const DeviceRun& batch, bool tombstones) {
+  return {batch.keys(), tombstones ? nullptr : batch.values(), batch.count};
+}
+
 }  // namespace
 
 Status GpuBackend::RunFacts(DeviceRun& run, uint64_t* checksum) {
@@ -76,25 +85,12 @@ Status GpuBackend::RunFacts(DeviceRun& run, uint64_t* checksum) {
 }
 
 Status GpuBackend::RecordChecksumTerms(const DeviceRun& run) {
-  const log::RecordHeader& header = record_.header;
   Scratch scratch(log_stream_);
   unsigned long long* out = nullptr;
-  GPKV_RETURN_IF_ERROR(scratch.Take(3, &out, "log record checksum"));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, 24, log_stream_), "zero record checksum");
-  const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
-  const uint64_t words =
-      log::ColumnarRecordWords(run.count, shape_.key_size(), shape_.value_size, tombstones);
-  const uint64_t key_words = run.count * shape_.key_words;
-  const uint64_t seed = log::RecordSeed(record_.epoch, header);
-  // The keys, then the values with the run's zero padding (the record's).
-  RunFactsKernel<<<std::min(Blocks(key_words), 4096u), kBlock, 0, log_stream_>>>(
-      run.keys(), key_words, 0, nullptr, 0, seed, out);
-  if (words > key_words) {
-    RunFactsKernel<<<std::min(Blocks(words - key_words), 4096u), kBlock, 0, log_stream_>>>(
-        reinterpret_cast<const uint64_t*>(run.values()), words - key_words, key_words, nullptr, 0,
-        seed, out);
-  }
-  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": log record checksum kernel"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(1, &out, "log record checksum"));
+  GPKV_RETURN_IF_ERROR(log::gpu::SumRecordTermsAsync(
+      RecordEntries(run, record_.tombstones), shape_.key_size(), shape_.value_size,
+      log::RecordSeed(record_.epoch, record_.header), out, log_stream_, Where()));
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(record_sum_, out, sizeof(*record_sum_), cudaMemcpyDeviceToHost, log_stream_),
       "copy the log record checksum");
@@ -126,7 +122,7 @@ Status GpuBackend::StartLogRecord(const Run& batch_run, bool tombstones, uint64_
   // keys and values copied from the device into the log (at the link's
   // speed once the pool is registered; through pageable memory before).
   const DeviceRun& batch = AsDevice(batch_run);
-  record_.header = ColumnarRecordHeader(seq, batch.count, tombstones);
+  record_.header = log::ColumnarRecordHeader(seq, batch.count, tombstones);
   record_.offset = record_offset;
   record_.epoch = epoch;
   record_.tombstones = tombstones;
@@ -138,18 +134,9 @@ Status GpuBackend::StartLogRecord(const Run& batch_run, bool tombstones, uint64_
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(log_stream_, batch_ready_, 0),
                             Where() + ": cudaStreamWaitEvent");
   GPKV_RETURN_IF_ERROR(RecordChecksumTerms(batch));
-  const RecordArrays arrays = ColumnarRecordArrays(pool_, record_offset, record_.header, shape_);
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(arrays.keys, batch.keys(), batch.count * shape_.key_size(),
-                      cudaMemcpyDeviceToHost, log_stream_),
-      Where() + ": copy a batch's keys into the log");
-  if (arrays.values != nullptr) {
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(arrays.values, batch.values(), batch.count * shape_.value_size,
-                        cudaMemcpyDeviceToHost, log_stream_),
-        Where() + ": copy a batch's values into the log");
-  }
-  return Status::OK();
+  return log::gpu::CopyRecordArraysAsync(pool_, record_offset, record_.header,
+                                         RecordEntries(batch, tombstones), shape_.key_size(),
+                                         shape_.value_size, log_stream_, Where());
 }
 
 Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
@@ -162,7 +149,8 @@ Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
                                                   shape_.value_size, record_.tombstones);
   header.checksum =
       log::ChecksumFinish(log::RecordSeed(record_.epoch, header), words, *record_sum_);
-  const uint64_t record_bytes = lsm::FinishLogRecord(pool_, record_.offset, header, shape_);
+  const uint64_t record_bytes =
+      log::FinishRecord(pool_, record_.offset, header, shape_.key_size(), shape_.value_size);
   times_.copied_bytes += record_bytes;
   return record_bytes;
 }
