@@ -1,9 +1,8 @@
-#include "tables/log/gpu/record_writer.cuh"
-
 #include <algorithm>
 #include <cub/cub.cuh>
 
 #include "gpu/cuda_check.h"
+#include "tables/log/gpu/record_writer.cuh"
 #include "tables/log/record.h"
 
 namespace gpkv::log::gpu {
@@ -47,8 +46,7 @@ Status SumRecordTermsAsync(const DeviceRecordEntries& entries, uint32_t key_size
                                                                 sum);
   if (words > key_words) {
     ChecksumTermsKernel<<<Blocks(words - key_words), kBlock, 0, stream>>>(
-        reinterpret_cast<const uint64_t*>(entries.values), words - key_words, key_words, seed,
-        sum);
+        reinterpret_cast<const uint64_t*>(entries.values), words - key_words, key_words, seed, sum);
   }
   return ::gpkv::gpu::CudaStatus(cudaPeekAtLastError(), where + ": log record checksum kernel");
 }
