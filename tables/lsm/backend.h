@@ -141,7 +141,7 @@ class Backend {
   virtual Status StartLogRecord(const Run& batch, bool tombstones, uint64_t record_offset,
                                 uint64_t epoch, uint64_t seq) = 0;
   // Waits for the record StartLogRecord began; when `complete`, writes its
-  // header and persists it (run.h FinishLogRecord) and returns its bytes;
+  // header and persists it (log::FinishRecord) and returns its bytes;
   // else leaves it unwritten (nothing reads past the published bytes) and
   // returns 0.
   virtual Result<uint64_t> FinishLogRecord(bool complete) = 0;

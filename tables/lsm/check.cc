@@ -20,7 +20,7 @@ struct TableCheck {
   std::vector<RunView> runs;         // intact runs, newest first
   std::vector<uint32_t> bad_levels;  // levels whose run is damaged
   RunData buffer;                    // the intact log records, merged
-  LogCut log_cut;                    // where the intact records end
+  log::Cut log_cut;                  // where the intact records end
   bool log_damaged = false;
   std::vector<Finding> findings;
 };
@@ -55,7 +55,7 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   BadLogRecord bad_entry;
   Status log = ReadDecodedLog(
       pool, view,
-      [&](uint32_t, const LogRecordHeader&, RunData&& record) {
+      [&](uint32_t, const log::RecordHeader&, RunData&& record) {
         records = records.With(std::move(record), shape, 1);
       },
       &bad_entry, &check.log_cut);
@@ -157,10 +157,12 @@ Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_i
     // The records before the damaged one stay; every later one goes (a
     // damaged record in the manifest's half empties the other half too:
     // its word is set back to the manifest's epoch, which readers skip).
-    const LsmView::LogSegment& cut = view->log_segments[check.log_cut.segment];
-    PublishLogWord(pool, root_offset, cut.half, cut.epoch, check.log_cut.bytes);
-    if (check.log_cut.segment == 0 && view->log_segment_count == 2) {
-      PublishLogWord(pool, root_offset, view->log_segments[1].half, view->manifest.log_epoch, 0);
+    const log::Segment& cut = view->log_segment(check.log_cut.segment);
+    const log::Place& place = view->log_place;
+    log::PublishWord(pool, place.word_offsets[cut.half], cut.epoch, check.log_cut.bytes);
+    if (check.log_cut.segment == 0 && view->log_segments.count == 2) {
+      log::PublishWord(pool, place.word_offsets[view->log_segment(1).half],
+                       view->manifest.log_epoch, 0);
     }
   }
   AppendReport(*view, check, report);

@@ -33,13 +33,12 @@ Status Core::Recover(const TableOptions& options, recovery::Report* report) {
   if (!view.ok()) return view.status();
   shape_ = view->shape();
   log2_batch_ = view->log2_batch;
-  log_offset_ = view->log_offset;
   log_capacity_ = view->log_capacity;
   buffer_entries_ = view->buffer_entries();
   max_dead_percent_ = options.ordered.max_dead_percent;
   manifest_ = view->manifest;
   log_halves_ = view->log_halves();
-  half_capacity_ = view->half_capacity;
+  log_ = log::Appender(view->log_place);
   publish_batch_ = CheckpointPublishBatch(view->log_batches);
   GPKV_RETURN_IF_ERROR(backend_->Attach(*view));
 
@@ -57,27 +56,26 @@ Status Core::Recover(const TableOptions& options, recovery::Report* report) {
   // the records of a checkpoint's other half (a crash while it was in
   // flight) into a buffer of their own when the pool is writable: the
   // checkpoint is done again here before them.
-  const bool resume = view->log_segment_count == 2 && !pool_.read_only();
-  ReplayedRecords log;
-  GPKV_RETURN_IF_ERROR(backend_->ReplayLog(*view, resume, &log));
-  if (report != nullptr && log.records != 0) {
-    report->findings.push_back(ReplayedLogFinding(pool_, *view, log.records));
+  const bool resume = view->log_segments.count == 2 && !pool_.read_only();
+  ReplayedRecords replayed;
+  GPKV_RETURN_IF_ERROR(backend_->ReplayLog(*view, resume, &replayed));
+  if (report != nullptr && replayed.records != 0) {
+    report->findings.push_back(ReplayedLogFinding(pool_, *view, replayed.records));
   }
-  const LsmView::LogSegment& first = view->log_segments[0];
-  log_half_ = first.half;
-  log_epoch_ = first.epoch;
-  log_bytes_ = first.bytes;
-  log_entries_ = log.entries[0];
-  next_seq_ = log.last_seq[1] + 1;
-  version->buffer = std::move(log.buffers[0]);
+  const log::Segment& first = view->log_segment(0);
+  log_.Enter(first.half, first.epoch, first.bytes);
+  log_entries_ = replayed.entries[0];
+  next_seq_ = replayed.last_seq[1] + 1;
+  version->buffer = std::move(replayed.buffers[0]);
   SetVersion(std::move(version));
   if (resume) {
-    GPKV_RETURN_IF_ERROR(StartCheckpoint(log.last_seq[0]));
+    GPKV_RETURN_IF_ERROR(StartCheckpoint(replayed.last_seq[0]));
     auto with_second = std::make_shared<Version>(*version_);
-    with_second->buffer = std::move(log.buffers[1]);
+    with_second->buffer = std::move(replayed.buffers[1]);
     SetVersion(std::move(with_second));
-    log_bytes_ = view->log_segments[1].bytes;
-    log_entries_ = log.entries[1];
+    const log::Segment& second = view->log_segment(1);
+    log_.Enter(second.half, second.epoch, second.bytes);
+    log_entries_ = replayed.entries[1];
     GPKV_RETURN_IF_ERROR(PublishCheckpoint());
     GPKV_RETURN_IF_ERROR(pool_.Sync());
     if (report != nullptr) report->findings.push_back(CompletedCheckpointFinding(pool_, *view));
@@ -126,13 +124,14 @@ Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
 Status Core::Write(RunPtr batch, bool tombstones) {
   if (batch->count == 0) return Status::OK();
   const uint64_t record_bytes =
-      ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
+      log::ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
   // The logged entries decide (not the buffer's, which merges duplicates as
   // its runs happen to meet), so that both backends flush at the same batch
   // and write the same runs.
-  const WritePlan plan = PlanWrite(pending_ != nullptr, pending_ != nullptr ? pending_->batches : 0,
-                                   publish_batch_, log_halves_, log_entries_, log_bytes_,
-                                   batch->count, record_bytes, buffer_entries_, half_capacity_);
+  const WritePlan plan =
+      PlanWrite(pending_ != nullptr, pending_ != nullptr ? pending_->batches : 0, publish_batch_,
+                log_halves_, log_entries_, log_.bytes(), batch->count, record_bytes,
+                buffer_entries_, log_.place().half_capacity);
   if (plan.publish_first) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
   if (plan.step == WriteStep::kCheckpoint) {
     // The half is full: its records go to the levels behind the batches,
@@ -161,15 +160,13 @@ Status Core::AppendToLog(RunPtr batch, bool tombstones) {
   // log word moves); the next buffer is built while it is written (the GPU
   // copies the record beside the buffer's merges). A batch that cannot be
   // carried into the buffer publishes nothing.
-  const uint64_t record_offset = log_offset_ + log_half_ * half_capacity_ + log_bytes_;
   GPKV_RETURN_IF_ERROR(
-      backend_->StartLogRecord(*batch, tombstones, record_offset, log_epoch_, next_seq_));
+      backend_->StartLogRecord(*batch, tombstones, log_.RecordOffset(), log_.epoch(), next_seq_));
   auto next_buffer = backend_->CarryIntoBuffer(version_->buffer, batch);
   auto record_bytes = backend_->FinishLogRecord(next_buffer.ok());
   if (!record_bytes.ok()) return record_bytes.status();
   if (!next_buffer.ok()) return next_buffer.status();
-  PublishLogWord(pool_, root_offset_, log_half_, log_epoch_, log_bytes_ + *record_bytes);
-  log_bytes_ += *record_bytes;
+  log_.Publish(pool_, *record_bytes);
   log_entries_ += batch->count;
   if (pending_ != nullptr) ++pending_->batches;
 
@@ -256,9 +253,7 @@ Status Core::StartCheckpoint(uint64_t applied_seq) {
 }
 
 void Core::EnterLogHalf(const Manifest& manifest) {
-  log_half_ = static_cast<uint32_t>(manifest.log_half);
-  log_epoch_ = manifest.log_epoch;
-  log_bytes_ = 0;
+  log_.Enter(static_cast<uint32_t>(manifest.log_half), manifest.log_epoch);
   log_entries_ = 0;
 }
 
@@ -348,7 +343,7 @@ Status Core::Install(Manifest next, const std::vector<uint64_t>& replaced,
   PublishManifest(pool_, root_offset_, &next);
   // The log half is empty in the new epoch; a crash before this store
   // leaves the word one epoch behind, which readers take as an empty half.
-  PublishLogWord(pool_, root_offset_, static_cast<uint32_t>(next.log_half), next.log_epoch, 0);
+  log::PublishWord(pool_, log_.place().word_offsets[next.log_half], next.log_epoch, 0);
   manifest_ = next;
   EnterLogHalf(next);
   InstallLevels(std::move(next_version));
@@ -368,7 +363,7 @@ Result<LsmStats> Core::Stats() {
   stats.log_batches = buffer_entries_ >> log2_batch_;
   AddManifestStats(Levels(), level_tombstones_, log2_batch_, shape_, &stats);
   stats.dead_entries = stats.entries + stats.buffer_entries - stats.keys;
-  stats.log_bytes = log_bytes_;
+  stats.log_bytes = log_.bytes();
   stats.log_capacity = log_capacity_;
   stats.log_halves = log_halves_;
   stats.checkpoint_pending = pending_ != nullptr;

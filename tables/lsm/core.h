@@ -32,6 +32,7 @@
 #include "gpkv/status.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/log/log.h"
 #include "tables/lsm/backend.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/stats.h"
@@ -119,12 +120,10 @@ class Core {
   const std::unique_ptr<Backend> backend_;
   EntryShape shape_;
   uint32_t log2_batch_ = 0;
-  uint64_t log_offset_ = 0;
   uint64_t log_capacity_ = 0;
   uint64_t buffer_entries_ = 0;  // M * b: the flush rule's bound (GoesToLog)
   uint32_t max_dead_percent_ = 50;
   uint32_t log_halves_ = 1;
-  uint64_t half_capacity_ = 0;  // bytes of a log half
   uint64_t publish_batch_ = 1;  // CheckpointPublishBatch(M)
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
@@ -139,10 +138,9 @@ class Core {
   std::unique_ptr<Pending> pending_;
   Status broken_;  // set by a failed checkpoint write: writes refused
   // Where batches are appended: manifest_'s half and epoch, or the other
-  // half and the next epoch while a checkpoint is pending.
-  uint32_t log_half_ = 0;
-  uint64_t log_epoch_ = 0;
-  uint64_t log_bytes_ = 0;  // published log bytes of that half
+  // half and the next epoch while a checkpoint is pending; and the
+  // published bytes of that half.
+  log::Appender log_;
   // Entries of the published log records (a key counted once per record):
   // the write buffer's size as the flush rule counts it.
   uint64_t log_entries_ = 0;

@@ -1,8 +1,9 @@
 // On-media layout of a persistent ordered table (the LSM family): table root,
-// manifests, sorted runs and the write-buffer log; and the pure functions over
+// manifests and sorted runs, and how the table uses the shared batch log
+// (tables/log/layout.h: its bytes are the log's); and the pure functions over
 // them that the CPU backend, the GPU backend and recovery all call. Each rule of
 // the format is written here once: the limits, the key order, the entry's
-// meta word, the level capacities and the checksums.
+// meta word, the level capacities and the run header.
 //
 // A table is levels of sorted runs (GPU LSM, Ashkiani et al., IPDPS 2018):
 // level i holds at most one run of at most b * 2^i entries (b = 2^log2_batch,
@@ -83,27 +84,20 @@
 //   64 + n*K       u64 meta[n]        sequence number | kTombstoneBit
 //   64 + n*(K+8)   u8  values[n][V]   then zero padding to a multiple of 8
 //
-// Log (one extent of log_capacity bytes; with kRootTwoHalfLog two halves of
-// log_capacity / 2 bytes, half 1 after half 0): records back to back from the
-// start of a half; the first (word & 0xffffffff) * 8 bytes of the manifest's
-// half are published when its word's epoch equals the manifest's log_epoch,
-// else that half is empty; the other half's are published when its word's
-// epoch is log_epoch + 1, else it is empty. A record:
-//   0    u64 seq                the batch's sequence number (> applied_seq, ascending)
-//   8    u32 count, 12 u32 flags
-//   16   u64 checksum
-//   24   the entries, ascending by key, unique; as flags say:
-//   flags 0 (row records, written before columnar ones existed; still read):
-//        count entries of {u64 key[K/8]; u64 meta; u8 value[AlignUp(V, 8)]},
-//        checksum WordsChecksum (below) of them, seed LogRecordSeed
-//   flags kLogRecordColumnar [| kLogRecordTombstones] (written today):
-//        u64 keys[count][K/8], then, unless kLogRecordTombstones, u8
-//        values[count][V] and zero padding to a multiple of 8. Every entry's
-//        meta is MakeMeta(seq, flags & kLogRecordTombstones): a batch is all
-//        puts or all erases. Checksum: the run data checksum (below) of those
-//        words, seed LogRecordSeed. Arrays, so that a GPU writes a sorted
-//        batch's keys and values to the pool as two copies and sums its
-//        checksum in parallel, and 8/8-byte puts cost 16 bytes, not 24.
+// Log: the shared batch log's bytes (tables/log/layout.h owns them: record
+// header, row and columnar records, checksums, commit words and epochs). The
+// root embeds its commit words (log_word for half 0, second_log_word for
+// half 1) and names its extent (log_offset, log_capacity; with
+// kRootTwoHalfLog two halves of log_capacity / 2 bytes, half 1 after half
+// 0). The manifest's half is published when its word's epoch equals the
+// manifest's log_epoch (the epoch before: a flush had not yet reset the
+// word, the half is empty); the other half's records are replayed when its
+// word's epoch is log_epoch + 1, else it is empty. What the LSM puts in a
+// record: a sorted batch, keys ascending and unique, seq = the batch's
+// sequence number (> applied_seq, ascending); in a row record each entry's
+// meta word has that sequence number; in a columnar record every entry's
+// meta is MakeMeta(seq, flags & log::kRecordTombstones): a batch is all puts
+// or all erases.
 #pragma once
 
 #include <cstddef>
@@ -113,6 +107,7 @@
 #include "format/checksum.h"
 #include "format/hd.h"
 #include "format/pool_layout.h"
+#include "tables/log/layout.h"
 
 namespace gpkv::lsm {
 
@@ -126,16 +121,10 @@ constexpr uint32_t kMinLog2Batch = 4;
 constexpr uint32_t kMaxLog2Batch = 24;
 constexpr uint32_t kMaxLevels = 40;
 constexpr uint64_t kRunHeaderSize = 64;
-constexpr uint64_t kLogRecordHeaderSize = 24;
-constexpr uint64_t kMaxLogBytes = uint64_t{8} << 32;  // the log word holds bytes / 8 in 32 bits
 constexpr uint32_t kMaxLogBatches = 1024;
 
 // Root flags.
 constexpr uint64_t kRootTwoHalfLog = 1;
-
-// Log record flags.
-constexpr uint32_t kLogRecordColumnar = 1;
-constexpr uint32_t kLogRecordTombstones = 2;
 
 // Meta word of an entry: bit 63 marks a tombstone (an erase), bits 62..0 hold
 // the sequence number of the batch that wrote it (1, 2, ...).
@@ -144,6 +133,7 @@ constexpr uint64_t kSeqMask = kTombstoneBit - 1;
 GPKV_HD constexpr uint64_t MakeMeta(uint64_t seq, bool tombstone) {
   return (seq & kSeqMask) | (tombstone ? kTombstoneBit : 0);
 }
+static_assert(kSeqMask == log::kMaxSeq, "a log record's sequence number is a meta word's");
 GPKV_HD constexpr bool IsTombstone(uint64_t meta) { return (meta & kTombstoneBit) != 0; }
 GPKV_HD constexpr uint64_t SeqOf(uint64_t meta) { return meta & kSeqMask; }
 
@@ -161,7 +151,7 @@ GPKV_HD constexpr uint64_t LevelCapacity(uint32_t log2_batch, uint32_t level) {
   return uint64_t{1} << (log2_batch + level);
 }
 
-GPKV_HD constexpr uint64_t AlignUp8(uint64_t value) { return (value + 7) / 8 * 8; }
+using log::AlignUp8;
 
 // Bytes of a run of `entries` entries, header included.
 GPKV_HD constexpr uint64_t RunBytes(uint64_t entries, uint32_t key_size, uint32_t value_size) {
@@ -176,23 +166,6 @@ GPKV_HD constexpr uint64_t RunValuesOffset(uint64_t entries, uint32_t key_size) 
   return kRunHeaderSize + entries * (key_size + 8);
 }
 
-// Bytes of one entry of a row record, and of a row record (flags 0).
-GPKV_HD constexpr uint64_t LogEntryBytes(uint32_t key_size, uint32_t value_size) {
-  return key_size + 8 + AlignUp8(value_size);
-}
-GPKV_HD constexpr uint64_t LogRecordBytes(uint64_t count, uint32_t key_size, uint32_t value_size) {
-  return kLogRecordHeaderSize + count * LogEntryBytes(key_size, value_size);
-}
-// Data words of a columnar record (its entries; the header excluded), and
-// the bytes of the whole record. At most LogRecordBytes of the same count.
-GPKV_HD constexpr uint64_t ColumnarRecordWords(uint64_t count, uint32_t key_size,
-                                               uint32_t value_size, bool tombstones) {
-  return (count * key_size + (tombstones ? 0 : AlignUp8(count * value_size))) / 8;
-}
-GPKV_HD constexpr uint64_t ColumnarRecordBytes(uint64_t count, uint32_t key_size,
-                                               uint32_t value_size, bool tombstones) {
-  return kLogRecordHeaderSize + ColumnarRecordWords(count, key_size, value_size, tombstones) * 8;
-}
 // The write buffer flushes before its logged entries reach M * b.
 GPKV_HD constexpr uint64_t BufferEntries(uint32_t log2_batch, uint32_t log_batches) {
   return uint64_t{log_batches == 0 ? 1u : log_batches} << log2_batch;
@@ -205,7 +178,8 @@ GPKV_HD constexpr uint64_t BufferEntries(uint32_t log2_batch, uint32_t log_batch
 GPKV_HD constexpr bool GoesToLog(uint64_t logged_entries, uint64_t logged_bytes, uint64_t count,
                                  uint64_t record_bytes, uint64_t buffer_entries,
                                  uint64_t log_capacity) {
-  return logged_entries + count < buffer_entries && logged_bytes + record_bytes <= log_capacity;
+  return logged_entries + count < buffer_entries &&
+         log::RecordFits(logged_bytes, record_bytes, log_capacity);
 }
 // What a write batch does (both backends, so that they write the same
 // bytes): publish a pending checkpoint first when the batch would be the
@@ -239,7 +213,7 @@ GPKV_HD constexpr WritePlan PlanWrite(bool pending, uint64_t pending_batches,
 inline uint64_t LogCapacity(uint32_t log2_batch, uint32_t key_size, uint32_t value_size,
                             uint32_t log_batches) {
   return format::AlignUp(
-      BufferEntries(log2_batch, log_batches) * LogEntryBytes(key_size, value_size) +
+      BufferEntries(log2_batch, log_batches) * log::RowEntryBytes(key_size, value_size) +
           (uint64_t{64} << 10),
       format::kExtentAlignment);
 }
@@ -274,96 +248,11 @@ GPKV_HD constexpr uint32_t ActiveManifestIndex(uint64_t word) {
   return static_cast<uint32_t>(word & 1);
 }
 GPKV_HD constexpr uint64_t ActiveManifestGeneration(uint64_t word) { return word >> 1; }
-constexpr uint64_t kLogEpochMask = 0xffffffffULL;
-GPKV_HD constexpr uint64_t MakeLogWord(uint64_t epoch, uint64_t bytes) {
-  return ((epoch & kLogEpochMask) << 32) | (bytes / 8);
-}
-GPKV_HD constexpr uint64_t LogWordEpoch(uint64_t word) { return word >> 32; }
-GPKV_HD constexpr uint64_t LogWordBytes(uint64_t word) { return (word & kLogEpochMask) * 8; }
-// The log epoch after `epoch` (a new manifest's, or the other half's during
-// a checkpoint).
-GPKV_HD constexpr uint64_t NextLogEpoch(uint64_t epoch) { return (epoch + 1) & kLogEpochMask; }
-
-// Checksum of row log records (WordsChecksum): four lanes over 8-byte words (a
-// word-wise variant of XXH64's rounds). Runs and columnar log records use the
-// position-keyed run data checksum below instead, which a GPU can compute in
-// parallel. With P1 = 0x9e3779b185ebca87, P2 =
-// 0xc2b2ae3d27d4eb4f:
-//   lane[j] = seed + {P1 + P2, P2, 0, -P1}[j]
-//   word i: lane[i % 4] = rotl(lane[i % 4] + word * P2, 31) * P1
-//   h = rotl(lane0, 1) + rotl(lane1, 7) + rotl(lane2, 12) + rotl(lane3, 18) + words * 8
-//   h ^= h >> 33; h *= P2; h ^= h >> 29; h *= 0x165667b19e3779f9; h ^= h >> 32
-GPKV_HD uint64_t RotateLeft(uint64_t value, uint32_t bits) {
-  return (value << bits) | (value >> (64 - bits));
-}
-constexpr uint64_t kChecksumP1 = 0x9e3779b185ebca87ULL;
-constexpr uint64_t kChecksumP2 = 0xc2b2ae3d27d4eb4fULL;
-struct WordsChecksumState {
-  uint64_t lane[4];
-  uint64_t words;
-};
-GPKV_HD WordsChecksumState WordsChecksumBegin(uint64_t seed) {
-  return {{seed + kChecksumP1 + kChecksumP2, seed + kChecksumP2, seed, seed - kChecksumP1}, 0};
-}
-// Adds `count` words; the state continues across calls (the lane of a word
-// is its index in the whole sequence).
-GPKV_HD void WordsChecksumAdd(WordsChecksumState& state, const uint64_t* words, uint64_t count) {
-  uint64_t i = 0;
-  while (i < count && (state.words & 3) != 0) {
-    uint64_t& lane = state.lane[state.words & 3];
-    lane = RotateLeft(lane + words[i++] * kChecksumP2, 31) * kChecksumP1;
-    ++state.words;
-  }
-  for (; i + 4 <= count; i += 4) {
-    for (uint32_t j = 0; j < 4; ++j) {
-      state.lane[j] = RotateLeft(state.lane[j] + words[i + j] * kChecksumP2, 31) * kChecksumP1;
-    }
-    state.words += 4;
-  }
-  for (; i < count; ++i) {
-    uint64_t& lane = state.lane[state.words & 3];
-    lane = RotateLeft(lane + words[i] * kChecksumP2, 31) * kChecksumP1;
-    ++state.words;
-  }
-}
-GPKV_HD uint64_t WordsChecksumEnd(const WordsChecksumState& state) {
-  uint64_t h = RotateLeft(state.lane[0], 1) + RotateLeft(state.lane[1], 7) +
-               RotateLeft(state.lane[2], 12) + RotateLeft(state.lane[3], 18) + state.words * 8;
-  h ^= h >> 33;
-  h *= kChecksumP2;
-  h ^= h >> 29;
-  h *= 0x165667b19e3779f9ULL;
-  h ^= h >> 32;
-  return h;
-}
-
-// Checksum of a run's data (RunHeader::data_checksum): a position-keyed sum,
-// so that any number of CPU threads or GPU threads compute it in parallel
-// (a reduction) and in any order. The run's bytes 64 .. RunBytes(n) (keys,
-// meta, values with their zero padding) are the words w_0 .. w_{m-1}; with
-// seed = table_id and P1 as above:
-//   data_checksum = Fmix64(seed ^ m) + sum_i Fmix64(w_i ^ (seed + i * P1))   (mod 2^64)
-// Fmix64 is MurmurHash3's 64-bit finaliser, a bijection: a changed word
-// changes exactly its own term, and a word moved to another position
-// changes the two terms whose position keys it meets; the length enters
-// through the first term. A columnar log record sums its data words the same
-// way, with its LogRecordSeed as the seed.
-GPKV_HD constexpr uint64_t Fmix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
-// The term of word `index` (its position among the run's data words).
-GPKV_HD constexpr uint64_t RunChecksumTerm(uint64_t seed, uint64_t index, uint64_t word) {
-  return Fmix64(word ^ (seed + index * kChecksumP1));
-}
-// The checksum of `words` data words whose terms sum to `sum` (mod 2^64).
-GPKV_HD constexpr uint64_t RunChecksumFinish(uint64_t seed, uint64_t words, uint64_t sum) {
-  return Fmix64(seed ^ words) + sum;
-}
+// Checksum of a run's data (RunHeader::data_checksum): the log's
+// position-keyed checksum (tables/log/layout.h: log::ChecksumTerm,
+// log::ChecksumFinish) of the run's bytes 64 .. RunBytes(n) (keys, meta,
+// values with their zero padding), seed = table_id. Summed in parallel by
+// CPU threads or GPU threads, in any order.
 // Data words of a run of n entries: keys, meta, values padded to 8 bytes.
 GPKV_HD constexpr uint64_t RunDataWords(uint64_t entries, uint32_t key_size, uint32_t value_size) {
   return (RunBytes(entries, key_size, value_size) - kRunHeaderSize) / 8;
@@ -440,7 +329,7 @@ inline void SetLevelCount(Manifest* manifest) {
 // The manifest that a flush or compaction publishes after `current`: its
 // log half emptied, so the next epoch in the same half.
 inline void EmptyLogHalf(const Manifest& current, Manifest* next) {
-  next->log_epoch = NextLogEpoch(current.log_epoch);
+  next->log_epoch = log::NextEpoch(current.log_epoch);
   next->log_half = current.log_half;
 }
 // The manifest of a checkpoint started after batch `applied_seq` (its levels
@@ -448,7 +337,7 @@ inline void EmptyLogHalf(const Manifest& current, Manifest* next) {
 inline Manifest CheckpointManifest(const Manifest& current, uint64_t applied_seq) {
   Manifest next = current;
   next.applied_seq = applied_seq;
-  next.log_epoch = NextLogEpoch(current.log_epoch);
+  next.log_epoch = log::NextEpoch(current.log_epoch);
   next.log_half = 1 - current.log_half;
   return next;
 }
@@ -495,23 +384,6 @@ static_assert(offsetof(LsmRoot, second_log_word) == 80);
 static_assert(offsetof(LsmRoot, manifests) == 128);
 static_assert(sizeof(LsmRoot) <= kLsmRootSize);
 static_assert(std::is_trivially_copyable_v<LsmRoot>);
-
-struct LogRecordHeader {
-  uint64_t seq;
-  uint32_t count;
-  uint32_t flags;
-  uint64_t checksum;
-};
-static_assert(sizeof(LogRecordHeader) == kLogRecordHeaderSize);
-static_assert(std::is_trivially_copyable_v<LogRecordHeader>);
-
-// Seed of a log record's checksum (row records: WordsChecksum over the
-// entries; columnar records: RunChecksumTerm / RunChecksumFinish over the
-// data words): Checksum64 of {epoch, seq, count | flags << 32} (three u64).
-GPKV_HD uint64_t LogRecordSeed(uint64_t epoch, const LogRecordHeader& header) {
-  const uint64_t fields[3] = {epoch, header.seq, header.count | (uint64_t{header.flags} << 32)};
-  return format::Checksum64(fields, sizeof(fields));
-}
 
 // The family's block of a catalog entry (24 bytes).
 //   0  u8 log2_batch        b = 2^log2_batch

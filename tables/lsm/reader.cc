@@ -9,18 +9,18 @@
 namespace gpkv::lsm {
 
 Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLogVisitor& visit,
-                      BadLogRecord* bad_record, LogCut* cut, int threads) {
+                      BadLogRecord* bad_record, log::Cut* cut, int threads) {
   const EntryShape shape = view.shape();
   return ReadLog(
       pool, view,
-      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+      [&](uint32_t segment, const log::RecordHeader& header, uint64_t offset,
           const uint8_t* entries) {
         if (!bad_record->status.ok()) return;
         RunData record(shape);
         Status decoded = DecodeLogRecord(pool, view, header, offset, entries, &record);
         if (!decoded.ok()) {
           *bad_record = {
-              std::move(decoded), offset, {segment, offset - view.log_segments[segment].offset}};
+              std::move(decoded), offset, {segment, offset - view.log_segment(segment).offset}};
           return;
         }
         visit(segment, header, std::move(record));
@@ -37,7 +37,7 @@ recovery::Finding ReplayedLogFinding(const pm::Pool& pool, const LsmView& view, 
 
 recovery::Finding CompletedCheckpointFinding(const pm::Pool& pool, const LsmView& view) {
   const std::string region = view.TableRegion() + " log";
-  const LsmView::LogSegment& first = view.log_segments[0];
+  const log::Segment& first = view.log_segment(0);
   return {recovery::Finding::Severity::kInfo, region, first.offset,
           pool.Where(region, first.offset) +
               ": completed the checkpoint in flight (the records of log half " +
@@ -110,7 +110,11 @@ class RootChecker : tables::RootReader {
     view->log_offset = root_.log_offset;
     view->log_capacity = root_.log_capacity;
     view->root_flags = root_.flags;
-    view->half_capacity = root_.log_capacity / LogHalves(root_.flags);
+    view->log_place.offset = root_.log_offset;
+    view->log_place.halves = LogHalves(root_.flags);
+    view->log_place.half_capacity = root_.log_capacity / view->log_place.halves;
+    view->log_place.word_offsets[0] = root_offset_ + offsetof(LsmRoot, log_word);
+    view->log_place.word_offsets[1] = root_offset_ + offsetof(LsmRoot, second_log_word);
   }
 
   Status CheckManifest(LsmView* view) {
@@ -132,7 +136,7 @@ class RootChecker : tables::RootReader {
                          " is not the active word's " + std::to_string(generation));
     }
     if (manifest.level_count > kMaxLevels || manifest.flags != 0 ||
-        manifest.log_epoch > kLogEpochMask) {
+        manifest.log_epoch > log::kEpochMask) {
       return Bad(at + 16, "manifest level count, flags or log epoch out of range");
     }
     if (manifest.log_half >= LogHalves(root_.flags)) {
@@ -173,48 +177,14 @@ class RootChecker : tables::RootReader {
   }
 
   Status CheckLogWord(LsmView* view) {
-    const uint32_t half = static_cast<uint32_t>(view->manifest.log_half);
-    const uint64_t manifest_epoch = view->manifest.log_epoch;
-    const uint64_t word = Word(half);
-    const uint64_t epoch = LogWordEpoch(word);
-    LsmView::LogSegment& first = view->log_segments[0];
-    first = {half, manifest_epoch, view->HalfOffset(half), 0};
-    view->log_segment_count = 1;
-    if (epoch == ((manifest_epoch + kLogEpochMask) & kLogEpochMask)) {
-      // The epoch before the manifest's: a flush published its manifest and
-      // had not yet reset the log word. The half is empty.
-    } else if (epoch != manifest_epoch) {
-      return Bad(WordField(half), "log word epoch " + std::to_string(epoch) +
-                                      " is neither the manifest's " +
-                                      std::to_string(manifest_epoch) + " nor the one before");
-    } else {
-      first.bytes = LogWordBytes(word);
-      GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, half, first.bytes));
-    }
-    if (view->log_halves() == 2) {
-      // The other half holds records only while a checkpoint was in flight:
-      // its word of the next epoch (any other epoch is a finished cycle's).
-      const uint32_t other = 1 - half;
-      const uint64_t next_epoch = NextLogEpoch(manifest_epoch);
-      if (LogWordEpoch(Word(other)) == next_epoch) {
-        const uint64_t bytes = LogWordBytes(Word(other));
-        GPKV_RETURN_IF_ERROR(CheckWordBytes(*view, other, bytes));
-        view->log_segments[1] = {other, next_epoch, view->HalfOffset(other), bytes};
-        view->log_segment_count = 2;
-      }
-    }
-    return Status::OK();
-  }
-
-  uint64_t Word(uint32_t half) const { return half == 0 ? root_.log_word : root_.second_log_word; }
-  static uint64_t WordField(uint32_t half) {
-    return half == 0 ? offsetof(LsmRoot, log_word) : offsetof(LsmRoot, second_log_word);
-  }
-  Status CheckWordBytes(const LsmView& view, uint32_t half, uint64_t bytes) const {
-    if (bytes <= view.half_capacity) return Status::OK();
-    return Bad(WordField(half), "log word publishes " + std::to_string(bytes) +
-                                    " bytes of a log half of " +
-                                    std::to_string(view.half_capacity));
+    const uint64_t words[log::kMaxHalves] = {root_.log_word, root_.second_log_word};
+    return log::FindSegments(
+        view->log_place, words, static_cast<uint32_t>(view->manifest.log_half),
+        view->manifest.log_epoch,
+        [&](uint64_t word_offset, const std::string& why) {
+          return Bad(word_offset - root_offset_, why);
+        },
+        &view->log_segments);
   }
 
   Status CheckOverlaps() {
@@ -335,62 +305,10 @@ Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t leve
   return run;
 }
 
-Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit, LogCut* cut,
-               int threads) {
-  const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
-  const std::string region = view.TableRegion() + " log";
-  uint64_t last_seq = view.manifest.applied_seq;
-  if (cut != nullptr) *cut = {};
-  for (uint32_t segment = 0; segment < view.log_segment_count; ++segment) {
-    const LsmView::LogSegment& part = view.log_segments[segment];
-    const uint8_t* log = pool.At<uint8_t>(part.offset);
-    uint64_t at = 0;
-    if (cut != nullptr) *cut = {segment, 0};
-    while (at < part.bytes) {
-      const uint64_t where = part.offset + at;
-      auto bad = [&](const std::string& why) {
-        return Status::Corruption(pool.Where(region + " record", where) + ": " + why);
-      };
-      if (part.bytes - at < kLogRecordHeaderSize) return bad("record header is cut off");
-      LogRecordHeader header;
-      std::memcpy(&header, log + at, sizeof(header));
-      const bool row = header.flags == 0;
-      const bool columnar = header.flags == kLogRecordColumnar ||
-                            header.flags == (kLogRecordColumnar | kLogRecordTombstones);
-      if (header.count == 0 || !(row || columnar)) return bad("record of 0 entries or bad flags");
-      const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
-      const uint64_t bytes =
-          row ? LogRecordBytes(header.count, view.key_size, view.value_size)
-              : ColumnarRecordBytes(header.count, view.key_size, view.value_size, tombstones);
-      if (bytes > part.bytes - at) {
-        return bad("record of " + std::to_string(header.count) + " entries passes the log's end");
-      }
-      if (header.seq <= last_seq || header.seq > kSeqMask) {
-        return bad("sequence number " + std::to_string(header.seq) + " does not follow " +
-                   std::to_string(last_seq));
-      }
-      const uint8_t* entries = log + at + kLogRecordHeaderSize;
-      const uint64_t seed = LogRecordSeed(part.epoch, header);
-      uint64_t checksum;
-      if (row) {
-        WordsChecksumState state = WordsChecksumBegin(seed);
-        WordsChecksumAdd(state, reinterpret_cast<const uint64_t*>(entries),
-                         header.count * entry_bytes / 8);
-        checksum = WordsChecksumEnd(state);
-      } else {
-        checksum = WordsRunChecksum(seed, entries, (bytes - kLogRecordHeaderSize) / 8, threads);
-      }
-      if (checksum != header.checksum) {
-        return bad("record checksum mismatch (stored " + Hex(header.checksum) + ", computed " +
-                   Hex(checksum) + ")");
-      }
-      visit(segment, header, where, entries);
-      last_seq = header.seq;
-      at += bytes;
-      if (cut != nullptr) cut->bytes = at;
-    }
-  }
-  return Status::OK();
+Status ReadLog(const pm::Pool& pool, const LsmView& view, const log::RecordVisitor& visit,
+               log::Cut* cut, int threads) {
+  return log::ReadRecords(pool, view.TableRegion() + " log", view.log_segments, view.key_size,
+                          view.value_size, view.manifest.applied_seq, visit, cut, threads);
 }
 
 namespace {
@@ -405,7 +323,7 @@ Status RecordEntryOutOfOrder(const pm::Pool& pool, const LsmView& view, uint64_t
 }  // namespace
 
 Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
-                               const LogRecordHeader& header, uint64_t offset,
+                               const log::RecordHeader& header, uint64_t offset,
                                const uint8_t* entries) {
   const uint32_t words = view.shape().key_words;
   const auto* keys = reinterpret_cast<const uint64_t*>(entries);
@@ -417,7 +335,7 @@ Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
   return Status::OK();
 }
 
-Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
+Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const log::RecordHeader& header,
                        uint64_t offset, const uint8_t* entries, RunData* out) {
   const EntryShape shape = view.shape();
   const uint32_t words = shape.key_words;
@@ -425,7 +343,7 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
   record.Reserve(header.count);
   auto out_of_order = [&](uint64_t i) { return RecordEntryOutOfOrder(pool, view, offset, i); };
   if (header.flags == 0) {
-    const uint64_t entry_bytes = LogEntryBytes(view.key_size, view.value_size);
+    const uint64_t entry_bytes = log::RowEntryBytes(view.key_size, view.value_size);
     for (uint64_t i = 0; i < header.count; ++i) {
       const uint8_t* entry = entries + i * entry_bytes;
       uint64_t key[4];
@@ -438,7 +356,7 @@ Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecor
       record.Append(key, meta, entry + shape.key_size() + 8);
     }
   } else {
-    const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+    const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
     const uint64_t meta = MakeMeta(header.seq, tombstones);
     const uint8_t* values =
         tombstones ? nullptr : entries + uint64_t{header.count} * shape.key_size();

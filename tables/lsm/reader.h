@@ -16,6 +16,7 @@
 #include "gpkv/status.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/log/log.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
 #include "tables/root_reader.h"
@@ -33,23 +34,17 @@ struct LsmView : tables::RootIdentity {
   uint64_t root_flags = 0;
   uint64_t active_word = 0;
   Manifest manifest{};  // copy of the active manifest
-  // The published log records, oldest first: segment 0 is the manifest's
-  // half (its word's bytes when its epoch is the manifest's, else empty: a
-  // flush published its manifest and had not yet reset the word); segment 1,
-  // in a two-half log only, the other half's records of the next epoch (a
-  // checkpoint was in flight).
-  struct LogSegment {
-    uint32_t half = 0;
-    uint64_t epoch = 0;
-    uint64_t offset = 0;  // the half's start in the pool
-    uint64_t bytes = 0;   // published bytes from there
-  };
-  LogSegment log_segments[2];
-  uint32_t log_segment_count = 1;
-  // Bytes of a log half (log_capacity / LogHalves(root_flags)).
-  uint64_t half_capacity = 0;
+  // The log: its extent, halves (of log_capacity / LogHalves(root_flags)
+  // bytes) and the pool offsets of the root's commit words.
+  log::Place log_place;
+  // The published log records, oldest first (log::FindSegments): segment 0
+  // is the manifest's half (its word's bytes when its epoch is the
+  // manifest's, else empty: a flush published its manifest and had not yet
+  // reset the word); segment 1, in a two-half log only, the other half's
+  // records of the next epoch (a checkpoint was in flight).
+  log::Segments log_segments;
   uint32_t log_halves() const { return LogHalves(root_flags); }
-  uint64_t HalfOffset(uint32_t half) const { return log_offset + half * half_capacity; }
+  const log::Segment& log_segment(uint32_t segment) const { return log_segments.segments[segment]; }
 
   EntryShape shape() const { return {key_size / 8, value_size}; }
   uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
@@ -86,48 +81,39 @@ Status ReadRunHeader(const pm::Pool& pool, const LsmView& view, uint32_t level, 
 Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t level,
                            uint64_t stored, uint64_t computed);
 
-// Visits every published log record in order, segment by segment: (its
-// segment, record header, its offset in the pool, its entries as the
-// header's flags lay them out; DecodeLogRecord reads either form).
-// Corruption at the first record that leaves its segment's published bytes,
-// fails its checksum (summed on `threads` threads) or breaks the sequence
-// order; *cut (if not null) then names where the intact records end (the
-// segment and its bytes before that record; the end of the last segment when
-// all are intact).
-using LogVisitor = std::function<void(uint32_t segment, const LogRecordHeader& header,
-                                      uint64_t offset, const uint8_t* entries)>;
-struct LogCut {
-  uint32_t segment = 0;
-  uint64_t bytes = 0;
-};
-Status ReadLog(const pm::Pool& pool, const LsmView& view, const LogVisitor& visit,
-               LogCut* cut = nullptr, int threads = 1);
+// Visits every published log record of the table in order (log::ReadRecords
+// over view.log_segments, the first sequence number after the manifest's
+// applied_seq; DecodeLogRecord reads either record form). Corruption at the
+// first bad record; *cut (if not null) then names where the intact records
+// end.
+Status ReadLog(const pm::Pool& pool, const LsmView& view, const log::RecordVisitor& visit,
+               log::Cut* cut = nullptr, int threads = 1);
 
 // ReadLog with each record decoded (DecodeLogRecord) before it is visited,
 // as a run: the visits stop at the first record that does not decode, which
 // *bad_record then describes (its Corruption, its offset, and the cut where
 // the intact records end). Returns ReadLog's status.
 using DecodedLogVisitor =
-    std::function<void(uint32_t segment, const LogRecordHeader& header, RunData&& record)>;
+    std::function<void(uint32_t segment, const log::RecordHeader& header, RunData&& record)>;
 struct BadLogRecord {
   Status status;  // OK while every record decoded
   uint64_t offset = 0;
-  LogCut cut;
+  log::Cut cut;
 };
 Status ReadDecodedLog(const pm::Pool& pool, const LsmView& view, const DecodedLogVisitor& visit,
-                      BadLogRecord* bad_record, LogCut* cut = nullptr, int threads = 1);
+                      BadLogRecord* bad_record, log::Cut* cut = nullptr, int threads = 1);
 
 // Corruption naming the record's offset unless the keys of the columnar
 // record that ReadLog visited ascend (its arrays can then be used as a run's
 // as they are: the GPU backend uploads them).
 Status CheckColumnarRecordKeys(const pm::Pool& pool, const LsmView& view,
-                               const LogRecordHeader& header, uint64_t offset,
+                               const log::RecordHeader& header, uint64_t offset,
                                const uint8_t* entries);
 
 // The entries of a record that ReadLog visited, row or columnar, as a run in
 // *out; Corruption naming the record's offset unless its keys ascend and
 // every entry has the record's sequence number.
-Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const LogRecordHeader& header,
+Status DecodeLogRecord(const pm::Pool& pool, const LsmView& view, const log::RecordHeader& header,
                        uint64_t offset, const uint8_t* entries, RunData* out);
 
 // The open's notes for a recovery report: `records` log records replayed

@@ -27,11 +27,11 @@ Status CheckOptions(const std::string& where, const TableOptions& options) {
   }
   const uint64_t log_bytes =
       LogCapacity(Log2Batch(options), options.key_size, options.value_size, log_batches);
-  if (log_bytes > kMaxLogBytes) {
+  if (log_bytes > log::kMaxHalfBytes) {
     return Status::InvalidArgument(where + ": a log of " + std::to_string(log_batches) +
                                    " batches of " + std::to_string(batch) + " entries takes " +
                                    std::to_string(log_bytes) + " bytes, over the " +
-                                   std::to_string(kMaxLogBytes) + " a log word can publish");
+                                   std::to_string(log::kMaxHalfBytes) + " a log word can publish");
   }
   if (options.ordered.max_dead_percent < 1 || options.ordered.max_dead_percent > 100) {
     return Status::InvalidArgument(where + ": max dead percent " +
@@ -82,7 +82,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   auto* stored = pool.At<LsmRoot>(*root_offset);
   std::memcpy(stored, &root, sizeof(root));
   pool.Persist(stored, sizeof(root));
-  pool.Publish(&stored->log_word, MakeLogWord(1, 0));
+  pool.Publish(&stored->log_word, log::MakeWord(1, 0));
   pool.Publish(&stored->active_manifest, MakeActiveManifestWord(1, 0));
   Status synced = pool.Sync();
   if (!synced.ok()) {
@@ -103,12 +103,6 @@ void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next) {
   std::memcpy(&root->manifests[target], next, sizeof(*next));
   pool.Persist(&root->manifests[target], sizeof(*next));
   pool.Publish(&root->active_manifest, MakeActiveManifestWord(next->generation, target));
-}
-
-void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint32_t half, uint64_t epoch,
-                    uint64_t bytes) {
-  auto* root = pool.At<LsmRoot>(root_offset);
-  pool.Publish(half == 0 ? &root->log_word : &root->second_log_word, MakeLogWord(epoch, bytes));
 }
 
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {

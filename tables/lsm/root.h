@@ -1,6 +1,7 @@
 // The one writer of an LSM table's root: creating a table (root and log
-// extent), publishing a manifest, publishing the log word, and dropping a
-// table. Both backends call these. Reading and validating is reader.h.
+// extent), publishing a manifest, and dropping a table (the log's commit
+// words in the root are published through the log: tables/log/log.h). Both backends call these.
+// Reading and validating is reader.h.
 //
 // Who may call: tables/lsm/ and tests.
 // Thread safety: none; the caller serialises the writers of one table (the
@@ -41,11 +42,6 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
 // REQUIRES: the caller holds the table's write mutex; root_offset names a
 // validated root.
 void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next);
-
-// Publishes the word of log half `half` (0 unless the root has
-// kRootTwoHalfLog): `bytes` of log records of `epoch`.
-void PublishLogWord(pm::Pool& pool, uint64_t root_offset, uint32_t half, uint64_t epoch,
-                    uint64_t bytes);
 
 // Frees every extent of the table rooted at root_offset (runs, log, root).
 // Corruption when the root cannot be trusted.

@@ -6,6 +6,7 @@
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "pm/extent_allocator.h"
+#include "tables/log/checksum.h"
 
 namespace gpkv::lsm {
 
@@ -54,48 +55,15 @@ RunSummary Summarize(const RunView& run) {
   return summary;
 }
 
-namespace {
-
-// Sum of the run checksum terms of `count` words starting at data word
-// `first`, read from `words` (8-byte aligned or not).
-uint64_t TermSum(uint64_t seed, uint64_t first, const void* words, uint64_t count, int threads) {
-  const auto* bytes = static_cast<const uint8_t*>(words);
-  uint64_t sum = 0;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : sum) if (count >= (uint64_t{1} << 16) && threads > 1)
-  for (uint64_t i = 0; i < count; ++i) {
-    uint64_t word;
-    std::memcpy(&word, bytes + i * 8, 8);
-    sum += RunChecksumTerm(seed, first + i, word);
-  }
-  return sum;
-}
-
-// TermSum of `bytes` bytes read as words from data word *words on, the last
-// word completed by zero padding (as runs and records store it); advances
-// *words past them.
-uint64_t PaddedTermSum(uint64_t seed, uint64_t* words, const uint8_t* data, uint64_t bytes,
-                       int threads) {
-  uint64_t sum = TermSum(seed, *words, data, bytes / 8, threads);
-  *words += bytes / 8;
-  if (bytes % 8 != 0) {
-    uint64_t tail = 0;
-    std::memcpy(&tail, data + bytes / 8 * 8, bytes % 8);
-    sum += RunChecksumTerm(seed, (*words)++, tail);
-  }
-  return sum;
-}
-
-}  // namespace
-
 uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
                          int threads) {
   threads = std::max(1, threads);
   const uint64_t key_words = run.count * shape.key_words;
-  uint64_t sum = TermSum(table_id, 0, run.keys, key_words, threads);
-  sum += TermSum(table_id, key_words, run.meta, run.count, threads);
+  uint64_t sum = log::SumTerms(table_id, 0, run.keys, key_words, threads);
+  sum += log::SumTerms(table_id, key_words, run.meta, run.count, threads);
   uint64_t words = key_words + run.count;
-  sum += PaddedTermSum(table_id, &words, run.values, run.count * shape.value_size, threads);
-  return RunChecksumFinish(table_id, words, sum);
+  sum += log::SumPaddedTerms(table_id, &words, run.values, run.count * shape.value_size, threads);
+  return log::ChecksumFinish(table_id, words, sum);
 }
 
 Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
@@ -180,63 +148,6 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
   };
   return WriteRunWith(pool, table_id, shape, run.count, Summarize(run),
                       RunDataChecksum(table_id, run, shape, threads), copy);
-}
-
-uint64_t WordsRunChecksum(uint64_t seed, const void* words, uint64_t count, int threads) {
-  return RunChecksumFinish(seed, count, TermSum(seed, 0, words, count, std::max(1, threads)));
-}
-
-LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones) {
-  LogRecordHeader header{};
-  header.seq = seq;
-  header.count = static_cast<uint32_t>(count);
-  header.flags = kLogRecordColumnar | (tombstones ? kLogRecordTombstones : 0);
-  return header;
-}
-
-RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
-                                  const LogRecordHeader& header, const EntryShape& shape) {
-  uint8_t* keys = pool.At<uint8_t>(record_offset) + kLogRecordHeaderSize;
-  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
-  return {keys, tombstones ? nullptr : keys + uint64_t{header.count} * shape.key_size()};
-}
-
-uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecordHeader& header,
-                         const EntryShape& shape) {
-  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
-  const uint64_t record_bytes =
-      ColumnarRecordBytes(header.count, shape.key_size(), shape.value_size, tombstones);
-  uint8_t* record = pool.At<uint8_t>(record_offset);
-  uint8_t* values = ColumnarRecordArrays(pool, record_offset, header, shape).values;
-  if (values != nullptr) {
-    const uint64_t value_bytes = uint64_t{header.count} * shape.value_size;
-    std::memset(values + value_bytes, 0, AlignUp8(value_bytes) - value_bytes);
-  }
-  std::memcpy(record, &header, sizeof(header));
-  pool.Persist(record, record_bytes);
-  return record_bytes;
-}
-
-LogRecordHeader WriteLogRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
-                                     uint64_t seq, const EntryShape& shape, const RunView& batch,
-                                     int threads) {
-  threads = std::max(1, threads);
-  const bool tombstones = batch.count != 0 && IsTombstone(batch.meta[0]);
-  LogRecordHeader header = ColumnarRecordHeader(seq, batch.count, tombstones);
-  const uint64_t seed = LogRecordSeed(epoch, header);
-  uint64_t words = batch.count * shape.key_words;
-  uint64_t sum = TermSum(seed, 0, batch.keys, words, threads);
-  if (!tombstones) {
-    sum += PaddedTermSum(seed, &words, batch.values, batch.count * shape.value_size, threads);
-  }
-  header.checksum = RunChecksumFinish(seed, words, sum);
-  // Past the published bytes: no reader sees these until the log word moves.
-  const RecordArrays arrays = ColumnarRecordArrays(pool, record_offset, header, shape);
-  std::memcpy(arrays.keys, batch.keys, batch.count * shape.key_size());
-  if (arrays.values != nullptr) {
-    std::memcpy(arrays.values, batch.values, batch.count * shape.value_size);
-  }
-  return header;
 }
 
 Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets) {

@@ -79,7 +79,7 @@ struct RunSummary {
 };
 RunSummary Summarize(const RunView& run);
 
-// The run's data checksum (layout.h: RunChecksumTerm / RunChecksumFinish)
+// The run's data checksum (layout.h: log::ChecksumTerm / log::ChecksumFinish)
 // over arrays laid out as in the pool, summed on `threads` threads.
 uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
                          int threads = 1);
@@ -125,42 +125,6 @@ void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const
 Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
                               const CopyRunArrays& copy_arrays);
-
-// The run data checksum (layout.h) of `count` contiguous 8-byte words with
-// `seed`, summed on `threads` threads: a columnar log record's, read back.
-uint64_t WordsRunChecksum(uint64_t seed, const void* words, uint64_t count, int threads = 1);
-
-// The header of the columnar log record of a batch of `count` entries of
-// sequence number `seq` (all erases when `tombstones`); checksum 0.
-LogRecordHeader ColumnarRecordHeader(uint64_t seq, uint64_t count, bool tombstones);
-
-// Where the arrays of the columnar record `header` at record_offset lie in
-// the pool: count * K key bytes at keys, count * V value bytes at values
-// (null for a tombstone record).
-struct RecordArrays {
-  uint8_t* keys;
-  uint8_t* values;
-};
-RecordArrays ColumnarRecordArrays(pm::Pool& pool, uint64_t record_offset,
-                                  const LogRecordHeader& header, const EntryShape& shape);
-
-// Completes the columnar log record `header` (checksum set by the caller:
-// the run data checksum of the record's data words, seed
-// LogRecordSeed(epoch, header)) at record_offset, whose arrays the caller
-// has copied to ColumnarRecordArrays (from GPU memory, say): writes the
-// values' padding and the header and persists the record. Returns its
-// bytes; the caller then publishes the log word. The one writer of a log
-// record's header.
-uint64_t FinishLogRecord(pm::Pool& pool, uint64_t record_offset, const LogRecordHeader& header,
-                         const EntryShape& shape);
-
-// The arrays of the columnar log record of a sorted batch (unique keys,
-// every meta of sequence number `seq`, all puts or all erases) copied to
-// record_offset, and its header with the checksum of log `epoch` summed on
-// `threads` threads: what FinishLogRecord then completes.
-LogRecordHeader WriteLogRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
-                                     uint64_t seq, const EntryShape& shape, const RunView& batch,
-                                     int threads);
 
 // Frees the extents of replaced runs (after the manifest that drops them is
 // published); the first error, after trying all.

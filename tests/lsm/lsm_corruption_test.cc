@@ -128,8 +128,8 @@ TEST(LsmCorruption, ADamagedLogRecordIsCorruptionAndRepairCutsTheLog) {
   testutil::TempPool temp("lsm-log");
   BuildTable(temp.path());
   const lsm::LsmRoot copy = ReadRoot(temp.path());
-  ASSERT_GT(lsm::LogWordBytes(copy.log_word), 0u);
-  testutil::FlipByte(temp.path(), copy.log_offset + lsm::kLogRecordHeaderSize + 3, 0x01);
+  ASSERT_GT(log::WordBytes(copy.log_word), 0u);
+  testutil::FlipByte(temp.path(), copy.log_offset + log::kRecordHeaderSize + 3, 0x01);
   ExpectCorruptionAt(temp.path(), copy.log_offset, /*table_survives_repair=*/true);
 }
 
@@ -204,11 +204,11 @@ TEST(LsmCorruption, ADamagedRecordInTheSecondLogHalfIsCorruptionAndRepairCutsTha
   const lsm::LsmRoot root = ReadRoot(crashed.path());
   ASSERT_EQ(lsm::LogHalves(root.flags), 2u);
   ASSERT_EQ(Active(root).log_half, 0u);
-  ASSERT_EQ(lsm::LogWordEpoch(root.second_log_word), Active(root).log_epoch + 1);
+  ASSERT_EQ(log::WordEpoch(root.second_log_word), Active(root).log_epoch + 1);
   const uint64_t half1 = root.log_offset + root.log_capacity / 2;
   // The second record of half 1 (the first holds 16 keys and values).
-  const uint64_t second = half1 + lsm::ColumnarRecordBytes(16, 8, 8, false);
-  testutil::FlipByte(crashed.path(), second + lsm::kLogRecordHeaderSize + 5, 0x04);
+  const uint64_t second = half1 + log::ColumnarRecordBytes(16, 8, 8, false);
+  testutil::FlipByte(crashed.path(), second + log::kRecordHeaderSize + 5, 0x04);
   ExpectCorruptionAt(crashed.path(), second, /*table_survives_repair=*/true);
   auto db = DB::Open(crashed.path(), PoolOptions(uint64_t{16} << 20, 1));
   ASSERT_TRUE(db.ok());
@@ -223,9 +223,9 @@ TEST(LsmCorruption, ARowRecordOfAnOlderPoolIsReplayed) {
   testutil::TempPool temp("lsm-row-record");
   BuildTable(temp.path());  // the log holds one record: keys 200..203, values 0..3
   lsmtest::RewriteLogAsRowRecord(temp.path());
-  ASSERT_EQ(testutil::ReadBytes<lsm::LogRecordHeader>(temp.path(), ReadRoot(temp.path()).log_offset)
-                .flags,
-            0u);
+  ASSERT_EQ(
+      testutil::ReadBytes<log::RecordHeader>(temp.path(), ReadRoot(temp.path()).log_offset).flags,
+      0u);
   auto verified = recovery::VerifyPool(temp.path(), nullptr);
   ASSERT_TRUE(verified.ok());
   EXPECT_FALSE(verified->HasCorruption()) << verified->findings[0].message;

@@ -1,4 +1,4 @@
-// The run data checksum (layout.h RunChecksumTerm / RunChecksumFinish): the
+// The run data checksum (tables/log/layout.h: log::ChecksumTerm / log::ChecksumFinish): the
 // formula of docs/FORMAT.md, the same on any number of threads, and
 // sensitive to a changed word, to two swapped words and to the length.
 #include <gtest/gtest.h>

@@ -78,10 +78,10 @@ inline const lsm::Manifest& Active(const lsm::LsmRoot& root) {
 inline void RewriteLogAsRowRecord(const std::string& path) {
   const uint64_t root_offset = RootOffset(path);
   const lsm::LsmRoot root = ReadRoot(path);
-  auto header = testutil::ReadBytes<lsm::LogRecordHeader>(path, root.log_offset);
-  ASSERT_EQ(header.flags, lsm::kLogRecordColumnar);
-  ASSERT_EQ(lsm::LogWordBytes(root.log_word), lsm::ColumnarRecordBytes(header.count, 8, 8, false));
-  const uint64_t keys_at = root.log_offset + lsm::kLogRecordHeaderSize;
+  auto header = testutil::ReadBytes<log::RecordHeader>(path, root.log_offset);
+  ASSERT_EQ(header.flags, log::kRecordColumnar);
+  ASSERT_EQ(log::WordBytes(root.log_word), log::ColumnarRecordBytes(header.count, 8, 8, false));
+  const uint64_t keys_at = root.log_offset + log::kRecordHeaderSize;
   std::vector<uint64_t> entries;
   for (uint64_t i = 0; i < header.count; ++i) {
     entries.push_back(testutil::ReadBytes<uint64_t>(path, keys_at + i * 8));
@@ -89,17 +89,17 @@ inline void RewriteLogAsRowRecord(const std::string& path) {
     entries.push_back(testutil::ReadBytes<uint64_t>(path, keys_at + (header.count + i) * 8));
   }
   header.flags = 0;
-  lsm::WordsChecksumState state =
-      lsm::WordsChecksumBegin(lsm::LogRecordSeed(Active(root).log_epoch, header));
-  lsm::WordsChecksumAdd(state, entries.data(), entries.size());
-  header.checksum = lsm::WordsChecksumEnd(state);
+  log::WordsChecksumState state =
+      log::WordsChecksumBegin(log::RecordSeed(Active(root).log_epoch, header));
+  log::WordsChecksumAdd(state, entries.data(), entries.size());
+  header.checksum = log::WordsChecksumEnd(state);
   testutil::WriteBytes(path, root.log_offset, header);
   for (size_t i = 0; i < entries.size(); ++i) {
     testutil::WriteBytes(path, keys_at + i * 8, entries[i]);
   }
   testutil::WriteBytes(
       path, root_offset + offsetof(lsm::LsmRoot, log_word),
-      lsm::MakeLogWord(Active(root).log_epoch, lsm::LogRecordBytes(header.count, 8, 8)));
+      log::MakeWord(Active(root).log_epoch, log::RowRecordBytes(header.count, 8, 8)));
 }
 
 }  // namespace gpkv::lsmtest

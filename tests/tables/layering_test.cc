@@ -1,7 +1,8 @@
 // The layering rules of docs/ARCHITECTURE.md, checked on the source tree
 // (GPKV_SOURCE_DIR):
-//  - a family's layout.h includes only the standard library and format/
-//    headers, which themselves include only the standard library and format/;
+//  - a family's layout.h includes only the standard library, format/ headers
+//    and the shared log's tables/log/layout.h, which themselves include only
+//    the standard library and format/;
 //  - nothing outside gpu/, tables/<family>/gpu/, bench/gpu/ and the device
 //    tests includes CUDA (a CUDA header, CUB, NVTX or a .cuh file), and the
 //    public headers never do;
@@ -9,7 +10,8 @@
 //    tables/table_options.h, tables/catalog_entry.h, tables/root_reader.h,
 //    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h,
 //    tables/hash_backend.h, tables/table_facade.h and tables/range_limit.h
-//    are every family's);
+//    are every family's, and so is the shared log, tables/log/, which
+//    includes only those and its own files);
 //  - engine/ and recovery/ reach families only through tables/registry.h and
 //    tables/family.h (and the engine's table wraps a family's as a
 //    tables/table_facade.h);
@@ -68,10 +70,15 @@ std::vector<fs::path> SourcesUnder(const std::string& dir) {
   return out;
 }
 
+// The shared batch log: tables/log/ is a component every family may use, not
+// a family.
+const char kLogDir[] = "log";
+
 std::vector<std::string> Families() {
   std::vector<std::string> out;
   for (const auto& entry : fs::directory_iterator(kRoot / "tables")) {
-    if (entry.is_directory()) out.push_back(entry.path().filename().string());
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name != kLogDir) out.push_back(name);
   }
   return out;
 }
@@ -93,7 +100,9 @@ TEST(Layering, TheTreeHasFamilies) {
 }
 
 TEST(Layering, ALayoutHeaderIncludesOnlyTheStandardLibraryAndFormat) {
-  for (const std::string& family : Families()) {
+  std::vector<std::string> owners = Families();
+  owners.push_back(kLogDir);
+  for (const std::string& family : owners) {
     const fs::path layout = fs::path("tables") / family / "layout.h";
     if (!fs::exists(kRoot / layout)) continue;
     std::vector<fs::path> to_check = {layout};
@@ -106,10 +115,15 @@ TEST(Layering, ALayoutHeaderIncludesOnlyTheStandardLibraryAndFormat) {
               << ">, not a standard library header";
           continue;
         }
-        EXPECT_TRUE(StartsWith(include.target, "format/"))
+        const bool log_layout =
+            include.target == "tables/log/layout.h" && i == 0 && family != kLogDir;
+        EXPECT_TRUE(StartsWith(include.target, "format/") || log_layout)
             << to_check[i] << ":" << include.line << " includes \"" << include.target
-            << "\": a layout.h may include only the standard library and format/";
-        if (StartsWith(include.target, "format/")) to_check.push_back(include.target);
+            << "\": a layout.h may include only the standard library, format/ and "
+               "tables/log/layout.h";
+        if (StartsWith(include.target, "format/") || log_layout) {
+          to_check.push_back(include.target);
+        }
       }
     }
   }
@@ -149,7 +163,7 @@ bool IsSharedTablesHeader(const std::string& target) {
         "tables/table_facade.h", "tables/range_limit.h"}) {
     if (target == shared) return true;
   }
-  return false;
+  return StartsWith(target, std::string("tables/") + kLogDir + "/");
 }
 
 TEST(Layering, NoFamilyIncludesAnother) {
@@ -161,6 +175,16 @@ TEST(Layering, NoFamilyIncludesAnother) {
         EXPECT_TRUE(own || IsSharedTablesHeader(include.target))
             << file << ":" << include.line << " includes " << include.target;
       }
+    }
+  }
+}
+
+TEST(Layering, TheLogIncludesNoFamily) {
+  for (const fs::path& file : SourcesUnder(std::string("tables/") + kLogDir)) {
+    for (const Include& include : IncludesOf(kRoot / file)) {
+      if (include.angled || !StartsWith(include.target, "tables/")) continue;
+      EXPECT_TRUE(IsSharedTablesHeader(include.target))
+          << file << ":" << include.line << " includes " << include.target;
     }
   }
 }

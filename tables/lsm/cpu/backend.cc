@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tables/log/cpu/record_writer.h"
+#include "tables/log/record.h"
 #include "tables/lsm/cpu/merge.h"
 #include "tables/lsm/reader.h"
 
@@ -126,17 +128,20 @@ Result<BufferPtr> CpuBackend::CarryIntoBuffer(const BufferPtr& buffer, const Run
   return BufferPtr(std::make_shared<CpuBuffer>(from.With(AsCpu(*batch).data(), shape_, threads_)));
 }
 
-Status CpuBackend::StartLogRecord(const Run& batch, bool, uint64_t record_offset, uint64_t epoch,
-                                  uint64_t seq) {
+Status CpuBackend::StartLogRecord(const Run& batch, bool tombstones, uint64_t record_offset,
+                                  uint64_t epoch, uint64_t seq) {
+  const RunView view = AsCpu(batch).view();
   record_offset_ = record_offset;
-  record_header_ =
-      WriteLogRecordArrays(pool_, record_offset, epoch, seq, shape_, AsCpu(batch).view(), threads_);
+  record_header_ = log::cpu::WriteRecordArrays(
+      pool_, record_offset, epoch, seq, {view.keys, tombstones ? nullptr : view.values, view.count},
+      shape_.key_size(), shape_.value_size, threads_);
   return Status::OK();
 }
 
 Result<uint64_t> CpuBackend::FinishLogRecord(bool complete) {
   if (!complete) return uint64_t{0};
-  return lsm::FinishLogRecord(pool_, record_offset_, record_header_, shape_);
+  return log::FinishRecord(pool_, record_offset_, record_header_, shape_.key_size(),
+                           shape_.value_size);
 }
 
 Result<RunPtr> CpuBackend::Merge(const std::vector<RunPtr>& newest_first, bool drop_tombstones) {

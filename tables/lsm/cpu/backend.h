@@ -113,7 +113,7 @@ class CpuBackend final : public Backend {
   uint64_t table_id_ = 0;
   EntryShape shape_;
   // The log record StartLogRecord wrote the arrays of (FinishLogRecord).
-  LogRecordHeader record_header_{};
+  log::RecordHeader record_header_{};
   uint64_t record_offset_ = 0;
 
   std::shared_mutex version_mutex_;  // queries shared, Install exclusive

@@ -40,7 +40,7 @@ Status ReplayLog(const pm::Pool& pool, const LsmView& view, int threads, bool sp
   BadLogRecord bad_record;
   GPKV_RETURN_IF_ERROR(ReadDecodedLog(
       pool, view,
-      [&](uint32_t segment, const LogRecordHeader& header, RunData&& record) {
+      [&](uint32_t segment, const log::RecordHeader& header, RunData&& record) {
         const uint32_t into = split ? segment : 0;
         out->buffers[into] = out->buffers[into].With(std::move(record), shape, threads);
         out->entries[into] += header.count;

@@ -272,7 +272,7 @@ class GpuBackend final : public Backend {
   uint64_t* pinned_ = nullptr;  // 4 words of pinned host memory for the writer's results
   // The log record in flight between StartLogRecord and FinishLogRecord.
   struct Record {
-    LogRecordHeader header{};
+    log::RecordHeader header{};
     uint64_t offset = 0;
     uint64_t epoch = 0;
     bool tombstones = false;

@@ -91,9 +91,9 @@ Status GpuBackend::ReplayLog(const LsmView& view, bool split, ReplayedRecords* o
   std::vector<DeviceRunPtr> buffers[2];
   out->last_seq[0] = out->last_seq[1] = view.manifest.applied_seq;
   Status bad_record;
-  auto replay = [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+  auto replay = [&](uint32_t segment, const log::RecordHeader& header, uint64_t offset,
                     const uint8_t* entries) -> Status {
-    const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
+    const bool tombstones = (header.flags & log::kRecordTombstones) != 0;
     RunData decoded;
     const uint8_t* keys = entries;
     const uint8_t* values =
@@ -148,7 +148,7 @@ Status GpuBackend::ReplayLog(const LsmView& view, bool split, ReplayedRecords* o
   };
   GPKV_RETURN_IF_ERROR(ReadLog(
       pool_, view,
-      [&](uint32_t segment, const LogRecordHeader& header, uint64_t offset,
+      [&](uint32_t segment, const log::RecordHeader& header, uint64_t offset,
           const uint8_t* entries) {
         if (bad_record.ok())
           static_cast<void>(bad_record = replay(segment, header, offset, entries));

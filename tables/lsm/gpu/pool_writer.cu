@@ -3,13 +3,16 @@
 // buffer's merges on the write stream), a level's run with its header's
 // facts copied into its extent, and a checkpoint's run copied behind the
 // next batches on checkpoint_stream_. Every header and persist goes
-// through the shared writers of run.h.
+// through the shared writers of run.h and, for log records, the log's
+// (tables/log/: record.h and its GPU primitives).
 #include <algorithm>
 #include <chrono>
 #include <cub/cub.cuh>
 #include <future>
 
 #include "gpu/pool_registration.h"
+#include "tables/log/gpu/record_writer.cuh"
+#include "tables/log/record.h"
 #include "tables/lsm/gpu/backend.cuh"
 
 namespace gpkv::lsm::gpu {
@@ -26,7 +29,7 @@ __global__ void RunFactsKernel(const uint64_t* words, uint64_t data_words, uint6
   const uint64_t items = data_words > count ? data_words : count;
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < items;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    if (i < data_words) sum += RunChecksumTerm(seed, first + i, words[i]);
+    if (i < data_words) sum += log::ChecksumTerm(seed, first + i, words[i]);
     if (i < count) {
       tombstones += IsTombstone(meta[i]) ? 1 : 0;
       max_seq = max(max_seq, static_cast<unsigned long long>(SeqOf(meta[i])));
@@ -53,6 +56,12 @@ __global__ void FencesKernel(const uint64_t* keys, uint64_t fence_count, uint64_
   }
 }
 
+// A sorted batch as the entries of its log record: its values (unless
+// tombstones) with the run's zero padding, which is the record's.
+log::gpu::DeviceRecordEntries RecordEntries(const DeviceRun& batch, bool tombstones) {
+  return {batch.keys(), tombstones ? nullptr : batch.values(), batch.count};
+}
+
 }  // namespace
 
 Status GpuBackend::RunFacts(DeviceRun& run, uint64_t* checksum) {
@@ -69,32 +78,19 @@ Status GpuBackend::RunFacts(DeviceRun& run, uint64_t* checksum) {
       cudaMemcpyAsync(host, out, 3 * sizeof(*host), cudaMemcpyDeviceToHost, write_stream_),
       "copy run facts");
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_), Where() + ": run checksum");
-  *checksum = RunChecksumFinish(table_id_, words, host[0]);
+  *checksum = log::ChecksumFinish(table_id_, words, host[0]);
   run.tombstones = host[1];
   run.max_seq = host[2];
   return Status::OK();
 }
 
 Status GpuBackend::RecordChecksumTerms(const DeviceRun& run) {
-  const LogRecordHeader& header = record_.header;
   Scratch scratch(log_stream_);
   unsigned long long* out = nullptr;
-  GPKV_RETURN_IF_ERROR(scratch.Take(3, &out, "log record checksum"));
-  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, 24, log_stream_), "zero record checksum");
-  const bool tombstones = (header.flags & kLogRecordTombstones) != 0;
-  const uint64_t words =
-      ColumnarRecordWords(run.count, shape_.key_size(), shape_.value_size, tombstones);
-  const uint64_t key_words = run.count * shape_.key_words;
-  const uint64_t seed = LogRecordSeed(record_.epoch, header);
-  // The keys, then the values with the run's zero padding (the record's).
-  RunFactsKernel<<<std::min(Blocks(key_words), 4096u), kBlock, 0, log_stream_>>>(
-      run.keys(), key_words, 0, nullptr, 0, seed, out);
-  if (words > key_words) {
-    RunFactsKernel<<<std::min(Blocks(words - key_words), 4096u), kBlock, 0, log_stream_>>>(
-        reinterpret_cast<const uint64_t*>(run.values()), words - key_words, key_words, nullptr, 0,
-        seed, out);
-  }
-  GPKV_RETURN_IF_ERROR(LaunchStatus(Where() + ": log record checksum kernel"));
+  GPKV_RETURN_IF_ERROR(scratch.Take(1, &out, "log record checksum"));
+  GPKV_RETURN_IF_ERROR(log::gpu::SumRecordTermsAsync(
+      RecordEntries(run, record_.tombstones), shape_.key_size(), shape_.value_size,
+      log::RecordSeed(record_.epoch, record_.header), out, log_stream_, Where()));
   GPKV_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(record_sum_, out, sizeof(*record_sum_), cudaMemcpyDeviceToHost, log_stream_),
       "copy the log record checksum");
@@ -126,7 +122,7 @@ Status GpuBackend::StartLogRecord(const Run& batch_run, bool tombstones, uint64_
   // keys and values copied from the device into the log (at the link's
   // speed once the pool is registered; through pageable memory before).
   const DeviceRun& batch = AsDevice(batch_run);
-  record_.header = ColumnarRecordHeader(seq, batch.count, tombstones);
+  record_.header = log::ColumnarRecordHeader(seq, batch.count, tombstones);
   record_.offset = record_offset;
   record_.epoch = epoch;
   record_.tombstones = tombstones;
@@ -138,18 +134,9 @@ Status GpuBackend::StartLogRecord(const Run& batch_run, bool tombstones, uint64_
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(log_stream_, batch_ready_, 0),
                             Where() + ": cudaStreamWaitEvent");
   GPKV_RETURN_IF_ERROR(RecordChecksumTerms(batch));
-  const RecordArrays arrays = ColumnarRecordArrays(pool_, record_offset, record_.header, shape_);
-  GPKV_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(arrays.keys, batch.keys(), batch.count * shape_.key_size(),
-                      cudaMemcpyDeviceToHost, log_stream_),
-      Where() + ": copy a batch's keys into the log");
-  if (arrays.values != nullptr) {
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(arrays.values, batch.values(), batch.count * shape_.value_size,
-                        cudaMemcpyDeviceToHost, log_stream_),
-        Where() + ": copy a batch's values into the log");
-  }
-  return Status::OK();
+  return log::gpu::CopyRecordArraysAsync(pool_, record_offset, record_.header,
+                                         RecordEntries(batch, tombstones), shape_.key_size(),
+                                         shape_.value_size, log_stream_, Where());
 }
 
 Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
@@ -157,11 +144,13 @@ Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(log_stream_),
                             Where() + ": copy a batch into the log");
   if (!complete) return uint64_t{0};
-  LogRecordHeader& header = record_.header;
-  const uint64_t words =
-      ColumnarRecordWords(record_.count, shape_.key_size(), shape_.value_size, record_.tombstones);
-  header.checksum = RunChecksumFinish(LogRecordSeed(record_.epoch, header), words, *record_sum_);
-  const uint64_t record_bytes = lsm::FinishLogRecord(pool_, record_.offset, header, shape_);
+  log::RecordHeader& header = record_.header;
+  const uint64_t words = log::ColumnarRecordWords(record_.count, shape_.key_size(),
+                                                  shape_.value_size, record_.tombstones);
+  header.checksum =
+      log::ChecksumFinish(log::RecordSeed(record_.epoch, header), words, *record_sum_);
+  const uint64_t record_bytes =
+      log::FinishRecord(pool_, record_.offset, header, shape_.key_size(), shape_.value_size);
   times_.copied_bytes += record_bytes;
   return record_bytes;
 }

@@ -221,7 +221,7 @@ void ExpectSameBytes(const std::string& a, const std::string& b, const Shape& sh
   for (uint32_t half = 0; half < halves; ++half) {
     const uint64_t word = half == 0 ? root_a.log_word : root_a.second_log_word;
     EXPECT_EQ(word, half == 0 ? root_b.log_word : root_b.second_log_word) << "log half " << half;
-    const uint64_t bytes = lsm::LogWordBytes(word);
+    const uint64_t bytes = log::WordBytes(word);
     EXPECT_TRUE(ReadRange(a, root_a.log_offset + half * half_capacity, bytes) ==
                 ReadRange(b, root_b.log_offset + half * half_capacity, bytes))
         << "log half " << half << " differs";
