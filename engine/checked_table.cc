@@ -2,13 +2,14 @@
 
 namespace gpkv::engine {
 
-CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string backend,
+CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string backend, int device,
                            std::string fallback, std::unique_ptr<Table> family_table)
     : pool_path_(std::move(pool_path)),
       read_only_(read_only),
       name_(family_table->name()),
       options_(family_table->options()),
       backend_(std::move(backend)),
+      device_(device),
       fallback_(std::move(fallback)),
       table_(std::move(family_table)) {}
 
@@ -193,6 +194,7 @@ Result<TableStats> CheckedTable::Stats() {
   auto stats = table_->Stats();
   if (!stats.ok()) return stats;
   stats->backend = backend_;
+  stats->device = device_;
   stats->fallback = fallback_;
   return stats;
 }

@@ -3,8 +3,8 @@
 // a read-only pool) once, for every family, then passes the batch to the
 // family's table, and that a batch's snapshot (BatchOptions::snapshot) was
 // taken by this table, and only for a read. Errors name the pool file and the table. Stats() says
-// which backend runs the table and, when the engine fell back to the CPU
-// backend, why (TableStats::backend, TableStats::fallback).
+// which backend and device run the table and, when the engine fell back to
+// the CPU backend, why (TableStats::backend, device, fallback).
 // Close closes and destroys the family's table; every later call returns
 // InvalidArgument. A family's hook reaches its own table behind it as a
 // tables::TableFacade (tables/table_facade.h).
@@ -24,10 +24,11 @@ namespace gpkv::engine {
 
 class CheckedTable final : public Table, public tables::TableFacade {
  public:
-  // `backend`: "cpu" or "cuda", where the family's table runs; `fallback`:
-  // empty, or the engine's message on why it runs on the CPU backend.
-  CheckedTable(std::string pool_path, bool read_only, std::string backend, std::string fallback,
-               std::unique_ptr<Table> family_table);
+  // `backend`: "cpu" or "cuda", where the family's table runs, on CUDA
+  // device `device` (-1 on the CPU); `fallback`: empty, or the engine's
+  // message on why it runs on the CPU backend.
+  CheckedTable(std::string pool_path, bool read_only, std::string backend, int device,
+               std::string fallback, std::unique_ptr<Table> family_table);
 
   const std::string& name() const override { return name_; }
   const TableOptions& options() const override { return options_; }
@@ -76,6 +77,7 @@ class CheckedTable final : public Table, public tables::TableFacade {
   const std::string name_;
   const TableOptions options_;
   const std::string backend_;
+  const int device_;
   const std::string fallback_;
   std::unique_ptr<Table> table_;  // null once closed
 };

@@ -243,9 +243,10 @@ Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
     table = (*family)->Open(context, entry, *options);
   }
   if (!table.ok()) return table.status();
+  const int device = context.backend == Backend::kCuda ? options_.cuda_device : -1;
   auto checked = std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(),
-                                                BackendName(context.backend), std::move(fallback),
-                                                std::move(table.value()));
+                                                BackendName(context.backend), device,
+                                                std::move(fallback), std::move(table.value()));
   Table* raw = checked.get();
   tables_[entry.name] = std::move(checked);
   return raw;

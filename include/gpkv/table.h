@@ -60,6 +60,13 @@ struct TableStats {
   std::vector<TableProperty> properties;  // in the family's order
   // The backend that runs the table's batches: "cpu" or "cuda".
   std::string backend;
+  // The CUDA device the table runs on (Options::cuda_device) on the CUDA
+  // backend; -1 on the CPU backend.
+  int device = -1;
+  // How the family runs the table on its backend, where it has a choice:
+  // a persistent hash table on CUDA says where its index is probed
+  // ("direct", "mirror" or "staged": HashGpuIndexMode); empty otherwise.
+  std::string mode;
   // Empty, unless the DB runs on CUDA under Backend::kAuto and the GPU could
   // not take this table, so that it runs on the CPU backend: then the one
   // message saying so and why ("pool.gpkv: table 'users': runs on the CPU

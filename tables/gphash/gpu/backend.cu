@@ -131,6 +131,10 @@ uint32_t GpuBackend::key_size() const { return impl_->key_size(); }
 uint32_t GpuBackend::value_size() const { return impl_->value_size(); }
 bool GpuBackend::mirrored() const { return impl_->mirrored(); }
 bool GpuBackend::staged() const { return impl_->staged(); }
+const char* GpuBackend::mode() const {
+  if (impl_->staged()) return "staged";
+  return impl_->mirrored() ? "mirror" : "direct";
+}
 const GpuTableOptions& GpuBackend::options() const { return impl_->options_; }
 BktCacheStats GpuBackend::bkt_cache_stats() const {
   std::shared_lock<std::shared_mutex> view_lock(impl_->view_mutex_);

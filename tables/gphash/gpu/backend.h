@@ -213,6 +213,8 @@ class GpuBackend final : public gphash::Backend {
   bool mirrored() const;
   // True in staged mode: the pool is not mapped by the GPU.
   bool staged() const;
+  // The index mode the table runs in: "direct", "mirror" or "staged".
+  const char* mode() const override;
   // The BktCache's counters (direct mode).
   BktCacheStats bkt_cache_stats() const;
   // The options the table was opened with.

@@ -1,4 +1,5 @@
-// The device a DB runs on (Options::cuda_device) on a machine with one.
+// The device a DB runs on (Options::cuda_device) on a machine with one, and
+// what Stats says of where each table runs (TableStats::device, mode).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -25,6 +26,41 @@ Options CudaOptions() {
   options.backend = Backend::kCuda;
   options.cuda_device = 0;  // named, not left to the default
   return options;
+}
+
+TEST(CudaDeviceGpu, StatsNameTheDeviceAndTheIndexMode) {
+  SKIP_WITHOUT_DEVICE_0();
+  testutil::TempPool temp("async-stats");
+  Options options = CudaOptions();
+  options.hash_gpu.index_mode = HashGpuIndexMode::kMirror;
+  {
+    auto db = DB::Open(temp.path(), options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto hash = (*db)->CreateTable("hash", TableOptions{});
+    ASSERT_TRUE(hash.ok()) << hash.status().ToString();
+    TableOptions ordered;
+    ordered.kind = TableKind::kOrdered;
+    auto lsm = (*db)->CreateTable("ordered", ordered);
+    ASSERT_TRUE(lsm.ok()) << lsm.status().ToString();
+    auto hash_stats = (*hash)->Stats();
+    ASSERT_TRUE(hash_stats.ok()) << hash_stats.status().ToString();
+    EXPECT_EQ(hash_stats->backend, "cuda");
+    EXPECT_EQ(hash_stats->device, 0);
+    EXPECT_EQ(hash_stats->mode, "mirror");
+    auto lsm_stats = (*lsm)->Stats();
+    ASSERT_TRUE(lsm_stats.ok()) << lsm_stats.status().ToString();
+    EXPECT_EQ(lsm_stats->backend, "cuda");
+    EXPECT_EQ(lsm_stats->device, 0);
+    EXPECT_EQ(lsm_stats->mode, "");
+  }
+  options.hash_gpu.index_mode = HashGpuIndexMode::kStaged;
+  auto db = DB::Open(temp.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto hash = (*db)->OpenTable("hash");
+  ASSERT_TRUE(hash.ok()) << hash.status().ToString();
+  auto stats = (*hash)->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->mode, "staged");
 }
 
 TEST(CudaDeviceGpu, ADeviceThisMachineDoesNotHaveIsRefusedByName) {
