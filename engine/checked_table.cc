@@ -52,6 +52,15 @@ Status CheckedTable::CheckWritable() const {
   return Status::OK();
 }
 
+Status CheckedTable::CheckAsync(const BatchOptions& options) const {
+  if (options.async && options.stream == nullptr) {
+    return Status::InvalidArgument(Where() +
+                                   ": an async batch needs a stream (BatchOptions::stream) to "
+                                   "queue on and to wait for");
+  }
+  return Status::OK();
+}
+
 Status CheckedTable::CheckSnapshot(const BatchOptions& options, bool write) const {
   if (options.snapshot == nullptr) return Status::OK();
   if (write) {
@@ -68,6 +77,7 @@ Status CheckedTable::CheckSnapshot(const BatchOptions& options, bool write) cons
 Status CheckedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
+  GPKV_RETURN_IF_ERROR(CheckAsync(options));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -80,6 +90,7 @@ Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes foun
                          const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
   GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
+  GPKV_RETURN_IF_ERROR(CheckAsync(options));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -92,6 +103,7 @@ Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes foun
 Status CheckedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
+  GPKV_RETURN_IF_ERROR(CheckAsync(options));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   if (!erased.empty()) {
@@ -197,6 +209,11 @@ Result<TableStats> CheckedTable::Stats() {
   stats->device = device_;
   stats->fallback = fallback_;
   return stats;
+}
+
+Status CheckedTable::Synchronize(void* stream) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  return table_->Synchronize(stream);
 }
 
 Status CheckedTable::Scan(const ScanVisitor& visit) {

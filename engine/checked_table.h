@@ -4,7 +4,9 @@
 // family's table, and that a batch's snapshot (BatchOptions::snapshot) was
 // taken by this table, and only for a read. Errors name the pool file and the table. Stats() says
 // which backend and device run the table and, when the engine fell back to
-// the CPU backend, why (TableStats::backend, device, fallback).
+// the CPU backend, why (TableStats::backend, device, fallback). An async
+// batch (BatchOptions::async) needs a stream; the family decides whether it
+// queues (tables::HashBackend) or runs it to completion.
 // Close closes and destroys the family's table; every later call returns
 // InvalidArgument. A family's hook reaches its own table behind it as a
 // tables::TableFacade (tables/table_facade.h).
@@ -49,6 +51,7 @@ class CheckedTable final : public Table, public tables::TableFacade {
   Status Compact() override;
   Result<std::unique_ptr<Snapshot>> TakeSnapshot() override;
   Result<TableStats> Stats() override;
+  Status Synchronize(void* stream) override;
   Status Scan(const ScanVisitor& visit) override;
   Status Close() override;
   bool closed() const { return table_ == nullptr; }
@@ -67,6 +70,9 @@ class CheckedTable final : public Table, public tables::TableFacade {
   // InvalidArgument unless options.snapshot is null or was taken by this
   // table (reads), or unless it is null (writes).
   Status CheckSnapshot(const BatchOptions& options, bool write) const;
+  // InvalidArgument for an async batch (BatchOptions::async) without a
+  // stream (Put, Get, Erase).
+  Status CheckAsync(const BatchOptions& options) const;
   // Successor / Predecessor outputs for `count` keys.
   Status CheckNeighbours(size_t count, MutableBytes keys, MutableBytes values,
                          MutableBytes found) const;
