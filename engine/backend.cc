@@ -6,19 +6,34 @@
 
 namespace gpkv::engine {
 
-Result<Backend> ChooseBackend(Backend requested) {
+Result<Backend> ChooseBackend(Backend requested, int cuda_device) {
+  const std::string device_name = "Options::cuda_device " + std::to_string(cuda_device);
+  if (cuda_device < 0) {
+    return Status::InvalidArgument(device_name + ": a CUDA device ordinal is 0 or more");
+  }
+#if GPKV_HAVE_CUDA
+  const int devices = gpu::DeviceCount();
+  if (devices > 0 && cuda_device >= devices) {
+    return Status::InvalidArgument(device_name + ": this machine has " + std::to_string(devices) +
+                                   " CUDA device" + (devices == 1 ? "" : "s") + " (0 to " +
+                                   std::to_string(devices - 1) + ")");
+  }
+#endif
   switch (requested) {
     case Backend::kCpu:
       return Backend::kCpu;
     case Backend::kAuto:
 #if GPKV_HAVE_CUDA
-      if (gpu::DeviceUsable().ok()) return Backend::kCuda;
+      if (gpu::DeviceUsable(cuda_device).ok()) return Backend::kCuda;
 #endif
       return Backend::kCpu;
     case Backend::kCuda:
 #if GPKV_HAVE_CUDA
-      GPKV_RETURN_IF_ERROR(gpu::DeviceUsable());
+    {
+      Status usable = gpu::DeviceUsable(cuda_device);
+      if (!usable.ok()) return Status(usable.code(), device_name + ": " + usable.message());
       return Backend::kCuda;
+    }
 #else
       return Status::Unsupported(
           "this build of gpkv has no CUDA backend (nvcc was not found when it was built); "

@@ -8,10 +8,14 @@
 
 namespace gpkv::engine {
 
-// kCpu -> kCpu. kAuto -> kCuda when the library was built with the CUDA
-// backend and a device is usable, else kCpu. kCuda -> kCuda, or Unsupported
-// saying why it cannot run here.
-Result<Backend> ChooseBackend(Backend requested);
+// The backend a DB runs on, with its tables on CUDA device `cuda_device`
+// (Options::cuda_device). kCpu -> kCpu. kAuto -> kCuda when the library was
+// built with the CUDA backend and that device is usable, else kCpu. kCuda ->
+// kCuda, or Unsupported saying why it cannot run on that device. Whatever
+// the backend: InvalidArgument naming the ordinal when it is negative or
+// past the devices this machine has (a machine with none runs kAuto on the
+// CPU).
+Result<Backend> ChooseBackend(Backend requested, int cuda_device);
 
 // The kAuto fallback, the one rule for every family: a table whose family
 // could not open it on the GPU (`gpu_open`: Unsupported or

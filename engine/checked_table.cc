@@ -4,13 +4,14 @@
 
 namespace gpkv::engine {
 
-CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string backend,
+CheckedTable::CheckedTable(std::string pool_path, bool read_only, std::string backend, int device,
                            std::string fallback, std::unique_ptr<Table> family_table)
     : pool_path_(std::move(pool_path)),
       read_only_(read_only),
       name_(family_table->name()),
       options_(family_table->options()),
       backend_(std::move(backend)),
+      device_(device),
       fallback_(std::move(fallback)),
       table_(std::move(family_table)) {}
 
@@ -53,6 +54,15 @@ Status CheckedTable::CheckWritable() const {
   return Status::OK();
 }
 
+Status CheckedTable::CheckAsync(const BatchOptions& options) const {
+  if (options.async && options.stream == nullptr) {
+    return Status::InvalidArgument(Where() +
+                                   ": an async batch needs a stream (BatchOptions::stream) to "
+                                   "queue on and to wait for");
+  }
+  return Status::OK();
+}
+
 Status CheckedTable::CheckSnapshot(const BatchOptions& options, bool write) const {
   if (options.snapshot == nullptr) return Status::OK();
   if (write) {
@@ -69,6 +79,7 @@ Status CheckedTable::CheckSnapshot(const BatchOptions& options, bool write) cons
 Status CheckedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
+  GPKV_RETURN_IF_ERROR(CheckAsync(options));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -81,6 +92,7 @@ Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes foun
                          const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckOpen());
   GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/false));
+  GPKV_RETURN_IF_ERROR(CheckAsync(options));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   GPKV_RETURN_IF_ERROR(
@@ -93,6 +105,7 @@ Status CheckedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes foun
 Status CheckedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
   GPKV_RETURN_IF_ERROR(CheckWritable());
   GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
+  GPKV_RETURN_IF_ERROR(CheckAsync(options));
   size_t count = 0;
   GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
   if (!erased.empty()) {
@@ -214,8 +227,14 @@ Result<TableStats> CheckedTable::Stats() {
   auto stats = table_->Stats();
   if (!stats.ok()) return stats;
   stats->backend = backend_;
+  stats->device = device_;
   stats->fallback = fallback_;
   return stats;
+}
+
+Status CheckedTable::Synchronize(void* stream) {
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  return table_->Synchronize(stream);
 }
 
 Status CheckedTable::Scan(const ScanVisitor& visit) {

@@ -3,8 +3,10 @@
 // a read-only pool) once, for every family, then passes the batch to the
 // family's table, and that a batch's snapshot (BatchOptions::snapshot) was
 // taken by this table, and only for a read. Errors name the pool file and the table. Stats() says
-// which backend runs the table and, when the engine fell back to the CPU
-// backend, why (TableStats::backend, TableStats::fallback).
+// which backend and device run the table and, when the engine fell back to
+// the CPU backend, why (TableStats::backend, device, fallback). An async
+// batch (BatchOptions::async) needs a stream; the family decides whether it
+// queues (tables::HashBackend) or runs it to completion.
 // Close closes and destroys the family's table; every later call returns
 // InvalidArgument. A family's hook reaches its own table behind it as a
 // tables::TableFacade (tables/table_facade.h).
@@ -24,10 +26,11 @@ namespace gpkv::engine {
 
 class CheckedTable final : public Table, public tables::TableFacade {
  public:
-  // `backend`: "cpu" or "cuda", where the family's table runs; `fallback`:
-  // empty, or the engine's message on why it runs on the CPU backend.
-  CheckedTable(std::string pool_path, bool read_only, std::string backend, std::string fallback,
-               std::unique_ptr<Table> family_table);
+  // `backend`: "cpu" or "cuda", where the family's table runs, on CUDA
+  // device `device` (-1 on the CPU); `fallback`: empty, or the engine's
+  // message on why it runs on the CPU backend.
+  CheckedTable(std::string pool_path, bool read_only, std::string backend, int device,
+               std::string fallback, std::unique_ptr<Table> family_table);
 
   const std::string& name() const override { return name_; }
   const TableOptions& options() const override { return options_; }
@@ -50,6 +53,7 @@ class CheckedTable final : public Table, public tables::TableFacade {
   Status Compact() override;
   Result<std::unique_ptr<Snapshot>> TakeSnapshot() override;
   Result<TableStats> Stats() override;
+  Status Synchronize(void* stream) override;
   Status Scan(const ScanVisitor& visit) override;
   Status Close() override;
   bool closed() const { return table_ == nullptr; }
@@ -68,6 +72,9 @@ class CheckedTable final : public Table, public tables::TableFacade {
   // InvalidArgument unless options.snapshot is null or was taken by this
   // table (reads), or unless it is null (writes).
   Status CheckSnapshot(const BatchOptions& options, bool write) const;
+  // InvalidArgument for an async batch (BatchOptions::async) without a
+  // stream (Put, Get, Erase).
+  Status CheckAsync(const BatchOptions& options) const;
   // Successor / Predecessor outputs for `count` keys.
   Status CheckNeighbours(size_t count, MutableBytes keys, MutableBytes values,
                          MutableBytes found) const;
@@ -78,6 +85,7 @@ class CheckedTable final : public Table, public tables::TableFacade {
   const std::string name_;
   const TableOptions options_;
   const std::string backend_;
+  const int device_;
   const std::string fallback_;
   std::unique_ptr<Table> table_;  // null once closed
 };

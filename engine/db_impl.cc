@@ -31,7 +31,7 @@ Result<std::unique_ptr<DB>> DB::Open(const std::string& path, const Options& opt
     return Status::InvalidArgument(path + ": Options::copy_threads must be 0 or more, not " +
                                    std::to_string(options.copy_threads));
   }
-  auto backend = engine::ChooseBackend(options.backend);
+  auto backend = engine::ChooseBackend(options.backend, options.cuda_device);
   if (!backend.ok()) return backend.status();
   // The GPU backends' staging copies run on the process's copy pool: start
   // it with this DB's threads unless an earlier DB has.
@@ -229,6 +229,7 @@ Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
   context.pool = pool_.get();
   context.backend = backend_;
   context.backend_required = options_.backend == Backend::kCuda;
+  context.cuda_device = options_.cuda_device;
   context.gpu_cache_fraction = options_.gpu_cache_fraction;
   context.hash_gpu = options_.hash_gpu;
   context.ordered_gpu = options_.ordered_gpu;
@@ -242,9 +243,10 @@ Result<Table*> DBImpl::OpenEntry(const CatalogEntry& entry) {
     table = (*family)->Open(context, entry, *options);
   }
   if (!table.ok()) return table.status();
+  const int device = context.backend == Backend::kCuda ? options_.cuda_device : -1;
   auto checked = std::make_unique<CheckedTable>(pool_->path(), pool_->read_only(),
-                                                BackendName(context.backend), std::move(fallback),
-                                                std::move(table.value()));
+                                                BackendName(context.backend), device,
+                                                std::move(fallback), std::move(table.value()));
   Table* raw = checked.get();
   tables_[entry.name] = std::move(checked);
   return raw;

@@ -46,6 +46,7 @@ Result<std::unique_ptr<Snapshot>> Table::TakeSnapshot() {
                              "Durability::kVolatile)");
 }
 Status Table::Close() { return Status::OK(); }
+Status Table::Synchronize(void*) { return Status::OK(); }
 
 Result<double> Table::GetProperty(std::string_view name) {
   Result<TableStats> stats = Stats();

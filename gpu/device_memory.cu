@@ -15,6 +15,15 @@ __global__ void ProbeKernel() {}
 
 }  // namespace
 
+int DeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no device or no driver: not a sticky error
+    return 0;
+  }
+  return count;
+}
+
 Status DeviceUsable(int device) {
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);

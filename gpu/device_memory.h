@@ -22,6 +22,10 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*
 
 namespace gpkv::gpu {
 
+// The CUDA devices this process sees (cudaGetDeviceCount); 0 when there is
+// no device or no driver.
+int DeviceCount();
+
 // OK when this build has the CUDA backend and device `device` can run its
 // kernels and map host memory; else Unsupported("no usable CUDA device:
 // <reason>"). Never exits or aborts, also on a machine without a driver.

@@ -40,6 +40,8 @@ struct OpenContext {
   // False under Backend::kAuto: a family may then refuse (Unsupported, saying
   // why) a table the GPU would run slower than the CPU backend.
   bool backend_required = false;
+  // Options::cuda_device of the DB: the device a table on kCuda runs on.
+  int cuda_device = 0;
   // Options::gpu_cache_fraction of the DB.
   double gpu_cache_fraction = Options().gpu_cache_fraction;
   // Options::hash_gpu of the DB (the persistent hash tables' GPU tuning).

@@ -12,6 +12,12 @@
 // order after and ignores it); the backend keeps nothing of the stream after
 // the call.
 //
+// The Async batches and Synchronize are BatchOptions::async's (gpkv::Table::
+// Synchronize has the contract): a backend that can queue a batch on
+// `stream` (non-null) overrides them; the defaults here run the batch to
+// completion ordered after `stream` and have nothing to wait for. This is
+// the one place that rule lives for every hash family.
+//
 // Who may call: the hash families (their fronts and families), tests and the
 // benchmark. Thread safety: as each family's Backend says.
 #pragma once
@@ -31,6 +37,24 @@ class HashBackend {
   virtual Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
                      void* stream) = 0;
   virtual Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) = 0;
+  // Stream-ordered twins: queue the batch on `stream` and return, or run it
+  // to completion (the default). REQUIRES: stream is not null.
+  virtual Status PutAsync(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) {
+    return Put(keys, values, count, stream);
+  }
+  virtual Status GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                          void* stream) {
+    return Get(keys, values, found, count, stream);
+  }
+  virtual Status EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) {
+    return Erase(keys, erased, count, stream);
+  }
+  // Waits for `stream` and finishes, makes durable and reports its
+  // outstanding write batch; SynchronizeAll does so for every stream the
+  // backend has queued on (at Table::Close). The defaults: nothing queued.
+  virtual Status Synchronize(void* /*stream*/) { return Status::OK(); }
+  virtual Status SynchronizeAll() { return Status::OK(); }
+
   // The same batches ordered after nothing.
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count) {
     return Put(keys, values, count, nullptr);

@@ -1,8 +1,10 @@
 // tables::HashFamilyTable: the front of a hash family (tables/<family>/
 // table.h) over the backend chosen at open: Put, Get and Erase go to the
 // backend's batch of the same name (tables::HashBackend), one virtual call
-// each, with the batch's stream. A family's front derives from it with its
-// Backend and adds Stats and Scan.
+// each, with the batch's stream; with BatchOptions::async to the backend's
+// Async twin, which queues or runs to completion as the backend can.
+// Synchronize and Close wait for what the backend queued. A family's front
+// derives from it with its Backend and adds Stats and Scan.
 //
 // Who may derive: the hash families' fronts.
 // Thread safety: as gpkv::Table promises; the backend handles concurrent
@@ -26,18 +28,33 @@ template <typename FamilyBackend>
 class HashFamilyTable : public FamilyTable {
  public:
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) final {
+    if (Queues(options)) {
+      return Named(backend_->PutAsync(keys.bytes(), values.bytes(), CountOf(keys), options.stream));
+    }
     return Named(backend_->Put(keys.bytes(), values.bytes(), CountOf(keys), options.stream));
   }
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) final {
     uint8_t* found_bytes = found.empty() ? nullptr : found.bytes();
+    if (Queues(options)) {
+      return Named(backend_->GetAsync(keys.bytes(), values.bytes(), found_bytes, CountOf(keys),
+                                      options.stream));
+    }
     return Named(
         backend_->Get(keys.bytes(), values.bytes(), found_bytes, CountOf(keys), options.stream));
   }
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) final {
     uint8_t* erased_bytes = erased.empty() ? nullptr : erased.bytes();
+    if (Queues(options)) {
+      return Named(backend_->EraseAsync(keys.bytes(), erased_bytes, CountOf(keys), options.stream));
+    }
     return Named(backend_->Erase(keys.bytes(), erased_bytes, CountOf(keys), options.stream));
   }
+  Status Synchronize(void* stream) final {
+    if (stream == nullptr) return Status::OK();
+    return Named(backend_->Synchronize(stream));
+  }
+  Status Close() override { return Named(backend_->SynchronizeAll()); }
 
  protected:
   // Errors of the backend get `where` and ": " in front of their message,
@@ -49,6 +66,12 @@ class HashFamilyTable : public FamilyTable {
         backend_(std::move(backend)) {}
 
   FamilyBackend& backend() const { return *backend_; }
+
+  // True when the batch goes to the backend's Async twin (the engine has
+  // refused async without a stream).
+  static bool Queues(const BatchOptions& options) {
+    return options.async && options.stream != nullptr;
+  }
 
   // `status` with `where` in front of its message when it is an error.
   Status Named(Status status) const {

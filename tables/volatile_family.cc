@@ -64,7 +64,8 @@ Result<std::unique_ptr<Table>> VolatileFamily::Open(const OpenContext& context,
                                                     const format::CatalogEntry& entry,
                                                     const TableOptions& options) const {
   const std::string where = context.pool->path() + ": " + TableRegion(entry);
-  return open_empty_(where, entry.name, options, context.backend, context.cpu_threads);
+  return open_empty_(where, entry.name, options, context.backend, context.cpu_threads,
+                     context.cuda_device);
 }
 
 Status VolatileFamily::Drop(pm::Pool&, const format::CatalogEntry&) const {

@@ -30,12 +30,14 @@ namespace gpkv::tables {
 constexpr uint64_t kMaxVolatileExpectedKeys = uint64_t{1} << 40;
 
 // A family's empty table named `name` for `options` (checked by the family),
-// on `backend` (kCpu or kCuda) with `cpu_threads` workers on the CPU; errors
-// start with `where` ("pool.gpkv: table 'cache'").
+// on `backend` (kCpu or kCuda: on CUDA device `cuda_device`) with
+// `cpu_threads` workers on the CPU; errors start with `where`
+// ("pool.gpkv: table 'cache'").
 using OpenEmptyTableFn = Result<std::unique_ptr<Table>> (*)(const std::string& where,
                                                             const std::string& name,
                                                             const TableOptions& options,
-                                                            Backend backend, int cpu_threads);
+                                                            Backend backend, int cpu_threads,
+                                                            int cuda_device);
 
 class VolatileFamily : public TableFamily {
  public:

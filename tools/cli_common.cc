@@ -74,6 +74,10 @@ void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write) {
   cmd->add_option("--backend", args->backend, "where batches run: auto | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--cuda-device", args->cuda_device,
+                  "the CUDA device the tables run on with the CUDA backend")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU worker threads; 0 = all hardware threads")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -84,6 +88,7 @@ Result<std::unique_ptr<DB>> OpenPool(const PoolArgs& args) {
   options.create_if_missing = false;
   options.read_only = args.read_only && !args.write;
   options.cpu_threads = args.threads;
+  options.cuda_device = args.cuda_device;
   options.backend = args.backend == "cuda"  ? Backend::kCuda
                     : args.backend == "cpu" ? Backend::kCpu
                                             : Backend::kAuto;

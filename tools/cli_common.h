@@ -54,6 +54,7 @@ struct PoolArgs {
   bool read_only = false;
   bool write = false;            // --write: overrides read_only
   std::string backend = "auto";  // auto | cpu | cuda
+  int cuda_device = 0;           // Options::cuda_device
   int threads = 0;               // CPU worker threads; 0 = all
 };
 

@@ -90,6 +90,12 @@ void PrintTableText(const TableReport& table) {
   std::printf("  family       %s\n", stats.family.c_str());
   // Where the engine runs the table, and why on the CPU when it fell back.
   if (!stats.backend.empty()) std::printf("  backend      %s\n", stats.backend.c_str());
+  if (stats.device >= 0) {
+    std::printf("  device       %d\n", stats.device);
+  } else {
+    std::printf("  device       none\n");
+  }
+  if (!stats.mode.empty()) std::printf("  mode         %s\n", stats.mode.c_str());
   if (!stats.fallback.empty()) std::printf("  fallback     %s\n", stats.fallback.c_str());
   std::printf("  keys         %llu\n", static_cast<unsigned long long>(stats.keys));
   std::printf("  bytes        %s\n", HumanBytes(stats.bytes).c_str());
@@ -127,6 +133,9 @@ nlohmann::ordered_json StatsJson(const TableStats& stats) {
   }
   nlohmann::ordered_json json = {{"family", stats.family}};
   if (!stats.backend.empty()) json["backend"] = stats.backend;
+  // The CUDA device, or null on the CPU; the family's mode, or "".
+  json["device"] = stats.device >= 0 ? nlohmann::ordered_json(stats.device) : nullptr;
+  json["mode"] = stats.mode;
   if (!stats.fallback.empty()) json["fallback"] = stats.fallback;
   json["keys"] = stats.keys;
   json["bytes"] = stats.bytes;

@@ -4,7 +4,8 @@
 // bytes; per-key results (found / erased) are one byte per key (0 or 1).
 //
 // The memory may be host memory or (with the CUDA backend) device memory.
-// The spans are views only: the caller keeps the memory alive for the call.
+// The spans are views only: the caller keeps the memory alive for the call,
+// and for a queued batch (BatchOptions::async) until Table::Synchronize.
 #pragma once
 
 #include <array>
@@ -62,10 +63,24 @@ class MutableBytes {
 
 class Snapshot;  // gpkv/table.h
 
-// Per-call options of a batch. `stream` is a cudaStream_t passed opaquely so
-// that this header compiles without CUDA; the CPU backend ignores it.
+// Per-call options of a batch.
 struct BatchOptions {
+  // A cudaStream_t, passed opaquely so that this header compiles without
+  // CUDA; null: none. Without `async` the batch starts on the device only
+  // after the work enqueued on this stream before the call (the kernel that
+  // produced device-memory keys, say), and the call still waits for the
+  // batch to complete; the table keeps nothing of the stream after the call.
+  // The CPU backend has nothing to order after and ignores it.
   void* stream = nullptr;
+  // Stream-ordered batch (Put, Get, Erase; REQUIRES: a non-null `stream`,
+  // else InvalidArgument): a table that can queue the batch on `stream`
+  // returns once it is queued, and Table::Synchronize(stream) is the wait.
+  // Persistent hash tables (GPHash) on the CUDA backend queue; every other
+  // table, and batches those cannot queue, run the batch to completion
+  // before returning, which the contract allows (the wait then finds nothing
+  // to do). Table::Synchronize says what may and may not be assumed before
+  // the wait. Ignored by every other call.
+  bool async = false;
   // Reads (Get, Count, Range, RangeOnDevice, Successor, Predecessor) see the
   // table as it was when this snapshot was taken (Table::TakeSnapshot), not
   // as it is now; null: the current contents. Only the snapshot's own table

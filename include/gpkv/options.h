@@ -173,6 +173,13 @@ struct Options {
   bool read_only = false;
   // Which backend runs batches.
   Backend backend = Backend::kAuto;
+  // The CUDA device (ordinal, as cudaSetDevice takes it) every table of the
+  // DB runs on with the CUDA backend; Backend::kAuto checks that this device
+  // is usable. DB::Open fails with InvalidArgument naming it when it is
+  // negative or not a device of this machine (a machine without a usable
+  // device runs kAuto on the CPU as ever), with Unsupported when kCuda
+  // cannot run on it. Device pointers in batches are this device's.
+  int cuda_device = 0;
   // CPU backend worker threads per batch; 0 = all hardware threads.
   int cpu_threads = 0;
   // See SyncMode.

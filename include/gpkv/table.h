@@ -1,7 +1,9 @@
 // gpkv::Table: one named table of a DB, operated on in batches.
 //
 // Durability: when a write batch (Put, Erase) on a persistent table returns
-// OK, every operation in it is durable in the pool (see SyncMode). A volatile
+// OK, every operation in it is durable in the pool (see SyncMode); a batch
+// queued on a stream (BatchOptions::async) is durable when
+// Table::Synchronize returns OK. A volatile
 // table (Durability::kVolatile) keeps its contents in GPU memory or RAM only:
 // they die with the DB, and the table is empty when the pool is opened again. Hash tables give
 // per-operation atomicity: a crash during a batch leaves each of its operations either fully
@@ -62,6 +64,13 @@ struct TableStats {
   std::vector<TableProperty> properties;  // in the family's order
   // The backend that runs the table's batches: "cpu" or "cuda".
   std::string backend;
+  // The CUDA device the table runs on (Options::cuda_device) on the CUDA
+  // backend; -1 on the CPU backend.
+  int device = -1;
+  // How the family runs the table on its backend, where it has a choice:
+  // a persistent hash table on CUDA says where its index is probed
+  // ("direct", "mirror" or "staged": HashGpuIndexMode); empty otherwise.
+  std::string mode;
   // Empty, unless the DB runs on CUDA under Backend::kAuto and the GPU could
   // not take this table, so that it runs on the CPU backend: then the one
   // message saying so and why ("pool.gpkv: table 'users': runs on the CPU
@@ -223,6 +232,37 @@ class Table {
   virtual Result<std::unique_ptr<Snapshot>> TakeSnapshot();
 
   virtual Result<TableStats> Stats() = 0;
+
+  // ---- stream-ordered batches (BatchOptions::async) ----
+
+  // The wait of the batches queued on `stream` (a cudaStream_t) with
+  // BatchOptions::async: waits for the stream, finishes its outstanding
+  // write batch (a put that found no free slot is placed now, by kicks or a
+  // resize), makes it durable, and returns its error (PoolFull, say). Also
+  // waits for the work the caller enqueued on the stream before the call.
+  // OK at once where nothing is queued (tables that run every batch to
+  // completion).
+  //
+  // Before Synchronize returns OK, of a queued batch:
+  //  - its arrays (keys, values, found / erased flags) must stay valid and
+  //    unchanged; outputs are complete only after the wait (or once the
+  //    stream reaches them, for device arrays read by later work on it);
+  //  - a write is neither durable nor complete: a crash may lose any of its
+  //    operations (each is applied or absent, never torn), and a get queued
+  //    after it on the same stream sees each of its operations except puts
+  //    that found no free slot; batches on other streams may see some of it;
+  //  - a second write batch queued on the same stream first finishes the
+  //    outstanding one (the call waits for it and returns its error), so at
+  //    most one write per stream is outstanding; a get queued after a write
+  //    does not wait for it.
+  // A batch without `async` ordered after the stream (BatchOptions::stream)
+  // does not finish the stream's outstanding write: call Synchronize first
+  // when it touches the same keys. Table::Close and DB::Close finish every
+  // stream's outstanding write and report its error.
+  // REQUIRES: one host thread at a time queues on or waits for a stream; a
+  //           stream used for a queued batch stays valid until the table is
+  //           closed (the table keeps scratch memory per stream).
+  virtual Status Synchronize(void* stream);
 
   // Finishes the table's pending work (an ordered table's pending checkpoint
   // is published and made durable) and reports what failed. DB::Close calls

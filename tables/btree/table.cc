@@ -7,7 +7,7 @@ namespace gpkv::btree {
 
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              int cpu_threads) {
+                                              int cpu_threads, int /*cuda_device*/) {
   if (backend == gpkv::Backend::kCuda) {
     return Status::Unsupported(where +
                                ": volatile ordered tables have no GPU backend yet; they run on "

@@ -29,12 +29,12 @@ TableStats PublicStats(const Stats& stats);
 
 // An empty table named `name` for `options` (checked by the family); errors
 // start with `where` ("pool.gpkv: table 'index'"). On the CPU when `backend`
-// is kCpu, with `cpu_threads` workers for reads. kCuda: Unsupported (the
+// is kCpu, with `cpu_threads` workers for reads. kCuda (any `cuda_device`): Unsupported (the
 // family has no GPU backend yet; under Backend::kAuto the engine then opens
 // the table on the CPU).
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              int cpu_threads);
+                                              int cpu_threads, int cuda_device = 0);
 
 // The reads go to the core with the batch's snapshot
 // (tables::OrderedFamilyTable).

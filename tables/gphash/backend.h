@@ -40,6 +40,9 @@ class Backend : public tables::HashBackend {
   virtual Status Scan(const Table::ScanVisitor& visit) const = 0;
 
   virtual gphash::Stats Stats() const = 0;
+  // Where the backend probes the index (gpkv::TableStats::mode): the GPU's
+  // index mode, "direct", "mirror" or "staged"; empty on the CPU.
+  virtual const char* mode() const { return ""; }
   virtual uint32_t key_size() const = 0;
   virtual uint32_t value_size() const = 0;
 };

@@ -36,6 +36,7 @@ gpu::GpuTableOptions GpuOptionsOf(const tables::OpenContext& context) {
   // measured faster than the CPU backend (see HashGpuOptions).
   if (context.backend_required) gpu_options.direct_max_index_bytes = 0;
   gpu_options.bkt_cache_fraction = context.gpu_cache_fraction;
+  gpu_options.device = context.cuda_device;
   return gpu_options;
 }
 

@@ -28,7 +28,11 @@ TableStats PublicStats(const Stats& stats) {
 GphashTable::GphashTable(std::string name, TableOptions options, std::unique_ptr<Backend> backend)
     : HashFamilyTable(std::move(name), options, std::move(backend)) {}
 
-Result<TableStats> GphashTable::Stats() { return PublicStats(backend().Stats()); }
+Result<TableStats> GphashTable::Stats() {
+  TableStats stats = PublicStats(backend().Stats());
+  stats.mode = backend().mode();
+  return stats;
+}
 
 Status GphashTable::Scan(const ScanVisitor& visit) { return backend().Scan(visit); }
 

@@ -3,7 +3,7 @@
 // or gpu::GpuBackend in a CUDA build); both read and write the same bytes.
 // The engine checks every batch's spans before they get here
 // (engine/checked_table.h). Stats() reports the backend's counters as
-// "gphash.*" properties.
+// "gphash.*" properties and its index mode (TableStats::mode).
 //
 // Thread safety: as gpkv::Table promises; the backends handle concurrent
 // batches.

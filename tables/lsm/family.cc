@@ -70,7 +70,7 @@ class LsmFamily final : public tables::PersistentFamily {
 #if GPKV_HAVE_CUDA
     if (context.backend == gpkv::Backend::kCuda) {
       auto backend = gpu::GpuBackend::Create(*context.pool, entry.name, context.cpu_threads,
-                                             context.ordered_gpu);
+                                             context.ordered_gpu, context.cuda_device);
       if (!backend.ok()) return backend.status();
       return OpenWith(context, entry, options, std::move(*backend));
     }

@@ -26,11 +26,13 @@ Result<std::unique_ptr<Backend>> OpenOnCpu(TableOptions options, int cpu_threads
 
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              int cpu_threads) {
+                                              int cpu_threads, int cuda_device) {
   if (backend == gpkv::Backend::kCuda) {
 #if GPKV_HAVE_CUDA
-    return tables::OpenFront<SlabHashTable>(where, name, options, gpu::GpuBackend::Create(options));
+    return tables::OpenFront<SlabHashTable>(where, name, options,
+                                            gpu::GpuBackend::Create(options, cuda_device));
 #else
+    (void)cuda_device;
     return Status::Unsupported(where + ": this build of gpkv has no CUDA backend");
 #endif
   }

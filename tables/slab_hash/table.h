@@ -30,16 +30,15 @@ constexpr const char* kFamilyName = "slab_hash";
 TableStats PublicStats(const Stats& stats);
 
 // An empty table named `name` for `options` (checked by the family); errors
-// start with `where` ("pool.gpkv: table 'cache'"). On the GPU (gpu::GpuBackend)
-// when `backend` is kCuda: Unsupported or OutOfDeviceMemory when the GPU
-// cannot take it (no usable device, not enough device memory). On the CPU
-// when `backend` is kCpu: cpu::CreateCpuBackend with `cpu_threads` workers; a
-// CPU table too large for RAM at its expected size starts small and grows as
-// keys arrive (the table's contents are empty anyway; only its first size is
-// lost).
+// start with `where` ("pool.gpkv: table 'cache'"). On CUDA device
+// `cuda_device` (gpu::GpuBackend) when `backend` is kCuda: Unsupported or OutOfDeviceMemory when
+// the GPU cannot take it (no usable device, not enough device memory). On the CPU when `backend` is
+// kCpu: cpu::CreateCpuBackend with `cpu_threads` workers; a CPU table too large for RAM at its
+// expected size starts small and grows as keys arrive (the table's contents are empty anyway; only
+// its first size is lost).
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              int cpu_threads);
+                                              int cpu_threads, int cuda_device = 0);
 
 class SlabHashTable final : public tables::HashFamilyTable<Backend> {
  public:

@@ -3,8 +3,10 @@
 // durability). Open and recovery: open.cu; resize: resize.cu.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
@@ -96,24 +98,44 @@ Status GpuBackend::Erase(const uint8_t* keys, uint8_t* erased, size_t count, voi
   return impl_->Erase(keys, erased, count, nullptr, /*wait=*/true, after);
 }
 Status GpuBackend::PutAsync(const uint8_t* keys, const uint8_t* values, size_t count,
-                            CUstream_st* stream) {
+                            void* stream) {
   if (stream == nullptr) return Status::InvalidArgument("PutAsync needs a stream");
-  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, stream);
-  return impl_->Put(keys, values, count, stream, /*wait=*/false);
+  if (count > kMaxChunkOps) return Put(keys, values, count, stream);
+  cudaStream_t queue = static_cast<cudaStream_t>(stream);
+  if (impl_->value_cells()) return impl_->CellPut(keys, values, count, queue);
+  return impl_->Put(keys, values, count, queue, /*wait=*/false);
 }
 Status GpuBackend::GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                            CUstream_st* stream) {
+                            void* stream) {
   if (stream == nullptr) return Status::InvalidArgument("GetAsync needs a stream");
-  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, stream);
-  return impl_->Get(keys, values, found, count, stream, /*wait=*/false);
+  if (count > kMaxChunkOps) return Get(keys, values, found, count, stream);
+  cudaStream_t queue = static_cast<cudaStream_t>(stream);
+  if (impl_->value_cells()) return impl_->CellGet(keys, values, found, count, queue);
+  return impl_->Get(keys, values, found, count, queue, /*wait=*/false);
 }
-Status GpuBackend::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count,
-                              CUstream_st* stream) {
+Status GpuBackend::EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) {
   if (stream == nullptr) return Status::InvalidArgument("EraseAsync needs a stream");
-  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, stream);
-  return impl_->Erase(keys, erased, count, stream, /*wait=*/false);
+  if (count > kMaxChunkOps) return Erase(keys, erased, count, stream);
+  cudaStream_t queue = static_cast<cudaStream_t>(stream);
+  if (impl_->value_cells()) return impl_->CellErase(keys, erased, count, queue);
+  return impl_->Erase(keys, erased, count, queue, /*wait=*/false);
 }
-Status GpuBackend::Synchronize(CUstream_st* stream) { return impl_->Synchronize(stream); }
+Status GpuBackend::Synchronize(void* stream) {
+  return impl_->Synchronize(static_cast<cudaStream_t>(stream));
+}
+Status GpuBackend::SynchronizeAll() {
+  std::vector<cudaStream_t> streams;
+  {
+    std::lock_guard<std::mutex> lock(impl_->workspaces_mutex_);
+    for (const auto& [stream, workspace] : impl_->stream_workspaces_) streams.push_back(stream);
+  }
+  Status first = Status::OK();
+  for (cudaStream_t stream : streams) {
+    Status status = impl_->Synchronize(stream);
+    if (first.ok() && !status.ok()) first = status;
+  }
+  return first;
+}
 Status GpuBackend::ForgetStream(CUstream_st* stream) { return impl_->ForgetStream(stream); }
 Status GpuBackend::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
 gphash::Stats GpuBackend::Stats() const {
@@ -131,6 +153,10 @@ uint32_t GpuBackend::key_size() const { return impl_->key_size(); }
 uint32_t GpuBackend::value_size() const { return impl_->value_size(); }
 bool GpuBackend::mirrored() const { return impl_->mirrored(); }
 bool GpuBackend::staged() const { return impl_->staged(); }
+const char* GpuBackend::mode() const {
+  if (impl_->staged()) return "staged";
+  return impl_->mirrored() ? "mirror" : "direct";
+}
 const GpuTableOptions& GpuBackend::options() const { return impl_->options_; }
 BktCacheStats GpuBackend::bkt_cache_stats() const {
   std::shared_lock<std::shared_mutex> view_lock(impl_->view_mutex_);

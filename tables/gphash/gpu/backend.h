@@ -189,14 +189,20 @@ class GpuBackend final : public gphash::Backend {
   // are copied before return; device input arrays must stay valid until the
   // stream reaches a get, and until Synchronize(stream) returns for a write
   // (puts that found no room are re-read from them).
+  // A batch of more than 2^24 operations (one launch chunk) runs to
+  // completion instead, as the waiting call ordered after `stream` would.
+  // `stream` is a cudaStream_t (gpkv::BatchOptions::stream); null is
+  // InvalidArgument.
   // REQUIRES: one thread at a time per stream.
-  Status PutAsync(const uint8_t* keys, const uint8_t* values, size_t count, CUstream_st* stream);
+  Status PutAsync(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) override;
   Status GetAsync(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
-                  CUstream_st* stream);
-  Status EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count, CUstream_st* stream);
+                  void* stream) override;
+  Status EraseAsync(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) override;
   // Waits for `stream`, finishes its outstanding write batch and makes it
   // durable.
-  Status Synchronize(CUstream_st* stream);
+  Status Synchronize(void* stream) override;
+  // Synchronize for every stream an Async call has used; the first error.
+  Status SynchronizeAll() override;
   // Synchronize(stream), then drops the table's workspace (scratch arena) for
   // it. REQUIRES: a stream given to an Async call stays valid until it is
   // forgotten or the table is destroyed.
@@ -213,6 +219,8 @@ class GpuBackend final : public gphash::Backend {
   bool mirrored() const;
   // True in staged mode: the pool is not mapped by the GPU.
   bool staged() const;
+  // The index mode the table runs in: "direct", "mirror" or "staged".
+  const char* mode() const override;
   // The BktCache's counters (direct mode).
   BktCacheStats bkt_cache_stats() const;
   // The options the table was opened with.

@@ -165,13 +165,7 @@ class StagedBatch {
 
 // ---------------------------------------------------------------- public API
 
-Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const TableOptions& options) {
-  int device = 0;
-  const cudaError_t error = cudaGetDevice(&device);
-  if (error != cudaSuccess) {
-    cudaGetLastError();
-    return Status::Unsupported(std::string("no usable CUDA device: ") + cudaGetErrorString(error));
-  }
+Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const TableOptions& options, int device) {
   GPKV_RETURN_IF_ERROR(gpkv::gpu::DeviceUsable(device));
   if (!IsValidSizes(options.key_size, options.value_size)) {
     return Status::InvalidArgument("slab hash: keys of " + std::to_string(options.key_size) +

@@ -34,9 +34,10 @@ using ::gpkv::slab_hash::MixedOp;
 class GpuBackend final : public Backend {
  public:
   // An empty table for keys and values of `options` (sizes checked by the
-  // family), on the current device. Unsupported when no device is usable;
-  // OutOfDeviceMemory when the buckets do not fit.
-  static Result<std::unique_ptr<GpuBackend>> Create(const TableOptions& options);
+  // family), on CUDA device `device`: every batch and maintenance call sets
+  // it on the calling thread first. Unsupported when that device is not
+  // usable; OutOfDeviceMemory when the buckets do not fit.
+  static Result<std::unique_ptr<GpuBackend>> Create(const TableOptions& options, int device = 0);
   ~GpuBackend() override;
 
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) override;
