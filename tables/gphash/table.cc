@@ -16,12 +16,19 @@ TableStats PublicStats(const Stats& stats) {
   out.Add("index-bytes", static_cast<double>(stats.index_bytes));
   out.Add("value-bytes", static_cast<double>(stats.value_bytes));
   out.Add("resizing", stats.resizing ? 1 : 0);
-  out.Add("cache-buckets", static_cast<double>(stats.cache_buckets));
-  out.Add("cache-table-buckets", static_cast<double>(stats.cache_table_buckets));
-  out.Add("cache-reloads", static_cast<double>(stats.cache_reloads));
-  out.Add("cache-buckets-loaded", static_cast<double>(stats.cache_buckets_loaded));
-  out.Add("cache-get-reads", static_cast<double>(stats.cache_get_reads));
-  out.Add("cache-get-pool-reads", static_cast<double>(stats.cache_get_pool_reads));
+  // The BktCache's counters, "gphash.cache-<name>".
+  const struct {
+    const char* name;
+    uint64_t BktCacheStats::*counter;
+  } kCacheCounters[] = {{"cache-buckets", &BktCacheStats::capacity_buckets},
+                        {"cache-table-buckets", &BktCacheStats::table_buckets},
+                        {"cache-reloads", &BktCacheStats::reloads},
+                        {"cache-buckets-loaded", &BktCacheStats::buckets_loaded},
+                        {"cache-get-reads", &BktCacheStats::get_cache_reads},
+                        {"cache-get-pool-reads", &BktCacheStats::get_pool_reads}};
+  for (const auto& counter : kCacheCounters) {
+    out.Add(counter.name, static_cast<double>(stats.cache.*counter.counter));
+  }
   return out.Take();
 }
 

@@ -140,13 +140,7 @@ Status GpuBackend::ForgetStream(CUstream_st* stream) { return impl_->ForgetStrea
 Status GpuBackend::Scan(const Table::ScanVisitor& visit) const { return impl_->Scan(visit); }
 gphash::Stats GpuBackend::Stats() const {
   gphash::Stats stats = impl_->Stats();
-  const BktCacheStats cache = bkt_cache_stats();
-  stats.cache_buckets = cache.capacity_buckets;
-  stats.cache_table_buckets = cache.table_buckets;
-  stats.cache_reloads = cache.reloads;
-  stats.cache_buckets_loaded = cache.buckets_loaded;
-  stats.cache_get_reads = cache.get_cache_reads;
-  stats.cache_get_pool_reads = cache.get_pool_reads;
+  stats.cache = bkt_cache_stats();
   return stats;
 }
 uint32_t GpuBackend::key_size() const { return impl_->key_size(); }

@@ -112,17 +112,7 @@ struct GpuTableOptions : ::gpkv::HashGpuOptions {
   double bkt_cache_fraction = 0.2;
 };
 
-// What a table's BktCache did since the table was opened (all zero without
-// one). Bucket reads are those of gets (the tile probe reads a key's
-// candidate buckets one at a time up to the one that holds it).
-struct BktCacheStats {
-  uint64_t capacity_buckets = 0;  // cache slots
-  uint64_t table_buckets = 0;     // buckets of all levels
-  uint64_t reloads = 0;           // reloads started
-  uint64_t buckets_loaded = 0;    // bucket copies the reloads made
-  uint64_t get_cache_reads = 0;   // bucket reads of gets served by the cache
-  uint64_t get_pool_reads = 0;    // bucket reads of gets that crossed the link
-};
+using ::gpkv::gphash::BktCacheStats;  // stats.h
 
 class GpuBackend final : public gphash::Backend {
  public:
