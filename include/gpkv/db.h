@@ -82,9 +82,9 @@ class DB {
   virtual Result<Table*> CreateTable(const std::string& name, const TableOptions& options) = 0;
   // Opens an existing table. NotFound if there is none of that name;
   // Corruption naming the table and the offset when its bytes were found
-  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it);
-  // NeedsRecovery when the pool is open read-only and the table needs
-  // open-time recovery that would write (see Options::read_only).
+  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it).
+  // On a read-only pool a table that needs open-time recovery opens and
+  // answers as recovered (see Options::read_only).
   virtual Result<Table*> OpenTable(const std::string& name) = 0;
   // Removes a table and frees its pool space. Table pointers to it become
   // invalid. REQUIRES: no batch on the table is running.
