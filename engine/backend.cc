@@ -44,12 +44,16 @@ Result<Backend> ChooseBackend(Backend requested, int cuda_device) {
 }
 
 bool FallsBackToCpu(Backend requested, const Status& gpu_open) {
+  if (gpu_open.IsNeedsRecovery()) return true;
   const bool gpu_cannot_take_it =
       gpu_open.IsUnsupported() || gpu_open.code() == Code::kOutOfDeviceMemory;
   return requested == Backend::kAuto && gpu_cannot_take_it;
 }
 
 std::string FallbackMessage(const std::string& where, const Status& gpu_open) {
+  if (gpu_open.IsNeedsRecovery()) {
+    return where + ": runs on the CPU backend: a read-only open of a table that needs recovery";
+  }
   return where + ": runs on the CPU backend: the GPU cannot take it (" + gpu_open.ToString() + ")";
 }
 

@@ -17,16 +17,19 @@ namespace gpkv::engine {
 // CPU).
 Result<Backend> ChooseBackend(Backend requested, int cuda_device);
 
-// The kAuto fallback, the one rule for every family: a table whose family
-// could not open it on the GPU (`gpu_open`: Unsupported or
+// The fallback to the CPU backend, the one rule for every family: a table
+// whose family could not open it on the GPU (`gpu_open`: Unsupported or
 // OutOfDeviceMemory) is opened on the CPU backend instead when the DB asked
-// for Backend::kAuto (`requested`). Any other error, or a DB that asked for
-// kCuda, gets the error.
+// for Backend::kAuto (`requested`); a table of a read-only pool that needs
+// open-time recovery (`gpu_open`: NeedsRecovery) is, whatever the DB asked
+// for: the CPU backend answers from the state recovery would produce without
+// writing. Any other error, or a DB that asked for kCuda, gets the error.
 bool FallsBackToCpu(Backend requested, const Status& gpu_open);
 
 // The one message that says a table runs on the CPU backend although the DB
 // runs on CUDA, and why: "<where>: runs on the CPU backend: the GPU cannot
-// take it (<the GPU's error>)".
+// take it (<the GPU's error>)", or for NeedsRecovery "<where>: runs on the
+// CPU backend: a read-only open of a table that needs recovery".
 std::string FallbackMessage(const std::string& where, const Status& gpu_open);
 const char* BackendName(Backend backend);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -59,6 +60,26 @@ Result<std::unique_ptr<DB>> DB::Open(const std::string& path, const Options& opt
 }
 
 namespace engine {
+namespace {
+
+// The name of an extent's kind (format::ExtentKind), as TableExtentInfo gives it.
+const char* ExtentKindName(format::ExtentKind kind) {
+  switch (kind) {
+    case format::kExtentKindCatalog:
+      return "catalog";
+    case format::kExtentKindTableRoot:
+      return "table-root";
+    case format::kExtentKindBucketLevel:
+      return "bucket-level";
+    case format::kExtentKindValueChunk:
+      return "value-chunk";
+    case format::kExtentKindOther:
+      return "other";
+  }
+  return "other";
+}
+
+}  // namespace
 
 using format::CatalogEntry;
 
@@ -361,7 +382,7 @@ Result<std::vector<TableInfo>> DBImpl::ListTables() {
   GPKV_RETURN_IF_ERROR(CheckOpen());
   std::vector<TableInfo> out;
   for (const CatalogEntry& entry : catalog_) {
-    TableInfo info{entry.name, entry.table_id, {}};
+    TableInfo info{entry.name, entry.table_id, {}, entry.root_offset};
     info.options.kind = static_cast<TableKind>(entry.kind);
     info.options.durability = static_cast<Durability>(entry.durability);
     info.options.key_size = entry.key_size;
@@ -374,6 +395,35 @@ Result<std::vector<TableInfo>> DBImpl::ListTables() {
       info.options = *options;
     }
     out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<std::vector<TableExtentInfo>> DBImpl::TableExtents(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  GPKV_RETURN_IF_ERROR(CheckOpen());
+  const CatalogEntry* entry = FindEntry(name);
+  if (entry == nullptr) return Status::NotFound(pool_->path() + ": no table '" + name + "'");
+  std::vector<TableExtentInfo> out;
+  if (entry->durability != static_cast<uint8_t>(Durability::kPersistent)) return out;
+  auto family = tables::FamilyOf(TableWhere(name), *entry);
+  if (!family.ok()) return family.status();
+  auto extents = (*family)->Extents(*pool_, *entry, /*require_allocated=*/true);
+  if (!extents.ok()) return extents.status();
+  // Length and kind as the extent table records them (require_allocated:
+  // every extent the family names is allocated there).
+  std::map<uint64_t, format::ExtentEntry> allocated;
+  for (const format::ExtentEntry& extent : pool_->allocator().AllocatedExtents()) {
+    allocated[extent.offset] = extent;
+  }
+  for (const tables::TableExtent& extent : *extents) {
+    auto found = allocated.find(extent.offset);
+    if (found == allocated.end()) {
+      out.push_back({extent.offset, extent.length, ExtentKindName(extent.kind)});
+    } else {
+      out.push_back({extent.offset, found->second.length,
+                     ExtentKindName(static_cast<format::ExtentKind>(found->second.kind))});
+    }
   }
   return out;
 }

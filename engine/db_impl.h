@@ -45,6 +45,7 @@ class DBImpl final : public DB {
   Result<Table*> OpenTable(const std::string& name) override;
   Status DropTable(const std::string& name) override;
   Result<std::vector<TableInfo>> ListTables() override;
+  Result<std::vector<TableExtentInfo>> TableExtents(const std::string& name) override;
   Result<PoolInfo> Info() override;
   Status RegisterHostMemory(void* address, size_t bytes) override;
   Status UnregisterHostMemory(void* address) override;

@@ -67,7 +67,7 @@ void AddPoolArgs(CLI::App* cmd, PoolArgs* args, bool can_write) {
     CLI::Option* write = cmd->add_flag(
         "--write", args->write,
         "open the pool writable, running open-time recovery (default: read-only, nothing "
-        "written; a table a crash left needing recovery then says so, exit 3)");
+        "written; a table a crash left needing recovery answers as it will once recovered)");
     cmd->add_flag("--read-only", args->read_only, "open the pool read-only (the default)")
         ->excludes(write);
   }

@@ -1,5 +1,5 @@
 // `gpkv dump POOL TABLE [--hex] [--json]`: a header line naming the table's
-// kind and sizes (tools/dump_format.h), then every live pair of the table,
+// kind, sizes and options (tools/dump_format.h), then every live pair of the table,
 // one "KEY VALUE" line each (in key order for an ordered table, in no
 // particular order for a hash table): the format `gpkv load --file` reads
 // back.
@@ -76,12 +76,15 @@ void RegisterDumpCommand(CLI::App& app, int* exit_code) {
   cmd->footer(
       "A header line, then one 'KEY VALUE' line per pair, in key order for an ordered\n"
       "table (in no particular order for a hash table); gpkv load --file reads them\n"
-      "back. The header names the table's kind and sizes and the dump format:\n"
+      "back. The header names the dump format and every option of the table:\n"
       "  # gpkv-dump format=1 kind=hash durability=persistent key_size=8 value_size=8\n"
-      "so that load refuses a dump of other key or value sizes. Numbers\n"
-      "of up to 8 bytes print in decimal, larger ones (or all, with --hex) as 0x and\n"
-      "every hexadecimal digit. A volatile table is empty when a command opens it,\n"
-      "so its dump prints the header only. --json prints the pairs alone.\n"
+      "    expected_keys=1048576 levels=2 hash_locations=2 slots=8 top_buckets=0\n"
+      "(one line; the family's options named after their tables create flags), so that\n"
+      "load refuses a dump of other key or value sizes and load --create makes the\n"
+      "table again. Numbers of up to 8 bytes print in decimal, larger ones (or all,\n"
+      "with --hex) as 0x and every hexadecimal digit. A volatile table is empty when\n"
+      "a command opens it, so its dump prints the header only. --json prints the pairs\n"
+      "alone.\n"
       "Example: gpkv dump pool.gpkv users > users.txt");
   AddTableArgs(cmd, &args->table, /*can_write=*/false);
   cmd->add_flag("--json", args->json, "print a JSON array of {\"key\", \"value\"}");

@@ -1,5 +1,6 @@
-// `gpkv info POOL [--json]`: facts about the pool (PoolInfo) and the
-// counters of each table (TableStats).
+// `gpkv info POOL [--json]`: facts about the pool (PoolInfo), and of each
+// table where it lives in the pool (its root and extents, DB::TableExtents)
+// and its counters (TableStats).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -27,6 +28,8 @@ struct InfoArgs {
 // could be opened, its counters.
 struct TableReport {
   TableInfo info;
+  bool has_extents = false;
+  std::vector<TableExtentInfo> extents;
   bool has_stats = false;
   TableStats stats;
   bool damaged = false;  // OpenTable found its bytes corrupt
@@ -77,6 +80,15 @@ void PrintTableText(const TableReport& table) {
   if (options.durability == Durability::kVolatile) {
     std::printf("  volatile     contents live in memory, empty after reopen; expected keys %llu\n",
                 static_cast<unsigned long long>(options.expected_keys));
+  } else {
+    std::printf("  root         offset 0x%llx\n",
+                static_cast<unsigned long long>(table.info.root_offset));
+  }
+  if (table.has_extents && !table.extents.empty()) {
+    uint64_t bytes = 0;
+    for (const TableExtentInfo& extent : table.extents) bytes += extent.length;
+    std::printf("  extents      %zu, %s (--json lists them)\n", table.extents.size(),
+                HumanBytes(bytes).c_str());
   }
   if (table.damaged) {
     std::printf("  damaged      %s\n", table.error.c_str());
@@ -122,6 +134,14 @@ nlohmann::ordered_json PoolJson(const PoolInfo& pool) {
           {"backend", pool.backend}};
 }
 
+nlohmann::ordered_json ExtentsJson(const std::vector<TableExtentInfo>& extents) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  for (const TableExtentInfo& extent : extents) {
+    json.push_back({{"offset", extent.offset}, {"length", extent.length}, {"kind", extent.kind}});
+  }
+  return json;
+}
+
 nlohmann::ordered_json StatsJson(const TableStats& stats) {
   nlohmann::ordered_json properties = nlohmann::ordered_json::object();
   for (const TableProperty& property : stats.properties) {
@@ -156,6 +176,12 @@ int RunInfo(const InfoArgs& args) {
   for (const TableInfo& info : *infos) {
     TableReport report;
     report.info = info;
+    // A damaged table's root may not name its extents: it has none listed.
+    Result<std::vector<TableExtentInfo>> extents = (*db)->TableExtents(info.name);
+    if (extents.ok()) {
+      report.has_extents = true;
+      report.extents = std::move(*extents);
+    }
     Result<Table*> table = (*db)->OpenTable(info.name);
     Result<TableStats> stats = table.ok() ? (*table)->Stats() : Result<TableStats>(table.status());
     if (stats.ok()) {
@@ -176,6 +202,7 @@ int RunInfo(const InfoArgs& args) {
     for (const TableReport& table : tables) {
       nlohmann::ordered_json entry = TableInfoJson(table.info);
       entry["damaged"] = table.damaged;
+      if (table.has_extents) entry["extents"] = ExtentsJson(table.extents);
       if (table.has_stats) {
         entry["stats"] = StatsJson(table.stats);
       } else {
@@ -199,7 +226,9 @@ void RegisterInfoCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("info", "show the pool and the counters of every table");
   std::string footer =
       "Pool: size, heap use, extents, superblock generation, mapping and backend.\n"
-      "Tables: kind, family, sizes, geometry, keys, bytes, and the family's properties:\n";
+      "Tables: kind, family, sizes, geometry, root offset and extents (--json: \"root_offset\"\n"
+      "and \"extents\", each with \"offset\", \"length\" and \"kind\": table-root, bucket-level,\n"
+      "value-chunk or other), keys, bytes, and the family's properties:\n";
   for (const tables::TableFamily* family : tables::Families()) {
     footer += family->cli().PropertiesHelp() + std::string(".\n");
   }

@@ -1,7 +1,8 @@
 // `gpkv load POOL TABLE --count N [--seed S] [--sequential]` loads generated
-// pairs; `gpkv load POOL TABLE --file F` loads "KEY VALUE" lines (F = - for
-// stdin; the format `gpkv dump` prints). Puts go in batches; the rate is
-// printed at the end.
+// pairs; `gpkv load POOL TABLE --file F [--create]` loads "KEY VALUE" lines
+// (F = - for stdin; the format `gpkv dump` prints), with --create into a
+// table it creates from the dump's header when the pool has none of that
+// name. Puts go in batches; the rate is printed at the end.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -31,6 +32,7 @@ struct LoadArgs {
   bool sequential = false;
   uint64_t start = 0;
   std::string file;
+  bool create = false;
   uint64_t batch = 4096;
   bool json = false;
 };
@@ -126,10 +128,12 @@ Status LoadGenerated(const LoadArgs& args, uint32_t key_size, uint32_t value_siz
 // bad line stops the load (batches before it stay loaded) with
 // InvalidArgument naming the file and line; a header of other sizes, before
 // any pair of its dump is loaded.
+// `lines_read`: lines of `in` the caller read before (the dump header that
+// --create read), for the line numbers in messages.
 Status LoadLines(std::istream& in, const std::string& name, const LoadArgs& args, uint32_t key_size,
-                 uint32_t value_size, BatchLoader* loader) {
+                 uint32_t value_size, uint64_t lines_read, BatchLoader* loader) {
   std::string line;
-  uint64_t line_number = 0;
+  uint64_t line_number = lines_read;
   while (std::getline(in, line)) {
     ++line_number;
     std::istringstream fields(line);
@@ -157,6 +161,58 @@ Status LoadLines(std::istream& in, const std::string& name, const LoadArgs& args
   return loader->Flush(true);
 }
 
+// The exit code of a dump header that cannot be used: Unsupported is a dump
+// of a newer format or of a family this build lacks.
+int HeaderExitCode(const Status& status) {
+  return status.IsUnsupported() ? kExitUnsupported : ExitCodeFor(status);
+}
+
+// --create: the dump header on the first line of `in` (read here) and the
+// options of the table it describes.
+Status ReadCreateHeader(std::istream& in, const std::string& name, std::string* header,
+                        TableOptions* options) {
+  const std::string where = name + ":1: ";
+  if (!std::getline(in, *header) || !IsDumpHeader(*header)) {
+    return Status::InvalidArgument(where +
+                                   "--create needs a dump header ('# gpkv-dump ...', as gpkv "
+                                   "dump writes it) on the first line");
+  }
+  return OptionsFromDumpHeader(*header, where, options);
+}
+
+// Opens args.table; with --create, when the pool has no table of that name,
+// creates it with `options` (*created says so), and otherwise checks the
+// dump `header` against it. On failure prints the error and returns its exit
+// code in *exit_code.
+bool OpenOrCreateTable(const LoadArgs& args, const std::string& name, const std::string& header,
+                       const TableOptions& options, OpenedTable* opened, bool* created,
+                       int* exit_code) {
+  if (!args.create) return OpenTableOrFail("load", args.table, opened, exit_code);
+  Result<std::unique_ptr<DB>> db = OpenPool(args.table.pool);
+  if (!db.ok()) {
+    *exit_code = FailOpen("load", args.table.pool.path, db.status());
+    return false;
+  }
+  opened->db = std::move(*db);
+  Result<Table*> table = opened->db->OpenTable(args.table.table);
+  *created = table.status().IsNotFound();
+  if (*created) table = opened->db->CreateTable(args.table.table, options);
+  if (!table.ok()) {
+    *exit_code = Fail("load", table.status());
+    return false;
+  }
+  opened->table = *table;
+  opened->key_size = opened->table->options().key_size;
+  opened->value_size = opened->table->options().value_size;
+  if (*created) return true;
+  Status checked = CheckDumpHeader(header, name + ":1: ", args.table.table, opened->key_size,
+                                   opened->value_size);
+  if (checked.ok()) return true;
+  PrintError("load", checked.ToString());
+  *exit_code = HeaderExitCode(checked);
+  return false;
+}
+
 int RunLoad(const LoadArgs& args) {
   if (args.file.empty() == (args.count == 0)) {
     PrintError("load", "give either --count N (generated pairs) or --file F");
@@ -170,9 +226,23 @@ int RunLoad(const LoadArgs& args) {
       return kExitError;
     }
   }
+  std::istream& in = args.file == "-" ? std::cin : file;
+  const std::string name = args.file == "-" ? "<stdin>" : args.file;
+  std::string header;
+  TableOptions options;
+  if (args.create) {
+    Status read = ReadCreateHeader(in, name, &header, &options);
+    if (!read.ok()) {
+      PrintError("load", read.ToString());
+      return HeaderExitCode(read);
+    }
+  }
   int exit_code = kExitOk;
   OpenedTable opened;
-  if (!OpenTableOrFail("load", args.table, &opened, &exit_code)) return exit_code;
+  bool created = false;
+  if (!OpenOrCreateTable(args, name, header, options, &opened, &created, &exit_code)) {
+    return exit_code;
+  }
 
   Progress progress("load", args.count);
   BatchLoader loader(opened.table, opened.key_size, opened.value_size, args.batch, &progress);
@@ -180,26 +250,28 @@ int RunLoad(const LoadArgs& args) {
   Status status;
   if (args.file.empty()) {
     status = LoadGenerated(args, opened.key_size, opened.value_size, &loader);
-  } else if (args.file == "-") {
-    status = LoadLines(std::cin, "<stdin>", args, opened.key_size, opened.value_size, &loader);
   } else {
-    status = LoadLines(file, args.file, args, opened.key_size, opened.value_size, &loader);
+    status =
+        LoadLines(in, name, args, opened.key_size, opened.value_size, args.create ? 1 : 0, &loader);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress.Finish();
   if (!status.ok()) {
     PrintError("load", status.ToString() + " (" + std::to_string(loader.loaded()) +
                            " pairs were loaded before)");
-    // Unsupported here is a dump of a newer format.
-    return status.IsUnsupported() ? kExitUnsupported : ExitCodeFor(status);
+    return HeaderExitCode(status);
   }
   double rate = seconds > 0 ? static_cast<double>(loader.loaded()) / seconds : 0.0;
   if (args.json) {
     PrintJson({{"table", args.table.table},
+               {"created", created},
                {"pairs", loader.loaded()},
                {"seconds", seconds},
                {"keys_per_second", rate}});
   } else {
+    if (created) {
+      std::printf("created table '%s' from the dump header\n", args.table.table.c_str());
+    }
     std::printf("loaded %llu pairs into '%s' in %.3f s: %.0f keys/s\n",
                 static_cast<unsigned long long>(loader.loaded()), args.table.table.c_str(), seconds,
                 rate);
@@ -218,17 +290,25 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code) {
       "line stops the load, batches before it stay). A dump's header line names its\n"
       "key and value sizes: a dump of other sizes than the table's is a usage error\n"
       "(exit 1), one of a newer dump format exit 5; a file without the header loads\n"
-      "too, each number checked against the table's sizes. Progress shows on a terminal;\n"
+      "too, each number checked against the table's sizes. With --create, a table the\n"
+      "pool does not have is created from the header on the file's first line (kind,\n"
+      "durability, sizes, expected keys and the family's options, as gpkv dump wrote\n"
+      "them; an older header's missing options take the defaults); an existing table\n"
+      "is checked against the header as without it. Progress shows on a terminal;\n"
       "the rate is printed at the end. A volatile table holds the pairs only while\n"
       "this command runs (it is empty at the next open): load is then a benchmark.\n"
       "Examples: gpkv load pool.gpkv users --count 1M\n"
-      "          gpkv dump old.gpkv users | gpkv load new.gpkv users --file -");
+      "          gpkv dump old.gpkv users | gpkv load new.gpkv users --file - --create");
   AddTableArgs(cmd, &args->table, /*can_write=*/true);
   CLI::Option* count =
       cmd->add_option("--count", args->count, "generate N pairs (K, M, G suffixes: 1024s)")
           ->transform(CLI::AsSizeValue(false));
   CLI::Option* file = cmd->add_option("--file", args->file, "read pairs from F (- for stdin)");
   count->excludes(file);
+  cmd->add_flag("--create", args->create,
+                "create the table from the dump header on the file's first line if the pool has "
+                "none of that name")
+      ->needs(file);
   cmd->add_option("--seed", args->seed, "seed of generated keys and values")->capture_default_str();
   cmd->add_flag("--sequential", args->sequential,
                 "generated keys are --start, --start + 1, ... instead of random");
@@ -238,7 +318,8 @@ void RegisterLoadCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--json", args->json,
-                "print {\"table\", \"pairs\", \"seconds\", \"keys_per_second\"} at the end");
+                "print {\"table\", \"created\", \"pairs\", \"seconds\", \"keys_per_second\"} "
+                "at the end");
   cmd->callback([args, exit_code]() { *exit_code = RunLoad(*args); });
 }
 

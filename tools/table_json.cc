@@ -20,6 +20,7 @@ nlohmann::ordered_json TableInfoJson(const TableInfo& info) {
   json["contents"] = options.durability == Durability::kVolatile
                          ? "memory (volatile: empty after reopen)"
                          : "pool";
+  json["root_offset"] = info.root_offset;
   if (const tables::TableFamily* family = tables::FindFamily(options.kind, options.durability)) {
     for (const tables::JsonField& field : family->cli().JsonFields(options)) {
       if (field.object.empty()) {

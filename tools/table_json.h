@@ -13,7 +13,7 @@
 namespace gpkv::tools {
 
 // {"name", "id", "kind", "durability", "key_size", "value_size",
-//  "expected_keys", "contents"} and the family's fields
+//  "expected_keys", "contents", "root_offset"} and the family's fields
 //  (tables::FamilyCli::JsonFields: a persistent hash table's "geometry").
 nlohmann::ordered_json TableInfoJson(const TableInfo& info);
 

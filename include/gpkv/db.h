@@ -31,6 +31,16 @@ struct TableInfo {
   std::string name;
   uint64_t id = 0;
   TableOptions options;
+  uint64_t root_offset = 0;  // pool offset of the table's root; 0 for a volatile table
+};
+
+// One extent of the pool a table owns (DB::TableExtents).
+struct TableExtentInfo {
+  uint64_t offset = 0;  // pool offset of its first byte
+  uint64_t length = 0;  // bytes
+  // What the pool's extent table says it holds: "table-root",
+  // "bucket-level", "value-chunk" or "other" (an ordered table's log and runs).
+  std::string kind;
 };
 
 // Facts about the open pool.
@@ -82,14 +92,19 @@ class DB {
   virtual Result<Table*> CreateTable(const std::string& name, const TableOptions& options) = 0;
   // Opens an existing table. NotFound if there is none of that name;
   // Corruption naming the table and the offset when its bytes were found
-  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it);
-  // NeedsRecovery when the pool is open read-only and the table needs
-  // open-time recovery that would write (see Options::read_only).
+  // damaged at Open (`gpkv repair` repairs or drops it; DropTable drops it).
+  // On a read-only pool a table that needs open-time recovery opens and
+  // answers as recovered (see Options::read_only).
   virtual Result<Table*> OpenTable(const std::string& name) = 0;
   // Removes a table and frees its pool space. Table pointers to it become
   // invalid. REQUIRES: no batch on the table is running.
   virtual Status DropTable(const std::string& name) = 0;
   virtual Result<std::vector<TableInfo>> ListTables() = 0;
+  // The extents of the pool a persistent table owns, root first, as its root
+  // names them now; empty for a volatile table. NotFound if there is no table
+  // of that name; Corruption naming the table and the offset when its root
+  // cannot be read. A resize running meanwhile may or may not be seen.
+  virtual Result<std::vector<TableExtentInfo>> TableExtents(const std::string& name) = 0;
   virtual Result<PoolInfo> Info() = 0;
 
   // ---- host memory the caller reuses for batches ----

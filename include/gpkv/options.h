@@ -164,11 +164,12 @@ struct Options {
   bool grow_if_smaller = false;
   // Open the pool read-only: the file is mapped read-only and nothing is
   // written to it, not even by open-time recovery; every write fails with
-  // InvalidArgument. What recovery can do in memory it does there (an
-  // ordered table's log is replayed into memory); a table whose recovery
-  // would have to write (a hash table a crash left with reserved slots,
-  // duplicate keys or an interrupted resize) opens with NeedsRecovery from
-  // OpenTable, the other tables work. Unreferenced extents are left for the
+  // InvalidArgument. Every table answers from the state open-time recovery
+  // would produce, computed in memory: an ordered table's log is replayed
+  // into memory; a hash table a crash left with reserved slots, duplicate
+  // keys or an interrupted resize is read past them as recovery would leave
+  // it (such a table runs on the CPU backend whatever `backend` says; its
+  // TableStats::fallback says so). Unreferenced extents are left for the
   // next writable open.
   bool read_only = false;
   // Which backend runs batches.

@@ -17,8 +17,10 @@
 // The write path's decision for puts that found no free candidate slot is the
 // core's too (PlaceFailedPuts): kicks first, a resize when they make no room.
 // At open, after the backend's slot pass (INSERT slots cleared, duplicates
-// resolved), the core decides: a read-only open that would have to write is
-// NeedsRecovery; an interrupted resize is finished; the pool is synced.
+// resolved), the core decides: on the GPU backend a read-only open that would
+// have to write is NeedsRecovery (the engine then opens the table on the CPU
+// backend, whose reads answer as the recovered table would without writing);
+// an interrupted resize is finished; the pool is synced.
 //
 // Who may call: tables/gphash/ (the backends) and tests.
 // Thread safety: none. The caller holds its table exclusively (no batch in
@@ -83,7 +85,7 @@ class Core {
   // kMaxResizesPerBatch resizes; the steps' errors as they come.
   Status PlaceFailedPuts(uint64_t failed, PlacementSteps& steps);
 
-  // Open-time recovery, after the backend's slot pass found `found`:
+  // Open-time recovery on the GPU backend, after its slot pass found `found`:
   // NeedsRecovery, naming the root, when the pool is read-only and anything
   // (a reserved slot, a duplicate, an interrupted resize) needs a write.
   Status CheckRecoverable(const SlotRecovery& found) const;

@@ -87,6 +87,17 @@ TEST(Backend, OnlyAutoFallsBackToTheCpuAndOnlyWhenTheGpuCannotTakeTheTable) {
   EXPECT_NE(message.find(no_memory.message()), std::string::npos) << message;
 }
 
+// A read-only open of a table that needs recovery runs on the CPU backend,
+// whatever the DB asked for: its reads answer from the recovered state.
+TEST(Backend, ATableThatNeedsRecoveryOnAReadOnlyPoolFallsBackToTheCpu) {
+  const Status needs_recovery = Status::NeedsRecovery("pool: table 't' root: needs recovery");
+  EXPECT_TRUE(engine::FallsBackToCpu(Backend::kAuto, needs_recovery));
+  EXPECT_TRUE(engine::FallsBackToCpu(Backend::kCuda, needs_recovery));
+  const std::string message = engine::FallbackMessage("pool.gpkv: table 't'", needs_recovery);
+  EXPECT_EQ(message.rfind("pool.gpkv: table 't': runs on the CPU backend", 0), 0u) << message;
+  EXPECT_NE(message.find("needs recovery"), std::string::npos) << message;
+}
+
 TEST(DB, TableStatsNameTheBackendThatRunsTheTable) {
   testutil::TempPool temp("stats-backend");
   Options options = CreateOptions();

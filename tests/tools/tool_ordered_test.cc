@@ -79,7 +79,8 @@ TEST_F(ToolOrdered, PutRangeCountDelCompactDump) {
   std::vector<std::string> lines = Lines(dump.out);
   ASSERT_EQ(lines.size(), 39u);
   EXPECT_EQ(lines.front(),
-            "# gpkv-dump format=1 kind=ordered durability=persistent key_size=8 value_size=8");
+            "# gpkv-dump format=1 kind=ordered durability=persistent key_size=8 value_size=8 "
+            "expected_keys=1048576 batch_entries=16 log_batches=1 max_dead_percent=50");
   lines.erase(lines.begin());
   EXPECT_EQ(lines.front(), "10 1");
   EXPECT_EQ(lines[9], "120 12");  // 100 and 110 are gone; key order

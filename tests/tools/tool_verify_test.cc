@@ -8,10 +8,13 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "corruption/pool_map.h"
@@ -63,6 +66,80 @@ class ToolVerify : public ToolTest {
     return static_cast<int>(DumpedPairs(dump.out).size());
   }
 };
+
+// The allocated entries of the extent table of the pool file at `path`.
+std::vector<format::ExtentEntry> AllocatedExtents(const std::string& path) {
+  const std::string bytes = ReadWholeFile(path);
+  format::PoolHeader header{};
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  std::vector<format::ExtentEntry> extents;
+  for (uint64_t i = 0; i < header.extent_capacity; ++i) {
+    format::ExtentEntry entry{};
+    std::memcpy(&entry, bytes.data() + header.extent_table_offset + i * sizeof(entry),
+                sizeof(entry));
+    if (entry.state == format::kExtentAllocated) extents.push_back(entry);
+  }
+  return extents;
+}
+
+// info --json gives each table's root offset and its extents: those the
+// pool's extent table records for the table's id, the root among them.
+TEST_F(ToolVerify, InfoJsonGivesEachTablesRootAndExtentsAsTheExtentTableRecordsThem) {
+  ASSERT_EQ(Run({"tables", "create", pool_, "big", "--value-size", "32"}).exit_code, 0);
+  ASSERT_EQ(Run({"tables", "create", pool_, "o", "--kind", "ordered", "--batch-entries", "256"})
+                .exit_code,
+            0);
+  ASSERT_EQ(Run({"tables", "create", pool_, "cache", "--durability", "volatile"}).exit_code, 0);
+  for (const char* name : {"big", "o"}) {
+    ASSERT_EQ(Run({"load", pool_, name, "--count", "3000", "--backend", "cpu"}).exit_code, 0);
+  }
+  ToolResult json_text = Run({"info", pool_, "--json"});
+  ASSERT_EQ(json_text.exit_code, 0) << json_text.err;
+  nlohmann::json info = nlohmann::json::parse(json_text.out);
+  ToolResult text = Run({"info", pool_});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::vector<format::ExtentEntry> allocated = AllocatedExtents(pool_);
+  const char* kind_names[] = {"", "catalog", "table-root", "bucket-level", "value-chunk", "other"};
+  ASSERT_EQ(info["tables"].size(), 4u);
+  for (const auto& table : info["tables"]) {
+    const std::string name = table["name"].get<std::string>();
+    const uint32_t owner = static_cast<uint32_t>(table["id"].get<uint64_t>());
+    std::set<std::tuple<uint64_t, uint64_t, std::string>> recorded;
+    uint64_t root = 0;
+    for (const format::ExtentEntry& extent : allocated) {
+      if (extent.owner_table_id != owner || extent.kind == format::kExtentKindCatalog) continue;
+      recorded.insert(
+          std::make_tuple(extent.offset, extent.length, std::string(kind_names[extent.kind])));
+      if (extent.kind == format::kExtentKindTableRoot) root = extent.offset;
+    }
+    std::set<std::tuple<uint64_t, uint64_t, std::string>> listed;
+    for (const auto& extent : table["extents"]) {
+      listed.insert(std::make_tuple(extent["offset"].get<uint64_t>(),
+                                    extent["length"].get<uint64_t>(),
+                                    extent["kind"].get<std::string>()));
+    }
+    EXPECT_EQ(table["root_offset"].get<uint64_t>(), root) << name;
+    EXPECT_TRUE(listed == recorded) << name << ": " << table["extents"].dump();
+    if (name == "cache") {
+      EXPECT_EQ(root, 0u);
+      EXPECT_TRUE(listed.empty());
+      continue;
+    }
+    EXPECT_EQ(table["extents"][0]["offset"].get<uint64_t>(), root) << name;
+    std::ostringstream root_line;
+    root_line << "root         offset 0x" << std::hex << root;
+    EXPECT_NE(text.out.find(root_line.str()), std::string::npos) << text.out;
+  }
+  for (const auto& table : info["tables"]) {
+    const std::string name = table["name"].get<std::string>();
+    std::set<std::string> kinds;
+    for (const auto& extent : table["extents"]) kinds.insert(extent["kind"].get<std::string>());
+    if (name == "big") {
+      EXPECT_TRUE((kinds == std::set<std::string>{"table-root", "bucket-level", "value-chunk"}));
+    }
+    if (name == "o") EXPECT_TRUE((kinds == std::set<std::string>{"table-root", "other"}));
+  }
+}
 
 TEST_F(ToolVerify, ADamagedTableIsListedAsSuchTheOthersDumpAndRepairDropsOnlyIt) {
   for (const char* name : {"u", "v"}) {

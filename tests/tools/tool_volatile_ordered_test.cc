@@ -61,7 +61,8 @@ TEST_F(ToolVolatileOrdered, OrderedCommandsWorkWithinOneCommand) {
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
   // A new process: the table is empty, the dump is its header line alone.
   EXPECT_EQ(dump.out,
-            "# gpkv-dump format=1 kind=ordered durability=volatile key_size=16 value_size=8\n");
+            "# gpkv-dump format=1 kind=ordered durability=volatile key_size=16 value_size=8 "
+            "expected_keys=1048576\n");
   ToolResult verify = Run({"verify", pool_});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("table 'index': volatile: nothing in the pool"), std::string::npos)

@@ -60,7 +60,8 @@ TEST_F(ToolVolatile, PairsLiveWithinOneCommandOnly) {
   ToolResult dump = Run({"dump", pool_, "cache"});
   EXPECT_EQ(dump.exit_code, 0) << dump.err;
   EXPECT_EQ(dump.out,
-            "# gpkv-dump format=1 kind=hash durability=volatile key_size=8 value_size=16\n");
+            "# gpkv-dump format=1 kind=hash durability=volatile key_size=8 value_size=16 "
+            "expected_keys=4096\n");
   // The persistent table beside it keeps its pair.
   EXPECT_EQ(Run({"get", pool_, "kept", "1"}).out, "1 100\n");
 }

@@ -147,8 +147,13 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::Open(pm::Pool& pool, const std::
                               view->TableRegion() +
                               " cannot be trusted; `gpkv repair` drops them)");
   }
+  // A read-only pool keeps what recovery would change, and reads already see
+  // the recovered table there: gets and the scan skip INSERT slots and take
+  // the winner of a key's copies (the copy recovery keeps), over every level
+  // of an interrupted resize (a key is in the bottom level, in an upper one,
+  // or in both with the upper copy winning, where finishing the resize leaves
+  // it).
   auto impl = std::make_unique<Impl>(pool, *view, threads);
-  GPKV_RETURN_IF_ERROR(impl->core_.CheckRecoverable({scan.reserved, scan.duplicates}));
   impl->keys_.store(static_cast<int64_t>(scan.keys));
   if (view->geo.value_cells) impl->heap_.Load(view->chunks, std::move(scan.cells_used));
   if (report != nullptr) {

@@ -37,8 +37,11 @@ class CpuBackend final : public gphash::Backend {
   // Opens the table rooted at root_offset, running open-time recovery first:
   // INSERT slots cleared, duplicates resolved, an interrupted resize finished,
   // value cells no slot references reclaimed. `report` (optional) receives
-  // what recovery changed. Corruption (naming table and offset) if the root
-  // or a level descriptor is invalid.
+  // what recovery changed. Corruption (naming table and offset) if the root,
+  // a level descriptor or a slot cannot be trusted. On a read-only pool
+  // nothing is written: the slots recovery would change stay, and every get
+  // and scan answers as the recovered table would (Stats() shows the levels
+  // as they are in the pool, an interrupted resize included).
   static Result<std::unique_ptr<CpuBackend>> Open(pm::Pool& pool, const std::string& table_name,
                                                   uint64_t root_offset, int threads,
                                                   recovery::Report* report);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -185,6 +186,42 @@ class TestTable {
   uint64_t root_ = 0;
   std::unique_ptr<gphash::cpu::CpuBackend> table_;
 };
+
+// What an open table answers: every pair its Scan visits, and its Get of
+// `keys` (count keys of key_size bytes; nullopt where not found).
+struct Answers {
+  std::map<std::vector<uint8_t>, std::vector<uint8_t>> pairs;
+  std::vector<std::optional<std::vector<uint8_t>>> gets;
+  bool operator==(const Answers& other) const { return pairs == other.pairs && gets == other.gets; }
+};
+
+inline Answers AnswersOf(const gphash::cpu::CpuBackend& table, const std::vector<uint8_t>& keys) {
+  const uint32_t key_size = table.key_size();
+  const uint32_t value_size = table.value_size();
+  Answers answers;
+  Status scanned = table.Scan([&](const uint8_t* key, const uint8_t* value) {
+    auto inserted = answers.pairs.emplace(std::vector<uint8_t>(key, key + key_size),
+                                          std::vector<uint8_t>(value, value + value_size));
+    EXPECT_TRUE(inserted.second) << "the scan visited a key twice";
+    return true;
+  });
+  EXPECT_TRUE(scanned.ok()) << scanned.ToString();
+  const size_t count = keys.size() / key_size;
+  std::vector<uint8_t> values(count * value_size);
+  std::vector<uint8_t> found(count);
+  auto& reader = const_cast<gphash::cpu::CpuBackend&>(table);
+  Status got = reader.Get(keys.data(), values.data(), found.data(), count);
+  EXPECT_TRUE(got.ok()) << got.ToString();
+  for (size_t i = 0; i < count; ++i) {
+    if (found[i] == 0) {
+      answers.gets.emplace_back();
+    } else {
+      answers.gets.emplace_back(std::vector<uint8_t>(values.begin() + i * value_size,
+                                                     values.begin() + (i + 1) * value_size));
+    }
+  }
+  return answers;
+}
 
 // Where a slot is, and its bytes.
 struct SlotAt {
