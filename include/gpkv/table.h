@@ -1,6 +1,6 @@
 // gpkv::Table: one named table of a DB, operated on in batches.
 //
-// Durability: when a write batch (Put, Erase, Write) on a persistent table returns
+// Durability: when a write batch (Put, Erase) on a persistent table returns
 // OK, every operation in it is durable in the pool (see SyncMode). A volatile
 // table (Durability::kVolatile) keeps its contents in GPU memory or RAM only:
 // they die with the DB, and the table is empty when the pool is opened again. Hash tables give
@@ -148,6 +148,8 @@ class Table {
   // erased, if not empty, receives n bytes: 1 where operation i is an erase
   // that found its key (live before the batch or put earlier in it, and not
   // erased since), 0 elsewhere.
+  // Durability: as Put and Erase (every operation durable when it returns
+  // OK on a persistent table).
   // Atomicity: ordered tables apply the whole batch atomically, as their Put
   // and Erase (persistent: a crash leaves the table before or after the
   // batch; volatile: readers and snapshots see all of it or none of it).
