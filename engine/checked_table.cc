@@ -115,6 +115,29 @@ Status CheckedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOpti
   return table_->Erase(keys, erased, options);
 }
 
+Status CheckedTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+                           const BatchOptions& options) {
+  GPKV_RETURN_IF_ERROR(CheckWritable());
+  GPKV_RETURN_IF_ERROR(CheckSnapshot(options, /*write=*/true));
+  size_t count = 0;
+  GPKV_RETURN_IF_ERROR(CheckKeys(keys, &count));
+  GPKV_RETURN_IF_ERROR(
+      CheckSize("values", values.size(), count * this->options().value_size, values.data()));
+  GPKV_RETURN_IF_ERROR(CheckSize("ops", ops.size(), count, ops.data()));
+  if (!erased.empty()) {
+    GPKV_RETURN_IF_ERROR(CheckSize("erased", erased.size(), count, erased.data()));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t op = ops.bytes()[i];
+    if (op != static_cast<uint8_t>(WriteOp::kPut) && op != static_cast<uint8_t>(WriteOp::kErase)) {
+      return Status::InvalidArgument(Where() + ": operation " + std::to_string(i) + " is " +
+                                     std::to_string(op) + ", not a WriteOp (0 put, 1 erase)");
+    }
+  }
+  if (count == 0) return Status::OK();
+  return table_->Write(keys, values, ops, erased, options);
+}
+
 Status CheckedTable::CheckBounds(ConstBytes lo, ConstBytes hi, size_t* count) const {
   GPKV_RETURN_IF_ERROR(CheckKeys(lo, count));
   size_t hi_count = 0;

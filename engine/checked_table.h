@@ -38,6 +38,9 @@ class CheckedTable final : public Table, public tables::TableFacade {
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  // Also checks that ops holds one WriteOp per key.
+  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+               const BatchOptions& options) override;
   Status Count(ConstBytes lo, ConstBytes hi, MutableBytes counts,
                const BatchOptions& options) override;
   Status Range(ConstBytes lo, ConstBytes hi, RangeResults* results,

@@ -19,6 +19,9 @@ Status NotOrdered(const Table& table, const char* call) {
 
 }  // namespace
 
+Status Table::Write(ConstBytes, ConstBytes, ConstBytes, MutableBytes, const BatchOptions&) {
+  return Status::Unsupported("table '" + name() + "': its family takes no Write batches");
+}
 Status Table::Count(ConstBytes, ConstBytes, MutableBytes, const BatchOptions&) {
   return NotOrdered(*this, "Count");
 }

@@ -15,11 +15,13 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpkv/batch.h"
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "tables/family_table.h"
+#include "tables/write_batch.h"
 
 namespace gpkv::tables {
 
@@ -55,6 +57,33 @@ class HashFamilyTable : public FamilyTable {
     return Named(backend_->Synchronize(stream));
   }
   Status Close() override { return Named(backend_->SynchronizeAll()); }
+  // A put batch of the keys whose last operation is a put, then an erase
+  // batch of the others (tables::ResolveWrite): the two are disjoint, so
+  // their order does not change the outcome; each operation is atomic as in
+  // Put and Erase, and the probe keys' liveness is read first.
+  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+               const BatchOptions& options) final {
+    auto batch = ResolveWrite("table '" + name() + "'", keys.bytes(), values.bytes(), ops.bytes(),
+                              CountOf(keys), this->options().key_size, this->options().value_size,
+                              !erased.empty());
+    if (!batch.ok()) return Named(batch.status());
+    std::vector<uint8_t> probe_found(batch->probes);
+    if (batch->probes != 0) {
+      std::vector<uint8_t> probe_values(batch->probes * this->options().value_size);
+      GPKV_RETURN_IF_ERROR(Named(backend_->Get(batch->probe_keys.data(), probe_values.data(),
+                                               probe_found.data(), batch->probes, options.stream)));
+    }
+    if (batch->puts != 0) {
+      GPKV_RETURN_IF_ERROR(Named(backend_->Put(batch->put_keys.data(), batch->put_values.data(),
+                                               batch->puts, options.stream)));
+    }
+    if (batch->erases != 0) {
+      GPKV_RETURN_IF_ERROR(
+          Named(backend_->Erase(batch->erase_keys.data(), nullptr, batch->erases, options.stream)));
+    }
+    if (!erased.empty()) batch->FillErased(probe_found.data(), erased.bytes());
+    return Status::OK();
+  }
 
  protected:
   // Errors of the backend get `where` and ": " in front of their message,

@@ -145,6 +145,33 @@ class Table {
   virtual Status Erase(ConstBytes keys, MutableBytes erased = {},
                        const BatchOptions& options = {}) = 0;
 
+  // ---- mixed write batches ----
+
+  // One operation of a Write batch: ops holds one of these bytes per key.
+  enum class WriteOp : uint8_t { kPut = 0, kErase = 1 };
+  // Applies n = keys.size() / key_size operations, puts and erases mixed:
+  // operation i puts (keys[i], values[i]) when ops[i] is WriteOp::kPut and
+  // erases keys[i] when it is WriteOp::kErase (values[i] is then ignored).
+  // The operations apply in batch order: of a key the last operation wins
+  // (a put after an erase leaves the key, an erase after a put removes it).
+  // erased, if not empty, receives n bytes: 1 where operation i is an erase
+  // that found its key (live before the batch or put earlier in it, and not
+  // erased since), 0 elsewhere.
+  // Durability: as Put and Erase (every operation durable when it returns
+  // OK on a persistent table).
+  // Atomicity: ordered tables apply the whole batch atomically, as their Put
+  // and Erase (persistent: a crash leaves the table before or after the
+  // batch; volatile: readers and snapshots see all of it or none of it).
+  // Hash tables apply it as a put batch of the keys whose last operation is
+  // a put, then an erase batch of the others: atomic per operation, as their
+  // Put and Erase, and a concurrent reader may see the puts before the
+  // erases.
+  // REQUIRES: keys.size() is a multiple of key_size; values.size() ==
+  //           n * value_size; ops.size() == n, each byte a WriteOp; all
+  //           spans host memory.
+  virtual Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased = {},
+                       const BatchOptions& options = {});
+
   // ---- ordered tables (hash tables return Unsupported) ----
 
   // Counts the live keys in [lo[i], hi[i]] (inclusive) for each of n =

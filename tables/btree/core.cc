@@ -88,16 +88,36 @@ Status Core::Named(Status status) const {
 
 Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
   auto lock = WriteLock();
-  return WriteLocked(keys, values, nullptr, n);
+  GPKV_RETURN_IF_ERROR(ReclaimIfReleased());
+  return WriteLocked(keys, values, nullptr, n, clock_ + 1);
 }
 
 Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
   auto lock = WriteLock();
-  return WriteLocked(keys, nullptr, erased, n);
+  GPKV_RETURN_IF_ERROR(ReclaimIfReleased());
+  return WriteLocked(keys, nullptr, erased, n, clock_ + 1);
 }
 
-Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* erased, size_t n) {
+Status Core::Write(const tables::ResolvedWrite& batch, uint8_t* probe_found) {
+  auto lock = WriteLock();
   GPKV_RETURN_IF_ERROR(ReclaimIfReleased());
+  if (batch.probes != 0) {
+    std::vector<uint8_t> values(size_t{batch.probes} * value_size_);
+    GPKV_RETURN_IF_ERROR(Named(
+        backend_->Get(batch.probe_keys.data(), values.data(), probe_found, batch.probes, kLatest)));
+  }
+  // The two parts' keys are disjoint: at one timestamp they are one batch.
+  const uint64_t timestamp = clock_ + 1;
+  if (batch.puts != 0) {
+    GPKV_RETURN_IF_ERROR(WriteLocked(batch.put_keys.data(), batch.put_values.data(), nullptr,
+                                     batch.puts, timestamp));
+  }
+  if (batch.erases == 0) return Status::OK();
+  return WriteLocked(batch.erase_keys.data(), nullptr, nullptr, batch.erases, timestamp);
+}
+
+Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* erased, size_t n,
+                         uint64_t timestamp) {
   const size_t key_size = size_t{key_words_} * 8;
   auto less = [&](size_t a, size_t b) {
     return KeyLess(keys + a * key_size, keys + b * key_size, key_words_);
@@ -136,13 +156,13 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   batch.values = values;
   batch.order = order.data();
   batch.count = order.size();
-  batch.timestamp = clock_ + 1;
+  batch.timestamp = timestamp;
   batch.live = ViewOf(live);
   batch.was_live = erased != nullptr ? was_live.data() : nullptr;
   const Status written = Named(backend_->Write(batch));
   // A failed batch may have applied some of its operations: they keep its
   // timestamp, and the next batch gets a later one.
-  ++clock_;
+  clock_ = timestamp;
   GPKV_RETURN_IF_ERROR(written);
   if (erased != nullptr) {
     std::memset(erased, 0, n);

@@ -6,7 +6,7 @@
 //     are reclaimed at the next write, Stats or Compact (versions.h);
 //   - the batch semantics of gpkv::Table: within a put batch the last
 //     occurrence of a key wins; within an erase batch the first occurrence
-//     of a key reports whether it was live;
+//     of a key reports whether it was live; a mixed batch is one timestamp;
 //   - the lock: writes (Put, Erase, Compact, Stats) hold it exclusively,
 //     reads hold it shared, so that a read sees the table before or after
 //     each write batch, and a read through a snapshot sees exactly the
@@ -29,6 +29,7 @@
 #include "tables/btree/backend.h"
 #include "tables/btree/stats.h"
 #include "tables/range_limit.h"
+#include "tables/write_batch.h"
 
 namespace gpkv::btree {
 
@@ -51,6 +52,11 @@ class Core {
   Status Put(const uint8_t* keys, const uint8_t* values, size_t n);
   // erased: n bytes or null.
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t n);
+  // A mixed batch, resolved (tables::ResolvedWrite): its puts and its erases
+  // at one timestamp under one hold of the lock, so that readers and
+  // snapshots see all of it or none. probe_found receives batch.probes
+  // bytes: 1 where a probe key was live before the batch.
+  Status Write(const tables::ResolvedWrite& batch, uint8_t* probe_found);
   // Reclaims every version no live snapshot sees.
   Status Compact();
   Result<btree::Stats> Stats();
@@ -81,9 +87,11 @@ class Core {
   // The read timestamp of `snapshot` (kLatest when null); InvalidArgument
   // when it is not one of this table's.
   Result<uint64_t> ReadTimestamp(const Snapshot* snapshot) const;
-  // Applies a write batch at the next timestamp. REQUIRES: mutex_ held
-  // exclusively.
-  Status WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* erased, size_t n);
+  // Applies a write batch (puts, or erases when values is null) at
+  // `timestamp`, which becomes the clock's. REQUIRES: mutex_ held
+  // exclusively; timestamp newer than every batch before.
+  Status WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* erased, size_t n,
+                     uint64_t timestamp);
   // Reclaims what released snapshots left, if any were released since the
   // last time. REQUIRES: mutex_ held exclusively.
   Status ReclaimIfReleased();

@@ -46,6 +46,9 @@ class BtreeTable final : public tables::OrderedFamilyTable<Core, /*kSnapshots=*/
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  // Atomic for readers and snapshots (Core::Write).
+  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+               const BatchOptions& options) override;
   // Frees every version no live snapshot sees (nothing to rewrite: the
   // table is in memory).
   Status Compact() override;

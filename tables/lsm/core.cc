@@ -103,7 +103,7 @@ Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
   if (n == 0) return Status::OK();
   GPKV_RETURN_IF_ERROR(backend_->BindThread());
   auto batch = backend_->SortPuts(keys, values, n, next_seq_);
-  Status status = batch.ok() ? Write(std::move(*batch), /*tombstones=*/false) : batch.status();
+  Status status = batch.ok() ? Apply(std::move(*batch), nullptr) : batch.status();
   backend_->EndWrite();
   return status;
 }
@@ -116,36 +116,81 @@ Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
   // Only keys that are live get a tombstone: erasing an absent key changes
   // nothing, so it writes nothing. Writers are serialised: version_ is ours.
   auto batch = backend_->SortErases(keys, erased, n, next_seq_, *version_);
-  Status status = batch.ok() ? Write(std::move(*batch), /*tombstones=*/true) : batch.status();
+  Status status = batch.ok() ? Apply(nullptr, std::move(*batch)) : batch.status();
   backend_->EndWrite();
   return status;
 }
 
-Status Core::Write(RunPtr batch, bool tombstones) {
-  if (batch->count == 0) return Status::OK();
-  const uint64_t record_bytes =
-      log::ColumnarRecordBytes(batch->count, shape_.key_size(), shape_.value_size, tombstones);
+Status Core::Write(const tables::ResolvedWrite& batch, uint8_t* probe_found) {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  GPKV_RETURN_IF_ERROR(broken_);
+  GPKV_RETURN_IF_ERROR(backend_->BindThread());
+  auto apply = [&]() -> Status {
+    if (batch.probes != 0) {
+      // The installed version is the writer's (writers are serialised).
+      std::vector<uint8_t> values(batch.probes * shape_.value_size);
+      GPKV_RETURN_IF_ERROR(
+          backend_->Get(batch.probe_keys.data(), values.data(), probe_found, batch.probes));
+    }
+    RunPtr puts, tombstones;
+    if (batch.puts != 0) {
+      auto sorted =
+          backend_->SortPuts(batch.put_keys.data(), batch.put_values.data(), batch.puts, next_seq_);
+      if (!sorted.ok()) return sorted.status();
+      puts = std::move(*sorted);
+    }
+    if (batch.erases != 0) {
+      auto sorted = backend_->SortErases(batch.erase_keys.data(), nullptr, batch.erases,
+                                         next_seq_ + (puts != nullptr ? 1 : 0), *version_);
+      if (!sorted.ok()) return sorted.status();
+      tombstones = std::move(*sorted);
+    }
+    return Apply(std::move(puts), std::move(tombstones));
+  };
+  Status status = apply();
+  backend_->EndWrite();
+  return status;
+}
+
+Status Core::Apply(RunPtr puts, RunPtr tombstones) {
+  if (puts != nullptr && puts->count == 0) puts = nullptr;
+  if (tombstones != nullptr && tombstones->count == 0) tombstones = nullptr;
+  if (puts == nullptr && tombstones == nullptr) return Status::OK();
+  uint64_t count = 0, record_bytes = 0;
+  for (const RunPtr* part : {&puts, &tombstones}) {
+    if (*part == nullptr) continue;
+    count += (*part)->count;
+    record_bytes += log::ColumnarRecordBytes((*part)->count, shape_.key_size(), shape_.value_size,
+                                             part == &tombstones);
+  }
   // The logged entries decide (not the buffer's, which merges duplicates as
   // its runs happen to meet), so that both backends flush at the same batch
   // and write the same runs.
-  const WritePlan plan =
-      PlanWrite(pending_ != nullptr, pending_ != nullptr ? pending_->batches : 0, publish_batch_,
-                log_halves_, log_entries_, log_.bytes(), batch->count, record_bytes,
-                buffer_entries_, log_.place().half_capacity);
+  const WritePlan plan = PlanWrite(pending_ != nullptr, pending_ != nullptr ? pending_->batches : 0,
+                                   publish_batch_, log_halves_, log_entries_, log_.bytes(), count,
+                                   record_bytes, buffer_entries_, log_.place().half_capacity);
   if (plan.publish_first) GPKV_RETURN_IF_ERROR(PublishCheckpoint());
   if (plan.step == WriteStep::kCheckpoint) {
     // The half is full: its records go to the levels behind the batches,
     // the batch opens the other half.
     GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
   }
+  const uint64_t last_seq = next_seq_ + (puts != nullptr && tombstones != nullptr ? 1 : 0);
   if (plan.step == WriteStep::kFlush) {
     ++counters_.flushes;
-    GPKV_RETURN_IF_ERROR(Flush(std::move(batch)));
+    RunPtr batch = puts == nullptr ? std::move(tombstones) : std::move(puts);
+    if (tombstones != nullptr) {
+      // Disjoint keys: the merge keeps every entry, the run holds both.
+      auto both = backend_->Merge({tombstones, batch}, /*drop_tombstones=*/false);
+      if (!both.ok()) return both.status();
+      batch = std::move(*both);
+    }
+    GPKV_RETURN_IF_ERROR(Flush(std::move(batch), last_seq));
   } else {
     ++counters_.log_appends;
-    GPKV_RETURN_IF_ERROR(AppendToLog(std::move(batch), tombstones));
+    GPKV_RETURN_IF_ERROR(AppendToLog(puts, tombstones));
   }
-  ++next_seq_;
+  next_seq_ = last_seq + 1;
   ++counters_.batches;
   {
     PhaseTimer timer(&counters_.compact);
@@ -155,23 +200,33 @@ Status Core::Write(RunPtr batch, bool tombstones) {
   return pool_.Sync();
 }
 
-Status Core::AppendToLog(RunPtr batch, bool tombstones) {
-  // The record first (past the published bytes: nothing reads it until the
+Status Core::AppendToLog(const RunPtr& puts, const RunPtr& tombstones) {
+  // Each record first (past the published bytes: nothing reads it until the
   // log word moves); the next buffer is built while it is written (the GPU
   // copies the record beside the buffer's merges). A batch that cannot be
-  // carried into the buffer publishes nothing.
-  GPKV_RETURN_IF_ERROR(
-      backend_->StartLogRecord(*batch, tombstones, log_.RecordOffset(), log_.epoch(), next_seq_));
-  auto next_buffer = backend_->CarryIntoBuffer(version_->buffer, batch);
-  auto record_bytes = backend_->FinishLogRecord(next_buffer.ok());
-  if (!record_bytes.ok()) return record_bytes.status();
-  if (!next_buffer.ok()) return next_buffer.status();
-  log_.Publish(pool_, *record_bytes);
-  log_entries_ += batch->count;
+  // carried into the buffer publishes nothing. A mixed batch's second record
+  // follows the first, and one store publishes both: a crash before it
+  // leaves neither, after it both.
+  BufferPtr buffer = version_->buffer;
+  uint64_t written = 0, entries = 0, seq = next_seq_;
+  for (const RunPtr* part : {&puts, &tombstones}) {
+    if (*part == nullptr) continue;
+    GPKV_RETURN_IF_ERROR(backend_->StartLogRecord(
+        **part, part == &tombstones, log_.RecordOffset() + written, log_.epoch(), seq++));
+    auto next_buffer = backend_->CarryIntoBuffer(buffer, *part);
+    auto record_bytes = backend_->FinishLogRecord(next_buffer.ok());
+    if (!record_bytes.ok()) return record_bytes.status();
+    if (!next_buffer.ok()) return next_buffer.status();
+    written += *record_bytes;
+    entries += (*part)->count;
+    buffer = std::move(*next_buffer);
+  }
+  log_.Publish(pool_, written);
+  log_entries_ += entries;
   if (pending_ != nullptr) ++pending_->batches;
 
   auto next = std::make_shared<Version>(*version_);
-  next->buffer = std::move(*next_buffer);
+  next->buffer = std::move(buffer);
   SetVersion(std::move(next));
   return Status::OK();
 }
@@ -201,7 +256,7 @@ Result<RunPtr> Core::CascadeMerge(std::vector<RunPtr> sources, uint64_t incoming
   return backend_->Merge(sources, /*drop_tombstones=*/!plan.older_levels);
 }
 
-Status Core::Flush(RunPtr batch) {
+Status Core::Flush(RunPtr batch, uint64_t last_seq) {
   std::vector<RunPtr> sources = {batch};
   for (RunPtr& run : version_->buffer->Runs()) sources.push_back(std::move(run));
   Manifest next = manifest_;
@@ -217,7 +272,7 @@ Status Core::Flush(RunPtr batch) {
     next.levels[target] = {*offset, (*merged)->count};
     next_version->levels[target] = std::move(*merged);
   }
-  next.applied_seq = next_seq_;
+  next.applied_seq = last_seq;
   PhaseTimer timer(&counters_.install);
   return Install(next, replaced, std::move(next_version));
 }

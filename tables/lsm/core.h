@@ -36,6 +36,7 @@
 #include "tables/lsm/backend.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/stats.h"
+#include "tables/write_batch.h"
 
 namespace gpkv::lsm {
 
@@ -61,6 +62,11 @@ class Core {
 
   Status Put(const uint8_t* keys, const uint8_t* values, size_t n);
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t n);
+  // A mixed batch, resolved (tables::ResolvedWrite), applied as one atomic
+  // unit: its puts and its tombstones two log records published by one
+  // store of the log word, or one run when it flushes. probe_found
+  // receives batch.probes bytes: 1 where a probe key was live before it.
+  Status Write(const tables::ResolvedWrite& batch, uint8_t* probe_found);
   Status Compact();
   Result<LsmStats> Stats();
 
@@ -72,11 +78,16 @@ class Core {
        std::unique_ptr<Backend> backend);
 
   Status Recover(const TableOptions& options, recovery::Report* report);
-  // Applies a sorted batch (all puts, or all erases when `tombstones`).
-  // REQUIRES: write_mutex_ held.
-  Status Write(RunPtr batch, bool tombstones);
-  Status AppendToLog(RunPtr batch, bool tombstones);
-  Status Flush(RunPtr batch);
+  // Applies a sorted batch: its puts (sequence number next_seq_) and its
+  // tombstones (next_seq_ + 1 when there are puts too), either null or
+  // empty, the keys of the two disjoint. REQUIRES: write_mutex_ held.
+  Status Apply(RunPtr puts, RunPtr tombstones);
+  // Writes each part as a record of its own past the published bytes, then
+  // publishes them together (one store of the log word).
+  Status AppendToLog(const RunPtr& puts, const RunPtr& tombstones);
+  // Flushes the batch's run into the levels; last_seq: its last sequence
+  // number.
+  Status Flush(RunPtr batch, uint64_t last_seq);
   // The cascade (layout.h PlanCascade) of `sources` (newest first;
   // `incoming` entries as the log counts them) into manifest_'s levels: the
   // occupied levels below the target join the merge, are emptied in *next

@@ -33,6 +33,9 @@ class LsmTable final : public tables::OrderedFamilyTable<Backend, /*kSnapshots=*
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
+  // Whole-batch atomic, as Put and Erase (Core::Write).
+  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+               const BatchOptions& options) override;
   Status Compact() override;
   Result<TableStats> Stats() override;
   // Publishes a pending checkpoint and makes it durable (Core::Close).

@@ -1,0 +1,179 @@
+// Table::Write on every family on the CPU backend: random mixed batches
+// (overwrites and erases of one key inside a batch) checked against
+// std::map, across the LSM's log, flushes and levels, and across reopens for
+// the persistent families; the engine's checks of ops; a volatile ordered
+// table's snapshot sees a mixed batch whole or not at all.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "test_util.h"
+#include "write_oracle.h"
+
+namespace gpkv {
+namespace {
+
+struct Family {
+  const char* name;
+  TableKind kind;
+  Durability durability;
+};
+
+Options PoolOptions(Backend backend = Backend::kCpu) {
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = uint64_t{64} << 20;
+  options.backend = backend;
+  options.cpu_threads = 2;
+  return options;
+}
+
+TableOptions TableOptionsOf(const Family& family, uint32_t key_size) {
+  TableOptions options;
+  options.kind = family.kind;
+  options.durability = family.durability;
+  options.key_size = key_size;
+  options.value_size = 16;
+  options.expected_keys = 4096;
+  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
+    // b = 32, a log of two halves of 4 batches: batches of the sizes below
+    // go to the log, fill a half (a checkpoint), and flush at once.
+    options.ordered.batch_entries = 32;
+    options.ordered.log_batches = 4;
+  }
+  return options;
+}
+
+class DbWrite : public ::testing::TestWithParam<Family> {};
+
+TEST_P(DbWrite, RandomMixedBatchesMatchAMap) {
+  const Family family = GetParam();
+  for (uint32_t key_size : {8u, 16u}) {
+    testutil::TempPool pool(std::string("write-") + family.name + std::to_string(key_size));
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("t", TableOptionsOf(family, key_size));
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    std::mt19937_64 random(11 + key_size);
+    testutil::WriteModel model;
+    constexpr uint64_t kSpace = 600;
+    for (int round = 0; round < 120; ++round) {
+      const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
+      const std::string what = std::string(family.name) + " key " + std::to_string(key_size) +
+                               " round " + std::to_string(round);
+      testutil::RandomWriteBatch(**table, model, random, n, kSpace, round, what);
+      if (HasFatalFailure()) return;
+      if (round % 10 == 9) {
+        testutil::ExpectTableHolds(**table, model, kSpace, what);
+        if (HasFatalFailure()) return;
+      }
+      if (round % 40 == 39 && family.durability == Durability::kPersistent) {
+        db->reset();
+        db = DB::Open(pool.path(), PoolOptions());
+        ASSERT_TRUE(db.ok()) << db.status().ToString();
+        table = (*db)->OpenTable("t");
+        ASSERT_TRUE(table.ok()) << table.status().ToString();
+        testutil::ExpectTableHolds(**table, model, kSpace, what + " reopened");
+        if (HasFatalFailure()) return;
+      }
+    }
+    if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
+      // The batches went through the log and into the levels.
+      EXPECT_GE(*(*table)->GetProperty("lsm.levels"), 1.0);
+    }
+  }
+}
+
+TEST_P(DbWrite, EngineChecksOpsAndSizes) {
+  const Family family = GetParam();
+  testutil::TempPool pool(std::string("write-checks-") + family.name);
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  Table* table = *(*db)->CreateTable("t", TableOptionsOf(family, 8));
+  const std::vector<uint64_t> keys = {1, 2, 3};
+  std::vector<uint8_t> values(3 * 16, 7);
+  EXPECT_TRUE(table->Write(keys, values, std::vector<uint8_t>{0, 1}).IsInvalidArgument());
+  EXPECT_TRUE(table->Write(keys, values, std::vector<uint8_t>{0, 2, 1}).IsInvalidArgument());
+  std::vector<uint8_t> short_values(2 * 16);
+  EXPECT_TRUE(table->Write(keys, short_values, std::vector<uint8_t>{0, 0, 0}).IsInvalidArgument());
+  std::vector<uint8_t> erased(2);
+  EXPECT_TRUE(
+      table->Write(keys, values, std::vector<uint8_t>{0, 0, 1}, erased).IsInvalidArgument());
+  EXPECT_TRUE(table->Write({}, {}, {}).ok());
+  // Nothing of the refused batches was applied.
+  std::vector<uint8_t> got(3 * 16), found(3);
+  ASSERT_TRUE(table->Get(keys, got, found).ok());
+  EXPECT_EQ(found, std::vector<uint8_t>(3, 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, DbWrite,
+    ::testing::Values(Family{"gphash", TableKind::kHash, Durability::kPersistent},
+                      Family{"slab", TableKind::kHash, Durability::kVolatile},
+                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent},
+                      Family{"btree", TableKind::kOrdered, Durability::kVolatile}),
+    [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
+
+TEST(DbWrite, ReadOnlyPoolRefusesWrite) {
+  testutil::TempPool pool("write-read-only");
+  {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(
+        (*db)
+            ->CreateTable("t",
+                          TableOptionsOf({"lsm", TableKind::kOrdered, Durability::kPersistent}, 8))
+            .ok());
+  }
+  Options options = PoolOptions();
+  options.create_if_missing = false;
+  options.read_only = true;
+  auto db = DB::Open(pool.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Table* table = *(*db)->OpenTable("t");
+  const std::vector<uint64_t> keys = {1};
+  std::vector<uint8_t> values(16);
+  EXPECT_TRUE(table->Write(keys, values, std::vector<uint8_t>{0}).IsInvalidArgument());
+}
+
+// A snapshot taken before a mixed batch sees none of it; one taken after
+// sees all of it.
+TEST(DbWrite, VolatileOrderedSnapshotsSeeAMixedBatchWhole) {
+  testutil::TempPool pool("write-snapshot");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto created = (*db)->CreateTable(
+      "t", TableOptionsOf({"btree", TableKind::kOrdered, Durability::kVolatile}, 8));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Table* table = *created;
+  const std::vector<uint64_t> first = {1, 2, 3};
+  std::vector<uint8_t> values(3 * 16, 1);
+  ASSERT_TRUE(table->Put(first, values).ok());
+  auto before = table->TakeSnapshot();
+  ASSERT_TRUE(before.ok());
+  // Erase 1, put 4, put then erase 2, erase then put 3.
+  const std::vector<uint64_t> keys = {1, 4, 2, 2, 3, 3};
+  std::vector<uint8_t> mixed(6 * 16, 2);
+  const std::vector<uint8_t> ops = {1, 0, 0, 1, 1, 0};
+  std::vector<uint8_t> erased(6);
+  ASSERT_TRUE(table->Write(keys, mixed, ops, erased).ok());
+  EXPECT_EQ(erased, (std::vector<uint8_t>{1, 0, 0, 1, 1, 0}));
+  auto after = table->TakeSnapshot();
+  ASSERT_TRUE(after.ok());
+  const std::vector<uint64_t> probe = {1, 2, 3, 4};
+  std::vector<uint8_t> got(4 * 16), found(4);
+  BatchOptions options;
+  options.snapshot = before->get();
+  ASSERT_TRUE(table->Get(probe, got, found, options).ok());
+  EXPECT_EQ(found, (std::vector<uint8_t>{1, 1, 1, 0}));
+  options.snapshot = after->get();
+  ASSERT_TRUE(table->Get(probe, got, found, options).ok());
+  EXPECT_EQ(found, (std::vector<uint8_t>{0, 0, 1, 1}));
+  EXPECT_EQ(got[2 * 16], 2);
+}
+
+}  // namespace
+}  // namespace gpkv

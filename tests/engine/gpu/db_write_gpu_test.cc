@@ -1,0 +1,86 @@
+// Table::Write on the CUDA backend: the GPU twin of tests/engine/
+// db_write_test.cc for the families that run on the GPU (GPHash, the slab
+// hash, the LSM): random mixed batches checked against std::map, across the
+// LSM's log, flushes and levels, and across reopens.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "gpu/device_memory.h"
+#include "test_util.h"
+#include "write_oracle.h"
+
+namespace gpkv {
+namespace {
+
+struct Family {
+  const char* name;
+  TableKind kind;
+  Durability durability;
+};
+
+Options PoolOptions() {
+  Options options;
+  options.create_if_missing = true;
+  options.pool_size = uint64_t{64} << 20;
+  options.backend = Backend::kCuda;
+  options.cpu_threads = 2;
+  return options;
+}
+
+class DbWriteGpu : public ::testing::TestWithParam<Family> {};
+
+TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
+  if (!gpu::DeviceUsable().ok()) GTEST_SKIP() << "no usable CUDA device";
+  const Family family = GetParam();
+  testutil::TempPool pool(std::string("write-gpu-") + family.name);
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  TableOptions options;
+  options.kind = family.kind;
+  options.durability = family.durability;
+  options.value_size = 16;
+  options.expected_keys = 4096;
+  if (family.kind == TableKind::kOrdered) {
+    options.ordered.batch_entries = 32;
+    options.ordered.log_batches = 4;
+  }
+  auto table = (*db)->CreateTable("t", options);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ((*table)->Stats()->backend, "cuda");
+  std::mt19937_64 random(23);
+  testutil::WriteModel model;
+  constexpr uint64_t kSpace = 600;
+  for (int round = 0; round < 120; ++round) {
+    const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
+    const std::string what = std::string(family.name) + " round " + std::to_string(round);
+    testutil::RandomWriteBatch(**table, model, random, n, kSpace, round, what);
+    if (HasFatalFailure()) return;
+    if (round % 10 == 9) {
+      testutil::ExpectTableHolds(**table, model, kSpace, what);
+      if (HasFatalFailure()) return;
+    }
+    if (round % 40 == 39 && family.durability == Durability::kPersistent) {
+      db->reset();
+      db = DB::Open(pool.path(), PoolOptions());
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      table = (*db)->OpenTable("t");
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      testutil::ExpectTableHolds(**table, model, kSpace, what + " reopened");
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, DbWriteGpu,
+    ::testing::Values(Family{"gphash", TableKind::kHash, Durability::kPersistent},
+                      Family{"slab", TableKind::kHash, Durability::kVolatile},
+                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent}),
+    [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace gpkv
