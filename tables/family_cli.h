@@ -17,6 +17,15 @@
 
 namespace gpkv::tables {
 
+// The one instance of a family's stateless object of type T (its FamilyCli,
+// its TableFamily), made at first use: what each family's Cli() and Family()
+// return.
+template <typename T>
+const T& Instance() {
+  static const T instance;
+  return instance;
+}
+
 // One flag of `gpkv tables create`. A flag belongs to the families that
 // declare it; given for a table of another family it is a usage error.
 struct CliFlag {

@@ -13,11 +13,13 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpkv/batch.h"
 #include "gpkv/options.h"
 #include "gpkv/status.h"
 #include "gpkv/table.h"
+#include "tables/write_batch.h"
 
 namespace gpkv::tables {
 
@@ -38,6 +40,24 @@ class FamilyTable : public Table {
 
   // The number of keys (or queries) in a batch of keys of key_size bytes.
   size_t CountOf(ConstBytes keys) const { return keys.size() / options_.key_size; }
+
+  // Table::Write's part that every family shares: the batch resolved into
+  // its puts and its erases (tables::ResolveWrite), `apply(batch,
+  // probe_found)` run on it (probe_found: batch.probes bytes for the family
+  // to fill, 1 where a probe key was live before the batch), then `erased`,
+  // when asked for, filled from them.
+  template <typename Apply>
+  Status ResolveAndWrite(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+                         Apply&& apply) {
+    auto batch =
+        ResolveWrite("table '" + name_ + "'", keys.bytes(), values.bytes(), ops.bytes(),
+                     CountOf(keys), options_.key_size, options_.value_size, !erased.empty());
+    if (!batch.ok()) return batch.status();
+    std::vector<uint8_t> probe_found(batch->probes);
+    GPKV_RETURN_IF_ERROR(apply(*batch, probe_found.data()));
+    if (!erased.empty()) batch->FillErased(probe_found.data(), erased.bytes());
+    return Status::OK();
+  }
 
  private:
   const std::string name_;

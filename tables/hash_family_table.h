@@ -63,26 +63,20 @@ class HashFamilyTable : public FamilyTable {
   // Put and Erase, and the probe keys' liveness is read first.
   Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
                const BatchOptions& options) final {
-    auto batch = ResolveWrite("table '" + name() + "'", keys.bytes(), values.bytes(), ops.bytes(),
-                              CountOf(keys), this->options().key_size, this->options().value_size,
-                              !erased.empty());
-    if (!batch.ok()) return Named(batch.status());
-    std::vector<uint8_t> probe_found(batch->probes);
-    if (batch->probes != 0) {
-      std::vector<uint8_t> probe_values(batch->probes * this->options().value_size);
-      GPKV_RETURN_IF_ERROR(Named(backend_->Get(batch->probe_keys.data(), probe_values.data(),
-                                               probe_found.data(), batch->probes, options.stream)));
-    }
-    if (batch->puts != 0) {
-      GPKV_RETURN_IF_ERROR(Named(backend_->Put(batch->put_keys.data(), batch->put_values.data(),
-                                               batch->puts, options.stream)));
-    }
-    if (batch->erases != 0) {
-      GPKV_RETURN_IF_ERROR(
-          Named(backend_->Erase(batch->erase_keys.data(), nullptr, batch->erases, options.stream)));
-    }
-    if (!erased.empty()) batch->FillErased(probe_found.data(), erased.bytes());
-    return Status::OK();
+    return Named(ResolveAndWrite(
+        keys, values, ops, erased, [&](const ResolvedWrite& batch, uint8_t* probe_found) {
+          if (batch.probes != 0) {
+            std::vector<uint8_t> probe_values(batch.probes * this->options().value_size);
+            GPKV_RETURN_IF_ERROR(backend_->Get(batch.probe_keys.data(), probe_values.data(),
+                                               probe_found, batch.probes, options.stream));
+          }
+          if (batch.puts != 0) {
+            GPKV_RETURN_IF_ERROR(backend_->Put(batch.put_keys.data(), batch.put_values.data(),
+                                               batch.puts, options.stream));
+          }
+          if (batch.erases == 0) return Status::OK();
+          return backend_->Erase(batch.erase_keys.data(), nullptr, batch.erases, options.stream);
+        }));
   }
 
  protected:

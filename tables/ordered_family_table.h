@@ -1,13 +1,15 @@
-// tables::OrderedFamilyTable<Queries, kSnapshots>: the ordered reads of an
-// ordered family's front (tables/<family>/table.h) handed to the object that
+// tables::OrderedFamilyTable<Queries, kSnapshots, Writer>: an ordered
+// family's front (tables/<family>/table.h) over the family's core. The writes
+// (Put, Erase, Write, Compact) go to the core (Writer: its Put, Erase, Write
+// of a resolved batch, Compact); the ordered reads to the object that
 // answers them (the LSM's backend, the B-tree's core): Get, Count, Range,
 // RangeOnDevice, Successor and Predecessor go to its call of the same name
 // with the batch's pointers and count (and Range's a tables::RangeLimit
 // after the count), plus, when kSnapshots, the batch's snapshot
 // (BatchOptions::snapshot) as the last argument. NewIterator makes the one
 // ordered iterator (ordered_iterator.h) over the same Range call. A front
-// derives from it, returns that object from queries(), and adds the writes,
-// Stats and Scan.
+// derives from it, returns those objects from writer() and queries(), and
+// adds Stats and Scan.
 //
 // Who may derive: the ordered families' fronts.
 // Thread safety: as gpkv::Table promises; the queries object handles
@@ -28,9 +30,25 @@
 
 namespace gpkv::tables {
 
-template <typename Queries, bool kSnapshots>
+template <typename Queries, bool kSnapshots, typename Writer>
 class OrderedFamilyTable : public FamilyTable {
  public:
+  // Whole-batch atomic (the family's core says how).
+  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions&) final {
+    return writer().Put(keys.bytes(), values.bytes(), CountOf(keys));
+  }
+  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) final {
+    return writer().Erase(keys.bytes(), OrNull(erased), CountOf(keys));
+  }
+  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+               const BatchOptions&) final {
+    return ResolveAndWrite(keys, values, ops, erased,
+                           [&](const ResolvedWrite& batch, uint8_t* probe_found) {
+                             return writer().Write(batch, probe_found);
+                           });
+  }
+  Status Compact() final { return writer().Compact(); }
+
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) final {
     uint8_t* found_bytes = OrNull(found);
@@ -98,6 +116,8 @@ class OrderedFamilyTable : public FamilyTable {
   OrderedFamilyTable(std::string name, const TableOptions& options)
       : FamilyTable(std::move(name), options) {}
 
+  // The object that takes the writes.
+  virtual Writer& writer() = 0;
   // The object that answers the reads.
   virtual Queries& queries() = 0;
 

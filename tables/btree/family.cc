@@ -40,9 +40,6 @@ class BtreeFamily final : public tables::VolatileFamily {
 
 }  // namespace
 
-const tables::TableFamily& Family() {
-  static const BtreeFamily family;
-  return family;
-}
+const tables::TableFamily& Family() { return tables::Instance<BtreeFamily>(); }
 
 }  // namespace gpkv::btree

@@ -38,26 +38,23 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
 
 // The reads go to the core with the batch's snapshot
 // (tables::OrderedFamilyTable).
-class BtreeTable final : public tables::OrderedFamilyTable<Core, /*kSnapshots=*/true> {
+class BtreeTable final
+    : public tables::OrderedFamilyTable<Core, /*kSnapshots=*/true, /*Writer=*/Core> {
  public:
   // A table whose core runs on `backend`; errors start with `where`.
   BtreeTable(std::string where, std::string name, TableOptions options,
              std::unique_ptr<Backend> backend);
 
-  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
-  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
-  // Atomic for readers and snapshots (Core::Write).
-  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
-               const BatchOptions& options) override;
-  // Frees every version no live snapshot sees (nothing to rewrite: the
-  // table is in memory).
-  Status Compact() override;
+  // Writes are atomic for readers and snapshots (Core::Write); Compact frees
+  // every version no live snapshot sees (nothing to rewrite: the table is in
+  // memory).
   Result<std::unique_ptr<Snapshot>> TakeSnapshot() override;
   Result<TableStats> Stats() override;
   // Visits the live pairs in ascending key order, as of the scan's start.
   Status Scan(const ScanVisitor& visit) override;
 
  private:
+  Core& writer() override { return core_; }
   Core& queries() override { return core_; }
 
   Core core_;

@@ -67,9 +67,6 @@ class GphashCli final : public tables::FamilyCli {
 
 }  // namespace
 
-const tables::FamilyCli& Cli() {
-  static const GphashCli cli;
-  return cli;
-}
+const tables::FamilyCli& Cli() { return tables::Instance<GphashCli>(); }
 
 }  // namespace gpkv::gphash

@@ -108,9 +108,6 @@ class GphashFamily final : public tables::PersistentFamily {
 
 }  // namespace
 
-const tables::TableFamily& Family() {
-  static const GphashFamily family;
-  return family;
-}
+const tables::TableFamily& Family() { return tables::Instance<GphashFamily>(); }
 
 }  // namespace gpkv::gphash

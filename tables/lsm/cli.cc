@@ -56,9 +56,6 @@ class LsmCli final : public tables::FamilyCli {
 
 }  // namespace
 
-const tables::FamilyCli& Cli() {
-  static const LsmCli cli;
-  return cli;
-}
+const tables::FamilyCli& Cli() { return tables::Instance<LsmCli>(); }
 
 }  // namespace gpkv::lsm

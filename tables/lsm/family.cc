@@ -95,9 +95,6 @@ class LsmFamily final : public tables::PersistentFamily {
 
 }  // namespace
 
-const tables::TableFamily& Family() {
-  static const LsmFamily family;
-  return family;
-}
+const tables::TableFamily& Family() { return tables::Instance<LsmFamily>(); }
 
 }  // namespace gpkv::lsm

@@ -1,10 +1,7 @@
 #include "tables/lsm/table.h"
 
-#include <vector>
-
 #include "tables/lsm/root.h"
 #include "tables/stats_builder.h"
-#include "tables/write_batch.h"
 
 namespace gpkv::lsm {
 
@@ -41,28 +38,6 @@ TableStats PublicStats(const LsmStats& stats) {
 
 LsmTable::LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core)
     : OrderedFamilyTable(std::move(name), options), core_(std::move(core)) {}
-
-Status LsmTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
-  return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));
-}
-
-Status LsmTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
-  return core_->Erase(keys.bytes(), OrNull(erased), CountOf(keys));
-}
-
-Status LsmTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
-                       const BatchOptions&) {
-  auto batch = tables::ResolveWrite("table '" + name() + "'", keys.bytes(), values.bytes(),
-                                    ops.bytes(), CountOf(keys), options().key_size,
-                                    options().value_size, !erased.empty());
-  if (!batch.ok()) return batch.status();
-  std::vector<uint8_t> probe_found(batch->probes);
-  GPKV_RETURN_IF_ERROR(core_->Write(*batch, probe_found.data()));
-  if (!erased.empty()) batch->FillErased(probe_found.data(), erased.bytes());
-  return Status::OK();
-}
-
-Status LsmTable::Compact() { return core_->Compact(); }
 
 Status LsmTable::Close() { return core_->Close(); }
 

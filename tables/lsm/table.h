@@ -27,16 +27,12 @@ TableStats PublicStats(const LsmStats& stats);
 
 // Writes go to the core; the reads to its backend
 // (tables::OrderedFamilyTable).
-class LsmTable final : public tables::OrderedFamilyTable<Backend, /*kSnapshots=*/false> {
+class LsmTable final
+    : public tables::OrderedFamilyTable<Backend, /*kSnapshots=*/false, /*Writer=*/Core> {
  public:
   LsmTable(std::string name, TableOptions options, std::unique_ptr<Core> core);
 
-  Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
-  Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
-  // Whole-batch atomic, as Put and Erase (Core::Write).
-  Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
-               const BatchOptions& options) override;
-  Status Compact() override;
+  // Writes are whole-batch atomic, Write's mixed batches too (Core::Write).
   Result<TableStats> Stats() override;
   // Publishes a pending checkpoint and makes it durable (Core::Close).
   Status Close() override;
@@ -44,6 +40,7 @@ class LsmTable final : public tables::OrderedFamilyTable<Backend, /*kSnapshots=*
   Status Scan(const ScanVisitor& visit) override;
 
  private:
+  Core& writer() override { return *core_; }
   Backend& queries() override { return core_->backend(); }
 
   const std::unique_ptr<Core> core_;

@@ -19,9 +19,6 @@ class SlabHashFamily final : public tables::VolatileFamily {
 
 }  // namespace
 
-const tables::TableFamily& Family() {
-  static const SlabHashFamily family;
-  return family;
-}
+const tables::TableFamily& Family() { return tables::Instance<SlabHashFamily>(); }
 
 }  // namespace gpkv::slab_hash
