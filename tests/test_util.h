@@ -80,4 +80,14 @@ inline Options DbOptions(uint64_t pool_size, int threads, Backend backend = Back
   return options;
 }
 
+// A table of `kind` and `durability` with the default sizes, sized for 1000
+// keys.
+inline TableOptions TableOf(TableKind kind, Durability durability) {
+  TableOptions options;
+  options.kind = kind;
+  options.durability = durability;
+  options.expected_keys = 1000;
+  return options;
+}
+
 }  // namespace gpkv::testutil

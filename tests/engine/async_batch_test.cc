@@ -14,22 +14,9 @@
 namespace gpkv {
 namespace {
 
-Options CpuOptions() {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{64} << 20;
-  options.cpu_threads = 2;
-  options.backend = Backend::kCpu;
-  return options;
-}
+using testutil::TableOf;
 
-TableOptions TableOf(TableKind kind, Durability durability) {
-  TableOptions options;
-  options.kind = kind;
-  options.durability = durability;
-  options.expected_keys = 1000;
-  return options;
-}
+Options CpuOptions() { return testutil::DbOptions(uint64_t{64} << 20, /*threads=*/2); }
 
 // A stream handle the CPU backend never dereferences (it has nothing to
 // order after): any non-null value names "a stream".

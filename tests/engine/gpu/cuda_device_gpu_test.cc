@@ -19,11 +19,7 @@ namespace {
   } while (0)
 
 Options CudaOptions() {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{256} << 20;
-  options.cpu_threads = 2;
-  options.backend = Backend::kCuda;
+  Options options = testutil::DbOptions(uint64_t{256} << 20, /*threads=*/2, Backend::kCuda);
   options.cuda_device = 0;  // named, not left to the default
   return options;
 }
