@@ -1,5 +1,7 @@
 #include "tables/lsm/run.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -69,9 +71,9 @@ uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape
 Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count) {
   const uint32_t key_size = shape.key_size();
-  const uint64_t bytes = RunBytes(count, key_size, shape.value_size);
+  const uint64_t bytes = RunExtentBytes(count, key_size, shape.value_size);
   // Not zeroed first: every byte of the extent is written (arrays, header,
-  // padding) and persisted before a manifest can name the run.
+  // padding, filter) and persisted before a manifest can name the run.
   auto offset = pool.allocator().AllocateUninitialized(bytes, format::kExtentKindOther, table_id);
   if (!offset.ok()) return offset.status();
   uint8_t* base = pool.At<uint8_t>(*offset);
@@ -87,8 +89,72 @@ Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShap
   return extent;
 }
 
+void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint64_t* filter,
+                 uint64_t words, int threads) {
+  // Each thread owns a slice of the words and adds the keys that fall in it
+  // (every thread hashes every key): no two threads write one word, so they
+  // take plain ORs. A key's word is a random cache line of the filter: the
+  // keys go in groups whose words are prefetched first, so that the misses
+  // overlap.
+  constexpr uint64_t kParallelKeys = uint64_t{1} << 23;
+  constexpr uint64_t kGroup = 32;
+  const int team = count < kParallelKeys ? 1 : std::max(1, threads);
+#pragma omp parallel num_threads(team)
+  {
+    const uint64_t parts = static_cast<uint64_t>(omp_get_num_threads());
+    const uint64_t part = static_cast<uint64_t>(omp_get_thread_num());
+    const uint64_t first_word = words * part / parts;
+    const uint64_t end_word = words * (part + 1) / parts;
+    uint64_t hashes[kGroup];
+    for (uint64_t group = 0; group < count; group += kGroup) {
+      const uint64_t size = std::min(kGroup, count - group);
+      for (uint64_t i = 0; i < size; ++i) {
+        hashes[i] = FilterHash(keys + (group + i) * key_words, key_words);
+        __builtin_prefetch(filter + FilterWordOf(hashes[i], words), 1);
+      }
+      for (uint64_t i = 0; i < size; ++i) {
+        const uint64_t word = FilterWordOf(hashes[i], words);
+        if (word >= first_word && word < end_word) filter[word] |= FilterMaskOf(hashes[i]);
+      }
+    }
+  }
+}
+
+uint64_t RunFilterChecksum(uint64_t table_id, const uint64_t* filter, uint64_t words, int threads) {
+  return log::PositionChecksum(table_id, filter, words, threads);
+}
+
+namespace {
+
+// The filter of a run whose keys are in the pool, its bytes zero before.
+void BuildFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t entries,
+                 const EntryShape& shape, int threads) {
+  uint8_t* base = pool.At<uint8_t>(offset);
+  const auto* keys = reinterpret_cast<const uint64_t*>(base + RunKeysOffset());
+  auto* filter = reinterpret_cast<uint64_t*>(
+      base + RunFilterOffset(entries, shape.key_size(), shape.value_size));
+  const uint64_t words = RunFilterWords(entries);
+  AddToFilter(keys, entries, shape.key_words, filter, words, threads);
+  // The filter is small (1.25 bytes a key): its checksum on one thread.
+  const uint64_t checksum = RunFilterChecksum(table_id, filter, words);
+  std::memcpy(filter + words, &checksum, sizeof(checksum));
+}
+
+}  // namespace
+
+void WriteRunFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t entries,
+                    const EntryShape& shape, int threads) {
+  const uint64_t filter_offset = RunFilterOffset(entries, shape.key_size(), shape.value_size);
+  const uint64_t filter_bytes = RunFilterWords(entries) * 8 + 8;
+  std::memset(pool.At<uint8_t>(offset + filter_offset), 0, filter_bytes);
+  BuildFilter(pool, table_id, offset, entries, shape, threads);
+  pool.Persist(pool.At<uint8_t>(offset + filter_offset), filter_bytes);
+}
+
 void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const RunExtent& extent,
-               const RunSummary& summary, uint64_t data_checksum) {
+               const RunSummary& summary, uint64_t data_checksum, int threads) {
+  // AllocateRun zeroed the filter.
+  BuildFilter(pool, table_id, extent.offset, extent.count, shape, threads);
   RunHeader header{};
   header.magic = kRunMagic;
   header.table_id = table_id;
@@ -101,13 +167,14 @@ void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const
   header.checksum = format::Checksum64(&header, offsetof(RunHeader, checksum));
   uint8_t* base = pool.At<uint8_t>(extent.offset);
   std::memcpy(base, &header, sizeof(header));
-  pool.Persist(base, format::AlignUp(RunBytes(extent.count, shape.key_size(), shape.value_size),
-                                     format::kExtentAlignment));
+  pool.Persist(base,
+               format::AlignUp(RunExtentBytes(extent.count, shape.key_size(), shape.value_size),
+                               format::kExtentAlignment));
 }
 
 Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
-                              const CopyRunArrays& copy_arrays) {
+                              const CopyRunArrays& copy_arrays, int threads) {
   auto extent = AllocateRun(pool, table_id, shape, count);
   if (!extent.ok()) return extent.status();
   // The extent is fresh and unreferenced: no reader sees these bytes until a
@@ -117,7 +184,7 @@ Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShap
     pool.allocator().Free(extent->offset).IgnoreError();
     return copied;
   }
-  FinishRun(pool, table_id, shape, *extent, summary, data_checksum);
+  FinishRun(pool, table_id, shape, *extent, summary, data_checksum, threads);
   return extent->offset;
 }
 
@@ -147,7 +214,7 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
     return Status::OK();
   };
   return WriteRunWith(pool, table_id, shape, run.count, Summarize(run),
-                      RunDataChecksum(table_id, run, shape, threads), copy);
+                      RunDataChecksum(table_id, run, shape, threads), copy, threads);
 }
 
 Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets) {
@@ -167,6 +234,9 @@ RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,
   view.meta = reinterpret_cast<const uint64_t*>(base + RunMetaOffset(entries, shape.key_size()));
   view.values = base + RunValuesOffset(entries, shape.key_size());
   view.count = entries;
+  view.filter = reinterpret_cast<const uint64_t*>(
+      base + RunFilterOffset(entries, shape.key_size(), shape.value_size));
+  view.filter_words = RunFilterWords(entries);
   return view;
 }
 

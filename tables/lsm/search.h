@@ -80,15 +80,28 @@ GPKV_HD uint64_t UpperBound(const RunView& run, const uint64_t* key) {
   return Bound<W, true>(run, key);
 }
 
-// The newest entry of `key`: (source, index), or source == -1.
+// The newest entry of `key`: (source, index), or source == -1. A run with a
+// filter (RunView::filter) is searched only when its filter may hold the
+// key: most gets then search one run instead of every one. The last (the
+// oldest) run's filter is not read: the largest run holds most keys, and a
+// get of a key it holds would read the filter's cache line for nothing.
 struct Hit {
   int source = -1;
   uint64_t index = 0;
 };
 template <uint32_t W, typename Sources>
 GPKV_HD Hit FindNewest(const Sources& sources, const uint64_t* key) {
+  uint64_t hash = 0;
+  bool hashed = false;
   for (uint32_t s = 0; s < sources.count; ++s) {
     const RunView& run = sources.runs[s];
+    if (run.filter != nullptr && s + 1 < sources.count) {
+      if (!hashed) {
+        hash = FilterHash(key, W);
+        hashed = true;
+      }
+      if (!FilterMayContain(run.filter, run.filter_words, hash)) continue;
+    }
     const uint64_t index = LowerBound<W>(run, key);
     if (index < run.count && Compare<W>(run.keys + index * W, key) == 0) {
       return {static_cast<int>(s), index};
