@@ -30,10 +30,11 @@
 
 namespace gpkv::format {
 
-// Version 2: a catalog entry holds a per-family parameter block (version 1
-// had hash geometry in the generic record). Older pools are refused with an
-// error naming both versions.
-constexpr uint32_t kFormatVersion = 2;
+// Version 3: an ordered table's run ends with a key filter (tables/lsm/
+// layout.h). Version 2: a catalog entry holds a per-family parameter block
+// (version 1 had hash geometry in the generic record). Older pools are
+// refused with an error naming both versions.
+constexpr uint32_t kFormatVersion = 3;
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kExtentAlignment = 4096;
 

@@ -184,8 +184,8 @@ Result<std::unique_ptr<Pool>> Pool::Open(const std::string& path, bool read_only
         " is newer than this gpkv supports (" + std::to_string(format::kFormatVersion) + ")");
   }
   if (header.format_version != 0 && header.format_version < format::kFormatVersion) {
-    // Version 1 kept hash geometry in the generic catalog record; its tables
-    // cannot be read as version 2's per-family parameter blocks.
+    // Version 1 kept hash geometry in the generic catalog record; version 2's
+    // ordered-table runs have no key filter, where version 3's end with one.
     return Status::Unsupported(
         pool->Where("header", 8) + ": format version " + std::to_string(header.format_version) +
         " is older than this gpkv reads (version " + std::to_string(format::kFormatVersion) +

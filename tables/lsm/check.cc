@@ -19,8 +19,11 @@ using Severity = Finding::Severity;
 struct TableCheck {
   std::vector<RunView> runs;         // intact runs, newest first
   std::vector<uint32_t> bad_levels;  // levels whose run is damaged
-  RunData buffer;                    // the intact log records, merged
-  log::Cut log_cut;                  // where the intact records end
+  // Levels whose run is intact but whose filter is damaged (repair rebuilds
+  // it from the run's keys).
+  std::vector<uint32_t> bad_filters;
+  RunData buffer;    // the intact log records, merged
+  log::Cut log_cut;  // where the intact records end
   bool log_damaged = false;
   std::vector<Finding> findings;
 };
@@ -40,9 +43,15 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   for (uint32_t level = 0; level < view.manifest.level_count; ++level) {
     const RunRef& ref = view.manifest.levels[level];
     if (ref.offset == 0) continue;
-    auto run = ReadRun(pool, view, level, RunCheck::kFull);
+    auto run = ReadRunData(pool, view, level, RunCheck::kFull);
     if (run.ok()) {
       check.runs.push_back(*run);
+      Status filter = CheckRunFilter(pool, view, level, *run, RunCheck::kFull);
+      if (!filter.ok()) {
+        check.bad_filters.push_back(level);
+        check.findings.push_back({Severity::kCorruption, view.RunRegion(level) + " filter",
+                                  OffsetIn(filter, ref.offset), filter.message()});
+      }
       continue;
     }
     check.bad_levels.push_back(level);
@@ -119,7 +128,7 @@ Result<std::vector<tables::TableExtent>> LsmExtents(const pm::Pool& pool,
       {view->log_offset, view->log_capacity, format::kExtentKindOther}};
   for (const RunRef& run : view->manifest.levels) {
     if (run.offset == 0) continue;
-    extents.push_back({run.offset, RunBytes(run.entries, view->key_size, view->value_size),
+    extents.push_back({run.offset, RunExtentBytes(run.entries, view->key_size, view->value_size),
                        format::kExtentKindOther});
   }
   return extents;
@@ -144,9 +153,15 @@ Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_i
   CheckTableId(pool, *view, table_id, report);
   TableCheck check = CheckParts(pool, *view);
   for (Finding& finding : check.findings) {
-    finding.message += finding.region.find(" log") != std::string::npos
-                           ? "; the log is cut before this record"
-                           : "; run dropped from the manifest";
+    const bool log = finding.region.find(" log") != std::string::npos;
+    const bool filter = finding.region.find(" filter") != std::string::npos;
+    finding.message += log      ? "; the log is cut before this record"
+                       : filter ? "; filter rebuilt from the run's keys"
+                                : "; run dropped from the manifest";
+  }
+  for (uint32_t level : check.bad_filters) {
+    const RunRef& ref = view->manifest.levels[level];
+    WriteRunFilter(pool, view->table_id, ref.offset, ref.entries, view->shape(), 1);
   }
   if (!check.bad_levels.empty()) {
     Manifest next = view->manifest;

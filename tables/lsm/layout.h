@@ -82,7 +82,11 @@
 //   0              RunHeader (64 bytes)
 //   64             u64 keys[n][K/8]   ascending, unique
 //   64 + n*K       u64 meta[n]        sequence number | kTombstoneBit
-//   64 + n*(K+8)   u8  values[n][V]   then zero padding to a multiple of 8
+//   64 + n*(K+8)   u8  values[n][V]   then zero padding to a multiple of 8, then to 64
+//   F              u64 filter[B]      the run's key filter (RunFilterOffset,
+//                                     B = RunFilterWords(n) words)
+//   F + 8*B        u64 filter_checksum  the run filter checksum (below)
+//                                     then zero padding to the extent's end
 //
 // Log: the shared batch log's bytes (tables/log/layout.h owns them: record
 // header, row and columnar records, checksums, commit words and epochs). The
@@ -257,6 +261,72 @@ GPKV_HD constexpr uint64_t ActiveManifestGeneration(uint64_t word) { return word
 GPKV_HD constexpr uint64_t RunDataWords(uint64_t entries, uint32_t key_size, uint32_t value_size) {
   return (RunBytes(entries, key_size, value_size) - kRunHeaderSize) / 8;
 }
+
+// The run's key filter: a register-blocked Bloom filter (Putze et al.) of
+// kFilterBitsPerKey bits per entry, so that a get skips, with probability
+// ~98%, a run that does not hold its key. Its blocks are single u64 words:
+// a key sets kFilterBitsSet bits of the one word its hash names
+// (FilterWordOf, FilterMaskOf), so adding a key or testing one touches one
+// word (one cache line) and costs a hash and a few shifts: a filter is
+// built for every run a flush or a compaction writes, within their budget.
+// Every key of the run is in it, tombstones included; no other bits are
+// set. The bits do not depend on the order keys are added (an OR), so
+// threads of a CPU or a GPU may add them in any order.
+constexpr uint64_t kFilterBitsPerKey = 10;
+constexpr uint32_t kFilterBitsSet = 5;
+// Words of the filter of a run of n entries: ceil(n * 10 / 64) rounded up
+// to a multiple of 8 (whole cache lines), at least 8, at most 2^32.
+GPKV_HD constexpr uint64_t RunFilterWords(uint64_t entries) {
+  const uint64_t words = ((entries * kFilterBitsPerKey + 63) / 64 + 7) / 8 * 8;
+  return words == 0 ? 8 : words > (uint64_t{1} << 32) ? uint64_t{1} << 32 : words;
+}
+// Where the filter starts: the data (RunBytes) rounded up to 64 bytes.
+GPKV_HD constexpr uint64_t RunFilterOffset(uint64_t entries, uint32_t key_size,
+                                           uint32_t value_size) {
+  return (RunBytes(entries, key_size, value_size) + 63) / 64 * 64;
+}
+// Bytes of a run's extent that hold something: data, filter and its checksum.
+GPKV_HD constexpr uint64_t RunExtentBytes(uint64_t entries, uint32_t key_size,
+                                          uint32_t value_size) {
+  return RunFilterOffset(entries, key_size, value_size) + RunFilterWords(entries) * 8 + 8;
+}
+// The key's 64-bit filter hash: each 8-byte word, lowest first, folded in
+// by h = Mix(h ^ word) from h = kFilterHashSeed; Mix is SplitMix64's
+// finalizer.
+constexpr uint64_t kFilterHashSeed = 0x9e3779b97f4a7c15ULL;
+GPKV_HD constexpr uint64_t FilterMix(uint64_t h) {
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return h;
+}
+GPKV_HD constexpr uint64_t FilterHash(const uint64_t* key, uint32_t key_words) {
+  uint64_t h = kFilterHashSeed;
+  for (uint32_t i = 0; i < key_words; ++i) h = FilterMix(h ^ key[i]);
+  return h;
+}
+// The word of a hash: its high 32 bits scaled to the word count.
+GPKV_HD constexpr uint64_t FilterWordOf(uint64_t hash, uint64_t words) {
+  return ((hash >> 32) * words) >> 32;
+}
+// The bits a hash sets in its word: bit (hash >> 6 * i) mod 64 for i = 0..4
+// (the low 30 bits of the hash, 6 at a time).
+GPKV_HD constexpr uint64_t FilterMaskOf(uint64_t hash) {
+  uint64_t mask = 0;
+  for (uint32_t i = 0; i < kFilterBitsSet; ++i) mask |= uint64_t{1} << ((hash >> (6 * i)) & 63);
+  return mask;
+}
+// Whether the filter of `words` words may hold the key of `hash` (false:
+// the run does not hold it).
+GPKV_HD bool FilterMayContain(const uint64_t* filter, uint64_t words, uint64_t hash) {
+  const uint64_t mask = FilterMaskOf(hash);
+  return (filter[FilterWordOf(hash, words)] & mask) == mask;
+}
+// Checksum of a run's filter (the u64 after it): the log's position-keyed
+// checksum (log::ChecksumTerm, log::ChecksumFinish) of its words, seed =
+// table_id.
 
 // RunHeader, the first 64 bytes of a run.
 //   0  u64 magic            kRunMagic

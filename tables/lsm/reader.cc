@@ -167,7 +167,7 @@ class RootChecker : tables::RootReader {
         return Bad(field, "level " + std::to_string(level) + " run offset " + Hex(run.offset) +
                               " is not 4 KiB aligned");
       }
-      const uint64_t bytes = RunBytes(run.entries, root_.key_size, root_.value_size);
+      const uint64_t bytes = RunExtentBytes(run.entries, root_.key_size, root_.value_size);
       Status range = pool_.CheckRange(run.offset, bytes, view->RunRegion(level));
       if (!range.ok()) return Bad(field, range.message());
       ranges_.push_back({run.offset, bytes, view->RunRegion(level)});
@@ -265,6 +265,44 @@ Status RunChecksumMismatch(const pm::Pool& pool, const LsmView& view, uint32_t l
 
 Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
                         RunSummary* summary, int threads) {
+  auto run = ReadRunData(pool, view, level, check, summary, threads);
+  if (!run.ok()) return run;
+  GPKV_RETURN_IF_ERROR(CheckRunFilter(pool, view, level, *run, check, threads));
+  return run;
+}
+
+Status CheckRunFilter(const pm::Pool& pool, const LsmView& view, uint32_t level, const RunView& run,
+                      RunCheck check, int threads) {
+  if (check == RunCheck::kHeader) return Status::OK();
+  const RunRef& ref = view.manifest.levels[level];
+  const uint64_t filter_offset =
+      ref.offset + RunFilterOffset(ref.entries, view.key_size, view.value_size);
+  auto bad = [&](uint64_t offset, const std::string& why) {
+    return Status::Corruption(pool.Where(view.RunRegion(level) + " filter", offset) + ": " + why);
+  };
+  uint64_t stored;
+  std::memcpy(&stored, run.filter + run.filter_words, sizeof(stored));
+  const uint64_t computed = RunFilterChecksum(view.table_id, run.filter, run.filter_words, threads);
+  if (stored != computed) {
+    return bad(filter_offset + run.filter_words * 8, "run filter checksum mismatch (stored " +
+                                                         Hex(stored) + ", computed " +
+                                                         Hex(computed) + ")");
+  }
+  if (check == RunCheck::kChecksum) return Status::OK();
+  const uint32_t words = view.shape().key_words;
+  for (uint64_t i = 0; i < run.count; ++i) {
+    const uint64_t hash = FilterHash(run.keys + i * words, words);
+    if (!FilterMayContain(run.filter, run.filter_words, hash)) {
+      return bad(
+          filter_offset + FilterWordOf(hash, run.filter_words) * 8,
+          "the filter misses the key of entry " + std::to_string(i) + " (a get would not find it)");
+    }
+  }
+  return Status::OK();
+}
+
+Result<RunView> ReadRunData(const pm::Pool& pool, const LsmView& view, uint32_t level,
+                            RunCheck check, RunSummary* summary, int threads) {
   const RunRef& ref = view.manifest.levels[level];
   const std::string region = view.RunRegion(level);
   auto bad = [&](uint64_t offset, const std::string& why) {

@@ -63,14 +63,26 @@ Result<LsmView> ReadLsmRoot(const pm::Pool& pool, const std::string& table_name,
                             uint64_t root_offset, bool require_allocated = true);
 
 // How much of a run to check: the header alone (it must agree with the
-// manifest), plus the data checksum, plus key order and meta words.
+// manifest), plus the data and filter checksums, plus key order, meta words
+// and every key found by the filter.
 enum class RunCheck { kHeader, kChecksum, kFull };
 
 // Validates the run of `level` and returns a view of it in the pool (the
-// data checksum summed on `threads` threads). Corruption naming the table,
-// level and offset when it fails a check.
+// checksums summed on `threads` threads): ReadRunData, then CheckRunFilter.
+// Corruption naming the table, level and offset when it fails a check.
 Result<RunView> ReadRun(const pm::Pool& pool, const LsmView& view, uint32_t level, RunCheck check,
                         RunSummary* summary = nullptr, int threads = 1);
+
+// ReadRun without the filter's checks: the header and the run's data.
+Result<RunView> ReadRunData(const pm::Pool& pool, const LsmView& view, uint32_t level,
+                            RunCheck check, RunSummary* summary = nullptr, int threads = 1);
+
+// The filter checks of ReadRun for `run` (ReadRunData's view of `level`):
+// with kChecksum or kFull its checksum, with kFull also that it may hold
+// every key of the run (a key it misses is corruption: a get would not find
+// it). Corruption naming the table, level and the filter's offset.
+Status CheckRunFilter(const pm::Pool& pool, const LsmView& view, uint32_t level, const RunView& run,
+                      RunCheck check, int threads = 1);
 
 // The run header of `level`, checked against the manifest (what ReadRun's
 // RunCheck::kHeader checks), copied to *header. For backends that check the

@@ -29,6 +29,10 @@ struct RunView {
   // search of a large run in the pool touches one block of it.
   const uint64_t* fences = nullptr;  // fence_count * key_words
   uint64_t fence_count = 0;
+  // Optional: the run's key filter in the pool (layout.h), so that a get
+  // skips a run that does not hold its key.
+  const uint64_t* filter = nullptr;  // filter_words
+  uint64_t filter_words = 0;
 };
 
 // The shape of a table's entries.
@@ -106,17 +110,31 @@ struct RunExtent {
   uint8_t* values = nullptr;
 };
 // Allocates the extent of a run of `count` entries and zeroes what follows
-// its values (padding, the extent's tail); every other byte is written by
-// the caller (the arrays) and FinishRun (the header). PoolFull when no
-// extent is free.
+// its values (padding, the filter, the extent's tail); every other byte is
+// written by the caller (the arrays) and FinishRun (the header, the filter).
+// PoolFull when no extent is free.
 Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count);
-// Writes the header of the run whose arrays the caller has written into
-// `extent` and persists the extent: after return the run is durable but
-// unreferenced until a manifest names it. May run on another thread than
-// the extent's allocation (it writes only the extent's bytes).
+// Writes the header and the filter (from the keys) of the run whose arrays
+// the caller has written into `extent`, on `threads` threads, and persists
+// the extent: after return the run is durable but unreferenced until a
+// manifest names it. May run on another thread than the extent's allocation
+// (it writes only the extent's bytes).
 void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const RunExtent& extent,
-               const RunSummary& summary, uint64_t data_checksum);
+               const RunSummary& summary, uint64_t data_checksum, int threads = 1);
+
+// Sets the bits of `count` keys in a zeroed filter of `words` words
+// (layout.h), on `threads` threads (the bits are the same in any order).
+void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint64_t* filter,
+                 uint64_t words, int threads);
+// The run filter checksum (layout.h) of a filter of `words` words.
+uint64_t RunFilterChecksum(uint64_t table_id, const uint64_t* filter, uint64_t words,
+                           int threads = 1);
+// Writes the filter of the run at `offset` (its keys in the pool) and its
+// checksum, and persists them: FinishRun's filter, and repair's rebuild of a
+// damaged one.
+void WriteRunFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t entries,
+                    const EntryShape& shape, int threads);
 
 // WriteRun for a run whose arrays are elsewhere (GPU memory): the caller
 // gives the header's facts (summary, data checksum computed over the same
@@ -124,13 +142,14 @@ void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const
 // persists the extent (AllocateRun, the copy, FinishRun). WriteRun calls it.
 Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
-                              const CopyRunArrays& copy_arrays);
+                              const CopyRunArrays& copy_arrays, int threads = 1);
 
 // Frees the extents of replaced runs (after the manifest that drops them is
 // published); the first error, after trying all.
 Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets);
 
-// A run of the pool as a view (offsets as validated by the reader).
+// A run of the pool as a view, its filter included (offsets as validated by
+// the reader).
 RunView PoolRunView(const pm::Pool& pool, uint64_t offset, uint64_t entries,
                     const EntryShape& shape);
 

@@ -55,17 +55,29 @@ GPKV_HD uint64_t BoundIn(const uint64_t* keys, uint64_t low, uint64_t count, con
   return low;
 }
 
+// The indexes [begin, end) of a run among which the first key >= key (> key
+// with kUpper) lies, or end when none: the block the fences name, or the
+// whole run when it has none.
+struct Block {
+  uint64_t begin;
+  uint64_t end;
+};
+template <uint32_t W, bool kUpper>
+GPKV_HD Block FenceBlock(const RunView& run, const uint64_t* key) {
+  if (run.fences == nullptr) return {0, run.count};
+  // f fences are before the answer: it lies after key (f - 1) * stride and
+  // at or before key f * stride (the end of the run when f is the last).
+  const uint64_t f = BoundIn<W, kUpper>(run.fences, 0, run.fence_count, key);
+  return {f == 0 ? 0 : (f - 1) * kFenceStride + 1,
+          f < run.fence_count ? f * kFenceStride : run.count};
+}
+
 // First index in [0, run.count) whose key is >= key (> key with kUpper):
 // among the fences first when the run has them.
 template <uint32_t W, bool kUpper>
 GPKV_HD uint64_t Bound(const RunView& run, const uint64_t* key) {
-  if (run.fences == nullptr) return BoundIn<W, kUpper>(run.keys, 0, run.count, key);
-  // f fences are before the answer: it lies after key (f - 1) * stride and
-  // at or before key f * stride (the end of the run when f is the last).
-  const uint64_t f = BoundIn<W, kUpper>(run.fences, 0, run.fence_count, key);
-  const uint64_t begin = f == 0 ? 0 : (f - 1) * kFenceStride + 1;
-  const uint64_t end = f < run.fence_count ? f * kFenceStride : run.count;
-  return BoundIn<W, kUpper>(run.keys, begin, end - begin, key);
+  const Block block = FenceBlock<W, kUpper>(run, key);
+  return BoundIn<W, kUpper>(run.keys, block.begin, block.end - block.begin, key);
 }
 
 // First index whose key is >= key (count when none).
@@ -80,15 +92,28 @@ GPKV_HD uint64_t UpperBound(const RunView& run, const uint64_t* key) {
   return Bound<W, true>(run, key);
 }
 
-// The newest entry of `key`: (source, index), or source == -1.
+// The newest entry of `key`: (source, index), or source == -1. A run with a
+// filter (RunView::filter) is searched only when its filter may hold the
+// key: most gets then search one run instead of every one. The last (the
+// oldest) run's filter is not read: the largest run holds most keys, and a
+// get of a key it holds would read the filter's cache line for nothing.
 struct Hit {
   int source = -1;
   uint64_t index = 0;
 };
 template <uint32_t W, typename Sources>
 GPKV_HD Hit FindNewest(const Sources& sources, const uint64_t* key) {
+  uint64_t hash = 0;
+  bool hashed = false;
   for (uint32_t s = 0; s < sources.count; ++s) {
     const RunView& run = sources.runs[s];
+    if (run.filter != nullptr && s + 1 < sources.count) {
+      if (!hashed) {
+        hash = FilterHash(key, W);
+        hashed = true;
+      }
+      if (!FilterMayContain(run.filter, run.filter_words, hash)) continue;
+    }
     const uint64_t index = LowerBound<W>(run, key);
     if (index < run.count && Compare<W>(run.keys + index * W, key) == 0) {
       return {static_cast<int>(s), index};
@@ -101,21 +126,14 @@ GPKV_HD Hit FindNewest(const Sources& sources, const uint64_t* key) {
 template <typename Sources>
 constexpr uint32_t kSourcesOf = std::extent_v<decltype(Sources::runs)>;
 
-// Visits the live entries with keys >= *start (every key when start is null)
-// and <= *end (when end is not null) in ascending order, a k-way walk over
-// the sources: visit(run, index) returns false to stop.
-// The visitor is a host or a device callable: no check that an HD function
-// calls only HD functions (the instantiation that runs decides).
+// ForwardLive from position[s] in each source s (a lower bound of the
+// start key there, which the caller found); advances position.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
 template <uint32_t W, typename Sources, typename Visit>
-GPKV_HD void ForwardLive(const Sources& sources, const uint64_t* start, const uint64_t* end,
-                         Visit&& visit) {
-  uint64_t position[kSourcesOf<Sources>];
-  for (uint32_t s = 0; s < sources.count; ++s) {
-    position[s] = start != nullptr ? LowerBound<W>(sources.runs[s], start) : 0;
-  }
+GPKV_HD void ForwardLiveFrom(const Sources& sources, uint64_t* position, const uint64_t* end,
+                             Visit&& visit) {
   for (;;) {
     int best = -1;
     const uint64_t* best_key = nullptr;
@@ -140,6 +158,24 @@ GPKV_HD void ForwardLive(const Sources& sources, const uint64_t* start, const ui
     ++position[best];
     if (!IsTombstone(winner.meta[index]) && !visit(winner, index)) return;
   }
+}
+
+// Visits the live entries with keys >= *start (every key when start is null)
+// and <= *end (when end is not null) in ascending order, a k-way walk over
+// the sources: visit(run, index) returns false to stop.
+// The visitor is a host or a device callable: no check that an HD function
+// calls only HD functions (the instantiation that runs decides).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <uint32_t W, typename Sources, typename Visit>
+GPKV_HD void ForwardLive(const Sources& sources, const uint64_t* start, const uint64_t* end,
+                         Visit&& visit) {
+  uint64_t position[kSourcesOf<Sources>];
+  for (uint32_t s = 0; s < sources.count; ++s) {
+    position[s] = start != nullptr ? LowerBound<W>(sources.runs[s], start) : 0;
+  }
+  ForwardLiveFrom<W>(sources, position, end, visit);
 }
 
 // Visits the live entries with keys <= *start in descending order.

@@ -18,8 +18,8 @@ void AddManifestStats(const Manifest& manifest, const uint64_t* level_tombstones
     stats->entries += ref.entries;
     stats->level_entries[level] = ref.entries;
     stats->tombstones += level_tombstones[level];
-    stats->run_bytes += format::AlignUp(RunBytes(ref.entries, shape.key_size(), shape.value_size),
-                                        format::kExtentAlignment);
+    stats->run_bytes += format::AlignUp(
+        RunExtentBytes(ref.entries, shape.key_size(), shape.value_size), format::kExtentAlignment);
   }
   stats->compactions = manifest.compactions;
   stats->applied_seq = manifest.applied_seq;

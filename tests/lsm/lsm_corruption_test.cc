@@ -1,17 +1,20 @@
 // Damaged LSM bytes give Corruption naming the table and an offset, never a
 // crash: a run's data, a run's header, the active manifest, the root and a
-// log record; verify reports each and repair drops what is damaged. The
+// log record; verify reports each and repair drops what is damaged (a
+// run's filter, damaged, is rebuilt from the run's keys). The
 // damage stays with the table: the pool opens, the table's OpenTable says.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "lsm_test_util.h"
 #include "recovery/verify.h"
 #include "tables/lsm/layout.h"
+#include "tables/lsm/run.h"
 
 namespace gpkv {
 namespace {
@@ -82,6 +85,80 @@ TEST(LsmCorruption, AFlippedRunByteIsCorruptionAtTheRunAndRepairDropsTheRun) {
   ASSERT_NE(run, 0u);
   testutil::FlipByte(temp.path(), run + lsm::kRunHeaderSize + 8, 0x10);
   ExpectCorruptionAt(temp.path(), run + lsm::kRunHeaderSize, /*table_survives_repair=*/true);
+}
+
+// Every key BuildTable wrote is found, with its value.
+void ExpectEveryKeyFound(const std::string& path) {
+  auto db = DB::Open(path, PoolOptions(uint64_t{16} << 20, 1));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("o");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> keys, expected;
+  for (uint64_t batch = 0; batch < 3; ++batch) {
+    for (uint64_t i = 0; i < (batch == 2 ? 4 : 16); ++i) {
+      keys.push_back(batch * 100 + i);
+      expected.push_back(i);
+    }
+  }
+  std::vector<uint64_t> values(keys.size());
+  std::vector<uint8_t> found(keys.size());
+  ASSERT_TRUE((*table)->Get(keys, values, found).ok());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(found[i], 1) << "key " << keys[i];
+    EXPECT_EQ(values[i], expected[i]) << "key " << keys[i];
+  }
+}
+
+// The offset of the filter of the run of `level` of the pool's one table.
+uint64_t FilterOffset(const std::string& path, uint32_t level) {
+  const lsm::RunRef run = Active(ReadRoot(path)).levels[level];
+  EXPECT_NE(run.offset, 0u);
+  return run.offset + lsm::RunFilterOffset(run.entries, 8, 8);
+}
+
+TEST(LsmCorruption, AFlippedFilterBitIsCorruptionAtTheFilterAndRepairRebuildsIt) {
+  testutil::TempPool temp("lsm-run-filter");
+  BuildTable(temp.path());
+  const lsm::RunRef run = Active(ReadRoot(temp.path())).levels[1];
+  const uint64_t filter = FilterOffset(temp.path(), 1);
+  testutil::FlipByte(temp.path(), filter + 5, 0x20);
+  // The open checks the filter's checksum, stored after its words.
+  ExpectCorruptionAt(temp.path(), filter + lsm::RunFilterWords(run.entries) * 8,
+                     /*table_survives_repair=*/true);
+  ExpectEveryKeyFound(temp.path());
+}
+
+// A filter emptied with its checksum made to match passes the open's checks
+// but would hide the run's keys from gets: verify finds that a key of the
+// run is missing from it (naming the filter block), repair rebuilds it.
+TEST(LsmCorruption, AFilterThatMissesAKeyOfItsRunIsFoundByVerifyAndRebuiltByRepair) {
+  testutil::TempPool temp("lsm-run-filter-keys");
+  BuildTable(temp.path());
+  const lsm::LsmRoot root = ReadRoot(temp.path());
+  const lsm::RunRef run = Active(root).levels[1];
+  const uint64_t filter = FilterOffset(temp.path(), 1);
+  const uint64_t words = lsm::RunFilterWords(run.entries);
+  const std::vector<uint64_t> zeros(words, 0);
+  for (uint64_t word = 0; word < zeros.size(); ++word) {
+    testutil::WriteBytes<uint64_t>(temp.path(), filter + word * 8, 0);
+  }
+  testutil::WriteBytes<uint64_t>(temp.path(), filter + words * 8,
+                                 lsm::RunFilterChecksum(root.table_id, zeros.data(), words));
+  ASSERT_TRUE(OpenTableStatus(temp.path()).ok());
+  auto verified = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(verified.ok());
+  ASSERT_TRUE(verified->HasCorruption());
+  const recovery::Finding& finding = verified->findings[0];
+  EXPECT_NE(finding.message.find("table 'o'"), std::string::npos) << finding.message;
+  EXPECT_NE(finding.message.find("filter misses the key"), std::string::npos) << finding.message;
+  EXPECT_GE(finding.offset, filter);
+  EXPECT_LT(finding.offset, filter + words * 8);
+  auto repaired = recovery::RepairPool(temp.path(), nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto after = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->findings.empty()) << after->findings[0].message;
+  ExpectEveryKeyFound(temp.path());
 }
 
 TEST(LsmCorruption, ARunHeaderWithAHugeEntryCountIsCorruption) {

@@ -89,21 +89,36 @@ Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, siz
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
   const uint32_t value_size = shape_.value_size;
+  const size_t groups = (n + kGetGroup - 1) / kGetGroup;
   DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
 #pragma omp parallel for num_threads(threads_) schedule(static) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t key[W];
-      LoadKey<W>(keys, i, key);
-      const Hit hit = FindNewest<W>(sources, key);
-      const bool live = hit.source >= 0 && !IsTombstone(sources.runs[hit.source].meta[hit.index]);
-      if (live) {
-        std::memcpy(values + i * value_size,
-                    sources.runs[hit.source].values + hit.index * value_size, value_size);
-      } else {
-        std::memset(values + i * value_size, 0, value_size);
+    for (size_t group = 0; group < groups; ++group) {
+      const size_t first = group * kGetGroup;
+      const uint32_t count = static_cast<uint32_t>(std::min<size_t>(kGetGroup, n - first));
+      uint64_t group_keys[kGetGroup * W];
+      std::memcpy(group_keys, keys + first * W * 8, count * W * 8);
+      Hit hits[kGetGroup];
+      FindNewestGroup<W>(sources, group_keys, count, hits);
+      // The meta words and values of the hits, prefetched for the group.
+      for (uint32_t j = 0; j < count; ++j) {
+        if (hits[j].source < 0) continue;
+        const RunView& run = sources.runs[hits[j].source];
+        __builtin_prefetch(run.meta + hits[j].index);
+        __builtin_prefetch(run.values + hits[j].index * value_size);
       }
-      if (found != nullptr) found[i] = live ? 1 : 0;
+      for (uint32_t j = 0; j < count; ++j) {
+        const size_t i = first + j;
+        const Hit& hit = hits[j];
+        const bool live = hit.source >= 0 && !IsTombstone(sources.runs[hit.source].meta[hit.index]);
+        if (live) {
+          std::memcpy(values + i * value_size,
+                      sources.runs[hit.source].values + hit.index * value_size, value_size);
+        } else {
+          std::memset(values + i * value_size, 0, value_size);
+        }
+        if (found != nullptr) found[i] = live ? 1 : 0;
+      }
     }
   });
   return Status::OK();
@@ -112,15 +127,28 @@ Status CpuBackend::Get(const uint8_t* keys, uint8_t* values, uint8_t* found, siz
 Status CpuBackend::Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n) {
   std::shared_lock<std::shared_mutex> lock(version_mutex_);
   const Sources sources = SourcesOf(*version_);
+  const size_t groups = (n + kGetGroup - 1) / kGetGroup;
+  const uint32_t value_size = shape_.value_size;
   DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 64) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t low[W], high[W];
-      LoadKey<W>(lo, i, low);
-      LoadKey<W>(hi, i, high);
-      const uint64_t count = CountLiveIn<W>(sources, low, high);
-      std::memcpy(counts + i, &count, sizeof(count));
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 4) if (n >= kParallelQueries)
+    for (size_t group = 0; group < groups; ++group) {
+      const size_t first = group * kGetGroup;
+      const uint32_t size = static_cast<uint32_t>(std::min<size_t>(kGetGroup, n - first));
+      uint64_t lows[kGetGroup * W];
+      std::memcpy(lows, lo + first * W * 8, size * W * 8);
+      uint64_t positions[kGetGroup][kMaxSources];
+      LowerBoundsGroup<W>(sources, lows, size, value_size, positions);
+      for (uint32_t j = 0; j < size; ++j) {
+        uint64_t high[W];
+        LoadKey<W>(hi, first + j, high);
+        uint64_t count = 0;
+        ForwardLiveFrom<W>(sources, positions[j], high, [&](const RunView&, uint64_t) {
+          ++count;
+          return true;
+        });
+        std::memcpy(counts + first + j, &count, sizeof(count));
+      }
     }
   });
   return Status::OK();
@@ -149,19 +177,40 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
     for (size_t chunk = 0; chunk < chunks; ++chunk) {
       PairBuffer& keys = chunk_keys[chunk];
       PairBuffer& values = chunk_values[chunk];
-      for (size_t i = n * chunk / chunks; i < n * (chunk + 1) / chunks; ++i) {
+      const size_t chunk_begin = n * chunk / chunks;
+      const size_t chunk_end = n * (chunk + 1) / chunks;
+      uint64_t positions[kGetGroup][kMaxSources];
+      for (size_t i = chunk_begin; i < chunk_end; ++i) {
+        // The smallest keys of a range start at lower bounds of its low key,
+        // found for a group of ranges at a time.
+        const size_t in_group = (i - chunk_begin) % kGetGroup;
+        if (!query_limit.largest && in_group == 0) {
+          const uint32_t size = static_cast<uint32_t>(std::min<size_t>(kGetGroup, chunk_end - i));
+          uint64_t lows[kGetGroup * W];
+          std::memcpy(lows, lo + i * W * 8, size * W * 8);
+          LowerBoundsGroup<W>(sources, lows, size, pair_value_size, positions);
+        }
         uint64_t low[W], high[W];
         LoadKey<W>(lo, i, low);
         LoadKey<W>(hi, i, high);
         uint64_t count = 0;
         const size_t keys_from = keys.size();
         const size_t values_from = values.size();
-        LimitedLiveIn<W>(sources, low, high, query_limit.pairs, query_limit.largest,
-                         [&](const RunView& run, uint64_t index) {
-                           keys.Append(run.keys + index * W, pair_key_size);
-                           values.Append(run.values + index * pair_value_size, pair_value_size);
-                           ++count;
-                         });
+        auto append = [&](const RunView& run, uint64_t index) {
+          keys.Append(run.keys + index * W, pair_key_size);
+          values.Append(run.values + index * pair_value_size, pair_value_size);
+          ++count;
+        };
+        if (query_limit.largest) {
+          LimitedLiveIn<W>(sources, low, high, query_limit.pairs, true, append);
+        } else if (query_limit.pairs != 0) {
+          // LimitedLiveIn's walk for the smallest keys, from the bounds.
+          ForwardLiveFrom<W>(sources, positions[in_group], high,
+                             [&](const RunView& run, uint64_t index) {
+                               append(run, index);
+                               return count < query_limit.pairs;
+                             });
+        }
         if (query_limit.largest) {  // walked in descending order
           keys.ReversePairsFrom(keys_from, pair_key_size);
           values.ReversePairsFrom(values_from, pair_value_size);

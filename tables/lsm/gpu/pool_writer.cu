@@ -195,7 +195,8 @@ Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
         GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
                                   Where() + ": copy a run into the pool");
         return Status::OK();
-      });
+      },
+      threads_);
   times_.copy += copy_seconds;
   times_.persist +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
@@ -240,7 +241,9 @@ Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run) {
           return Status::OK();
         };
         const Status status = copy_run();
-        if (status.ok()) FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum);
+        if (status.ok()) {
+          FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum, threads_);
+        }
         copy->copy_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return status;

@@ -185,8 +185,8 @@ std::vector<uint8_t> ScanBytes(Table& table) {
   return out;
 }
 
-// The pools' table bytes: manifests equal up to run offsets, runs and the
-// published log byte-identical.
+// The pools' table bytes: manifests equal up to run offsets, runs (their
+// filters included) and the published log byte-identical.
 void ExpectSameBytes(const std::string& a, const std::string& b, const Shape& shape) {
   auto root_a = testutil::ReadBytes<lsm::LsmRoot>(a, RootOffset(a));
   auto root_b = testutil::ReadBytes<lsm::LsmRoot>(b, RootOffset(b));
@@ -205,7 +205,7 @@ void ExpectSameBytes(const std::string& a, const std::string& b, const Shape& sh
     if (ma.levels[level].offset == 0) continue;
     ++runs;
     const uint64_t bytes =
-        lsm::RunBytes(ma.levels[level].entries, shape.key_size, shape.value_size);
+        lsm::RunExtentBytes(ma.levels[level].entries, shape.key_size, shape.value_size);
     auto run_a = ReadRange(a, ma.levels[level].offset, bytes);
     auto run_b = ReadRange(b, mb.levels[level].offset, bytes);
     ASSERT_EQ(run_a.size(), bytes);
