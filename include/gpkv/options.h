@@ -230,9 +230,11 @@ struct HashGeometry {
 // index lives in memory, RAM on the CPU backend; when the log's M batches of
 // batch_entries are used up, an image of the index is written to the pool
 // sequentially and the log starts again). A logged table costs memory for
-// its whole index and a replay of up to M * b entries at open; it runs on
-// the CPU backend (on Backend::kCuda it is Unsupported; kAuto opens it on the
-// CPU). Fixed at create.
+// its whole index and a replay of up to M * b entries at open. On the CUDA
+// backend its index is in GPU memory and its write batches take host memory
+// (gets take device memory too); an index that GPU memory cannot hold is
+// OutOfDeviceMemory (Backend::kAuto then opens the table on the CPU). Fixed
+// at create.
 struct HashLogOptions {
   // M: 0 = in place; 1..1024 = logged, the log holding M batches of b.
   uint32_t log_batches = 0;

@@ -20,6 +20,7 @@
 #include "tables/persistent_family.h"
 #if GPKV_HAVE_CUDA
 #include "tables/gphash/gpu/backend.h"
+#include "tables/gphash/logged/gpu/device_batches.h"
 #endif
 
 namespace gpkv::gphash {
@@ -107,27 +108,42 @@ Status RepairHash(pm::Pool& pool, const std::string& table_name, uint64_t table_
   return RepairGphash(pool, table_name, table_id, root_offset, report, progress);
 }
 
-// A logged table: its core over an index on the context's backend. Only the
-// CPU backend is built for it: on kCuda it is Unsupported (under kAuto the
-// engine then opens it on the CPU).
+// A logged table: its core over an index on the context's backend (the
+// volatile hash table: libcuckoo on the CPU, the GPU slab hash on CUDA). On
+// CUDA an index that device memory cannot hold is OutOfDeviceMemory saying
+// so (under kAuto the engine then opens the table on the CPU).
 Result<std::unique_ptr<Table>> OpenLogged(const tables::OpenContext& context,
                                           const format::CatalogEntry& entry,
                                           const TableOptions& options) {
-  if (context.backend == gpkv::Backend::kCuda) {
+  const bool on_gpu = context.backend == gpkv::Backend::kCuda;
+#if !GPKV_HAVE_CUDA
+  if (on_gpu) {
     return Status::Unsupported(context.pool->path() + ": table '" + std::string(entry.name) +
-                               "': logged hash tables run on the CPU backend; the in-place "
-                               "modes (direct, mirror, staged) run on the GPU");
+                               "': this build of gpkv has no CUDA backend");
   }
-  auto make_index = [&](uint64_t expected_keys) {
+#endif
+  auto make_index = [&](uint64_t expected_keys) -> Result<std::unique_ptr<Table>> {
     TableOptions index_options = options;
     index_options.expected_keys = expected_keys;
-    return tables::OpenHashIndex(context, entry.name, index_options);
+    auto index = tables::OpenHashIndex(context, entry.name, index_options);
+    if (on_gpu && index.status().code() == Code::kOutOfDeviceMemory) {
+      return Status::OutOfDeviceMemory(
+          index.status().message() + " (the index of a logged hash table of " +
+          std::to_string(expected_keys) +
+          " keys does not fit device memory; a hash table written in place, whose index lives "
+          "in the pool, runs on the GPU in direct or staged mode)");
+    }
+    return index;
   };
   auto core = logged::Core::Open(*context.pool, entry.name, entry.root_offset, make_index,
                                  context.cpu_threads, context.report);
   if (!core.ok()) return core.status();
-  return std::unique_ptr<Table>(
-      std::make_unique<logged::LoggedTable>(entry.name, options, std::move(*core)));
+  logged::DeviceMemoryFn in_device_memory = nullptr;
+#if GPKV_HAVE_CUDA
+  if (on_gpu) in_device_memory = &logged::gpu::InDeviceMemory;
+#endif
+  return std::unique_ptr<Table>(std::make_unique<logged::LoggedTable>(
+      entry.name, options, std::move(*core), in_device_memory, context.cuda_device));
 }
 
 class GphashFamily final : public tables::PersistentFamily {

@@ -20,10 +20,27 @@ TableStats PublicStats(const LoggedStats& stats) {
   return out.Take();
 }
 
-LoggedTable::LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core)
-    : FamilyTable(std::move(name), options), core_(std::move(core)) {}
+LoggedTable::LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
+                         DeviceMemoryFn in_device_memory, int device)
+    : FamilyTable(std::move(name), options),
+      core_(std::move(core)),
+      in_device_memory_(in_device_memory),
+      device_(device) {}
+
+Status LoggedTable::RequireHostBatch(std::initializer_list<const void*> arrays) const {
+  if (in_device_memory_ == nullptr) return Status::OK();
+  for (const void* array : arrays) {
+    if (array != nullptr && in_device_memory_(array, device_)) {
+      return Status::Unsupported("table '" + name() +
+                                 "': a logged hash table takes write batches in host memory "
+                                 "(its records are written to the pool from there)");
+    }
+  }
+  return Status::OK();
+}
 
 Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
+  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), values.data()}));
   return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));
 }
 
@@ -33,11 +50,13 @@ Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found
 }
 
 Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
+  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), erased.data()}));
   return core_->Erase(keys.bytes(), erased.empty() ? nullptr : erased.bytes(), CountOf(keys));
 }
 
 Status LoggedTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
                           const BatchOptions&) {
+  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), values.data(), ops.data(), erased.data()}));
   return ResolveAndWrite(keys, values, ops, erased,
                          [&](const tables::ResolvedWrite& batch, uint8_t* probe_found) {
                            return core_->Write(batch, probe_found);

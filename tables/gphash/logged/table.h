@@ -2,13 +2,15 @@
 // mode. Write batches go to its core (core.h: a log record each, durable
 // before the call returns), gets and scans to the core's index in memory.
 // The engine checks every batch's spans before they get here
-// (engine/checked_table.h). Batches take host memory (the CPU backend).
+// (engine/checked_table.h). Write batches take host memory; gets, on the
+// CUDA backend, device memory too.
 // Stats() reports the index's keys, the pool bytes of root, log and image,
 // TableStats::mode "logged" and the gphash.* properties of the logged mode.
 //
 // Thread safety: as gpkv::Table promises (core.h).
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -23,9 +25,16 @@ namespace gpkv::gphash::logged {
 // .log-capacity, .checkpoints, .image-entries, .applied-seq.
 TableStats PublicStats(const LoggedStats& stats);
 
+// Whether a batch array lies in device memory of `device` (the CUDA
+// backend's check; null on the CPU backend, whose batches are host memory).
+using DeviceMemoryFn = bool (*)(const void* address, int device);
+
 class LoggedTable final : public tables::FamilyTable {
  public:
-  LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core);
+  // On the CUDA backend, in_device_memory and its device: write batches in
+  // device memory are Unsupported (records are written from host memory).
+  LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
+              DeviceMemoryFn in_device_memory = nullptr, int device = -1);
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
@@ -39,7 +48,12 @@ class LoggedTable final : public tables::FamilyTable {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
+  // Unsupported when one of `arrays` lies in device memory.
+  Status RequireHostBatch(std::initializer_list<const void*> arrays) const;
+
   const std::unique_ptr<Core> core_;
+  const DeviceMemoryFn in_device_memory_;
+  const int device_;
 };
 
 }  // namespace gpkv::gphash::logged
