@@ -5,9 +5,11 @@
 // options it refuses.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -205,6 +207,48 @@ TEST(GphashLogged, StatsNameTheModeAndTheLog) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->options().hash_log.log_batches, 2u);
   EXPECT_EQ((*again)->options().hash_log.batch_entries, 16u);
+}
+
+TEST(GphashLogged, ReadersBesideAWriterSeeOnlyValuesItWrote) {
+  testutil::TempPool pool("gphash-logged-readers");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("h", LoggedOptions({8, 8}));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  constexpr uint64_t kKeys = 500, kVersions = 40;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> bad{0}, reads{0};
+  auto reader = [&]() {
+    std::vector<uint64_t> keys(kKeys), values(kKeys);
+    for (uint64_t key = 0; key < kKeys; ++key) keys[key] = key;
+    std::vector<uint8_t> found(kKeys);
+    while (!done.load()) {
+      if (!(*table)->Get(keys, values, found).ok()) ++bad;
+      for (uint64_t key = 0; key < kKeys; ++key) {
+        // Values are version * 1000 + key: a value of another key, or torn,
+        // would show.
+        if (found[key] && values[key] % 1000 != key) ++bad;
+      }
+      ++reads;
+    }
+  };
+  std::thread readers[2] = {std::thread(reader), std::thread(reader)};
+  while (reads.load() == 0) std::this_thread::yield();  // the readers run beside the writes
+  for (uint64_t version = 1; version <= kVersions; ++version) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t key = version % 2; key < kKeys; key += 2) {
+      keys.push_back(key);
+      values.push_back(version * 1000 + key);
+    }
+    ASSERT_TRUE((*table)->Put(keys, values).ok());
+  }
+  done = true;
+  for (std::thread& thread : readers) thread.join();
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, kKeys);
 }
 
 TEST(GphashLogged, BadLogOptionsAreRefused) {
