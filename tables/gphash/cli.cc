@@ -84,10 +84,11 @@ class GphashCli final : public tables::FamilyCli {
 
   std::vector<tables::InfoLine> InfoLines(const TableOptions& options) const override {
     if (logged::IsLogged(options)) {
-      return {{"mode", LogText(options) +
-                           " (each write batch a log record; the "
-                           "index in memory), expected keys " +
-                           std::to_string(options.expected_keys)}};
+      return {{"log", std::to_string(options.hash_log.log_batches) + " batches of " +
+                          std::to_string(options.hash_log.batch_entries) +
+                          " entries (each write batch a log record; the index in memory), "
+                          "expected keys " +
+                          std::to_string(options.expected_keys)}};
     }
     return {{"geometry", GeometryText(options.hash) + ", expected keys " +
                              std::to_string(options.expected_keys)}};

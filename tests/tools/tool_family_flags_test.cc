@@ -83,7 +83,8 @@ TEST_F(ToolFamilyFlags, LogFlagsMakeALoggedHashTable) {
   EXPECT_NE(dump.out.find(" log_batches=2 batch_entries=16\n"), std::string::npos) << dump.out;
   ToolResult info = Run({"info", pool_});
   ASSERT_EQ(info.exit_code, 0) << info.err;
-  EXPECT_NE(info.out.find("logged b=16,M=2 (each write batch a log record"), std::string::npos)
+  EXPECT_NE(info.out.find("  log          2 batches of 16 entries (each write batch a log record"),
+            std::string::npos)
       << info.out;
   EXPECT_EQ(Run({"verify", pool_}).exit_code, 0);
   // A dump loads into a new logged table.
