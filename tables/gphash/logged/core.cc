@@ -109,19 +109,22 @@ Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
   }
   image_offset_ = view->checkpoint.image_offset;
   image_entries_ = image.entries;
+  return Replay(*view, report);
+}
 
+Status Core::Replay(const LoggedView& view, recovery::Report* report) {
   // The log's records after the image, in order: puts as a put batch,
   // erases as an erase batch. Nothing is written: an open interrupted here
   // is simply run again.
   Status applied;
   uint64_t records = 0;
-  uint64_t last_seq = view->checkpoint.applied_seq;
+  uint64_t last_seq = view.checkpoint.applied_seq;
   GPKV_RETURN_IF_ERROR(log::ReadRecords(
-      pool_, view->LogRegion(), view->log_segments, key_size_, value_size_, last_seq,
+      pool_, view.LogRegion(), view.log_segments, key_size_, value_size_, last_seq,
       [&](uint32_t, const log::RecordHeader& header, uint64_t offset, const uint8_t* entries) {
         if (!applied.ok()) return;
         if (log::IsRowRecord(header.flags)) {
-          applied = Status::Corruption(pool_.Where(view->LogRegion() + " record", offset) +
+          applied = Status::Corruption(pool_.Where(view.LogRegion() + " record", offset) +
                                        ": a row record in a logged hash table's log");
           return;
         }
@@ -137,16 +140,16 @@ Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
       },
       nullptr, threads_));
   GPKV_RETURN_IF_ERROR(applied);
-  const log::Segment& segment = view->log_segments.segments[0];
-  log_ = log::Appender(view->log_place);
+  const log::Segment& segment = view.log_segments.segments[0];
+  log_ = log::Appender(view.log_place);
   log_.Enter(0, segment.epoch, segment.bytes);
   next_seq_ = last_seq + 1;
   if (report != nullptr && records != 0) {
     recovery::Finding finding;
     finding.severity = recovery::Finding::Severity::kInfo;
-    finding.region = view->LogRegion();
-    finding.offset = view->log_offset;
-    finding.message = pool_.Where(view->LogRegion(), view->log_offset) + ": replayed " +
+    finding.region = view.LogRegion();
+    finding.offset = view.log_offset;
+    finding.message = pool_.Where(view.LogRegion(), view.log_offset) + ": replayed " +
                       std::to_string(records) + " log records into the index";
     report->findings.push_back(std::move(finding));
   }

@@ -38,6 +38,8 @@
 
 namespace gpkv::gphash::logged {
 
+struct LoggedView;
+
 // What a logged table reports beyond its keys (the front's properties).
 struct LoggedStats {
   uint64_t keys = 0;
@@ -84,6 +86,9 @@ class Core {
   Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads);
 
   Status Recover(const IndexFactory& make_index, recovery::Report* report);
+  // Applies the log's records after the checkpoint of `view` to the index and
+  // sets where the next record goes.
+  Status Replay(const LoggedView& view, recovery::Report* report);
   // A part of a batch: `count` keys and their values (null: erases).
   struct Part {
     const uint8_t* keys = nullptr;
