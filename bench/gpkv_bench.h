@@ -15,8 +15,9 @@
 // are in docs/bench/targets.json, checked by scripts/check-targets.py over
 // the JSON report.
 //
-// The systems: "gpkv" and "gpkv-volatile" (the library's persistent and
-// volatile hash tables, on the backend of BenchConfig::backend) and
+// The systems: "gpkv", "gpkv-logged" and "gpkv-volatile" (the library's
+// persistent hash table written in place and logged, and its volatile hash
+// table, on the backend of BenchConfig::backend) and
 // "libcuckoo" always; "rocksdb" and "rocksdb-nosync" when the build found
 // librocksdb (RocksdbBuiltIn()). The GPU micro-benchmarks are suites of
 // their own: bench/gpu/gpu_bench.h (the persistent table's CUDA backend) and

@@ -13,6 +13,16 @@ const std::vector<DriverInfo>& RegisteredDrivers() {
     drivers->push_back({"gpkv",
                         "durable per batch (SyncMode::kBatch: pool persisted before return)",
                         CreateGpkvDriver});
+    drivers->push_back({"gpkv-logged",
+                        "durable and atomic per batch (a logged hash table: each batch one log "
+                        "record, the index in memory, an image written every 64 batches of "
+                        "4096 entries)",
+                        [](const DriverConfig& config) {
+                          DriverConfig logged_config = config;
+                          logged_config.hash_log.log_batches = 64;
+                          logged_config.hash_log.batch_entries = 4096;
+                          return CreateGpkvDriver(logged_config);
+                        }});
     drivers->push_back({"gpkv-volatile",
                         "volatile (the slab hash family through the engine: contents in RAM, or "
                         "GPU memory with --backend cuda; nothing persisted)",

@@ -3,7 +3,9 @@
 //
 // Every driver is fed the same operations (bench/gpkv_bench_workload.h) and
 // runs each batch with the same number of threads. Built in: "gpkv" (the
-// library, durable per batch), "gpkv-volatile" (the library's volatile hash
+// library, durable per batch), "gpkv-logged" (the library's persistent hash
+// table in logged mode: durable and atomic per batch, a log record each, the
+// index in memory), "gpkv-volatile" (the library's volatile hash
 // table, the slab hash family: contents in RAM or GPU memory) and
 // "libcuckoo" (a volatile DRAM hash map, the ceiling); "rocksdb" and
 // "rocksdb-nosync" (bench/gpkv_bench_rocksdb.h) when the build found librocksdb.
@@ -41,6 +43,9 @@ struct DriverConfig {
   // gpkv: the table's durability; kVolatile is the slab hash family (the
   // pool holds only its catalog entry).
   Durability durability = Durability::kPersistent;
+  // gpkv: how a persistent hash table makes batches durable (log_batches 0:
+  // in place; >= 1: logged).
+  HashLogOptions hash_log;
   // RocksDB: database directory (removed before and after).
   std::string rocksdb_dir;
 };
@@ -65,12 +70,12 @@ class Driver {
 
 // A system the benchmark can create by name.
 struct DriverInfo {
-  std::string name;        // "gpkv", "gpkv-volatile", "libcuckoo", "rocksdb", ...
+  std::string name;        // "gpkv", "gpkv-logged", "gpkv-volatile", "libcuckoo", ...
   std::string durability;  // what "durable" means for it, printed with the results
   std::function<Result<std::unique_ptr<Driver>>(const DriverConfig&)> create;
 };
 
-// The systems built into this program: "gpkv", "gpkv-volatile", "libcuckoo",
+// The systems built into this program: "gpkv", "gpkv-logged", "gpkv-volatile", "libcuckoo",
 // then "rocksdb" and "rocksdb-nosync" in a build with RocksDB.
 const std::vector<DriverInfo>& RegisteredDrivers();
 // nullptr if there is no system of that name.

@@ -1,6 +1,7 @@
-// The gpkv drivers: one hash table in a fresh pool file, persistent ("gpkv")
-// or volatile ("gpkv-volatile": declared in the pool's catalog, its contents
-// in memory).
+// The gpkv drivers: one hash table in a fresh pool file, persistent ("gpkv":
+// written in place; "gpkv-logged": each batch a log record, the index in
+// memory) or volatile ("gpkv-volatile": declared in the pool's catalog, its
+// contents in memory).
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,6 +94,7 @@ Result<std::unique_ptr<Driver>> CreateGpkvDriver(const DriverConfig& config) {
   table_options.value_size = config.value_size;
   table_options.expected_keys = config.expected_keys;
   table_options.durability = config.durability;
+  table_options.hash_log = config.hash_log;
   auto table = (*db)->CreateTable("bench", table_options);
   if (!table.ok()) {
     db->reset();

@@ -50,6 +50,10 @@ struct CliFlag {
   // The field the flag fills; get(TableOptions{}) is the default shown.
   uint64_t (*get)(const TableOptions& options) = nullptr;
   void (*set)(uint64_t value, TableOptions* options) = nullptr;
+  // Whether a table of these options is described by the flag (its field in
+  // a dump's header); null: every table of the family. A flag of one mode of
+  // a family (the persistent hash table's log) describes that mode only.
+  bool (*describes)(const TableOptions& options) = nullptr;
 };
 
 // A line under a table in `gpkv info`: "  <label padded to 12> <text>".

@@ -87,6 +87,7 @@ std::string DumpHeaderLine(const TableOptions& options) {
                      " expected_keys=" + std::to_string(options.expected_keys);
   if (const tables::TableFamily* family = tables::FindFamily(options.kind, options.durability)) {
     for (const tables::CliFlag& flag : family->cli().Flags()) {
+      if (flag.describes != nullptr && !flag.describes(options)) continue;
       line += " " + FieldName(flag) + "=" + std::to_string(flag.get(options));
     }
   }

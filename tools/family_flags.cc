@@ -71,7 +71,16 @@ std::string FamilyFlags::Apply(TableOptions* options) const {
   if (family == nullptr) return "";
   for (const tables::CliFlag& flag : family->cli().Flags()) {
     const Entry* entry = Find(flag.name);
-    if (entry->option->count() > 0) flag.set(entry->value, options);
+    if (entry->option->count() == 0) continue;
+    // A flag two families share is checked by the first one's range on the
+    // command line; each family's own range here.
+    if (flag.check == tables::CliFlag::Check::kRange &&
+        (entry->value < flag.min || entry->value > flag.max)) {
+      return entry->name + ": " + std::to_string(entry->value) + " not in [" +
+             std::to_string(flag.min) + " - " + std::to_string(flag.max) + "] for " +
+             TablesOf(options->durability, options->kind);
+    }
+    flag.set(entry->value, options);
   }
   return "";
 }

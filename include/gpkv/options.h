@@ -223,6 +223,27 @@ struct HashGeometry {
   uint64_t initial_top_buckets = 0;
 };
 
+// How a persistent hash table makes its write batches durable: in place
+// (log_batches 0, the default: GPHash's slot protocol, each operation stored
+// into its bucket in the pool) or logged (log_batches M >= 1: each write
+// batch is one record of a durable log in the pool, atomic as a whole; the
+// index lives in memory, RAM on the CPU backend; when the log's M batches of
+// batch_entries are used up, an image of the index is written to the pool
+// sequentially and the log starts again). A logged table costs memory for
+// its whole index and a replay of up to M * b entries at open. On the CUDA
+// backend its index is in GPU memory and its write batches take host memory
+// (gets take device memory too); an index that GPU memory cannot hold is
+// OutOfDeviceMemory (Backend::kAuto then opens the table on the CPU). Fixed
+// at create.
+struct HashLogOptions {
+  // M: 0 = in place; 1..1024 = logged, the log holding M batches of b.
+  uint32_t log_batches = 0;
+  // b: the entries of one batch as the log's size counts them, a power of
+  // two 2^4..2^24. Larger batches are taken too: a batch that does not fit
+  // the log is written as the image.
+  uint64_t batch_entries = uint64_t{1} << 16;
+};
+
 // Shape of a persistent ordered table (the LSM family: levels of sorted runs).
 struct OrderedOptions {
   // b: the entries of the write buffer and the capacity of level 0; level i
@@ -266,6 +287,8 @@ struct TableOptions {
   // Keys the table should hold before its first resize.
   uint64_t expected_keys = uint64_t{1} << 20;
   HashGeometry hash;
+  // Persistent hash tables only: in place or logged.
+  HashLogOptions hash_log;
   // Ordered tables only.
   OrderedOptions ordered;
 };

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "tables/gphash/layout.h"
+#include "tables/gphash/logged/layout.h"
+#include "tables/gphash/logged/root.h"
 
 namespace gpkv::gphash {
 namespace {
@@ -13,12 +15,20 @@ std::string GeometryText(const HashGeometry& hash) {
          std::to_string(hash.slots_per_bucket) + "S";
 }
 
+// "logged b=65536,M=4"
+std::string LogText(const TableOptions& options) {
+  return "logged b=" + std::to_string(options.hash_log.batch_entries) +
+         ",M=" + std::to_string(options.hash_log.log_batches);
+}
+
 class GphashCli final : public tables::FamilyCli {
  public:
   GphashCli()
       : FamilyCli(
             "gphash.slots, .load-factor, .levels, .top-buckets, .resizes,\n"
-            ".index-bytes, .value-bytes, .resizing") {}
+            ".index-bytes, .value-bytes, .resizing; logged mode: gphash.batch-entries,\n"
+            ".log-batches, .log-bytes, .log-capacity, .checkpoints, .image-entries,\n"
+            ".applied-seq") {}
 
   const std::vector<tables::CliFlag>& Flags() const override {
     using Flag = tables::CliFlag;
@@ -45,20 +55,50 @@ class GphashCli final : public tables::FamilyCli {
          Flag::Value::kInteger, Flag::Check::kNone, 0, 0,
          [](const TableOptions& options) { return options.hash.initial_top_buckets; },
          [](uint64_t value, TableOptions* options) { options->hash.initial_top_buckets = value; }},
+        {"--log-batches",
+         "hash: 0 = writes in place (default), M >= 1 = logged (each write batch a log record, "
+         "the index in memory, an image written when the log's M batches of b are used); "
+         "ordered: the log holds up to M batches of b before they are merged into the levels "
+         "(1 to 1024, default 1)",
+         Flag::Value::kInteger, Flag::Check::kRange, 0, logged::kMaxLogBatches,
+         [](const TableOptions& options) -> uint64_t { return options.hash_log.log_batches; },
+         [](uint64_t value, TableOptions* options) {
+           options->hash_log.log_batches = static_cast<uint32_t>(value);
+         },
+         &logged::IsLogged},
+        {"--batch-entries",
+         "entries of a batch as the log counts them (b), a power of two 2^4..2^24 (K, M "
+         "suffixes); ordered: also the capacity of level 0",
+         Flag::Value::kSize, Flag::Check::kNone, 0, 0,
+         [](const TableOptions& options) { return options.hash_log.batch_entries; },
+         [](uint64_t value, TableOptions* options) { options->hash_log.batch_entries = value; },
+         &logged::IsLogged},
     };
     return flags;
   }
 
   std::string Geometry(const TableOptions& options) const override {
+    if (logged::IsLogged(options)) return LogText(options);
     return GeometryText(options.hash);
   }
 
   std::vector<tables::InfoLine> InfoLines(const TableOptions& options) const override {
+    if (logged::IsLogged(options)) {
+      return {{"log", std::to_string(options.hash_log.log_batches) + " batches of " +
+                          std::to_string(options.hash_log.batch_entries) +
+                          " entries (each write batch a log record; the index in memory), "
+                          "expected keys " +
+                          std::to_string(options.expected_keys)}};
+    }
     return {{"geometry", GeometryText(options.hash) + ", expected keys " +
                              std::to_string(options.expected_keys)}};
   }
 
   std::vector<tables::JsonField> JsonFields(const TableOptions& options) const override {
+    if (logged::IsLogged(options)) {
+      return {{"log", "batch_entries", options.hash_log.batch_entries},
+              {"log", "log_batches", options.hash_log.log_batches}};
+    }
     return {{"geometry", "levels", options.hash.levels},
             {"geometry", "hash_locations", options.hash.hash_locations},
             {"geometry", "slots_per_bucket", options.hash.slots_per_bucket}};

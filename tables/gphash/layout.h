@@ -457,14 +457,20 @@ GPKV_HD uint64_t MakeActiveLevelSetWord(uint64_t generation, uint32_t index) {
 //   0  u8 levels           1..4
 //   1  u8 hash_locations   1..4
 //   2  u8 slots_per_bucket 4, 8 or 16
-//   3  u8 reserved[21]     zero
+//   3  u8 log2_batch       logged mode: b = 2^log2_batch; 0 in place
+//   4  u16 log_batches     0: in place (every table written before the
+//                          logged mode); 1..1024: logged (logged/layout.h)
+//   6  u8 reserved[18]     zero
 struct CatalogParams {
   uint8_t levels;
   uint8_t hash_locations;
   uint8_t slots_per_bucket;
-  uint8_t reserved[21];
+  uint8_t log2_batch;
+  uint16_t log_batches;
+  uint8_t reserved[18];
 };
 static_assert(sizeof(CatalogParams) == 24);
+static_assert(offsetof(CatalogParams, log_batches) == 4);
 static_assert(std::is_trivially_copyable_v<CatalogParams>);
 
 // Value cell size for a value of value_size bytes (multiple of 8).

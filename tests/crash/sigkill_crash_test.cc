@@ -16,7 +16,9 @@
 // draws the point over the whole run; the second over the points inside
 // resizes, and requires that half the kills find the pool resizing (a
 // LevelSet with the resizing flag, read before the reopen finishes the
-// resize). Both run until they have their kills (runs that finish first are
+// resize); a third draws it over a run on logged hash tables (their
+// batches log records, their index in memory). All run until they have
+// their kills (runs that finish first are
 // checked too, and counted as crash states); the verdict is the check of
 // every run's pool.
 #include <gtest/gtest.h>
@@ -51,7 +53,9 @@ class SigkillCrash : public ::testing::Test {
   // thread pool does not survive fork, and the children run teams of two.
   void SetUp() override { omp_set_num_threads(1); }
 
-  void Prepare(const WorkloadParams& params, uint64_t expected_keys) {
+  // log_batches: 0, the workload's initial tables written in place; M >= 1,
+  // logged (TableOptions::hash_log, b = 256).
+  void Prepare(const WorkloadParams& params, uint64_t expected_keys, uint32_t log_batches = 0) {
     steps_ = BuildWorkload(params);
     // The parent never runs batches with more than one worker: libgomp's
     // thread pool does not survive fork, and the children use it.
@@ -62,6 +66,8 @@ class SigkillCrash : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     for (auto [name, table_options] : InitialTables()) {
       table_options.expected_keys = expected_keys;
+      table_options.hash_log.log_batches = log_batches;
+      table_options.hash_log.batch_entries = 256;
       ASSERT_TRUE((*db)->CreateTable(name, table_options).ok());
     }
   }
@@ -285,6 +291,20 @@ TEST_F(SigkillCrash, RandomKillsDuringLongBatchesLoseNoAcknowledgedBatch) {
   ASSERT_FALSE(HasFatalFailure());
   KillRepeatedly(Scaled(200), /*min_during_resize=*/0, params.seed, /*aim_at_resizes=*/false,
                  "sigkill during long batches");
+}
+
+TEST_F(SigkillCrash, RandomKillsDuringLoggedBatchesLoseNoAcknowledgedBatch) {
+  // The workload's two tables logged (M = 4 batches of 256): batches of 1024
+  // appended to the log, checkpoints when it is full, batches larger than
+  // the log of the value-cell table written as its image.
+  WorkloadParams params;
+  params.total_ops = 30000;
+  params.batch = 1024;
+  params.seed = CrashSeed(79);
+  Prepare(params, /*expected_keys=*/128, /*log_batches=*/4);
+  ASSERT_FALSE(HasFatalFailure());
+  KillRepeatedly(Scaled(60), /*min_during_resize=*/0, params.seed, /*aim_at_resizes=*/false,
+                 "sigkill during logged batches");
 }
 
 TEST_F(SigkillCrash, RandomKillsDuringResizeLoseNoAcknowledgedBatch) {

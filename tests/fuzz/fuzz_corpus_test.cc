@@ -54,7 +54,7 @@ TEST(FuzzCorpus, CheckedInInputsRunCleanly) {
 TEST(FuzzCorpus, SeedPoolsAreValidPoolsOfTheCurrentFormat) {
   testutil::TempPool scratch("fuzz-seeds");
   auto seeds = MakeSeedPools(scratch.path());
-  ASSERT_EQ(seeds.size(), 7u);
+  ASSERT_EQ(seeds.size(), 8u);
   for (size_t i = 0; i < seeds.size(); ++i) {
     const std::vector<uint8_t>& seed = seeds[i];
     ASSERT_LT(seed.size(), kFuzzPoolSize / 2) << "a seed should be mostly trailing zeros";

@@ -172,6 +172,8 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
     // Ordered: batches of 16 new keys, the pool's bytes read while the
     // table is open (a checkpoint in flight: records in both log halves).
     bool in_flight = false;
+    // Hash: M of a logged table (0: in place).
+    uint32_t hash_log_batches = 0;
   };
   const Shape shapes[] = {
       {8, 8, 0, false, false},     // empty table
@@ -184,6 +186,9 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       // An ordered table whose log holds 4 batches of b: a flush of the log's
       // records, then an erase record (tombstones) and a put record.
       {8, 16, 150, true, false, true, 4},
+      // A logged hash table, b = 16, M = 2: its 300 puts larger than the log
+      // (the image), then an erase record in the log.
+      {8, 8, 300, true, false, false, 1, false, 2},
       // An ordered table with M = 4 caught with a checkpoint in flight: its
       // run written, its manifest not yet published, records in both halves
       // of the log.
@@ -220,6 +225,10 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
         table_options.kind = TableKind::kOrdered;
         table_options.ordered.batch_entries = 16;
         table_options.ordered.log_batches = shape.log_batches;
+      }
+      if (shape.hash_log_batches != 0) {
+        table_options.hash_log.batch_entries = 16;
+        table_options.hash_log.log_batches = shape.hash_log_batches;
       }
       auto table = (*db)->CreateTable("seed", table_options);
       if (!table.ok()) continue;

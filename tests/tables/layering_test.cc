@@ -153,14 +153,16 @@ TEST(Layering, OnlyGpuFoldersIncludeCuda) {
 // the interface and the volatile and persistent families' bases, the shared
 // option checks, catalog entry and root reading, the fronts' bases, their
 // stats, the hash backends' batch interface, the CPU backends' exception
-// status and the resolution of mixed write batches.
+// status, the resolution of mixed write batches and the volatile hash table
+// opened as a persistent hash table's index.
 bool IsSharedTablesHeader(const std::string& target) {
   for (const char* shared :
        {"tables/family.h", "tables/volatile_family.h", "tables/persistent_family.h",
         "tables/table_options.h", "tables/catalog_entry.h", "tables/root_reader.h",
         "tables/family_table.h", "tables/ordered_family_table.h", "tables/hash_family_table.h",
         "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h",
-        "tables/table_facade.h", "tables/range_limit.h", "tables/write_batch.h"}) {
+        "tables/table_facade.h", "tables/range_limit.h", "tables/write_batch.h",
+        "tables/hash_index.h"}) {
     if (target == shared) return true;
   }
   return StartsWith(target, std::string("tables/") + kLogDir + "/");

@@ -1,0 +1,151 @@
+#include "tables/gphash/logged/check.h"
+
+#include <cstdlib>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+#include "pm/extent_allocator.h"
+#include "tables/gphash/logged/reader.h"
+#include "tables/gphash/logged/root.h"
+#include "tables/log/log.h"
+
+namespace gpkv::gphash::logged {
+namespace {
+
+using Severity = recovery::Finding::Severity;
+
+// What a check of a table's image and log found.
+struct TableCheck {
+  std::vector<recovery::Finding> findings;
+  bool image_damaged = false;
+  bool log_damaged = false;
+  log::Cut log_cut;
+  uint64_t keys = 0;  // live keys of what is intact
+};
+
+uint64_t OffsetOf(const Status& status, uint64_t fallback) {
+  // The offset a Corruption names ("(offset 0x3a000)"), else fallback.
+  const std::string& message = status.message();
+  const size_t at = message.find("(offset 0x");
+  if (at == std::string::npos) return fallback;
+  return std::strtoull(message.c_str() + at + 10, nullptr, 16);
+}
+
+TableCheck CheckParts(const pm::Pool& pool, const LoggedView& view) {
+  TableCheck check;
+  std::unordered_set<std::string> live;
+  Status image = CheckImage(pool, view);
+  if (!image.ok()) {
+    check.image_damaged = true;
+    check.findings.push_back({Severity::kCorruption, view.ImageRegion(),
+                              OffsetOf(image, view.checkpoint.image_offset), image.message()});
+  } else {
+    const ImageArrays arrays = ImageOf(pool, view);
+    for (uint64_t i = 0; i < arrays.entries; ++i) {
+      live.emplace(reinterpret_cast<const char*>(arrays.keys + i * view.key_size), view.key_size);
+    }
+  }
+  Status log = log::ReadRecords(
+      pool, view.LogRegion(), view.log_segments, view.key_size, view.value_size,
+      view.checkpoint.applied_seq,
+      [&](uint32_t, const log::RecordHeader& header, uint64_t, const uint8_t* entries) {
+        const bool erases = log::HasTombstones(header.flags);
+        for (uint64_t i = 0; i < header.count; ++i) {
+          std::string key(reinterpret_cast<const char*>(entries + i * view.key_size),
+                          view.key_size);
+          if (erases) {
+            live.erase(key);
+          } else {
+            live.insert(std::move(key));
+          }
+        }
+      },
+      &check.log_cut);
+  if (!log.ok()) {
+    check.log_damaged = true;
+    check.findings.push_back(
+        {Severity::kCorruption, view.LogRegion(), OffsetOf(log, view.log_offset), log.message()});
+  }
+  check.keys = live.size();
+  return check;
+}
+
+void CheckTableId(const pm::Pool& pool, const LoggedView& view, uint64_t table_id,
+                  recovery::Report& report) {
+  if (view.table_id == table_id) return;
+  const std::string region = view.TableRegion() + " root";
+  report.findings.push_back({Severity::kCorruption, region, view.root_offset + 8,
+                             pool.Where(region, view.root_offset + 8) +
+                                 ": root belongs to table id " + std::to_string(view.table_id) +
+                                 ", the catalog says " + std::to_string(table_id)});
+}
+
+void AppendReport(const LoggedView& view, const TableCheck& check, recovery::Report& report) {
+  for (const recovery::Finding& finding : check.findings) report.findings.push_back(finding);
+  recovery::TableReport table;
+  table.name = view.table_name;
+  table.table_id = view.table_id;
+  table.keys = check.keys;
+  report.tables.push_back(table);
+}
+
+}  // namespace
+
+Result<std::vector<tables::TableExtent>> LoggedExtents(const pm::Pool& pool,
+                                                       const std::string& table_name,
+                                                       uint64_t root_offset,
+                                                       bool require_allocated) {
+  auto view = ReadLoggedRoot(pool, table_name, root_offset, require_allocated);
+  if (!view.ok()) return view.status();
+  std::vector<tables::TableExtent> extents = {
+      {root_offset, kLoggedRootSize, format::kExtentKindTableRoot},
+      {view->log_offset, view->log_capacity, format::kExtentKindOther}};
+  if (view->checkpoint.image_offset != 0) {
+    extents.push_back({view->checkpoint.image_offset,
+                       ImageBytes(view->checkpoint.image_entries, view->key_size, view->value_size),
+                       format::kExtentKindOther});
+  }
+  return extents;
+}
+
+Status VerifyLogged(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
+                    uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
+  auto view = ReadLoggedRoot(pool, table_name, root_offset, /*require_allocated=*/true);
+  if (!view.ok()) return view.status();
+  CheckTableId(pool, *view, table_id, report);
+  AppendReport(*view, CheckParts(pool, *view), report);
+  return Status::OK();
+}
+
+Status RepairLogged(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
+                    uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
+  if (pool.read_only()) {
+    return Status::InvalidArgument(pool.path() + ": repair needs the pool open writable");
+  }
+  auto view = ReadLoggedRoot(pool, table_name, root_offset, /*require_allocated=*/false);
+  if (!view.ok()) return view.status();
+  CheckTableId(pool, *view, table_id, report);
+  TableCheck check = CheckParts(pool, *view);
+  for (recovery::Finding& finding : check.findings) {
+    finding.message += finding.region == view->LogRegion()
+                           ? "; the log is cut before this record"
+                           : "; image dropped from the checkpoint (its keys are lost)";
+  }
+  if (check.image_damaged) {
+    Checkpoint next = view->checkpoint;
+    next.image_offset = 0;
+    next.image_entries = 0;
+    PublishCheckpoint(pool, root_offset, &next);
+    pool.allocator().Free(view->checkpoint.image_offset).IgnoreError();
+  }
+  if (check.log_damaged) {
+    // The records before the damaged one stay; it and every later one go.
+    const log::Segment& segment = view->log_segments.segments[0];
+    log::PublishWord(pool, view->log_place.word_offsets[0], segment.epoch, check.log_cut.bytes);
+  }
+  AppendReport(*view, check, report);
+  return pool.Sync();
+}
+
+}  // namespace gpkv::gphash::logged

@@ -1,0 +1,76 @@
+#include "tables/gphash/logged/table.h"
+
+#include <utility>
+
+#include "tables/gphash/logged/layout.h"
+#include "tables/stats_builder.h"
+
+namespace gpkv::gphash::logged {
+
+TableStats PublicStats(const LoggedStats& stats) {
+  tables::StatsBuilder out("gphash", TableKind::kHash, Durability::kPersistent, stats.keys,
+                           kLoggedRootSize + stats.log_capacity + stats.image_bytes);
+  out.Add("batch-entries", static_cast<double>(stats.batch_entries));
+  out.Add("log-batches", static_cast<double>(stats.log_batches));
+  out.Add("log-bytes", static_cast<double>(stats.log_bytes));
+  out.Add("log-capacity", static_cast<double>(stats.log_capacity));
+  out.Add("checkpoints", static_cast<double>(stats.checkpoints));
+  out.Add("image-entries", static_cast<double>(stats.image_entries));
+  out.Add("applied-seq", static_cast<double>(stats.applied_seq));
+  return out.Take();
+}
+
+LoggedTable::LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
+                         DeviceMemoryFn in_device_memory, int device)
+    : FamilyTable(std::move(name), options),
+      core_(std::move(core)),
+      in_device_memory_(in_device_memory),
+      device_(device) {}
+
+Status LoggedTable::RequireHostBatch(std::initializer_list<const void*> arrays) const {
+  if (in_device_memory_ == nullptr) return Status::OK();
+  for (const void* array : arrays) {
+    if (array != nullptr && in_device_memory_(array, device_)) {
+      return Status::Unsupported("table '" + name() +
+                                 "': a logged hash table takes write batches in host memory "
+                                 "(its records are written to the pool from there)");
+    }
+  }
+  return Status::OK();
+}
+
+Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
+  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), values.data()}));
+  return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));
+}
+
+Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+                        const BatchOptions& options) {
+  return core_->index().Get(keys, values, found, options);
+}
+
+Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
+  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), erased.data()}));
+  return core_->Erase(keys.bytes(), erased.empty() ? nullptr : erased.bytes(), CountOf(keys));
+}
+
+Status LoggedTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
+                          const BatchOptions&) {
+  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), values.data(), ops.data(), erased.data()}));
+  return ResolveAndWrite(keys, values, ops, erased,
+                         [&](const tables::ResolvedWrite& batch, uint8_t* probe_found) {
+                           return core_->Write(batch, probe_found);
+                         });
+}
+
+Result<TableStats> LoggedTable::Stats() {
+  auto stats = core_->Stats();
+  if (!stats.ok()) return stats.status();
+  TableStats out = PublicStats(*stats);
+  out.mode = "logged";
+  return out;
+}
+
+Status LoggedTable::Scan(const ScanVisitor& visit) { return core_->index().Scan(visit); }
+
+}  // namespace gpkv::gphash::logged

@@ -1,0 +1,170 @@
+// Damaged bytes of a logged hash table give Corruption naming the table and
+// an offset, never a crash: a log record, the image, random damage to root,
+// image and log. Verify reports each; repair cuts the log before a damaged
+// record (the records before it stay) and drops a damaged image (the log's
+// records stay), and the pool then verifies clean.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "format/pool_layout.h"
+#include "gpkv/db.h"
+#include "recovery/verify.h"
+#include "tables/gphash/logged/layout.h"
+#include "test_util.h"
+
+namespace gpkv {
+namespace {
+
+namespace logged = gphash::logged;
+
+Options PoolOptions() { return testutil::DbOptions(uint64_t{16} << 20, 1); }
+
+// b = 16, M = 2: a log of 4 KiB. Batches of 100 puts (1624-byte records):
+// the third finds the log full, so the image holds keys 0..199 and the log
+// two records, keys 200..299 and 300..309.
+void BuildTable(const std::string& path) {
+  auto db = DB::Open(path, PoolOptions());
+  ASSERT_TRUE(db.ok());
+  TableOptions options;
+  options.expected_keys = 512;
+  options.hash_log.batch_entries = 16;
+  options.hash_log.log_batches = 2;
+  auto table = (*db)->CreateTable("h", options);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  for (uint64_t first : {0, 100, 200, 300}) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t key = first; key < first + (first == 300 ? 10 : 100); ++key) {
+      keys.push_back(key);
+      values.push_back(key * 3);
+    }
+    ASSERT_TRUE((*table)->Put(keys, values).ok());
+  }
+}
+
+// The root of the pool's one table, from the current superblock's catalog.
+logged::LoggedRoot ReadRoot(const std::string& path, uint64_t* root_offset) {
+  auto a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
+  auto b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
+  const format::Superblock& current = a.generation > b.generation ? a : b;
+  auto entry = testutil::ReadBytes<format::CatalogEntry>(
+      path, current.catalog_offset + sizeof(format::CatalogHeader));
+  *root_offset = entry.root_offset;
+  return testutil::ReadBytes<logged::LoggedRoot>(path, entry.root_offset);
+}
+
+const logged::Checkpoint& Active(const logged::LoggedRoot& root) {
+  return root.checkpoints[logged::ActiveIndex(root.active_checkpoint)];
+}
+
+std::set<uint64_t> Keys(const std::string& path) {
+  auto db = DB::Open(path, PoolOptions());
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  std::set<uint64_t> keys;
+  EXPECT_TRUE((*table)
+                  ->Scan([&](const uint8_t* key, const uint8_t* value) {
+                    uint64_t id, v;
+                    std::memcpy(&id, key, 8);
+                    std::memcpy(&v, value, 8);
+                    EXPECT_EQ(v, id * 3);
+                    keys.insert(id);
+                    return true;
+                  })
+                  .ok());
+  return keys;
+}
+
+std::set<uint64_t> Range(uint64_t first, uint64_t last) {
+  std::set<uint64_t> keys;
+  for (uint64_t key = first; key < last; ++key) keys.insert(key);
+  return keys;
+}
+
+// Opening the table is Corruption naming the table and offset `at`; verify
+// reports it; repair leaves a pool that verifies clean.
+void ExpectCorruptionAtThenRepair(const std::string& path, uint64_t at) {
+  {
+    auto db = DB::Open(path, PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    Status opened = (*db)->OpenTable("h").status();
+    ASSERT_TRUE(opened.IsCorruption()) << opened.ToString();
+    EXPECT_NE(opened.message().find("table 'h'"), std::string::npos) << opened.ToString();
+    char offset[32];
+    std::snprintf(offset, sizeof(offset), "(offset 0x%llx)", static_cast<unsigned long long>(at));
+    EXPECT_NE(opened.message().find(offset), std::string::npos)
+        << opened.ToString() << " does not name " << offset;
+  }
+  auto verified = recovery::VerifyPool(path, nullptr);
+  ASSERT_TRUE(verified.ok());
+  EXPECT_TRUE(verified->HasCorruption());
+  auto repaired = recovery::RepairPool(path, nullptr);
+  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
+  auto after = recovery::VerifyPool(path, nullptr);
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+}
+
+TEST(GphashLoggedCorruption, ADamagedLogRecordIsCorruptionAndRepairCutsTheLog) {
+  testutil::TempPool pool("gphash-logged-record");
+  BuildTable(pool.path());
+  uint64_t root_offset = 0;
+  const logged::LoggedRoot root = ReadRoot(pool.path(), &root_offset);
+  ASSERT_EQ(Active(root).image_entries, 200u);
+  const uint64_t second_record = root.log_offset + 24 + 100 * 16;
+  testutil::FlipByte(pool.path(), second_record + 24 + 8);
+  ExpectCorruptionAtThenRepair(pool.path(), second_record);
+  EXPECT_EQ(Keys(pool.path()), Range(0, 300));
+}
+
+TEST(GphashLoggedCorruption, ADamagedImageIsCorruptionAndRepairDropsIt) {
+  testutil::TempPool pool("gphash-logged-image");
+  BuildTable(pool.path());
+  uint64_t root_offset = 0;
+  const logged::LoggedRoot root = ReadRoot(pool.path(), &root_offset);
+  const uint64_t image = Active(root).image_offset;
+  ASSERT_NE(image, 0u);
+  testutil::FlipByte(pool.path(), image + logged::kImageHeaderSize + 8);
+  ExpectCorruptionAtThenRepair(pool.path(), image + logged::kImageHeaderSize);
+  EXPECT_EQ(Keys(pool.path()), Range(200, 310));
+}
+
+TEST(GphashLoggedCorruption, RandomDamageNeverCrashes) {
+  testutil::TempPool pool("gphash-logged-random");
+  testutil::TempPool base("gphash-logged-random-base");
+  BuildTable(base.path());
+  uint64_t root_offset = 0;
+  const logged::LoggedRoot root = ReadRoot(base.path(), &root_offset);
+  const uint64_t regions[][2] = {{root_offset, 512},
+                                 {root.log_offset, 24 + 110 * 16 + 24},
+                                 {Active(root).image_offset, 64 + 200 * 16}};
+  std::mt19937_64 random(7);
+  for (int trial = 0; trial < 24; ++trial) {
+    std::filesystem::copy_file(base.path(), pool.path(),
+                               std::filesystem::copy_options::overwrite_existing);
+    const auto& region = regions[trial % 3];
+    for (int flip = 0; flip < 3; ++flip) {
+      testutil::FlipByte(pool.path(), region[0] + random() % region[1],
+                         static_cast<uint8_t>(1 + random() % 255));
+    }
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable("h");
+    if (!table.ok()) {
+      EXPECT_TRUE(table.status().IsCorruption()) << table.status().ToString();
+    }
+    db->reset();
+    auto verified = recovery::VerifyPool(pool.path(), nullptr);
+    EXPECT_TRUE(verified.ok());
+  }
+}
+
+}  // namespace
+}  // namespace gpkv

@@ -1,0 +1,270 @@
+// Persistent hash tables in logged mode (TableOptions::hash_log): random
+// put, erase and mixed batches checked against an unordered_map oracle
+// through checkpoints, batches larger than the log and reopens; the same
+// answers from a read-only open; the mode in the catalog, Stats and the
+// options it refuses.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "recovery/verify.h"
+#include "test_util.h"
+
+namespace gpkv {
+namespace {
+
+constexpr uint8_t kPut = static_cast<uint8_t>(Table::WriteOp::kPut);
+constexpr uint8_t kErase = static_cast<uint8_t>(Table::WriteOp::kErase);
+
+using Oracle = std::unordered_map<std::string, std::string>;
+
+struct Shape {
+  uint32_t key_size;
+  uint32_t value_size;
+};
+
+TableOptions LoggedOptions(const Shape& shape, uint32_t log_batches = 4) {
+  TableOptions options;
+  options.key_size = shape.key_size;
+  options.value_size = shape.value_size;
+  options.expected_keys = 256;
+  options.hash_log.batch_entries = 16;
+  options.hash_log.log_batches = log_batches;
+  return options;
+}
+
+Options PoolOptions() { return testutil::DbOptions(uint64_t{32} << 20, 2); }
+
+// Every pair of the table, as the oracle holds them.
+Oracle Contents(Table& table) {
+  const TableOptions& options = table.options();
+  Oracle contents;
+  Status status = table.Scan([&](const uint8_t* key, const uint8_t* value) {
+    contents.emplace(std::string(reinterpret_cast<const char*>(key), options.key_size),
+                     std::string(reinterpret_cast<const char*>(value), options.value_size));
+    return true;
+  });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return contents;
+}
+
+// Gets of every oracle key and of `absent` keys agree with the oracle.
+void ExpectGetsMatch(Table& table, const Oracle& oracle, const std::vector<std::string>& absent) {
+  const TableOptions& options = table.options();
+  std::vector<std::string> asked;
+  for (const auto& [key, value] : oracle) asked.push_back(key);
+  for (const std::string& key : absent) {
+    if (oracle.count(key) == 0) asked.push_back(key);
+  }
+  std::string keys;
+  for (const std::string& key : asked) keys += key;
+  std::vector<uint8_t> values(asked.size() * options.value_size), found(asked.size());
+  ASSERT_TRUE(table.Get(ConstBytes(keys.data(), keys.size()), values, found).ok());
+  for (size_t i = 0; i < asked.size(); ++i) {
+    auto it = oracle.find(asked[i]);
+    ASSERT_EQ(found[i], it != oracle.end() ? 1 : 0) << "key " << i;
+    if (it == oracle.end()) continue;
+    ASSERT_EQ(
+        std::memcmp(values.data() + i * options.value_size, it->second.data(), options.value_size),
+        0);
+  }
+}
+
+class GphashLoggedOracle : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GphashLoggedOracle, MixedBatchesMatchTheOracleThroughCheckpointsAndReopens) {
+  const Shape shape = GetParam();
+  testutil::TempPool pool("gphash-logged-oracle");
+  std::mt19937_64 random(42);
+  auto key_of = [&](uint64_t id) {
+    std::string key(shape.key_size, '\0');
+    std::memcpy(key.data(), &id, sizeof(id));
+    key[shape.key_size - 1] ^= static_cast<char>(id % 7);  // the high word matters too
+    return key;
+  };
+  auto value_of = [&]() {
+    std::string value(shape.value_size, '\0');
+    testutil::SplitMix64Fill(random(), reinterpret_cast<uint8_t*>(value.data()), shape.value_size);
+    return value;
+  };
+  Oracle oracle;
+  std::vector<std::string> absent;
+  for (uint64_t id = 5000; id < 5010; ++id) absent.push_back(key_of(id));
+  {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->CreateTable("h", LoggedOptions(shape)).ok());
+  }
+  for (int round = 0; round < 6; ++round) {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable("h");
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_EQ(Contents(**table), oracle) << "after reopen " << round;
+    for (int batch = 0; batch < 25; ++batch) {
+      // Mostly small batches; now and then one larger than the log.
+      const size_t n = random() % 10 == 0 ? 300 + random() % 200 : 1 + random() % 60;
+      std::string keys, values;
+      std::vector<uint8_t> ops;
+      for (size_t i = 0; i < n; ++i) {
+        keys += key_of(random() % 600);
+        values += value_of();
+        ops.push_back(random() % 3 == 0 ? kErase : kPut);
+      }
+      const int kind = static_cast<int>(random() % 3);
+      std::vector<uint8_t> erased(n, 2);
+      if (kind == 0) {
+        ASSERT_TRUE((*table)
+                        ->Put(ConstBytes(keys.data(), keys.size()),
+                              ConstBytes(values.data(), values.size()))
+                        .ok());
+        for (size_t i = 0; i < n; ++i) {
+          oracle[keys.substr(i * shape.key_size, shape.key_size)] =
+              values.substr(i * shape.value_size, shape.value_size);
+        }
+      } else if (kind == 1) {
+        ASSERT_TRUE((*table)->Erase(ConstBytes(keys.data(), keys.size()), erased).ok());
+        for (size_t i = 0; i < n; ++i) {
+          const size_t gone = oracle.erase(keys.substr(i * shape.key_size, shape.key_size));
+          ASSERT_EQ(erased[i], gone) << "erase " << i;
+        }
+      } else {
+        ASSERT_TRUE((*table)
+                        ->Write(ConstBytes(keys.data(), keys.size()),
+                                ConstBytes(values.data(), values.size()), ops, erased)
+                        .ok());
+        for (size_t i = 0; i < n; ++i) {
+          const std::string key = keys.substr(i * shape.key_size, shape.key_size);
+          if (ops[i] == kPut) {
+            oracle[key] = values.substr(i * shape.value_size, shape.value_size);
+          } else {
+            ASSERT_EQ(erased[i], oracle.erase(key)) << "write erase " << i;
+          }
+        }
+      }
+    }
+    ExpectGetsMatch(**table, oracle, absent);
+    auto stats = (*table)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->keys, oracle.size());
+    EXPECT_EQ(stats->mode, "logged");
+    EXPECT_GT(*stats->Property("gphash.checkpoints"), 0) << "round " << round;
+  }
+  auto report = recovery::VerifyPool(pool.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+  ASSERT_EQ(report->tables.size(), 1u);
+  EXPECT_EQ(report->tables[0].keys, oracle.size());
+
+  // A read-only open replays the log into memory and answers the same.
+  Options read_only = PoolOptions();
+  read_only.read_only = true;
+  auto db = DB::Open(pool.path(), read_only);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(Contents(**table), oracle);
+  ExpectGetsMatch(**table, oracle, absent);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, GphashLoggedOracle,
+                         ::testing::Values(Shape{8, 8}, Shape{16, 24}, Shape{32, 3}),
+                         [](const ::testing::TestParamInfo<Shape>& info) {
+                           return "K" + std::to_string(info.param.key_size) + "V" +
+                                  std::to_string(info.param.value_size);
+                         });
+
+TEST(GphashLogged, StatsNameTheModeAndTheLog) {
+  testutil::TempPool pool("gphash-logged-stats");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("h", LoggedOptions({8, 8}, 2));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> keys = {1, 2, 3}, values = {10, 20, 30};
+  ASSERT_TRUE((*table)->Put(keys, values).ok());
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, 3u);
+  EXPECT_EQ(stats->mode, "logged");
+  EXPECT_EQ(*stats->Property("gphash.batch-entries"), 16);
+  EXPECT_EQ(*stats->Property("gphash.log-batches"), 2);
+  EXPECT_EQ(*stats->Property("gphash.log-bytes"), 24 + 3 * 16);
+  EXPECT_EQ(*stats->Property("gphash.applied-seq"), 1);
+  EXPECT_EQ(*stats->Property("gphash.checkpoints"), 0);
+  EXPECT_EQ((*table)->options().hash_log.log_batches, 2u);
+  // The catalog keeps the mode: a reopened table is logged too.
+  ASSERT_TRUE((*db)->Close().ok());
+  auto reopened = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(reopened.ok());
+  auto again = (*reopened)->OpenTable("h");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->options().hash_log.log_batches, 2u);
+  EXPECT_EQ((*again)->options().hash_log.batch_entries, 16u);
+}
+
+TEST(GphashLogged, ReadersBesideAWriterSeeOnlyValuesItWrote) {
+  testutil::TempPool pool("gphash-logged-readers");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("h", LoggedOptions({8, 8}));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  constexpr uint64_t kKeys = 500, kVersions = 40;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> bad{0}, reads{0};
+  auto reader = [&]() {
+    std::vector<uint64_t> keys(kKeys), values(kKeys);
+    for (uint64_t key = 0; key < kKeys; ++key) keys[key] = key;
+    std::vector<uint8_t> found(kKeys);
+    while (!done.load()) {
+      if (!(*table)->Get(keys, values, found).ok()) ++bad;
+      for (uint64_t key = 0; key < kKeys; ++key) {
+        // Values are version * 1000 + key: a value of another key, or torn,
+        // would show.
+        if (found[key] && values[key] % 1000 != key) ++bad;
+      }
+      ++reads;
+    }
+  };
+  std::thread readers[2] = {std::thread(reader), std::thread(reader)};
+  while (reads.load() == 0) std::this_thread::yield();  // the readers run beside the writes
+  for (uint64_t version = 1; version <= kVersions; ++version) {
+    std::vector<uint64_t> keys, values;
+    for (uint64_t key = version % 2; key < kKeys; key += 2) {
+      keys.push_back(key);
+      values.push_back(version * 1000 + key);
+    }
+    ASSERT_TRUE((*table)->Put(keys, values).ok());
+  }
+  done = true;
+  for (std::thread& thread : readers) thread.join();
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, kKeys);
+}
+
+TEST(GphashLogged, BadLogOptionsAreRefused) {
+  testutil::TempPool pool("gphash-logged-options");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok());
+  TableOptions options = LoggedOptions({8, 8});
+  options.hash_log.batch_entries = 1000;
+  Status status = (*db)->CreateTable("a", options).status();
+  EXPECT_TRUE(status.IsInvalidArgument()) << status.ToString();
+  EXPECT_NE(status.message().find("batch entries 1000"), std::string::npos) << status.ToString();
+  options = LoggedOptions({8, 8}, 2000);
+  status = (*db)->CreateTable("b", options).status();
+  EXPECT_TRUE(status.IsInvalidArgument()) << status.ToString();
+  EXPECT_NE(status.message().find("log batches 2000"), std::string::npos) << status.ToString();
+}
+
+}  // namespace
+}  // namespace gpkv
