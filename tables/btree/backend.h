@@ -1,8 +1,8 @@
 // btree::Backend: the primitives a volatile ordered table's backend supplies
 // to its core (btree::Core, core.h), which owns the protocol: the clock,
 // the snapshots, the batch semantics and the locking. cpu::CpuBackend keeps
-// the versions in Abseil's btree_map in RAM; a GPU backend would keep them
-// in a B-tree in GPU memory. Both follow the version rules of versions.h.
+// the versions in Abseil's btree_map in RAM; gpu's backend keeps them in a
+// B-link tree in GPU memory. Both follow the version rules of versions.h.
 //
 // The core hands every write batch over sorted and without duplicate keys,
 // with its timestamp and the live snapshots; every read names the timestamp
