@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cub/cub.cuh>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/staged_copy.h"
 #include "tables/btree/gpu/backend.h"
 #include "tables/btree/gpu/kernels.cuh"
 #include "tables/exception_status.h"
@@ -64,6 +67,11 @@ class Buffer {
     return Status::OK();
   }
 
+  void Swap(Buffer& other) {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+  }
+
   template <typename T>
   T* as() const {
     return static_cast<T*>(data_);
@@ -78,15 +86,17 @@ class Buffer {
 Status CopyIn(Buffer* buffer, const void* source, size_t bytes) {
   GPKV_RETURN_IF_ERROR(buffer->Reserve(std::max<size_t>(bytes, 8)));
   if (bytes == 0) return Status::OK();
-  // Host or device memory alike (unified addressing).
-  return ::gpkv::gpu::CudaStatus(cudaMemcpy(buffer->as<void>(), source, bytes, cudaMemcpyDefault),
-                                 "btree gpu: copy in");
+  // Host or device memory alike; pageable memory through pinned chunks. The
+  // kernels after it run on the same (default) stream.
+  return ::gpkv::gpu::CopyToDevice(buffer->as<void>(), source, bytes, nullptr,
+                                   "btree gpu: a batch's input");
 }
 
 Status CopyOut(void* target, const void* source, size_t bytes) {
   if (bytes == 0) return Status::OK();
-  return ::gpkv::gpu::CudaStatus(cudaMemcpy(target, source, bytes, cudaMemcpyDeviceToHost),
-                                 "btree gpu: copy out");
+  GPKV_RETURN_IF_ERROR(
+      ::gpkv::gpu::CopyToHost(target, source, bytes, nullptr, "btree gpu: a batch's output"));
+  return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(0), "btree gpu: a batch's output");
 }
 
 template <uint32_t kKeyWords>
@@ -111,24 +121,16 @@ class GpuBackend final : public Backend {
 
   Status Write(const WriteBatch& batch) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    const size_t n = batch.count;
+    size_t n = batch.count;
     if (n == 0) return Status::OK();
     GPKV_RETURN_IF_ERROR(SetDevice());
+    if (n >= kMaxIndices) {
+      return Status::InvalidArgument("btree gpu: a batch of " + std::to_string(n) +
+                                     " operations is past 2^31");
+    }
     const bool puts = batch.values != nullptr;
-    // The batch in key order, contiguous.
-    host_keys_.resize(n * kKeySize);
-    for (size_t i = 0; i < n; ++i) {
-      std::memcpy(&host_keys_[i * kKeySize], batch.keys + batch.order[i] * kKeySize, kKeySize);
-    }
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, host_keys_.data(), n * kKeySize));
-    if (puts) {
-      host_values_.resize(n * value_size_);
-      for (size_t i = 0; i < n; ++i) {
-        std::memcpy(&host_values_[i * value_size_], batch.values + batch.order[i] * value_size_,
-                    value_size_);
-      }
-      GPKV_RETURN_IF_ERROR(CopyIn(&values_, host_values_.data(), n * value_size_));
-    }
+    // keys_ and values_: the batch's operations that count, in key order.
+    GPKV_RETURN_IF_ERROR(batch.order == nullptr ? SortOnDevice(batch, &n) : SortedOnHost(batch));
     GPKV_RETURN_IF_ERROR(CopyLive(batch.live));
     // Every operation takes at most one slot, from the free list first.
     GPKV_RETURN_IF_ERROR(ReserveSlots(used_ + (n > free_count_ ? n - free_count_ : 0)));
@@ -155,11 +157,19 @@ class GpuBackend final : public Backend {
       GPKV_RETURN_IF_ERROR(GrowNodes(node_capacity_ * 2));
     }
     GPKV_RETURN_IF_ERROR(SettleSlots());
-    if (!puts && batch.was_live != nullptr) {
-      GPKV_RETURN_IF_ERROR(CopyOut(batch.was_live, was_live, n));
-    }
-    return Status::OK();
+    if (puts || batch.was_live == nullptr) return Status::OK();
+    if (batch.order != nullptr) return CopyOut(batch.was_live, was_live, n);
+    // Back in the caller's order; the repeats of a key report 0.
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(batch.count));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(flags_.as<void>(), 0, batch.count),
+                              "btree gpu: erase answers");
+    ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n,
+                                                   flags_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("erase answers"));
+    return CopyOut(batch.was_live, flags_.as<void>(), batch.count);
   }
+
+  bool SortsBatches() const override { return true; }
 
   Status Reclaim(LiveSnapshots live) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -384,6 +394,87 @@ class GpuBackend final : public Backend {
     return Status::OK();
   }
 
+  // A batch sorted by the core: its operations gathered on the host.
+  Status SortedOnHost(const WriteBatch& batch) {
+    const size_t n = batch.count;
+    host_keys_.resize(n * kKeySize);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(&host_keys_[i * kKeySize], batch.keys + batch.order[i] * kKeySize, kKeySize);
+    }
+    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, host_keys_.data(), n * kKeySize));
+    if (batch.values == nullptr) return Status::OK();
+    host_values_.resize(n * value_size_);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(&host_values_[i * value_size_], batch.values + batch.order[i] * value_size_,
+                  value_size_);
+    }
+    return CopyIn(&values_, host_values_.data(), n * value_size_);
+  }
+
+  // The caller's batch sorted on the device (a stable radix sort of its
+  // indices by key, one pass per key word from the least significant), the
+  // operation of each key that counts picked (picked_, *n of them), and
+  // their keys and values gathered into keys_ and values_.
+  Status SortOnDevice(const WriteBatch& batch, size_t* n) {
+    const size_t count = batch.count;
+    const bool puts = batch.values != nullptr;
+    GPKV_RETURN_IF_ERROR(CopyIn(&raw_keys_, batch.keys, count * kKeySize));
+    if (puts) GPKV_RETURN_IF_ERROR(CopyIn(&raw_values_, batch.values, count * value_size_));
+    GPKV_RETURN_IF_ERROR(order_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(sorted_order_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(words_.Reserve(count * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(sorted_words_.Reserve(count * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(count));
+    GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(int)));
+    const int items = static_cast<int>(count);
+    const auto* keys = raw_keys_.as<TreeKey>();
+    IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
+    GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+    for (uint32_t word = 0; word < kKeyWords; ++word) {
+      KeyWordKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
+          keys, order_.as<uint32_t>(), word, count, words_.as<uint64_t>());
+      GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+      auto sort = [&](void* storage, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(storage, bytes, words_.as<uint64_t>(),
+                                               sorted_words_.as<uint64_t>(), order_.as<uint32_t>(),
+                                               sorted_order_.as<uint32_t>(), items);
+      };
+      GPKV_RETURN_IF_ERROR(RunCub(sort, "sort"));
+      order_.Swap(sorted_order_);
+    }
+    MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(keys, order_.as<uint32_t>(), count,
+                                                               puts, flags_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+    auto select = [&](void* storage, size_t& bytes) {
+      return cub::DeviceSelect::Flagged(storage, bytes, order_.as<uint32_t>(), flags_.as<uint8_t>(),
+                                        picked_.as<uint32_t>(), counts_.as<int>(), items);
+    };
+    GPKV_RETURN_IF_ERROR(RunCub(select, "pick"));
+    int picked = 0;
+    GPKV_RETURN_IF_ERROR(CopyOut(&picked, counts_.as<void>(), sizeof(picked)));
+    *n = static_cast<size_t>(picked);
+    GPKV_RETURN_IF_ERROR(keys_.Reserve(*n * kKeySize));
+    if (puts) GPKV_RETURN_IF_ERROR(values_.Reserve(*n * value_size_));
+    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(
+        keys, puts ? raw_values_.as<uint8_t>() : nullptr, picked_.as<uint32_t>(), *n, value_size_,
+        keys_.as<TreeKey>(), values_.as<uint8_t>());
+    return CheckLaunch("sort");
+  }
+
+  // Runs a CUB algorithm (a callable around one call) with temporary
+  // storage of the size it asks for.
+  template <typename Algorithm>
+  Status RunCub(Algorithm&& algorithm, const char* what) {
+    size_t bytes = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(algorithm(nullptr, bytes), std::string("btree gpu: ") + what);
+    GPKV_RETURN_IF_ERROR(cub_temp_.Reserve(std::max<size_t>(bytes, 8)));
+    bytes = cub_temp_.size();
+    GPKV_CUDA_RETURN_IF_ERROR(algorithm(cub_temp_.as<void>(), bytes),
+                              std::string("btree gpu: ") + what);
+    return CheckLaunch(what);
+  }
+
   // Room for `slots` version slots (the pool, its cells and free lists).
   Status ReserveSlots(uint64_t slots) {
     if (slots <= slot_capacity_) return Status::OK();
@@ -543,6 +634,15 @@ class GpuBackend final : public Backend {
   Buffer offsets_;
   Buffer out_keys_;
   Buffer out_values_;
+  // The device's sort of a batch.
+  Buffer raw_keys_;
+  Buffer raw_values_;
+  Buffer order_;
+  Buffer sorted_order_;
+  Buffer words_;
+  Buffer sorted_words_;
+  Buffer picked_;
+  Buffer cub_temp_;
   std::vector<uint8_t> host_keys_;
   std::vector<uint8_t> host_values_;
 };

@@ -346,6 +346,55 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
   }
 }
 
+// ---- the batch's sort on the device ----
+
+__global__ void IotaKernel(uint32_t* out, uint64_t n) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) out[i] = static_cast<uint32_t>(i);
+}
+
+// out[i] = word `word` of keys[order[i]] (a pass of the radix sort).
+template <uint32_t kKeyWords>
+__global__ void KeyWordKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint32_t word,
+                              uint64_t n, uint64_t* out) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
+    out[i] = keys[order[i]].words[word];
+  }
+}
+
+// keep[p] = 1 where position p of the sorted order is the operation of its
+// key that counts: the last of a put's repeats, the first of an erase's.
+template <uint32_t kKeyWords>
+__global__ void MarkKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint64_t n, bool last,
+                           uint8_t* keep) {
+  for (uint64_t p = ThreadIndex(); p < n; p += ThreadCount()) {
+    const Key<kKeyWords>& key = keys[order[p]];
+    const bool same_as_next = p + 1 < n && Equal(keys[order[p + 1]], key);
+    const bool same_as_previous = p > 0 && Equal(keys[order[p - 1]], key);
+    keep[p] = (last ? !same_as_next : !same_as_previous) ? 1 : 0;
+  }
+}
+
+// The picked operations' keys and values, in the order picked.
+template <uint32_t kKeyWords>
+__global__ void GatherKernel(const Key<kKeyWords>* keys, const uint8_t* values,
+                             const uint32_t* picked, uint64_t n, uint32_t value_size,
+                             Key<kKeyWords>* keys_out, uint8_t* values_out) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
+    const uint64_t from = picked[i];
+    keys_out[i] = keys[from];
+    if (values == nullptr) continue;
+    for (uint32_t byte = 0; byte < value_size; ++byte) {
+      values_out[i * value_size + byte] = values[from * value_size + byte];
+    }
+  }
+}
+
+// out[picked[i]] = bytes[i]: answers back in the caller's order.
+__global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint64_t n,
+                              uint8_t* out) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) out[picked[i]] = bytes[i];
+}
+
 // ---- bulk build (into an empty tree, from the batch's sorted pairs) ----
 
 template <uint32_t kKeyWords>
