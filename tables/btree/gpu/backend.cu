@@ -151,8 +151,10 @@ class GpuBackend final : public Backend {
       GPKV_RETURN_IF_ERROR(CheckLaunch("write"));
       GPKV_RETURN_IF_ERROR(ReadCounters());
       if (host_counters_.out_of_nodes == 0) break;
-      // Some split found the arena full: grow it and apply what is left.
+      // Some split found the arena full: grow it and apply what is left
+      // (the count went past the arena's end with the requests that failed).
       host_counters_.out_of_nodes = 0;
+      host_counters_.nodes = std::min<uint64_t>(host_counters_.nodes, node_capacity_);
       GPKV_RETURN_IF_ERROR(WriteCounters());
       GPKV_RETURN_IF_ERROR(GrowNodes(node_capacity_ * 2));
     }

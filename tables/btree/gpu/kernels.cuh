@@ -30,16 +30,21 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 
 // ---- writes ----
 
-enum class Outcome { kDone, kRestart, kNoNodes };
+// kSplitFirst: the key's leaf is full and the key not in it; the operation
+// starts again from the root, splitting every full node on its way down.
+enum class Outcome { kDone, kRestart, kSplitFirst, kNoNodes };
 
-// `count` consecutive fresh nodes (lane 0), or kNone when the arena is full.
+// `count` consecutive fresh nodes (lane 0), or kNone when the arena is full
+// (Counters::out_of_nodes set; the host clamps the count and grows it). One
+// atomicAdd, which never fails: many warps split at once. Nodes handed out
+// past the arena's end are not there; those of a request that straddles the
+// end are left as empty internal nodes, which nothing reaches.
 template <uint32_t kKeyWords>
 __device__ __forceinline__ uint32_t TakeNodes(const Tree<kKeyWords>& tree, uint32_t count) {
-  unsigned long long first = atomicAdd(&tree.counters->nodes, 0ull);
-  while (first + count <= tree.node_capacity) {
-    const unsigned long long seen = atomicCAS(&tree.counters->nodes, first, first + count);
-    if (seen == first) return static_cast<uint32_t>(first);
-    first = seen;
+  const unsigned long long first = atomicAdd(&tree.counters->nodes, count);
+  if (first + count <= tree.node_capacity) return static_cast<uint32_t>(first);
+  for (unsigned long long index = first; index < tree.node_capacity; ++index) {
+    tree.nodes[index].meta = 0;
   }
   tree.counters->out_of_nodes = 1;
   return kNone;
@@ -166,30 +171,33 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
 // version replaced in place, or a new one put in front.
 template <uint32_t kKeyWords>
 __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const uint8_t* value,
-                            uint64_t timestamp, LiveSnapshots live) {
-  Trim(tree, head, live);
+                            uint64_t timestamp, LiveSnapshots live, Deltas* deltas) {
+  Trim(tree, head, live, deltas);
   const uint64_t stamp = tree.versions[head].stamp;
   const bool was_live = !IsTombstone(stamp);
   const bool in_place = WriteInPlace(TimestampOf(stamp), live);
   if (in_place && !was_live) {
-    Add(&tree.counters->tombstones, -1);  // the tombstone no snapshot sees is replaced
+    deltas->tombstones -= 1;  // the tombstone no snapshot sees is replaced
   } else if (!in_place) {
     const uint32_t kept = TakeSlot(tree);
     CopyVersion(tree, head, kept);
     tree.versions[head].next = kept;
-    Add(&tree.counters->versions, 1);
+    deltas->versions += 1;
   }
   WriteValue(tree, head, value);
   tree.versions[head].stamp = Stamp(timestamp, false);
-  if (!was_live) Add(&tree.counters->live_keys, 1);
+  if (!was_live) deltas->live_keys += 1;
 }
 
 // One put (value not null) or erase of `key`, by the whole warp. An erase's
-// was_live byte (when not null) gets whether the key was live.
+// was_live byte (when not null) gets whether the key was live. A put first
+// goes down without splitting (most need no split: an update, or a leaf with
+// room); `split_full`: it splits every full node on its way (proactive
+// splitting), as a put that found its leaf full does on its next try.
 template <uint32_t kKeyWords>
 __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key,
                             const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
-                            uint8_t* was_live) {
+                            uint8_t* was_live, Deltas* deltas, bool split_full) {
   const uint32_t lane = warp::LaneId();
   uint32_t index = LoadRoot(tree);
   uint32_t parent = kNone;
@@ -203,7 +211,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
     }
     // A full node on an insert's way is split first (but a leaf that holds
     // the key: its put changes no node).
-    if (value != nullptr && view.count() == kFanout &&
+    if (split_full && value != nullptr && view.count() == kFanout &&
         !(view.leaf() && FindInLeaf(view, key) != kNone)) {
       return Split(tree, index, view, parent, parent_latch);
     }
@@ -218,10 +226,11 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
     if (found != kNone) {
       // The head stays where the leaf points: no latch needed.
       const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
-      if (lane == 0) PutExisting(tree, head, value, timestamp, live);
+      if (lane == 0) PutExisting(tree, head, value, timestamp, live, deltas);
       __syncwarp();
       return Outcome::kDone;
     }
+    if (view.count() == kFanout) return Outcome::kSplitFirst;
     if (!TryLatch(tree, index, view.latch)) return Outcome::kRestart;
     const uint32_t count = view.count();
     const uint32_t position =
@@ -232,9 +241,9 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
       tree.versions[slot].stamp = Stamp(timestamp, false);
       tree.versions[slot].next = kNone;
       WriteValue(tree, slot, value);
-      Add(&tree.counters->live_keys, 1);
-      Add(&tree.counters->versions, 1);
-      Add(&tree.counters->leaf_entries, 1);
+      deltas->live_keys += 1;
+      deltas->versions += 1;
+      deltas->leaf_entries += 1;
     }
     slot = __shfl_sync(warp::kFullMask, slot, 0);
     if (lane >= position && lane < count) {
@@ -262,7 +271,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
   bool in_place = false;
   bool older = false;
   if (lane == 0) {
-    Trim(tree, head, live);
+    Trim(tree, head, live, deltas);
     const uint64_t stamp = tree.versions[head].stamp;
     head_live = !IsTombstone(stamp);
     in_place = WriteInPlace(TimestampOf(stamp), live);
@@ -278,28 +287,28 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
   if (lane == 0) {
     if (!head_live) {
       if (remove) {
-        Add(&tree.counters->versions, -1);
-        Add(&tree.counters->tombstones, -1);
-        Add(&tree.counters->reclaimed, 1);
-        Add(&tree.counters->leaf_entries, -1);
+        deltas->versions -= 1;
+        deltas->tombstones -= 1;
+        deltas->reclaimed += 1;
+        deltas->leaf_entries -= 1;
         FreeSlot(tree, head);
       }
     } else if (remove) {
-      Add(&tree.counters->versions, -1);
-      Add(&tree.counters->live_keys, -1);
-      Add(&tree.counters->leaf_entries, -1);
+      deltas->versions -= 1;
+      deltas->live_keys -= 1;
+      deltas->leaf_entries -= 1;
       FreeSlot(tree, head);
     } else {
       if (!in_place) {
         const uint32_t kept = TakeSlot(tree);
         CopyVersion(tree, head, kept);
         tree.versions[head].next = kept;
-        Add(&tree.counters->versions, 1);
+        deltas->versions += 1;
       }
       tree.versions[head].stamp = Stamp(timestamp, true);
       tree.versions[head].payload = 0;
-      Add(&tree.counters->tombstones, 1);
-      Add(&tree.counters->live_keys, -1);
+      deltas->tombstones += 1;
+      deltas->live_keys -= 1;
     }
     if (was_live != nullptr) *was_live = head_live ? 1 : 0;
   }
@@ -326,6 +335,7 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
                             uint64_t n, uint64_t timestamp, LiveSnapshots live, uint8_t* done,
                             uint8_t* was_live) {
   const uint32_t lane = warp::LaneId();
+  Deltas deltas;  // lane 0's
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
     const uint64_t mine = first + lane;
     const bool has_work = mine < n && done[mine] == 0;
@@ -334,16 +344,29 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
       Outcome outcome;
-      do {
+      bool split_full = false;
+      uint32_t backoff = 0;
+      while (true) {
         outcome = TryWrite(tree, key, value, timestamp, live,
-                           was_live == nullptr ? nullptr : was_live + op);
-      } while (outcome == Outcome::kRestart);
+                           was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
+        if (outcome == Outcome::kSplitFirst) {
+          split_full = true;
+        } else if (outcome == Outcome::kRestart) {
+          // Back off a little before the next try, so that the warps that
+          // restart do not crowd the latch holder's nodes.
+          backoff = backoff == 0 ? 32 : (backoff < 2048 ? backoff * 2 : backoff);
+          __nanosleep(backoff);
+        } else {
+          break;
+        }
+      }
       if (outcome == Outcome::kNoNodes) return true;
       if (lane == 0) done[op] = 1;
       return false;
     });
-    if (stopped) return;
+    if (stopped) break;
   }
+  if (lane == 0) deltas.AddTo(tree.counters);
 }
 
 // ---- the batch's sort on the device ----
@@ -664,6 +687,8 @@ __global__ void ScanKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* after, ui
 // keys left with only a tombstone.
 template <uint32_t kKeyWords>
 __global__ void ReclaimKernel(Tree<kKeyWords> tree, uint64_t nodes, LiveSnapshots live) {
+  Deltas gathered;
+  Deltas* deltas = &gathered;
   for (uint64_t index = ThreadIndex(); index < nodes; index += ThreadCount()) {
     Node<kKeyWords>& node = tree.nodes[index];
     if ((node.meta & kLeafFlag) == 0) continue;
@@ -671,13 +696,13 @@ __global__ void ReclaimKernel(Tree<kKeyWords> tree, uint64_t nodes, LiveSnapshot
     uint32_t kept = 0;
     for (uint32_t entry = 0; entry < count; ++entry) {
       const uint32_t head = node.pointers[entry];
-      Trim(tree, head, live);
+      Trim(tree, head, live, deltas);
       const Version& version = tree.versions[head];
       if (IsTombstone(version.stamp) && version.next == kNone) {
-        Add(&tree.counters->versions, -1);
-        Add(&tree.counters->tombstones, -1);
-        Add(&tree.counters->reclaimed, 1);
-        Add(&tree.counters->leaf_entries, -1);
+        deltas->versions -= 1;
+        deltas->tombstones -= 1;
+        deltas->reclaimed += 1;
+        deltas->leaf_entries -= 1;
         FreeSlot(tree, head);
         continue;
       }
@@ -689,6 +714,7 @@ __global__ void ReclaimKernel(Tree<kKeyWords> tree, uint64_t nodes, LiveSnapshot
     }
     node.meta = (node.meta & ~kCountMask) | kept;
   }
+  gathered.AddTo(tree.counters);
 }
 
 }  // namespace gpkv::btree::gpu

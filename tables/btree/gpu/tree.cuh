@@ -21,11 +21,13 @@
 // then checks that the latch still reads the same even value; it takes the
 // latch with one atomicCAS from that value, so a taken latch means the node
 // is as the warp read it. A warp that finds a latch held or changed starts
-// its operation again from the root (no spinning). Reads run when no write
+// its operation again from the root after a short pause (no waiting on a
+// latch). Reads run when no write
 // does (the core's lock) and take no latches.
 //
-// Inserts split full nodes on their way down (proactive splitting): the
-// warp latches the full node and its parent (as it read them), moves the
+// A put goes down first without splitting; one whose leaf is full and lacks
+// its key starts again and splits full nodes on its way down (proactive
+// splitting): the warp latches the full node and its parent (as it read them), moves the
 // upper half into a new right sibling, links it (right link, high key, the
 // sibling's left link) and puts its first key into the parent, then starts
 // again from the root. A full root gets a new root above it. A warp that
@@ -137,9 +139,29 @@ struct Tree {
   Counters* counters;
 };
 
-__device__ __forceinline__ void Add(unsigned long long* counter, long long delta) {
-  atomicAdd(counter, static_cast<unsigned long long>(delta));
-}
+// Changes to the counters that one warp (its lane 0) or thread gathers and
+// adds once, so that the operations of a launch do not all meet on the
+// counters' few addresses.
+struct Deltas {
+  long long live_keys = 0;
+  long long versions = 0;
+  long long tombstones = 0;
+  long long reclaimed = 0;
+  long long leaf_entries = 0;
+
+  __device__ void AddTo(Counters* counters) const {
+    Add(&counters->live_keys, live_keys);
+    Add(&counters->versions, versions);
+    Add(&counters->tombstones, tombstones);
+    Add(&counters->reclaimed, reclaimed);
+    Add(&counters->leaf_entries, leaf_entries);
+  }
+
+ private:
+  __device__ static void Add(unsigned long long* counter, long long delta) {
+    if (delta != 0) atomicAdd(counter, static_cast<unsigned long long>(delta));
+  }
+};
 
 // ---- node access ----
 
@@ -356,8 +378,8 @@ __device__ __forceinline__ uint32_t LiveAt(const Tree<kKeyWords>& tree, uint32_t
 
 // Drops the older versions of the list at `head` that no live snapshot sees.
 template <uint32_t kKeyWords>
-__device__ __forceinline__ void Trim(const Tree<kKeyWords>& tree, uint32_t head,
-                                     LiveSnapshots live) {
+__device__ __forceinline__ void Trim(const Tree<kKeyWords>& tree, uint32_t head, LiveSnapshots live,
+                                     Deltas* deltas) {
   uint64_t newer_timestamp = TimestampOf(tree.versions[head].stamp);
   uint32_t previous = head;
   uint32_t slot = tree.versions[head].next;
@@ -368,9 +390,9 @@ __device__ __forceinline__ void Trim(const Tree<kKeyWords>& tree, uint32_t head,
       previous = slot;
     } else {
       tree.versions[previous].next = next;
-      Add(&tree.counters->versions, -1);
-      if (IsTombstone(stamp)) Add(&tree.counters->tombstones, -1);
-      Add(&tree.counters->reclaimed, 1);
+      deltas->versions -= 1;
+      if (IsTombstone(stamp)) deltas->tombstones -= 1;
+      deltas->reclaimed += 1;
       FreeSlot(tree, slot);
     }
     newer_timestamp = TimestampOf(stamp);
