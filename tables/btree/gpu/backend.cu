@@ -514,11 +514,12 @@ class GpuBackend final : public Backend {
   }
 
   // The keys_ (n, sorted) and values_ of a put batch into an empty tree:
-  // full leaves built directly, then the levels above.
+  // leaves built directly, then the levels above.
   Status BulkBuild(uint64_t n, uint64_t timestamp) {
     std::vector<uint64_t> level_sizes;
     uint64_t total = 0;
-    for (uint64_t size = (n + kFanout - 1) / kFanout;; size = (size + kFanout - 1) / kFanout) {
+    for (uint64_t size = (n + kBulkFill - 1) / kBulkFill;;
+         size = (size + kBulkFill - 1) / kBulkFill) {
       level_sizes.push_back(size);
       total += size;
       if (size == 1) break;

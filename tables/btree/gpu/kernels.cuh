@@ -430,15 +430,15 @@ __global__ void BuildVersionsKernel(Tree<kKeyWords> tree, const uint8_t* values,
   }
 }
 
-// Leaves 0 .. leaves-1, full but the last, over keys 0 .. n-1 (key i's
-// version in slot i).
+// Leaves 0 .. leaves-1, kBulkFill entries each but the last, over keys 0 ..
+// n-1 (key i's version in slot i).
 template <uint32_t kKeyWords>
 __global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n,
                                   uint64_t leaves) {
   for (uint64_t leaf = ThreadIndex(); leaf < leaves; leaf += ThreadCount()) {
     Node<kKeyWords>& node = tree.nodes[leaf];
-    const uint64_t first = leaf * kFanout;
-    const uint32_t count = static_cast<uint32_t>(n - first < kFanout ? n - first : kFanout);
+    const uint64_t first = leaf * kBulkFill;
+    const uint32_t count = static_cast<uint32_t>(n - first < kBulkFill ? n - first : kBulkFill);
     for (uint32_t entry = 0; entry < count; ++entry) {
       node.keys[entry] = keys[first + entry];
       node.pointers[entry] = static_cast<uint32_t>(first + entry);
@@ -446,22 +446,22 @@ __global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* ke
     const bool last = leaf + 1 == leaves;
     node.latch = 0;
     node.meta = count | kLeafFlag | (last ? 0 : kHighFlag);
-    if (!last) node.high = keys[first + kFanout];
+    if (!last) node.high = keys[first + kBulkFill];
     node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
     node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
   }
 }
 
 // The level above nodes [below, below + below_count): nodes [first, first +
-// count), each over kFanout of them.
+// count), each over kBulkFill of them (the last over the rest).
 template <uint32_t kKeyWords>
 __global__ void BuildLevelKernel(Tree<kKeyWords> tree, uint32_t below, uint64_t below_count,
                                  uint32_t first, uint64_t count) {
   for (uint64_t j = ThreadIndex(); j < count; j += ThreadCount()) {
     Node<kKeyWords>& node = tree.nodes[first + j];
-    const uint64_t child = j * kFanout;
+    const uint64_t child = j * kBulkFill;
     const uint32_t children =
-        static_cast<uint32_t>(below_count - child < kFanout ? below_count - child : kFanout);
+        static_cast<uint32_t>(below_count - child < kBulkFill ? below_count - child : kBulkFill);
     for (uint32_t entry = 0; entry < children; ++entry) {
       const uint32_t index = static_cast<uint32_t>(below + child + entry);
       node.keys[entry] = tree.nodes[index].keys[0];
@@ -470,7 +470,7 @@ __global__ void BuildLevelKernel(Tree<kKeyWords> tree, uint32_t below, uint64_t 
     const bool last = j + 1 == count;
     node.latch = 0;
     node.meta = children | (last ? 0 : kHighFlag);
-    if (!last) node.high = tree.nodes[below + child + kFanout].keys[0];
+    if (!last) node.high = tree.nodes[below + child + kBulkFill].keys[0];
     node.link = last ? kNone : static_cast<uint32_t>(first + j + 1);
     node.left = j == 0 ? kNone : static_cast<uint32_t>(first + j - 1);
   }

@@ -57,6 +57,9 @@ namespace warp = ::gpkv::gpu::warp;
 constexpr uint32_t kNone = 0xffffffffu;
 constexpr uint32_t kFanout = 8;             // entries per node
 constexpr uint32_t kSplitAt = kFanout / 2;  // a split keeps entries [0, kSplitAt)
+// Entries per node of a bulk build: room for two more in each, so that the
+// puts after it do not all split full nodes at once.
+constexpr uint32_t kBulkFill = kFanout - 2;
 constexpr uint32_t kCountMask = 0xffu;
 constexpr uint32_t kLeafFlag = 1u << 8;
 constexpr uint32_t kHighFlag = 1u << 9;
