@@ -1,8 +1,8 @@
 // gpkv-bench: the benchmark program. Parses the options
 // (bench/gpkv_bench_options.h), runs one suite of the benchmark engine
 // (bench/gpkv_bench.h; the GPU suite bench/gpu/gpu_bench.h; the slab hash's
-// suite bench/gpu/slab_bench.h) with a progress line on a terminal, and
-// prints the report: a table, or JSON with --json.
+// suite bench/gpu/slab_bench.h; the B-tree's bench/gpu/btree_bench.h) with a progress line on a
+// terminal, and prints the report: a table, or JSON with --json.
 //
 // Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error. Errors go to stderr as
 // "gpkv-bench: <message>"; the report goes to stdout; the progress line
@@ -19,6 +19,7 @@
 
 #include "bench/gpkv_bench.h"
 #include "bench/gpkv_bench_options.h"
+#include "bench/gpu/btree_bench.h"
 #include "bench/gpu/gpu_bench.h"
 #include "bench/gpu/slab_bench.h"
 
@@ -29,8 +30,9 @@ constexpr const char* kDescription =
     "gpkv-bench: measure gpkv beside libcuckoo and RocksDB (suites foundation, ycsb, sweep), an "
     "ordered table beside RocksDB and LMDB (suite ordered), the CUDA backend's modes beside the "
     "CPU "
-    "backend and a naive GPU table (suite gpu), or the volatile slab hash beside the persistent "
-    "hash table (suite slab): a table, or JSON with --json.\n"
+    "backend and a naive GPU table (suite gpu), the volatile slab hash beside the persistent "
+    "hash table (suite slab), or the volatile ordered table beside the LSM and the slab hash "
+    "(suite btree): a table, or JSON with --json.\n"
     "Exit codes: 0 ok, 1 usage, 2 corruption found, 3 other error.";
 
 // Prints "gpkv-bench: <message>" to stderr.
@@ -237,6 +239,23 @@ int RunBenchCommand(BenchArgs& args) {
         [&](std::FILE* text, std::string* lines) {
           return gpu::RunSlabBench(args.slab, text, lines);
         },
+        json);
+  }
+  if (args.config.suite == "btree") {
+    gpu::BtreeBenchConfig btree;
+    if (args.keys_log2->count() == 0 && args.keys->count() == 0) args.slab_keys_log2 = {20, 22, 24};
+    Status keys = SlabKeyCounts(args, &btree.keys);
+    if (!keys.ok()) {
+      PrintError(keys.message());
+      return ExitCodeFor(keys);
+    }
+    if (args.batch->count() > 0) btree.batch = args.config.batch;
+    btree.seed = args.config.seed;
+    btree.repeats = args.slab.repeats;
+    btree.pool_dir = args.slab.pool_dir;
+    return RunLineSuite(
+        gpu::ValidateBtreeBenchConfig(btree),
+        [&](std::FILE* text, std::string* lines) { return gpu::RunBtreeBench(btree, text, lines); },
         json);
   }
   args.config.backend = args.backend == "cuda"   ? Backend::kCuda

@@ -35,6 +35,12 @@ std::string HelpFooter() {
       "              persistent hash table (mirror mode) on the same keys; growth cost and\n"
       "              SlabAlloc's rate";
   if (!bench::gpu::SlabBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
+  text +=
+      "\n  btree       the volatile ordered table (GPU B-tree): bulk build, insert, get, range\n"
+      "              (~8, ~32 keys), erase per --keys-log2 count (default 20,22,24), and get,\n"
+      "              update and range with a snapshot held, beside the persistent ordered\n"
+      "              table (LSM) and the slab hash on the same keys";
+  if (!bench::gpu::BtreeBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
   text += "\n\nSystems (--systems; suites foundation, ycsb, sweep):\n";
   for (const SystemInfo& system : BuiltInSystems()) {
     text += "  " + system.name + std::string(16 - std::min<size_t>(15, system.name.size()), ' ') +
@@ -65,14 +71,15 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
     };
   };
   auto table = only(kCpuSuites);
-  auto table_or_slab = only({"foundation", "ycsb", "sweep", "ordered", "slab"});
+  auto table_or_slab = only({"foundation", "ycsb", "sweep", "ordered", "slab", "btree"});
   auto gpu = only({"gpu"});
   auto slab = only({"slab"});
+  auto slab_or_btree = only({"slab", "btree"});
   auto ordered = only({"ordered"});
   bench
       ->add_option("--suite", config->suite,
-                   "foundation | ycsb | sweep | ordered | gpu | slab (below)")
-      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "ordered", "gpu", "slab"}))
+                   "foundation | ycsb | sweep | ordered | gpu | slab | btree (below)")
+      ->check(CLI::IsMember({"foundation", "ycsb", "sweep", "ordered", "gpu", "slab", "btree"}))
       ->capture_default_str();
   args->keys = bench
                    ->add_option("--keys", config->keys,
@@ -206,26 +213,29 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
   gpu(bench->add_flag("--no-calibration", args->no_calibration, "gpu: skip the link calibration"));
   bench::gpu::SlabBenchConfig* slab_config = &args->slab;
   args->slab_keys_log2 = {24, 26};
-  args->keys_log2 = slab(bench->add_option("--keys-log2", args->slab_keys_log2,
-                                           "slab: key counts, log2 (" +
-                                               std::to_string(bench::gpu::kSlabMinKeysLog2) + ".." +
-                                               std::to_string(bench::gpu::kSlabMaxKeysLog2) + ")"))
-                        ->delimiter(',')
-                        ->capture_default_str();
+  args->keys_log2 =
+      slab_or_btree(bench->add_option("--keys-log2", args->slab_keys_log2,
+                                      "slab, btree: key counts, log2 (" +
+                                          std::to_string(bench::gpu::kSlabMinKeysLog2) + ".." +
+                                          std::to_string(bench::gpu::kSlabMaxKeysLog2) + ")"))
+          ->delimiter(',')
+          ->capture_default_str();
   slab(bench->add_option("--utilisation", slab_config->utilisation_percent,
                          "slab: memory utilisation targets, percent (the measured value is "
                          "printed beside each)"))
       ->delimiter(',')
       ->capture_default_str();
-  slab(bench->add_option("--repeats", slab_config->repeats,
-                         "slab: runs of each point (fresh tables); the median is reported"))
+  slab_or_btree(
+      bench->add_option("--repeats", slab_config->repeats,
+                        "slab, btree: runs of each point (fresh tables); the median is reported"))
       ->capture_default_str();
   slab(bench->add_option("--allocations", slab_config->allocations,
                          "slab: SlabAlloc allocations per run (16M = 2^24)"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  slab(bench->add_option("--pool-dir", slab_config->pool_dir,
-                         "slab: directory of the persistent peer's pool (tmpfs registers)"))
+  slab_or_btree(
+      bench->add_option("--pool-dir", slab_config->pool_dir,
+                        "slab, btree: directory of the persistent peer's pool (tmpfs registers)"))
       ->capture_default_str();
   bench->add_flag("--list-systems", args->list_systems,
                   "list the systems built into this program and exit");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/gpkv_bench.h"
+#include "bench/gpu/btree_bench.h"
 #include "bench/gpu/gpu_bench.h"
 #include "bench/gpu/slab_bench.h"
 #include "gpkv/status.h"
@@ -40,7 +41,7 @@ struct BenchArgs {
   BenchConfig config;                // foundation, ycsb, sweep
   bench::gpu::GpuBenchConfig gpu;    // gpu
   bench::gpu::SlabBenchConfig slab;  // slab
-  std::vector<int> slab_keys_log2;   // slab: --keys-log2
+  std::vector<int> slab_keys_log2;   // slab, btree: --keys-log2
   std::string backend = "cpu";
   bool no_calibration = false;
   bool list_systems = false;
@@ -62,9 +63,9 @@ void AddOptions(CLI::App* app, BenchArgs* args);
 // Empty when every option given belongs to the suite, else the usage error.
 std::string OptionsOutsideSuite(const BenchArgs& args);
 
-// The slab suite's key counts: --keys-log2 (default 24,26) and --keys; a
-// --keys given alone replaces the default list. InvalidArgument naming the
-// option for a log2 out of range.
+// The slab and btree suites' key counts: --keys-log2 (default 24,26; btree
+// 20,22,24) and --keys; a --keys given alone replaces the default list.
+// InvalidArgument naming the option for a log2 out of range.
 Status SlabKeyCounts(const BenchArgs& args, std::vector<uint64_t>* counts);
 
 }  // namespace gpkv::bench

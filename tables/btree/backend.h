@@ -1,8 +1,8 @@
 // btree::Backend: the primitives a volatile ordered table's backend supplies
 // to its core (btree::Core, core.h), which owns the protocol: the clock,
 // the snapshots, the batch semantics and the locking. cpu::CpuBackend keeps
-// the versions in Abseil's btree_map in RAM; a GPU backend would keep them
-// in a B-tree in GPU memory. Both follow the version rules of versions.h.
+// the versions in Abseil's btree_map in RAM; gpu's backend keeps them in a
+// B-link tree in GPU memory. Both follow the version rules of versions.h.
 //
 // The core hands every write batch over sorted and without duplicate keys,
 // with its timestamp and the live snapshots; every read names the timestamp
@@ -27,7 +27,11 @@ namespace gpkv::btree {
 
 // One write batch as the core hands it over: count operations on unique
 // keys in ascending key order; operation i is keys[order[i]] (and its value
-// values[order[i]]) of the caller's arrays.
+// values[order[i]]) of the caller's arrays. To a backend that sorts batches
+// itself (Backend::SortsBatches) order is null and the batch is the caller's
+// as it came: operation i is keys[i], keys may repeat (of a put the last
+// occurrence counts, of an erase the first, which alone reports), and
+// was_live[i] answers for the caller's operation i.
 struct WriteBatch {
   const uint8_t* keys = nullptr;
   const uint8_t* values = nullptr;  // null: the operations are erases
@@ -45,6 +49,10 @@ class Backend {
   virtual ~Backend() = default;
 
   // ---- writes (alone) ----
+
+  // Whether Write takes batches unsorted (WriteBatch says how), so that the
+  // core leaves the sort to it (the GPU backend sorts on the device).
+  virtual bool SortsBatches() const { return false; }
 
   // Applies the batch: each key's newest version replaced in place, or a new
   // one put in front (versions.h WriteInPlace), and its older versions that

@@ -123,12 +123,14 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
     return KeyLess(keys + a * key_size, keys + b * key_size, key_words_);
   };
   // The batch's operations in ascending key order, one per key: of a put
-  // the last occurrence, of an erase the first (which reports).
+  // the last occurrence, of an erase the first (which reports); or, to a
+  // backend that sorts batches itself, the batch as it came.
+  const bool backend_sorts = backend_->SortsBatches();
   std::vector<size_t> order;
   std::vector<uint64_t> live;
   std::vector<uint8_t> was_live;
   try {
-    order.resize(n);
+    order.resize(backend_sorts ? 0 : n);
     live = snapshots_->Live();
     was_live.resize(erased != nullptr ? n : 0);
   } catch (const std::bad_alloc&) {
@@ -137,7 +139,7 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   }
   std::iota(order.begin(), order.end(), size_t{0});
   bool sorted_unique = true;
-  for (size_t i = 1; i < n && sorted_unique; ++i) sorted_unique = less(i - 1, i);
+  for (size_t i = 1; i < order.size() && sorted_unique; ++i) sorted_unique = less(i - 1, i);
   if (!sorted_unique) {
     std::stable_sort(order.begin(), order.end(), less);
     size_t unique = 0;
@@ -154,8 +156,8 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   WriteBatch batch;
   batch.keys = keys;
   batch.values = values;
-  batch.order = order.data();
-  batch.count = order.size();
+  batch.order = backend_sorts ? nullptr : order.data();
+  batch.count = backend_sorts ? n : order.size();
   batch.timestamp = timestamp;
   batch.live = ViewOf(live);
   batch.was_live = erased != nullptr ? was_live.data() : nullptr;
@@ -164,7 +166,9 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   // timestamp, and the next batch gets a later one.
   clock_ = timestamp;
   GPKV_RETURN_IF_ERROR(written);
-  if (erased != nullptr) {
+  if (erased != nullptr && backend_sorts) {
+    std::memcpy(erased, was_live.data(), n);
+  } else if (erased != nullptr) {
     std::memset(erased, 0, n);
     for (size_t i = 0; i < order.size(); ++i) erased[order[i]] = was_live[i];
   }

@@ -3,10 +3,10 @@
 //
 // A volatile table is declared in the catalog only (tables/volatile_family.h),
 // so the family has no layout.h (no bytes of its own in the pool). Opening it
-// builds an empty table in memory (RAM on the CPU backend); what it holds is
-// gone when the DB closes. The family has no GPU backend
-// yet: on kCuda, Open answers Unsupported, and under Backend::kAuto the
-// engine opens the table on the CPU backend.
+// builds an empty table in memory (GPU memory on the CUDA backend, RAM on
+// the CPU backend); what it holds is gone when the DB closes. Where the
+// device cannot take it, Open answers Unsupported on kCuda, and under
+// Backend::kAuto the engine opens the table on the CPU backend.
 #pragma once
 
 #include <cstdint>

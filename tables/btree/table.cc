@@ -2,16 +2,23 @@
 
 #include "tables/btree/cpu/backend.h"
 #include "tables/stats_builder.h"
+#if GPKV_HAVE_CUDA
+#include "tables/btree/gpu/backend.h"
+#endif
 
 namespace gpkv::btree {
 
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
-                                              int cpu_threads, int /*cuda_device*/) {
+                                              int cpu_threads, int cuda_device) {
   if (backend == gpkv::Backend::kCuda) {
-    return Status::Unsupported(where +
-                               ": volatile ordered tables have no GPU backend yet; they run on "
-                               "the CPU backend");
+#if GPKV_HAVE_CUDA
+    return tables::OpenFront<BtreeTable>(where, name, options,
+                                         gpu::CreateGpuBackend(options, cuda_device));
+#else
+    (void)cuda_device;
+    return Status::Unsupported(where + ": this build of gpkv has no CUDA backend");
+#endif
   }
   return tables::OpenFront<BtreeTable>(where, name, options,
                                        cpu::CreateCpuBackend(options, cpu_threads));

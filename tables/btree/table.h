@@ -1,7 +1,7 @@
 // btree::BtreeTable: the gpkv::Table of a volatile ordered table. Holds the
 // table's core (core.h: the clock, snapshots, batch semantics and locking)
-// over the backend chosen at open (cpu::CpuBackend; a GPU backend would
-// implement the same backend.h) and forwards every call to it. Contents
+// over the backend chosen at open (cpu::CpuBackend in RAM, gpu's B-link
+// tree in GPU memory) and forwards every call to it. Contents
 // live in memory only: a table opened is empty, and what it holds is gone
 // when the DB closes. The engine checks every batch's spans before they get
 // here (engine/checked_table.h). Stats() reports "btree.*" properties.
@@ -29,9 +29,10 @@ TableStats PublicStats(const Stats& stats);
 
 // An empty table named `name` for `options` (checked by the family); errors
 // start with `where` ("pool.gpkv: table 'index'"). On the CPU when `backend`
-// is kCpu, with `cpu_threads` workers for reads. kCuda (any `cuda_device`): Unsupported (the
-// family has no GPU backend yet; under Backend::kAuto the engine then opens
-// the table on the CPU).
+// is kCpu, with `cpu_threads` workers for reads; on CUDA device `cuda_device`
+// (gpu::CreateGpuBackend) when it is kCuda: Unsupported where that device is
+// not usable or the build has no CUDA backend (under Backend::kAuto the
+// engine then opens the table on the CPU).
 Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const std::string& name,
                                               const TableOptions& options, gpkv::Backend backend,
                                               int cpu_threads, int cuda_device = 0);

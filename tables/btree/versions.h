@@ -15,9 +15,16 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+
+// Host and device functions under nvcc (the GPU backend's kernels call
+// them), plain functions elsewhere.
+#if defined(__CUDACC__)
+#define GPKV_BTREE_HOST_DEVICE __host__ __device__
+#else
+#define GPKV_BTREE_HOST_DEVICE
+#endif
 
 namespace gpkv::btree {
 
@@ -32,24 +39,35 @@ struct LiveSnapshots {
 
 // Whether a reader at read_timestamp sees a version written at timestamp
 // (when no newer version is seen first).
-inline bool VisibleAt(uint64_t timestamp, uint64_t read_timestamp) {
+GPKV_BTREE_HOST_DEVICE inline bool VisibleAt(uint64_t timestamp, uint64_t read_timestamp) {
   return timestamp <= read_timestamp;
 }
 
 // Whether a write may replace a key's newest version (written at
 // head_timestamp) in place: no live snapshot can see it. Every snapshot is
 // older than the write, so the newest snapshot decides.
-inline bool WriteInPlace(uint64_t head_timestamp, LiveSnapshots live) {
+GPKV_BTREE_HOST_DEVICE inline bool WriteInPlace(uint64_t head_timestamp, LiveSnapshots live) {
   return live.count == 0 || live.timestamps[live.count - 1] < head_timestamp;
 }
 
 // Whether a live snapshot sees an older version written at `timestamp`
 // whose next newer version was written at newer_timestamp: some snapshot s
 // with timestamp <= s < newer_timestamp.
-inline bool SeenBySnapshot(uint64_t timestamp, uint64_t newer_timestamp, LiveSnapshots live) {
-  const uint64_t* end = live.timestamps + live.count;
-  const uint64_t* first = std::lower_bound(live.timestamps, end, timestamp);
-  return first != end && *first < newer_timestamp;
+GPKV_BTREE_HOST_DEVICE inline bool SeenBySnapshot(uint64_t timestamp, uint64_t newer_timestamp,
+                                                  LiveSnapshots live) {
+  // The first snapshot >= timestamp (a binary search, as std::lower_bound).
+  size_t first = 0;
+  size_t count = live.count;
+  while (count > 0) {
+    const size_t half = count / 2;
+    if (live.timestamps[first + half] < timestamp) {
+      first += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  return first != live.count && live.timestamps[first] < newer_timestamp;
 }
 
 }  // namespace gpkv::btree

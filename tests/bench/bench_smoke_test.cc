@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -256,47 +257,71 @@ TEST(BenchSmoke, SlabSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
   EXPECT_GE(ratios, 6);  // every slab_hash row with a gphash peer
 }
 
+// A tiny btree suite where a device is usable; elsewhere the reason, exit 3.
+TEST(BenchSmoke, BtreeSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite btree --keys 16K --repeats 1 --batch 4K "
+                             "--pool-dir " +
+                                 PoolDir() + " --json");
+  if (run.exit_code != 0) {
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << run.err;
+    EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "");
+    return;
+  }
+  std::istringstream lines(run.out);
+  std::string line;
+  std::map<std::string, int> rows;
+  while (std::getline(lines, line)) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    EXPECT_EQ(row["kind"], "btree") << line;
+    EXPECT_EQ(row["keys"], 16384) << line;
+    EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
+    rows[row["system"].get<std::string>()]++;
+  }
+  EXPECT_EQ(rows["btree-gpu"], 6 + 5);  // the phases, and the snapshot rows
+  EXPECT_EQ(rows["lsm-gpu"], 6);
+  EXPECT_EQ(rows["slab-hash-gpu"], 4);
+}
+
 TEST(BenchSmoke, HelpListsEverySuiteSystemAndGpuModeAndExits0) {
   RunResult run = RunProgram(GPKV_BENCH_PATH, "--help");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
-  for (const char* name : {"foundation",
-                           "ycsb",
-                           "sweep",
-                           "gpu",
-                           "slab",
-                           "gpkv",
-                           "gpkv-volatile",
-                           "libcuckoo",
-                           "rocksdb",
-                           "rocksdb-nosync",
-                           "direct",
-                           "mirror",
-                           "staged",
-                           "naive",
-                           "--modes",
-                           "--batches",
-                           "--no-calibration",
-                           "--json",
-                           "--keys-log2",
-                           "--utilisation",
-                           "--repeats",
-                           "--pool-dir",
-                           "--allocations"}) {
+  for (const char* name : {"foundation", "ycsb",           "sweep",
+                           "gpu",        "slab",           "btree",
+                           "gpkv",       "gpkv-volatile",  "libcuckoo",
+                           "rocksdb",    "rocksdb-nosync", "direct",
+                           "mirror",     "staged",         "naive",
+                           "--modes",    "--batches",      "--no-calibration",
+                           "--json",     "--keys-log2",    "--utilisation",
+                           "--repeats",  "--pool-dir",     "--allocations"}) {
     EXPECT_NE(run.out.find(name), std::string::npos) << name;
   }
 }
 
 TEST(BenchSmoke, UsageErrorsExit1NamingTheCommand) {
-  for (const std::string& args :
-       {std::string("--bogus"), "--key-size 12 " + SmallOptions(), std::string("--suite nosuch"),
-        std::string("--systems nosuch"), std::string("--suite gpu --modes direct+bogus"),
-        std::string("--suite gpu --modes nosuch"), std::string("--suite gpu --batches 40"),
-        std::string("--suite gpu --threads 4"), std::string("--suite ycsb --modes direct"),
-        std::string("--json a --json-file b"), std::string("--suite slab --keys-log2 40"),
-        std::string("--suite slab --utilisation 0"), std::string("--suite slab --repeats 0"),
-        std::string("--suite slab --threads 4"), std::string("--suite slab --modes mirror"),
-        std::string("--suite gpu --repeats 3"), std::string("--suite ycsb --utilisation 50")}) {
+  for (const std::string& args : {std::string("--bogus"),
+                                  "--key-size 12 " + SmallOptions(),
+                                  std::string("--suite nosuch"),
+                                  std::string("--systems nosuch"),
+                                  std::string("--suite gpu --modes direct+bogus"),
+                                  std::string("--suite gpu --modes nosuch"),
+                                  std::string("--suite gpu --batches 40"),
+                                  std::string("--suite gpu --threads 4"),
+                                  std::string("--suite ycsb --modes direct"),
+                                  std::string("--json a --json-file b"),
+                                  std::string("--suite slab --keys-log2 40"),
+                                  std::string("--suite slab --utilisation 0"),
+                                  std::string("--suite slab --repeats 0"),
+                                  std::string("--suite slab --threads 4"),
+                                  std::string("--suite slab --modes mirror"),
+                                  std::string("--suite gpu --repeats 3"),
+                                  std::string("--suite ycsb --utilisation 50"),
+                                  std::string("--suite btree --keys-log2 40"),
+                                  std::string("--suite btree --repeats 0"),
+                                  std::string("--suite btree --utilisation 50")}) {
     RunResult run = RunProgram(GPKV_BENCH_PATH, args);
     EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
     EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << args << ": " << run.err;

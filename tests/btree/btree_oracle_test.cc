@@ -16,7 +16,7 @@
 namespace gpkv::btreetest {
 namespace {
 
-TEST(BtreeOracle, MixedBatchesMatchAStdMap) {
+TEST(GPKV_BTREE_SUITE(BtreeOracle), MixedBatchesMatchAStdMap) {
   OpenTable open("oracle", VolatileOrdered(), /*threads=*/2);
   Table& table = *open.table;
   std::mt19937_64 random(42);
@@ -94,7 +94,7 @@ std::vector<uint64_t> OracleKey(const uint8_t* key, uint32_t key_size) {
   return words;
 }
 
-TEST(BtreeOracle, EveryKeySizeOrdersByTheLastWordFirst) {
+TEST(GPKV_BTREE_SUITE(BtreeOracle), EveryKeySizeOrdersByTheLastWordFirst) {
   for (uint32_t key_size : {8u, 16u, 32u}) {
     for (uint32_t value_size : {1u, 8u, 13u, 128u}) {
       SCOPED_TRACE("key " + std::to_string(key_size) + " value " + std::to_string(value_size));
@@ -165,7 +165,7 @@ TEST(BtreeOracle, EveryKeySizeOrdersByTheLastWordFirst) {
 // Writers on disjoint key ranges and readers at once: every acknowledged
 // write is there at the end, and a reader sees each key's old or new value
 // (a value names its key), never a mix.
-TEST(BtreeOracle, ConcurrentWritersAndReadersLoseNothing) {
+TEST(GPKV_BTREE_SUITE(BtreeOracle), ConcurrentWritersAndReadersLoseNothing) {
   OpenTable open("concurrent", VolatileOrdered(), /*threads=*/2);
   Table& table = *open.table;
   constexpr int kWriters = 3;

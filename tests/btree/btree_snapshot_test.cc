@@ -22,7 +22,7 @@ BatchOptions At(const Snapshot& snapshot) {
   return options;
 }
 
-TEST(BtreeSnapshot, ReadsSeeTheTableAsItWasWhileWritesGoOn) {
+TEST(GPKV_BTREE_SUITE(BtreeSnapshot), ReadsSeeTheTableAsItWasWhileWritesGoOn) {
   OpenTable open("basic");
   Table& table = *open.table;
   ASSERT_TRUE(table.Put(std::vector<uint64_t>{1, 2, 3}, std::vector<uint64_t>{10, 20, 30}).ok());
@@ -72,7 +72,7 @@ TEST(BtreeSnapshot, ReadsSeeTheTableAsItWasWhileWritesGoOn) {
 // take snapshots and read through them at once and again later, while the
 // writer goes on. Afterwards each read is checked against the oracle
 // replayed to its snapshot's timestamp: batch t is the table's t-th write.
-TEST(BtreeSnapshot, ReadsThroughASnapshotEqualTheOracleAtItsTimestamp) {
+TEST(GPKV_BTREE_SUITE(BtreeSnapshot), ReadsThroughASnapshotEqualTheOracleAtItsTimestamp) {
   OpenTable open("linearizable", VolatileOrdered(), /*threads=*/2);
   Table& table = *open.table;
   constexpr uint64_t kKeySpace = 2048;
@@ -198,7 +198,7 @@ TEST(BtreeSnapshot, ReadsThroughASnapshotEqualTheOracleAtItsTimestamp) {
   EXPECT_EQ(table.Stats()->keys, oracle.size());
 }
 
-TEST(BtreeSnapshot, ReleasingSnapshotsReclaimsTheVersionsOnlyTheySaw) {
+TEST(GPKV_BTREE_SUITE(BtreeSnapshot), ReleasingSnapshotsReclaimsTheVersionsOnlyTheySaw) {
   OpenTable open("reclaim");
   Table& table = *open.table;
   constexpr uint64_t kKeys = 1000;
@@ -246,7 +246,7 @@ TEST(BtreeSnapshot, ReleasingSnapshotsReclaimsTheVersionsOnlyTheySaw) {
   EXPECT_EQ(Property(table, "btree.versions"), static_cast<double>(kKeys));
 }
 
-TEST(BtreeSnapshot, CompactReclaimsWithoutAWrite) {
+TEST(GPKV_BTREE_SUITE(BtreeSnapshot), CompactReclaimsWithoutAWrite) {
   OpenTable open("compact");
   Table& table = *open.table;
   std::vector<uint64_t> keys{5}, values{1};
@@ -260,7 +260,7 @@ TEST(BtreeSnapshot, CompactReclaimsWithoutAWrite) {
   EXPECT_EQ(Property(table, "btree.versions"), 1.0);
 }
 
-TEST(BtreeSnapshot, ScanSeesTheTableAtItsStartAndMayWrite) {
+TEST(GPKV_BTREE_SUITE(BtreeSnapshot), ScanSeesTheTableAtItsStartAndMayWrite) {
   OpenTable open("scan");
   Table& table = *open.table;
   std::vector<uint64_t> keys(10000), values(10000);
@@ -283,7 +283,7 @@ TEST(BtreeSnapshot, ScanSeesTheTableAtItsStartAndMayWrite) {
   EXPECT_EQ(table.Stats()->keys, 5000u);
 }
 
-TEST(BtreeSnapshot, ASnapshotIsRefusedByOtherTablesAndByWrites) {
+TEST(GPKV_BTREE_SUITE(BtreeSnapshot), ASnapshotIsRefusedByOtherTablesAndByWrites) {
   OpenTable open("refused");
   Table& table = *open.table;
   auto other = open.db->CreateTable("other", VolatileOrdered());

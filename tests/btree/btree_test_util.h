@@ -1,6 +1,10 @@
-// Helpers of the B-tree family's tests (volatile ordered tables): a DB on
-// the CPU backend with one such table, and a std::map oracle of 8-byte keys
-// and values.
+// Helpers of the B-tree family's tests (volatile ordered tables): a DB with
+// one such table, and a std::map oracle of 8-byte keys and values.
+//
+// The tests run the table on the CPU backend. A program of tests/btree/gpu/
+// runs the same tests on the GPU backend: it defines GPKV_BTREE_TEST_BACKEND
+// (Backend::kCuda) and GPKV_BTREE_SUITE (a suite name of its own) before it
+// includes a test file.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,10 +20,22 @@
 #include "ordered_oracle.h"
 #include "test_util.h"
 
+#ifndef GPKV_BTREE_TEST_BACKEND
+#define GPKV_BTREE_TEST_BACKEND ::gpkv::Backend::kCpu
+#endif
+#ifndef GPKV_BTREE_SUITE
+#define GPKV_BTREE_SUITE(name) name
+#endif
+
 namespace gpkv::btreetest {
 
 inline Options CpuOptions(int threads = 2) {
   return testutil::DbOptions(uint64_t{16} << 20, threads);
+}
+
+// A DB on the backend the tests run on (GPKV_BTREE_TEST_BACKEND).
+inline Options TestOptions(int threads = 2) {
+  return testutil::DbOptions(uint64_t{16} << 20, threads, GPKV_BTREE_TEST_BACKEND);
 }
 
 inline TableOptions VolatileOrdered(uint32_t key_size = 8, uint32_t value_size = 8) {
@@ -32,11 +48,12 @@ inline TableOptions VolatileOrdered(uint32_t key_size = 8, uint32_t value_size =
   return options;
 }
 
-// A pool in /dev/shm with one volatile ordered table "t", open on the CPU.
+// A pool in /dev/shm with one volatile ordered table "t", open on the
+// tests' backend.
 struct OpenTable {
   OpenTable(const std::string& tag, TableOptions options = VolatileOrdered(), int threads = 2)
       : temp("btree-" + tag) {
-    auto opened = DB::Open(temp.path(), CpuOptions(threads));
+    auto opened = DB::Open(temp.path(), TestOptions(threads));
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     db = std::move(*opened);
     auto created = db->CreateTable("t", options);

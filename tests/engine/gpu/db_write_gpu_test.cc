@@ -1,7 +1,7 @@
 // Table::Write on the CUDA backend: the GPU twin of tests/engine/
 // db_write_test.cc for the families that run on the GPU (GPHash, the slab
-// hash, the LSM): random mixed batches checked against std::map, across the
-// LSM's log, flushes and levels, and across reopens.
+// hash, the LSM, the B-tree): random mixed batches checked against std::map,
+// across the LSM's log, flushes and levels, and across reopens.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -44,7 +44,7 @@ TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
   options.durability = family.durability;
   options.value_size = 16;
   options.expected_keys = 4096;
-  if (family.kind == TableKind::kOrdered) {
+  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
     options.ordered.batch_entries = 32;
     options.ordered.log_batches = 4;
   }
@@ -79,7 +79,8 @@ INSTANTIATE_TEST_SUITE_P(
     Families, DbWriteGpu,
     ::testing::Values(Family{"gphash", TableKind::kHash, Durability::kPersistent},
                       Family{"slab", TableKind::kHash, Durability::kVolatile},
-                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent}),
+                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent},
+                      Family{"btree", TableKind::kOrdered, Durability::kVolatile}),
     [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
 
 }  // namespace

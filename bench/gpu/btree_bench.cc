@@ -1,0 +1,380 @@
+// The btree suite (see btree_bench.h): the GPU B-tree beside the LSM and
+// the slab hash, through the public API only (no CUDA here: a build without
+// the CUDA backend answers Unsupported).
+#include "bench/gpu/btree_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "gpkv/db.h"
+#if GPKV_HAVE_GPU_BENCH
+#include "gpu/device_memory.h"
+#endif
+
+namespace gpkv::bench::gpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One system of the suite: a table kind on the CUDA backend.
+struct System {
+  const char* name;
+  TableKind kind;
+  Durability durability;
+};
+
+constexpr System kBtree{"btree-gpu", TableKind::kOrdered, Durability::kVolatile};
+constexpr System kLsm{"lsm-gpu", TableKind::kOrdered, Durability::kPersistent};
+constexpr System kSlab{"slab-hash-gpu", TableKind::kHash, Durability::kVolatile};
+
+// A DB of its own pool holding one table of `system` for `keys` keys.
+struct Open {
+  std::string path;
+  std::unique_ptr<DB> db;
+  Table* table = nullptr;
+
+  ~Open() {
+    db.reset();
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+};
+
+Status OpenTable(const BtreeBenchConfig& config, const System& system, uint64_t keys, Open* open) {
+  open->path = config.pool_dir + "/gpkv-btree-bench-" + system.name + ".gpkv";
+  std::error_code ignored;
+  std::filesystem::remove(open->path, ignored);
+  Options options;
+  options.create_if_missing = true;
+  options.backend = Backend::kCuda;
+  // Volatile tables keep nothing in the pool; the LSM keeps its runs there.
+  options.pool_size = system.durability == Durability::kPersistent
+                          ? std::max<uint64_t>(uint64_t{1} << 30, keys * 128)
+                          : uint64_t{64} << 20;
+  auto db = DB::Open(open->path, options);
+  if (!db.ok()) return db.status();
+  open->db = std::move(*db);
+  TableOptions table;
+  table.kind = system.kind;
+  table.durability = system.durability;
+  table.key_size = 8;
+  table.value_size = 8;
+  table.expected_keys = keys;
+  auto created = open->db->CreateTable("t", table);
+  if (!created.ok()) return created.status();
+  open->table = *created;
+  return Status::OK();
+}
+
+// The keys (distinct, random), their values, and the queries of a key count.
+struct Workload {
+  std::vector<uint64_t> keys;
+  std::vector<uint64_t> values;
+  std::vector<uint64_t> shuffled;  // the keys in another order
+};
+
+Workload MakeWorkload(uint64_t n, uint64_t seed) {
+  Workload work;
+  std::mt19937_64 random(seed * 0x9e3779b97f4a7c15ull + n);
+  std::unordered_set<uint64_t> seen;
+  seen.reserve(n * 2);
+  work.keys.reserve(n);
+  while (work.keys.size() < n) {
+    const uint64_t key = random();
+    if (seen.insert(key).second) work.keys.push_back(key);
+  }
+  work.values.resize(n);
+  for (uint64_t i = 0; i < n; ++i) work.values[i] = work.keys[i] * 3 + 1;
+  work.shuffled = work.keys;
+  std::shuffle(work.shuffled.begin(), work.shuffled.end(), random);
+  return work;
+}
+
+std::vector<uint64_t> Slice(const std::vector<uint64_t>& all, uint64_t begin, uint64_t end) {
+  return std::vector<uint64_t>(all.begin() + begin, all.begin() + end);
+}
+
+// Runs `call(begin, end)` over [0, n) in batches of `batch`.
+Status Batched(uint64_t n, uint64_t batch, const std::function<Status(uint64_t, uint64_t)>& call) {
+  for (uint64_t begin = 0; begin < n; begin += batch) {
+    const Status status = call(begin, std::min(n, begin + batch));
+    if (!status.ok()) return status;
+  }
+  return Status::OK();
+}
+
+// A phase's result: the rate in M operations per second, or why it failed.
+struct Measured {
+  double mops = 0;
+  Status status;
+};
+
+// Times `run` (after `prepare`, untimed) `repeats` times on a fresh table
+// each; the median rate of `operations` operations. `check` (untimed)
+// verifies the table after each run.
+Measured Measure(const BtreeBenchConfig& config, const System& system, uint64_t keys,
+                 uint64_t operations, const std::function<Status(Table&)>& prepare,
+                 const std::function<Status(Table&)>& run,
+                 const std::function<Status(Table&)>& check) {
+  std::vector<double> rates;
+  for (int repeat = 0; repeat < config.repeats; ++repeat) {
+    Open open;
+    Measured failed;
+    failed.status = OpenTable(config, system, keys, &open);
+    if (failed.status.ok()) failed.status = prepare(*open.table);
+    if (!failed.status.ok()) return failed;
+    const auto start = Clock::now();
+    failed.status = run(*open.table);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (failed.status.ok()) failed.status = check(*open.table);
+    if (!failed.status.ok()) return failed;
+    rates.push_back(static_cast<double>(operations) / seconds / 1e6);
+  }
+  std::sort(rates.begin(), rates.end());
+  return Measured{rates[rates.size() / 2], Status::OK()};
+}
+
+Status Expect(bool holds, const std::string& what) {
+  return holds ? Status::OK() : Status::Corruption("btree suite: " + what);
+}
+
+// The number of live keys, by one Count over the whole key space.
+Status ExpectKeys(Table& table, uint64_t expected, const std::string& phase) {
+  if (table.options().kind != TableKind::kOrdered) {
+    auto stats = table.Stats();
+    if (!stats.ok()) return stats.status();
+    return Expect(stats->keys == expected, phase + ": the hash table lost keys");
+  }
+  std::vector<uint64_t> lo{0}, hi{~uint64_t{0}}, counts(1);
+  GPKV_RETURN_IF_ERROR(table.Count(lo, hi, counts));
+  return Expect(counts[0] == expected, phase + ": " + std::to_string(counts[0]) + " keys, not " +
+                                           std::to_string(expected));
+}
+
+class Suite {
+ public:
+  Suite(const BtreeBenchConfig& config, std::FILE* text, std::string* json_lines)
+      : config_(config), text_(text), json_lines_(json_lines) {}
+
+  Status Run() {
+#if GPKV_HAVE_GPU_BENCH
+    GPKV_RETURN_IF_ERROR(::gpkv::gpu::DeviceUsable());
+    std::fprintf(text_, "# device: %s\n", ::gpkv::gpu::DeviceDescription().c_str());
+#endif
+    std::fprintf(text_, "%-14s %10s  %-26s %12s\n", "system", "keys", "operation", "M ops/s");
+    for (uint64_t keys : config_.keys) {
+      std::fprintf(text_, "# %" PRIu64 " keys: making them\n", keys);
+      std::fflush(text_);
+      const Workload work = MakeWorkload(keys, config_.seed);
+      for (const System* system : {&kBtree, &kLsm, &kSlab}) {
+        GPKV_RETURN_IF_ERROR(RunSystem(*system, work));
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status RunSystem(const System& system, const Workload& work) {
+    const uint64_t n = work.keys.size();
+    const uint64_t batch = config_.batch;
+    auto nothing = [](Table&) { return Status::OK(); };
+    auto load_all = [&](Table& table) { return table.Put(work.keys, work.values); };
+    auto all_there = [&](Table& table) { return ExpectKeys(table, n, "load"); };
+
+    GPKV_RETURN_IF_ERROR(Report(system, n, "bulk build", n,
+                                Measure(config_, system, n, n, nothing, load_all, all_there)));
+    const uint64_t half = n / 2;
+    GPKV_RETURN_IF_ERROR(
+        Report(system, n, "insert", n - half,
+               Measure(
+                   config_, system, n, n - half,
+                   [&](Table& table) {
+                     return table.Put(Slice(work.keys, 0, half), Slice(work.values, 0, half));
+                   },
+                   [&](Table& table) {
+                     return Batched(n - half, batch, [&](uint64_t begin, uint64_t end) {
+                       return table.Put(Slice(work.keys, half + begin, half + end),
+                                        Slice(work.values, half + begin, half + end));
+                     });
+                   },
+                   all_there)));
+    GPKV_RETURN_IF_ERROR(
+        Report(system, n, "get", n, Measure(config_, system, n, n, load_all, Gets(work), nothing)));
+    if (system.kind == TableKind::kOrdered) {
+      for (uint64_t expected : {8, 32}) {
+        const std::string name = "range ~" + std::to_string(expected);
+        const uint64_t queries = std::max<uint64_t>(1, n / 8);
+        GPKV_RETURN_IF_ERROR(Report(system, n, name, queries,
+                                    Measure(config_, system, n, queries, load_all,
+                                            Ranges(work, expected, queries, nullptr), nothing)));
+      }
+    }
+    GPKV_RETURN_IF_ERROR(Report(system, n, "erase", n,
+                                Measure(
+                                    config_, system, n, n, load_all,
+                                    [&](Table& table) {
+                                      return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
+                                        return table.Erase(Slice(work.shuffled, begin, end));
+                                      });
+                                    },
+                                    [&](Table& table) { return ExpectKeys(table, 0, "erase"); })));
+    if (&system != &kBtree) return Status::OK();
+
+    // The snapshot rows: the same tree, a snapshot held (or not) through the
+    // phase.
+    std::unique_ptr<Snapshot> snapshot;
+    auto load_and_snap = [&](Table& table) {
+      GPKV_RETURN_IF_ERROR(table.Put(work.keys, work.values));
+      auto taken = table.TakeSnapshot();
+      if (!taken.ok()) return taken.status();
+      snapshot = std::move(*taken);
+      return Status::OK();
+    };
+    auto release = [&](Table&) {
+      snapshot.reset();
+      return Status::OK();
+    };
+    auto updates = [&](Table& table) {
+      return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
+        return table.Put(Slice(work.shuffled, begin, end), Slice(work.values, begin, end));
+      });
+    };
+    GPKV_RETURN_IF_ERROR(
+        Report(system, n, "update", n, Measure(config_, system, n, n, load_all, updates, nothing)));
+    GPKV_RETURN_IF_ERROR(Report(system, n, "update, snapshot held", n,
+                                Measure(config_, system, n, n, load_and_snap, updates, release)));
+    // Every key updated after the snapshot: reads through it take the older
+    // version of each, reads of the current contents the newer.
+    auto load_snap_update = [&](Table& table) {
+      GPKV_RETURN_IF_ERROR(load_and_snap(table));
+      return updates(table);
+    };
+    GPKV_RETURN_IF_ERROR(
+        Report(system, n, "get, snapshot held", n,
+               Measure(config_, system, n, n, load_snap_update, Gets(work), release)));
+    GPKV_RETURN_IF_ERROR(
+        Report(system, n, "get on the snapshot", n,
+               Measure(config_, system, n, n, load_snap_update, Gets(work, &snapshot), release)));
+    const uint64_t queries = std::max<uint64_t>(1, n / 8);
+    GPKV_RETURN_IF_ERROR(Report(system, n, "range ~8 on the snapshot", queries,
+                                Measure(config_, system, n, queries, load_snap_update,
+                                        Ranges(work, 8, queries, &snapshot), release)));
+    return Status::OK();
+  }
+
+  // Every key, shuffled, in batches; at *snapshot when given.
+  std::function<Status(Table&)> Gets(const Workload& work,
+                                     const std::unique_ptr<Snapshot>* snapshot = nullptr) {
+    return [this, &work, snapshot](Table& table) {
+      const uint64_t n = work.keys.size();
+      BatchOptions options;
+      if (snapshot != nullptr) options.snapshot = snapshot->get();
+      std::vector<uint64_t> values(std::min(n, config_.batch));
+      std::vector<uint8_t> found(values.size());
+      return Batched(n, config_.batch, [&](uint64_t begin, uint64_t end) {
+        const uint64_t count = end - begin;
+        GPKV_RETURN_IF_ERROR(table.Get(ConstBytes(work.shuffled.data() + begin, count * 8),
+                                       MutableBytes(values.data(), count * 8),
+                                       MutableBytes(found.data(), count), options));
+        return Expect(
+            std::count(found.begin(), found.begin() + count, 1) == static_cast<long>(count),
+            "get: a key was not found");
+      });
+    };
+  }
+
+  // `queries` ranges of about `expected` keys from random present keys,
+  // through RangeOnDevice where the table has it, at *snapshot when given.
+  std::function<Status(Table&)> Ranges(const Workload& work, uint64_t expected, uint64_t queries,
+                                       const std::unique_ptr<Snapshot>* snapshot) {
+    return [this, &work, expected, queries, snapshot](Table& table) {
+      const uint64_t n = work.keys.size();
+      const uint64_t span = static_cast<uint64_t>(18446744073709551615.0 / n * expected);
+      std::vector<uint64_t> lo(std::min(queries, config_.batch)), hi(lo.size());
+      BatchOptions options;
+      if (snapshot != nullptr) options.snapshot = snapshot->get();
+      return Batched(queries, config_.batch, [&](uint64_t begin, uint64_t end) {
+        const uint64_t count = end - begin;
+        for (uint64_t i = 0; i < count; ++i) {
+          lo[i] = work.shuffled[(begin + i) % n];
+          hi[i] = lo[i] > ~uint64_t{0} - span ? ~uint64_t{0} : lo[i] + span;
+        }
+        const ConstBytes low(lo.data(), count * 8), high(hi.data(), count * 8);
+        Table::DeviceRangeResults device;
+        Status status = table.RangeOnDevice(low, high, &device, options);
+        if (status.IsUnsupported()) {
+          Table::RangeResults results;
+          GPKV_RETURN_IF_ERROR(table.Range(low, high, &results, options));
+          return Expect(results.offsets.back() >= count, "range: a query missed its own key");
+        }
+        GPKV_RETURN_IF_ERROR(status);
+        return Expect(device.pairs >= count, "range: a query missed its own key");
+      });
+    };
+  }
+
+  Status Report(const System& system, uint64_t keys, const std::string& operation,
+                uint64_t operations, const Measured& measured) {
+    if (!measured.status.ok()) {
+      return Status(measured.status.code(),
+                    std::string(system.name) + " " + operation + ": " + measured.status.message());
+    }
+    std::fprintf(text_, "%-14s %10" PRIu64 "  %-26s %12.1f\n", system.name, keys, operation.c_str(),
+                 measured.mops);
+    std::fflush(text_);
+    *json_lines_ += "{\"kind\":\"btree\",\"system\":\"" + std::string(system.name) +
+                    "\",\"keys\":" + std::to_string(keys) + ",\"operation\":\"" + operation +
+                    "\",\"operations\":" + std::to_string(operations) +
+                    ",\"gops\":" + std::to_string(measured.mops / 1000) + "}\n";
+    return Status::OK();
+  }
+
+  const BtreeBenchConfig& config_;
+  std::FILE* text_;
+  std::string* json_lines_;
+};
+
+}  // namespace
+
+bool BtreeBenchBuiltIn() {
+#if GPKV_HAVE_GPU_BENCH
+  return true;
+#else
+  return false;
+#endif
+}
+
+Status ValidateBtreeBenchConfig(const BtreeBenchConfig& config) {
+  if (config.keys.empty()) return Status::InvalidArgument("--keys-log2 / --keys: no key count");
+  for (uint64_t keys : config.keys) {
+    if (keys < (uint64_t{1} << kBtreeMinKeysLog2) || keys > (uint64_t{1} << kBtreeMaxKeysLog2)) {
+      return Status::InvalidArgument("--keys-log2 / --keys " + std::to_string(keys) +
+                                     ": the btree suite runs 2^" +
+                                     std::to_string(kBtreeMinKeysLog2) + " to 2^" +
+                                     std::to_string(kBtreeMaxKeysLog2) + " keys");
+    }
+  }
+  if (config.batch == 0) return Status::InvalidArgument("--batch must be at least 1");
+  if (config.repeats < 1 || config.repeats > 100) {
+    return Status::InvalidArgument("--repeats must be 1 to 100");
+  }
+  if (config.pool_dir.empty()) return Status::InvalidArgument("--pool-dir must name a directory");
+  if (!BtreeBenchBuiltIn()) {
+    return Status::Unsupported("--suite btree: this gpkv was built without the GPU benchmarks");
+  }
+  return Status::OK();
+}
+
+Status RunBtreeBench(const BtreeBenchConfig& config, std::FILE* text, std::string* json_lines) {
+  return Suite(config, text, json_lines).Run();
+}
+
+}  // namespace gpkv::bench::gpu

@@ -1,0 +1,680 @@
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cub/cub.cuh>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_memory.h"
+#include "gpu/staged_copy.h"
+#include "tables/btree/gpu/backend.h"
+#include "tables/btree/gpu/kernels.cuh"
+#include "tables/exception_status.h"
+
+namespace gpkv::btree::gpu {
+namespace {
+
+constexpr int kBlockThreads = 256;
+constexpr uint64_t kFirstNodes = 1024;
+constexpr uint64_t kFirstSlots = 1024;
+// The most nodes and version slots 32-bit indices can name (kNone excluded).
+constexpr uint64_t kMaxIndices = uint64_t{1} << 31;
+
+unsigned int BlocksFor(uint64_t threads) {
+  const uint64_t wanted = (threads + kBlockThreads - 1) / kBlockThreads;
+  const uint64_t most = uint64_t{32} * ::gpkv::gpu::MultiprocessorCount();
+  return static_cast<unsigned int>(std::max<uint64_t>(1, std::min(wanted, most)));
+}
+
+Status CheckLaunch(const char* kernel) {
+  const cudaError_t error = cudaGetLastError();
+  if (error != cudaSuccess) {
+    return ::gpkv::gpu::CudaStatus(error, std::string("btree gpu: launch of ") + kernel);
+  }
+  return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(0), std::string("btree gpu: ") + kernel);
+}
+
+// Device memory that only grows; its contents do not survive a growth
+// unless `keep` bytes are asked to.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+
+  Status Reserve(size_t bytes, size_t keep = 0) {
+    if (bytes <= size_) return Status::OK();
+    void* grown = nullptr;
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&grown, bytes), "btree gpu: device memory");
+    if (keep > 0) {
+      const cudaError_t copied = cudaMemcpy(grown, data_, keep, cudaMemcpyDeviceToDevice);
+      if (copied != cudaSuccess) {
+        cudaFree(grown);
+        return ::gpkv::gpu::CudaStatus(copied, "btree gpu: growing device memory");
+      }
+    }
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = grown;
+    size_ = bytes;
+    return Status::OK();
+  }
+
+  void Swap(Buffer& other) {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+  }
+
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  size_t size() const { return size_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+Status CopyIn(Buffer* buffer, const void* source, size_t bytes) {
+  GPKV_RETURN_IF_ERROR(buffer->Reserve(std::max<size_t>(bytes, 8)));
+  if (bytes == 0) return Status::OK();
+  // Host or device memory alike; pageable memory through pinned chunks. The
+  // kernels after it run on the same (default) stream.
+  return ::gpkv::gpu::CopyToDevice(buffer->as<void>(), source, bytes, nullptr,
+                                   "btree gpu: a batch's input");
+}
+
+Status CopyOut(void* target, const void* source, size_t bytes) {
+  if (bytes == 0) return Status::OK();
+  GPKV_RETURN_IF_ERROR(
+      ::gpkv::gpu::CopyToHost(target, source, bytes, nullptr, "btree gpu: a batch's output"));
+  return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(0), "btree gpu: a batch's output");
+}
+
+template <uint32_t kKeyWords>
+class GpuBackend final : public Backend {
+ public:
+  using TreeKey = Key<kKeyWords>;
+  static constexpr size_t kKeySize = kKeyWords * sizeof(uint64_t);
+
+  GpuBackend(uint32_t value_size, int device) : value_size_(value_size), device_(device) {}
+
+  // The first empty leaf, its root, the pool and the host_counters_.
+  Status Init() {
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    GPKV_RETURN_IF_ERROR(nodes_.Reserve(kFirstNodes * sizeof(Node<kKeyWords>)));
+    GPKV_RETURN_IF_ERROR(root_.Reserve(sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(counters_.Reserve(sizeof(Counters)));
+    GPKV_RETURN_IF_ERROR(ReserveSlots(kFirstSlots));
+    return ResetToOneLeaf();
+  }
+
+  // ---- writes ----
+
+  Status Write(const WriteBatch& batch) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t n = batch.count;
+    if (n == 0) return Status::OK();
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    if (n >= kMaxIndices) {
+      return Status::InvalidArgument("btree gpu: a batch of " + std::to_string(n) +
+                                     " operations is past 2^31");
+    }
+    const bool puts = batch.values != nullptr;
+    // keys_ and values_: the batch's operations that count, in key order.
+    GPKV_RETURN_IF_ERROR(batch.order == nullptr ? SortOnDevice(batch, &n) : SortedOnHost(batch));
+    GPKV_RETURN_IF_ERROR(CopyLive(batch.live));
+    // Every operation takes at most one slot, from the free list first.
+    GPKV_RETURN_IF_ERROR(ReserveSlots(used_ + (n > free_count_ ? n - free_count_ : 0)));
+    if (puts && host_counters_.leaf_entries == 0) return BulkBuild(n, batch.timestamp);
+
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(flags_.as<void>(), 0, n), "btree gpu: write batch");
+    uint8_t* was_live = nullptr;
+    if (!puts) {
+      GPKV_RETURN_IF_ERROR(was_live_.Reserve(n));
+      GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(was_live_.as<void>(), 0, n), "btree gpu: write batch");
+      was_live = was_live_.as<uint8_t>();
+    }
+    while (true) {
+      WriteKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+          DeviceTree(), keys_.as<TreeKey>(), puts ? values_.as<uint8_t>() : nullptr, n,
+          batch.timestamp, DeviceLive(), flags_.as<uint8_t>(), was_live);
+      GPKV_RETURN_IF_ERROR(CheckLaunch("write"));
+      GPKV_RETURN_IF_ERROR(ReadCounters());
+      if (host_counters_.out_of_nodes == 0) break;
+      // Some split found the arena full: grow it and apply what is left
+      // (the count went past the arena's end with the requests that failed).
+      host_counters_.out_of_nodes = 0;
+      host_counters_.nodes = std::min<uint64_t>(host_counters_.nodes, node_capacity_);
+      GPKV_RETURN_IF_ERROR(WriteCounters());
+      GPKV_RETURN_IF_ERROR(GrowNodes(node_capacity_ * 2));
+    }
+    GPKV_RETURN_IF_ERROR(SettleSlots());
+    if (puts || batch.was_live == nullptr) return Status::OK();
+    if (batch.order != nullptr) return CopyOut(batch.was_live, was_live, n);
+    // Back in the caller's order; the repeats of a key report 0.
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(batch.count));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(flags_.as<void>(), 0, batch.count),
+                              "btree gpu: erase answers");
+    ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n,
+                                                   flags_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("erase answers"));
+    return CopyOut(batch.was_live, flags_.as<void>(), batch.count);
+  }
+
+  bool SortsBatches() const override { return true; }
+
+  Status Reclaim(LiveSnapshots live) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    GPKV_RETURN_IF_ERROR(CopyLive(live));
+    const uint64_t nodes = host_counters_.nodes;
+    ReclaimKernel<kKeyWords>
+        <<<BlocksFor(nodes), kBlockThreads>>>(DeviceTree(), nodes, DeviceLive());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("reclaim"));
+    GPKV_RETURN_IF_ERROR(ReadCounters());
+    return SettleSlots();
+  }
+
+  Result<btree::Stats> Stats() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    GPKV_RETURN_IF_ERROR(ReadCounters());
+    btree::Stats stats;
+    stats.keys = host_counters_.live_keys;
+    stats.versions = host_counters_.versions;
+    stats.tombstones = host_counters_.tombstones;
+    stats.reclaimed = host_counters_.reclaimed;
+    stats.bytes = nodes_.size() + versions_.size() + cells_.size() + free_.size() + freed_.size();
+    return stats;
+  }
+
+  // ---- reads ----
+
+  Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n, uint64_t at) override {
+    if (n == 0) return Status::OK();
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, keys, n * kKeySize));
+    GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
+    GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+        DeviceTree(), keys_.as<TreeKey>(), n, at, values_.as<uint8_t>(), flags_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("get"));
+    GPKV_RETURN_IF_ERROR(CopyOut(values, values_.as<uint8_t>(), n * value_size_));
+    if (found != nullptr) GPKV_RETURN_IF_ERROR(CopyOut(found, flags_.as<uint8_t>(), n));
+    return Status::OK();
+  }
+
+  Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n,
+               uint64_t at) override {
+    if (n == 0) return Status::OK();
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, ~uint64_t{0}));
+    return CopyOut(counts, counts_.as<uint64_t>(), n * sizeof(uint64_t));
+  }
+
+  Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
+               tables::RangeLimit limit, uint64_t at) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    try {
+      results->offsets.assign(n + 1, 0);
+      results->keys.clear();
+      results->values.clear();
+    } catch (...) {
+      return tables::StatusOfCurrentException("btree gpu range");
+    }
+    if (n == 0) return Status::OK();
+    GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, results->offsets.data()));
+    const uint64_t pairs = results->offsets[n];
+    try {
+      results->keys.resize(pairs * kKeySize);
+      results->values.resize(pairs * value_size_);
+    } catch (...) {
+      return tables::StatusOfCurrentException("btree gpu range");
+    }
+    if (pairs == 0) return Status::OK();
+    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(pairs * kKeySize));
+    GPKV_RETURN_IF_ERROR(out_values_.Reserve(pairs * value_size_));
+    RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+        DeviceTree(), keys_.as<TreeKey>(), high_keys_.as<TreeKey>(), n, at, limit.largest,
+        offsets_.as<uint64_t>(), out_keys_.as<TreeKey>(), out_values_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("range"));
+    GPKV_RETURN_IF_ERROR(CopyOut(results->keys.data(), out_keys_.as<void>(), pairs * kKeySize));
+    return CopyOut(results->values.data(), out_values_.as<void>(), pairs * value_size_);
+  }
+
+  Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
+                       size_t n, tables::RangeLimit limit, uint64_t at) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    std::vector<uint64_t> offsets(n + 1, 0);
+    if (n > 0) GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, offsets.data()));
+    const uint64_t pairs = offsets[n];
+    // One allocation: the offsets, then the keys, then the values.
+    const size_t offsets_bytes = (n + 1) * sizeof(uint64_t);
+    const size_t keys_bytes = pairs * kKeySize;
+    const size_t bytes = offsets_bytes + keys_bytes + pairs * value_size_;
+    void* storage = nullptr;
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&storage, bytes), "btree gpu: range results");
+    std::shared_ptr<void> owner(storage, [](void* p) { cudaFree(p); });
+    auto* base = static_cast<uint8_t*>(storage);
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(base, offsets.data(), offsets_bytes, cudaMemcpyHostToDevice),
+        "btree gpu: range offsets");
+    if (pairs > 0) {
+      RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+          DeviceTree(), keys_.as<TreeKey>(), high_keys_.as<TreeKey>(), n, at, limit.largest,
+          reinterpret_cast<const uint64_t*>(base), reinterpret_cast<TreeKey*>(base + offsets_bytes),
+          base + offsets_bytes + keys_bytes);
+      GPKV_RETURN_IF_ERROR(CheckLaunch("range on device"));
+    }
+    results->device = device_;
+    results->queries = n;
+    results->pairs = pairs;
+    results->offsets = reinterpret_cast<const uint64_t*>(base);
+    results->keys = base + offsets_bytes;
+    results->values = base + offsets_bytes + keys_bytes;
+    results->storage = std::move(owner);
+    results->storage_bytes = bytes;
+    return Status::OK();
+  }
+
+  Status Successor(const uint8_t* keys, uint8_t* next_keys, uint8_t* values, uint8_t* found,
+                   size_t n, uint64_t at) override {
+    return Neighbours(keys, next_keys, values, found, n, at, /*successor=*/true);
+  }
+
+  Status Predecessor(const uint8_t* keys, uint8_t* previous_keys, uint8_t* values, uint8_t* found,
+                     size_t n, uint64_t at) override {
+    return Neighbours(keys, previous_keys, values, found, n, at, /*successor=*/false);
+  }
+
+  Status ScanChunk(const uint8_t* after, size_t limit, uint64_t at, std::vector<uint8_t>* keys,
+                   std::vector<uint8_t>* values) override {
+    if (limit == 0) return Status::OK();
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    if (after != nullptr) GPKV_RETURN_IF_ERROR(CopyIn(&keys_, after, kKeySize));
+    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(limit * kKeySize));
+    GPKV_RETURN_IF_ERROR(out_values_.Reserve(limit * value_size_));
+    GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(uint64_t)));
+    ScanKernel<kKeyWords><<<1, ::gpkv::gpu::warp::kWarpSize>>>(
+        DeviceTree(), after != nullptr ? keys_.as<TreeKey>() : nullptr, limit, at,
+        out_keys_.as<TreeKey>(), out_values_.as<uint8_t>(), counts_.as<uint64_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("scan"));
+    uint64_t pairs = 0;
+    GPKV_RETURN_IF_ERROR(CopyOut(&pairs, counts_.as<void>(), sizeof(pairs)));
+    try {
+      const size_t key_end = keys->size();
+      const size_t value_end = values->size();
+      keys->resize(key_end + pairs * kKeySize);
+      values->resize(value_end + pairs * value_size_);
+      GPKV_RETURN_IF_ERROR(CopyOut(keys->data() + key_end, out_keys_.as<void>(), pairs * kKeySize));
+      return CopyOut(values->data() + value_end, out_values_.as<void>(), pairs * value_size_);
+    } catch (...) {
+      return tables::StatusOfCurrentException("btree gpu scan");
+    }
+  }
+
+ private:
+  Status SetDevice() {
+    return ::gpkv::gpu::CudaStatus(cudaSetDevice(device_), "btree gpu: set device");
+  }
+
+  Tree<kKeyWords> DeviceTree() const {
+    Tree<kKeyWords> tree;
+    tree.nodes = nodes_.as<Node<kKeyWords>>();
+    tree.node_capacity = static_cast<uint32_t>(node_capacity_);
+    tree.root = root_.as<uint32_t>();
+    tree.versions = versions_.as<Version>();
+    tree.cells = cells_.as<uint8_t>();
+    tree.value_size = value_size_;
+    tree.free_slots = free_.as<uint32_t>();
+    tree.free_count = free_count_;
+    tree.used = used_;
+    tree.freed_slots = freed_.as<uint32_t>();
+    tree.counters = counters_.as<Counters>();
+    return tree;
+  }
+
+  LiveSnapshots DeviceLive() const { return LiveSnapshots{live_.as<uint64_t>(), live_count_}; }
+
+  Status CopyLive(LiveSnapshots live) {
+    live_count_ = live.count;
+    return CopyIn(&live_, live.timestamps, live.count * sizeof(uint64_t));
+  }
+
+  Status ReadCounters() { return CopyOut(&host_counters_, counters_.as<void>(), sizeof(Counters)); }
+  Status WriteCounters() {
+    return ::gpkv::gpu::CudaStatus(
+        cudaMemcpy(counters_.as<void>(), &host_counters_, sizeof(Counters), cudaMemcpyHostToDevice),
+        "btree gpu: counters");
+  }
+
+  // A tree of one empty leaf, an empty pool.
+  Status ResetToOneLeaf() {
+    Node<kKeyWords> leaf;
+    std::memset(&leaf, 0, sizeof(leaf));
+    leaf.meta = kLeafFlag;
+    leaf.link = kNone;
+    leaf.left = kNone;
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(nodes_.as<void>(), &leaf, sizeof(leaf), cudaMemcpyHostToDevice),
+        "btree gpu: first leaf");
+    const uint32_t root = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(root_.as<void>(), &root, sizeof(root), cudaMemcpyHostToDevice),
+        "btree gpu: root");
+    const unsigned long long reclaimed = host_counters_.reclaimed;
+    host_counters_ = Counters{};
+    host_counters_.reclaimed = reclaimed;
+    host_counters_.nodes = 1;
+    used_ = 0;
+    free_count_ = 0;
+    return WriteCounters();
+  }
+
+  Status GrowNodes(uint64_t capacity) {
+    if (capacity > kMaxIndices) {
+      return Status::OutOfDeviceMemory("btree gpu: more nodes than 32-bit indices name");
+    }
+    GPKV_RETURN_IF_ERROR(nodes_.Reserve(capacity * sizeof(Node<kKeyWords>),
+                                        host_counters_.nodes * sizeof(Node<kKeyWords>)));
+    node_capacity_ = capacity;
+    return Status::OK();
+  }
+
+  // A batch sorted by the core: its operations gathered on the host.
+  Status SortedOnHost(const WriteBatch& batch) {
+    const size_t n = batch.count;
+    host_keys_.resize(n * kKeySize);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(&host_keys_[i * kKeySize], batch.keys + batch.order[i] * kKeySize, kKeySize);
+    }
+    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, host_keys_.data(), n * kKeySize));
+    if (batch.values == nullptr) return Status::OK();
+    host_values_.resize(n * value_size_);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(&host_values_[i * value_size_], batch.values + batch.order[i] * value_size_,
+                  value_size_);
+    }
+    return CopyIn(&values_, host_values_.data(), n * value_size_);
+  }
+
+  // The caller's batch sorted on the device (a stable radix sort of its
+  // indices by key, one pass per key word from the least significant), the
+  // operation of each key that counts picked (picked_, *n of them), and
+  // their keys and values gathered into keys_ and values_.
+  Status SortOnDevice(const WriteBatch& batch, size_t* n) {
+    const size_t count = batch.count;
+    const bool puts = batch.values != nullptr;
+    GPKV_RETURN_IF_ERROR(CopyIn(&raw_keys_, batch.keys, count * kKeySize));
+    if (puts) GPKV_RETURN_IF_ERROR(CopyIn(&raw_values_, batch.values, count * value_size_));
+    GPKV_RETURN_IF_ERROR(order_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(sorted_order_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(words_.Reserve(count * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(sorted_words_.Reserve(count * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(count));
+    GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(int)));
+    const int items = static_cast<int>(count);
+    const auto* keys = raw_keys_.as<TreeKey>();
+    IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
+    GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+    for (uint32_t word = 0; word < kKeyWords; ++word) {
+      KeyWordKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
+          keys, order_.as<uint32_t>(), word, count, words_.as<uint64_t>());
+      GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+      auto sort = [&](void* storage, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(storage, bytes, words_.as<uint64_t>(),
+                                               sorted_words_.as<uint64_t>(), order_.as<uint32_t>(),
+                                               sorted_order_.as<uint32_t>(), items);
+      };
+      GPKV_RETURN_IF_ERROR(RunCub(sort, "sort"));
+      order_.Swap(sorted_order_);
+    }
+    MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(keys, order_.as<uint32_t>(), count,
+                                                               puts, flags_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+    auto select = [&](void* storage, size_t& bytes) {
+      return cub::DeviceSelect::Flagged(storage, bytes, order_.as<uint32_t>(), flags_.as<uint8_t>(),
+                                        picked_.as<uint32_t>(), counts_.as<int>(), items);
+    };
+    GPKV_RETURN_IF_ERROR(RunCub(select, "pick"));
+    int picked = 0;
+    GPKV_RETURN_IF_ERROR(CopyOut(&picked, counts_.as<void>(), sizeof(picked)));
+    *n = static_cast<size_t>(picked);
+    GPKV_RETURN_IF_ERROR(keys_.Reserve(*n * kKeySize));
+    if (puts) GPKV_RETURN_IF_ERROR(values_.Reserve(*n * value_size_));
+    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(
+        keys, puts ? raw_values_.as<uint8_t>() : nullptr, picked_.as<uint32_t>(), *n, value_size_,
+        keys_.as<TreeKey>(), values_.as<uint8_t>());
+    return CheckLaunch("sort");
+  }
+
+  // Runs a CUB algorithm (a callable around one call) with temporary
+  // storage of the size it asks for.
+  template <typename Algorithm>
+  Status RunCub(Algorithm&& algorithm, const char* what) {
+    size_t bytes = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(algorithm(nullptr, bytes), std::string("btree gpu: ") + what);
+    GPKV_RETURN_IF_ERROR(cub_temp_.Reserve(std::max<size_t>(bytes, 8)));
+    bytes = cub_temp_.size();
+    GPKV_CUDA_RETURN_IF_ERROR(algorithm(cub_temp_.as<void>(), bytes),
+                              std::string("btree gpu: ") + what);
+    return CheckLaunch(what);
+  }
+
+  // Room for `slots` version slots (the pool, its cells and free lists).
+  Status ReserveSlots(uint64_t slots) {
+    if (slots <= slot_capacity_) return Status::OK();
+    const uint64_t capacity = std::max(slots, slot_capacity_ * 2);
+    if (capacity > kMaxIndices) {
+      return Status::OutOfDeviceMemory("btree gpu: more versions than 32-bit indices name");
+    }
+    GPKV_RETURN_IF_ERROR(versions_.Reserve(capacity * sizeof(Version), used_ * sizeof(Version)));
+    if (value_size_ > 8) {
+      GPKV_RETURN_IF_ERROR(cells_.Reserve(capacity * value_size_, used_ * value_size_));
+    }
+    GPKV_RETURN_IF_ERROR(
+        free_.Reserve(capacity * sizeof(uint32_t), free_count_ * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(freed_.Reserve(capacity * sizeof(uint32_t)));
+    slot_capacity_ = capacity;
+    return Status::OK();
+  }
+
+  // After a batch: the slots it took leave the free list (or the unused
+  // end), the slots it freed join the list.
+  Status SettleSlots() {
+    const uint64_t from_list = std::min<uint64_t>(host_counters_.taken, free_count_);
+    used_ += host_counters_.taken - from_list;
+    free_count_ -= from_list;
+    if (host_counters_.freed > 0) {
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(free_.as<uint32_t>() + free_count_, freed_.as<uint32_t>(),
+                     host_counters_.freed * sizeof(uint32_t), cudaMemcpyDeviceToDevice),
+          "btree gpu: free list");
+      free_count_ += host_counters_.freed;
+    }
+    host_counters_.taken = 0;
+    host_counters_.freed = 0;
+    return WriteCounters();
+  }
+
+  // The keys_ (n, sorted) and values_ of a put batch into an empty tree:
+  // leaves built directly, then the levels above.
+  Status BulkBuild(uint64_t n, uint64_t timestamp) {
+    std::vector<uint64_t> level_sizes;
+    uint64_t total = 0;
+    for (uint64_t size = (n + kBulkFill - 1) / kBulkFill;;
+         size = (size + kBulkFill - 1) / kBulkFill) {
+      level_sizes.push_back(size);
+      total += size;
+      if (size == 1) break;
+    }
+    if (total > node_capacity_) {
+      if (total > kMaxIndices) {
+        return Status::OutOfDeviceMemory("btree gpu: more nodes than 32-bit indices name");
+      }
+      const uint64_t capacity = std::max(total, node_capacity_ * 2);
+      GPKV_RETURN_IF_ERROR(nodes_.Reserve(capacity * sizeof(Node<kKeyWords>)));
+      node_capacity_ = capacity;
+    }
+    GPKV_RETURN_IF_ERROR(ReserveSlots(n));
+    used_ = 0;
+    free_count_ = 0;
+    BuildVersionsKernel<kKeyWords>
+        <<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), values_.as<uint8_t>(), n, timestamp);
+    GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build versions"));
+    BuildLeavesKernel<kKeyWords><<<BlocksFor(level_sizes[0]), kBlockThreads>>>(
+        DeviceTree(), keys_.as<TreeKey>(), n, level_sizes[0]);
+    GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build leaves"));
+    uint64_t below = 0;
+    for (size_t level = 1; level < level_sizes.size(); ++level) {
+      const uint64_t first = below + level_sizes[level - 1];
+      BuildLevelKernel<kKeyWords><<<BlocksFor(level_sizes[level]), kBlockThreads>>>(
+          DeviceTree(), static_cast<uint32_t>(below), level_sizes[level - 1],
+          static_cast<uint32_t>(first), level_sizes[level]);
+      GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build level"));
+      below = first;
+    }
+    const uint32_t root = static_cast<uint32_t>(total - 1);
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(root_.as<void>(), &root, sizeof(root), cudaMemcpyHostToDevice),
+        "btree gpu: root");
+    used_ = n;
+    host_counters_.live_keys = n;
+    host_counters_.versions = n;
+    host_counters_.tombstones = 0;
+    host_counters_.leaf_entries = n;
+    host_counters_.nodes = total;
+    host_counters_.taken = 0;
+    host_counters_.freed = 0;
+    host_counters_.out_of_nodes = 0;
+    return WriteCounters();
+  }
+
+  // Each query's pair count (up to `limit`) and their running sum, in
+  // offsets (n + 1, host) and offsets_ (device); keys_ and high_keys_ hold
+  // the bounds.
+  Status Offsets(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at, uint64_t limit,
+                 uint64_t* offsets) {
+    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, limit));
+    GPKV_RETURN_IF_ERROR(CopyOut(offsets + 1, counts_.as<void>(), n * sizeof(uint64_t)));
+    offsets[0] = 0;
+    for (size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
+    return CopyIn(&offsets_, offsets, (n + 1) * sizeof(uint64_t));
+  }
+
+  Status CountOnDevice(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
+                       uint64_t limit) {
+    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, lo, n * kKeySize));
+    GPKV_RETURN_IF_ERROR(CopyIn(&high_keys_, hi, n * kKeySize));
+    GPKV_RETURN_IF_ERROR(counts_.Reserve(n * sizeof(uint64_t)));
+    CountKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), keys_.as<TreeKey>(),
+                                                            high_keys_.as<TreeKey>(), n, at, limit,
+                                                            counts_.as<uint64_t>());
+    return CheckLaunch("count");
+  }
+
+  Status Neighbours(const uint8_t* keys, uint8_t* neighbour_keys, uint8_t* values, uint8_t* found,
+                    size_t n, uint64_t at, bool successor) {
+    if (n == 0) return Status::OK();
+    std::lock_guard<std::mutex> lock(mutex_);
+    GPKV_RETURN_IF_ERROR(SetDevice());
+    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, keys, n * kKeySize));
+    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(n * kKeySize));
+    GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
+    NeighbourKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+        DeviceTree(), keys_.as<TreeKey>(), n, at, successor, out_keys_.as<TreeKey>(),
+        values_.as<uint8_t>(), flags_.as<uint8_t>());
+    GPKV_RETURN_IF_ERROR(CheckLaunch(successor ? "successor" : "predecessor"));
+    GPKV_RETURN_IF_ERROR(CopyOut(neighbour_keys, out_keys_.as<void>(), n * kKeySize));
+    GPKV_RETURN_IF_ERROR(CopyOut(values, values_.as<void>(), n * value_size_));
+    if (found != nullptr) GPKV_RETURN_IF_ERROR(CopyOut(found, flags_.as<void>(), n));
+    return Status::OK();
+  }
+
+  const uint32_t value_size_;
+  const int device_;
+  // The reads of several threads share the scratch buffers below, so every
+  // call holds the device in turn.
+  std::mutex mutex_;
+  Buffer nodes_;
+  uint64_t node_capacity_ = kFirstNodes;
+  Buffer root_;
+  Buffer versions_;
+  Buffer cells_;
+  Buffer free_;   // free_count_ free slots
+  Buffer freed_;  // the slots a batch frees
+  uint64_t slot_capacity_ = 0;
+  uint64_t free_count_ = 0;
+  uint64_t used_ = 0;  // slots [used_, slot_capacity_) were never handed out
+  Buffer counters_;
+  Counters host_counters_{};  // the device's counters as last read or written
+  Buffer live_;
+  uint64_t live_count_ = 0;
+  // Scratch of the batches.
+  Buffer keys_;
+  Buffer high_keys_;
+  Buffer values_;
+  Buffer flags_;
+  Buffer was_live_;
+  Buffer counts_;
+  Buffer offsets_;
+  Buffer out_keys_;
+  Buffer out_values_;
+  // The device's sort of a batch.
+  Buffer raw_keys_;
+  Buffer raw_values_;
+  Buffer order_;
+  Buffer sorted_order_;
+  Buffer words_;
+  Buffer sorted_words_;
+  Buffer picked_;
+  Buffer cub_temp_;
+  std::vector<uint8_t> host_keys_;
+  std::vector<uint8_t> host_values_;
+};
+
+template <uint32_t kKeyWords>
+Result<std::unique_ptr<Backend>> Make(const TableOptions& options, int device) {
+  auto backend = std::make_unique<GpuBackend<kKeyWords>>(options.value_size, device);
+  GPKV_RETURN_IF_ERROR(backend->Init());
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> CreateGpuBackend(const TableOptions& options, int device) {
+  GPKV_RETURN_IF_ERROR(::gpkv::gpu::DeviceUsable(device));
+  if (options.value_size < 1 || options.value_size > 128) {
+    return Status::InvalidArgument("btree gpu: value size " + std::to_string(options.value_size) +
+                                   " is not 1..128");
+  }
+  switch (options.key_size) {
+    case 8:
+      return Make<1>(options, device);
+    case 16:
+      return Make<2>(options, device);
+    case 32:
+      return Make<4>(options, device);
+  }
+  return Status::InvalidArgument("btree gpu: key size " + std::to_string(options.key_size) +
+                                 " is not 8, 16 or 32");
+}
+
+}  // namespace gpkv::btree::gpu

@@ -1,0 +1,720 @@
+// The kernels of the GPU B-link tree (tree.cuh): the write batch (puts or
+// erases, each lane's operation done by the whole warp), the bulk build, the
+// reads and the reclamation. backend.cu launches them.
+//
+// For backend.cu only (CUDA device code).
+#pragma once
+
+#include <cstdint>
+
+#include "tables/btree/gpu/tree.cuh"
+
+namespace gpkv::btree::gpu {
+
+__device__ __forceinline__ uint64_t ThreadIndex() {
+  return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ uint64_t ThreadCount() {
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
+
+// Broadcasts lane `source`'s key to every lane.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, uint32_t source) {
+  Key<kKeyWords> out;
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    out.words[word] = __shfl_sync(warp::kFullMask, key.words[word], source);
+  }
+  return out;
+}
+
+// ---- writes ----
+
+// kSplitFirst: the key's leaf is full and the key not in it; the operation
+// starts again from the root, splitting every full node on its way down.
+enum class Outcome { kDone, kRestart, kSplitFirst, kNoNodes };
+
+// `count` consecutive fresh nodes (lane 0), or kNone when the arena is full
+// (Counters::out_of_nodes set; the host clamps the count and grows it). One
+// atomicAdd, which never fails: many warps split at once. Nodes handed out
+// past the arena's end are not there; those of a request that straddles the
+// end are left as empty internal nodes, which nothing reaches.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t TakeNodes(const Tree<kKeyWords>& tree, uint32_t count) {
+  const unsigned long long first = atomicAdd(&tree.counters->nodes, count);
+  if (first + count <= tree.node_capacity) return static_cast<uint32_t>(first);
+  for (unsigned long long index = first; index < tree.node_capacity; ++index) {
+    tree.nodes[index].meta = 0;
+  }
+  tree.counters->out_of_nodes = 1;
+  return kNone;
+}
+
+// Node `to` (fresh) takes the upper half of the full node `from` (its view).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WriteUpperHalf(const Tree<kKeyWords>& tree, uint32_t to,
+                                               uint32_t from, const View<kKeyWords>& view) {
+  Node<kKeyWords>* node = &tree.nodes[to];
+  const uint32_t lane = warp::LaneId();
+  if (lane >= kSplitAt && lane < kFanout) {
+    StoreKey(&node->keys[lane - kSplitAt], view.key);
+    Store(&node->pointers[lane - kSplitAt], view.pointer);
+  }
+  if (lane == 0) {
+    Store(&node->latch, 0u);
+    Store(&node->meta, (kFanout - kSplitAt) | (view.meta & (kLeafFlag | kHighFlag)));
+    Store(&node->link, view.link);
+    Store(&node->left, from);
+    StoreKey(&node->high, view.high);
+  }
+}
+
+// The full node `index` keeps its lower half, below `separator`, with the
+// new node `right` beside it.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void KeepLowerHalf(const Tree<kKeyWords>& tree, uint32_t index,
+                                              const View<kKeyWords>& view,
+                                              const Key<kKeyWords>& separator, uint32_t right) {
+  if (warp::LaneId() != 0) return;
+  Node<kKeyWords>* node = &tree.nodes[index];
+  Store(&node->meta, kSplitAt | (view.meta & kLeafFlag) | kHighFlag);
+  StoreKey(&node->high, separator);
+  Store(&node->link, right);
+  if (view.link != kNone) Store(&tree.nodes[view.link].left, right);
+}
+
+// Splits the full node `index` (read as `view`, its latch `view.latch`),
+// whose parent the warp read with latch `parent_latch`. The caller starts
+// again from the root afterwards (kRestart), or grows the arena first
+// (kNoNodes).
+template <uint32_t kKeyWords>
+__device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View<kKeyWords>& view,
+                         uint32_t parent, uint32_t parent_latch) {
+  const uint32_t lane = warp::LaneId();
+  if (!TryLatch(tree, index, view.latch)) return Outcome::kRestart;
+  const Key<kKeyWords> separator = ShuffleKey(view.key, kSplitAt);
+  const uint32_t root = LoadRoot(tree);
+  if (index == root) {
+    // A new root above the old one and its new sibling.
+    uint32_t first = 0;
+    if (lane == 0) first = TakeNodes(tree, 2);
+    first = __shfl_sync(warp::kFullMask, first, 0);
+    if (first == kNone) {
+      Unlatch(tree, index, view.latch);
+      return Outcome::kNoNodes;
+    }
+    const uint32_t right = first;
+    const uint32_t new_root = first + 1;
+    WriteUpperHalf(tree, right, index, view);
+    const Key<kKeyWords> low = ShuffleKey(view.key, 0);
+    if (lane == 0) {
+      Node<kKeyWords>* node = &tree.nodes[new_root];
+      Store(&node->latch, 0u);
+      Store(&node->meta, 2u);
+      Store(&node->link, kNone);
+      Store(&node->left, kNone);
+      StoreKey(&node->high, low);  // unused: no high flag
+      StoreKey(&node->keys[0], low);
+      Store(&node->pointers[0], index);
+      StoreKey(&node->keys[1], separator);
+      Store(&node->pointers[1], right);
+    }
+    __threadfence();
+    KeepLowerHalf(tree, index, view, separator, right);
+    __threadfence();
+    if (lane == 0) atomicExch(tree.root, new_root);
+    Unlatch(tree, index, view.latch);
+    return Outcome::kRestart;
+  }
+  if (parent == kNone) {  // reached beside the root: the root changed
+    Unlatch(tree, index, view.latch);
+    return Outcome::kRestart;
+  }
+  if (!TryLatch(tree, parent, parent_latch)) {
+    Unlatch(tree, index, view.latch);
+    return Outcome::kRestart;
+  }
+  View<kKeyWords> up;
+  ReadNode<true>(tree, parent, &up, /*latched=*/true);
+  const unsigned at = __ballot_sync(warp::kFullMask, lane < up.count() && up.pointer == index);
+  uint32_t right = kNone;
+  if (at != 0 && up.count() < kFanout) {
+    if (lane == 0) right = TakeNodes(tree, 1);
+    right = __shfl_sync(warp::kFullMask, right, 0);
+  }
+  if (right == kNone) {  // not the parent any more, a full parent, or no node left
+    Unlatch(tree, parent, parent_latch);
+    Unlatch(tree, index, view.latch);
+    return at != 0 && up.count() < kFanout ? Outcome::kNoNodes : Outcome::kRestart;
+  }
+  const uint32_t position = __ffs(at);  // the new entry goes after the node's
+  WriteUpperHalf(tree, right, index, view);
+  __threadfence();
+  KeepLowerHalf(tree, index, view, separator, right);
+  Node<kKeyWords>* node = &tree.nodes[parent];
+  if (lane >= position && lane < up.count()) {
+    StoreKey(&node->keys[lane + 1], up.key);
+    Store(&node->pointers[lane + 1], up.pointer);
+  }
+  __syncwarp();
+  if (lane == 0) {
+    StoreKey(&node->keys[position], separator);
+    Store(&node->pointers[position], right);
+    Store(&node->meta, up.meta + 1);
+  }
+  Unlatch(tree, parent, parent_latch);
+  Unlatch(tree, index, view.latch);
+  return Outcome::kRestart;
+}
+
+// A put on a key the tree holds, its list at `head` (lane 0): the newest
+// version replaced in place, or a new one put in front.
+template <uint32_t kKeyWords>
+__device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const uint8_t* value,
+                            uint64_t timestamp, LiveSnapshots live, Deltas* deltas) {
+  Trim(tree, head, live, deltas);
+  const uint64_t stamp = tree.versions[head].stamp;
+  const bool was_live = !IsTombstone(stamp);
+  const bool in_place = WriteInPlace(TimestampOf(stamp), live);
+  if (in_place && !was_live) {
+    deltas->tombstones -= 1;  // the tombstone no snapshot sees is replaced
+  } else if (!in_place) {
+    const uint32_t kept = TakeSlot(tree);
+    CopyVersion(tree, head, kept);
+    tree.versions[head].next = kept;
+    deltas->versions += 1;
+  }
+  WriteValue(tree, head, value);
+  tree.versions[head].stamp = Stamp(timestamp, false);
+  if (!was_live) deltas->live_keys += 1;
+}
+
+// One put (value not null) or erase of `key`, by the whole warp. An erase's
+// was_live byte (when not null) gets whether the key was live. A put first
+// goes down without splitting (most need no split: an update, or a leaf with
+// room); `split_full`: it splits every full node on its way (proactive
+// splitting), as a put that found its leaf full does on its next try.
+template <uint32_t kKeyWords>
+__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key,
+                            const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
+                            uint8_t* was_live, Deltas* deltas, bool split_full) {
+  const uint32_t lane = warp::LaneId();
+  uint32_t index = LoadRoot(tree);
+  uint32_t parent = kNone;
+  uint32_t parent_latch = 0;
+  View<kKeyWords> view;
+  while (true) {
+    if (!ReadNode<true>(tree, index, &view)) return Outcome::kRestart;
+    if (view.PastHigh(key)) {
+      index = view.link;
+      continue;
+    }
+    // A full node on an insert's way is split first (but a leaf that holds
+    // the key: its put changes no node).
+    if (split_full && value != nullptr && view.count() == kFanout &&
+        !(view.leaf() && FindInLeaf(view, key) != kNone)) {
+      return Split(tree, index, view, parent, parent_latch);
+    }
+    if (view.leaf()) break;
+    parent = index;
+    parent_latch = view.latch;
+    index = ChildFor(view, key);
+  }
+  const uint32_t found = FindInLeaf(view, key);
+  Node<kKeyWords>* node = &tree.nodes[index];
+  if (value != nullptr) {
+    if (found != kNone) {
+      // The head stays where the leaf points: no latch needed.
+      const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
+      if (lane == 0) PutExisting(tree, head, value, timestamp, live, deltas);
+      __syncwarp();
+      return Outcome::kDone;
+    }
+    if (view.count() == kFanout) return Outcome::kSplitFirst;
+    if (!TryLatch(tree, index, view.latch)) return Outcome::kRestart;
+    const uint32_t count = view.count();
+    const uint32_t position =
+        __popc(__ballot_sync(warp::kFullMask, lane < count && Less(view.key, key)));
+    uint32_t slot = 0;
+    if (lane == 0) {
+      slot = TakeSlot(tree);
+      tree.versions[slot].stamp = Stamp(timestamp, false);
+      tree.versions[slot].next = kNone;
+      WriteValue(tree, slot, value);
+      deltas->live_keys += 1;
+      deltas->versions += 1;
+      deltas->leaf_entries += 1;
+    }
+    slot = __shfl_sync(warp::kFullMask, slot, 0);
+    if (lane >= position && lane < count) {
+      StoreKey(&node->keys[lane + 1], view.key);
+      Store(&node->pointers[lane + 1], view.pointer);
+    }
+    __syncwarp();
+    if (lane == 0) {
+      StoreKey(&node->keys[position], key);
+      Store(&node->pointers[position], slot);
+      Store(&node->meta, view.meta + 1);
+    }
+    Unlatch(tree, index, view.latch);
+    return Outcome::kDone;
+  }
+  // An erase.
+  if (found == kNone) {
+    if (lane == 0 && was_live != nullptr) *was_live = 0;
+    return Outcome::kDone;
+  }
+  const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
+  // What the erase does, decided before any change (but the trim of
+  // versions no snapshot sees, which a second try repeats harmlessly).
+  bool head_live = false;
+  bool in_place = false;
+  bool older = false;
+  if (lane == 0) {
+    Trim(tree, head, live, deltas);
+    const uint64_t stamp = tree.versions[head].stamp;
+    head_live = !IsTombstone(stamp);
+    in_place = WriteInPlace(TimestampOf(stamp), live);
+    older = tree.versions[head].next != kNone;
+  }
+  head_live = __shfl_sync(warp::kFullMask, head_live, 0);
+  in_place = __shfl_sync(warp::kFullMask, in_place, 0);
+  older = __shfl_sync(warp::kFullMask, older, 0);
+  // The key leaves the leaf: a lone tombstone, or a live head no snapshot sees
+  // with nothing older.
+  const bool remove = !older && (!head_live || in_place);
+  if (remove && !TryLatch(tree, index, view.latch)) return Outcome::kRestart;
+  if (lane == 0) {
+    if (!head_live) {
+      if (remove) {
+        deltas->versions -= 1;
+        deltas->tombstones -= 1;
+        deltas->reclaimed += 1;
+        deltas->leaf_entries -= 1;
+        FreeSlot(tree, head);
+      }
+    } else if (remove) {
+      deltas->versions -= 1;
+      deltas->live_keys -= 1;
+      deltas->leaf_entries -= 1;
+      FreeSlot(tree, head);
+    } else {
+      if (!in_place) {
+        const uint32_t kept = TakeSlot(tree);
+        CopyVersion(tree, head, kept);
+        tree.versions[head].next = kept;
+        deltas->versions += 1;
+      }
+      tree.versions[head].stamp = Stamp(timestamp, true);
+      tree.versions[head].payload = 0;
+      deltas->tombstones += 1;
+      deltas->live_keys -= 1;
+    }
+    if (was_live != nullptr) *was_live = head_live ? 1 : 0;
+  }
+  if (remove) {
+    const uint32_t count = view.count();
+    if (lane > found && lane < count) {
+      StoreKey(&node->keys[lane - 1], view.key);
+      Store(&node->pointers[lane - 1], view.pointer);
+    }
+    __syncwarp();
+    if (lane == 0) Store(&node->meta, view.meta - 1);
+    Unlatch(tree, index, view.latch);
+  }
+  __syncwarp();
+  return Outcome::kDone;
+}
+
+// The batch's n operations (keys ascending; values null: erases); done[i]
+// is set for each applied. A warp that finds no node left for a split stops
+// (Counters::out_of_nodes): the host grows the arena and launches again for
+// the operations not done.
+template <uint32_t kKeyWords>
+__global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, const uint8_t* values,
+                            uint64_t n, uint64_t timestamp, LiveSnapshots live, uint8_t* done,
+                            uint8_t* was_live) {
+  const uint32_t lane = warp::LaneId();
+  Deltas deltas;  // lane 0's
+  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
+    const uint64_t mine = first + lane;
+    const bool has_work = mine < n && done[mine] == 0;
+    const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
+      const uint64_t op = first + source;
+      const Key<kKeyWords> key = keys[op];
+      const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
+      Outcome outcome;
+      bool split_full = false;
+      uint32_t backoff = 0;
+      while (true) {
+        outcome = TryWrite(tree, key, value, timestamp, live,
+                           was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
+        if (outcome == Outcome::kSplitFirst) {
+          split_full = true;
+        } else if (outcome == Outcome::kRestart) {
+          // Back off a little before the next try, so that the warps that
+          // restart do not crowd the latch holder's nodes.
+          backoff = backoff == 0 ? 32 : (backoff < 2048 ? backoff * 2 : backoff);
+          __nanosleep(backoff);
+        } else {
+          break;
+        }
+      }
+      if (outcome == Outcome::kNoNodes) return true;
+      if (lane == 0) done[op] = 1;
+      return false;
+    });
+    if (stopped) break;
+  }
+  if (lane == 0) deltas.AddTo(tree.counters);
+}
+
+// ---- the batch's sort on the device ----
+
+__global__ void IotaKernel(uint32_t* out, uint64_t n) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) out[i] = static_cast<uint32_t>(i);
+}
+
+// out[i] = word `word` of keys[order[i]] (a pass of the radix sort).
+template <uint32_t kKeyWords>
+__global__ void KeyWordKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint32_t word,
+                              uint64_t n, uint64_t* out) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
+    out[i] = keys[order[i]].words[word];
+  }
+}
+
+// keep[p] = 1 where position p of the sorted order is the operation of its
+// key that counts: the last of a put's repeats, the first of an erase's.
+template <uint32_t kKeyWords>
+__global__ void MarkKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint64_t n, bool last,
+                           uint8_t* keep) {
+  for (uint64_t p = ThreadIndex(); p < n; p += ThreadCount()) {
+    const Key<kKeyWords>& key = keys[order[p]];
+    const bool same_as_next = p + 1 < n && Equal(keys[order[p + 1]], key);
+    const bool same_as_previous = p > 0 && Equal(keys[order[p - 1]], key);
+    keep[p] = (last ? !same_as_next : !same_as_previous) ? 1 : 0;
+  }
+}
+
+// The picked operations' keys and values, in the order picked.
+template <uint32_t kKeyWords>
+__global__ void GatherKernel(const Key<kKeyWords>* keys, const uint8_t* values,
+                             const uint32_t* picked, uint64_t n, uint32_t value_size,
+                             Key<kKeyWords>* keys_out, uint8_t* values_out) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
+    const uint64_t from = picked[i];
+    keys_out[i] = keys[from];
+    if (values == nullptr) continue;
+    for (uint32_t byte = 0; byte < value_size; ++byte) {
+      values_out[i * value_size + byte] = values[from * value_size + byte];
+    }
+  }
+}
+
+// out[picked[i]] = bytes[i]: answers back in the caller's order.
+__global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint64_t n,
+                              uint8_t* out) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) out[picked[i]] = bytes[i];
+}
+
+// ---- bulk build (into an empty tree, from the batch's sorted pairs) ----
+
+template <uint32_t kKeyWords>
+__global__ void BuildVersionsKernel(Tree<kKeyWords> tree, const uint8_t* values, uint64_t n,
+                                    uint64_t timestamp) {
+  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
+    tree.versions[i].stamp = Stamp(timestamp, false);
+    tree.versions[i].next = kNone;
+    WriteValue(tree, static_cast<uint32_t>(i), values + i * tree.value_size);
+  }
+}
+
+// Leaves 0 .. leaves-1, kBulkFill entries each but the last, over keys 0 ..
+// n-1 (key i's version in slot i).
+template <uint32_t kKeyWords>
+__global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n,
+                                  uint64_t leaves) {
+  for (uint64_t leaf = ThreadIndex(); leaf < leaves; leaf += ThreadCount()) {
+    Node<kKeyWords>& node = tree.nodes[leaf];
+    const uint64_t first = leaf * kBulkFill;
+    const uint32_t count = static_cast<uint32_t>(n - first < kBulkFill ? n - first : kBulkFill);
+    for (uint32_t entry = 0; entry < count; ++entry) {
+      node.keys[entry] = keys[first + entry];
+      node.pointers[entry] = static_cast<uint32_t>(first + entry);
+    }
+    const bool last = leaf + 1 == leaves;
+    node.latch = 0;
+    node.meta = count | kLeafFlag | (last ? 0 : kHighFlag);
+    if (!last) node.high = keys[first + kBulkFill];
+    node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
+    node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
+  }
+}
+
+// The level above nodes [below, below + below_count): nodes [first, first +
+// count), each over kBulkFill of them (the last over the rest).
+template <uint32_t kKeyWords>
+__global__ void BuildLevelKernel(Tree<kKeyWords> tree, uint32_t below, uint64_t below_count,
+                                 uint32_t first, uint64_t count) {
+  for (uint64_t j = ThreadIndex(); j < count; j += ThreadCount()) {
+    Node<kKeyWords>& node = tree.nodes[first + j];
+    const uint64_t child = j * kBulkFill;
+    const uint32_t children =
+        static_cast<uint32_t>(below_count - child < kBulkFill ? below_count - child : kBulkFill);
+    for (uint32_t entry = 0; entry < children; ++entry) {
+      const uint32_t index = static_cast<uint32_t>(below + child + entry);
+      node.keys[entry] = tree.nodes[index].keys[0];
+      node.pointers[entry] = index;
+    }
+    const bool last = j + 1 == count;
+    node.latch = 0;
+    node.meta = children | (last ? 0 : kHighFlag);
+    if (!last) node.high = tree.nodes[below + child + kBulkFill].keys[0];
+    node.link = last ? kNone : static_cast<uint32_t>(first + j + 1);
+    node.left = j == 0 ? kNone : static_cast<uint32_t>(first + j - 1);
+  }
+}
+
+// ---- reads (no writer runs beside them) ----
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t DescendTo(const Tree<kKeyWords>& tree,
+                                              const Key<kKeyWords>& key, View<kKeyWords>* view) {
+  uint32_t index = *tree.root;
+  while (true) {
+    ReadNode<false>(tree, index, view);
+    if (view->PastHigh(key)) {
+      index = view->link;
+    } else if (view->leaf()) {
+      return index;
+    } else {
+      index = ChildFor(*view, key);
+    }
+  }
+}
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t DescendLeftmost(const Tree<kKeyWords>& tree,
+                                                    View<kKeyWords>* view) {
+  uint32_t index = *tree.root;
+  while (true) {
+    ReadNode<false>(tree, index, view);
+    if (view->leaf()) return index;
+    index = __shfl_sync(warp::kFullMask, view->pointer, 0);
+  }
+}
+
+// Each thread's query in turn, the whole warp on it: body(op) for op < n.
+template <typename Body>
+__device__ __forceinline__ void ForEachQuery(uint64_t n, Body&& body) {
+  const uint32_t lane = warp::LaneId();
+  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
+    warp::ShareWork(warp::kFullMask, first + lane < n, [&](int source) { body(first + source); });
+  }
+}
+
+template <uint32_t kKeyWords>
+__global__ void GetKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n, uint64_t at,
+                          uint8_t* values, uint8_t* found) {
+  const uint32_t lane = warp::LaneId();
+  ForEachQuery(n, [&](uint64_t op) {
+    const Key<kKeyWords> key = keys[op];
+    View<kKeyWords> view;
+    DescendTo(tree, key, &view);
+    const uint32_t entry = FindInLeaf(view, key);
+    uint32_t slot = kNone;
+    if (entry != kNone) slot = LiveAt(tree, __shfl_sync(warp::kFullMask, view.pointer, entry), at);
+    CopyValueOut(tree, slot, values + op * tree.value_size, lane, warp::kWarpSize);
+    if (lane == 0) found[op] = slot != kNone ? 1 : 0;
+  });
+}
+
+// The live keys of [lo, hi] at `at`, up to `limit`, of each query.
+template <uint32_t kKeyWords>
+__global__ void CountKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
+                            const Key<kKeyWords>* hi, uint64_t n, uint64_t at, uint64_t limit,
+                            uint64_t* counts) {
+  const uint32_t lane = warp::LaneId();
+  ForEachQuery(n, [&](uint64_t op) {
+    const Key<kKeyWords> low = lo[op];
+    const Key<kKeyWords> high = hi[op];
+    uint64_t count = 0;
+    if (!Less(high, low)) {
+      View<kKeyWords> view;
+      DescendTo(tree, low, &view);
+      while (true) {
+        const bool here = lane < view.count();
+        const bool inside = here && !Less(view.key, low) && !Less(high, view.key);
+        const bool live = inside && LiveAt(tree, view.pointer, at) != kNone;
+        count += __popc(__ballot_sync(warp::kFullMask, live));
+        const bool past = __ballot_sync(warp::kFullMask, here && Less(high, view.key)) != 0;
+        if (count >= limit || past || view.link == kNone) break;
+        ReadNode<false>(tree, view.link, &view);
+      }
+    }
+    if (lane == 0) counts[op] = count < limit ? count : limit;
+  });
+}
+
+// Writes pair `position` (a key and its version's value) from this lane.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WritePair(const Tree<kKeyWords>& tree, uint64_t position,
+                                          const Key<kKeyWords>& key, uint32_t slot,
+                                          Key<kKeyWords>* keys, uint8_t* values) {
+  keys[position] = key;
+  CopyValueOut(tree, slot, values + position * tree.value_size, 0, 1);
+}
+
+// Fills each query's pairs [offsets[i], offsets[i + 1]): the smallest keys
+// of [lo, hi] walking right from lo, or the largest walking left from hi.
+template <uint32_t kKeyWords>
+__global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
+                            const Key<kKeyWords>* hi, uint64_t n, uint64_t at, bool largest,
+                            const uint64_t* offsets, Key<kKeyWords>* keys, uint8_t* values) {
+  const uint32_t lane = warp::LaneId();
+  const unsigned below_me = (1u << lane) - 1;
+  const unsigned above_me = ~((2u << lane) - 1);
+  ForEachQuery(n, [&](uint64_t op) {
+    const uint64_t begin = offsets[op];
+    const uint64_t end = offsets[op + 1];
+    if (begin == end) return;
+    const Key<kKeyWords> low = lo[op];
+    const Key<kKeyWords> high = hi[op];
+    View<kKeyWords> view;
+    DescendTo(tree, largest ? high : low, &view);
+    uint64_t out = largest ? end : begin;
+    while (true) {
+      const bool here = lane < view.count();
+      const bool inside = here && !Less(view.key, low) && !Less(high, view.key);
+      const uint32_t slot = inside ? LiveAt(tree, view.pointer, at) : kNone;
+      const unsigned live = __ballot_sync(warp::kFullMask, slot != kNone);
+      if (largest) {
+        if (slot != kNone) {
+          const uint64_t before = __popc(live & above_me) + 1;
+          if (out >= begin + before) WritePair(tree, out - before, view.key, slot, keys, values);
+        }
+        const uint64_t taken = __popc(live);
+        out = out > begin + taken ? out - taken : begin;
+        const bool past = __ballot_sync(warp::kFullMask, here && Less(view.key, low)) != 0;
+        if (out == begin || past || view.left == kNone) break;
+        ReadNode<false>(tree, view.left, &view);
+      } else {
+        if (slot != kNone) {
+          const uint64_t position = out + __popc(live & below_me);
+          if (position < end) WritePair(tree, position, view.key, slot, keys, values);
+        }
+        out += __popc(live);
+        const bool past = __ballot_sync(warp::kFullMask, here && Less(high, view.key)) != 0;
+        if (out >= end || past || view.link == kNone) break;
+        ReadNode<false>(tree, view.link, &view);
+      }
+    }
+  });
+}
+
+// Successor (the smallest live key >= key) or predecessor (the largest
+// live key <= key) of each key: the key, its value and a found byte.
+template <uint32_t kKeyWords>
+__global__ void NeighbourKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n,
+                                uint64_t at, bool successor, Key<kKeyWords>* neighbours,
+                                uint8_t* values, uint8_t* found) {
+  const uint32_t lane = warp::LaneId();
+  ForEachQuery(n, [&](uint64_t op) {
+    const Key<kKeyWords> key = keys[op];
+    View<kKeyWords> view;
+    DescendTo(tree, key, &view);
+    uint32_t slot = kNone;
+    Key<kKeyWords> neighbour = {};
+    while (true) {
+      const bool here = lane < view.count();
+      const bool side = successor ? !Less(view.key, key) : !Less(key, view.key);
+      const uint32_t mine = here && side ? LiveAt(tree, view.pointer, at) : kNone;
+      const unsigned live = __ballot_sync(warp::kFullMask, mine != kNone);
+      if (live != 0) {
+        const uint32_t winner = successor ? __ffs(live) - 1 : 31 - __clz(live);
+        slot = __shfl_sync(warp::kFullMask, mine, winner);
+        neighbour = ShuffleKey(view.key, winner);
+        break;
+      }
+      const uint32_t next = successor ? view.link : view.left;
+      if (next == kNone) break;
+      ReadNode<false>(tree, next, &view);
+    }
+    if (lane == 0) {
+      neighbours[op] = neighbour;
+      found[op] = slot != kNone ? 1 : 0;
+    }
+    CopyValueOut(tree, slot, values + op * tree.value_size, lane, warp::kWarpSize);
+  });
+}
+
+// One warp: up to `limit` live pairs in ascending order from the first key
+// after *after (null: from the smallest), their number in *pairs.
+template <uint32_t kKeyWords>
+__global__ void ScanKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* after, uint64_t limit,
+                           uint64_t at, Key<kKeyWords>* keys, uint8_t* values, uint64_t* pairs) {
+  const uint32_t lane = warp::LaneId();
+  const unsigned below_me = (1u << lane) - 1;
+  Key<kKeyWords> start = {};
+  View<kKeyWords> view;
+  if (after != nullptr) {
+    start = *after;
+    DescendTo(tree, start, &view);
+  } else {
+    DescendLeftmost(tree, &view);
+  }
+  uint64_t out = 0;
+  while (out < limit) {
+    const bool here = lane < view.count();
+    const bool wanted = here && (after == nullptr || Less(start, view.key));
+    const uint32_t slot = wanted ? LiveAt(tree, view.pointer, at) : kNone;
+    const unsigned live = __ballot_sync(warp::kFullMask, slot != kNone);
+    if (slot != kNone) {
+      const uint64_t position = out + __popc(live & below_me);
+      if (position < limit) WritePair(tree, position, view.key, slot, keys, values);
+    }
+    out += __popc(live);
+    if (view.link == kNone) break;
+    ReadNode<false>(tree, view.link, &view);
+  }
+  if (lane == 0) *pairs = out < limit ? out : limit;
+}
+
+// ---- reclamation (no reader or writer beside it) ----
+
+// Each leaf, one thread: drops the versions no live snapshot sees, and the
+// keys left with only a tombstone.
+template <uint32_t kKeyWords>
+__global__ void ReclaimKernel(Tree<kKeyWords> tree, uint64_t nodes, LiveSnapshots live) {
+  Deltas gathered;
+  Deltas* deltas = &gathered;
+  for (uint64_t index = ThreadIndex(); index < nodes; index += ThreadCount()) {
+    Node<kKeyWords>& node = tree.nodes[index];
+    if ((node.meta & kLeafFlag) == 0) continue;
+    const uint32_t count = node.meta & kCountMask;
+    uint32_t kept = 0;
+    for (uint32_t entry = 0; entry < count; ++entry) {
+      const uint32_t head = node.pointers[entry];
+      Trim(tree, head, live, deltas);
+      const Version& version = tree.versions[head];
+      if (IsTombstone(version.stamp) && version.next == kNone) {
+        deltas->versions -= 1;
+        deltas->tombstones -= 1;
+        deltas->reclaimed += 1;
+        deltas->leaf_entries -= 1;
+        FreeSlot(tree, head);
+        continue;
+      }
+      if (kept != entry) {
+        node.keys[kept] = node.keys[entry];
+        node.pointers[kept] = head;
+      }
+      ++kept;
+    }
+    node.meta = (node.meta & ~kCountMask) | kept;
+  }
+  gathered.AddTo(tree.counters);
+}
+
+}  // namespace gpkv::btree::gpu

@@ -1,0 +1,406 @@
+// The GPU B-link tree of the volatile ordered table: node layout, latches
+// and version lists, as device functions the kernels (backend.cu) share.
+//
+// Nodes. A node holds up to kFanout entries (key, 32-bit pointer), sorted,
+// a count, leaf and has-high flags, a high key (every key of the node is
+// below it, when the node has one: the rightmost node of a level has none),
+// a right link and a left link (kNone at the ends of a level), and a latch.
+// With 8-byte keys a node is 128 bytes, one warp's load: lane i holds entry
+// i. Wider keys (16, 32 bytes) keep the same layout with their keys inline,
+// so their nodes span 256 or 384 bytes. Every key value is legal: empty
+// slots are those past the count, and the rightmost nodes are told by the
+// has-high flag, not by a sentinel key.
+//
+// A leaf's entry points at the head of its key's version list; an internal
+// node's entry i points at the child holding the keys >= key i (and below
+// key i + 1, or the node's high key); key 0 of an internal node is its low
+// bound, never compared (the leftmost child takes every smaller key).
+//
+// Latches. The latch is a sequence lock: odd while a writer holds it, bumped
+// by two on every release. A write warp reads a node without latching it,
+// then checks that the latch still reads the same even value; it takes the
+// latch with one atomicCAS from that value, so a taken latch means the node
+// is as the warp read it. A warp that finds a latch held or changed starts
+// its operation again from the root after a short pause (no waiting on a
+// latch). Reads run when no write
+// does (the core's lock) and take no latches.
+//
+// A put goes down first without splitting; one whose leaf is full and lacks
+// its key starts again and splits full nodes on its way down (proactive
+// splitting): the warp latches the full node and its parent (as it read them), moves the
+// upper half into a new right sibling, links it (right link, high key, the
+// sibling's left link) and puts its first key into the parent, then starts
+// again from the root. A full root gets a new root above it. A warp that
+// finds its key at or past a node's high key follows the right link (the
+// B-link rule), so a split never hides a key from a descent.
+//
+// Versions. A leaf entry's pointer is the index of its key's newest version
+// in the version pool; older versions follow through `next`, newest first.
+// The head stays where the leaf points: a version kept for a snapshot is
+// copied to a fresh slot behind the head, which then takes the new write.
+// Values of up to 8 bytes sit in the version; larger ones in the value cell
+// of the version's slot. Slots come from a free list (filled by the slots
+// freed in the previous batches) and past it from the pool's unused end.
+//
+// For the .cu files of tables/btree/gpu/ only (CUDA device code).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/warp_work_sharing.cuh"
+#include "tables/btree/versions.h"
+
+namespace gpkv::btree::gpu {
+
+namespace warp = ::gpkv::gpu::warp;
+
+constexpr uint32_t kNone = 0xffffffffu;
+constexpr uint32_t kFanout = 8;             // entries per node
+constexpr uint32_t kSplitAt = kFanout / 2;  // a split keeps entries [0, kSplitAt)
+// Entries per node of a bulk build: room for two more in each, so that the
+// puts after it do not all split full nodes at once.
+constexpr uint32_t kBulkFill = kFanout - 2;
+constexpr uint32_t kCountMask = 0xffu;
+constexpr uint32_t kLeafFlag = 1u << 8;
+constexpr uint32_t kHighFlag = 1u << 9;
+
+template <uint32_t kKeyWords>
+struct Key {
+  uint64_t words[kKeyWords];
+};
+
+template <uint32_t kKeyWords>
+__host__ __device__ __forceinline__ bool Less(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
+  for (uint32_t word = kKeyWords; word-- > 0;) {
+    if (a.words[word] != b.words[word]) return a.words[word] < b.words[word];
+  }
+  return false;
+}
+
+template <uint32_t kKeyWords>
+__host__ __device__ __forceinline__ bool Equal(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    if (a.words[word] != b.words[word]) return false;
+  }
+  return true;
+}
+
+template <uint32_t kKeyWords>
+struct alignas(128) Node {
+  uint32_t latch;  // sequence lock: odd while held
+  uint32_t meta;   // count | kLeafFlag | kHighFlag
+  uint32_t link;   // right sibling, or kNone
+  uint32_t left;   // left sibling, or kNone
+  Key<kKeyWords> high;
+  Key<kKeyWords> keys[kFanout];
+  uint32_t pointers[kFanout];
+};
+static_assert(sizeof(Node<1>) == 128, "an 8-byte-key node is one 128-byte line");
+
+// One version: its timestamp and tombstone bit in `stamp` (timestamp << 1 |
+// tombstone), a value of up to 8 bytes in `payload`, the next older version.
+struct Version {
+  uint64_t stamp;
+  uint64_t payload;
+  uint32_t next;
+  uint32_t unused;
+};
+
+__host__ __device__ __forceinline__ uint64_t Stamp(uint64_t timestamp, bool tombstone) {
+  return timestamp << 1 | (tombstone ? 1 : 0);
+}
+__host__ __device__ __forceinline__ uint64_t TimestampOf(uint64_t stamp) { return stamp >> 1; }
+__host__ __device__ __forceinline__ bool IsTombstone(uint64_t stamp) { return (stamp & 1) != 0; }
+
+// The counters a batch updates on the device (Stats, and what the host needs
+// between launches).
+struct Counters {
+  unsigned long long live_keys;
+  unsigned long long versions;
+  unsigned long long tombstones;
+  unsigned long long reclaimed;
+  unsigned long long leaf_entries;  // keys in the leaves (live or not)
+  unsigned long long nodes;         // nodes handed out
+  unsigned long long taken;         // version slots handed out in this batch
+  unsigned long long freed;         // version slots freed in this batch
+  unsigned long long out_of_nodes;  // a split found no node left
+};
+
+// What every kernel gets: the tree, the version pool and its free lists.
+template <uint32_t kKeyWords>
+struct Tree {
+  Node<kKeyWords>* nodes;
+  uint32_t node_capacity;
+  uint32_t* root;
+  Version* versions;
+  uint8_t* cells;  // value_size bytes per slot, for values of more than 8 bytes
+  uint32_t value_size;
+  const uint32_t* free_slots;  // free_count slots to take from the end
+  uint64_t free_count;
+  uint64_t used;          // slots past the free list: [used, capacity) is unused
+  uint32_t* freed_slots;  // the slots this batch frees
+  Counters* counters;
+};
+
+// Changes to the counters that one warp (its lane 0) or thread gathers and
+// adds once, so that the operations of a launch do not all meet on the
+// counters' few addresses.
+struct Deltas {
+  long long live_keys = 0;
+  long long versions = 0;
+  long long tombstones = 0;
+  long long reclaimed = 0;
+  long long leaf_entries = 0;
+
+  __device__ void AddTo(Counters* counters) const {
+    Add(&counters->live_keys, live_keys);
+    Add(&counters->versions, versions);
+    Add(&counters->tombstones, tombstones);
+    Add(&counters->reclaimed, reclaimed);
+    Add(&counters->leaf_entries, leaf_entries);
+  }
+
+ private:
+  __device__ static void Add(unsigned long long* counter, long long delta) {
+    if (delta != 0) atomicAdd(counter, static_cast<unsigned long long>(delta));
+  }
+};
+
+// ---- node access ----
+
+// Loads of nodes that writers may change at the same time go around the
+// caches that are not coherent (volatile); reads without writers load plainly.
+template <bool kShared, typename T>
+__device__ __forceinline__ T Load(const T* address) {
+  if constexpr (kShared) {
+    return *const_cast<const volatile T*>(address);
+  } else {
+    return *address;
+  }
+}
+
+template <bool kShared, uint32_t kKeyWords>
+__device__ __forceinline__ Key<kKeyWords> LoadKey(const Key<kKeyWords>* address) {
+  Key<kKeyWords> key;
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    key.words[word] = Load<kShared>(&address->words[word]);
+  }
+  return key;
+}
+
+// A warp's copy of a node: the header in every lane, entry i in lane i
+// (lanes past the count hold garbage).
+template <uint32_t kKeyWords>
+struct View {
+  uint32_t latch;
+  uint32_t meta;
+  uint32_t link;
+  uint32_t left;
+  Key<kKeyWords> high;
+  Key<kKeyWords> key;
+  uint32_t pointer;
+
+  __device__ uint32_t count() const { return meta & kCountMask; }
+  __device__ bool leaf() const { return (meta & kLeafFlag) != 0; }
+  __device__ bool has_high() const { return (meta & kHighFlag) != 0; }
+  // Whether `key` belongs right of this node (at or past its high key).
+  __device__ bool PastHigh(const Key<kKeyWords>& probe) const {
+    return has_high() && !Less(probe, high);
+  }
+};
+
+// Reads node `index` into `view` (all lanes). kShared: returns false when
+// its latch was held, or changed while the warp read (the view is torn),
+// unless `latched` (the warp holds the latch itself). The header and the
+// verdict are lane 0's, so that every lane decides alike.
+template <bool kShared, uint32_t kKeyWords>
+__device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t index,
+                                         View<kKeyWords>* view, bool latched = false) {
+  const Node<kKeyWords>* node = &tree.nodes[index];
+  const uint32_t lane = warp::LaneId();
+  if constexpr (kShared) {
+    uint32_t latch = 0;
+    if (lane == 0) latch = Load<true>(&node->latch);
+    view->latch = __shfl_sync(warp::kFullMask, latch, 0);
+    if (!latched && (view->latch & 1) != 0) return false;
+    __threadfence();
+  }
+  if (lane == 0) {
+    view->meta = Load<kShared>(&node->meta);
+    view->link = Load<kShared>(&node->link);
+    view->left = Load<kShared>(&node->left);
+    view->high = LoadKey<kShared>(&node->high);
+  }
+  view->meta = __shfl_sync(warp::kFullMask, view->meta, 0);
+  view->link = __shfl_sync(warp::kFullMask, view->link, 0);
+  view->left = __shfl_sync(warp::kFullMask, view->left, 0);
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    view->high.words[word] = __shfl_sync(warp::kFullMask, view->high.words[word], 0);
+  }
+  if (lane < kFanout) {
+    view->key = LoadKey<kShared>(&node->keys[lane]);
+    view->pointer = Load<kShared>(&node->pointers[lane]);
+  }
+  if (!kShared || latched) return true;
+  __threadfence();
+  __syncwarp();
+  bool unchanged = false;
+  if (lane == 0) unchanged = Load<true>(&node->latch) == view->latch;
+  return __shfl_sync(warp::kFullMask, unchanged, 0);
+}
+
+// The root as lane 0 reads it, in every lane.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t LoadRoot(const Tree<kKeyWords>& tree) {
+  uint32_t root = 0;
+  if (warp::LaneId() == 0) root = Load<true>(tree.root);
+  return __shfl_sync(warp::kFullMask, root, 0);
+}
+
+// The child of an internal node's view that holds `key` (all lanes).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t ChildFor(const View<kKeyWords>& view,
+                                             const Key<kKeyWords>& key) {
+  const uint32_t lane = warp::LaneId();
+  const bool at_or_below = lane >= 1 && lane < view.count() && !Less(key, view.key);
+  const uint32_t index = __popc(__ballot_sync(warp::kFullMask, at_or_below));
+  return __shfl_sync(warp::kFullMask, view.pointer, index);
+}
+
+// The lane whose key equals `key`, or kNone.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t FindInLeaf(const View<kKeyWords>& view,
+                                               const Key<kKeyWords>& key) {
+  const uint32_t lane = warp::LaneId();
+  const unsigned hit = __ballot_sync(warp::kFullMask, lane < view.count() && Equal(view.key, key));
+  return hit == 0 ? kNone : static_cast<uint32_t>(__ffs(hit) - 1);
+}
+
+// Takes node `index`'s latch if it still reads `latch` (all lanes; true
+// when taken).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ bool TryLatch(const Tree<kKeyWords>& tree, uint32_t index,
+                                         uint32_t latch) {
+  bool taken = false;
+  if (warp::LaneId() == 0) taken = atomicCAS(&tree.nodes[index].latch, latch, latch + 1) == latch;
+  taken = __shfl_sync(warp::kFullMask, taken, 0);
+  if (taken) __threadfence();
+  return taken;
+}
+
+// Releases a latch taken from `latch` (all lanes), after the warp's writes.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void Unlatch(const Tree<kKeyWords>& tree, uint32_t index,
+                                        uint32_t latch) {
+  __threadfence();
+  __syncwarp();
+  if (warp::LaneId() == 0) atomicExch(&tree.nodes[index].latch, latch + 2);
+}
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void StoreKey(Key<kKeyWords>* address, const Key<kKeyWords>& key) {
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    *const_cast<volatile uint64_t*>(&address->words[word]) = key.words[word];
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void Store(T* address, T value) {
+  *const_cast<volatile T*>(address) = value;
+}
+
+// ---- version slots (lane 0 of a warp, or one thread) ----
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t TakeSlot(const Tree<kKeyWords>& tree) {
+  const unsigned long long taken = atomicAdd(&tree.counters->taken, 1ull);
+  if (taken < tree.free_count) return tree.free_slots[tree.free_count - 1 - taken];
+  return static_cast<uint32_t>(tree.used + (taken - tree.free_count));
+}
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t slot) {
+  const unsigned long long at = atomicAdd(&tree.counters->freed, 1ull);
+  tree.freed_slots[at] = slot;
+}
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
+                                           const uint8_t* value) {
+  Version& version = tree.versions[slot];
+  if (tree.value_size <= 8) {
+    uint64_t payload = 0;
+    for (uint32_t byte = 0; byte < tree.value_size; ++byte) {
+      payload |= static_cast<uint64_t>(value[byte]) << (8 * byte);
+    }
+    version.payload = payload;
+  } else {
+    uint8_t* cell = tree.cells + static_cast<uint64_t>(slot) * tree.value_size;
+    for (uint32_t byte = 0; byte < tree.value_size; ++byte) cell[byte] = value[byte];
+  }
+}
+
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void CopyVersion(const Tree<kKeyWords>& tree, uint32_t from,
+                                            uint32_t to) {
+  tree.versions[to] = tree.versions[from];
+  if (tree.value_size > 8) {
+    const uint8_t* source = tree.cells + static_cast<uint64_t>(from) * tree.value_size;
+    uint8_t* cell = tree.cells + static_cast<uint64_t>(to) * tree.value_size;
+    for (uint32_t byte = 0; byte < tree.value_size; ++byte) cell[byte] = source[byte];
+  }
+}
+
+// Copies the value of version `slot` (or zeros for kNone) to `out`, the
+// lanes of the warp sharing the bytes.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void CopyValueOut(const Tree<kKeyWords>& tree, uint32_t slot,
+                                             uint8_t* out, uint32_t lane, uint32_t lanes) {
+  for (uint32_t byte = lane; byte < tree.value_size; byte += lanes) {
+    uint8_t value = 0;
+    if (slot != kNone) {
+      value = tree.value_size <= 8
+                  ? static_cast<uint8_t>(tree.versions[slot].payload >> (8 * byte))
+                  : tree.cells[static_cast<uint64_t>(slot) * tree.value_size + byte];
+    }
+    out[byte] = value;
+  }
+}
+
+// The version of the list at `head` a reader at `at` sees, or kNone when it
+// sees the key absent.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t LiveAt(const Tree<kKeyWords>& tree, uint32_t head,
+                                           uint64_t at) {
+  for (uint32_t slot = head; slot != kNone; slot = tree.versions[slot].next) {
+    const uint64_t stamp = tree.versions[slot].stamp;
+    if (VisibleAt(TimestampOf(stamp), at)) return IsTombstone(stamp) ? kNone : slot;
+  }
+  return kNone;
+}
+
+// Drops the older versions of the list at `head` that no live snapshot sees.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void Trim(const Tree<kKeyWords>& tree, uint32_t head, LiveSnapshots live,
+                                     Deltas* deltas) {
+  uint64_t newer_timestamp = TimestampOf(tree.versions[head].stamp);
+  uint32_t previous = head;
+  uint32_t slot = tree.versions[head].next;
+  while (slot != kNone) {
+    const uint64_t stamp = tree.versions[slot].stamp;
+    const uint32_t next = tree.versions[slot].next;
+    if (SeenBySnapshot(TimestampOf(stamp), newer_timestamp, live)) {
+      previous = slot;
+    } else {
+      tree.versions[previous].next = next;
+      deltas->versions -= 1;
+      if (IsTombstone(stamp)) deltas->tombstones -= 1;
+      deltas->reclaimed += 1;
+      FreeSlot(tree, slot);
+    }
+    newer_timestamp = TimestampOf(stamp);
+    slot = next;
+  }
+}
+
+}  // namespace gpkv::btree::gpu
