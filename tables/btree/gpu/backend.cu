@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <cub/cub.cuh>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/pointer_kind.h"
 #include "gpu/staged_copy.h"
 #include "tables/btree/gpu/backend.h"
 #include "tables/btree/gpu/kernels.cuh"
@@ -162,13 +164,12 @@ class GpuBackend final : public Backend {
     if (puts || batch.was_live == nullptr) return Status::OK();
     if (batch.order != nullptr) return CopyOut(batch.was_live, was_live, n);
     // Back in the caller's order; the repeats of a key report 0.
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(batch.count));
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(flags_.as<void>(), 0, batch.count),
-                              "btree gpu: erase answers");
-    ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n,
-                                                   flags_.as<uint8_t>());
+    uint8_t* answers = nullptr;
+    GPKV_RETURN_IF_ERROR(Out(&flags_, batch.was_live, batch.count, &answers));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(answers, 0, batch.count), "btree gpu: erase answers");
+    ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n, answers);
     GPKV_RETURN_IF_ERROR(CheckLaunch("erase answers"));
-    return CopyOut(batch.was_live, flags_.as<void>(), batch.count);
+    return Back(batch.was_live, answers, batch.count);
   }
 
   bool SortsBatches() const override { return true; }
@@ -204,15 +205,17 @@ class GpuBackend final : public Backend {
     if (n == 0) return Status::OK();
     std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, keys, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
-    GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), n, at, values_.as<uint8_t>(), flags_.as<uint8_t>());
+    const TreeKey* device_keys = nullptr;
+    uint8_t* device_values = nullptr;
+    uint8_t* device_found = nullptr;
+    GPKV_RETURN_IF_ERROR(In(&keys_, keys, n * kKeySize, &device_keys));
+    GPKV_RETURN_IF_ERROR(Out(&values_, values, n * value_size_, &device_values));
+    GPKV_RETURN_IF_ERROR(Out(&flags_, found, n, &device_found));
+    GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), device_keys, n, at,
+                                                          device_values, device_found);
     GPKV_RETURN_IF_ERROR(CheckLaunch("get"));
-    GPKV_RETURN_IF_ERROR(CopyOut(values, values_.as<uint8_t>(), n * value_size_));
-    if (found != nullptr) GPKV_RETURN_IF_ERROR(CopyOut(found, flags_.as<uint8_t>(), n));
-    return Status::OK();
+    GPKV_RETURN_IF_ERROR(Back(values, device_values, n * value_size_));
+    return Back(found, device_found, n);
   }
 
   Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n,
@@ -220,8 +223,14 @@ class GpuBackend final : public Backend {
     if (n == 0) return Status::OK();
     std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, ~uint64_t{0}));
-    return CopyOut(counts, counts_.as<uint64_t>(), n * sizeof(uint64_t));
+    uint8_t* device_counts = nullptr;
+    GPKV_RETURN_IF_ERROR(
+        Out(&counts_, reinterpret_cast<uint8_t*>(counts), n * sizeof(uint64_t), &device_counts));
+    const TreeKey* low = nullptr;
+    const TreeKey* high = nullptr;
+    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, ~uint64_t{0},
+                                       reinterpret_cast<uint64_t*>(device_counts), &low, &high));
+    return Back(counts, device_counts, n * sizeof(uint64_t));
   }
 
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
@@ -236,8 +245,12 @@ class GpuBackend final : public Backend {
       return tables::StatusOfCurrentException("btree gpu range");
     }
     if (n == 0) return Status::OK();
-    GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, results->offsets.data()));
-    const uint64_t pairs = results->offsets[n];
+    const TreeKey* low = nullptr;
+    const TreeKey* high = nullptr;
+    uint64_t pairs = 0;
+    GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, &low, &high, &pairs));
+    GPKV_RETURN_IF_ERROR(
+        CopyOut(results->offsets.data(), offsets_.as<void>(), (n + 1) * sizeof(uint64_t)));
     try {
       results->keys.resize(pairs * kKeySize);
       results->values.resize(pairs * value_size_);
@@ -248,8 +261,8 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(out_keys_.Reserve(pairs * kKeySize));
     GPKV_RETURN_IF_ERROR(out_values_.Reserve(pairs * value_size_));
     RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), high_keys_.as<TreeKey>(), n, at, limit.largest,
-        offsets_.as<uint64_t>(), out_keys_.as<TreeKey>(), out_values_.as<uint8_t>());
+        DeviceTree(), low, high, n, at, limit.largest, offsets_.as<uint64_t>(),
+        out_keys_.as<TreeKey>(), out_values_.as<uint8_t>());
     GPKV_RETURN_IF_ERROR(CheckLaunch("range"));
     GPKV_RETURN_IF_ERROR(CopyOut(results->keys.data(), out_keys_.as<void>(), pairs * kKeySize));
     return CopyOut(results->values.data(), out_values_.as<void>(), pairs * value_size_);
@@ -259,9 +272,10 @@ class GpuBackend final : public Backend {
                        size_t n, tables::RangeLimit limit, uint64_t at) override {
     std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    std::vector<uint64_t> offsets(n + 1, 0);
-    if (n > 0) GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, offsets.data()));
-    const uint64_t pairs = offsets[n];
+    const TreeKey* low = nullptr;
+    const TreeKey* high = nullptr;
+    uint64_t pairs = 0;
+    if (n > 0) GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, &low, &high, &pairs));
     // One allocation: the offsets, then the keys, then the values.
     const size_t offsets_bytes = (n + 1) * sizeof(uint64_t);
     const size_t keys_bytes = pairs * kKeySize;
@@ -270,14 +284,17 @@ class GpuBackend final : public Backend {
     GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&storage, bytes), "btree gpu: range results");
     std::shared_ptr<void> owner(storage, [](void* p) { cudaFree(p); });
     auto* base = static_cast<uint8_t*>(storage);
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy(base, offsets.data(), offsets_bytes, cudaMemcpyHostToDevice),
-        "btree gpu: range offsets");
+    if (n == 0) {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0, offsets_bytes), "btree gpu: range offsets");
+    } else {
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(base, offsets_.as<void>(), offsets_bytes, cudaMemcpyDeviceToDevice),
+          "btree gpu: range offsets");
+    }
     if (pairs > 0) {
       RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-          DeviceTree(), keys_.as<TreeKey>(), high_keys_.as<TreeKey>(), n, at, limit.largest,
-          reinterpret_cast<const uint64_t*>(base), reinterpret_cast<TreeKey*>(base + offsets_bytes),
-          base + offsets_bytes + keys_bytes);
+          DeviceTree(), low, high, n, at, limit.largest, reinterpret_cast<const uint64_t*>(base),
+          reinterpret_cast<TreeKey*>(base + offsets_bytes), base + offsets_bytes + keys_bytes);
       GPKV_RETURN_IF_ERROR(CheckLaunch("range on device"));
     }
     results->device = device_;
@@ -331,6 +348,43 @@ class GpuBackend final : public Backend {
  private:
   Status SetDevice() {
     return ::gpkv::gpu::CudaStatus(cudaSetDevice(device_), "btree gpu: set device");
+  }
+
+  // Whether the kernels use a caller's array in place: device memory of
+  // this device, aligned for their 8-byte words.
+  bool InPlace(const void* caller) const {
+    return caller != nullptr && reinterpret_cast<uintptr_t>(caller) % 8 == 0 &&
+           ::gpkv::gpu::IsDeviceMemory(caller, device_);
+  }
+
+  // An input of a call at *device: the caller's array in place, else a copy
+  // in `scratch`.
+  template <typename T>
+  Status In(Buffer* scratch, const uint8_t* caller, size_t bytes, const T** device) {
+    if (InPlace(caller)) {
+      *device = reinterpret_cast<const T*>(caller);
+      return Status::OK();
+    }
+    GPKV_RETURN_IF_ERROR(CopyIn(scratch, caller, bytes));
+    *device = scratch->as<const T>();
+    return Status::OK();
+  }
+
+  // An output of a call at *device: the caller's array in place, else
+  // `scratch` (also where the caller wants none: caller null), which Back
+  // copies to the caller's array after the kernel.
+  Status Out(Buffer* scratch, uint8_t* caller, size_t bytes, uint8_t** device) {
+    if (InPlace(caller)) {
+      *device = caller;
+      return Status::OK();
+    }
+    GPKV_RETURN_IF_ERROR(scratch->Reserve(std::max<size_t>(bytes, 8)));
+    *device = scratch->as<uint8_t>();
+    return Status::OK();
+  }
+  Status Back(void* caller, const uint8_t* device, size_t bytes) {
+    if (caller == nullptr || caller == device) return Status::OK();
+    return CopyOut(caller, device, bytes);
   }
 
   Tree<kKeyWords> DeviceTree() const {
@@ -420,8 +474,10 @@ class GpuBackend final : public Backend {
   Status SortOnDevice(const WriteBatch& batch, size_t* n) {
     const size_t count = batch.count;
     const bool puts = batch.values != nullptr;
-    GPKV_RETURN_IF_ERROR(CopyIn(&raw_keys_, batch.keys, count * kKeySize));
-    if (puts) GPKV_RETURN_IF_ERROR(CopyIn(&raw_values_, batch.values, count * value_size_));
+    const TreeKey* keys = nullptr;
+    const uint8_t* values = nullptr;
+    GPKV_RETURN_IF_ERROR(In(&raw_keys_, batch.keys, count * kKeySize, &keys));
+    if (puts) GPKV_RETURN_IF_ERROR(In(&raw_values_, batch.values, count * value_size_, &values));
     GPKV_RETURN_IF_ERROR(order_.Reserve(count * sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(sorted_order_.Reserve(count * sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(words_.Reserve(count * sizeof(uint64_t)));
@@ -430,7 +486,6 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(int)));
     const int items = static_cast<int>(count);
-    const auto* keys = raw_keys_.as<TreeKey>();
     IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
     GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
     for (uint32_t word = 0; word < kKeyWords; ++word) {
@@ -458,9 +513,9 @@ class GpuBackend final : public Backend {
     *n = static_cast<size_t>(picked);
     GPKV_RETURN_IF_ERROR(keys_.Reserve(*n * kKeySize));
     if (puts) GPKV_RETURN_IF_ERROR(values_.Reserve(*n * value_size_));
-    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(
-        keys, puts ? raw_values_.as<uint8_t>() : nullptr, picked_.as<uint32_t>(), *n, value_size_,
-        keys_.as<TreeKey>(), values_.as<uint8_t>());
+    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(keys, values, picked_.as<uint32_t>(),
+                                                              *n, value_size_, keys_.as<TreeKey>(),
+                                                              values_.as<uint8_t>());
     return CheckLaunch("sort");
   }
 
@@ -566,26 +621,37 @@ class GpuBackend final : public Backend {
     return WriteCounters();
   }
 
-  // Each query's pair count (up to `limit`) and their running sum, in
-  // offsets (n + 1, host) and offsets_ (device); keys_ and high_keys_ hold
-  // the bounds.
+  // Each query's pair count (up to `limit`) and their running sum in
+  // offsets_ (n + 1 entries, device memory: summed there, so that only the
+  // total, *pairs, crosses the link); the bounds in device memory at *low
+  // and *high (In).
   Status Offsets(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at, uint64_t limit,
-                 uint64_t* offsets) {
-    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, limit));
-    GPKV_RETURN_IF_ERROR(CopyOut(offsets + 1, counts_.as<void>(), n * sizeof(uint64_t)));
-    offsets[0] = 0;
-    for (size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
-    return CopyIn(&offsets_, offsets, (n + 1) * sizeof(uint64_t));
+                 const TreeKey** low, const TreeKey** high, uint64_t* pairs) {
+    // The counts, then a 0, summed exclusively: 0, the running sums, the
+    // total.
+    GPKV_RETURN_IF_ERROR(counts_.Reserve((n + 1) * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(offsets_.Reserve((n + 1) * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, limit, counts_.as<uint64_t>(), low, high));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(counts_.as<uint64_t>() + n, 0, sizeof(uint64_t)),
+                              "btree gpu: range offsets");
+    const uint64_t items = n + 1;
+    auto sum = [&](void* storage, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(storage, bytes, counts_.as<uint64_t>(),
+                                           offsets_.as<uint64_t>(), items);
+    };
+    GPKV_RETURN_IF_ERROR(RunCub(sum, "range offsets"));
+    return CopyOut(pairs, offsets_.as<uint64_t>() + n, sizeof(uint64_t));
   }
 
-  Status CountOnDevice(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
-                       uint64_t limit) {
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, lo, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(CopyIn(&high_keys_, hi, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(counts_.Reserve(n * sizeof(uint64_t)));
-    CountKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), keys_.as<TreeKey>(),
-                                                            high_keys_.as<TreeKey>(), n, at, limit,
-                                                            counts_.as<uint64_t>());
+  // The live keys of each query's [lo, hi] at `at`, up to `limit`, into
+  // counts (device memory, n entries); the bounds in device memory at *low
+  // and *high (In).
+  Status CountOnDevice(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at, uint64_t limit,
+                       uint64_t* counts, const TreeKey** low, const TreeKey** high) {
+    GPKV_RETURN_IF_ERROR(In(&keys_, lo, n * kKeySize, low));
+    GPKV_RETURN_IF_ERROR(In(&high_keys_, hi, n * kKeySize, high));
+    CountKernel<kKeyWords>
+        <<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), *low, *high, n, at, limit, counts);
     return CheckLaunch("count");
   }
 
@@ -594,18 +660,21 @@ class GpuBackend final : public Backend {
     if (n == 0) return Status::OK();
     std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, keys, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(n * kKeySize));
-    GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
+    const TreeKey* device_keys = nullptr;
+    uint8_t* device_neighbours = nullptr;
+    uint8_t* device_values = nullptr;
+    uint8_t* device_found = nullptr;
+    GPKV_RETURN_IF_ERROR(In(&keys_, keys, n * kKeySize, &device_keys));
+    GPKV_RETURN_IF_ERROR(Out(&out_keys_, neighbour_keys, n * kKeySize, &device_neighbours));
+    GPKV_RETURN_IF_ERROR(Out(&values_, values, n * value_size_, &device_values));
+    GPKV_RETURN_IF_ERROR(Out(&flags_, found, n, &device_found));
     NeighbourKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), n, at, successor, out_keys_.as<TreeKey>(),
-        values_.as<uint8_t>(), flags_.as<uint8_t>());
+        DeviceTree(), device_keys, n, at, successor, reinterpret_cast<TreeKey*>(device_neighbours),
+        device_values, device_found);
     GPKV_RETURN_IF_ERROR(CheckLaunch(successor ? "successor" : "predecessor"));
-    GPKV_RETURN_IF_ERROR(CopyOut(neighbour_keys, out_keys_.as<void>(), n * kKeySize));
-    GPKV_RETURN_IF_ERROR(CopyOut(values, values_.as<void>(), n * value_size_));
-    if (found != nullptr) GPKV_RETURN_IF_ERROR(CopyOut(found, flags_.as<void>(), n));
-    return Status::OK();
+    GPKV_RETURN_IF_ERROR(Back(neighbour_keys, device_neighbours, n * kKeySize));
+    GPKV_RETURN_IF_ERROR(Back(values, device_values, n * value_size_));
+    return Back(found, device_found, n);
   }
 
   const uint32_t value_size_;
