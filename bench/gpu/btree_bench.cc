@@ -422,11 +422,12 @@ class Suite {
     return [this, &arrays, expected, snapshot](Table& table) {
       BatchOptions options;
       if (snapshot != nullptr) options.snapshot = snapshot->get();
+      // One results object for the run: a table may reuse its storage.
+      Table::DeviceRangeResults device;
       return Batched(arrays.queries(), config_.batch, [&](uint64_t begin, uint64_t end) {
         const uint64_t count = end - begin;
         const ConstBytes low = Arrays::Batch(arrays.lo(expected), begin, end);
         const ConstBytes high = Arrays::Batch(arrays.hi(expected), begin, end);
-        Table::DeviceRangeResults device;
         Status status = table.RangeOnDevice(low, high, &device, options);
         if (status.IsUnsupported()) {
           Table::RangeResults results;

@@ -228,6 +228,15 @@ class Twins {
     ASSERT_EQ(gpu_offsets, from_host.offsets);
     ASSERT_EQ(gpu_keys, from_host.keys);
     ASSERT_EQ(gpu_values, from_host.values);
+    // The same results object again: its storage is reused, the answers
+    // are the same.
+    const void* storage = on_gpu.storage.get();
+    ASSERT_TRUE(device_->RangeOnDevice(device_lo.in(), device_hi.in(), &on_gpu, on_device).ok());
+    ASSERT_EQ(on_gpu.storage.get(), storage);
+    ASSERT_EQ(on_gpu.pairs, from_host.offsets[n]);
+    std::vector<uint8_t> again(on_gpu.pairs * k);
+    ASSERT_TRUE(gpu::CopyDeviceToHost(again.data(), on_gpu.keys, again.size()).ok());
+    ASSERT_EQ(again, from_host.keys);
     for (size_t i = 0; i < n; ++i) {
       uint64_t at = from_host.offsets[i];
       if (!less(highs[i], lows[i])) {
