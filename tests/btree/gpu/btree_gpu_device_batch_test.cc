@@ -4,15 +4,18 @@
 // same batches, and a std::map oracle's, for the current contents and for
 // snapshots taken between rounds of mixed puts and erases (repeated keys in
 // a batch included), at every key size; arrays the kernels cannot use in
-// place (not 8-byte aligned) answer the same.
+// place (not 8-byte aligned) answer the same. Readers on several threads
+// (each on its own stream) see whole write batches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "btree/btree_test_util.h"
@@ -319,6 +322,100 @@ TEST_P(BtreeGpuDeviceBatches, AnswerAsHostBatchesAndTheOracleWithSnapshots) {
                                           snapshot.host.get()));
     }
   }
+}
+
+// Reader threads, each on its own stream, read device batches through a
+// snapshot and the current contents while a writer puts batches that
+// change every key: reads through the snapshot equal the oracle at the
+// snapshot, reads of the current contents one of the writer's states.
+TEST(BtreeGpuDeviceBatchesConcurrent, ReadersOnSeveralThreadsSeeWholeBatches) {
+  testutil::TempPool temp("btree-gpu-device-concurrent");
+  auto opened = DB::Open(temp.path(), testutil::DbOptions(uint64_t{16} << 20, 2, Backend::kCuda));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto created = (*opened)->CreateTable("t", VolatileOrdered());
+  ASSERT_TRUE(created.ok());
+  Table& table = **created;
+  constexpr uint64_t kKeys = 1 << 16;
+  // Keys 0, 2, 4, ...; round r puts value r * kKeys + key over every key.
+  std::vector<uint64_t> keys(kKeys), values(kKeys);
+  for (uint64_t i = 0; i < kKeys; ++i) keys[i] = 2 * i;
+  auto round_values = [&](uint64_t round) {
+    for (uint64_t i = 0; i < kKeys; ++i) values[i] = round * kKeys + keys[i];
+  };
+  round_values(0);
+  ASSERT_TRUE(table.Put(keys, values).ok());
+  auto snapshot = table.TakeSnapshot();
+  ASSERT_TRUE(snapshot.ok());
+  const std::vector<uint8_t> key_bytes(reinterpret_cast<const uint8_t*>(keys.data()),
+                                       reinterpret_cast<const uint8_t*>(keys.data()) + kKeys * 8);
+  const OnDevice device_keys(key_bytes);
+  constexpr int kRounds = 20;
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::thread writer([&] {
+    std::vector<uint64_t> mine(kKeys);
+    for (uint64_t round = 1; round <= kRounds; ++round) {
+      for (uint64_t i = 0; i < kKeys; ++i) mine[i] = round * kKeys + keys[i];
+      if (!table.Put(keys, mine).ok()) failures++;
+    }
+    done = true;
+  });
+  std::vector<std::thread> readers;
+  for (int reader = 0; reader < 4; ++reader) {
+    readers.emplace_back([&, reader] {
+      const OnDevice out{std::vector<uint8_t>(kKeys * 8)}, found{std::vector<uint8_t>(kKeys)};
+      const std::vector<uint8_t> lo_bytes(key_bytes.begin(), key_bytes.begin() + 1024 * 8);
+      std::vector<uint64_t> hi(1024);
+      for (uint64_t i = 0; i < 1024; ++i) hi[i] = keys[i] + 14;  // 8 keys each
+      const std::vector<uint8_t> hi_bytes(reinterpret_cast<const uint8_t*>(hi.data()),
+                                          reinterpret_cast<const uint8_t*>(hi.data()) + 1024 * 8);
+      const OnDevice device_lo(lo_bytes), device_hi(hi_bytes);
+      Table::DeviceRangeResults ranges;
+      int reads = 0;
+      while (!done || reads < 3) {
+        ++reads;
+        BatchOptions options;
+        const bool through_snapshot = (reads + reader) % 2 == 0;
+        if (through_snapshot) options.snapshot = snapshot->get();
+        if (!table.Get(device_keys.in(), out.out(), found.out(), options).ok()) {
+          failures++;
+          return;
+        }
+        const std::vector<uint8_t> value_bytes = out.Host(), found_bytes = found.Host();
+        std::vector<uint64_t> got(kKeys);
+        std::memcpy(got.data(), value_bytes.data(), kKeys * 8);
+        // One round's values throughout: round 0 through the snapshot.
+        const uint64_t round = got[0] / kKeys;
+        for (uint64_t i = 0; i < kKeys; ++i) {
+          if (found_bytes[i] != 1 || got[i] != round * kKeys + keys[i] ||
+              (through_snapshot && round != 0)) {
+            failures++;
+            return;
+          }
+        }
+        if (!table.RangeOnDevice(device_lo.in(), device_hi.in(), &ranges, options).ok()) {
+          failures++;
+          return;
+        }
+        std::vector<uint64_t> range_values(ranges.pairs);
+        if (ranges.pairs != 1024 * 8 ||
+            !gpu::CopyDeviceToHost(range_values.data(), ranges.values, ranges.pairs * 8).ok()) {
+          failures++;
+          return;
+        }
+        const uint64_t range_round = range_values[0] / kKeys;
+        for (uint64_t i = 0; i < ranges.pairs; ++i) {
+          if (range_values[i] / kKeys != range_round || (through_snapshot && range_round != 0)) {
+            failures++;
+            return;
+          }
+        }
+      }
+    });
+  }
+  writer.join();
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, BtreeGpuDeviceBatches,
