@@ -253,6 +253,7 @@ int RunBenchCommand(BenchArgs& args) {
     btree.seed = args.config.seed;
     btree.repeats = args.slab.repeats;
     btree.pool_dir = args.slab.pool_dir;
+    btree.device_batches = args.btree_device_batches;
     return RunLineSuite(
         gpu::ValidateBtreeBenchConfig(btree),
         [&](std::FILE* text, std::string* lines) { return gpu::RunBtreeBench(btree, text, lines); },

@@ -75,6 +75,7 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
   auto gpu = only({"gpu"});
   auto slab = only({"slab"});
   auto slab_or_btree = only({"slab", "btree"});
+  auto btree = only({"btree"});
   auto ordered = only({"ordered"});
   bench
       ->add_option("--suite", config->suite,
@@ -237,6 +238,9 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
       bench->add_option("--pool-dir", slab_config->pool_dir,
                         "slab, btree: directory of the persistent peer's pool (tmpfs registers)"))
       ->capture_default_str();
+  btree(bench->add_flag("--device-batches", args->btree_device_batches,
+                        "btree: batch arrays (keys, values, bounds, answers) in GPU memory, "
+                        "copied there before the timing"));
   bench->add_flag("--list-systems", args->list_systems,
                   "list the systems built into this program and exit");
 }

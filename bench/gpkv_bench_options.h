@@ -38,10 +38,11 @@ struct SuiteOption {
 
 // What the command line holds once parsed.
 struct BenchArgs {
-  BenchConfig config;                // foundation, ycsb, sweep
-  bench::gpu::GpuBenchConfig gpu;    // gpu
-  bench::gpu::SlabBenchConfig slab;  // slab
-  std::vector<int> slab_keys_log2;   // slab, btree: --keys-log2
+  BenchConfig config;                 // foundation, ycsb, sweep
+  bench::gpu::GpuBenchConfig gpu;     // gpu
+  bench::gpu::SlabBenchConfig slab;   // slab
+  std::vector<int> slab_keys_log2;    // slab, btree: --keys-log2
+  bool btree_device_batches = false;  // btree: --device-batches
   std::string backend = "cpu";
   bool no_calibration = false;
   bool list_systems = false;

@@ -98,9 +98,125 @@ Workload MakeWorkload(uint64_t n, uint64_t seed) {
   return work;
 }
 
-std::vector<uint64_t> Slice(const std::vector<uint64_t>& all, uint64_t begin, uint64_t end) {
-  return std::vector<uint64_t>(all.begin() + begin, all.begin() + end);
-}
+// The arrays the phases' batches come from and answer into: the
+// workload's keys, values and range bounds in host memory, or
+// (BtreeBenchConfig::device_batches) copies of them in GPU memory, made
+// before any timing. Entries are 8 bytes, found flags 1.
+class Arrays {
+ public:
+  Status Make(const Workload& work, bool on_device) {
+    const uint64_t n = work.keys.size();
+    on_device_ = on_device;
+    queries_ = std::max<uint64_t>(1, n / 8);
+    // Range queries [k, k + span] from present keys, the span holding 8
+    // (32) keys on average.
+    for (int which = 0; which < 2; ++which) {
+      const uint64_t expected = which == 0 ? 8 : 32;
+      const uint64_t span = static_cast<uint64_t>(18446744073709551615.0 / n * expected);
+      lo_[which].resize(queries_);
+      hi_[which].resize(queries_);
+      for (uint64_t i = 0; i < queries_; ++i) {
+        const uint64_t low = work.shuffled[i % n];
+        lo_[which][i] = low;
+        hi_[which][i] = low > ~uint64_t{0} - span ? ~uint64_t{0} : low + span;
+      }
+    }
+    out_values_.assign(n, 0);
+    found_.assign(n, 0);
+    keys_ = Bytes(work.keys.data());
+    values_ = Bytes(work.values.data());
+    shuffled_ = Bytes(work.shuffled.data());
+    out_values_at_ = reinterpret_cast<uint8_t*>(out_values_.data());
+    found_at_ = found_.data();
+    for (int which = 0; which < 2; ++which) {
+      lo_at_[which] = Bytes(lo_[which].data());
+      hi_at_[which] = Bytes(hi_[which].data());
+    }
+    if (!on_device) return Status::OK();
+#if GPKV_HAVE_GPU_BENCH
+    GPKV_RETURN_IF_ERROR(ToDevice(work.keys, &keys_));
+    GPKV_RETURN_IF_ERROR(ToDevice(work.values, &values_));
+    GPKV_RETURN_IF_ERROR(ToDevice(work.shuffled, &shuffled_));
+    GPKV_RETURN_IF_ERROR(ToDevice(out_values_, &out_values_at_));
+    for (int which = 0; which < 2; ++which) {
+      GPKV_RETURN_IF_ERROR(ToDevice(lo_[which], &lo_at_[which]));
+      GPKV_RETURN_IF_ERROR(ToDevice(hi_[which], &hi_at_[which]));
+    }
+    auto found = ::gpkv::gpu::DeviceBytes::Allocate(n);
+    if (!found.ok()) return found.status();
+    GPKV_RETURN_IF_ERROR(found->Fill(0));
+    found_at_ = found->data();
+    device_.push_back(std::move(*found));
+    return Status::OK();
+#else
+    return Status::Unsupported("btree suite: this gpkv was built without the GPU benchmarks");
+#endif
+  }
+
+  bool on_device() const { return on_device_; }
+  // Range queries of each kind (expected 8 or 32 keys).
+  uint64_t queries() const { return queries_; }
+
+  // Entries [begin, end) of an array, as a batch.
+  static ConstBytes Batch(const uint8_t* array, uint64_t begin, uint64_t end) {
+    return ConstBytes(array + begin * 8, (end - begin) * 8);
+  }
+  const uint8_t* keys() const { return keys_; }
+  const uint8_t* values() const { return values_; }
+  const uint8_t* shuffled() const { return shuffled_; }
+  const uint8_t* lo(uint64_t expected) const { return lo_at_[expected == 8 ? 0 : 1]; }
+  const uint8_t* hi(uint64_t expected) const { return hi_at_[expected == 8 ? 0 : 1]; }
+  MutableBytes OutValues(uint64_t begin, uint64_t end) const {
+    return MutableBytes(out_values_at_ + begin * 8, (end - begin) * 8);
+  }
+  MutableBytes Found(uint64_t begin, uint64_t end) const {
+    return MutableBytes(found_at_ + begin, end - begin);
+  }
+
+  // Whether every get of the phase found its key; clears the flags for the
+  // next run.
+  Status AllFound() {
+    const uint64_t n = found_.size();
+#if GPKV_HAVE_GPU_BENCH
+    if (on_device_) {
+      GPKV_RETURN_IF_ERROR(::gpkv::gpu::CopyDeviceToHost(found_.data(), found_at_, n));
+      GPKV_RETURN_IF_ERROR(device_.back().Fill(0));
+    }
+#endif
+    const bool all = std::count(found_.begin(), found_.end(), 1) == static_cast<long>(n);
+    std::fill(found_.begin(), found_.end(), 0);
+    return all ? Status::OK() : Status::Corruption("btree suite: get: a key was not found");
+  }
+
+ private:
+  static const uint8_t* Bytes(const uint64_t* data) {
+    return reinterpret_cast<const uint8_t*>(data);
+  }
+#if GPKV_HAVE_GPU_BENCH
+  template <typename Pointer>
+  Status ToDevice(const std::vector<uint64_t>& host, Pointer* at) {
+    auto bytes = ::gpkv::gpu::DeviceBytes::Allocate(std::max<size_t>(host.size() * 8, 8));
+    if (!bytes.ok()) return bytes.status();
+    GPKV_RETURN_IF_ERROR(bytes->CopyFromHost(host.data(), host.size() * 8));
+    *at = bytes->data();
+    device_.push_back(std::move(*bytes));
+    return Status::OK();
+  }
+  std::vector<::gpkv::gpu::DeviceBytes> device_;
+#endif
+  bool on_device_ = false;
+  uint64_t queries_ = 0;
+  std::vector<uint64_t> lo_[2], hi_[2];
+  std::vector<uint64_t> out_values_;
+  std::vector<uint8_t> found_;
+  const uint8_t* keys_ = nullptr;
+  const uint8_t* values_ = nullptr;
+  const uint8_t* shuffled_ = nullptr;
+  const uint8_t* lo_at_[2] = {nullptr, nullptr};
+  const uint8_t* hi_at_[2] = {nullptr, nullptr};
+  uint8_t* out_values_at_ = nullptr;
+  uint8_t* found_at_ = nullptr;
+};
 
 // Runs `call(begin, end)` over [0, n) in batches of `batch`.
 Status Batched(uint64_t n, uint64_t batch, const std::function<Status(uint64_t, uint64_t)>& call) {
@@ -169,24 +285,31 @@ class Suite {
     GPKV_RETURN_IF_ERROR(::gpkv::gpu::DeviceUsable());
     std::fprintf(text_, "# device: %s\n", ::gpkv::gpu::DeviceDescription().c_str());
 #endif
+    std::fprintf(text_, "# batches of %" PRIu64 " operations in %s\n", config_.batch,
+                 config_.device_batches ? "GPU memory" : "host memory");
     std::fprintf(text_, "%-14s %10s  %-26s %12s\n", "system", "keys", "operation", "M ops/s");
     for (uint64_t keys : config_.keys) {
       std::fprintf(text_, "# %" PRIu64 " keys: making them\n", keys);
       std::fflush(text_);
       const Workload work = MakeWorkload(keys, config_.seed);
+      Arrays arrays;
+      GPKV_RETURN_IF_ERROR(arrays.Make(work, config_.device_batches));
       for (const System* system : {&kBtree, &kLsm, &kSlab}) {
-        GPKV_RETURN_IF_ERROR(RunSystem(*system, work));
+        GPKV_RETURN_IF_ERROR(RunSystem(*system, work, arrays));
       }
     }
     return Status::OK();
   }
 
  private:
-  Status RunSystem(const System& system, const Workload& work) {
+  Status RunSystem(const System& system, const Workload& work, Arrays& arrays) {
     const uint64_t n = work.keys.size();
     const uint64_t batch = config_.batch;
     auto nothing = [](Table&) { return Status::OK(); };
-    auto load_all = [&](Table& table) { return table.Put(work.keys, work.values); };
+    auto all_found = [&](Table&) { return arrays.AllFound(); };
+    auto load_all = [&](Table& table) {
+      return table.Put(Arrays::Batch(arrays.keys(), 0, n), Arrays::Batch(arrays.values(), 0, n));
+    };
     auto all_there = [&](Table& table) { return ExpectKeys(table, n, "load"); };
 
     GPKV_RETURN_IF_ERROR(Report(system, n, "bulk build", n,
@@ -197,24 +320,25 @@ class Suite {
                Measure(
                    config_, system, n, n - half,
                    [&](Table& table) {
-                     return table.Put(Slice(work.keys, 0, half), Slice(work.values, 0, half));
+                     return table.Put(Arrays::Batch(arrays.keys(), 0, half),
+                                      Arrays::Batch(arrays.values(), 0, half));
                    },
                    [&](Table& table) {
                      return Batched(n - half, batch, [&](uint64_t begin, uint64_t end) {
-                       return table.Put(Slice(work.keys, half + begin, half + end),
-                                        Slice(work.values, half + begin, half + end));
+                       return table.Put(Arrays::Batch(arrays.keys(), half + begin, half + end),
+                                        Arrays::Batch(arrays.values(), half + begin, half + end));
                      });
                    },
                    all_there)));
-    GPKV_RETURN_IF_ERROR(
-        Report(system, n, "get", n, Measure(config_, system, n, n, load_all, Gets(work), nothing)));
+    GPKV_RETURN_IF_ERROR(Report(
+        system, n, "get", n, Measure(config_, system, n, n, load_all, Gets(n, arrays), all_found)));
     if (system.kind == TableKind::kOrdered) {
       for (uint64_t expected : {8, 32}) {
         const std::string name = "range ~" + std::to_string(expected);
-        const uint64_t queries = std::max<uint64_t>(1, n / 8);
+        const uint64_t queries = arrays.queries();
         GPKV_RETURN_IF_ERROR(Report(system, n, name, queries,
                                     Measure(config_, system, n, queries, load_all,
-                                            Ranges(work, expected, queries, nullptr), nothing)));
+                                            Ranges(arrays, expected, nullptr), nothing)));
       }
     }
     GPKV_RETURN_IF_ERROR(Report(system, n, "erase", n,
@@ -222,7 +346,8 @@ class Suite {
                                     config_, system, n, n, load_all,
                                     [&](Table& table) {
                                       return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
-                                        return table.Erase(Slice(work.shuffled, begin, end));
+                                        return table.Erase(
+                                            Arrays::Batch(arrays.shuffled(), begin, end));
                                       });
                                     },
                                     [&](Table& table) { return ExpectKeys(table, 0, "erase"); })));
@@ -232,7 +357,7 @@ class Suite {
     // phase.
     std::unique_ptr<Snapshot> snapshot;
     auto load_and_snap = [&](Table& table) {
-      GPKV_RETURN_IF_ERROR(table.Put(work.keys, work.values));
+      GPKV_RETURN_IF_ERROR(load_all(table));
       auto taken = table.TakeSnapshot();
       if (!taken.ok()) return taken.status();
       snapshot = std::move(*taken);
@@ -244,7 +369,8 @@ class Suite {
     };
     auto updates = [&](Table& table) {
       return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
-        return table.Put(Slice(work.shuffled, begin, end), Slice(work.values, begin, end));
+        return table.Put(Arrays::Batch(arrays.shuffled(), begin, end),
+                         Arrays::Batch(arrays.values(), begin, end));
       });
     };
     GPKV_RETURN_IF_ERROR(
@@ -257,58 +383,51 @@ class Suite {
       GPKV_RETURN_IF_ERROR(load_and_snap(table));
       return updates(table);
     };
-    GPKV_RETURN_IF_ERROR(
-        Report(system, n, "get, snapshot held", n,
-               Measure(config_, system, n, n, load_snap_update, Gets(work), release)));
-    GPKV_RETURN_IF_ERROR(
-        Report(system, n, "get on the snapshot", n,
-               Measure(config_, system, n, n, load_snap_update, Gets(work, &snapshot), release)));
-    const uint64_t queries = std::max<uint64_t>(1, n / 8);
+    auto release_all_found = [&](Table& table) {
+      GPKV_RETURN_IF_ERROR(release(table));
+      return arrays.AllFound();
+    };
+    GPKV_RETURN_IF_ERROR(Report(
+        system, n, "get, snapshot held", n,
+        Measure(config_, system, n, n, load_snap_update, Gets(n, arrays), release_all_found)));
+    GPKV_RETURN_IF_ERROR(Report(system, n, "get on the snapshot", n,
+                                Measure(config_, system, n, n, load_snap_update,
+                                        Gets(n, arrays, &snapshot), release_all_found)));
+    const uint64_t queries = arrays.queries();
     GPKV_RETURN_IF_ERROR(Report(system, n, "range ~8 on the snapshot", queries,
                                 Measure(config_, system, n, queries, load_snap_update,
-                                        Ranges(work, 8, queries, &snapshot), release)));
+                                        Ranges(arrays, 8, &snapshot), release)));
     return Status::OK();
   }
 
-  // Every key, shuffled, in batches; at *snapshot when given.
-  std::function<Status(Table&)> Gets(const Workload& work,
+  // Every key, shuffled, in batches, its value and found flag into the
+  // arrays' (Arrays::AllFound checks them after the timing); at *snapshot
+  // when given.
+  std::function<Status(Table&)> Gets(uint64_t n, const Arrays& arrays,
                                      const std::unique_ptr<Snapshot>* snapshot = nullptr) {
-    return [this, &work, snapshot](Table& table) {
-      const uint64_t n = work.keys.size();
+    return [this, n, &arrays, snapshot](Table& table) {
       BatchOptions options;
       if (snapshot != nullptr) options.snapshot = snapshot->get();
-      std::vector<uint64_t> values(std::min(n, config_.batch));
-      std::vector<uint8_t> found(values.size());
       return Batched(n, config_.batch, [&](uint64_t begin, uint64_t end) {
-        const uint64_t count = end - begin;
-        GPKV_RETURN_IF_ERROR(table.Get(ConstBytes(work.shuffled.data() + begin, count * 8),
-                                       MutableBytes(values.data(), count * 8),
-                                       MutableBytes(found.data(), count), options));
-        return Expect(
-            std::count(found.begin(), found.begin() + count, 1) == static_cast<long>(count),
-            "get: a key was not found");
+        return table.Get(Arrays::Batch(arrays.shuffled(), begin, end), arrays.OutValues(begin, end),
+                         arrays.Found(begin, end), options);
       });
     };
   }
 
-  // `queries` ranges of about `expected` keys from random present keys,
-  // through RangeOnDevice where the table has it, at *snapshot when given.
-  std::function<Status(Table&)> Ranges(const Workload& work, uint64_t expected, uint64_t queries,
+  // The arrays' range queries of about `expected` keys, in batches, through
+  // RangeOnDevice where the table has it, at *snapshot when given.
+  std::function<Status(Table&)> Ranges(const Arrays& arrays, uint64_t expected,
                                        const std::unique_ptr<Snapshot>* snapshot) {
-    return [this, &work, expected, queries, snapshot](Table& table) {
-      const uint64_t n = work.keys.size();
-      const uint64_t span = static_cast<uint64_t>(18446744073709551615.0 / n * expected);
-      std::vector<uint64_t> lo(std::min(queries, config_.batch)), hi(lo.size());
+    return [this, &arrays, expected, snapshot](Table& table) {
       BatchOptions options;
       if (snapshot != nullptr) options.snapshot = snapshot->get();
-      return Batched(queries, config_.batch, [&](uint64_t begin, uint64_t end) {
+      // One results object for the run: a table may reuse its storage.
+      Table::DeviceRangeResults device;
+      return Batched(arrays.queries(), config_.batch, [&](uint64_t begin, uint64_t end) {
         const uint64_t count = end - begin;
-        for (uint64_t i = 0; i < count; ++i) {
-          lo[i] = work.shuffled[(begin + i) % n];
-          hi[i] = lo[i] > ~uint64_t{0} - span ? ~uint64_t{0} : lo[i] + span;
-        }
-        const ConstBytes low(lo.data(), count * 8), high(hi.data(), count * 8);
-        Table::DeviceRangeResults device;
+        const ConstBytes low = Arrays::Batch(arrays.lo(expected), begin, end);
+        const ConstBytes high = Arrays::Batch(arrays.hi(expected), begin, end);
         Status status = table.RangeOnDevice(low, high, &device, options);
         if (status.IsUnsupported()) {
           Table::RangeResults results;
@@ -333,6 +452,8 @@ class Suite {
     *json_lines_ += "{\"kind\":\"btree\",\"system\":\"" + std::string(system.name) +
                     "\",\"keys\":" + std::to_string(keys) + ",\"operation\":\"" + operation +
                     "\",\"operations\":" + std::to_string(operations) +
+                    ",\"batch\":" + std::to_string(config_.batch) + ",\"batches\":\"" +
+                    (config_.device_batches ? "device" : "host") + "\"" +
                     ",\"gops\":" + std::to_string(measured.mops / 1000) + "}\n";
     return Status::OK();
   }

@@ -20,11 +20,15 @@
 //     key, in batches) and range ~8 with a snapshot held, beside update
 //     without one.
 // The slab hash runs bulk build, insert, get and erase; the LSM all but the
-// snapshot rows. Batches come from host memory (RangeOnDevice's results stay
-// on the device). Each phase is timed on the host around the synchronous
-// calls, reported as the median of `repeats` runs in M operations (range:
-// queries) per second (JSON: "gops", G per second); answers are checked
-// outside the timing.
+// snapshot rows. Batches come from host memory, or with `device_batches`
+// (--device-batches) from GPU memory: the keys, values, range bounds and
+// get answers copied there (or allocated) before any timing, every system
+// reading and answering in place (RangeOnDevice's results stay on the
+// device either way). Each phase is timed on the host around the
+// synchronous calls, reported as the median of `repeats` runs in M
+// operations (range: queries) per second (JSON: "gops", G per second, with
+// "batch" and "batches": "host" or "device"); answers are checked outside
+// the timing.
 //
 // This header needs no CUDA: gpkv-bench includes it in every build.
 //
@@ -43,6 +47,7 @@ namespace gpkv::bench::gpu {
 struct BtreeBenchConfig {
   std::vector<uint64_t> keys = {uint64_t{1} << 20, uint64_t{1} << 22, uint64_t{1} << 24};
   uint64_t batch = uint64_t{1} << 20;  // operations per batch
+  bool device_batches = false;         // batch arrays in GPU memory
   int repeats = 3;                     // runs of each phase; the median is reported
   std::string pool_dir = "/dev/shm";   // pool files (created, then removed)
   uint64_t seed = 1;

@@ -6,7 +6,11 @@
 //
 // The core hands every write batch over sorted and without duplicate keys,
 // with its timestamp and the live snapshots; every read names the timestamp
-// it reads at (kLatest: the current contents). Arrays are host memory.
+// it reads at (kLatest: the current contents). Arrays are host memory; a
+// backend on a GPU also takes the batch arrays and outputs of the table's
+// calls in device memory (gpkv::Table's batches): the core passes them on
+// without reading them, except a mixed Write's (host memory, as
+// gpkv::Table::Write requires).
 //
 // Who may call: tables/btree/ (the core). Thread safety: Write, Reclaim and
 // Stats run alone (the core's lock held exclusively); the reads may run
@@ -40,7 +44,8 @@ struct WriteBatch {
   uint64_t timestamp = 0;  // newer than every version held and every snapshot
   LiveSnapshots live;
   // count bytes or null: live[i] = 1 where operation i's key was live before
-  // the batch (what an erase reports).
+  // the batch (what an erase reports). To a backend that sorts batches, the
+  // caller's array (`erased` of gpkv::Table::Erase).
   uint8_t* was_live = nullptr;
 };
 

@@ -132,7 +132,9 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   try {
     order.resize(backend_sorts ? 0 : n);
     live = snapshots_->Live();
-    was_live.resize(erased != nullptr ? n : 0);
+    // A backend that sorts answers in the caller's order, into `erased`
+    // itself (which may be device memory, as the keys may).
+    was_live.resize(erased != nullptr && !backend_sorts ? n : 0);
   } catch (const std::bad_alloc&) {
     return Status::OutOfDeviceMemory(where_ + ": out of memory (RAM) for a batch of " +
                                      std::to_string(n));
@@ -160,15 +162,13 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   batch.count = backend_sorts ? n : order.size();
   batch.timestamp = timestamp;
   batch.live = ViewOf(live);
-  batch.was_live = erased != nullptr ? was_live.data() : nullptr;
+  batch.was_live = backend_sorts ? erased : (erased != nullptr ? was_live.data() : nullptr);
   const Status written = Named(backend_->Write(batch));
   // A failed batch may have applied some of its operations: they keep its
   // timestamp, and the next batch gets a later one.
   clock_ = timestamp;
   GPKV_RETURN_IF_ERROR(written);
-  if (erased != nullptr && backend_sorts) {
-    std::memcpy(erased, was_live.data(), n);
-  } else if (erased != nullptr) {
+  if (erased != nullptr && !backend_sorts) {
     std::memset(erased, 0, n);
     for (size_t i = 0; i < order.size(); ++i) erased[order[i]] = was_live[i];
   }

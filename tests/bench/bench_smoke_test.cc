@@ -257,46 +257,70 @@ TEST(BenchSmoke, SlabSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
   EXPECT_GE(ratios, 6);  // every slab_hash row with a gphash peer
 }
 
-// A tiny btree suite where a device is usable; elsewhere the reason, exit 3.
+// A tiny btree suite, from host and from device batches, where a device is
+// usable; elsewhere the reason, exit 3.
 TEST(BenchSmoke, BtreeSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
-  RunResult run = RunProgram(GPKV_BENCH_PATH,
-                             "--suite btree --keys 16K --repeats 1 --batch 4K "
-                             "--pool-dir " +
-                                 PoolDir() + " --json");
-  if (run.exit_code != 0) {
-    EXPECT_EQ(run.exit_code, 3) << run.err;
-    EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << run.err;
-    EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
-    EXPECT_EQ(run.out, "");
-    return;
+  for (const bool device_batches : {false, true}) {
+    SCOPED_TRACE(device_batches ? "device batches" : "host batches");
+    RunResult run =
+        RunProgram(GPKV_BENCH_PATH,
+                   "--suite btree --keys 16K --repeats 1 --batch 4K "
+                   "--pool-dir " +
+                       PoolDir() + " --json" + (device_batches ? " --device-batches" : ""));
+    if (run.exit_code != 0) {
+      EXPECT_EQ(run.exit_code, 3) << run.err;
+      EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << run.err;
+      EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
+      EXPECT_EQ(run.out, "");
+      continue;
+    }
+    std::istringstream lines(run.out);
+    std::string line;
+    std::map<std::string, int> rows;
+    while (std::getline(lines, line)) {
+      nlohmann::json row = nlohmann::json::parse(line);
+      EXPECT_EQ(row["kind"], "btree") << line;
+      EXPECT_EQ(row["keys"], 16384) << line;
+      EXPECT_EQ(row["batch"], 4096) << line;
+      EXPECT_EQ(row["batches"], device_batches ? "device" : "host") << line;
+      EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
+      rows[row["system"].get<std::string>()]++;
+    }
+    EXPECT_EQ(rows["btree-gpu"], 6 + 5);  // the phases, and the snapshot rows
+    EXPECT_EQ(rows["lsm-gpu"], 6);
+    EXPECT_EQ(rows["slab-hash-gpu"], 4);
   }
-  std::istringstream lines(run.out);
-  std::string line;
-  std::map<std::string, int> rows;
-  while (std::getline(lines, line)) {
-    nlohmann::json row = nlohmann::json::parse(line);
-    EXPECT_EQ(row["kind"], "btree") << line;
-    EXPECT_EQ(row["keys"], 16384) << line;
-    EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
-    rows[row["system"].get<std::string>()]++;
-  }
-  EXPECT_EQ(rows["btree-gpu"], 6 + 5);  // the phases, and the snapshot rows
-  EXPECT_EQ(rows["lsm-gpu"], 6);
-  EXPECT_EQ(rows["slab-hash-gpu"], 4);
 }
 
 TEST(BenchSmoke, HelpListsEverySuiteSystemAndGpuModeAndExits0) {
   RunResult run = RunProgram(GPKV_BENCH_PATH, "--help");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
-  for (const char* name : {"foundation", "ycsb",           "sweep",
-                           "gpu",        "slab",           "btree",
-                           "gpkv",       "gpkv-volatile",  "libcuckoo",
-                           "rocksdb",    "rocksdb-nosync", "direct",
-                           "mirror",     "staged",         "naive",
-                           "--modes",    "--batches",      "--no-calibration",
-                           "--json",     "--keys-log2",    "--utilisation",
-                           "--repeats",  "--pool-dir",     "--allocations"}) {
+  for (const char* name : {"foundation",
+                           "ycsb",
+                           "sweep",
+                           "gpu",
+                           "slab",
+                           "btree",
+                           "gpkv",
+                           "gpkv-volatile",
+                           "libcuckoo",
+                           "rocksdb",
+                           "rocksdb-nosync",
+                           "direct",
+                           "mirror",
+                           "staged",
+                           "naive",
+                           "--modes",
+                           "--batches",
+                           "--no-calibration",
+                           "--json",
+                           "--keys-log2",
+                           "--utilisation",
+                           "--repeats",
+                           "--pool-dir",
+                           "--allocations",
+                           "--device-batches"}) {
     EXPECT_NE(run.out.find(name), std::string::npos) << name;
   }
 }
@@ -321,7 +345,8 @@ TEST(BenchSmoke, UsageErrorsExit1NamingTheCommand) {
                                   std::string("--suite ycsb --utilisation 50"),
                                   std::string("--suite btree --keys-log2 40"),
                                   std::string("--suite btree --repeats 0"),
-                                  std::string("--suite btree --utilisation 50")}) {
+                                  std::string("--suite btree --utilisation 50"),
+                                  std::string("--suite slab --device-batches")}) {
     RunResult run = RunProgram(GPKV_BENCH_PATH, args);
     EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
     EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << args << ": " << run.err;

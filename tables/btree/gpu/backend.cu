@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <cub/cub.cuh>
 #include <memory>
@@ -11,7 +12,9 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/pointer_kind.h"
 #include "gpu/staged_copy.h"
+#include "gpu/stream_scratch.h"
 #include "tables/btree/gpu/backend.h"
 #include "tables/btree/gpu/kernels.cuh"
 #include "tables/exception_status.h"
@@ -99,6 +102,89 @@ Status CopyOut(void* target, const void* source, size_t bytes) {
   return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(0), "btree gpu: a batch's output");
 }
 
+// Whether the kernels use a caller's array in place: device memory of
+// `device`, aligned for their 8-byte words.
+bool InPlace(const void* caller, int device) {
+  return caller != nullptr && reinterpret_cast<uintptr_t>(caller) % 8 == 0 &&
+         ::gpkv::gpu::IsDeviceMemory(caller, device);
+}
+
+// One read call's device work: the calling thread's default stream (so
+// that the reads of several threads run beside each other, none waiting
+// for another's) and the scratch it takes from the device's stream-ordered
+// pool. Every step waits for its stream before the call goes on, and the
+// scratch goes back when the call ends.
+class ReadCall {
+ public:
+  explicit ReadCall(int device) : device_(device), scratch_(cudaStreamPerThread) {}
+  // The call's work is done before its scratch goes back, also when it
+  // failed half-way.
+  ~ReadCall() { cudaStreamSynchronize(scratch_.stream()); }
+  ReadCall(const ReadCall&) = delete;
+  ReadCall& operator=(const ReadCall&) = delete;
+
+  cudaStream_t stream() const { return scratch_.stream(); }
+
+  // An input at *device: the caller's array in place, else a copy in
+  // scratch.
+  template <typename T>
+  Status In(const uint8_t* caller, size_t bytes, const T** device) {
+    if (InPlace(caller, device_)) {
+      *device = reinterpret_cast<const T*>(caller);
+      return Status::OK();
+    }
+    uint8_t* copy = nullptr;
+    GPKV_RETURN_IF_ERROR(scratch_.Take(bytes, &copy, "a batch's input"));
+    if (bytes > 0) {
+      GPKV_RETURN_IF_ERROR(
+          ::gpkv::gpu::CopyToDevice(copy, caller, bytes, stream(), "btree gpu: a batch's input"));
+    }
+    *device = reinterpret_cast<const T*>(copy);
+    return Status::OK();
+  }
+
+  // An output at *device: the caller's array in place, else scratch (also
+  // where the caller wants none: caller null), which Back copies to the
+  // caller's array after the kernel.
+  Status Out(uint8_t* caller, size_t bytes, uint8_t** device) {
+    if (InPlace(caller, device_)) {
+      *device = caller;
+      return Status::OK();
+    }
+    return scratch_.Take(bytes, device, "a batch's output");
+  }
+
+  // Scratch for `count` T.
+  template <typename T>
+  Status Take(size_t count, T** out, const char* what) {
+    return scratch_.Take(count, out, what);
+  }
+
+  // The kernel just launched on stream(), done.
+  Status Launched(const char* kernel) {
+    const cudaError_t error = cudaGetLastError();
+    if (error != cudaSuccess) {
+      return ::gpkv::gpu::CudaStatus(error, std::string("btree gpu: launch of ") + kernel);
+    }
+    return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(stream()),
+                                   std::string("btree gpu: ") + kernel);
+  }
+
+  // `bytes` of device memory at `device` in the caller's array (nothing
+  // when the caller wants none or the kernel wrote it in place), there
+  // when this returns.
+  Status Back(void* caller, const void* device, size_t bytes) {
+    if (caller == nullptr || caller == device || bytes == 0) return Status::OK();
+    GPKV_RETURN_IF_ERROR(
+        ::gpkv::gpu::CopyToHost(caller, device, bytes, stream(), "btree gpu: a batch's output"));
+    return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(stream()), "btree gpu: a batch's output");
+  }
+
+ private:
+  const int device_;
+  ::gpkv::gpu::StreamScratch scratch_;
+};
+
 template <uint32_t kKeyWords>
 class GpuBackend final : public Backend {
  public:
@@ -114,6 +200,14 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(root_.Reserve(sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(counters_.Reserve(sizeof(Counters)));
     GPKV_RETURN_IF_ERROR(ReserveSlots(kFirstSlots));
+    // The reads' scratch (ReadCall) stays in the device's pool between
+    // calls instead of going back to the driver at each synchronisation.
+    cudaMemPool_t memory_pool;
+    if (cudaDeviceGetDefaultMemPool(&memory_pool, device_) == cudaSuccess) {
+      uint64_t threshold = UINT64_MAX;
+      cudaMemPoolSetAttribute(memory_pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    cudaGetLastError();
     return ResetToOneLeaf();
   }
 
@@ -162,13 +256,12 @@ class GpuBackend final : public Backend {
     if (puts || batch.was_live == nullptr) return Status::OK();
     if (batch.order != nullptr) return CopyOut(batch.was_live, was_live, n);
     // Back in the caller's order; the repeats of a key report 0.
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(batch.count));
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(flags_.as<void>(), 0, batch.count),
-                              "btree gpu: erase answers");
-    ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n,
-                                                   flags_.as<uint8_t>());
+    uint8_t* answers = nullptr;
+    GPKV_RETURN_IF_ERROR(Out(&flags_, batch.was_live, batch.count, &answers));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(answers, 0, batch.count), "btree gpu: erase answers");
+    ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n, answers);
     GPKV_RETURN_IF_ERROR(CheckLaunch("erase answers"));
-    return CopyOut(batch.was_live, flags_.as<void>(), batch.count);
+    return Back(batch.was_live, answers, batch.count);
   }
 
   bool SortsBatches() const override { return true; }
@@ -199,34 +292,45 @@ class GpuBackend final : public Backend {
   }
 
   // ---- reads ----
+  //
+  // Beside each other (the core's lock held shared, no write running): each
+  // call runs on its thread's stream with scratch of its own (ReadCall), and
+  // reads of the tree nothing the host changes.
 
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t n, uint64_t at) override {
     if (n == 0) return Status::OK();
-    std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, keys, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
-    GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), n, at, values_.as<uint8_t>(), flags_.as<uint8_t>());
-    GPKV_RETURN_IF_ERROR(CheckLaunch("get"));
-    GPKV_RETURN_IF_ERROR(CopyOut(values, values_.as<uint8_t>(), n * value_size_));
-    if (found != nullptr) GPKV_RETURN_IF_ERROR(CopyOut(found, flags_.as<uint8_t>(), n));
-    return Status::OK();
+    ReadCall call(device_);
+    const TreeKey* device_keys = nullptr;
+    uint8_t* device_values = nullptr;
+    uint8_t* device_found = nullptr;
+    GPKV_RETURN_IF_ERROR(call.In(keys, n * kKeySize, &device_keys));
+    GPKV_RETURN_IF_ERROR(call.Out(values, n * value_size_, &device_values));
+    GPKV_RETURN_IF_ERROR(call.Out(found, n, &device_found));
+    GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
+        DeviceTree(), device_keys, n, at, device_values, device_found);
+    GPKV_RETURN_IF_ERROR(call.Launched("get"));
+    GPKV_RETURN_IF_ERROR(call.Back(values, device_values, n * value_size_));
+    return call.Back(found, device_found, n);
   }
 
   Status Count(const uint8_t* lo, const uint8_t* hi, uint64_t* counts, size_t n,
                uint64_t at) override {
     if (n == 0) return Status::OK();
-    std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, ~uint64_t{0}));
-    return CopyOut(counts, counts_.as<uint64_t>(), n * sizeof(uint64_t));
+    ReadCall call(device_);
+    uint8_t* device_counts = nullptr;
+    GPKV_RETURN_IF_ERROR(
+        call.Out(reinterpret_cast<uint8_t*>(counts), n * sizeof(uint64_t), &device_counts));
+    const TreeKey* low = nullptr;
+    const TreeKey* high = nullptr;
+    GPKV_RETURN_IF_ERROR(CountOnDevice(call, lo, hi, n, at, ~uint64_t{0},
+                                       reinterpret_cast<uint64_t*>(device_counts), &low, &high));
+    return call.Back(counts, device_counts, n * sizeof(uint64_t));
   }
 
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
                tables::RangeLimit limit, uint64_t at) override {
-    std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
     try {
       results->offsets.assign(n + 1, 0);
@@ -236,8 +340,13 @@ class GpuBackend final : public Backend {
       return tables::StatusOfCurrentException("btree gpu range");
     }
     if (n == 0) return Status::OK();
-    GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, results->offsets.data()));
-    const uint64_t pairs = results->offsets[n];
+    ReadCall call(device_);
+    const TreeKey* low = nullptr;
+    const TreeKey* high = nullptr;
+    uint64_t* offsets = nullptr;
+    uint64_t pairs = 0;
+    GPKV_RETURN_IF_ERROR(Offsets(call, lo, hi, n, at, limit.pairs, &low, &high, &offsets, &pairs));
+    GPKV_RETURN_IF_ERROR(call.Back(results->offsets.data(), offsets, (n + 1) * sizeof(uint64_t)));
     try {
       results->keys.resize(pairs * kKeySize);
       results->values.resize(pairs * value_size_);
@@ -245,49 +354,78 @@ class GpuBackend final : public Backend {
       return tables::StatusOfCurrentException("btree gpu range");
     }
     if (pairs == 0) return Status::OK();
-    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(pairs * kKeySize));
-    GPKV_RETURN_IF_ERROR(out_values_.Reserve(pairs * value_size_));
-    RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), high_keys_.as<TreeKey>(), n, at, limit.largest,
-        offsets_.as<uint64_t>(), out_keys_.as<TreeKey>(), out_values_.as<uint8_t>());
-    GPKV_RETURN_IF_ERROR(CheckLaunch("range"));
-    GPKV_RETURN_IF_ERROR(CopyOut(results->keys.data(), out_keys_.as<void>(), pairs * kKeySize));
-    return CopyOut(results->values.data(), out_values_.as<void>(), pairs * value_size_);
+    TreeKey* out_keys = nullptr;
+    uint8_t* out_values = nullptr;
+    GPKV_RETURN_IF_ERROR(call.Take(pairs, &out_keys, "range keys"));
+    GPKV_RETURN_IF_ERROR(call.Take(pairs * value_size_, &out_values, "range values"));
+    RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
+        DeviceTree(), low, high, n, at, limit.largest, offsets, out_keys, out_values);
+    GPKV_RETURN_IF_ERROR(call.Launched("range"));
+    GPKV_RETURN_IF_ERROR(call.Back(results->keys.data(), out_keys, pairs * kKeySize));
+    return call.Back(results->values.data(), out_values, pairs * value_size_);
   }
 
   Status RangeOnDevice(const uint8_t* lo, const uint8_t* hi, Table::DeviceRangeResults* results,
                        size_t n, tables::RangeLimit limit, uint64_t at) override {
-    std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    std::vector<uint64_t> offsets(n + 1, 0);
-    if (n > 0) GPKV_RETURN_IF_ERROR(Offsets(lo, hi, n, at, limit.pairs, offsets.data()));
-    const uint64_t pairs = offsets[n];
-    // One allocation: the offsets, then the keys, then the values.
+    ReadCall call(device_);
+    const TreeKey* low = nullptr;
+    const TreeKey* high = nullptr;
+    uint64_t* offsets = nullptr;
+    uint64_t pairs = 0;
+    if (n > 0) {
+      GPKV_RETURN_IF_ERROR(
+          Offsets(call, lo, hi, n, at, limit.pairs, &low, &high, &offsets, &pairs));
+    }
+    // One allocation: the offsets, then the keys, then the values. The
+    // results' storage of an earlier call is reused when it is big enough and
+    // nobody else holds it, so that a caller's loop of batches allocates (and
+    // cudaFree waits for the device) only when its results grow.
     const size_t offsets_bytes = (n + 1) * sizeof(uint64_t);
     const size_t keys_bytes = pairs * kKeySize;
-    const size_t bytes = offsets_bytes + keys_bytes + pairs * value_size_;
-    void* storage = nullptr;
-    GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&storage, bytes), "btree gpu: range results");
-    std::shared_ptr<void> owner(storage, [](void* p) { cudaFree(p); });
-    auto* base = static_cast<uint8_t*>(storage);
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy(base, offsets.data(), offsets_bytes, cudaMemcpyHostToDevice),
-        "btree gpu: range offsets");
-    if (pairs > 0) {
-      RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-          DeviceTree(), keys_.as<TreeKey>(), high_keys_.as<TreeKey>(), n, at, limit.largest,
-          reinterpret_cast<const uint64_t*>(base), reinterpret_cast<TreeKey*>(base + offsets_bytes),
-          base + offsets_bytes + keys_bytes);
-      GPKV_RETURN_IF_ERROR(CheckLaunch("range on device"));
+    const size_t needed = offsets_bytes + keys_bytes + pairs * value_size_;
+    const bool reuse = results->storage != nullptr && results->storage.use_count() == 1 &&
+                       results->device == device_ && results->storage_bytes >= needed;
+    if (!reuse) {
+      results->storage.reset();
+      results->storage_bytes = 0;
+      // Some slack, so that batches of about the same size reuse it.
+      const size_t bytes = needed + needed / 8 + 64;
+      void* storage = nullptr;
+      GPKV_CUDA_RETURN_IF_ERROR(cudaMalloc(&storage, bytes), "btree gpu: range results");
+      const int device = device_;
+      results->storage = std::shared_ptr<void>(storage, [device](void* pointer) {
+        int current = 0;
+        const bool restore = cudaGetDevice(&current) == cudaSuccess && current != device;
+        cudaSetDevice(device);
+        cudaFree(pointer);
+        if (restore) cudaSetDevice(current);
+      });
+      results->storage_bytes = bytes;
     }
+    auto* base = static_cast<uint8_t*>(results->storage.get());
+    if (n == 0) {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(base, 0, offsets_bytes, call.stream()),
+                                "btree gpu: range offsets");
+    } else {
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(base, offsets, offsets_bytes, cudaMemcpyDeviceToDevice, call.stream()),
+          "btree gpu: range offsets");
+    }
+    if (pairs > 0) {
+      RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
+          DeviceTree(), low, high, n, at, limit.largest, reinterpret_cast<const uint64_t*>(base),
+          reinterpret_cast<TreeKey*>(base + offsets_bytes), base + offsets_bytes + keys_bytes);
+    }
+    // The offsets' copy and the kernel done: the results are there when
+    // this returns.
+    GPKV_RETURN_IF_ERROR(call.Launched("range on device"));
     results->device = device_;
     results->queries = n;
     results->pairs = pairs;
     results->offsets = reinterpret_cast<const uint64_t*>(base);
     results->keys = base + offsets_bytes;
     results->values = base + offsets_bytes + keys_bytes;
-    results->storage = std::move(owner);
-    results->storage_bytes = bytes;
     return Status::OK();
   }
 
@@ -304,25 +442,28 @@ class GpuBackend final : public Backend {
   Status ScanChunk(const uint8_t* after, size_t limit, uint64_t at, std::vector<uint8_t>* keys,
                    std::vector<uint8_t>* values) override {
     if (limit == 0) return Status::OK();
-    std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    if (after != nullptr) GPKV_RETURN_IF_ERROR(CopyIn(&keys_, after, kKeySize));
-    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(limit * kKeySize));
-    GPKV_RETURN_IF_ERROR(out_values_.Reserve(limit * value_size_));
-    GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(uint64_t)));
-    ScanKernel<kKeyWords><<<1, ::gpkv::gpu::warp::kWarpSize>>>(
-        DeviceTree(), after != nullptr ? keys_.as<TreeKey>() : nullptr, limit, at,
-        out_keys_.as<TreeKey>(), out_values_.as<uint8_t>(), counts_.as<uint64_t>());
-    GPKV_RETURN_IF_ERROR(CheckLaunch("scan"));
+    ReadCall call(device_);
+    const TreeKey* device_after = nullptr;
+    if (after != nullptr) GPKV_RETURN_IF_ERROR(call.In(after, kKeySize, &device_after));
+    TreeKey* out_keys = nullptr;
+    uint8_t* out_values = nullptr;
+    uint64_t* count = nullptr;
+    GPKV_RETURN_IF_ERROR(call.Take(limit, &out_keys, "scan keys"));
+    GPKV_RETURN_IF_ERROR(call.Take(limit * value_size_, &out_values, "scan values"));
+    GPKV_RETURN_IF_ERROR(call.Take(1, &count, "scan count"));
+    ScanKernel<kKeyWords><<<1, ::gpkv::gpu::warp::kWarpSize, 0, call.stream()>>>(
+        DeviceTree(), device_after, limit, at, out_keys, out_values, count);
+    GPKV_RETURN_IF_ERROR(call.Launched("scan"));
     uint64_t pairs = 0;
-    GPKV_RETURN_IF_ERROR(CopyOut(&pairs, counts_.as<void>(), sizeof(pairs)));
+    GPKV_RETURN_IF_ERROR(call.Back(&pairs, count, sizeof(pairs)));
     try {
       const size_t key_end = keys->size();
       const size_t value_end = values->size();
       keys->resize(key_end + pairs * kKeySize);
       values->resize(value_end + pairs * value_size_);
-      GPKV_RETURN_IF_ERROR(CopyOut(keys->data() + key_end, out_keys_.as<void>(), pairs * kKeySize));
-      return CopyOut(values->data() + value_end, out_values_.as<void>(), pairs * value_size_);
+      GPKV_RETURN_IF_ERROR(call.Back(keys->data() + key_end, out_keys, pairs * kKeySize));
+      return call.Back(values->data() + value_end, out_values, pairs * value_size_);
     } catch (...) {
       return tables::StatusOfCurrentException("btree gpu scan");
     }
@@ -331,6 +472,36 @@ class GpuBackend final : public Backend {
  private:
   Status SetDevice() {
     return ::gpkv::gpu::CudaStatus(cudaSetDevice(device_), "btree gpu: set device");
+  }
+
+  // A write batch's input at *device: the caller's array in place, else a
+  // copy in `scratch`.
+  template <typename T>
+  Status In(Buffer* scratch, const uint8_t* caller, size_t bytes, const T** device) {
+    if (InPlace(caller, device_)) {
+      *device = reinterpret_cast<const T*>(caller);
+      return Status::OK();
+    }
+    GPKV_RETURN_IF_ERROR(CopyIn(scratch, caller, bytes));
+    *device = scratch->as<const T>();
+    return Status::OK();
+  }
+
+  // A write batch's output at *device: the caller's array in place, else
+  // `scratch` (also where the caller wants none: caller null), which Back
+  // copies to the caller's array after the kernel.
+  Status Out(Buffer* scratch, uint8_t* caller, size_t bytes, uint8_t** device) {
+    if (InPlace(caller, device_)) {
+      *device = caller;
+      return Status::OK();
+    }
+    GPKV_RETURN_IF_ERROR(scratch->Reserve(std::max<size_t>(bytes, 8)));
+    *device = scratch->as<uint8_t>();
+    return Status::OK();
+  }
+  Status Back(void* caller, const uint8_t* device, size_t bytes) {
+    if (caller == nullptr || caller == device) return Status::OK();
+    return CopyOut(caller, device, bytes);
   }
 
   Tree<kKeyWords> DeviceTree() const {
@@ -420,8 +591,10 @@ class GpuBackend final : public Backend {
   Status SortOnDevice(const WriteBatch& batch, size_t* n) {
     const size_t count = batch.count;
     const bool puts = batch.values != nullptr;
-    GPKV_RETURN_IF_ERROR(CopyIn(&raw_keys_, batch.keys, count * kKeySize));
-    if (puts) GPKV_RETURN_IF_ERROR(CopyIn(&raw_values_, batch.values, count * value_size_));
+    const TreeKey* keys = nullptr;
+    const uint8_t* values = nullptr;
+    GPKV_RETURN_IF_ERROR(In(&raw_keys_, batch.keys, count * kKeySize, &keys));
+    if (puts) GPKV_RETURN_IF_ERROR(In(&raw_values_, batch.values, count * value_size_, &values));
     GPKV_RETURN_IF_ERROR(order_.Reserve(count * sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(sorted_order_.Reserve(count * sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(words_.Reserve(count * sizeof(uint64_t)));
@@ -430,7 +603,6 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
     GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(int)));
     const int items = static_cast<int>(count);
-    const auto* keys = raw_keys_.as<TreeKey>();
     IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
     GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
     for (uint32_t word = 0; word < kKeyWords; ++word) {
@@ -458,9 +630,9 @@ class GpuBackend final : public Backend {
     *n = static_cast<size_t>(picked);
     GPKV_RETURN_IF_ERROR(keys_.Reserve(*n * kKeySize));
     if (puts) GPKV_RETURN_IF_ERROR(values_.Reserve(*n * value_size_));
-    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(
-        keys, puts ? raw_values_.as<uint8_t>() : nullptr, picked_.as<uint32_t>(), *n, value_size_,
-        keys_.as<TreeKey>(), values_.as<uint8_t>());
+    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(keys, values, picked_.as<uint32_t>(),
+                                                              *n, value_size_, keys_.as<TreeKey>(),
+                                                              values_.as<uint8_t>());
     return CheckLaunch("sort");
   }
 
@@ -566,52 +738,75 @@ class GpuBackend final : public Backend {
     return WriteCounters();
   }
 
-  // Each query's pair count (up to `limit`) and their running sum, in
-  // offsets (n + 1, host) and offsets_ (device); keys_ and high_keys_ hold
-  // the bounds.
-  Status Offsets(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at, uint64_t limit,
-                 uint64_t* offsets) {
-    GPKV_RETURN_IF_ERROR(CountOnDevice(lo, hi, n, at, limit));
-    GPKV_RETURN_IF_ERROR(CopyOut(offsets + 1, counts_.as<void>(), n * sizeof(uint64_t)));
-    offsets[0] = 0;
-    for (size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
-    return CopyIn(&offsets_, offsets, (n + 1) * sizeof(uint64_t));
+  // Each query's pair count (up to `limit`) and their running sum in
+  // *offsets (n + 1 entries of the call's scratch: summed on the device, so
+  // that only the total, *pairs, crosses the link); the bounds in device
+  // memory at *low and *high (ReadCall::In).
+  Status Offsets(ReadCall& call, const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
+                 uint64_t limit, const TreeKey** low, const TreeKey** high, uint64_t** offsets,
+                 uint64_t* pairs) {
+    // The counts, then a 0, summed exclusively: 0, the running sums, the
+    // total.
+    uint64_t* counts = nullptr;
+    GPKV_RETURN_IF_ERROR(call.Take(n + 1, &counts, "range counts"));
+    GPKV_RETURN_IF_ERROR(call.Take(n + 1, offsets, "range offsets"));
+    GPKV_RETURN_IF_ERROR(CountOnDevice(call, lo, hi, n, at, limit, counts, low, high));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, sizeof(uint64_t), call.stream()),
+                              "btree gpu: range offsets");
+    const uint64_t items = n + 1;
+    uint64_t* sums = *offsets;
+    auto sum = [&](void* storage, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(storage, bytes, counts, sums, items, call.stream());
+    };
+    size_t bytes = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(sum(nullptr, bytes), "btree gpu: range offsets");
+    uint8_t* storage = nullptr;
+    GPKV_RETURN_IF_ERROR(call.Take(bytes, &storage, "range offsets"));
+    GPKV_CUDA_RETURN_IF_ERROR(sum(storage, bytes), "btree gpu: range offsets");
+    GPKV_RETURN_IF_ERROR(call.Launched("range offsets"));
+    return call.Back(pairs, sums + n, sizeof(uint64_t));
   }
 
-  Status CountOnDevice(const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
-                       uint64_t limit) {
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, lo, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(CopyIn(&high_keys_, hi, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(counts_.Reserve(n * sizeof(uint64_t)));
-    CountKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), keys_.as<TreeKey>(),
-                                                            high_keys_.as<TreeKey>(), n, at, limit,
-                                                            counts_.as<uint64_t>());
-    return CheckLaunch("count");
+  // The live keys of each query's [lo, hi] at `at`, up to `limit`, into
+  // counts (device memory, n entries); the bounds in device memory at *low
+  // and *high (ReadCall::In).
+  Status CountOnDevice(ReadCall& call, const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
+                       uint64_t limit, uint64_t* counts, const TreeKey** low,
+                       const TreeKey** high) {
+    GPKV_RETURN_IF_ERROR(call.In(lo, n * kKeySize, low));
+    GPKV_RETURN_IF_ERROR(call.In(hi, n * kKeySize, high));
+    CountKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
+        DeviceTree(), *low, *high, n, at, limit, counts);
+    return call.Launched("count");
   }
 
   Status Neighbours(const uint8_t* keys, uint8_t* neighbour_keys, uint8_t* values, uint8_t* found,
                     size_t n, uint64_t at, bool successor) {
     if (n == 0) return Status::OK();
-    std::lock_guard<std::mutex> lock(mutex_);
     GPKV_RETURN_IF_ERROR(SetDevice());
-    GPKV_RETURN_IF_ERROR(CopyIn(&keys_, keys, n * kKeySize));
-    GPKV_RETURN_IF_ERROR(out_keys_.Reserve(n * kKeySize));
-    GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
-    NeighbourKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), n, at, successor, out_keys_.as<TreeKey>(),
-        values_.as<uint8_t>(), flags_.as<uint8_t>());
-    GPKV_RETURN_IF_ERROR(CheckLaunch(successor ? "successor" : "predecessor"));
-    GPKV_RETURN_IF_ERROR(CopyOut(neighbour_keys, out_keys_.as<void>(), n * kKeySize));
-    GPKV_RETURN_IF_ERROR(CopyOut(values, values_.as<void>(), n * value_size_));
-    if (found != nullptr) GPKV_RETURN_IF_ERROR(CopyOut(found, flags_.as<void>(), n));
-    return Status::OK();
+    ReadCall call(device_);
+    const TreeKey* device_keys = nullptr;
+    uint8_t* device_neighbours = nullptr;
+    uint8_t* device_values = nullptr;
+    uint8_t* device_found = nullptr;
+    GPKV_RETURN_IF_ERROR(call.In(keys, n * kKeySize, &device_keys));
+    GPKV_RETURN_IF_ERROR(call.Out(neighbour_keys, n * kKeySize, &device_neighbours));
+    GPKV_RETURN_IF_ERROR(call.Out(values, n * value_size_, &device_values));
+    GPKV_RETURN_IF_ERROR(call.Out(found, n, &device_found));
+    NeighbourKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
+        DeviceTree(), device_keys, n, at, successor, reinterpret_cast<TreeKey*>(device_neighbours),
+        device_values, device_found);
+    GPKV_RETURN_IF_ERROR(call.Launched(successor ? "successor" : "predecessor"));
+    GPKV_RETURN_IF_ERROR(call.Back(neighbour_keys, device_neighbours, n * kKeySize));
+    GPKV_RETURN_IF_ERROR(call.Back(values, device_values, n * value_size_));
+    return call.Back(found, device_found, n);
   }
 
   const uint32_t value_size_;
   const int device_;
-  // The reads of several threads share the scratch buffers below, so every
-  // call holds the device in turn.
+  // Held by the calls that change the tree or the buffers below (Write,
+  // Reclaim, Stats); the core runs them alone anyway. Reads take none: they
+  // change nothing here (ReadCall).
   std::mutex mutex_;
   Buffer nodes_;
   uint64_t node_capacity_ = kFirstNodes;
@@ -627,16 +822,12 @@ class GpuBackend final : public Backend {
   Counters host_counters_{};  // the device's counters as last read or written
   Buffer live_;
   uint64_t live_count_ = 0;
-  // Scratch of the batches.
+  // Scratch of the write batches.
   Buffer keys_;
-  Buffer high_keys_;
   Buffer values_;
   Buffer flags_;
   Buffer was_live_;
   Buffer counts_;
-  Buffer offsets_;
-  Buffer out_keys_;
-  Buffer out_values_;
   // The device's sort of a batch.
   Buffer raw_keys_;
   Buffer raw_values_;

@@ -212,41 +212,54 @@ struct View {
 // Reads node `index` into `view` (all lanes). kShared: returns false when
 // its latch was held, or changed while the warp read (the view is torn),
 // unless `latched` (the warp holds the latch itself). The header and the
-// verdict are lane 0's, so that every lane decides alike.
+// verdict are lane 0's, so that every lane decides alike. Without writers
+// (!kShared) the node cannot change, so every lane loads the header itself
+// (one broadcast request) beside its entry: the warp's loads of the node go
+// out together, one trip to memory, with no shuffles after them.
 template <bool kShared, uint32_t kKeyWords>
 __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t index,
                                          View<kKeyWords>* view, bool latched = false) {
   const Node<kKeyWords>* node = &tree.nodes[index];
   const uint32_t lane = warp::LaneId();
-  if constexpr (kShared) {
+  if constexpr (!kShared) {
+    view->meta = node->meta;
+    view->link = node->link;
+    view->left = node->left;
+    view->high = LoadKey<false>(&node->high);
+    if (lane < kFanout) {
+      view->key = LoadKey<false>(&node->keys[lane]);
+      view->pointer = node->pointers[lane];
+    }
+    return true;
+  } else {
     uint32_t latch = 0;
     if (lane == 0) latch = Load<true>(&node->latch);
     view->latch = __shfl_sync(warp::kFullMask, latch, 0);
     if (!latched && (view->latch & 1) != 0) return false;
     __threadfence();
+    if (lane == 0) {
+      view->meta = Load<true>(&node->meta);
+      view->link = Load<true>(&node->link);
+      view->left = Load<true>(&node->left);
+      view->high = LoadKey<true>(&node->high);
+    }
+    view->meta = __shfl_sync(warp::kFullMask, view->meta, 0);
+    view->link = __shfl_sync(warp::kFullMask, view->link, 0);
+    view->left = __shfl_sync(warp::kFullMask, view->left, 0);
+    for (uint32_t word = 0; word < kKeyWords; ++word) {
+      view->high.words[word] = __shfl_sync(warp::kFullMask, view->high.words[word], 0);
+    }
+    if (lane < kFanout) {
+      view->key = LoadKey<true>(&node->keys[lane]);
+      view->pointer = Load<true>(&node->pointers[lane]);
+    }
+    if (latched) return true;
+    __threadfence();
+    __syncwarp();
+    bool unchanged = false;
+    if (lane == 0) unchanged = Load<true>(&node->latch) == view->latch;
+    return __shfl_sync(warp::kFullMask, unchanged, 0);
   }
-  if (lane == 0) {
-    view->meta = Load<kShared>(&node->meta);
-    view->link = Load<kShared>(&node->link);
-    view->left = Load<kShared>(&node->left);
-    view->high = LoadKey<kShared>(&node->high);
-  }
-  view->meta = __shfl_sync(warp::kFullMask, view->meta, 0);
-  view->link = __shfl_sync(warp::kFullMask, view->link, 0);
-  view->left = __shfl_sync(warp::kFullMask, view->left, 0);
-  for (uint32_t word = 0; word < kKeyWords; ++word) {
-    view->high.words[word] = __shfl_sync(warp::kFullMask, view->high.words[word], 0);
-  }
-  if (lane < kFanout) {
-    view->key = LoadKey<kShared>(&node->keys[lane]);
-    view->pointer = Load<kShared>(&node->pointers[lane]);
-  }
-  if (!kShared || latched) return true;
-  __threadfence();
-  __syncwarp();
-  bool unchanged = false;
-  if (lane == 0) unchanged = Load<true>(&node->latch) == view->latch;
-  return __shfl_sync(warp::kFullMask, unchanged, 0);
 }
 
 // The root as lane 0 reads it, in every lane.
