@@ -200,9 +200,12 @@ class GpuBackend final : public Backend {
   Status RecordChecksumTerms(const DeviceRun& run);
   // Builds run.fences (a level's run; queries search it often).
   Status BuildFences(DeviceRun& run);
-  // A run about to go to the pool as a level's: its header's facts
-  // (RunFacts) into *summary and *checksum, its fences built; counts its
-  // arrays' bytes as copied.
+  // Launches the build of run.filter (the run's key filter, as the pool
+  // holds it) on the write stream.
+  Status BuildFilter(DeviceRun& run);
+  // A run about to go to the pool as a level's: its filter built, its
+  // header's facts (RunFacts) into *summary and *checksum, its fences
+  // built; counts its arrays' bytes as copied.
   Status PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t* checksum);
   // The first batch after open would pay the device's one-time costs: each
   // kernel it launches is loaded at its first launch (CUDA's lazy module
