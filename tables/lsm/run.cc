@@ -121,7 +121,8 @@ uint64_t RunFilterChecksum(uint64_t table_id, const uint64_t* filter, uint64_t w
 namespace {
 
 // The filter of a run whose keys are in the pool, its bytes zero before
-// (with kCopied, its words set by the caller: only the checksum).
+// (with kCopied, its words set by the caller: only the checksum; with
+// kAllSet, every bit).
 void BuildFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t entries,
                  const EntryShape& shape, int threads, RunFilterSource source) {
   uint8_t* base = pool.At<uint8_t>(offset);
@@ -131,6 +132,8 @@ void BuildFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t en
   const uint64_t words = RunFilterWords(entries);
   if (source == RunFilterSource::kFromKeys) {
     AddToFilter(keys, entries, shape.key_words, filter, words, threads);
+  } else if (source == RunFilterSource::kAllSet) {
+    std::memset(filter, 0xff, words * 8);
   }
   // The filter is small (1.25 bytes a key): its checksum on one thread.
   const uint64_t checksum = RunFilterChecksum(table_id, filter, words);
@@ -188,7 +191,7 @@ Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShap
 }
 
 Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
-                          const RunView& run, int threads) {
+                          const RunView& run, int threads, RunFilterSource filter) {
   const uint32_t key_size = shape.key_size();
   auto copy = [&](uint8_t* keys, uint8_t* meta, uint8_t* values, uint8_t*) {
     // The bulk copy, in slices per thread.
@@ -213,7 +216,7 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
     return Status::OK();
   };
   return WriteRunWith(pool, table_id, shape, run.count, Summarize(run),
-                      RunDataChecksum(table_id, run, shape, threads), copy, threads);
+                      RunDataChecksum(table_id, run, shape, threads), copy, threads, filter);
 }
 
 Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets) {

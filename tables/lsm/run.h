@@ -88,24 +88,28 @@ RunSummary Summarize(const RunView& run);
 uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
                          int threads = 1);
 
+// Who sets a run's filter words: FinishRun, from the run's keys in the pool;
+// the caller, with the arrays (a GPU builds the filter where the keys are,
+// the same bits); or FinishRun, every bit set, for a run written as the
+// table's oldest (layout.h: gets do not read its filter). FinishRun sums
+// the filter's checksum in every case.
+enum class RunFilterSource { kFromKeys, kCopied, kAllSet };
+
 // Allocates a run extent, writes header and arrays (one sequential copy) and
-// persists them: after return the run is durable but unreferenced until a
-// manifest names it (an unreferenced run is freed at the next open).
+// persists them, the filter as `filter` says (kFromKeys or kAllSet): after
+// return the run is durable but unreferenced until a manifest names it (an
+// unreferenced run is freed at the next open).
 // REQUIRES: run.count >= 1, keys ascending and unique.
 // PoolFull when no extent is free.
 Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
-                          const RunView& run, int threads);
+                          const RunView& run, int threads,
+                          RunFilterSource filter = RunFilterSource::kFromKeys);
 
 // Copies a run's three arrays into the extent at keys, meta and values (as
 // layout.h places them), and with RunFilterSource::kCopied the filter's
 // words at filter; an error leaves the run unwritten.
 using CopyRunArrays =
     std::function<Status(uint8_t* keys, uint8_t* meta, uint8_t* values, uint8_t* filter)>;
-
-// Who sets a run's filter words: FinishRun, from the run's keys in the pool,
-// or the caller, with the arrays (a GPU builds the filter where the keys
-// are, the same bits). FinishRun sums the filter's checksum in both cases.
-enum class RunFilterSource { kFromKeys, kCopied };
 
 // A run's extent, allocated, its arrays not yet written (AllocateRun), and
 // where they go in it.

@@ -190,12 +190,13 @@ Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
   return record_bytes;
 }
 
-Status GpuBackend::PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t* checksum) {
+Status GpuBackend::PrepareLevelRun(DeviceRun& run, RunAge age, RunSummary* summary,
+                                   uint64_t* checksum) {
   {
     // The filter's kernel runs before the facts' on the write stream, and
     // RunFacts waits for both: the filter is built when this returns.
     PhaseTimer timer(&times_.facts);
-    GPKV_RETURN_IF_ERROR(BuildFilter(run));
+    if (age == RunAge::kNewer) GPKV_RETURN_IF_ERROR(BuildFilter(run));
     GPKV_RETURN_IF_ERROR(RunFacts(run, checksum));
   }
   {
@@ -209,7 +210,7 @@ Status GpuBackend::PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t
   return Status::OK();
 }
 
-Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
+Result<uint64_t> GpuBackend::WriteRun(Run& level_run, RunAge age) {
   DeviceRun& run = AsDevice(level_run);
   // Runs are copied into the pool at the link's speed when the mapping is
   // registered (tmpfs, DAX); before the registration started at open is
@@ -218,8 +219,11 @@ Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
   if (!registered) ++times_.pageable_copies;
   RunSummary summary;
   uint64_t checksum = 0;
-  GPKV_RETURN_IF_ERROR(PrepareLevelRun(run, &summary, &checksum));
+  GPKV_RETURN_IF_ERROR(PrepareLevelRun(run, age, &summary, &checksum));
   const uint64_t array_bytes = run.array_bytes();
+  // The oldest run's filter is every bit set (FinishRun sets it).
+  const RunFilterSource filter_source =
+      age == RunAge::kOldest ? RunFilterSource::kAllSet : RunFilterSource::kCopied;
   const auto start = std::chrono::steady_clock::now();
   double copy_seconds = 0;
   auto written = WriteRunWith(
@@ -231,14 +235,17 @@ Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
         GPKV_CUDA_RETURN_IF_ERROR(
             cudaMemcpyAsync(keys, run.base, array_bytes, cudaMemcpyDeviceToHost, write_stream_),
             Where() + ": copy a run into the pool");
-        GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(filter, run.filter, RunFilterWords(run.count) * 8,
-                                                  cudaMemcpyDeviceToHost, write_stream_),
-                                  Where() + ": copy a run's filter into the pool");
+        if (filter_source == RunFilterSource::kCopied) {
+          GPKV_CUDA_RETURN_IF_ERROR(
+              cudaMemcpyAsync(filter, run.filter, RunFilterWords(run.count) * 8,
+                              cudaMemcpyDeviceToHost, write_stream_),
+              Where() + ": copy a run's filter into the pool");
+        }
         GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
                                   Where() + ": copy a run into the pool");
         return Status::OK();
       },
-      threads_, RunFilterSource::kCopied);
+      threads_, filter_source);
   times_.copy += copy_seconds;
   times_.persist +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
@@ -246,11 +253,13 @@ Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
   return written;
 }
 
-Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run) {
+Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run, RunAge age) {
   DeviceRunPtr merged = AsDevice(level_run);
   RunSummary summary;
   uint64_t checksum = 0;
-  GPKV_RETURN_IF_ERROR(PrepareLevelRun(*merged, &summary, &checksum));
+  GPKV_RETURN_IF_ERROR(PrepareLevelRun(*merged, age, &summary, &checksum));
+  const RunFilterSource filter_source =
+      age == RunAge::kOldest ? RunFilterSource::kAllSet : RunFilterSource::kCopied;
   auto extent = AllocateRun(pool_, table_id_, shape_, merged->count);
   if (!extent.ok()) return extent.status();
   auto write = std::make_unique<RunWrite>();
@@ -263,39 +272,40 @@ Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run) {
   // copy, then writes the header and persists).
   const uint64_t chunk = options_.checkpoint_chunk_mb << 20;
   RunWrite* copy = write.get();
-  copy->copied =
-      std::async(std::launch::async, [this, copy, summary, checksum, array_bytes, chunk] {
-        const auto start = std::chrono::steady_clock::now();
-        // In slices, one in flight at a time: the record copies of the
-        // batches meanwhile share the link instead of queuing behind the
-        // whole run.
-        auto copy_run = [&]() -> Status {
-          GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
-          const uint64_t slice = chunk == 0 ? array_bytes : chunk;
-          const std::string what = Where() + ": copy a checkpoint's run into the pool";
-          for (uint64_t at = 0; at < array_bytes; at += slice) {
-            GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.keys + at, copy->run->base + at,
-                                                      std::min(slice, array_bytes - at),
-                                                      cudaMemcpyDeviceToHost, checkpoint_stream_),
-                                      what);
-            GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
-          }
-          GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.filter, copy->run->filter,
-                                                    RunFilterWords(copy->run->count) * 8,
-                                                    cudaMemcpyDeviceToHost, checkpoint_stream_),
-                                    what);
-          GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
-          return Status::OK();
-        };
-        const Status status = copy_run();
-        if (status.ok()) {
-          FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum, threads_,
-                    RunFilterSource::kCopied);
-        }
-        copy->copy_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return status;
-      });
+  copy->copied = std::async(std::launch::async, [this, copy, summary, checksum, array_bytes, chunk,
+                                                 filter_source] {
+    const auto start = std::chrono::steady_clock::now();
+    // In slices, one in flight at a time: the record copies of the
+    // batches meanwhile share the link instead of queuing behind the
+    // whole run.
+    auto copy_run = [&]() -> Status {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+      const uint64_t slice = chunk == 0 ? array_bytes : chunk;
+      const std::string what = Where() + ": copy a checkpoint's run into the pool";
+      for (uint64_t at = 0; at < array_bytes; at += slice) {
+        GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.keys + at, copy->run->base + at,
+                                                  std::min(slice, array_bytes - at),
+                                                  cudaMemcpyDeviceToHost, checkpoint_stream_),
+                                  what);
+        GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
+      }
+      if (filter_source == RunFilterSource::kCopied) {
+        GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.filter, copy->run->filter,
+                                                  RunFilterWords(copy->run->count) * 8,
+                                                  cudaMemcpyDeviceToHost, checkpoint_stream_),
+                                  what);
+        GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
+      }
+      return Status::OK();
+    };
+    const Status status = copy_run();
+    if (status.ok()) {
+      FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum, threads_, filter_source);
+    }
+    copy->copy_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return status;
+  });
   run_write_ = std::move(write);
   return extent->offset;
 }
