@@ -48,6 +48,12 @@ class Run {
 };
 using RunPtr = std::shared_ptr<Run>;
 
+// A run written to the pool is the table's oldest (kOldest) when no level
+// above its own is occupied. It stays the oldest until a merge replaces it
+// (a run is only ever written above the levels it merges), and gets do not
+// read the oldest run's filter (layout.h).
+enum class RunAge { kNewer, kOldest };
+
 // The write buffer: the log's published records as a few sorted runs.
 class Buffer {
  public:
@@ -152,11 +158,12 @@ class Backend {
   // Writes `run` (count >= 1) to the pool as a level's run (run.h: the
   // extent allocated, arrays and header written, persisted; unreferenced
   // until a manifest names it) and returns its offset; run.tombstones is set.
-  virtual Result<uint64_t> WriteRun(Run& run) = 0;
+  // A run of RunAge::kOldest gets a filter of every bit set (layout.h).
+  virtual Result<uint64_t> WriteRun(Run& run, RunAge age) = 0;
   // WriteRun that may finish behind the next batches: the extent allocated
   // and its offset returned (run.tombstones set), the rest of the write
   // going on until FinishRunWrite. One at a time.
-  virtual Result<uint64_t> StartRunWrite(const RunPtr& run) = 0;
+  virtual Result<uint64_t> StartRunWrite(const RunPtr& run, RunAge age) = 0;
   // Waits for the write StartRunWrite began: OK once the run is durable.
   virtual Status FinishRunWrite() = 0;
   // Makes `version` the one queries read from the next query on. Once it

@@ -239,7 +239,7 @@ std::shared_ptr<Version> Core::LevelsOnly() const {
 
 Result<RunPtr> Core::CascadeMerge(std::vector<RunPtr> sources, uint64_t incoming, Manifest* next,
                                   Version* next_version, std::vector<uint64_t>* replaced,
-                                  uint32_t* target) {
+                                  uint32_t* target, RunAge* age) {
   const CascadePlan plan = PlanCascade(manifest_, log2_batch_, incoming);
   if (plan.target >= kMaxLevels) {
     return Status::PoolFull(pool_.Where("table '" + table_name_ + "' root", root_offset_) +
@@ -253,6 +253,7 @@ Result<RunPtr> Core::CascadeMerge(std::vector<RunPtr> sources, uint64_t incoming
     next_version->levels[level] = nullptr;
   }
   *target = plan.target;
+  *age = plan.older_levels ? RunAge::kNewer : RunAge::kOldest;
   return backend_->Merge(sources, /*drop_tombstones=*/!plan.older_levels);
 }
 
@@ -263,11 +264,12 @@ Status Core::Flush(RunPtr batch, uint64_t last_seq) {
   std::shared_ptr<Version> next_version = LevelsOnly();
   std::vector<uint64_t> replaced;
   uint32_t target = 0;
+  RunAge age = RunAge::kNewer;
   auto merged = CascadeMerge(std::move(sources), batch->count + log_entries_, &next,
-                             next_version.get(), &replaced, &target);
+                             next_version.get(), &replaced, &target, &age);
   if (!merged.ok()) return merged.status();
   if ((*merged)->count != 0) {
-    auto offset = backend_->WriteRun(**merged);
+    auto offset = backend_->WriteRun(**merged, age);
     if (!offset.ok()) return offset.status();
     next.levels[target] = {*offset, (*merged)->count};
     next_version->levels[target] = std::move(*merged);
@@ -283,13 +285,14 @@ Status Core::StartCheckpoint(uint64_t applied_seq) {
   std::shared_ptr<Version> next_version = LevelsOnly();
   if (!version_->buffer->empty()) {
     uint32_t target = 0;
+    RunAge age = RunAge::kNewer;
     auto merged = CascadeMerge(version_->buffer->Runs(), log_entries_, &next, next_version.get(),
-                               &pending->replaced, &target);
+                               &pending->replaced, &target, &age);
     if (!merged.ok()) return merged.status();
     if ((*merged)->count != 0) {
       // The run's write may go on behind the next batches; the manifest
       // that names it is published once it is done (PublishCheckpoint).
-      auto offset = backend_->StartRunWrite(*merged);
+      auto offset = backend_->StartRunWrite(*merged, age);
       if (!offset.ok()) return offset.status();
       next.levels[target] = {*offset, (*merged)->count};
       next_version->levels[target] = std::move(*merged);
@@ -377,7 +380,8 @@ Status Core::CompactLocked() {
   if ((*merged)->count != 0) {
     uint32_t target = 0;
     while (LevelCapacity(log2_batch_, target) < (*merged)->count) ++target;
-    auto offset = backend_->WriteRun(**merged);
+    // Every level merged: the run is the only one.
+    auto offset = backend_->WriteRun(**merged, RunAge::kOldest);
     if (!offset.ok()) return offset.status();
     next.levels[target] = {*offset, (*merged)->count};
     next_version->levels[target] = std::move(*merged);

@@ -92,10 +92,10 @@ class Core {
   // `incoming` entries as the log counts them) into manifest_'s levels: the
   // occupied levels below the target join the merge, are emptied in *next
   // and *next_version, and their runs go to *replaced; *target is the level
-  // the merged run (returned) goes to.
+  // the merged run (returned) goes to, *age whether it is the oldest there.
   Result<RunPtr> CascadeMerge(std::vector<RunPtr> sources, uint64_t incoming, Manifest* next,
                               Version* next_version, std::vector<uint64_t>* replaced,
-                              uint32_t* target);
+                              uint32_t* target, RunAge* age);
   // A checkpoint (two-half logs): the buffer (records up to applied_seq)
   // and the cascade's levels merged into a run whose write to the pool may
   // go on behind the next batches (Backend::StartRunWrite); the levels it

@@ -271,7 +271,12 @@ GPKV_HD constexpr uint64_t RunDataWords(uint64_t entries, uint32_t key_size, uin
 // built for every run a flush or a compaction writes, within their budget.
 // Every key of the run is in it, tombstones included; no other bits are
 // set. The bits do not depend on the order keys are added (an OR), so
-// threads of a CPU or a GPU may add them in any order.
+// threads of a CPU or a GPU may add them in any order. Except: a run
+// written as the table's oldest (no level above its own occupied; it stays
+// the oldest until a merge replaces it) has every bit of its filter set,
+// since a get does not read the oldest run's filter (a key it holds would
+// pay the filter's cache line for nothing): no hashing for the largest
+// runs a cascade writes.
 constexpr uint64_t kFilterBitsPerKey = 10;
 constexpr uint32_t kFilterBitsSet = 5;
 // Words of the filter of a run of n entries: ceil(n * 10 / 64) rounded up

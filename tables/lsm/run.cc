@@ -84,6 +84,7 @@ Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShap
   extent.keys = base + RunKeysOffset();
   extent.meta = base + RunMetaOffset(count, key_size);
   extent.values = base + RunValuesOffset(count, key_size);
+  extent.filter = base + RunFilterOffset(count, key_size, shape.value_size);
   return extent;
 }
 
@@ -95,8 +96,8 @@ void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint6
   // into shared words atomically, which gives the same words in any order.
   // An atomic OR costs 5.7 ns a key on one thread, so the split pays from
   // a few free cores on (on 2 shared cores it was slower): large runs on a
-  // host of 4 threads or more (the GPU backend's, whose runs reach 2^26
-  // keys).
+  // host of 4 threads or more. (The GPU backend builds its runs' filters on
+  // the device.)
   constexpr uint64_t kParallelKeys = uint64_t{1} << 20;
   constexpr int kParallelThreads = 4;
   if (threads < kParallelThreads || count < kParallelKeys) {
@@ -119,15 +120,21 @@ uint64_t RunFilterChecksum(uint64_t table_id, const uint64_t* filter, uint64_t w
 
 namespace {
 
-// The filter of a run whose keys are in the pool, its bytes zero before.
+// The filter of a run whose keys are in the pool, its bytes zero before
+// (with kCopied, its words set by the caller: only the checksum; with
+// kAllSet, every bit).
 void BuildFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t entries,
-                 const EntryShape& shape, int threads) {
+                 const EntryShape& shape, int threads, RunFilterSource source) {
   uint8_t* base = pool.At<uint8_t>(offset);
   const auto* keys = reinterpret_cast<const uint64_t*>(base + RunKeysOffset());
   auto* filter = reinterpret_cast<uint64_t*>(
       base + RunFilterOffset(entries, shape.key_size(), shape.value_size));
   const uint64_t words = RunFilterWords(entries);
-  AddToFilter(keys, entries, shape.key_words, filter, words, threads);
+  if (source == RunFilterSource::kFromKeys) {
+    AddToFilter(keys, entries, shape.key_words, filter, words, threads);
+  } else if (source == RunFilterSource::kAllSet) {
+    std::memset(filter, 0xff, words * 8);
+  }
   // The filter is small (1.25 bytes a key): its checksum on one thread.
   const uint64_t checksum = RunFilterChecksum(table_id, filter, words);
   std::memcpy(filter + words, &checksum, sizeof(checksum));
@@ -140,14 +147,15 @@ void WriteRunFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t
   const uint64_t filter_offset = RunFilterOffset(entries, shape.key_size(), shape.value_size);
   const uint64_t filter_bytes = RunFilterWords(entries) * 8 + 8;
   std::memset(pool.At<uint8_t>(offset + filter_offset), 0, filter_bytes);
-  BuildFilter(pool, table_id, offset, entries, shape, threads);
+  BuildFilter(pool, table_id, offset, entries, shape, threads, RunFilterSource::kFromKeys);
   pool.Persist(pool.At<uint8_t>(offset + filter_offset), filter_bytes);
 }
 
 void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const RunExtent& extent,
-               const RunSummary& summary, uint64_t data_checksum, int threads) {
+               const RunSummary& summary, uint64_t data_checksum, int threads,
+               RunFilterSource filter) {
   // AllocateRun zeroed the filter.
-  BuildFilter(pool, table_id, extent.offset, extent.count, shape, threads);
+  BuildFilter(pool, table_id, extent.offset, extent.count, shape, threads, filter);
   RunHeader header{};
   header.magic = kRunMagic;
   header.table_id = table_id;
@@ -167,24 +175,25 @@ void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const
 
 Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
-                              const CopyRunArrays& copy_arrays, int threads) {
+                              const CopyRunArrays& copy_arrays, int threads,
+                              RunFilterSource filter) {
   auto extent = AllocateRun(pool, table_id, shape, count);
   if (!extent.ok()) return extent.status();
   // The extent is fresh and unreferenced: no reader sees these bytes until a
   // manifest names the run.
-  Status copied = copy_arrays(extent->keys, extent->meta, extent->values);
+  Status copied = copy_arrays(extent->keys, extent->meta, extent->values, extent->filter);
   if (!copied.ok()) {
     pool.allocator().Free(extent->offset).IgnoreError();
     return copied;
   }
-  FinishRun(pool, table_id, shape, *extent, summary, data_checksum, threads);
+  FinishRun(pool, table_id, shape, *extent, summary, data_checksum, threads, filter);
   return extent->offset;
 }
 
 Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
-                          const RunView& run, int threads) {
+                          const RunView& run, int threads, RunFilterSource filter) {
   const uint32_t key_size = shape.key_size();
-  auto copy = [&](uint8_t* keys, uint8_t* meta, uint8_t* values) {
+  auto copy = [&](uint8_t* keys, uint8_t* meta, uint8_t* values, uint8_t*) {
     // The bulk copy, in slices per thread.
     struct Part {
       uint8_t* to;
@@ -207,7 +216,7 @@ Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& s
     return Status::OK();
   };
   return WriteRunWith(pool, table_id, shape, run.count, Summarize(run),
-                      RunDataChecksum(table_id, run, shape, threads), copy, threads);
+                      RunDataChecksum(table_id, run, shape, threads), copy, threads, filter);
 }
 
 Status FreeRuns(pm::Pool& pool, const std::vector<uint64_t>& offsets) {

@@ -88,17 +88,28 @@ RunSummary Summarize(const RunView& run);
 uint64_t RunDataChecksum(uint64_t table_id, const RunView& run, const EntryShape& shape,
                          int threads = 1);
 
+// Who sets a run's filter words: FinishRun, from the run's keys in the pool;
+// the caller, with the arrays (a GPU builds the filter where the keys are,
+// the same bits); or FinishRun, every bit set, for a run written as the
+// table's oldest (layout.h: gets do not read its filter). FinishRun sums
+// the filter's checksum in every case.
+enum class RunFilterSource { kFromKeys, kCopied, kAllSet };
+
 // Allocates a run extent, writes header and arrays (one sequential copy) and
-// persists them: after return the run is durable but unreferenced until a
-// manifest names it (an unreferenced run is freed at the next open).
+// persists them, the filter as `filter` says (kFromKeys or kAllSet): after
+// return the run is durable but unreferenced until a manifest names it (an
+// unreferenced run is freed at the next open).
 // REQUIRES: run.count >= 1, keys ascending and unique.
 // PoolFull when no extent is free.
 Result<uint64_t> WriteRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
-                          const RunView& run, int threads);
+                          const RunView& run, int threads,
+                          RunFilterSource filter = RunFilterSource::kFromKeys);
 
 // Copies a run's three arrays into the extent at keys, meta and values (as
-// layout.h places them); an error leaves the run unwritten.
-using CopyRunArrays = std::function<Status(uint8_t* keys, uint8_t* meta, uint8_t* values)>;
+// layout.h places them), and with RunFilterSource::kCopied the filter's
+// words at filter; an error leaves the run unwritten.
+using CopyRunArrays =
+    std::function<Status(uint8_t* keys, uint8_t* meta, uint8_t* values, uint8_t* filter)>;
 
 // A run's extent, allocated, its arrays not yet written (AllocateRun), and
 // where they go in it.
@@ -108,6 +119,7 @@ struct RunExtent {
   uint8_t* keys = nullptr;
   uint8_t* meta = nullptr;
   uint8_t* values = nullptr;
+  uint8_t* filter = nullptr;  // RunFilterWords(count) words, zeroed
 };
 // Allocates the extent of a run of `count` entries and zeroes what follows
 // its values (padding, the filter, the extent's tail); every other byte is
@@ -115,13 +127,14 @@ struct RunExtent {
 // PoolFull when no extent is free.
 Result<RunExtent> AllocateRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count);
-// Writes the header and the filter (from the keys) of the run whose arrays
-// the caller has written into `extent`, on `threads` threads, and persists
-// the extent: after return the run is durable but unreferenced until a
-// manifest names it. May run on another thread than the extent's allocation
-// (it writes only the extent's bytes).
+// Writes the header and the filter (from the keys, unless `filter` is
+// kCopied) of the run whose arrays the caller has written into `extent`, on
+// `threads` threads, and persists the extent: after return the run is
+// durable but unreferenced until a manifest names it. May run on another
+// thread than the extent's allocation (it writes only the extent's bytes).
 void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const RunExtent& extent,
-               const RunSummary& summary, uint64_t data_checksum, int threads = 1);
+               const RunSummary& summary, uint64_t data_checksum, int threads = 1,
+               RunFilterSource filter = RunFilterSource::kFromKeys);
 
 // Sets the bits of `count` keys in a zeroed filter of `words` words
 // (layout.h), on `threads` threads (the bits are the same in any order).
@@ -138,11 +151,13 @@ void WriteRunFilter(pm::Pool& pool, uint64_t table_id, uint64_t offset, uint64_t
 
 // WriteRun for a run whose arrays are elsewhere (GPU memory): the caller
 // gives the header's facts (summary, data checksum computed over the same
-// arrays) and copies the arrays in; this writes the header and padding and
-// persists the extent (AllocateRun, the copy, FinishRun). WriteRun calls it.
+// arrays) and copies the arrays in (and the filter's words, with `filter`
+// kCopied); this writes the header, padding and filter and persists the
+// extent (AllocateRun, the copy, FinishRun). WriteRun calls it.
 Result<uint64_t> WriteRunWith(pm::Pool& pool, uint64_t table_id, const EntryShape& shape,
                               uint64_t count, const RunSummary& summary, uint64_t data_checksum,
-                              const CopyRunArrays& copy_arrays, int threads = 1);
+                              const CopyRunArrays& copy_arrays, int threads = 1,
+                              RunFilterSource filter = RunFilterSource::kFromKeys);
 
 // Frees the extents of replaced runs (after the manifest that drops them is
 // published); the first error, after trying all.

@@ -1,10 +1,12 @@
 // The runs' key filters (tables/lsm/layout.h): every key of a run is in its
 // filter and few others are, the bits are the same however many threads add
-// the keys in whatever order, and gets over many levels of runs, with
-// overwrites and erases, never miss a key a std::map oracle holds.
+// the keys in whatever order, gets over many levels of runs, with
+// overwrites and erases, never miss a key a std::map oracle holds, and the
+// oldest run's filter, which gets do not read, has every bit set.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <random>
 #include <vector>
@@ -125,6 +127,72 @@ TEST(LsmFilter, GetsAcrossLevelsNeverMissAKeyTheOracleHolds) {
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ASSERT_NO_FATAL_FAILURE(check(**table, 400));
   db->reset();
+  auto report = recovery::VerifyPool(temp.path(), nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+}
+
+// The words of a pool file from `offset`.
+std::vector<uint64_t> ReadWords(const std::string& path, uint64_t offset, uint64_t words) {
+  std::vector<uint64_t> out(words);
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(words * 8));
+  if (!in) out.clear();
+  return out;
+}
+
+// A run written as the table's oldest has a filter of every bit set (gets
+// do not read it); every other run has its keys' bits, the same as
+// AddToFilter builds. Checked after each batch of a table of b = 16 that
+// flushes, merges down the levels and compacts; verify accepts both.
+TEST(LsmFilter, TheOldestRunsFilterHasEveryBitSetAndTheOthersTheirKeys) {
+  testutil::TempPool temp("lsm-filter-oldest");
+  std::mt19937_64 random(5);
+  uint32_t oldest_runs = 0, newer_runs = 0;
+  {
+    auto db = DB::Open(temp.path(), lsmtest::PoolOptions(uint64_t{64} << 20, 2));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto created = (*db)->CreateTable("o", lsmtest::OrderedOptions(16));
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    Table& table = **created;
+    for (uint64_t batch = 0; batch < 120; ++batch) {
+      const uint64_t n = 1 + random() % 64;
+      std::vector<uint64_t> keys(n), values(n, batch);
+      for (uint64_t& key : keys) key = random() % 5000;
+      ASSERT_TRUE(table.Put(keys, values).ok());
+      if (batch % 50 == 49) ASSERT_TRUE(table.Compact().ok());
+      const lsm::LsmRoot root = lsmtest::ReadRoot(temp.path());
+      const lsm::Manifest& manifest = lsmtest::Active(root);
+      uint32_t oldest = 0;
+      for (uint32_t level = 0; level < lsm::kMaxLevels; ++level) {
+        if (manifest.levels[level].offset != 0) oldest = level;
+      }
+      for (uint32_t level = 0; level < lsm::kMaxLevels; ++level) {
+        const lsm::RunRef& ref = manifest.levels[level];
+        if (ref.offset == 0) continue;
+        const uint64_t words = lsm::RunFilterWords(ref.entries);
+        const std::vector<uint64_t> run_keys =
+            ReadWords(temp.path(), ref.offset + lsm::RunKeysOffset(), ref.entries);
+        const std::vector<uint64_t> filter =
+            ReadWords(temp.path(), ref.offset + lsm::RunFilterOffset(ref.entries, 8, 8), words);
+        ASSERT_EQ(run_keys.size(), ref.entries);
+        ASSERT_EQ(filter.size(), words);
+        if (level == oldest) {
+          ++oldest_runs;
+          EXPECT_EQ(filter, std::vector<uint64_t>(words, ~uint64_t{0}))
+              << "level " << level << " after batch " << batch;
+        } else {
+          ++newer_runs;
+          EXPECT_EQ(filter, FilterOf(run_keys, 1, 1))
+              << "level " << level << " of " << oldest << " after batch " << batch;
+        }
+      }
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GE(oldest_runs, 100u);
+  EXPECT_GE(newer_runs, 100u);
   auto report = recovery::VerifyPool(temp.path(), nullptr);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;

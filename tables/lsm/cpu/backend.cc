@@ -153,9 +153,11 @@ Result<RunPtr> CpuBackend::Merge(const std::vector<RunPtr>& newest_first, bool d
   return RunPtr(std::make_shared<CpuRun>(std::move(merged)));
 }
 
-Result<uint64_t> CpuBackend::WriteRun(Run& run) {
+Result<uint64_t> CpuBackend::WriteRun(Run& run, RunAge age) {
   auto& cpu_run = static_cast<CpuRun&>(run);
-  auto offset = lsm::WriteRun(pool_, table_id_, shape_, cpu_run.view(), threads_);
+  auto offset =
+      lsm::WriteRun(pool_, table_id_, shape_, cpu_run.view(), threads_,
+                    age == RunAge::kOldest ? RunFilterSource::kAllSet : RunFilterSource::kFromKeys);
   if (!offset.ok()) return offset.status();
   // Queries read it in the pool from here on.
   cpu_run.MoveToPool(pool_, *offset, shape_);

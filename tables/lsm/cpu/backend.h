@@ -84,8 +84,10 @@ class CpuBackend final : public Backend {
                         uint64_t seq) override;
   Result<uint64_t> FinishLogRecord(bool complete) override;
   Result<RunPtr> Merge(const std::vector<RunPtr>& newest_first, bool drop_tombstones) override;
-  Result<uint64_t> WriteRun(Run& run) override;
-  Result<uint64_t> StartRunWrite(const RunPtr& run) override { return WriteRun(*run); }
+  Result<uint64_t> WriteRun(Run& run, RunAge age) override;
+  Result<uint64_t> StartRunWrite(const RunPtr& run, RunAge age) override {
+    return WriteRun(*run, age);
+  }
   Status FinishRunWrite() override { return Status::OK(); }
   void Install(std::shared_ptr<const Version> version) override;
 

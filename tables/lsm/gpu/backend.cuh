@@ -44,7 +44,10 @@ class DeviceRun final : public Run {
   // small array that stays in L2 and then one block of the run.
   uint64_t* fences = nullptr;
   uint64_t fence_count = 0;
-  // Non-null: base and fences came from the device's stream-ordered memory
+  // The run's key filter as the pool holds it (RunFilterWords(count)
+  // words; null until the run is written to the pool).
+  uint64_t* filter = nullptr;
+  // Non-null: base, fences and filter came from the device's stream-ordered memory
   // pool (cudaMallocAsync on this stream, the table's write stream) and go
   // back to it on this stream: no cudaFree (which waits for the whole
   // device and unmaps) per replaced run. Safe because a run is freed only
@@ -56,7 +59,8 @@ class DeviceRun final : public Run {
   DeviceRun(const DeviceRun&) = delete;
   DeviceRun& operator=(const DeviceRun&) = delete;
   ~DeviceRun() override {
-    for (void* pointer : {static_cast<void*>(base), static_cast<void*>(fences)}) {
+    for (void* pointer :
+         {static_cast<void*>(base), static_cast<void*>(fences), static_cast<void*>(filter)}) {
       if (pointer == nullptr) continue;
       if (pool_stream != nullptr) {
         cudaFreeAsync(pointer, pool_stream);

@@ -116,8 +116,8 @@ class GpuBackend final : public Backend {
                         uint64_t seq) override;
   Result<uint64_t> FinishLogRecord(bool complete) override;
   Result<RunPtr> Merge(const std::vector<RunPtr>& newest_first, bool drop_tombstones) override;
-  Result<uint64_t> WriteRun(Run& run) override;
-  Result<uint64_t> StartRunWrite(const RunPtr& run) override;
+  Result<uint64_t> WriteRun(Run& run, RunAge age) override;
+  Result<uint64_t> StartRunWrite(const RunPtr& run, RunAge age) override;
   Status FinishRunWrite() override;
   void Install(std::shared_ptr<const Version> version) override;
 
@@ -200,10 +200,13 @@ class GpuBackend final : public Backend {
   Status RecordChecksumTerms(const DeviceRun& run);
   // Builds run.fences (a level's run; queries search it often).
   Status BuildFences(DeviceRun& run);
-  // A run about to go to the pool as a level's: its header's facts
-  // (RunFacts) into *summary and *checksum, its fences built; counts its
-  // arrays' bytes as copied.
-  Status PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t* checksum);
+  // Launches the build of run.filter (the run's key filter, as the pool
+  // holds it) on the write stream.
+  Status BuildFilter(DeviceRun& run);
+  // A run about to go to the pool as a level's: its filter built (unless
+  // the run is the oldest), its header's facts (RunFacts) into *summary and
+  // *checksum, its fences built; counts its arrays' bytes as copied.
+  Status PrepareLevelRun(DeviceRun& run, RunAge age, RunSummary* summary, uint64_t* checksum);
   // The first batch after open would pay the device's one-time costs: each
   // kernel it launches is loaded at its first launch (CUDA's lazy module
   // loading) and the stream-ordered memory pool maps its memory. A batch of

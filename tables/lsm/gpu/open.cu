@@ -201,6 +201,7 @@ Status GpuBackend::WarmUp() {
     auto merged = MergePair(*sorted, *sorted, /*drop_tombstones=*/false);
     if (!merged.ok()) return merged.status();
     GPKV_RETURN_IF_ERROR(BuildFences(**merged));
+    GPKV_RETURN_IF_ERROR(BuildFilter(**merged));
   }
   GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), Where() + ": warm-up");
   return Status::OK();

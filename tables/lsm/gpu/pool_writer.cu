@@ -56,6 +56,22 @@ __global__ void FencesKernel(const uint64_t* keys, uint64_t fence_count, uint64_
   }
 }
 
+// The run's key filter (layout.h): each key's bits ORed into its word of
+// the zeroed filter, by FilterHash, FilterWordOf and FilterMaskOf as the
+// host calls them. An OR does not depend on the order of the keys, so the
+// words are the ones the CPU backend builds.
+template <uint32_t W>
+__global__ void FilterKernel(const uint64_t* keys, uint64_t count, uint64_t* filter,
+                             uint64_t words) {
+  static_assert(sizeof(unsigned long long) == sizeof(uint64_t));
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t hash = FilterHash(keys + i * W, W);
+    atomicOr(reinterpret_cast<unsigned long long*>(filter + FilterWordOf(hash, words)),
+             static_cast<unsigned long long>(FilterMaskOf(hash)));
+  }
+}
+
 // A sorted batch as the entries of its log record: its values (unless
 // tombstones) with the run's zero padding, which is the record's.
 log::gpu::DeviceRecordEntries RecordEntries(const DeviceRun& batch, bool tombstones) {
@@ -116,6 +132,25 @@ Status GpuBackend::BuildFences(DeviceRun& run) {
   return Status::OK();
 }
 
+Status GpuBackend::BuildFilter(DeviceRun& run) {
+  if (run.filter != nullptr) return Status::OK();
+  const uint64_t words = RunFilterWords(run.count);
+  void* filter = nullptr;
+  GPKV_CUDA_RETURN_IF_ERROR(run.pool_stream != nullptr
+                                ? cudaMallocAsync(&filter, words * 8, write_stream_)
+                                : cudaMalloc(&filter, words * 8),
+                            Where() + ": device memory for a run's filter");
+  run.filter = static_cast<uint64_t*>(filter);
+  GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(run.filter, 0, words * 8, write_stream_),
+                            Where() + ": zero a run's filter");
+  DispatchWords(shape_.key_words, [&](auto key_words) {
+    FilterKernel<decltype(key_words)::value>
+        <<<std::min(Blocks(run.count), 4096u), kBlock, 0, write_stream_>>>(run.keys(), run.count,
+                                                                           run.filter, words);
+  });
+  return LaunchStatus(Where() + ": run filter kernel");
+}
+
 Status GpuBackend::StartLogRecord(const Run& batch_run, bool tombstones, uint64_t record_offset,
                                   uint64_t epoch, uint64_t seq) {
   // The record on log_stream_: its checksum summed on the device and its
@@ -155,9 +190,13 @@ Result<uint64_t> GpuBackend::FinishLogRecord(bool complete) {
   return record_bytes;
 }
 
-Status GpuBackend::PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t* checksum) {
+Status GpuBackend::PrepareLevelRun(DeviceRun& run, RunAge age, RunSummary* summary,
+                                   uint64_t* checksum) {
   {
+    // The filter's kernel runs before the facts' on the write stream, and
+    // RunFacts waits for both: the filter is built when this returns.
     PhaseTimer timer(&times_.facts);
+    if (age == RunAge::kNewer) GPKV_RETURN_IF_ERROR(BuildFilter(run));
     GPKV_RETURN_IF_ERROR(RunFacts(run, checksum));
   }
   {
@@ -171,7 +210,7 @@ Status GpuBackend::PrepareLevelRun(DeviceRun& run, RunSummary* summary, uint64_t
   return Status::OK();
 }
 
-Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
+Result<uint64_t> GpuBackend::WriteRun(Run& level_run, RunAge age) {
   DeviceRun& run = AsDevice(level_run);
   // Runs are copied into the pool at the link's speed when the mapping is
   // registered (tmpfs, DAX); before the registration started at open is
@@ -180,23 +219,33 @@ Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
   if (!registered) ++times_.pageable_copies;
   RunSummary summary;
   uint64_t checksum = 0;
-  GPKV_RETURN_IF_ERROR(PrepareLevelRun(run, &summary, &checksum));
+  GPKV_RETURN_IF_ERROR(PrepareLevelRun(run, age, &summary, &checksum));
   const uint64_t array_bytes = run.array_bytes();
+  // The oldest run's filter is every bit set (FinishRun sets it).
+  const RunFilterSource filter_source =
+      age == RunAge::kOldest ? RunFilterSource::kAllSet : RunFilterSource::kCopied;
   const auto start = std::chrono::steady_clock::now();
   double copy_seconds = 0;
   auto written = WriteRunWith(
       pool_, table_id_, shape_, run.count, summary, checksum,
-      [&](uint8_t* keys, uint8_t*, uint8_t*) -> Status {
+      [&](uint8_t* keys, uint8_t*, uint8_t*, uint8_t* filter) -> Status {
         PhaseTimer timer(&copy_seconds);
-        // The three arrays lie back to back in both places.
+        // The three arrays lie back to back in both places; the filter
+        // follows them.
         GPKV_CUDA_RETURN_IF_ERROR(
             cudaMemcpyAsync(keys, run.base, array_bytes, cudaMemcpyDeviceToHost, write_stream_),
             Where() + ": copy a run into the pool");
+        if (filter_source == RunFilterSource::kCopied) {
+          GPKV_CUDA_RETURN_IF_ERROR(
+              cudaMemcpyAsync(filter, run.filter, RunFilterWords(run.count) * 8,
+                              cudaMemcpyDeviceToHost, write_stream_),
+              Where() + ": copy a run's filter into the pool");
+        }
         GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
                                   Where() + ": copy a run into the pool");
         return Status::OK();
       },
-      threads_);
+      threads_, filter_source);
   times_.copy += copy_seconds;
   times_.persist +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
@@ -204,11 +253,13 @@ Result<uint64_t> GpuBackend::WriteRun(Run& level_run) {
   return written;
 }
 
-Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run) {
+Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run, RunAge age) {
   DeviceRunPtr merged = AsDevice(level_run);
   RunSummary summary;
   uint64_t checksum = 0;
-  GPKV_RETURN_IF_ERROR(PrepareLevelRun(*merged, &summary, &checksum));
+  GPKV_RETURN_IF_ERROR(PrepareLevelRun(*merged, age, &summary, &checksum));
+  const RunFilterSource filter_source =
+      age == RunAge::kOldest ? RunFilterSource::kAllSet : RunFilterSource::kCopied;
   auto extent = AllocateRun(pool_, table_id_, shape_, merged->count);
   if (!extent.ok()) return extent.status();
   auto write = std::make_unique<RunWrite>();
@@ -221,33 +272,40 @@ Result<uint64_t> GpuBackend::StartRunWrite(const RunPtr& level_run) {
   // copy, then writes the header and persists).
   const uint64_t chunk = options_.checkpoint_chunk_mb << 20;
   RunWrite* copy = write.get();
-  copy->copied =
-      std::async(std::launch::async, [this, copy, summary, checksum, array_bytes, chunk] {
-        const auto start = std::chrono::steady_clock::now();
-        // In slices, one in flight at a time: the record copies of the
-        // batches meanwhile share the link instead of queuing behind the
-        // whole run.
-        auto copy_run = [&]() -> Status {
-          GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
-          const uint64_t slice = chunk == 0 ? array_bytes : chunk;
-          const std::string what = Where() + ": copy a checkpoint's run into the pool";
-          for (uint64_t at = 0; at < array_bytes; at += slice) {
-            GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.keys + at, copy->run->base + at,
-                                                      std::min(slice, array_bytes - at),
-                                                      cudaMemcpyDeviceToHost, checkpoint_stream_),
-                                      what);
-            GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
-          }
-          return Status::OK();
-        };
-        const Status status = copy_run();
-        if (status.ok()) {
-          FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum, threads_);
-        }
-        copy->copy_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return status;
-      });
+  copy->copied = std::async(std::launch::async, [this, copy, summary, checksum, array_bytes, chunk,
+                                                 filter_source] {
+    const auto start = std::chrono::steady_clock::now();
+    // In slices, one in flight at a time: the record copies of the
+    // batches meanwhile share the link instead of queuing behind the
+    // whole run.
+    auto copy_run = [&]() -> Status {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "cudaSetDevice");
+      const uint64_t slice = chunk == 0 ? array_bytes : chunk;
+      const std::string what = Where() + ": copy a checkpoint's run into the pool";
+      for (uint64_t at = 0; at < array_bytes; at += slice) {
+        GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.keys + at, copy->run->base + at,
+                                                  std::min(slice, array_bytes - at),
+                                                  cudaMemcpyDeviceToHost, checkpoint_stream_),
+                                  what);
+        GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
+      }
+      if (filter_source == RunFilterSource::kCopied) {
+        GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy->extent.filter, copy->run->filter,
+                                                  RunFilterWords(copy->run->count) * 8,
+                                                  cudaMemcpyDeviceToHost, checkpoint_stream_),
+                                  what);
+        GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(checkpoint_stream_), what);
+      }
+      return Status::OK();
+    };
+    const Status status = copy_run();
+    if (status.ok()) {
+      FinishRun(pool_, table_id_, shape_, copy->extent, summary, checksum, threads_, filter_source);
+    }
+    copy->copy_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return status;
+  });
   run_write_ = std::move(write);
   return extent->offset;
 }
