@@ -138,7 +138,8 @@ Result<std::unique_ptr<Table>> OpenLogged(const tables::OpenContext& context,
   };
   std::unique_ptr<logged::DeviceRecordWriter> device_records;
 #if GPKV_HAVE_CUDA
-  if (on_gpu) device_records = logged::gpu::MakeDeviceRecordWriter(context.cuda_device);
+  if (on_gpu)
+    device_records = logged::gpu::MakeDeviceRecordWriter(*context.pool, context.cuda_device);
 #endif
   auto core = logged::Core::Open(*context.pool, entry.name, entry.root_offset, make_index,
                                  context.cpu_threads, context.report, std::move(device_records));

@@ -13,14 +13,16 @@
 
 #include <memory>
 
+#include "pm/pool.h"
 #include "tables/gphash/logged/core.h"
 
 namespace gpkv::gphash::logged::gpu {
 
-// A record writer on CUDA device `device`, with a stream of its own. The
-// pool is registered with CUDA at the first record (copies at the link's
-// bulk rate); a pool the driver cannot pin is reached through pageable
-// memory.
-std::unique_ptr<DeviceRecordWriter> MakeDeviceRecordWriter(int device);
+// A record writer for `pool` on CUDA device `device`, with a stream of its
+// own. The pool is registered with CUDA on a thread of the writer's, from
+// now until the first record, which waits for it (copies then run at the
+// link's bulk rate); a pool the driver cannot pin is reached through
+// pageable memory. REQUIRES: the writer is destroyed before the pool.
+std::unique_ptr<DeviceRecordWriter> MakeDeviceRecordWriter(pm::Pool& pool, int device);
 
 }  // namespace gpkv::gphash::logged::gpu
