@@ -57,7 +57,10 @@ std::string HelpFooter() {
       "                          2^N operations), sortall, and mirror / staged kernels\n"
       "                          warpputs, tilegets (e.g. direct+nocache, mirror+tilegets)\n"
       "  cpu                     the CPU backend on all hardware threads\n"
-      "  naive                   the naive GPU baseline (linear probing over a registered file)\n";
+      "  naive                   the naive GPU baseline (linear probing over a registered file)\n"
+      "  logged                  a logged hash table on the CUDA backend (each batch a log\n"
+      "                          record, the index in GPU memory; batches of 2^20, a log of 32)\n"
+      "  ordered                 an ordered (LSM) table on the CUDA backend\n";
   return text;
 }
 

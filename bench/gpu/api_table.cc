@@ -27,6 +27,9 @@ Result<HashCounters> HashCountersOf(Table& table) {
   if (!stats.ok()) return stats.status();
   HashCounters counters;
   counters.keys = stats->keys;
+  // A logged hash table or an ordered table keeps no GPHash index in the
+  // pool: its keys only.
+  if (stats->family != "gphash" || stats->mode == "logged") return counters;
   const struct {
     const char* name;
     uint64_t* count;

@@ -43,8 +43,10 @@ struct HashCounters {
   uint64_t cache_get_pool_reads = 0;  // gphash.cache-get-pool-reads
 };
 
-// The counters of `table`, a persistent hash table. NotFound naming the
-// property when the table's family has none of that name.
+// The counters of `table`, a persistent hash table written in place (a
+// logged hash table's or an ordered table's: its keys, the rest zero).
+// NotFound naming the property when the table's family has none of that
+// name.
 Result<HashCounters> HashCountersOf(Table& table);
 
 // A table of 8-byte keys and values as the suites call it: `count`

@@ -52,6 +52,27 @@ void PrintNaiveRatios(const std::vector<Row>& rows, std::FILE* out) {
   }
 }
 
+void PrintTableModeRatios(const std::vector<Row>& rows, std::FILE* out) {
+  bool header = false;
+  for (const Row& row : rows) {
+    if (row.mode != "logged" && row.mode != "ordered") continue;
+    for (const Row& peer : rows) {
+      if ((peer.mode != "mirror" && peer.mode != "direct") || peer.workload != row.workload ||
+          peer.batch != row.batch) {
+        continue;
+      }
+      if (!header) {
+        std::fprintf(out, "\nlogged and ordered tables vs the in-place modes:\n");
+        header = true;
+      }
+      std::fprintf(out, "  %-8s vs %-7s %-24s batch %8llu: %10.2f vs %10.2f Mops/s = %6.2fx\n",
+                   row.mode.c_str(), peer.mode.c_str(), row.workload.c_str(),
+                   static_cast<unsigned long long>(row.batch), row.mops(), peer.mops(),
+                   row.mops() / peer.mops());
+    }
+  }
+}
+
 void PrintTransactionModel(std::FILE* out) {
   std::fprintf(
       out,

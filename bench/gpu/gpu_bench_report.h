@@ -50,6 +50,9 @@ void PrintTransactionModel(std::FILE* out);
 void PrintRows(const std::vector<Row>& rows, std::FILE* out);
 // Each mode's YCSB A beside the naive baseline's at the same batch size.
 void PrintNaiveRatios(const std::vector<Row>& rows, std::FILE* out);
+// The logged and ordered modes' points beside mirror and direct mode's of
+// the same workload and batch size.
+void PrintTableModeRatios(const std::vector<Row>& rows, std::FILE* out);
 // The GPU modes' YCSB C beside the CPU backend's, mirror mode's LOAD beside
 // the link's store rate at the index's size, and each mode's load factor
 // beside the CPU backend's.

@@ -242,9 +242,14 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
     return Status::Corruption("after LOAD the table holds " + std::to_string(stats->keys) +
                               " keys, not " + std::to_string(args.keys));
   }
-  std::fprintf(args.text, "# %s: loaded %llu keys, load factor %.3f, %u levels, %llu resizes\n",
-               mode.c_str(), static_cast<unsigned long long>(stats->keys), stats->load_factor,
-               stats->levels, static_cast<unsigned long long>(stats->resizes));
+  if (IsTableMode(mode)) {
+    std::fprintf(args.text, "# %s: loaded %llu keys\n", mode.c_str(),
+                 static_cast<unsigned long long>(stats->keys));
+  } else {
+    std::fprintf(args.text, "# %s: loaded %llu keys, load factor %.3f, %u levels, %llu resizes\n",
+                 mode.c_str(), static_cast<unsigned long long>(stats->keys), stats->load_factor,
+                 stats->levels, static_cast<unsigned long long>(stats->resizes));
+  }
   for (int log2 : args.batch_log2) {
     size_t batch = size_t{1} << log2;
     size_t ops = std::max(kOpsPerPoint, 2 * batch);
@@ -294,12 +299,12 @@ std::string PoolPath(const Args& args, const std::string& mode) {
 }
 uint64_t PoolBytes(uint64_t keys) { return keys * 96 + (uint64_t{256} << 20); }
 
-// A table of `keys` expected keys in a pool of its own, opened with `options`.
+// A table of `keys` expected keys in a pool of its own, opened with `options`
+// (its table options: the mode's, gpu_modes.h ModeTableOptions).
 Result<std::unique_ptr<BenchDb>> CreateBenchDb(const Args& args, const std::string& mode,
                                                uint64_t keys, const Options& options) {
-  TableOptions table_options;
-  table_options.expected_keys = keys;
-  return BenchDb::Create(PoolPath(args, mode), PoolBytes(keys), options, table_options);
+  return BenchDb::Create(PoolPath(args, mode), PoolBytes(keys), options,
+                         ModeTableOptions(BaseMode(mode), keys));
 }
 
 // The DB options of the cpu mode: the CPU backend on all hardware threads.
@@ -310,11 +315,43 @@ Options CpuOptions() {
   return options;
 }
 
+// The stats property `name` of `table`, 0 when it has none.
+double PropertyOf(Table& table, const std::string& name) {
+  auto stats = table.Stats();
+  if (!stats.ok()) return 0;
+  return stats->Property(name).value_or(0);
+}
+
+// A logged table's log filled with update batches of kLoadBatch until the
+// next would not fit (so that the reopen replays a full log).
+Status FillLog(const Args& args, const ApiTable& table, const OpSet& uniform) {
+  const double capacity = PropertyOf(table.table(), "gphash.log-capacity");
+  // A record of kLoadBatch 8/8-byte pairs: its 24-byte header, then its keys
+  // and values (docs/FORMAT.md).
+  const double record = static_cast<double>(kLoadBatch) * 16 + 24;
+  for (size_t done = 0;; done += kLoadBatch) {
+    const double bytes = PropertyOf(table.table(), "gphash.log-bytes");
+    if (bytes + record > capacity) {
+      std::fprintf(args.text, "# logged: log filled to %.1f of %.1f MiB before the reopen\n",
+                   bytes / 1048576.0, capacity / 1048576.0);
+      return Status::OK();
+    }
+    const size_t first = done % kTimedSpan;
+    GPKV_RETURN_IF_ERROR(table.Put(uniform.device_keys.data() + first * 8,
+                                   uniform.device_values.data() + first * 8, kLoadBatch));
+  }
+}
+
 Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
                   const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
-  auto mode_options = ParseGpuMode(mode);
-  if (!mode_options.ok()) return mode_options.status();
-  const Options options = mode_options->Apply(Options());
+  Options options;
+  if (IsTableMode(mode)) {
+    options.backend = Backend::kCuda;
+  } else {
+    auto mode_options = ParseGpuMode(mode);
+    if (!mode_options.ok()) return mode_options.status();
+    options = mode_options->Apply(Options());
+  }
   double open_start = Now();
   auto bench = CreateBenchDb(args, mode, args.keys, options);
   if (!bench.ok()) return bench.status();
@@ -350,7 +387,23 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
         table.Get(uniform.keys.data() + done * 8, values.data(), found.data(), batch));
   }
   rows->push_back({mode, "C get uniform, host batch", batch, kOpsPerPoint, Now() - start});
-  // And an open of the loaded pool (the table's recovery scan; mirror build).
+  if (mode == "logged") {
+    // Pool bytes written per operation of a 2^20 batch: its share of the
+    // record (16 bytes and the 24-byte header's share), and its share of the
+    // image (of every key) that a checkpoint writes once per full log.
+    const double image_bytes = static_cast<double>(args.keys) * 16 + 64;
+    const double log_ops = PropertyOf(table.table(), "gphash.log-batches") *
+                           PropertyOf(table.table(), "gphash.batch-entries");
+    std::fprintf(args.text,
+                 "# logged: %.0f checkpoints since open, image %.1f MiB; pool bytes written per "
+                 "operation: %.2f (record) + %.2f (image, once per full log) = %.2f\n",
+                 PropertyOf(table.table(), "gphash.checkpoints"), image_bytes / 1048576.0,
+                 16 + 24.0 / kLoadBatch, image_bytes / log_ops,
+                 16 + 24.0 / kLoadBatch + image_bytes / log_ops);
+    GPKV_RETURN_IF_ERROR(FillLog(args, table, uniform));
+  }
+  // And an open of the loaded pool (the table's recovery scan; mirror build;
+  // a logged table's image read and log replayed).
   GPKV_RETURN_IF_ERROR((*bench)->Close());
   open_start = Now();
   GPKV_RETURN_IF_ERROR((*bench)->Open(options));
@@ -499,7 +552,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   GPKV_RETURN_IF_ERROR(MakeOpSet(std::move(zipf_records), &zipf));
 
   for (const std::string& mode : modes) {
-    if (mode == "naive") continue;
+    if (mode == "naive" || IsTableMode(mode)) continue;
     Status probed = ProbeModeLoadFactor(args, mode, &load_factors);
     if (!probed.ok()) return Within(mode + " load factor", probed);
   }
@@ -514,6 +567,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   PrintTransactionModel(text);
   PrintRows(rows, text);
   PrintNaiveRatios(rows, text);
+  PrintTableModeRatios(rows, text);
   PrintCpuRatios(rows, link, load_factors, index_bytes, text);
   if (host) {
     Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);

@@ -23,6 +23,22 @@ int NumberAfter(const std::string& option, const std::string& prefix) {
 
 std::string BaseMode(const std::string& mode) { return mode.substr(0, mode.find('+')); }
 
+bool IsTableMode(const std::string& mode) { return mode == "logged" || mode == "ordered"; }
+
+TableOptions ModeTableOptions(const std::string& mode, uint64_t keys) {
+  TableOptions options;
+  options.expected_keys = keys;
+  if (mode == "logged") {
+    // A log of 32 batches of 2^20 (512 MiB): a checkpoint every 32 full
+    // batches; a LOAD of 2^24 keys fits the log.
+    options.hash_log.batch_entries = uint64_t{1} << 20;
+    options.hash_log.log_batches = 32;
+  } else if (mode == "ordered") {
+    options.kind = TableKind::kOrdered;
+  }
+  return options;
+}
+
 Result<GpuMode> ParseGpuMode(const std::string& mode) {
   const std::string base = BaseMode(mode);
   GpuMode parsed;
@@ -63,15 +79,17 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
 }
 
 Status CheckMode(const std::string& mode) {
-  if (mode == "cpu" || mode == "naive" || mode == "host") return Status::OK();
+  if (mode == "cpu" || mode == "naive" || mode == "host" || IsTableMode(mode)) {
+    return Status::OK();
+  }
   const std::string base = BaseMode(mode);
-  if (base == "cpu" || base == "naive") {
+  if (base == "cpu" || base == "naive" || IsTableMode(base)) {
     return Status::InvalidArgument("mode '" + mode + "': " + base + " takes no options");
   }
   if (base != "direct" && base != "mirror" && base != "staged") {
     return Status::InvalidArgument("mode '" + mode +
                                    "' is not direct, mirror, staged (each with options after "
-                                   "'+'), cpu, naive or host");
+                                   "'+'), cpu, naive, logged, ordered or host");
   }
   auto parsed = ParseGpuMode(mode);
   return parsed.ok() ? Status::OK() : parsed.status();

@@ -3,6 +3,11 @@
 //   direct | mirror | staged [+OPTION]...   a persistent hash table on the CUDA backend
 //                                           in that index mode (Options::hash_gpu)
 //   cpu                                     the same on the CPU backend, all hardware threads
+//   logged                                  a logged persistent hash table on the CUDA
+//                                           backend (TableOptions::hash_log: batches of
+//                                           2^20, a log of 32; the index the GPU slab hash)
+//   ordered                                 a persistent ordered table (LSM) on the CUDA
+//                                           backend, the same keys
 //   naive                                   the naive baseline (naive_table.h)
 //   host                                    the host-batch section (host_bench.h):
 //                                           engine and every GPU mode, host batches
@@ -44,6 +49,14 @@ struct GpuMode {
 
 // The mode without its options: "direct" of "direct+nocache".
 std::string BaseMode(const std::string& mode);
+
+// Whether `mode` is one of the table modes that keep no GPHash index in
+// place (logged, ordered): they have no load factor, levels or cache.
+bool IsTableMode(const std::string& mode);
+
+// The table options of a table mode (logged, ordered) for `keys` expected
+// keys; those of a hash table written in place for any other mode.
+TableOptions ModeTableOptions(const std::string& mode, uint64_t keys);
 
 // The options of a direct, mirror or staged mode. InvalidArgument
 // naming the mode for another base or an unknown option.

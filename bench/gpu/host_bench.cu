@@ -17,6 +17,7 @@
 
 #include "bench/gpkv_bench_workload.h"
 #include "bench/gpu/api_table.h"
+#include "bench/gpu/gpu_modes.h"
 #include "bench/gpu/host_bench.h"
 #include "gpkv/db.h"
 #include "gpu/device_memory.h"
@@ -387,6 +388,21 @@ Status RunGpuTable(HashGpuIndexMode mode, const std::string& name, uint64_t keys
   return Status::OK();
 }
 
+// A logged hash table or an ordered table (gpu_modes.h ModeTableOptions) on
+// the CUDA backend, on the same keys: LOAD, then the plan.
+Status RunTableMode(const std::string& mode, uint64_t keys, const std::string& dir, Data& data,
+                    const Plan& plan, std::vector<HostRow>* rows, std::FILE* text) {
+  Options options;
+  options.backend = Backend::kCuda;
+  options.sync_mode = SyncMode::kBatch;
+  auto bench =
+      BenchDb::Create(PoolPath(dir, mode), PoolBytes(keys), options, ModeTableOptions(mode, keys));
+  if (!bench.ok()) return bench.status();
+  Target target = EngineTarget(mode, &(*bench)->db(), (*bench)->table());
+  GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
+  return RunRegistered(target, data, plan, rows, text);
+}
+
 void PrintRows(const std::vector<HostRow>& rows, std::FILE* out) {
   std::fprintf(out, "\n## Host batches\n\n");
   std::fprintf(out, "| table | memory | workload | batch | callers | Mops/s | p50 us | p99 us |\n");
@@ -461,6 +477,13 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
                                    {plain}, rows, text));
   GPKV_RETURN_IF_ERROR(RunGpuTable(HashGpuIndexMode::kStaged, "staged", keys, dir, data, {{"", {}}},
                                    {plain}, rows, text));
+  // The logged hash table and the ordered table on the same keys, batches of
+  // 2^20 and 4096 (one caller and 8).
+  Plan tables = plain;
+  tables.callers = {8};
+  for (const char* mode : {"logged", "ordered"}) {
+    GPKV_RETURN_IF_ERROR(RunTableMode(mode, keys, dir, data, tables, rows, text));
+  }
   PrintRows(*rows, text);
   return Status::OK();
 }

@@ -8,6 +8,8 @@
 //     (Options::hash_gpu), and in mirror mode with the pipeline off ("mirror
 //     legacy": HashGpuOptions::host_lanes 0, one stream, pageable copies) as
 //     the before-row of the same run;
+//   - a logged hash table and an ordered table on the CUDA backend
+//     (gpu_modes.h: modes logged and ordered), beside them on the same keys;
 // each with pageable, registered (DB::RegisterHostMemory)
 // and device buffers, YCSB C (uniform gets) and YCSB A (half gets, half
 // updates, uniform) at batches of 2^20 and 4096, batch-size sweeps

@@ -21,6 +21,7 @@
 #if GPKV_HAVE_CUDA
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/logged/gpu/device_batches.h"
+#include "tables/gphash/logged/gpu/device_records.h"
 #endif
 
 namespace gpkv::gphash {
@@ -135,8 +136,13 @@ Result<std::unique_ptr<Table>> OpenLogged(const tables::OpenContext& context,
     }
     return index;
   };
+  std::unique_ptr<logged::DeviceRecordWriter> device_records;
+#if GPKV_HAVE_CUDA
+  if (on_gpu)
+    device_records = logged::gpu::MakeDeviceRecordWriter(*context.pool, context.cuda_device);
+#endif
   auto core = logged::Core::Open(*context.pool, entry.name, entry.root_offset, make_index,
-                                 context.cpu_threads, context.report);
+                                 context.cpu_threads, context.report, std::move(device_records));
   if (!core.ok()) return core.status();
   logged::DeviceMemoryFn in_device_memory = nullptr;
 #if GPKV_HAVE_CUDA

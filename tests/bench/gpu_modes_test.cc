@@ -77,12 +77,32 @@ TEST(GpuBenchModes, EveryModeOfTheRecordedRunsIsAccepted) {
   }
 }
 
+TEST(GpuBenchModes, TableModesMakeLoggedAndOrderedTables) {
+  EXPECT_TRUE(CheckMode("logged").ok());
+  EXPECT_TRUE(CheckMode("ordered").ok());
+  EXPECT_TRUE(IsTableMode("logged"));
+  EXPECT_TRUE(IsTableMode("ordered"));
+  EXPECT_FALSE(IsTableMode("mirror"));
+  const TableOptions logged = ModeTableOptions("logged", 1000);
+  EXPECT_EQ(logged.kind, TableKind::kHash);
+  EXPECT_EQ(logged.expected_keys, 1000u);
+  EXPECT_EQ(logged.hash_log.batch_entries, uint64_t{1} << 20);
+  EXPECT_EQ(logged.hash_log.log_batches, 32u);
+  const TableOptions ordered = ModeTableOptions("ordered", 1000);
+  EXPECT_EQ(ordered.kind, TableKind::kOrdered);
+  EXPECT_EQ(ordered.hash_log.log_batches, 0u);
+  const TableOptions mirror = ModeTableOptions("mirror", 1000);
+  EXPECT_EQ(mirror.kind, TableKind::kHash);
+  EXPECT_EQ(mirror.hash_log.log_batches, 0u);
+  EXPECT_EQ(mirror.expected_keys, 1000u);
+}
+
 TEST(GpuBenchModes, BadModesAreInvalidArguments) {
-  for (const char* mode :
-       {"", "gpu", "direct+", "direct+bogus", "direct+cache", "direct+cache101", "direct+cachex",
-        "direct+reload99", "cpu+thread", "naive+nocache", "+direct",
-        // Removed from the benchmark with the kernels they ran.
-        "direct+oneshot", "direct+thread", "mirror+oneshot", "mirror+thread"}) {
+  for (const char* mode : {"", "gpu", "direct+", "direct+bogus", "direct+cache", "direct+cache101",
+                           "direct+cachex", "direct+reload99", "cpu+thread", "naive+nocache",
+                           "+direct", "logged+nocache", "ordered+warpputs",
+                           // Removed from the benchmark with the kernels they ran.
+                           "direct+oneshot", "direct+thread", "mirror+oneshot", "mirror+thread"}) {
     Status checked = CheckMode(mode);
     EXPECT_TRUE(checked.IsInvalidArgument()) << "'" << mode << "': " << checked.ToString();
   }

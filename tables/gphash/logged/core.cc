@@ -80,8 +80,10 @@ Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int thr
 
 Result<std::unique_ptr<Core>> Core::Open(pm::Pool& pool, const std::string& table_name,
                                          uint64_t root_offset, const IndexFactory& make_index,
-                                         int threads, recovery::Report* report) {
+                                         int threads, recovery::Report* report,
+                                         std::unique_ptr<DeviceRecordWriter> device_records) {
   std::unique_ptr<Core> core(new Core(pool, table_name, root_offset, threads));
+  core->device_records_ = std::move(device_records);
   GPKV_RETURN_IF_ERROR(core->Recover(make_index, report));
   return core;
 }
@@ -156,18 +158,24 @@ Status Core::Replay(const LoggedView& view, recovery::Report* report) {
   return Status::OK();
 }
 
-Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n) {
+Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n, BatchMemory memory) {
+  if (memory == BatchMemory::kDevice && device_records_ == nullptr) {
+    return Status::Unsupported(Where() + ": write batches in device memory need the CUDA backend");
+  }
   std::lock_guard<std::mutex> lock(write_mutex_);
   GPKV_RETURN_IF_ERROR(broken_);
   if (n == 0) return Status::OK();
-  return Apply({keys, values, n}, {}, nullptr);
+  return Apply({keys, values, n}, {}, nullptr, memory);
 }
 
-Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n) {
+Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n, BatchMemory memory) {
+  if (memory == BatchMemory::kDevice && device_records_ == nullptr) {
+    return Status::Unsupported(Where() + ": write batches in device memory need the CUDA backend");
+  }
   std::lock_guard<std::mutex> lock(write_mutex_);
   GPKV_RETURN_IF_ERROR(broken_);
   if (n == 0) return Status::OK();
-  return Apply({}, {keys, nullptr, n}, erased);
+  return Apply({}, {keys, nullptr, n}, erased, memory);
 }
 
 Status Core::Write(const tables::ResolvedWrite& batch, uint8_t* probe_found) {
@@ -184,7 +192,7 @@ Status Core::Write(const tables::ResolvedWrite& batch, uint8_t* probe_found) {
                {batch.erase_keys.data(), nullptr, batch.erases}, nullptr);
 }
 
-Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased) {
+Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchMemory memory) {
   uint64_t record_bytes = 0;
   for (const Part* part : {&puts, &erases}) {
     if (part->count == 0) continue;
@@ -214,13 +222,9 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased) {
   for (const Part* part : {&puts, &erases}) {
     if (part->count == 0) continue;
     const uint64_t offset = log_.RecordOffset() + written;
-    log::cpu::RecordEntries entries;
-    entries.keys = reinterpret_cast<const uint64_t*>(part->keys);
-    entries.values = part->values;
-    entries.count = part->count;
-    const log::RecordHeader header = log::cpu::WriteRecordArrays(
-        pool_, offset, log_.epoch(), seq++, entries, key_size_, value_size_, threads_);
-    written += log::FinishRecord(pool_, offset, header, key_size_, value_size_);
+    auto header = WriteRecordArrays(*part, offset, seq++, memory);
+    if (!header.ok()) return header.status();
+    written += log::FinishRecord(pool_, offset, *header, key_size_, value_size_);
   }
   log_.Publish(pool_, written);
   next_seq_ = seq;
@@ -232,6 +236,27 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased) {
     return status;
   }
   return pool_.Sync();
+}
+
+Result<log::RecordHeader> Core::WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
+                                                  BatchMemory memory) {
+  if (memory == BatchMemory::kDevice) {
+    // Nothing reads past the published bytes: a failed copy leaves the log
+    // as it was.
+    auto header =
+        device_records_->WriteRecordArrays(pool_, offset, log_.epoch(), seq, part.keys, part.values,
+                                           part.count, key_size_, value_size_);
+    if (!header.ok()) {
+      return Status(header.status().code(), Where() + ": " + header.status().message());
+    }
+    return *header;
+  }
+  log::cpu::RecordEntries entries;
+  entries.keys = reinterpret_cast<const uint64_t*>(part.keys);
+  entries.values = part.values;
+  entries.count = part.count;
+  return log::cpu::WriteRecordArrays(pool_, offset, log_.epoch(), seq, entries, key_size_,
+                                     value_size_, threads_);
 }
 
 Status Core::ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased) {

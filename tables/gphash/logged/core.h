@@ -18,6 +18,11 @@
 // Write, Stats) run one at a time; gets and scans go straight to the index
 // and run beside them, seeing each operation of a batch applied or not.
 //
+// Write batches come from host memory, or, on the CUDA backend (a
+// DeviceRecordWriter given at open), from device memory: the record is then
+// checksummed on the device and copied from there to the pool in bulk, and
+// the batch is applied to the index from device memory.
+//
 // Who may call: tables/gphash/ (the front, LoggedTable) and tests.
 #pragma once
 
@@ -33,6 +38,7 @@
 #include "pm/pool.h"
 #include "recovery/report.h"
 #include "tables/gphash/logged/layout.h"
+#include "tables/log/layout.h"
 #include "tables/log/log.h"
 #include "tables/write_batch.h"
 
@@ -53,6 +59,28 @@ struct LoggedStats {
   uint64_t applied_seq = 0;
 };
 
+// Where a write batch's arrays lie.
+enum class BatchMemory { kHost, kDevice };
+
+// The CUDA backend's writer of a log record whose arrays are in device
+// memory (gpu/device_records.h makes it; the core names no CUDA).
+class DeviceRecordWriter {
+ public:
+  virtual ~DeviceRecordWriter() = default;
+  // Copies the arrays of the columnar record of `count` keys (and values,
+  // unless `values` is null: a tombstone record), sequence number `seq`, from
+  // device memory to record_offset in the pool, and returns its header with
+  // the checksum of log `epoch`: what log::FinishRecord then completes (the
+  // same bytes as log::cpu::WriteRecordArrays from host memory). Returns once
+  // the record's arrays are in the pool. REQUIRES: count >= 1; the record
+  // fits its half.
+  virtual Result<log::RecordHeader> WriteRecordArrays(pm::Pool& pool, uint64_t record_offset,
+                                                      uint64_t epoch, uint64_t seq,
+                                                      const uint8_t* keys, const uint8_t* values,
+                                                      uint64_t count, uint32_t key_size,
+                                                      uint32_t value_size) = 0;
+};
+
 class Core {
  public:
   // Makes the empty index, sized for `expected_keys`.
@@ -61,18 +89,25 @@ class Core {
   // Opens the table rooted at root_offset: validates root and checkpoint,
   // checks the image and puts it into a new index (`make_index`), replays the
   // log's records into it. Writes nothing. Corruption names table and
-  // offset. `threads`: CPU threads for checksums.
-  static Result<std::unique_ptr<Core>> Open(pm::Pool& pool, const std::string& table_name,
-                                            uint64_t root_offset, const IndexFactory& make_index,
-                                            int threads, recovery::Report* report);
+  // offset. `threads`: CPU threads for checksums. `device_records`: the
+  // CUDA backend's record writer (null: write batches in host memory only).
+  static Result<std::unique_ptr<Core>> Open(
+      pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
+      const IndexFactory& make_index, int threads, recovery::Report* report,
+      std::unique_ptr<DeviceRecordWriter> device_records = nullptr);
 
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
-  // Write batches in host memory (Table's contracts: the last put of a key
-  // wins; erased, when not null, gets 1 where a key was live).
-  Status Put(const uint8_t* keys, const uint8_t* values, size_t n);
-  Status Erase(const uint8_t* keys, uint8_t* erased, size_t n);
+  // Write batches (Table's contracts: the last put of a key wins; erased,
+  // when not null, gets 1 where a key was live), every array in `memory`.
+  // kDevice: Unsupported unless the core has a DeviceRecordWriter.
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t n,
+             BatchMemory memory = BatchMemory::kHost);
+  Status Erase(const uint8_t* keys, uint8_t* erased, size_t n,
+               BatchMemory memory = BatchMemory::kHost);
+  // Whether write batches may come from device memory.
+  bool TakesDeviceBatches() const { return device_records_ != nullptr; }
   // A mixed batch, resolved (tables::ResolvedWrite): its puts' record and
   // its erases' record published by one store. probe_found receives
   // batch.probes bytes: 1 where a probe key was live before it.
@@ -96,8 +131,14 @@ class Core {
     size_t count = 0;
   };
   // Makes puts then erases durable (log records, or the image when they do
-  // not fit an empty log), applies them to the index. REQUIRES: write_mutex_.
-  Status Apply(const Part& puts, const Part& erases, uint8_t* erased);
+  // not fit an empty log), applies them to the index. Every array lies in
+  // `memory`. REQUIRES: write_mutex_.
+  Status Apply(const Part& puts, const Part& erases, uint8_t* erased,
+               BatchMemory memory = BatchMemory::kHost);
+  // Copies a part's record arrays into the log at `offset` from `memory`;
+  // returns the header with its checksum (log::FinishRecord completes it).
+  Result<log::RecordHeader> WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
+                                              BatchMemory memory);
   Status ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased);
   // Writes the index's image and publishes it with the next log epoch, then
   // frees the previous image and syncs the pool. REQUIRES: write_mutex_.
@@ -114,6 +155,7 @@ class Core {
   uint32_t log2_batch_ = 0;
   uint32_t log_batches_ = 0;
   std::unique_ptr<Table> index_;
+  std::unique_ptr<DeviceRecordWriter> device_records_;
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   Status broken_;           // set when the index got ahead of the pool: writes refused

@@ -32,16 +32,37 @@ Status LoggedTable::RequireHostBatch(std::initializer_list<const void*> arrays) 
   for (const void* array : arrays) {
     if (array != nullptr && in_device_memory_(array, device_)) {
       return Status::Unsupported("table '" + name() +
-                                 "': a logged hash table takes write batches in host memory "
-                                 "(its records are written to the pool from there)");
+                                 "': a logged hash table takes mixed write batches in host "
+                                 "memory (puts and erases also from device memory)");
     }
   }
   return Status::OK();
 }
 
+Result<BatchMemory> LoggedTable::MemoryOf(std::initializer_list<const void*> arrays) const {
+  if (in_device_memory_ == nullptr) return BatchMemory::kHost;
+  int device = 0, host = 0;
+  for (const void* array : arrays) {
+    if (array == nullptr) continue;
+    ++(in_device_memory_(array, device_) ? device : host);
+  }
+  if (device == 0) return BatchMemory::kHost;
+  if (host != 0) {
+    return Status::Unsupported("table '" + name() +
+                               "': a write batch's arrays lie all in host memory or all in "
+                               "device memory");
+  }
+  if (!core_->TakesDeviceBatches()) {
+    return Status::Unsupported("table '" + name() +
+                               "': write batches in device memory need the CUDA backend");
+  }
+  return BatchMemory::kDevice;
+}
+
 Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
-  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), values.data()}));
-  return core_->Put(keys.bytes(), values.bytes(), CountOf(keys));
+  auto memory = MemoryOf({keys.data(), values.data()});
+  if (!memory.ok()) return memory.status();
+  return core_->Put(keys.bytes(), values.bytes(), CountOf(keys), *memory);
 }
 
 Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
@@ -50,8 +71,10 @@ Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found
 }
 
 Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
-  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), erased.data()}));
-  return core_->Erase(keys.bytes(), erased.empty() ? nullptr : erased.bytes(), CountOf(keys));
+  auto memory = MemoryOf({keys.data(), erased.empty() ? nullptr : erased.data()});
+  if (!memory.ok()) return memory.status();
+  return core_->Erase(keys.bytes(), erased.empty() ? nullptr : erased.bytes(), CountOf(keys),
+                      *memory);
 }
 
 Status LoggedTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,

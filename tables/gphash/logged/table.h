@@ -2,8 +2,9 @@
 // mode. Write batches go to its core (core.h: a log record each, durable
 // before the call returns), gets and scans to the core's index in memory.
 // The engine checks every batch's spans before they get here
-// (engine/checked_table.h). Write batches take host memory; gets, on the
-// CUDA backend, device memory too.
+// (engine/checked_table.h). On the CUDA backend gets, puts and erases take
+// device memory too (a put or erase batch's arrays all in one kind of
+// memory); mixed batches (Write) take host memory.
 // Stats() reports the index's keys, the pool bytes of root, log and image,
 // TableStats::mode "logged" and the gphash.* properties of the logged mode.
 //
@@ -31,8 +32,9 @@ using DeviceMemoryFn = bool (*)(const void* address, int device);
 
 class LoggedTable final : public tables::FamilyTable {
  public:
-  // On the CUDA backend, in_device_memory and its device: write batches in
-  // device memory are Unsupported (records are written from host memory).
+  // On the CUDA backend, in_device_memory and its device: put and erase
+  // batches in device memory go to the core as such (its DeviceRecordWriter
+  // writes their records); mixed batches in device memory are Unsupported.
   LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
               DeviceMemoryFn in_device_memory = nullptr, int device = -1);
 
@@ -50,6 +52,10 @@ class LoggedTable final : public tables::FamilyTable {
  private:
   // Unsupported when one of `arrays` lies in device memory.
   Status RequireHostBatch(std::initializer_list<const void*> arrays) const;
+  // Where a put or erase batch's arrays (null ones skipped) lie: Unsupported
+  // when some lie in host and some in device memory, or in device memory of
+  // a core that takes no device batches.
+  Result<BatchMemory> MemoryOf(std::initializer_list<const void*> arrays) const;
 
   const std::unique_ptr<Core> core_;
   const DeviceMemoryFn in_device_memory_;

@@ -2,12 +2,17 @@
 // is the GPU slab hash, write batches come from host memory. The
 // unordered_map oracle through checkpoints and reopens on either backend; the
 // same batches on the CPU and CUDA backends leave the same bytes in root, log
-// and image; gets take device memory, write batches in device memory are
+// and image, whether the CUDA backend's puts and erases come from host or
+// from device memory (their records then written from the device); gets take
+// device memory; mixed batches with arrays in device memory, and batches
+// whose arrays lie partly in host and partly in device memory, are
 // Unsupported.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -160,7 +165,221 @@ TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytes) {
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the CPU and CUDA backends wrote different table bytes";
 }
 
-TEST(GphashLoggedGpu, GetsTakeDeviceMemoryAndWritesDoNot) {
+// Batches in the bytes of a table of key_size / value_size: key k is the
+// word k then words of k's pattern, values random bytes. Some erase batches
+// ask no erased flags; some batches are larger than the whole log.
+struct ShapedBatch {
+  bool erase = false;
+  bool flags = true;
+  uint64_t count = 0;
+  std::vector<uint8_t> keys, values;
+};
+struct Shape {
+  uint32_t key_size;
+  uint32_t value_size;
+};
+std::vector<ShapedBatch> ShapedWorkload(const Shape& shape, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<ShapedBatch> batches(48);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    ShapedBatch& batch = batches[b];
+    batch.erase = b % 4 == 3;
+    batch.flags = b % 8 != 7;
+    batch.count = b % 9 == 0 ? 1500 : 1 + random() % 200;
+    for (uint64_t i = 0; i < batch.count; ++i) {
+      const uint64_t key = random() % 3000;
+      for (uint32_t word = 0; word < shape.key_size / 8; ++word) {
+        const uint64_t bytes = word == 0 ? key : key * 0x9e3779b97f4a7c15ULL + word;
+        const uint8_t* from = reinterpret_cast<const uint8_t*>(&bytes);
+        batch.keys.insert(batch.keys.end(), from, from + 8);
+      }
+      if (!batch.erase) {
+        for (uint32_t at = 0; at < shape.value_size; ++at) {
+          batch.values.push_back(static_cast<uint8_t>(random()));
+        }
+      }
+    }
+  }
+  return batches;
+}
+
+using ShapedOracle = std::map<std::string, std::string>;
+
+// Device memory holding a copy of `bytes` (or `bytes` zeroes when from is
+// null); freed at scope exit.
+class DeviceArray {
+ public:
+  DeviceArray(const void* from, size_t bytes) : bytes_(bytes) {
+    EXPECT_EQ(cudaMalloc(&data_, std::max<size_t>(bytes, 1)), cudaSuccess);
+    if (from != nullptr) {
+      EXPECT_EQ(cudaMemcpy(data_, from, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    } else {
+      EXPECT_EQ(cudaMemset(data_, 0, std::max<size_t>(bytes, 1)), cudaSuccess);
+    }
+  }
+  ~DeviceArray() { cudaFree(data_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  uint8_t* data() const { return static_cast<uint8_t*>(data_); }
+  std::vector<uint8_t> Read() const {
+    std::vector<uint8_t> out(bytes_);
+    EXPECT_EQ(cudaMemcpy(out.data(), data_, bytes_, cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_;
+};
+
+// Runs `batch` on `table` from host memory or, with `device`, from device
+// memory, and checks the erased flags against the oracle.
+void RunShapedBatch(Table& table, const Shape& shape, const ShapedBatch& batch, bool device,
+                    ShapedOracle& oracle) {
+  const size_t key_bytes = batch.count * shape.key_size;
+  auto key_at = [&](uint64_t i) {
+    return std::string(reinterpret_cast<const char*>(batch.keys.data()) + i * shape.key_size,
+                       shape.key_size);
+  };
+  if (batch.erase) {
+    std::vector<uint8_t> erased(batch.count);
+    if (device) {
+      DeviceArray keys(batch.keys.data(), key_bytes);
+      DeviceArray flags(nullptr, batch.count);
+      Status status =
+          table.Erase(ConstBytes(keys.data(), key_bytes),
+                      batch.flags ? MutableBytes(flags.data(), batch.count) : MutableBytes());
+      ASSERT_TRUE(status.ok()) << status.ToString();
+      erased = flags.Read();
+    } else {
+      Status status =
+          table.Erase(ConstBytes(batch.keys.data(), key_bytes),
+                      batch.flags ? MutableBytes(erased.data(), batch.count) : MutableBytes());
+      ASSERT_TRUE(status.ok()) << status.ToString();
+    }
+    for (uint64_t i = 0; i < batch.count; ++i) {
+      const size_t was_live = oracle.erase(key_at(i));
+      if (batch.flags) ASSERT_EQ(erased[i], was_live) << i;
+    }
+    return;
+  }
+  const size_t value_bytes = batch.count * shape.value_size;
+  if (device) {
+    DeviceArray keys(batch.keys.data(), key_bytes);
+    DeviceArray values(batch.values.data(), value_bytes);
+    Status status =
+        table.Put(ConstBytes(keys.data(), key_bytes), ConstBytes(values.data(), value_bytes));
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  } else {
+    Status status = table.Put(ConstBytes(batch.keys.data(), key_bytes),
+                              ConstBytes(batch.values.data(), value_bytes));
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  for (uint64_t i = 0; i < batch.count; ++i) {
+    oracle[key_at(i)] =
+        std::string(reinterpret_cast<const char*>(batch.values.data()) + i * shape.value_size,
+                    shape.value_size);
+  }
+}
+
+// Every pair of the table (its scan) equals the oracle.
+void ExpectShapedMatches(Table& table, const ShapedOracle& oracle) {
+  ShapedOracle scanned;
+  auto stats = table.Stats();
+  ASSERT_TRUE(stats.ok());
+  const size_t key_size = oracle.empty() ? 0 : oracle.begin()->first.size();
+  const size_t value_size = oracle.empty() ? 0 : oracle.begin()->second.size();
+  ASSERT_TRUE(table
+                  .Scan([&](const uint8_t* key, const uint8_t* value) {
+                    scanned[std::string(reinterpret_cast<const char*>(key), key_size)] =
+                        std::string(reinterpret_cast<const char*>(value), value_size);
+                    return true;
+                  })
+                  .ok());
+  EXPECT_EQ(stats->keys, oracle.size());
+  EXPECT_TRUE(scanned == oracle) << "the table's pairs differ from the oracle's";
+}
+
+class GphashLoggedDeviceBatches : public ::testing::TestWithParam<Shape> {};
+
+// The same put and erase batches: from host memory on the CPU backend, from
+// device memory on the CUDA backend (records checksummed on the device and
+// copied from there, batches larger than the log checkpointed), leave the
+// same bytes in root, log and image; the table written from device memory
+// then reopens on the CPU with every pair, and verifies clean.
+TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape shape = GetParam();
+  const std::vector<ShapedBatch> batches = ShapedWorkload(shape, 6);
+  TableOptions options = LoggedOptions();
+  options.key_size = shape.key_size;
+  options.value_size = shape.value_size;
+  std::vector<uint8_t> bytes[2];
+  for (int side = 0; side < 2; ++side) {
+    const bool device = side == 1;
+    testutil::TempPool pool(device ? "gphash-logged-dev-gpu" : "gphash-logged-dev-cpu");
+    ShapedOracle oracle;
+    {
+      auto db = DB::Open(pool.path(), PoolOptions(device ? Backend::kCuda : Backend::kCpu));
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->CreateTable("h", options);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      for (const ShapedBatch& batch : batches) {
+        RunShapedBatch(**table, shape, batch, device, oracle);
+        if (HasFatalFailure()) return;
+      }
+      ExpectShapedMatches(**table, oracle);
+      auto stats = (*table)->Stats();
+      ASSERT_TRUE(stats.ok());
+      EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
+    }
+    bytes[side] = TableBytes(pool.path());
+    if (device) {
+      auto db = DB::Open(pool.path(), PoolOptions(Backend::kCpu));
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->OpenTable("h");
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      ExpectShapedMatches(**table, oracle);
+    }
+    auto report = recovery::VerifyPool(pool.path(), nullptr);
+    ASSERT_TRUE(report.ok());
+    EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+  }
+  ASSERT_EQ(bytes[0].size(), bytes[1].size());
+  EXPECT_TRUE(bytes[0] == bytes[1])
+      << "device-memory batches on CUDA wrote other bytes than host batches on the CPU";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GphashLoggedDeviceBatches,
+                         ::testing::Values(Shape{8, 8}, Shape{16, 3}),
+                         [](const ::testing::TestParamInfo<Shape>& info) {
+                           return "K" + std::to_string(info.param.key_size) + "V" +
+                                  std::to_string(info.param.value_size);
+                         });
+
+// Host and device batches interleaved on one CUDA table, through reopens:
+// the oracle holds.
+TEST(GphashLoggedGpu, HostAndDeviceBatchesInterleave) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape shape{8, 8};
+  const std::vector<ShapedBatch> batches = ShapedWorkload(shape, 7);
+  testutil::TempPool pool("gphash-logged-interleave");
+  ShapedOracle oracle;
+  for (int round = 0; round < 3; ++round) {
+    auto db = DB::Open(pool.path(), PoolOptions(Backend::kCuda));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = round == 0 ? (*db)->CreateTable("h", LoggedOptions()) : (*db)->OpenTable("h");
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    if (!oracle.empty()) ExpectShapedMatches(**table, oracle);
+    for (size_t b = round * 16; b < (round + 1) * 16u; ++b) {
+      RunShapedBatch(**table, shape, batches[b], /*device=*/b % 3 != 0, oracle);
+      if (HasFatalFailure()) return;
+    }
+    ExpectShapedMatches(**table, oracle);
+  }
+}
+
+TEST(GphashLoggedGpu, GetsTakeDeviceMemoryMixedBatchesDoNot) {
   SKIP_WITHOUT_DEVICE();
   testutil::TempPool pool("gphash-logged-device");
   auto db = DB::Open(pool.path(), PoolOptions(Backend::kCuda));
@@ -183,8 +402,24 @@ TEST(GphashLoggedGpu, GetsTakeDeviceMemoryAndWritesDoNot) {
   std::vector<uint64_t> got(3);
   ASSERT_EQ(cudaMemcpy(got.data(), device_values, 3 * 8, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(got, values);
-  Status put = (*table)->Put(ConstBytes(device_keys, 3 * 8), ConstBytes(device_values, 3 * 8));
+  // Keys in device memory, values in host memory.
+  const std::vector<uint64_t> other_values = {11, 21, 31};
+  Status put =
+      (*table)->Put(ConstBytes(device_keys, 3 * 8), ConstBytes(other_values.data(), 3 * 8));
   EXPECT_TRUE(put.IsUnsupported()) << put.ToString();
+  ASSERT_EQ(cudaMemcpy(device_values, other_values.data(), 3 * 8, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  // A mixed batch with keys and values in device memory (its ops in host
+  // memory, as Table::Write asks).
+  const std::vector<uint8_t> ops(3, static_cast<uint8_t>(Table::WriteOp::kPut));
+  Status write = (*table)->Write(ConstBytes(device_keys, 3 * 8), ConstBytes(device_values, 3 * 8),
+                                 ConstBytes(ops.data(), 3), MutableBytes());
+  EXPECT_TRUE(write.IsUnsupported()) << write.ToString();
+  // Neither changed the table.
+  std::vector<uint64_t> after(3);
+  std::vector<uint8_t> found(3);
+  ASSERT_TRUE((*table)->Get(keys, after, found).ok());
+  EXPECT_EQ(after, values);
   cudaFree(device_keys);
   cudaFree(device_values);
   cudaFree(device_found);

@@ -1,7 +1,7 @@
 // What the CUDA backend of a logged hash table asks of a write batch's
-// arrays: a batch's record is written to the pool from host memory, so a
-// write batch in device memory is refused (gets take device memory: the
-// index answers them on the device).
+// arrays: whether they lie in device memory (a put or erase batch there has
+// its record written from the device, device_records.h; a mixed batch there
+// is refused).
 //
 // Who may call: tables/gphash/ (the family's open on CUDA). Built with the
 // CUDA backend only; no CUDA headers here.

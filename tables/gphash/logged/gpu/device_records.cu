@@ -1,0 +1,116 @@
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "gpu/cuda_check.h"
+#include "gpu/pool_registration.h"
+#include "gpu/stream_scratch.h"
+#include "tables/gphash/logged/gpu/device_records.h"
+#include "tables/log/gpu/record_writer.cuh"
+#include "tables/log/layout.h"
+#include "tables/log/record.h"
+
+namespace gpkv::gphash::logged::gpu {
+namespace {
+
+// True when `address` may be read as 8-byte words.
+bool Aligned8(const void* address) { return reinterpret_cast<uintptr_t>(address) % 8 == 0; }
+
+class CudaRecordWriter final : public DeviceRecordWriter {
+ public:
+  // Registers the pool on a thread of its own while the table opens (a
+  // read-only pool takes no records: none).
+  CudaRecordWriter(pm::Pool& pool, int device) : device_(device) {
+    if (pool.read_only()) return;
+    registration_thread_ = std::thread([this, &pool] {
+      if (cudaSetDevice(device_) != cudaSuccess) return;
+      // A pool the driver cannot pin (Unsupported) is copied to through
+      // pageable memory: slower, the same bytes.
+      auto registration = ::gpkv::gpu::PoolRegistration::Acquire(pool);
+      if (registration.ok()) registration_ = std::move(*registration);
+    });
+  }
+  ~CudaRecordWriter() override {
+    if (registration_thread_.joinable()) registration_thread_.join();
+    if (stream_ != nullptr) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+    }
+  }
+
+  Result<log::RecordHeader> WriteRecordArrays(pm::Pool& pool, uint64_t record_offset,
+                                              uint64_t epoch, uint64_t seq, const uint8_t* keys,
+                                              const uint8_t* values, uint64_t count,
+                                              uint32_t key_size, uint32_t value_size) override {
+    const std::string where = "log record from device memory";
+    // The first record waits for the pool's registration.
+    if (registration_thread_.joinable()) registration_thread_.join();
+    GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), where + ": cudaSetDevice");
+    if (stream_ == nullptr) {
+      GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+                                where + ": cudaStreamCreate");
+    }
+    const bool tombstones = values == nullptr;
+    log::RecordHeader header = log::ColumnarRecordHeader(seq, count, tombstones);
+    ::gpkv::gpu::StreamScratch scratch(stream_);
+    log::gpu::DeviceRecordEntries entries;
+    entries.keys = reinterpret_cast<const uint64_t*>(keys);
+    entries.values = values;
+    entries.count = count;
+    const uint64_t key_bytes = count * key_size;
+    if (!Aligned8(keys)) {
+      // The checksum reads the keys as 8-byte words: an aligned copy.
+      uint8_t* aligned = nullptr;
+      GPKV_RETURN_IF_ERROR(scratch.Take(key_bytes, &aligned, "aligned keys"));
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(aligned, keys, key_bytes, cudaMemcpyDeviceToDevice, stream_),
+          where + ": align the keys");
+      entries.keys = reinterpret_cast<const uint64_t*>(aligned);
+    }
+    const uint64_t value_bytes = count * value_size;
+    if (!tombstones && (value_bytes % 8 != 0 || !Aligned8(values))) {
+      // The checksum sums the values as 8-byte words with their zero
+      // padding: an aligned, padded copy.
+      uint8_t* padded = nullptr;
+      GPKV_RETURN_IF_ERROR(scratch.Take(log::AlignUp8(value_bytes), &padded, "padded values"));
+      GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(padded + value_bytes, 0,
+                                                log::AlignUp8(value_bytes) - value_bytes, stream_),
+                                where + ": zero the values' padding");
+      GPKV_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(padded, values, value_bytes, cudaMemcpyDeviceToDevice, stream_),
+          where + ": pad the values");
+      entries.values = padded;
+    }
+    unsigned long long* device_sum = nullptr;
+    GPKV_RETURN_IF_ERROR(scratch.Take(1, &device_sum, "log record checksum"));
+    GPKV_RETURN_IF_ERROR(log::gpu::SumRecordTermsAsync(
+        entries, key_size, value_size, log::RecordSeed(epoch, header), device_sum, stream_, where));
+    GPKV_RETURN_IF_ERROR(log::gpu::CopyRecordArraysAsync(pool, record_offset, header, entries,
+                                                         key_size, value_size, stream_, where));
+    unsigned long long sum = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(&sum, device_sum, sizeof(sum), cudaMemcpyDeviceToHost, stream_),
+        where + ": copy the checksum");
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), where);
+    const uint64_t words = log::ColumnarRecordWords(count, key_size, value_size, tombstones);
+    header.checksum = log::ChecksumFinish(log::RecordSeed(epoch, header), words, sum);
+    return header;
+  }
+
+ private:
+  const int device_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<::gpkv::gpu::PoolRegistration> registration_;  // set by registration_thread_
+  std::thread registration_thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceRecordWriter> MakeDeviceRecordWriter(pm::Pool& pool, int device) {
+  return std::make_unique<CudaRecordWriter>(pool, device);
+}
+
+}  // namespace gpkv::gphash::logged::gpu
