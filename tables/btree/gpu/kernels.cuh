@@ -505,6 +505,43 @@ __device__ __forceinline__ uint32_t DescendLeftmost(const Tree<kKeyWords>& tree,
   }
 }
 
+// The leaf whose key range holds `key`, found by this thread alone: the
+// lanes' descents run side by side, so a warp has 32 trips to memory in
+// flight per level where a warp-wide descent has one. Reads run while no
+// writer does, so no latch is read. Entry 0 of an internal node is its low
+// bound: the child is the last entry i >= 1 whose key is <= key, else 0.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t LeafOf(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key) {
+  uint32_t index = *tree.root;
+  while (true) {
+    const Node<kKeyWords>* node = &tree.nodes[index];
+    const uint32_t meta = node->meta;
+    if ((meta & kHighFlag) != 0 && !Less(key, node->high)) {
+      index = node->link;
+      continue;
+    }
+    if ((meta & kLeafFlag) != 0) return index;
+    const uint32_t count = meta & kCountMask;
+    uint32_t child = 0;
+    for (uint32_t entry = 1; entry < count && !Less(key, node->keys[entry]); ++entry) {
+      child = entry;
+    }
+    index = node->pointers[child];
+  }
+}
+
+// Reads leaf `index`, found by LeafOf for `key`, into `view` (all lanes),
+// following right links while `key` lies past a leaf's high key.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void ReadLeaf(const Tree<kKeyWords>& tree, uint32_t index,
+                                         const Key<kKeyWords>& key, View<kKeyWords>* view) {
+  while (true) {
+    ReadNode<false>(tree, index, view);
+    if (!view->PastHigh(key)) return;
+    index = view->link;
+  }
+}
+
 // Each thread's query in turn, the whole warp on it: body(op) for op < n.
 template <typename Body>
 __device__ __forceinline__ void ForEachQuery(uint64_t n, Body&& body) {
@@ -514,14 +551,30 @@ __device__ __forceinline__ void ForEachQuery(uint64_t n, Body&& body) {
   }
 }
 
+// ForEachQuery, each lane first finding its own query's leaf (LeafOf of
+// probe(op)) beside the other lanes: body(op, leaf).
+template <uint32_t kKeyWords, typename Probe, typename Body>
+__device__ __forceinline__ void ForEachQueryFromLeaf(const Tree<kKeyWords>& tree, uint64_t n,
+                                                     Probe&& probe, Body&& body) {
+  const uint32_t lane = warp::LaneId();
+  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
+    const uint64_t mine = first + lane;
+    const uint32_t leaf = mine < n ? LeafOf(tree, probe(mine)) : kNone;
+    warp::ShareWork(warp::kFullMask, mine < n, [&](int source) {
+      body(first + source, __shfl_sync(warp::kFullMask, leaf, source));
+    });
+  }
+}
+
 template <uint32_t kKeyWords>
 __global__ void GetKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n, uint64_t at,
                           uint8_t* values, uint8_t* found) {
   const uint32_t lane = warp::LaneId();
-  ForEachQuery(n, [&](uint64_t op) {
+  const auto probe = [&](uint64_t op) { return keys[op]; };
+  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
     const Key<kKeyWords> key = keys[op];
     View<kKeyWords> view;
-    DescendTo(tree, key, &view);
+    ReadLeaf(tree, leaf, key, &view);
     const uint32_t entry = FindInLeaf(view, key);
     uint32_t slot = kNone;
     if (entry != kNone) slot = LiveAt(tree, __shfl_sync(warp::kFullMask, view.pointer, entry), at);
@@ -536,13 +589,14 @@ __global__ void CountKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
                             const Key<kKeyWords>* hi, uint64_t n, uint64_t at, uint64_t limit,
                             uint64_t* counts) {
   const uint32_t lane = warp::LaneId();
-  ForEachQuery(n, [&](uint64_t op) {
+  const auto probe = [&](uint64_t op) { return lo[op]; };
+  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
     const Key<kKeyWords> low = lo[op];
     const Key<kKeyWords> high = hi[op];
     uint64_t count = 0;
     if (!Less(high, low)) {
       View<kKeyWords> view;
-      DescendTo(tree, low, &view);
+      ReadLeaf(tree, leaf, low, &view);
       while (true) {
         const bool here = lane < view.count();
         const bool inside = here && !Less(view.key, low) && !Less(high, view.key);
@@ -575,14 +629,15 @@ __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
   const uint32_t lane = warp::LaneId();
   const unsigned below_me = (1u << lane) - 1;
   const unsigned above_me = ~((2u << lane) - 1);
-  ForEachQuery(n, [&](uint64_t op) {
+  const auto probe = [&](uint64_t op) { return largest ? hi[op] : lo[op]; };
+  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
     const uint64_t begin = offsets[op];
     const uint64_t end = offsets[op + 1];
     if (begin == end) return;
     const Key<kKeyWords> low = lo[op];
     const Key<kKeyWords> high = hi[op];
     View<kKeyWords> view;
-    DescendTo(tree, largest ? high : low, &view);
+    ReadLeaf(tree, leaf, largest ? high : low, &view);
     uint64_t out = largest ? end : begin;
     while (true) {
       const bool here = lane < view.count();
@@ -620,10 +675,11 @@ __global__ void NeighbourKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys
                                 uint64_t at, bool successor, Key<kKeyWords>* neighbours,
                                 uint8_t* values, uint8_t* found) {
   const uint32_t lane = warp::LaneId();
-  ForEachQuery(n, [&](uint64_t op) {
+  const auto probe = [&](uint64_t op) { return keys[op]; };
+  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
     const Key<kKeyWords> key = keys[op];
     View<kKeyWords> view;
-    DescendTo(tree, key, &view);
+    ReadLeaf(tree, leaf, key, &view);
     uint32_t slot = kNone;
     Key<kKeyWords> neighbour = {};
     while (true) {
