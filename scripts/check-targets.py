@@ -46,7 +46,7 @@ import sys
 
 OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 
-# The suite of each kind of JSON line (gpkv-bench --suite gpu / slab).
+# The suite of each kind of JSON line (gpkv-bench --suite gpu / slab / btree).
 LINE_SUITES = {
     "link": "gpu",
     "load_factor": "gpu",
@@ -54,6 +54,7 @@ LINE_SUITES = {
     "host": "gpu",
     "slab": "slab",
     "slab_alloc": "slab",
+    "btree": "btree",
 }
 
 DEFAULT_TARGETS = os.path.join(
