@@ -17,4 +17,16 @@ Status CheckTableSizes(const std::string& where, const TableOptions& options) {
   return Status::OK();
 }
 
+Status CheckNoHashLog(const std::string& where, const TableOptions& options) {
+  const HashLogOptions defaults;
+  if (options.hash_log.log_batches == defaults.log_batches &&
+      options.hash_log.batch_entries == defaults.batch_entries) {
+    return Status::OK();
+  }
+  return Status::InvalidArgument(
+      where +
+      ": hash_log (log batches and batch entries of a logged hash table) applies to persistent "
+      "hash tables only: leave it at its defaults");
+}
+
 }  // namespace gpkv::tables

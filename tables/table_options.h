@@ -19,4 +19,10 @@ namespace gpkv::tables {
 // value size of the format (1..128); OK otherwise.
 Status CheckTableSizes(const std::string& where, const TableOptions& options);
 
+// InvalidArgument, message starting with `where`, when options.hash_log is
+// not its default: a log of hash batches belongs to persistent hash tables
+// only (their logged mode); every other family calls this so that the
+// option is refused rather than ignored.
+Status CheckNoHashLog(const std::string& where, const TableOptions& options);
+
 }  // namespace gpkv::tables

@@ -22,6 +22,7 @@ std::string TableRegion(const format::CatalogEntry& entry) {
 
 Status VolatileFamily::CheckOptions(const std::string& where, const TableOptions& options) const {
   GPKV_RETURN_IF_ERROR(CheckTableSizes(where, options));
+  GPKV_RETURN_IF_ERROR(CheckNoHashLog(where, options));
   if (options.expected_keys > kMaxVolatileExpectedKeys) {
     return Status::InvalidArgument(where + ": expected keys " +
                                    std::to_string(options.expected_keys) +

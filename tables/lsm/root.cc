@@ -13,6 +13,7 @@ namespace gpkv::lsm {
 
 Status CheckOptions(const std::string& where, const TableOptions& options) {
   GPKV_RETURN_IF_ERROR(tables::CheckTableSizes(where, options));
+  GPKV_RETURN_IF_ERROR(tables::CheckNoHashLog(where, options));
   const uint64_t batch = options.ordered.batch_entries;
   if (!format::IsPowerOfTwo(batch) || batch < (uint64_t{1} << kMinLog2Batch) ||
       batch > (uint64_t{1} << kMaxLog2Batch)) {

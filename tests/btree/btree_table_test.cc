@@ -26,6 +26,11 @@ TEST(BtreeTable, OptionsOfOtherFamiliesAreRefused) {
   Status status = (*db)->CreateTable("b", batch).status();
   EXPECT_TRUE(status.IsInvalidArgument()) << status.ToString();
   EXPECT_NE(status.message().find("persistent ordered"), std::string::npos) << status.ToString();
+  TableOptions logged = VolatileOrdered();
+  logged.hash_log.batch_entries = 1024;
+  status = (*db)->CreateTable("f", logged).status();
+  EXPECT_TRUE(status.IsInvalidArgument()) << status.ToString();
+  EXPECT_NE(status.message().find("persistent hash tables only"), std::string::npos);
   EXPECT_TRUE((*db)->CreateTable("c", VolatileOrdered(12, 8)).status().IsInvalidArgument());
   EXPECT_TRUE((*db)->CreateTable("d", VolatileOrdered(8, 129)).status().IsInvalidArgument());
   TableOptions huge = VolatileOrdered();

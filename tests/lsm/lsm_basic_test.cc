@@ -243,6 +243,11 @@ TEST(LsmBasic, BadSpansAndOptionsAreInvalidArgument) {
     options.ordered.log_batches = log_batches;
     EXPECT_TRUE((*db)->CreateTable("b", options).status().IsInvalidArgument()) << log_batches;
   }
+  TableOptions hash_log = OrderedOptions(16);
+  hash_log.hash_log.log_batches = 4;  // a hash table's log: refused, not ignored
+  Status refused = (*db)->CreateTable("b", hash_log).status();
+  EXPECT_TRUE(refused.IsInvalidArgument()) << refused.ToString();
+  EXPECT_NE(refused.message().find("persistent hash tables only"), std::string::npos);
   auto table = (*db)->CreateTable("o", OrderedOptions(16));
   ASSERT_TRUE(table.ok());
   std::vector<uint64_t> lo = {1, 2}, hi = {3}, counts(2);

@@ -405,6 +405,11 @@ TEST(SlabHashDb, BadTableOptionsAreInvalidArgument) {
   auto refused = (*db)->CreateTable("d", geometry);
   ASSERT_TRUE(refused.status().IsInvalidArgument());
   EXPECT_NE(refused.status().message().find("persistent hash tables"), std::string::npos);
+  TableOptions logged = Volatile(8, 8, 100);
+  logged.hash_log.log_batches = 4;  // the logged mode is the persistent table's
+  Status log_refused = (*db)->CreateTable("e", logged).status();
+  EXPECT_TRUE(log_refused.IsInvalidArgument()) << log_refused.ToString();
+  EXPECT_NE(log_refused.message().find("persistent hash tables only"), std::string::npos);
   EXPECT_TRUE((*db)->ListTables()->empty());
 }
 
