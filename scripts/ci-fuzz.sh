@@ -49,10 +49,11 @@ common=(-std=c++17 -g -O1 -march=x86-64-v2 -fopenmp -fno-omit-frame-pointer
 # The library, instrumented for coverage (fuzzer-no-link); rebuilt per file
 # when its source or any header is newer than its object.
 shopt -s nullglob
-# Keep in step with GPKV_SOURCES in CMakeLists.txt (a folder missing here
-# fails the link below, not silently).
+# Keep in step with GPKV_SOURCES in CMakeLists.txt and the families' folders
+# in tables/CMakeLists.txt, a mode folder such as tables/gphash/logged/
+# included (a folder missing here fails the link below, not silently).
 sources=(engine/*.cc pm/*.cc format/*.cc util/*.cc recovery/*.cc
-  tables/*.cc tables/*/*.cc tables/*/cpu/*.cc)
+  tables/*.cc tables/*/*.cc tables/*/cpu/*.cc tables/gphash/logged/*.cc)
 newest_header=$(find include format pm util recovery engine tables -name '*.h' -printf '%T@\n' |
   sort -n | tail -1)
 objects=()
