@@ -116,34 +116,52 @@ void AddKeysOneByOne(const uint64_t* keys, uint64_t count, uint32_t key_words, u
 // core of the development machine against 2.7 one key at a time, the
 // filter in cache); with AVX2 they take a few (1.3-1.4 ns); without AVX2
 // the lanes were slower than one key at a time (3.2 ns), so they are not
-// used there. Returns how many keys it added (a multiple of eight).
+// used there. The words of a step are prefetched kStepsAhead steps before
+// they are set: a filter larger than the core's cache (runs of 2^19 keys
+// and more) then costs about what one in cache does (0.8 against 1.3 ns a
+// key at 2^19 keys).
 constexpr uint32_t kLanes = 8;
+constexpr uint32_t kStepsAhead = 4;
 using Lanes = uint64_t __attribute__((vector_size(kLanes * 8)));
 
+[[gnu::always_inline]] inline void HashInLanes(const uint64_t* keys, uint64_t words, Lanes* word,
+                                               Lanes* mask) {
+  static_assert(kFilterBitsSet == 5, "the lanes set five bits a key");
+  Lanes hash;
+  std::memcpy(&hash, keys, sizeof(hash));
+  hash ^= kFilterHashSeed;  // FilterHash of one word: FilterMix(seed ^ key)
+  hash ^= hash >> 30;
+  hash *= 0xbf58476d1ce4e5b9ULL;
+  hash ^= hash >> 27;
+  hash *= 0x94d049bb133111ebULL;
+  hash ^= hash >> 31;
+  *word = ((hash >> 32) * words) >> 32;
+  const Lanes one = {1, 1, 1, 1, 1, 1, 1, 1};
+  *mask = (one << (hash & 63)) | (one << ((hash >> 6) & 63)) | (one << ((hash >> 12) & 63)) |
+          (one << ((hash >> 18) & 63)) | (one << ((hash >> 24) & 63));
+}
+
+// Returns how many keys it added (a multiple of eight).
 template <bool kAtomic>
 [[gnu::always_inline]] inline uint64_t AddWordKeysInLanes(const uint64_t* keys, uint64_t count,
                                                           uint64_t* filter, uint64_t words) {
-  static_assert(kFilterBitsSet == 5, "the lanes set five bits a key");
-  uint64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
-    Lanes hash;
-    std::memcpy(&hash, keys + i, sizeof(hash));
-    hash ^= kFilterHashSeed;  // FilterHash of one word: FilterMix(seed ^ key)
-    hash ^= hash >> 30;
-    hash *= 0xbf58476d1ce4e5b9ULL;
-    hash ^= hash >> 27;
-    hash *= 0x94d049bb133111ebULL;
-    hash ^= hash >> 31;
-    const Lanes word = ((hash >> 32) * words) >> 32;
-    const Lanes one = {1, 1, 1, 1, 1, 1, 1, 1};
-    const Lanes mask = (one << (hash & 63)) | (one << ((hash >> 6) & 63)) |
-                       (one << ((hash >> 12) & 63)) | (one << ((hash >> 18) & 63)) |
-                       (one << ((hash >> 24) & 63));
-    for (uint32_t lane = 0; lane < kLanes; ++lane) {
-      SetFilterBits<kAtomic>(filter, word[lane], mask[lane]);
+  Lanes word[kStepsAhead], mask[kStepsAhead];
+  const uint64_t steps = count / kLanes;
+  for (uint64_t step = 0; step < steps + kStepsAhead; ++step) {
+    const uint32_t slot = step % kStepsAhead;
+    if (step >= kStepsAhead) {
+      for (uint32_t lane = 0; lane < kLanes; ++lane) {
+        SetFilterBits<kAtomic>(filter, word[slot][lane], mask[slot][lane]);
+      }
+    }
+    if (step < steps) {
+      HashInLanes(keys + step * kLanes, words, &word[slot], &mask[slot]);
+      for (uint32_t lane = 0; lane < kLanes; ++lane) {
+        __builtin_prefetch(filter + word[slot][lane], /*rw=*/1);
+      }
     }
   }
-  return i;
+  return steps * kLanes;
 }
 
 template <bool kAtomic>
