@@ -219,15 +219,15 @@ void AddKeys(FilterLanes lanes, const uint64_t* keys, uint64_t count, uint32_t k
 
 void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint64_t* filter,
                  uint64_t words, int threads) {
-  // A key costs its hash more than its word (2.7-4.5 ns a key one at a
-  // time on one core of the development machine, whether the filter is in
-  // cache or not; 0.7-1.4 ns in vector lanes, AddKeys), so only a split of
+  // One key at a time, a key costs its hash more than its word (2.7-4.5 ns
+  // a key on one core of the development machine, whether the filter is in
+  // cache or not; 0.7-1.6 ns in vector lanes, AddKeys), so only a split of
   // the keys scales: threads take slices of the keys and OR into shared
   // words atomically, which gives the same words in any order. An atomic OR
-  // costs 5-6 ns a key on one thread, so the split pays from a few free
-  // cores on (on 2 shared cores it was slower): large runs on a host of 4
-  // threads or more. (The GPU backend builds its runs' filters on the
-  // device.)
+  // costs about 5 ns a key on one thread, lanes or not, so the split pays
+  // in time from a few free cores on, at several times the CPU time (on 2
+  // shared cores it was slower): large runs on a host of 4 threads or more.
+  // (The GPU backend builds its runs' filters on the device.)
   constexpr uint64_t kParallelKeys = uint64_t{1} << 20;
   constexpr int kParallelThreads = 4;
   if (threads < kParallelThreads || count < kParallelKeys) {

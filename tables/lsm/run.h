@@ -142,7 +142,7 @@ void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint6
                  uint64_t words, int threads);
 // How AddToFilter computes the keys' bits (the same bits every way): one
 // key at a time, or 8-byte keys eight at a time in AVX2 or AVX-512 vector
-// lanes, the widest the host has (wider last).
+// lanes, the widest the host has (listed narrowest first).
 enum class FilterLanes { kOneByOne, kAvx2, kAvx512 };
 // Tests: whether the host can run `lanes`, and AddToFilter on one thread
 // with them. REQUIRES (TEST_AddToFilterWith): TEST_HostHasFilterLanes(lanes).
