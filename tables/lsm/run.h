@@ -140,6 +140,15 @@ void FinishRun(pm::Pool& pool, uint64_t table_id, const EntryShape& shape, const
 // (layout.h), on `threads` threads (the bits are the same in any order).
 void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint64_t* filter,
                  uint64_t words, int threads);
+// How AddToFilter computes the keys' bits (the same bits every way): one
+// key at a time, or 8-byte keys eight at a time in AVX2 or AVX-512 vector
+// lanes, the widest the host has (listed narrowest first).
+enum class FilterLanes { kOneByOne, kAvx2, kAvx512 };
+// Tests: whether the host can run `lanes`, and AddToFilter on one thread
+// with them. REQUIRES (TEST_AddToFilterWith): TEST_HostHasFilterLanes(lanes).
+bool TEST_HostHasFilterLanes(FilterLanes lanes);
+void TEST_AddToFilterWith(FilterLanes lanes, const uint64_t* keys, uint64_t count,
+                          uint32_t key_words, uint64_t* filter, uint64_t words);
 // The run filter checksum (layout.h) of a filter of `words` words.
 uint64_t RunFilterChecksum(uint64_t table_id, const uint64_t* filter, uint64_t words,
                            int threads = 1);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <random>
@@ -31,6 +32,40 @@ std::vector<uint64_t> FilterOf(const std::vector<uint64_t>& keys, uint32_t key_w
   std::vector<uint64_t> filter(lsm::RunFilterWords(n), 0);
   lsm::AddToFilter(keys.data(), n, key_words, filter.data(), lsm::RunFilterWords(n), threads);
   return filter;
+}
+
+// The filter of layout.h's rule written out here, one key at a time.
+std::vector<uint64_t> RuleFilterOf(const std::vector<uint64_t>& keys, uint32_t key_words) {
+  const uint64_t n = keys.size() / key_words;
+  const uint64_t words = lsm::RunFilterWords(n);
+  std::vector<uint64_t> filter(words, 0);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t hash = lsm::FilterHash(&keys[i * key_words], key_words);
+    filter[lsm::FilterWordOf(hash, words)] |= lsm::FilterMaskOf(hash);
+  }
+  return filter;
+}
+
+TEST(LsmFilter, EveryWayOfComputingTheBitsSetThoseOfTheRule) {
+  for (lsm::FilterLanes lanes :
+       {lsm::FilterLanes::kOneByOne, lsm::FilterLanes::kAvx2, lsm::FilterLanes::kAvx512}) {
+    if (!lsm::TEST_HostHasFilterLanes(lanes)) {
+      std::printf("this host has no lanes %d: not tested\n", static_cast<int>(lanes));
+      continue;
+    }
+    for (uint32_t key_words : {1u, 2u, 4u}) {
+      // Counts around the eight keys of a step of the lanes.
+      for (uint64_t n : {0u, 1u, 7u, 8u, 9u, 63u, 1000u, 65543u}) {
+        const std::vector<uint64_t> keys = RandomKeys(n, key_words, n * 10 + key_words);
+        const uint64_t words = lsm::RunFilterWords(n);
+        std::vector<uint64_t> filter(words, 0);
+        lsm::TEST_AddToFilterWith(lanes, keys.data(), n, key_words, filter.data(), words);
+        ASSERT_EQ(filter, RuleFilterOf(keys, key_words))
+            << "lanes " << static_cast<int>(lanes) << ", " << n << " keys of " << key_words
+            << " words";
+      }
+    }
+  }
 }
 
 TEST(LsmFilter, HoldsEveryKeyAddedAndAboutTwoPercentOfOthers) {
@@ -60,6 +95,7 @@ TEST(LsmFilter, BitsAreTheSameOnAnyNumberOfThreadsInAnyOrder) {
   constexpr uint64_t kKeys = uint64_t{1} << 21;  // large enough for the threads to share it
   std::vector<uint64_t> keys = RandomKeys(kKeys, 1, 7);
   const std::vector<uint64_t> one_thread = FilterOf(keys, 1, 1);
+  EXPECT_EQ(one_thread, RuleFilterOf(keys, 1));
   EXPECT_EQ(FilterOf(keys, 1, 2), one_thread);
   EXPECT_EQ(FilterOf(keys, 1, 4), one_thread);
   std::sort(keys.begin(), keys.end());
