@@ -22,6 +22,7 @@ __device__ __forceinline__ uint64_t ThreadCount() {
 template <uint32_t kKeyWords>
 __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, uint32_t source) {
   Key<kKeyWords> out;
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     out.words[word] = __shfl_sync(warp::kFullMask, key.words[word], source);
   }
@@ -636,8 +637,11 @@ __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
     if (begin == end) return;
     const Key<kKeyWords> low = lo[op];
     const Key<kKeyWords> high = hi[op];
+    // The bound the walk starts from, as a value: a reference chosen between
+    // the two would keep both bounds in local memory.
+    const Key<kKeyWords> start = largest ? hi[op] : lo[op];
     View<kKeyWords> view;
-    ReadLeaf(tree, leaf, largest ? high : low, &view);
+    ReadLeaf(tree, leaf, start, &view);
     uint64_t out = largest ? end : begin;
     while (true) {
       const bool here = lane < view.count();

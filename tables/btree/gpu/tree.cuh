@@ -71,7 +71,11 @@ struct Key {
 
 template <uint32_t kKeyWords>
 __host__ __device__ __forceinline__ bool Less(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
-  for (uint32_t word = kKeyWords; word-- > 0;) {
+  // Unrolled, as every loop over a key's words: a word indexed by a loop
+  // counter would keep the key (and the View holding it) in local memory.
+#pragma unroll
+  for (uint32_t rank = 0; rank < kKeyWords; ++rank) {
+    const uint32_t word = kKeyWords - 1 - rank;
     if (a.words[word] != b.words[word]) return a.words[word] < b.words[word];
   }
   return false;
@@ -79,6 +83,7 @@ __host__ __device__ __forceinline__ bool Less(const Key<kKeyWords>& a, const Key
 
 template <uint32_t kKeyWords>
 __host__ __device__ __forceinline__ bool Equal(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     if (a.words[word] != b.words[word]) return false;
   }
@@ -182,6 +187,7 @@ __device__ __forceinline__ T Load(const T* address) {
 template <bool kShared, uint32_t kKeyWords>
 __device__ __forceinline__ Key<kKeyWords> LoadKey(const Key<kKeyWords>* address) {
   Key<kKeyWords> key;
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     key.words[word] = Load<kShared>(&address->words[word]);
   }
@@ -246,6 +252,7 @@ __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t i
     view->meta = __shfl_sync(warp::kFullMask, view->meta, 0);
     view->link = __shfl_sync(warp::kFullMask, view->link, 0);
     view->left = __shfl_sync(warp::kFullMask, view->left, 0);
+#pragma unroll
     for (uint32_t word = 0; word < kKeyWords; ++word) {
       view->high.words[word] = __shfl_sync(warp::kFullMask, view->high.words[word], 0);
     }
@@ -312,6 +319,7 @@ __device__ __forceinline__ void Unlatch(const Tree<kKeyWords>& tree, uint32_t in
 
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void StoreKey(Key<kKeyWords>* address, const Key<kKeyWords>& key) {
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     *const_cast<volatile uint64_t*>(&address->words[word]) = key.words[word];
   }
