@@ -46,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cuda/atomic>
 
 #include "gpu/warp_work_sharing.cuh"
 #include "tables/btree/versions.h"
@@ -215,13 +216,47 @@ struct View {
   }
 };
 
+// ---- the latch as a sequence lock ----
+//
+// A reader beside writers checks a node read without latching it: the latch
+// loaded with acquire before the node's words, an acquire fence after them,
+// then the latch again. A writer takes the latch (odd) and fences before its
+// first store to the node, and fences after its last store before the
+// release (TryLatch, Unlatch). If a load of the node saw a store of a writer,
+// the writer's fence before that store and the reader's fence after the load
+// synchronize, so the latch load after the reader's fence sees the writer's
+// odd value or a later one: the check fails. If the check passes, the first
+// acquire load saw the release of the last writer before the read, and the
+// node's loads saw that writer's stores. The node's words are loaded
+// volatile (strong loads past the L1 cache, which is not coherent), so the
+// fence orders them. One fence per node read instead of a full (sequentially
+// consistent) fence before and after it: the acquire load needs none.
+
+// The latch word (or any word a writer publishes after a fence: the root),
+// loaded with acquire at device scope.
+__device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* address) {
+  return cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*const_cast<uint32_t*>(address))
+      .load(cuda::memory_order_acquire);
+}
+
+// Orders this thread's loads before it (a node's words) before its loads
+// after it (the latch's second load).
+__device__ __forceinline__ void AcquireFence() {
+  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+}
+
 // Reads node `index` into `view` (all lanes). kShared: returns false when
 // its latch was held, or changed while the warp read (the view is torn),
-// unless `latched` (the warp holds the latch itself). The header and the
-// verdict are lane 0's, so that every lane decides alike. Without writers
-// (!kShared) the node cannot change, so every lane loads the header itself
-// (one broadcast request) beside its entry: the warp's loads of the node go
-// out together, one trip to memory, with no shuffles after them.
+// unless `latched` (the warp holds the latch itself). Without writers
+// (!kShared) the node cannot change. Either way every lane loads the header
+// itself (one broadcast request) beside its entry: the warp's loads of the
+// node go out together, one trip to memory, with no shuffles after them.
+//
+// kShared: each lane checks its own loads against the latch (above), and
+// the verdict is the whole warp's: every lane read the latch value lane 0
+// read, before and after. The __syncwarp first orders what any lane saw
+// before (the index of this node, in a pointer it loaded and fenced) before
+// every lane's loads of the node.
 template <bool kShared, uint32_t kKeyWords>
 __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t index,
                                          View<kKeyWords>* view, bool latched = false) {
@@ -238,42 +273,33 @@ __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t i
     }
     return true;
   } else {
-    uint32_t latch = 0;
-    if (lane == 0) latch = Load<true>(&node->latch);
+    __syncwarp();
+    const uint32_t latch = latched ? Load<true>(&node->latch) : LoadAcquire(&node->latch);
     view->latch = __shfl_sync(warp::kFullMask, latch, 0);
-    if (!latched && (view->latch & 1) != 0) return false;
-    __threadfence();
-    if (lane == 0) {
-      view->meta = Load<true>(&node->meta);
-      view->link = Load<true>(&node->link);
-      view->left = Load<true>(&node->left);
-      view->high = LoadKey<true>(&node->high);
+    if (!latched && !__all_sync(warp::kFullMask, latch == view->latch && (latch & 1) == 0)) {
+      return false;
     }
-    view->meta = __shfl_sync(warp::kFullMask, view->meta, 0);
-    view->link = __shfl_sync(warp::kFullMask, view->link, 0);
-    view->left = __shfl_sync(warp::kFullMask, view->left, 0);
-#pragma unroll
-    for (uint32_t word = 0; word < kKeyWords; ++word) {
-      view->high.words[word] = __shfl_sync(warp::kFullMask, view->high.words[word], 0);
-    }
+    view->meta = Load<true>(&node->meta);
+    view->link = Load<true>(&node->link);
+    view->left = Load<true>(&node->left);
+    view->high = LoadKey<true>(&node->high);
     if (lane < kFanout) {
       view->key = LoadKey<true>(&node->keys[lane]);
       view->pointer = Load<true>(&node->pointers[lane]);
     }
     if (latched) return true;
-    __threadfence();
-    __syncwarp();
-    bool unchanged = false;
-    if (lane == 0) unchanged = Load<true>(&node->latch) == view->latch;
-    return __shfl_sync(warp::kFullMask, unchanged, 0);
+    AcquireFence();
+    return __all_sync(warp::kFullMask, Load<true>(&node->latch) == view->latch);
   }
 }
 
-// The root as lane 0 reads it, in every lane.
+// The root as lane 0 reads it, in every lane. Acquire: a new root is
+// written, fenced, then published (Split), so its words are there for the
+// loads after this one (ReadNode's __syncwarp passes that on to every lane).
 template <uint32_t kKeyWords>
 __device__ __forceinline__ uint32_t LoadRoot(const Tree<kKeyWords>& tree) {
   uint32_t root = 0;
-  if (warp::LaneId() == 0) root = Load<true>(tree.root);
+  if (warp::LaneId() == 0) root = LoadAcquire(tree.root);
   return __shfl_sync(warp::kFullMask, root, 0);
 }
 
