@@ -168,6 +168,48 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
   return Outcome::kRestart;
 }
 
+// The leaf whose key range held `key` as this thread read the tree, found by
+// this thread alone beside the writers, or kNone where a node was latched or
+// changed while it read it (the warp then goes down from the root). The
+// lanes' descents run side by side (as LeafOf's for the reads), and each
+// node read is checked against its latch as ReadNode's are. The leaf stays
+// a right place to start after later splits: a node's low bound never
+// changes (a split moves the upper half of a node to a new right sibling,
+// and nodes never merge), so a key the leaf no longer holds lies right of
+// it, where the warp's B-link walk from it goes.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t WriteLeafOf(const Tree<kKeyWords>& tree,
+                                                const Key<kKeyWords>& key) {
+  uint32_t index = LoadAcquire(tree.root);
+  while (true) {
+    const Node<kKeyWords>* node = &tree.nodes[index];
+    const uint32_t latch = LoadAcquire(&node->latch);
+    if ((latch & 1) != 0) return kNone;
+    // The node's words, each load independent of the others so that they go
+    // out together; a torn count is clamped to the node (the check below
+    // then fails).
+    const uint32_t meta = Load<true>(&node->meta);
+    const uint32_t count = min(meta & kCountMask, kFanout);
+    const bool past_high = (meta & kHighFlag) != 0 && !Less(key, LoadKey<true>(&node->high));
+    const bool leaf = (meta & kLeafFlag) != 0;
+    uint32_t child = 0;
+#pragma unroll
+    for (uint32_t entry = 1; entry < kFanout; ++entry) {
+      if (entry < count && !Less(key, LoadKey<true>(&node->keys[entry]))) child = entry;
+    }
+    uint32_t next = kNone;
+    if (past_high) {
+      next = Load<true>(&node->link);
+    } else if (!leaf) {
+      next = Load<true>(&node->pointers[child]);
+    }
+    AcquireFence();
+    if (Load<true>(&node->latch) != latch) return kNone;
+    if (!past_high && leaf) return index;
+    index = next;
+  }
+}
+
 // A put on a key the tree holds, its list at `head` (lane 0): the newest
 // version replaced in place, or a new one put in front.
 template <uint32_t kKeyWords>
@@ -195,12 +237,14 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
 // goes down without splitting (most need no split: an update, or a leaf with
 // room); `split_full`: it splits every full node on its way (proactive
 // splitting), as a put that found its leaf full does on its next try.
+// `start`: the node the descent begins at, the leaf WriteLeafOf found (kNone:
+// the root); a split needs the parent, so split_full begins at the root.
 template <uint32_t kKeyWords>
-__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key,
+__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, uint32_t start, const Key<kKeyWords>& key,
                             const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
                             uint8_t* was_live, Deltas* deltas, bool split_full) {
   const uint32_t lane = warp::LaneId();
-  uint32_t index = LoadRoot(tree);
+  uint32_t index = start != kNone && !split_full ? start : LoadRoot(tree);
   uint32_t parent = kNone;
   uint32_t parent_latch = 0;
   View<kKeyWords> view;
@@ -340,15 +384,20 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
     const uint64_t mine = first + lane;
     const bool has_work = mine < n && done[mine] == 0;
+    // Each lane finds its own operation's leaf beside the others; the warp
+    // then starts each operation there, and again there after a failed latch
+    // check (the leaf's low bound never changes).
+    const uint32_t leaf = has_work ? WriteLeafOf(tree, keys[mine]) : kNone;
     const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
       const uint64_t op = first + source;
+      const uint32_t start = __shfl_sync(warp::kFullMask, leaf, source);
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
       Outcome outcome;
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome = TryWrite(tree, key, value, timestamp, live,
+        outcome = TryWrite(tree, start, key, value, timestamp, live,
                            was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
         if (outcome == Outcome::kSplitFirst) {
           split_full = true;
