@@ -456,9 +456,7 @@ __global__ void GatherKernel(const Key<kKeyWords>* keys, const uint8_t* values,
     const uint64_t from = picked[i];
     keys_out[i] = keys[from];
     if (values == nullptr) continue;
-    for (uint32_t byte = 0; byte < value_size; ++byte) {
-      values_out[i * value_size + byte] = values[from * value_size + byte];
-    }
+    CopyBytes(values_out + i * value_size, values + from * value_size, value_size);
   }
 }
 

@@ -371,19 +371,49 @@ __device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t s
   tree.freed_slots[at] = slot;
 }
 
+// Copies `size` bytes from `source` to `target` in the widest words that
+// the size and both addresses allow (16, 8, 4 or 1 bytes).
+__device__ __forceinline__ void CopyBytes(uint8_t* target, const uint8_t* source, uint32_t size) {
+  const uint64_t alignment =
+      reinterpret_cast<uint64_t>(target) | reinterpret_cast<uint64_t>(source) | size;
+  if (alignment % 16 == 0) {
+    for (uint32_t at = 0; at < size; at += 16) {
+      *reinterpret_cast<uint4*>(target + at) = *reinterpret_cast<const uint4*>(source + at);
+    }
+  } else if (alignment % 8 == 0) {
+    for (uint32_t at = 0; at < size; at += 8) {
+      *reinterpret_cast<uint64_t*>(target + at) = *reinterpret_cast<const uint64_t*>(source + at);
+    }
+  } else if (alignment % 4 == 0) {
+    for (uint32_t at = 0; at < size; at += 4) {
+      *reinterpret_cast<uint32_t*>(target + at) = *reinterpret_cast<const uint32_t*>(source + at);
+    }
+  } else {
+    for (uint32_t at = 0; at < size; ++at) target[at] = source[at];
+  }
+}
+
+// A value of up to 8 bytes as a version's payload: its bytes in
+// little-endian order, zeros above them (one load where the value is a
+// whole aligned word).
+__device__ __forceinline__ uint64_t PayloadOf(const uint8_t* value, uint32_t size) {
+  const uint64_t address = reinterpret_cast<uint64_t>(value);
+  if (size == 8 && address % 8 == 0) return *reinterpret_cast<const uint64_t*>(value);
+  if (size == 4 && address % 4 == 0) return *reinterpret_cast<const uint32_t*>(value);
+  uint64_t payload = 0;
+  for (uint32_t byte = 0; byte < size; ++byte) {
+    payload |= static_cast<uint64_t>(value[byte]) << (8 * byte);
+  }
+  return payload;
+}
+
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
                                            const uint8_t* value) {
-  Version& version = tree.versions[slot];
   if (tree.value_size <= 8) {
-    uint64_t payload = 0;
-    for (uint32_t byte = 0; byte < tree.value_size; ++byte) {
-      payload |= static_cast<uint64_t>(value[byte]) << (8 * byte);
-    }
-    version.payload = payload;
+    tree.versions[slot].payload = PayloadOf(value, tree.value_size);
   } else {
-    uint8_t* cell = tree.cells + static_cast<uint64_t>(slot) * tree.value_size;
-    for (uint32_t byte = 0; byte < tree.value_size; ++byte) cell[byte] = value[byte];
+    CopyBytes(tree.cells + static_cast<uint64_t>(slot) * tree.value_size, value, tree.value_size);
   }
 }
 
