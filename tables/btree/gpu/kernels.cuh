@@ -468,35 +468,37 @@ __global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint
 
 // ---- bulk build (into an empty tree, from the batch's sorted pairs) ----
 
+// Leaves 0 .. leaves-1, kBulkFill entries each but the last, and version
+// slots 0 .. n-1, straight from the batch's sorted order: entry i (of leaf
+// i / kBulkFill) is the operation picked[i] of the caller's keys and values
+// (picked null: operation i), its version in slot i. One thread per entry,
+// so that the gather of the keys and values and the stores of the nodes and
+// versions are spread over every thread; the thread of a leaf's first entry
+// writes the leaf's header and the high key of the leaf before it.
 template <uint32_t kKeyWords>
-__global__ void BuildVersionsKernel(Tree<kKeyWords> tree, const uint8_t* values, uint64_t n,
-                                    uint64_t timestamp) {
+__global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys,
+                                  const uint8_t* values, const uint32_t* picked, uint64_t n,
+                                  uint64_t leaves, uint64_t timestamp) {
   for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
-    tree.versions[i].stamp = Stamp(timestamp, false);
-    tree.versions[i].next = kNone;
-    WriteValue(tree, static_cast<uint32_t>(i), values + i * tree.value_size);
-  }
-}
-
-// Leaves 0 .. leaves-1, kBulkFill entries each but the last, over keys 0 ..
-// n-1 (key i's version in slot i).
-template <uint32_t kKeyWords>
-__global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n,
-                                  uint64_t leaves) {
-  for (uint64_t leaf = ThreadIndex(); leaf < leaves; leaf += ThreadCount()) {
+    const uint64_t from = picked == nullptr ? i : picked[i];
+    const Key<kKeyWords> key = keys[from];
+    const uint64_t leaf = i / kBulkFill;
+    const uint32_t entry = static_cast<uint32_t>(i - leaf * kBulkFill);
     Node<kKeyWords>& node = tree.nodes[leaf];
-    const uint64_t first = leaf * kBulkFill;
-    const uint32_t count = static_cast<uint32_t>(n - first < kBulkFill ? n - first : kBulkFill);
-    for (uint32_t entry = 0; entry < count; ++entry) {
-      node.keys[entry] = keys[first + entry];
-      node.pointers[entry] = static_cast<uint32_t>(first + entry);
-    }
+    node.keys[entry] = key;
+    node.pointers[entry] = static_cast<uint32_t>(i);
+    Version& version = tree.versions[i];
+    version.stamp = Stamp(timestamp, false);
+    version.next = kNone;
+    WriteValue(tree, static_cast<uint32_t>(i), values + from * tree.value_size);
+    if (entry != 0) continue;
     const bool last = leaf + 1 == leaves;
+    const uint32_t count = static_cast<uint32_t>(n - i < kBulkFill ? n - i : kBulkFill);
     node.latch = 0;
     node.meta = count | kLeafFlag | (last ? 0 : kHighFlag);
-    if (!last) node.high = keys[first + kBulkFill];
     node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
     node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
+    if (leaf > 0) tree.nodes[leaf - 1].high = key;
   }
 }
 
