@@ -120,9 +120,9 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
       StoreKey(&node->keys[1], separator);
       Store(&node->pointers[1], right);
     }
-    __threadfence();
+    WriterFence();
     KeepLowerHalf(tree, index, view, separator, right);
-    __threadfence();
+    WriterFence();
     if (lane == 0) atomicExch(tree.root, new_root);
     Unlatch(tree, index, view.latch);
     return Outcome::kRestart;
@@ -150,7 +150,7 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
   }
   const uint32_t position = __ffs(at);  // the new entry goes after the node's
   WriteUpperHalf(tree, right, index, view);
-  __threadfence();
+  WriterFence();
   KeepLowerHalf(tree, index, view, separator, right);
   Node<kKeyWords>* node = &tree.nodes[parent];
   if (lane >= position && lane < up.count()) {

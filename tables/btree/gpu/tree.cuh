@@ -245,6 +245,18 @@ __device__ __forceinline__ void AcquireFence() {
   cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
 }
 
+// A writer's fence (acquire and release, device scope): after it takes a
+// latch (its stores to the node come after the odd latch, and its loads see
+// the last holder's stores), before it releases one, and between writing a
+// new node and linking it (Split). Every pattern of the protocol is a
+// release matched by an acquire (the sequence lock above, the latch, the
+// publication of a node or the root); none needs a store ordered before a
+// later load of another address, so no sequentially consistent fence
+// (__threadfence, fence.sc) is needed, and this one costs less.
+__device__ __forceinline__ void WriterFence() {
+  cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
+}
+
 // Reads node `index` into `view` (all lanes). kShared: returns false when
 // its latch was held, or changed while the warp read (the view is torn),
 // unless `latched` (the warp holds the latch itself). Without writers
@@ -330,7 +342,7 @@ __device__ __forceinline__ bool TryLatch(const Tree<kKeyWords>& tree, uint32_t i
   bool taken = false;
   if (warp::LaneId() == 0) taken = atomicCAS(&tree.nodes[index].latch, latch, latch + 1) == latch;
   taken = __shfl_sync(warp::kFullMask, taken, 0);
-  if (taken) __threadfence();
+  if (taken) WriterFence();
   return taken;
 }
 
@@ -338,7 +350,7 @@ __device__ __forceinline__ bool TryLatch(const Tree<kKeyWords>& tree, uint32_t i
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void Unlatch(const Tree<kKeyWords>& tree, uint32_t index,
                                         uint32_t latch) {
-  __threadfence();
+  WriterFence();
   __syncwarp();
   if (warp::LaneId() == 0) atomicExch(&tree.nodes[index].latch, latch + 2);
 }
