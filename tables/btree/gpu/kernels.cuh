@@ -33,7 +33,10 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 
 // kSplitFirst: the key's leaf is full and the key not in it; the operation
 // starts again from the root, splitting every full node on its way down.
-enum class Outcome { kDone, kRestart, kSplitFirst, kNoNodes };
+// kSplitLeaf: it split its leaf, and goes on from there (the key lies in it
+// or right of it, where there is room now); kSplitInner: it split an inner
+// node, and goes down from the root again, splitting on.
+enum class Outcome { kDone, kRestart, kSplitFirst, kSplitLeaf, kSplitInner, kNoNodes };
 
 // `count` consecutive fresh nodes (lane 0), or kNone when the arena is full
 // (Counters::out_of_nodes set; the host clamps the count and grows it). One
@@ -85,9 +88,10 @@ __device__ __forceinline__ void KeepLowerHalf(const Tree<kKeyWords>& tree, uint3
 }
 
 // Splits the full node `index` (read as `view`, its latch `view.latch`),
-// whose parent the warp read with latch `parent_latch`. The caller starts
-// again from the root afterwards (kRestart), or grows the arena first
-// (kNoNodes).
+// whose parent the warp read with latch `parent_latch`: kSplitLeaf or
+// kSplitInner when it did, kRestart when a latch was lost (the caller starts
+// again from the root), kNoNodes when the arena is full (the caller grows it
+// first).
 template <uint32_t kKeyWords>
 __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View<kKeyWords>& view,
                          uint32_t parent, uint32_t parent_latch) {
@@ -125,7 +129,7 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
     WriterFence();
     if (lane == 0) atomicExch(tree.root, new_root);
     Unlatch(tree, index, view.latch);
-    return Outcome::kRestart;
+    return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
   }
   if (parent == kNone) {  // reached beside the root: the root changed
     Unlatch(tree, index, view.latch);
@@ -165,7 +169,7 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
   }
   Unlatch(tree, parent, parent_latch);
   Unlatch(tree, index, view.latch);
-  return Outcome::kRestart;
+  return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
 }
 
 // The leaf whose key range held `key` as this thread read the tree, found by
@@ -237,14 +241,15 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
 // goes down without splitting (most need no split: an update, or a leaf with
 // room); `split_full`: it splits every full node on its way (proactive
 // splitting), as a put that found its leaf full does on its next try.
-// `start`: the node the descent begins at, the leaf WriteLeafOf found (kNone:
-// the root); a split needs the parent, so split_full begins at the root.
+// *start: the node the descent begins at, the leaf WriteLeafOf found (kNone:
+// the root); a split needs the parent, so split_full begins at the root. A
+// split of the key's leaf sets *start to it (kSplitLeaf).
 template <uint32_t kKeyWords>
-__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, uint32_t start, const Key<kKeyWords>& key,
+__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, uint32_t* start, const Key<kKeyWords>& key,
                             const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
                             uint8_t* was_live, Deltas* deltas, bool split_full) {
   const uint32_t lane = warp::LaneId();
-  uint32_t index = start != kNone && !split_full ? start : LoadRoot(tree);
+  uint32_t index = *start != kNone && !split_full ? *start : LoadRoot(tree);
   uint32_t parent = kNone;
   uint32_t parent_latch = 0;
   View<kKeyWords> view;
@@ -258,7 +263,9 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, uint32_t start, const K
     // the key: its put changes no node).
     if (split_full && value != nullptr && view.count() == kFanout &&
         !(view.leaf() && FindInLeaf(view, key) != kNone)) {
-      return Split(tree, index, view, parent, parent_latch);
+      const Outcome outcome = Split(tree, index, view, parent, parent_latch);
+      if (outcome == Outcome::kSplitLeaf) *start = index;
+      return outcome;
     }
     if (view.leaf()) break;
     parent = index;
@@ -390,17 +397,21 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
     const uint32_t leaf = has_work ? WriteLeafOf(tree, keys[mine]) : kNone;
     const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
       const uint64_t op = first + source;
-      const uint32_t start = __shfl_sync(warp::kFullMask, leaf, source);
+      uint32_t start = __shfl_sync(warp::kFullMask, leaf, source);
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
       Outcome outcome;
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome = TryWrite(tree, start, key, value, timestamp, live,
+        outcome = TryWrite(tree, &start, key, value, timestamp, live,
                            was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
-        if (outcome == Outcome::kSplitFirst) {
-          split_full = true;
+        if (outcome == Outcome::kSplitFirst || outcome == Outcome::kSplitLeaf) {
+          // Down from the root splitting full nodes, or on from the leaf
+          // just split (start), where there is room now.
+          split_full = outcome == Outcome::kSplitFirst;
+        } else if (outcome == Outcome::kSplitInner) {
+          // Down from the root again, splitting on.
         } else if (outcome == Outcome::kRestart) {
           // Back off a little before the next try, so that the warps that
           // restart do not crowd the latch holder's nodes.
