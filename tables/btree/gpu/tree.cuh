@@ -18,21 +18,26 @@
 //
 // Latches. The latch is a sequence lock: odd while a writer holds it, bumped
 // by two on every release. A write warp reads a node without latching it,
-// then checks that the latch still reads the same even value; it takes the
-// latch with one atomicCAS from that value, so a taken latch means the node
-// is as the warp read it. A warp that finds a latch held or changed starts
-// its operation again from the root after a short pause (no waiting on a
-// latch). Reads run when no write
-// does (the core's lock) and take no latches.
+// then checks that the latch still reads the same even value (ReadNode:
+// acquire loads and one fence, see below); it takes the latch with one
+// atomicCAS from that value, so a taken latch means the node is as the warp
+// read it. Before a warp works its lanes' operations, each lane finds its
+// own operation's leaf alone, every node it reads checked the same way
+// (WriteLeafOf, kernels.cuh), and the warp starts each operation at that
+// leaf. A warp that finds a latch held or changed starts its operation
+// again from that leaf (a node's low bound never changes), or from the root
+// where the lane found none, after a short pause (no waiting on a latch).
+// Reads run when no write does (the core's lock) and take no latches.
 //
 // A put goes down first without splitting; one whose leaf is full and lacks
-// its key starts again and splits full nodes on its way down (proactive
-// splitting): the warp latches the full node and its parent (as it read them), moves the
-// upper half into a new right sibling, links it (right link, high key, the
-// sibling's left link) and puts its first key into the parent, then starts
-// again from the root. A full root gets a new root above it. A warp that
-// finds its key at or past a node's high key follows the right link (the
-// B-link rule), so a split never hides a key from a descent.
+// its key starts again from the root and splits full nodes on its way down
+// (proactive splitting): the warp latches the full node and its parent (as
+// it read them), moves the upper half into a new right sibling, links it
+// (right link, high key, the sibling's left link) and puts its first key
+// into the parent, then goes on from the leaf it split, or from the root
+// again after an inner node's split. A full root gets a new root above it.
+// A warp that finds its key at or past a node's high key follows the right
+// link (the B-link rule), so a split never hides a key from a descent.
 //
 // Versions. A leaf entry's pointer is the index of its key's newest version
 // in the version pool; older versions follow through `next`, newest first.
