@@ -172,9 +172,18 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
   return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
 }
 
-// The leaf whose key range held `key` as this thread read the tree, found by
-// this thread alone beside the writers, or kNone where a node was latched or
-// changed while it read it (the warp then goes down from the root). The
+// Where a write starts: the leaf whose key range held its key as a lane
+// read the tree, and the node the lane went down to it from, with that
+// node's latch as the lane read it (the parent a split of the leaf needs).
+// kNone where there is none: the leaf is the root, or the descent met a
+// latched or changing node (the warp then goes down from the root).
+struct Place {
+  uint32_t leaf = kNone;
+  uint32_t parent = kNone;
+  uint32_t parent_latch = 0;
+};
+
+// The Place of `key`, found by this thread alone beside the writers. The
 // lanes' descents run side by side (as LeafOf's for the reads), and each
 // node read is checked against its latch as ReadNode's are. The leaf stays
 // a right place to start after later splits: a node's low bound never
@@ -182,13 +191,14 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
 // and nodes never merge), so a key the leaf no longer holds lies right of
 // it, where the warp's B-link walk from it goes.
 template <uint32_t kKeyWords>
-__device__ __forceinline__ uint32_t WriteLeafOf(const Tree<kKeyWords>& tree,
-                                                const Key<kKeyWords>& key) {
+__device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
+                                             const Key<kKeyWords>& key) {
+  Place place;
   uint32_t index = LoadAcquire(tree.root);
   while (true) {
     const Node<kKeyWords>* node = &tree.nodes[index];
     const uint32_t latch = LoadAcquire(&node->latch);
-    if ((latch & 1) != 0) return kNone;
+    if ((latch & 1) != 0) return Place{};
     // The node's words, each load independent of the others so that they go
     // out together; a torn count is clamped to the node (the check below
     // then fails).
@@ -208,8 +218,15 @@ __device__ __forceinline__ uint32_t WriteLeafOf(const Tree<kKeyWords>& tree,
       next = Load<true>(&node->pointers[child]);
     }
     AcquireFence();
-    if (Load<true>(&node->latch) != latch) return kNone;
-    if (!past_high && leaf) return index;
+    if (Load<true>(&node->latch) != latch) return Place{};
+    if (!past_high && leaf) {
+      place.leaf = index;
+      return place;
+    }
+    if (!past_high) {
+      place.parent = index;
+      place.parent_latch = latch;
+    }
     index = next;
   }
 }
@@ -241,15 +258,15 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
 // goes down without splitting (most need no split: an update, or a leaf with
 // room); `split_full`: it splits every full node on its way (proactive
 // splitting), as a put that found its leaf full does on its next try.
-// *start: the node the descent begins at, the leaf WriteLeafOf found (kNone:
-// the root); a split needs the parent, so split_full begins at the root. A
-// split of the key's leaf sets *start to it (kSplitLeaf).
+// place->leaf: the node the descent begins at, the leaf WriteLeafOf found
+// (kNone: the root); a split needs the parent, so split_full begins at the
+// root. A split of the key's leaf sets place->leaf to it (kSplitLeaf).
 template <uint32_t kKeyWords>
-__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, uint32_t* start, const Key<kKeyWords>& key,
+__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key<kKeyWords>& key,
                             const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
                             uint8_t* was_live, Deltas* deltas, bool split_full) {
   const uint32_t lane = warp::LaneId();
-  uint32_t index = *start != kNone && !split_full ? *start : LoadRoot(tree);
+  uint32_t index = place->leaf != kNone && !split_full ? place->leaf : LoadRoot(tree);
   uint32_t parent = kNone;
   uint32_t parent_latch = 0;
   View<kKeyWords> view;
@@ -260,12 +277,24 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, uint32_t* start, const 
       continue;
     }
     // A full node on an insert's way is split first (but a leaf that holds
-    // the key: its put changes no node).
-    if (split_full && value != nullptr && view.count() == kFanout &&
+    // the key: its put changes no node). Going down from the leaf the lane
+    // found (!split_full), a full leaf splits under the node the lane's
+    // descent went down from, where that still holds: Split latches it from
+    // the latch value the lane read and checks that it points at the leaf.
+    // Else (or once that failed: the parent's latch changes with every split
+    // under it) the put goes down from the root, splitting full nodes on its
+    // way (kSplitFirst).
+    if (value != nullptr && view.count() == kFanout &&
+        (split_full || (view.leaf() && place->parent != kNone)) &&
         !(view.leaf() && FindInLeaf(view, key) != kNone)) {
+      if (!split_full) {
+        parent = place->parent;
+        parent_latch = place->parent_latch;
+        place->parent = kNone;
+      }
       const Outcome outcome = Split(tree, index, view, parent, parent_latch);
-      if (outcome == Outcome::kSplitLeaf) *start = index;
-      return outcome;
+      if (outcome == Outcome::kSplitLeaf) place->leaf = index;
+      return outcome == Outcome::kRestart && !split_full ? Outcome::kSplitFirst : outcome;
     }
     if (view.leaf()) break;
     parent = index;
@@ -394,21 +423,24 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
     // Each lane finds its own operation's leaf beside the others; the warp
     // then starts each operation there, and again there after a failed latch
     // check (the leaf's low bound never changes).
-    const uint32_t leaf = has_work ? WriteLeafOf(tree, keys[mine]) : kNone;
+    const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
     const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
       const uint64_t op = first + source;
-      uint32_t start = __shfl_sync(warp::kFullMask, leaf, source);
+      Place place;
+      place.leaf = __shfl_sync(warp::kFullMask, lane_place.leaf, source);
+      place.parent = __shfl_sync(warp::kFullMask, lane_place.parent, source);
+      place.parent_latch = __shfl_sync(warp::kFullMask, lane_place.parent_latch, source);
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
       Outcome outcome;
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome = TryWrite(tree, &start, key, value, timestamp, live,
+        outcome = TryWrite(tree, &place, key, value, timestamp, live,
                            was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
         if (outcome == Outcome::kSplitFirst || outcome == Outcome::kSplitLeaf) {
           // Down from the root splitting full nodes, or on from the leaf
-          // just split (start), where there is room now.
+          // just split (place.leaf), where there is room now.
           split_full = outcome == Outcome::kSplitFirst;
         } else if (outcome == Outcome::kSplitInner) {
           // Down from the root again, splitting on.
