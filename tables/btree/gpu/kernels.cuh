@@ -199,17 +199,22 @@ __device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
     const Node<kKeyWords>* node = &tree.nodes[index];
     const uint32_t latch = LoadAcquire(&node->latch);
     if ((latch & 1) != 0) return Place{};
-    // The node's words, each load independent of the others so that they go
-    // out together; a torn count is clamped to the node (the check below
-    // then fails).
+    // The node's header and keys, every load independent of the others (none
+    // waits for the count) so that they go out together; a torn count is
+    // clamped to the node (the check below then fails).
     const uint32_t meta = Load<true>(&node->meta);
+    const Key<kKeyWords> high = LoadKey<true>(&node->high);
+    Key<kKeyWords> keys[kFanout];
+#pragma unroll
+    for (uint32_t entry = 1; entry < kFanout; ++entry)
+      keys[entry] = LoadKey<true>(&node->keys[entry]);
     const uint32_t count = min(meta & kCountMask, kFanout);
-    const bool past_high = (meta & kHighFlag) != 0 && !Less(key, LoadKey<true>(&node->high));
+    const bool past_high = (meta & kHighFlag) != 0 && !Less(key, high);
     const bool leaf = (meta & kLeafFlag) != 0;
     uint32_t child = 0;
 #pragma unroll
     for (uint32_t entry = 1; entry < kFanout; ++entry) {
-      if (entry < count && !Less(key, LoadKey<true>(&node->keys[entry]))) child = entry;
+      if (entry < count && !Less(key, keys[entry])) child = entry;
     }
     uint32_t next = kNone;
     if (past_high) {
