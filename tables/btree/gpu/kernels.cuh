@@ -237,10 +237,12 @@ __device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
 }
 
 // A put on a key the tree holds, its list at `head` (lane 0): the newest
-// version replaced in place, or a new one put in front.
+// version replaced in place, or a new one put in front. `payload`: the
+// value as WriteValue takes it.
 template <uint32_t kKeyWords>
 __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const uint8_t* value,
-                            uint64_t timestamp, LiveSnapshots live, Deltas* deltas) {
+                            uint64_t payload, uint64_t timestamp, LiveSnapshots live,
+                            Deltas* deltas) {
   Trim(tree, head, live, deltas);
   const uint64_t stamp = tree.versions[head].stamp;
   const bool was_live = !IsTombstone(stamp);
@@ -253,23 +255,25 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
     tree.versions[head].next = kept;
     deltas->versions += 1;
   }
-  WriteValue(tree, head, value);
+  WriteValue(tree, head, value, payload);
   tree.versions[head].stamp = Stamp(timestamp, false);
   if (!was_live) deltas->live_keys += 1;
 }
 
-// One put (value not null) or erase of `key`, by the whole warp. An erase's
-// was_live byte (when not null) gets whether the key was live. A put first
-// goes down without splitting (most need no split: an update, or a leaf with
-// room); `split_full`: it splits every full node on its way (proactive
-// splitting), as a put that found its leaf full does on its next try.
+// One put (value not null; `payload`: the value as WriteValue takes it) or
+// erase of `key`, by the whole warp. An erase's was_live byte (when not
+// null) gets whether the key was live. A put first goes down without
+// splitting (most need no split: an update, or a leaf with room);
+// `split_full`: it splits every full node on its way (proactive splitting),
+// as a put that found its leaf full does on its next try.
 // place->leaf: the node the descent begins at, the leaf WriteLeafOf found
 // (kNone: the root); a split needs the parent, so split_full begins at the
 // root. A split of the key's leaf sets place->leaf to it (kSplitLeaf).
 template <uint32_t kKeyWords>
 __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key<kKeyWords>& key,
-                            const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
-                            uint8_t* was_live, Deltas* deltas, bool split_full) {
+                            const uint8_t* value, uint64_t payload, uint64_t timestamp,
+                            LiveSnapshots live, uint8_t* was_live, Deltas* deltas,
+                            bool split_full) {
   const uint32_t lane = warp::LaneId();
   uint32_t index = place->leaf != kNone && !split_full ? place->leaf : LoadRoot(tree);
   uint32_t parent = kNone;
@@ -312,7 +316,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
     if (found != kNone) {
       // The head stays where the leaf points: no latch needed.
       const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
-      if (lane == 0) PutExisting(tree, head, value, timestamp, live, deltas);
+      if (lane == 0) PutExisting(tree, head, value, payload, timestamp, live, deltas);
       __syncwarp();
       return Outcome::kDone;
     }
@@ -326,7 +330,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
       slot = TakeSlot(tree);
       tree.versions[slot].stamp = Stamp(timestamp, false);
       tree.versions[slot].next = kNone;
-      WriteValue(tree, slot, value);
+      WriteValue(tree, slot, value, payload);
       deltas->live_keys += 1;
       deltas->versions += 1;
       deltas->leaf_entries += 1;
@@ -428,6 +432,12 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
     // Each lane finds its own operation's leaf beside the others; the warp
     // then starts each operation there, and again there after a failed latch
     // check (the leaf's low bound never changes).
+    // A value of up to 8 bytes is loaded first, so that it arrives while the
+    // lane goes down and the warp's turn on the operation does not wait for
+    // it.
+    const bool small_puts = values != nullptr && tree.value_size <= 8;
+    const uint64_t lane_payload =
+        has_work && small_puts ? PayloadOf(values + mine * tree.value_size, tree.value_size) : 0;
     const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
     const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
       const uint64_t op = first + source;
@@ -437,11 +447,12 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
       place.parent_latch = __shfl_sync(warp::kFullMask, lane_place.parent_latch, source);
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
+      const uint64_t payload = __shfl_sync(warp::kFullMask, lane_payload, source);
       Outcome outcome;
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome = TryWrite(tree, &place, key, value, timestamp, live,
+        outcome = TryWrite(tree, &place, key, value, payload, timestamp, live,
                            was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
         if (outcome == Outcome::kSplitFirst || outcome == Outcome::kSplitLeaf) {
           // Down from the root splitting full nodes, or on from the leaf

@@ -435,6 +435,18 @@ __device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t
   }
 }
 
+// WriteValue with a value of up to 8 bytes given as its payload (PayloadOf
+// of `value`, loaded ahead by the caller).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
+                                           const uint8_t* value, uint64_t payload) {
+  if (tree.value_size <= 8) {
+    tree.versions[slot].payload = payload;
+  } else {
+    CopyBytes(tree.cells + static_cast<uint64_t>(slot) * tree.value_size, value, tree.value_size);
+  }
+}
+
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void CopyVersion(const Tree<kKeyWords>& tree, uint32_t from,
                                             uint32_t to) {
