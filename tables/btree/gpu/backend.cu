@@ -637,13 +637,20 @@ class GpuBackend final : public Backend {
       KeyWordKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
           keys, order_.as<uint32_t>(), word, count, words_.as<uint64_t>());
       GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
+      // The double-buffer form: CUB sorts between the two arrays of each
+      // pair instead of asking for temporary storage of a copy of both
+      // (12 bytes an operation), and says which array holds the result.
+      int sorted_in = 0;
       auto sort = [&](void* storage, size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(storage, bytes, words_.as<uint64_t>(),
-                                               sorted_words_.as<uint64_t>(), order_.as<uint32_t>(),
-                                               sorted_order_.as<uint32_t>(), items);
+        cub::DoubleBuffer<uint64_t> words(words_.as<uint64_t>(), sorted_words_.as<uint64_t>());
+        cub::DoubleBuffer<uint32_t> order(order_.as<uint32_t>(), sorted_order_.as<uint32_t>());
+        const cudaError_t error =
+            cub::DeviceRadixSort::SortPairs(storage, bytes, words, order, items);
+        sorted_in = order.selector;
+        return error;
       };
       GPKV_RETURN_IF_ERROR(RunCub(sort, "sort"));
-      order_.Swap(sorted_order_);
+      if (sorted_in == 1) order_.Swap(sorted_order_);
     }
     MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(keys, order_.as<uint32_t>(), count,
                                                                puts, flags_.as<uint8_t>());
