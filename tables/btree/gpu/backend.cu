@@ -757,7 +757,7 @@ class GpuBackend final : public Backend {
     uint64_t below = 0;
     for (size_t level = 1; level < level_sizes.size(); ++level) {
       const uint64_t first = below + level_sizes[level - 1];
-      BuildLevelKernel<kKeyWords><<<BlocksFor(level_sizes[level]), kBlockThreads>>>(
+      BuildLevelKernel<kKeyWords><<<BlocksFor(level_sizes[level - 1]), kBlockThreads>>>(
           DeviceTree(), static_cast<uint32_t>(below), level_sizes[level - 1],
           static_cast<uint32_t>(first), level_sizes[level]);
       GPKV_RETURN_IF_ERROR(CheckQueued("bulk build level"));

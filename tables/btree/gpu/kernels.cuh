@@ -562,26 +562,29 @@ __global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* ke
 }
 
 // The level above nodes [below, below + below_count): nodes [first, first +
-// count), each over kBulkFill of them (the last over the rest).
+// count), each over kBulkFill of them (the last over the rest). One thread
+// per entry, as BuildLeavesKernel: entry t points at node below + t and
+// takes its first key.
 template <uint32_t kKeyWords>
 __global__ void BuildLevelKernel(Tree<kKeyWords> tree, uint32_t below, uint64_t below_count,
                                  uint32_t first, uint64_t count) {
-  for (uint64_t j = ThreadIndex(); j < count; j += ThreadCount()) {
+  for (uint64_t t = ThreadIndex(); t < below_count; t += ThreadCount()) {
+    const uint32_t index = static_cast<uint32_t>(below + t);
+    const Key<kKeyWords> key = tree.nodes[index].keys[0];
+    const uint64_t j = t / kBulkFill;
+    const uint32_t entry = static_cast<uint32_t>(t - j * kBulkFill);
     Node<kKeyWords>& node = tree.nodes[first + j];
-    const uint64_t child = j * kBulkFill;
-    const uint32_t children =
-        static_cast<uint32_t>(below_count - child < kBulkFill ? below_count - child : kBulkFill);
-    for (uint32_t entry = 0; entry < children; ++entry) {
-      const uint32_t index = static_cast<uint32_t>(below + child + entry);
-      node.keys[entry] = tree.nodes[index].keys[0];
-      node.pointers[entry] = index;
-    }
+    node.keys[entry] = key;
+    node.pointers[entry] = index;
+    if (entry != 0) continue;
     const bool last = j + 1 == count;
+    const uint32_t children =
+        static_cast<uint32_t>(below_count - t < kBulkFill ? below_count - t : kBulkFill);
     node.latch = 0;
     node.meta = children | (last ? 0 : kHighFlag);
-    if (!last) node.high = tree.nodes[below + child + kBulkFill].keys[0];
     node.link = last ? kNone : static_cast<uint32_t>(first + j + 1);
     node.left = j == 0 ? kNone : static_cast<uint32_t>(first + j - 1);
+    if (j > 0) tree.nodes[first + j - 1].high = key;
   }
 }
 
