@@ -36,9 +36,10 @@
 // the full node and its parent (as it read them), moves the upper half into
 // a new right sibling, links it (right link, high key, the sibling's left
 // link) and puts its first key into the parent, then goes on from the leaf
-// it split, or from the root again after an inner node's split. A full root gets a new root above
-// it. A warp that finds its key at or past a node's high key follows the right link (the B-link
-// rule), so a split never hides a key from a descent.
+// it split, or from the root again after an inner node's split. A full root
+// gets a new root above it. A warp that finds its key at or past a node's
+// high key follows the right link (the B-link rule), so a split never hides
+// a key from a descent.
 //
 // Versions. A leaf entry's pointer is the index of its key's newest version
 // in the version pool; older versions follow through `next`, newest first.
