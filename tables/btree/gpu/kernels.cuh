@@ -432,13 +432,14 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
     // Each lane finds its own operation's leaf beside the others; the warp
     // then starts each operation there, and again there after a failed latch
     // check (the leaf's low bound never changes).
-    // A value of up to 8 bytes is loaded first, so that it arrives while the
-    // lane goes down and the warp's turn on the operation does not wait for
-    // it.
+    const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
+    // A value of up to 8 bytes is loaded here, by its own lane, so that the
+    // warp's turn on the operation does not wait for it. (Loaded before the
+    // descent, it would be held through it, and with 32-byte keys the kernel
+    // would need more registers than two blocks per multiprocessor leave.)
     const bool small_puts = values != nullptr && tree.value_size <= 8;
     const uint64_t lane_payload =
         has_work && small_puts ? PayloadOf(values + mine * tree.value_size, tree.value_size) : 0;
-    const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
     const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
       const uint64_t op = first + source;
       Place place;
