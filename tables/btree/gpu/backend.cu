@@ -34,11 +34,20 @@ unsigned int BlocksFor(uint64_t threads) {
   return static_cast<unsigned int>(std::max<uint64_t>(1, std::min(wanted, most)));
 }
 
-Status CheckLaunch(const char* kernel) {
+// A kernel (or CUB call) queued on the default stream behind the steps of
+// its call before it: its launch checked. What it does is checked where the
+// call next waits for the stream (CheckLaunch or a copy back).
+Status CheckQueued(const char* kernel) {
   const cudaError_t error = cudaGetLastError();
   if (error != cudaSuccess) {
     return ::gpkv::gpu::CudaStatus(error, std::string("btree gpu: launch of ") + kernel);
   }
+  return Status::OK();
+}
+
+// A kernel launched on the default stream, done.
+Status CheckLaunch(const char* kernel) {
+  GPKV_RETURN_IF_ERROR(CheckQueued(kernel));
   return ::gpkv::gpu::CudaStatus(cudaStreamSynchronize(0), std::string("btree gpu: ") + kernel);
 }
 
@@ -223,12 +232,17 @@ class GpuBackend final : public Backend {
                                      " operations is past 2^31");
     }
     const bool puts = batch.values != nullptr;
-    // keys_ and values_: the batch's operations that count, in key order.
-    GPKV_RETURN_IF_ERROR(batch.order == nullptr ? SortOnDevice(batch, &n) : SortedOnHost(batch));
+    // The batch's operations that count, in key order.
+    Sorted sorted;
+    GPKV_RETURN_IF_ERROR(batch.order == nullptr ? SortOnDevice(batch, &n, &sorted)
+                                                : SortedOnHost(batch, &sorted));
     GPKV_RETURN_IF_ERROR(CopyLive(batch.live));
     // Every operation takes at most one slot, from the free list first.
     GPKV_RETURN_IF_ERROR(ReserveSlots(used_ + (n > free_count_ ? n - free_count_ : 0)));
-    if (puts && host_counters_.leaf_entries == 0) return BulkBuild(n, batch.timestamp);
+    if (puts && host_counters_.leaf_entries == 0) return BulkBuild(sorted, n, batch.timestamp);
+    // keys_ and values_: the operations in key order, as the write kernel
+    // reads them.
+    GPKV_RETURN_IF_ERROR(Gather(sorted, n));
 
     GPKV_RETURN_IF_ERROR(flags_.Reserve(n));
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemset(flags_.as<void>(), 0, n), "btree gpu: write batch");
@@ -567,28 +581,42 @@ class GpuBackend final : public Backend {
     return Status::OK();
   }
 
-  // A batch sorted by the core: its operations gathered on the host.
-  Status SortedOnHost(const WriteBatch& batch) {
+  // A batch's operations that count, in key order: operation i is
+  // picked[i] of keys and values (values null: erases), or operation i
+  // itself where picked is null.
+  struct Sorted {
+    const TreeKey* keys = nullptr;
+    const uint8_t* values = nullptr;
+    const uint32_t* picked = nullptr;
+  };
+
+  // A batch sorted by the core: its operations gathered on the host into
+  // keys_ and values_.
+  Status SortedOnHost(const WriteBatch& batch, Sorted* sorted) {
+    *sorted = Sorted{};
     const size_t n = batch.count;
     host_keys_.resize(n * kKeySize);
     for (size_t i = 0; i < n; ++i) {
       std::memcpy(&host_keys_[i * kKeySize], batch.keys + batch.order[i] * kKeySize, kKeySize);
     }
     GPKV_RETURN_IF_ERROR(CopyIn(&keys_, host_keys_.data(), n * kKeySize));
+    sorted->keys = keys_.as<TreeKey>();
     if (batch.values == nullptr) return Status::OK();
     host_values_.resize(n * value_size_);
     for (size_t i = 0; i < n; ++i) {
       std::memcpy(&host_values_[i * value_size_], batch.values + batch.order[i] * value_size_,
                   value_size_);
     }
-    return CopyIn(&values_, host_values_.data(), n * value_size_);
+    GPKV_RETURN_IF_ERROR(CopyIn(&values_, host_values_.data(), n * value_size_));
+    sorted->values = values_.as<uint8_t>();
+    return Status::OK();
   }
 
   // The caller's batch sorted on the device (a stable radix sort of its
-  // indices by key, one pass per key word from the least significant), the
-  // operation of each key that counts picked (picked_, *n of them), and
-  // their keys and values gathered into keys_ and values_.
-  Status SortOnDevice(const WriteBatch& batch, size_t* n) {
+  // indices by key, one pass per key word from the least significant), and
+  // the operation of each key that counts picked (picked_, *n of them). The
+  // steps queue behind each other; the call waits once, for *n.
+  Status SortOnDevice(const WriteBatch& batch, size_t* n, Sorted* sorted) {
     const size_t count = batch.count;
     const bool puts = batch.values != nullptr;
     const TreeKey* keys = nullptr;
@@ -604,22 +632,29 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(int)));
     const int items = static_cast<int>(count);
     IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
-    GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+    GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
     for (uint32_t word = 0; word < kKeyWords; ++word) {
       KeyWordKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
           keys, order_.as<uint32_t>(), word, count, words_.as<uint64_t>());
-      GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+      GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
+      // The double-buffer form: CUB sorts between the two arrays of each
+      // pair instead of asking for temporary storage of a copy of both
+      // (12 bytes an operation), and says which array holds the result.
+      int sorted_in = 0;
       auto sort = [&](void* storage, size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(storage, bytes, words_.as<uint64_t>(),
-                                               sorted_words_.as<uint64_t>(), order_.as<uint32_t>(),
-                                               sorted_order_.as<uint32_t>(), items);
+        cub::DoubleBuffer<uint64_t> words(words_.as<uint64_t>(), sorted_words_.as<uint64_t>());
+        cub::DoubleBuffer<uint32_t> order(order_.as<uint32_t>(), sorted_order_.as<uint32_t>());
+        const cudaError_t error =
+            cub::DeviceRadixSort::SortPairs(storage, bytes, words, order, items);
+        sorted_in = order.selector;
+        return error;
       };
       GPKV_RETURN_IF_ERROR(RunCub(sort, "sort"));
-      order_.Swap(sorted_order_);
+      if (sorted_in == 1) order_.Swap(sorted_order_);
     }
     MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(keys, order_.as<uint32_t>(), count,
                                                                puts, flags_.as<uint8_t>());
-    GPKV_RETURN_IF_ERROR(CheckLaunch("sort"));
+    GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
     auto select = [&](void* storage, size_t& bytes) {
       return cub::DeviceSelect::Flagged(storage, bytes, order_.as<uint32_t>(), flags_.as<uint8_t>(),
                                         picked_.as<uint32_t>(), counts_.as<int>(), items);
@@ -628,12 +663,19 @@ class GpuBackend final : public Backend {
     int picked = 0;
     GPKV_RETURN_IF_ERROR(CopyOut(&picked, counts_.as<void>(), sizeof(picked)));
     *n = static_cast<size_t>(picked);
-    GPKV_RETURN_IF_ERROR(keys_.Reserve(*n * kKeySize));
-    if (puts) GPKV_RETURN_IF_ERROR(values_.Reserve(*n * value_size_));
-    GatherKernel<kKeyWords><<<BlocksFor(*n), kBlockThreads>>>(keys, values, picked_.as<uint32_t>(),
-                                                              *n, value_size_, keys_.as<TreeKey>(),
-                                                              values_.as<uint8_t>());
-    return CheckLaunch("sort");
+    *sorted = Sorted{keys, values, picked_.as<uint32_t>()};
+    return Status::OK();
+  }
+
+  // The sorted operations' keys and values in keys_ and values_ (queued).
+  Status Gather(const Sorted& sorted, size_t n) {
+    if (sorted.picked == nullptr) return Status::OK();  // there already
+    GPKV_RETURN_IF_ERROR(keys_.Reserve(n * kKeySize));
+    if (sorted.values != nullptr) GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
+    GatherKernel<kKeyWords>
+        <<<BlocksFor(n), kBlockThreads>>>(sorted.keys, sorted.values, sorted.picked, n, value_size_,
+                                          keys_.as<TreeKey>(), values_.as<uint8_t>());
+    return CheckQueued("gather");
   }
 
   // Runs a CUB algorithm (a callable around one call) with temporary
@@ -646,7 +688,7 @@ class GpuBackend final : public Backend {
     bytes = cub_temp_.size();
     GPKV_CUDA_RETURN_IF_ERROR(algorithm(cub_temp_.as<void>(), bytes),
                               std::string("btree gpu: ") + what);
-    return CheckLaunch(what);
+    return CheckQueued(what);
   }
 
   // Room for `slots` version slots (the pool, its cells and free lists).
@@ -685,9 +727,11 @@ class GpuBackend final : public Backend {
     return WriteCounters();
   }
 
-  // The keys_ (n, sorted) and values_ of a put batch into an empty tree:
-  // leaves built directly, then the levels above.
-  Status BulkBuild(uint64_t n, uint64_t timestamp) {
+  // The n sorted puts of a batch into an empty tree: the leaves and the
+  // versions built straight from the sorted order in one kernel, then the
+  // levels above; the kernels queue behind each other, and the call waits
+  // once, at its end.
+  Status BulkBuild(const Sorted& sorted, uint64_t n, uint64_t timestamp) {
     std::vector<uint64_t> level_sizes;
     uint64_t total = 0;
     for (uint64_t size = (n + kBulkFill - 1) / kBulkFill;;
@@ -707,25 +751,23 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(ReserveSlots(n));
     used_ = 0;
     free_count_ = 0;
-    BuildVersionsKernel<kKeyWords>
-        <<<BlocksFor(n), kBlockThreads>>>(DeviceTree(), values_.as<uint8_t>(), n, timestamp);
-    GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build versions"));
-    BuildLeavesKernel<kKeyWords><<<BlocksFor(level_sizes[0]), kBlockThreads>>>(
-        DeviceTree(), keys_.as<TreeKey>(), n, level_sizes[0]);
-    GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build leaves"));
+    BuildLeavesKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+        DeviceTree(), sorted.keys, sorted.values, sorted.picked, n, level_sizes[0], timestamp);
+    GPKV_RETURN_IF_ERROR(CheckQueued("bulk build leaves"));
     uint64_t below = 0;
     for (size_t level = 1; level < level_sizes.size(); ++level) {
       const uint64_t first = below + level_sizes[level - 1];
-      BuildLevelKernel<kKeyWords><<<BlocksFor(level_sizes[level]), kBlockThreads>>>(
+      BuildLevelKernel<kKeyWords><<<BlocksFor(level_sizes[level - 1]), kBlockThreads>>>(
           DeviceTree(), static_cast<uint32_t>(below), level_sizes[level - 1],
           static_cast<uint32_t>(first), level_sizes[level]);
-      GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build level"));
+      GPKV_RETURN_IF_ERROR(CheckQueued("bulk build level"));
       below = first;
     }
     const uint32_t root = static_cast<uint32_t>(total - 1);
     GPKV_CUDA_RETURN_IF_ERROR(
         cudaMemcpy(root_.as<void>(), &root, sizeof(root), cudaMemcpyHostToDevice),
         "btree gpu: root");
+    GPKV_RETURN_IF_ERROR(CheckLaunch("bulk build"));
     used_ = n;
     host_counters_.live_keys = n;
     host_counters_.versions = n;

@@ -22,6 +22,7 @@ __device__ __forceinline__ uint64_t ThreadCount() {
 template <uint32_t kKeyWords>
 __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, uint32_t source) {
   Key<kKeyWords> out;
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     out.words[word] = __shfl_sync(warp::kFullMask, key.words[word], source);
   }
@@ -32,7 +33,10 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 
 // kSplitFirst: the key's leaf is full and the key not in it; the operation
 // starts again from the root, splitting every full node on its way down.
-enum class Outcome { kDone, kRestart, kSplitFirst, kNoNodes };
+// kSplitLeaf: it split its leaf, and goes on from there (the key lies in it
+// or right of it, where there is room now); kSplitInner: it split an inner
+// node, and goes down from the root again, splitting on.
+enum class Outcome { kDone, kRestart, kSplitFirst, kSplitLeaf, kSplitInner, kNoNodes };
 
 // `count` consecutive fresh nodes (lane 0), or kNone when the arena is full
 // (Counters::out_of_nodes set; the host clamps the count and grows it). One
@@ -84,9 +88,10 @@ __device__ __forceinline__ void KeepLowerHalf(const Tree<kKeyWords>& tree, uint3
 }
 
 // Splits the full node `index` (read as `view`, its latch `view.latch`),
-// whose parent the warp read with latch `parent_latch`. The caller starts
-// again from the root afterwards (kRestart), or grows the arena first
-// (kNoNodes).
+// whose parent the warp read with latch `parent_latch`: kSplitLeaf or
+// kSplitInner when it did, kRestart when a latch was lost (the caller starts
+// again from the root), kNoNodes when the arena is full (the caller grows it
+// first).
 template <uint32_t kKeyWords>
 __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View<kKeyWords>& view,
                          uint32_t parent, uint32_t parent_latch) {
@@ -119,12 +124,12 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
       StoreKey(&node->keys[1], separator);
       Store(&node->pointers[1], right);
     }
-    __threadfence();
+    WriterFence();
     KeepLowerHalf(tree, index, view, separator, right);
-    __threadfence();
+    WriterFence();
     if (lane == 0) atomicExch(tree.root, new_root);
     Unlatch(tree, index, view.latch);
-    return Outcome::kRestart;
+    return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
   }
   if (parent == kNone) {  // reached beside the root: the root changed
     Unlatch(tree, index, view.latch);
@@ -149,7 +154,7 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
   }
   const uint32_t position = __ffs(at);  // the new entry goes after the node's
   WriteUpperHalf(tree, right, index, view);
-  __threadfence();
+  WriterFence();
   KeepLowerHalf(tree, index, view, separator, right);
   Node<kKeyWords>* node = &tree.nodes[parent];
   if (lane >= position && lane < up.count()) {
@@ -164,14 +169,80 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
   }
   Unlatch(tree, parent, parent_latch);
   Unlatch(tree, index, view.latch);
-  return Outcome::kRestart;
+  return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
+}
+
+// Where a write starts: the leaf whose key range held its key as a lane
+// read the tree, and the node the lane went down to it from, with that
+// node's latch as the lane read it (the parent a split of the leaf needs).
+// kNone where there is none: the leaf is the root, or the descent met a
+// latched or changing node (the warp then goes down from the root).
+struct Place {
+  uint32_t leaf = kNone;
+  uint32_t parent = kNone;
+  uint32_t parent_latch = 0;
+};
+
+// The Place of `key`, found by this thread alone beside the writers. The
+// lanes' descents run side by side (as LeafOf's for the reads), and each
+// node read is checked against its latch as ReadNode's are. The leaf stays
+// a right place to start after later splits: a node's low bound never
+// changes (a split moves the upper half of a node to a new right sibling,
+// and nodes never merge), so a key the leaf no longer holds lies right of
+// it, where the warp's B-link walk from it goes.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
+                                             const Key<kKeyWords>& key) {
+  Place place;
+  uint32_t index = LoadAcquire(tree.root);
+  while (true) {
+    const Node<kKeyWords>* node = &tree.nodes[index];
+    const uint32_t latch = LoadAcquire(&node->latch);
+    if ((latch & 1) != 0) return Place{};
+    // The node's header and keys, every load independent of the others (none
+    // waits for the count) so that they go out together; a torn count is
+    // clamped to the node (the check below then fails).
+    const uint32_t meta = Load<true>(&node->meta);
+    const Key<kKeyWords> high = LoadKey<true>(&node->high);
+    Key<kKeyWords> keys[kFanout];
+#pragma unroll
+    for (uint32_t entry = 1; entry < kFanout; ++entry)
+      keys[entry] = LoadKey<true>(&node->keys[entry]);
+    const uint32_t count = min(meta & kCountMask, kFanout);
+    const bool past_high = (meta & kHighFlag) != 0 && !Less(key, high);
+    const bool leaf = (meta & kLeafFlag) != 0;
+    uint32_t child = 0;
+#pragma unroll
+    for (uint32_t entry = 1; entry < kFanout; ++entry) {
+      if (entry < count && !Less(key, keys[entry])) child = entry;
+    }
+    uint32_t next = kNone;
+    if (past_high) {
+      next = Load<true>(&node->link);
+    } else if (!leaf) {
+      next = Load<true>(&node->pointers[child]);
+    }
+    AcquireFence();
+    if (Load<true>(&node->latch) != latch) return Place{};
+    if (!past_high && leaf) {
+      place.leaf = index;
+      return place;
+    }
+    if (!past_high) {
+      place.parent = index;
+      place.parent_latch = latch;
+    }
+    index = next;
+  }
 }
 
 // A put on a key the tree holds, its list at `head` (lane 0): the newest
-// version replaced in place, or a new one put in front.
+// version replaced in place, or a new one put in front. `payload`: the
+// value as WriteValue takes it.
 template <uint32_t kKeyWords>
 __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const uint8_t* value,
-                            uint64_t timestamp, LiveSnapshots live, Deltas* deltas) {
+                            uint64_t payload, uint64_t timestamp, LiveSnapshots live,
+                            Deltas* deltas) {
   Trim(tree, head, live, deltas);
   const uint64_t stamp = tree.versions[head].stamp;
   const bool was_live = !IsTombstone(stamp);
@@ -184,22 +255,27 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
     tree.versions[head].next = kept;
     deltas->versions += 1;
   }
-  WriteValue(tree, head, value);
+  WriteValue(tree, head, value, payload);
   tree.versions[head].stamp = Stamp(timestamp, false);
   if (!was_live) deltas->live_keys += 1;
 }
 
-// One put (value not null) or erase of `key`, by the whole warp. An erase's
-// was_live byte (when not null) gets whether the key was live. A put first
-// goes down without splitting (most need no split: an update, or a leaf with
-// room); `split_full`: it splits every full node on its way (proactive
-// splitting), as a put that found its leaf full does on its next try.
+// One put (value not null; `payload`: the value as WriteValue takes it) or
+// erase of `key`, by the whole warp. An erase's was_live byte (when not
+// null) gets whether the key was live. A put first goes down without
+// splitting (most need no split: an update, or a leaf with room);
+// `split_full`: it splits every full node on its way (proactive splitting),
+// as a put that found its leaf full does on its next try.
+// place->leaf: the node the descent begins at, the leaf WriteLeafOf found
+// (kNone: the root); a split needs the parent, so split_full begins at the
+// root. A split of the key's leaf sets place->leaf to it (kSplitLeaf).
 template <uint32_t kKeyWords>
-__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key,
-                            const uint8_t* value, uint64_t timestamp, LiveSnapshots live,
-                            uint8_t* was_live, Deltas* deltas, bool split_full) {
+__device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key<kKeyWords>& key,
+                            const uint8_t* value, uint64_t payload, uint64_t timestamp,
+                            LiveSnapshots live, uint8_t* was_live, Deltas* deltas,
+                            bool split_full) {
   const uint32_t lane = warp::LaneId();
-  uint32_t index = LoadRoot(tree);
+  uint32_t index = place->leaf != kNone && !split_full ? place->leaf : LoadRoot(tree);
   uint32_t parent = kNone;
   uint32_t parent_latch = 0;
   View<kKeyWords> view;
@@ -210,10 +286,24 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
       continue;
     }
     // A full node on an insert's way is split first (but a leaf that holds
-    // the key: its put changes no node).
-    if (split_full && value != nullptr && view.count() == kFanout &&
+    // the key: its put changes no node). Going down from the leaf the lane
+    // found (!split_full), a full leaf splits under the node the lane's
+    // descent went down from, where that still holds: Split latches it from
+    // the latch value the lane read and checks that it points at the leaf.
+    // Else (or once that failed: the parent's latch changes with every split
+    // under it) the put goes down from the root, splitting full nodes on its
+    // way (kSplitFirst).
+    if (value != nullptr && view.count() == kFanout &&
+        (split_full || (view.leaf() && place->parent != kNone)) &&
         !(view.leaf() && FindInLeaf(view, key) != kNone)) {
-      return Split(tree, index, view, parent, parent_latch);
+      if (!split_full) {
+        parent = place->parent;
+        parent_latch = place->parent_latch;
+        place->parent = kNone;
+      }
+      const Outcome outcome = Split(tree, index, view, parent, parent_latch);
+      if (outcome == Outcome::kSplitLeaf) place->leaf = index;
+      return outcome == Outcome::kRestart && !split_full ? Outcome::kSplitFirst : outcome;
     }
     if (view.leaf()) break;
     parent = index;
@@ -226,7 +316,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
     if (found != kNone) {
       // The head stays where the leaf points: no latch needed.
       const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
-      if (lane == 0) PutExisting(tree, head, value, timestamp, live, deltas);
+      if (lane == 0) PutExisting(tree, head, value, payload, timestamp, live, deltas);
       __syncwarp();
       return Outcome::kDone;
     }
@@ -240,7 +330,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, const Key<kKeyWords>& k
       slot = TakeSlot(tree);
       tree.versions[slot].stamp = Stamp(timestamp, false);
       tree.versions[slot].next = kNone;
-      WriteValue(tree, slot, value);
+      WriteValue(tree, slot, value, payload);
       deltas->live_keys += 1;
       deltas->versions += 1;
       deltas->leaf_entries += 1;
@@ -339,18 +429,38 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
     const uint64_t mine = first + lane;
     const bool has_work = mine < n && done[mine] == 0;
+    // Each lane finds its own operation's leaf beside the others; the warp
+    // then starts each operation there, and again there after a failed latch
+    // check (the leaf's low bound never changes).
+    const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
+    // A value of up to 8 bytes is loaded here, by its own lane, so that the
+    // warp's turn on the operation does not wait for it. (Loaded before the
+    // descent, it would be held through it, and with 32-byte keys the kernel
+    // would need more registers than two blocks per multiprocessor leave.)
+    const bool small_puts = values != nullptr && tree.value_size <= 8;
+    const uint64_t lane_payload =
+        has_work && small_puts ? PayloadOf(values + mine * tree.value_size, tree.value_size) : 0;
     const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
       const uint64_t op = first + source;
+      Place place;
+      place.leaf = __shfl_sync(warp::kFullMask, lane_place.leaf, source);
+      place.parent = __shfl_sync(warp::kFullMask, lane_place.parent, source);
+      place.parent_latch = __shfl_sync(warp::kFullMask, lane_place.parent_latch, source);
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
+      const uint64_t payload = __shfl_sync(warp::kFullMask, lane_payload, source);
       Outcome outcome;
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome = TryWrite(tree, key, value, timestamp, live,
+        outcome = TryWrite(tree, &place, key, value, payload, timestamp, live,
                            was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
-        if (outcome == Outcome::kSplitFirst) {
-          split_full = true;
+        if (outcome == Outcome::kSplitFirst || outcome == Outcome::kSplitLeaf) {
+          // Down from the root splitting full nodes, or on from the leaf
+          // just split (place.leaf), where there is room now.
+          split_full = outcome == Outcome::kSplitFirst;
+        } else if (outcome == Outcome::kSplitInner) {
+          // Down from the root again, splitting on.
         } else if (outcome == Outcome::kRestart) {
           // Back off a little before the next try, so that the warps that
           // restart do not crowd the latch holder's nodes.
@@ -406,9 +516,7 @@ __global__ void GatherKernel(const Key<kKeyWords>* keys, const uint8_t* values,
     const uint64_t from = picked[i];
     keys_out[i] = keys[from];
     if (values == nullptr) continue;
-    for (uint32_t byte = 0; byte < value_size; ++byte) {
-      values_out[i * value_size + byte] = values[from * value_size + byte];
-    }
+    CopyBytes(values_out + i * value_size, values + from * value_size, value_size);
   }
 }
 
@@ -420,59 +528,64 @@ __global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint
 
 // ---- bulk build (into an empty tree, from the batch's sorted pairs) ----
 
+// Leaves 0 .. leaves-1, kBulkFill entries each but the last, and version
+// slots 0 .. n-1, straight from the batch's sorted order: entry i (of leaf
+// i / kBulkFill) is the operation picked[i] of the caller's keys and values
+// (picked null: operation i), its version in slot i. One thread per entry,
+// so that the gather of the keys and values and the stores of the nodes and
+// versions are spread over every thread; the thread of a leaf's first entry
+// writes the leaf's header and the high key of the leaf before it.
 template <uint32_t kKeyWords>
-__global__ void BuildVersionsKernel(Tree<kKeyWords> tree, const uint8_t* values, uint64_t n,
-                                    uint64_t timestamp) {
+__global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys,
+                                  const uint8_t* values, const uint32_t* picked, uint64_t n,
+                                  uint64_t leaves, uint64_t timestamp) {
   for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
-    tree.versions[i].stamp = Stamp(timestamp, false);
-    tree.versions[i].next = kNone;
-    WriteValue(tree, static_cast<uint32_t>(i), values + i * tree.value_size);
-  }
-}
-
-// Leaves 0 .. leaves-1, kBulkFill entries each but the last, over keys 0 ..
-// n-1 (key i's version in slot i).
-template <uint32_t kKeyWords>
-__global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n,
-                                  uint64_t leaves) {
-  for (uint64_t leaf = ThreadIndex(); leaf < leaves; leaf += ThreadCount()) {
+    const uint64_t from = picked == nullptr ? i : picked[i];
+    const Key<kKeyWords> key = keys[from];
+    const uint64_t leaf = i / kBulkFill;
+    const uint32_t entry = static_cast<uint32_t>(i - leaf * kBulkFill);
     Node<kKeyWords>& node = tree.nodes[leaf];
-    const uint64_t first = leaf * kBulkFill;
-    const uint32_t count = static_cast<uint32_t>(n - first < kBulkFill ? n - first : kBulkFill);
-    for (uint32_t entry = 0; entry < count; ++entry) {
-      node.keys[entry] = keys[first + entry];
-      node.pointers[entry] = static_cast<uint32_t>(first + entry);
-    }
+    node.keys[entry] = key;
+    node.pointers[entry] = static_cast<uint32_t>(i);
+    Version& version = tree.versions[i];
+    version.stamp = Stamp(timestamp, false);
+    version.next = kNone;
+    WriteValue(tree, static_cast<uint32_t>(i), values + from * tree.value_size);
+    if (entry != 0) continue;
     const bool last = leaf + 1 == leaves;
+    const uint32_t count = static_cast<uint32_t>(n - i < kBulkFill ? n - i : kBulkFill);
     node.latch = 0;
     node.meta = count | kLeafFlag | (last ? 0 : kHighFlag);
-    if (!last) node.high = keys[first + kBulkFill];
     node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
     node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
+    if (leaf > 0) tree.nodes[leaf - 1].high = key;
   }
 }
 
 // The level above nodes [below, below + below_count): nodes [first, first +
-// count), each over kBulkFill of them (the last over the rest).
+// count), each over kBulkFill of them (the last over the rest). One thread
+// per entry, as BuildLeavesKernel: entry t points at node below + t and
+// takes its first key.
 template <uint32_t kKeyWords>
 __global__ void BuildLevelKernel(Tree<kKeyWords> tree, uint32_t below, uint64_t below_count,
                                  uint32_t first, uint64_t count) {
-  for (uint64_t j = ThreadIndex(); j < count; j += ThreadCount()) {
+  for (uint64_t t = ThreadIndex(); t < below_count; t += ThreadCount()) {
+    const uint32_t index = static_cast<uint32_t>(below + t);
+    const Key<kKeyWords> key = tree.nodes[index].keys[0];
+    const uint64_t j = t / kBulkFill;
+    const uint32_t entry = static_cast<uint32_t>(t - j * kBulkFill);
     Node<kKeyWords>& node = tree.nodes[first + j];
-    const uint64_t child = j * kBulkFill;
-    const uint32_t children =
-        static_cast<uint32_t>(below_count - child < kBulkFill ? below_count - child : kBulkFill);
-    for (uint32_t entry = 0; entry < children; ++entry) {
-      const uint32_t index = static_cast<uint32_t>(below + child + entry);
-      node.keys[entry] = tree.nodes[index].keys[0];
-      node.pointers[entry] = index;
-    }
+    node.keys[entry] = key;
+    node.pointers[entry] = index;
+    if (entry != 0) continue;
     const bool last = j + 1 == count;
+    const uint32_t children =
+        static_cast<uint32_t>(below_count - t < kBulkFill ? below_count - t : kBulkFill);
     node.latch = 0;
     node.meta = children | (last ? 0 : kHighFlag);
-    if (!last) node.high = tree.nodes[below + child + kBulkFill].keys[0];
     node.link = last ? kNone : static_cast<uint32_t>(first + j + 1);
     node.left = j == 0 ? kNone : static_cast<uint32_t>(first + j - 1);
+    if (j > 0) tree.nodes[first + j - 1].high = key;
   }
 }
 
@@ -636,8 +749,11 @@ __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
     if (begin == end) return;
     const Key<kKeyWords> low = lo[op];
     const Key<kKeyWords> high = hi[op];
+    // The bound the walk starts from, as a value: a reference chosen between
+    // the two would keep both bounds in local memory.
+    const Key<kKeyWords> start = largest ? hi[op] : lo[op];
     View<kKeyWords> view;
-    ReadLeaf(tree, leaf, largest ? high : low, &view);
+    ReadLeaf(tree, leaf, start, &view);
     uint64_t out = largest ? end : begin;
     while (true) {
       const bool here = lane < view.count();

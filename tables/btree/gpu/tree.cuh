@@ -18,21 +18,28 @@
 //
 // Latches. The latch is a sequence lock: odd while a writer holds it, bumped
 // by two on every release. A write warp reads a node without latching it,
-// then checks that the latch still reads the same even value; it takes the
-// latch with one atomicCAS from that value, so a taken latch means the node
-// is as the warp read it. A warp that finds a latch held or changed starts
-// its operation again from the root after a short pause (no waiting on a
-// latch). Reads run when no write
-// does (the core's lock) and take no latches.
+// then checks that the latch still reads the same even value (ReadNode:
+// acquire loads and one fence, see below); it takes the latch with one
+// atomicCAS from that value, so a taken latch means the node is as the warp
+// read it. Before a warp works its lanes' operations, each lane finds its
+// own operation's leaf alone, every node it reads checked the same way
+// (WriteLeafOf, kernels.cuh), and the warp starts each operation at that
+// leaf. A warp that finds a latch held or changed starts its operation
+// again from that leaf (a node's low bound never changes), or from the root
+// where the lane found none, after a short pause (no waiting on a latch).
+// Reads run when no write does (the core's lock) and take no latches.
 //
 // A put goes down first without splitting; one whose leaf is full and lacks
-// its key starts again and splits full nodes on its way down (proactive
-// splitting): the warp latches the full node and its parent (as it read them), moves the
-// upper half into a new right sibling, links it (right link, high key, the
-// sibling's left link) and puts its first key into the parent, then starts
-// again from the root. A full root gets a new root above it. A warp that
-// finds its key at or past a node's high key follows the right link (the
-// B-link rule), so a split never hides a key from a descent.
+// its key splits the leaf under the parent its lane's descent saw, if that
+// parent is unchanged and has room, and else starts again from the root and
+// splits full nodes on its way down (proactive splitting): the warp latches
+// the full node and its parent (as it read them), moves the upper half into
+// a new right sibling, links it (right link, high key, the sibling's left
+// link) and puts its first key into the parent, then goes on from the leaf
+// it split, or from the root again after an inner node's split. A full root
+// gets a new root above it. A warp that finds its key at or past a node's
+// high key follows the right link (the B-link rule), so a split never hides
+// a key from a descent.
 //
 // Versions. A leaf entry's pointer is the index of its key's newest version
 // in the version pool; older versions follow through `next`, newest first.
@@ -46,6 +53,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cuda/atomic>
 
 #include "gpu/warp_work_sharing.cuh"
 #include "tables/btree/versions.h"
@@ -71,7 +79,11 @@ struct Key {
 
 template <uint32_t kKeyWords>
 __host__ __device__ __forceinline__ bool Less(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
-  for (uint32_t word = kKeyWords; word-- > 0;) {
+  // Unrolled, as every loop over a key's words: a word indexed by a loop
+  // counter would keep the key (and the View holding it) in local memory.
+#pragma unroll
+  for (uint32_t rank = 0; rank < kKeyWords; ++rank) {
+    const uint32_t word = kKeyWords - 1 - rank;
     if (a.words[word] != b.words[word]) return a.words[word] < b.words[word];
   }
   return false;
@@ -79,6 +91,7 @@ __host__ __device__ __forceinline__ bool Less(const Key<kKeyWords>& a, const Key
 
 template <uint32_t kKeyWords>
 __host__ __device__ __forceinline__ bool Equal(const Key<kKeyWords>& a, const Key<kKeyWords>& b) {
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     if (a.words[word] != b.words[word]) return false;
   }
@@ -182,6 +195,7 @@ __device__ __forceinline__ T Load(const T* address) {
 template <bool kShared, uint32_t kKeyWords>
 __device__ __forceinline__ Key<kKeyWords> LoadKey(const Key<kKeyWords>* address) {
   Key<kKeyWords> key;
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     key.words[word] = Load<kShared>(&address->words[word]);
   }
@@ -209,13 +223,59 @@ struct View {
   }
 };
 
+// ---- the latch as a sequence lock ----
+//
+// A reader beside writers checks a node read without latching it: the latch
+// loaded with acquire before the node's words, an acquire fence after them,
+// then the latch again. A writer takes the latch (odd) and fences before its
+// first store to the node, and fences after its last store before the
+// release (TryLatch, Unlatch). If a load of the node saw a store of a writer,
+// the writer's fence before that store and the reader's fence after the load
+// synchronize, so the latch load after the reader's fence sees the writer's
+// odd value or a later one: the check fails. If the check passes, the first
+// acquire load saw the release of the last writer before the read, and the
+// node's loads saw that writer's stores. The node's words are loaded
+// volatile (strong loads past the L1 cache, which is not coherent), so the
+// fence orders them. One fence per node read instead of a full (sequentially
+// consistent) fence before and after it: the acquire load needs none.
+
+// The latch word (or any word a writer publishes after a fence: the root),
+// loaded with acquire at device scope.
+__device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* address) {
+  return cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*const_cast<uint32_t*>(address))
+      .load(cuda::memory_order_acquire);
+}
+
+// Orders this thread's loads before it (a node's words) before its loads
+// after it (the latch's second load).
+__device__ __forceinline__ void AcquireFence() {
+  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+}
+
+// A writer's fence (acquire and release, device scope): after it takes a
+// latch (its stores to the node come after the odd latch, and its loads see
+// the last holder's stores), before it releases one, and between writing a
+// new node and linking it (Split). Every pattern of the protocol is a
+// release matched by an acquire (the sequence lock above, the latch, the
+// publication of a node or the root); none needs a store ordered before a
+// later load of another address, so no sequentially consistent fence
+// (__threadfence, fence.sc) is needed, and this one costs less.
+__device__ __forceinline__ void WriterFence() {
+  cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
+}
+
 // Reads node `index` into `view` (all lanes). kShared: returns false when
 // its latch was held, or changed while the warp read (the view is torn),
-// unless `latched` (the warp holds the latch itself). The header and the
-// verdict are lane 0's, so that every lane decides alike. Without writers
-// (!kShared) the node cannot change, so every lane loads the header itself
-// (one broadcast request) beside its entry: the warp's loads of the node go
-// out together, one trip to memory, with no shuffles after them.
+// unless `latched` (the warp holds the latch itself). Without writers
+// (!kShared) the node cannot change. Either way every lane loads the header
+// itself (one broadcast request) beside its entry: the warp's loads of the
+// node go out together, one trip to memory, with no shuffles after them.
+//
+// kShared: each lane checks its own loads against the latch (above), and
+// the verdict is the whole warp's: every lane read the latch value lane 0
+// read, before and after. The __syncwarp first orders what any lane saw
+// before (the index of this node, in a pointer it loaded and fenced) before
+// every lane's loads of the node.
 template <bool kShared, uint32_t kKeyWords>
 __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t index,
                                          View<kKeyWords>* view, bool latched = false) {
@@ -232,41 +292,33 @@ __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t i
     }
     return true;
   } else {
-    uint32_t latch = 0;
-    if (lane == 0) latch = Load<true>(&node->latch);
+    __syncwarp();
+    const uint32_t latch = latched ? Load<true>(&node->latch) : LoadAcquire(&node->latch);
     view->latch = __shfl_sync(warp::kFullMask, latch, 0);
-    if (!latched && (view->latch & 1) != 0) return false;
-    __threadfence();
-    if (lane == 0) {
-      view->meta = Load<true>(&node->meta);
-      view->link = Load<true>(&node->link);
-      view->left = Load<true>(&node->left);
-      view->high = LoadKey<true>(&node->high);
+    if (!latched && !__all_sync(warp::kFullMask, latch == view->latch && (latch & 1) == 0)) {
+      return false;
     }
-    view->meta = __shfl_sync(warp::kFullMask, view->meta, 0);
-    view->link = __shfl_sync(warp::kFullMask, view->link, 0);
-    view->left = __shfl_sync(warp::kFullMask, view->left, 0);
-    for (uint32_t word = 0; word < kKeyWords; ++word) {
-      view->high.words[word] = __shfl_sync(warp::kFullMask, view->high.words[word], 0);
-    }
+    view->meta = Load<true>(&node->meta);
+    view->link = Load<true>(&node->link);
+    view->left = Load<true>(&node->left);
+    view->high = LoadKey<true>(&node->high);
     if (lane < kFanout) {
       view->key = LoadKey<true>(&node->keys[lane]);
       view->pointer = Load<true>(&node->pointers[lane]);
     }
     if (latched) return true;
-    __threadfence();
-    __syncwarp();
-    bool unchanged = false;
-    if (lane == 0) unchanged = Load<true>(&node->latch) == view->latch;
-    return __shfl_sync(warp::kFullMask, unchanged, 0);
+    AcquireFence();
+    return __all_sync(warp::kFullMask, Load<true>(&node->latch) == view->latch);
   }
 }
 
-// The root as lane 0 reads it, in every lane.
+// The root as lane 0 reads it, in every lane. Acquire: a new root is
+// written, fenced, then published (Split), so its words are there for the
+// loads after this one (ReadNode's __syncwarp passes that on to every lane).
 template <uint32_t kKeyWords>
 __device__ __forceinline__ uint32_t LoadRoot(const Tree<kKeyWords>& tree) {
   uint32_t root = 0;
-  if (warp::LaneId() == 0) root = Load<true>(tree.root);
+  if (warp::LaneId() == 0) root = LoadAcquire(tree.root);
   return __shfl_sync(warp::kFullMask, root, 0);
 }
 
@@ -297,7 +349,7 @@ __device__ __forceinline__ bool TryLatch(const Tree<kKeyWords>& tree, uint32_t i
   bool taken = false;
   if (warp::LaneId() == 0) taken = atomicCAS(&tree.nodes[index].latch, latch, latch + 1) == latch;
   taken = __shfl_sync(warp::kFullMask, taken, 0);
-  if (taken) __threadfence();
+  if (taken) WriterFence();
   return taken;
 }
 
@@ -305,13 +357,14 @@ __device__ __forceinline__ bool TryLatch(const Tree<kKeyWords>& tree, uint32_t i
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void Unlatch(const Tree<kKeyWords>& tree, uint32_t index,
                                         uint32_t latch) {
-  __threadfence();
+  WriterFence();
   __syncwarp();
   if (warp::LaneId() == 0) atomicExch(&tree.nodes[index].latch, latch + 2);
 }
 
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void StoreKey(Key<kKeyWords>* address, const Key<kKeyWords>& key) {
+#pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
     *const_cast<volatile uint64_t*>(&address->words[word]) = key.words[word];
   }
@@ -337,19 +390,61 @@ __device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t s
   tree.freed_slots[at] = slot;
 }
 
+// Copies `size` bytes from `source` to `target` in the widest words that
+// the size and both addresses allow (16, 8, 4 or 1 bytes).
+__device__ __forceinline__ void CopyBytes(uint8_t* target, const uint8_t* source, uint32_t size) {
+  const uint64_t alignment =
+      reinterpret_cast<uint64_t>(target) | reinterpret_cast<uint64_t>(source) | size;
+  if (alignment % 16 == 0) {
+    for (uint32_t at = 0; at < size; at += 16) {
+      *reinterpret_cast<uint4*>(target + at) = *reinterpret_cast<const uint4*>(source + at);
+    }
+  } else if (alignment % 8 == 0) {
+    for (uint32_t at = 0; at < size; at += 8) {
+      *reinterpret_cast<uint64_t*>(target + at) = *reinterpret_cast<const uint64_t*>(source + at);
+    }
+  } else if (alignment % 4 == 0) {
+    for (uint32_t at = 0; at < size; at += 4) {
+      *reinterpret_cast<uint32_t*>(target + at) = *reinterpret_cast<const uint32_t*>(source + at);
+    }
+  } else {
+    for (uint32_t at = 0; at < size; ++at) target[at] = source[at];
+  }
+}
+
+// A value of up to 8 bytes as a version's payload: its bytes in
+// little-endian order, zeros above them (one load where the value is a
+// whole aligned word).
+__device__ __forceinline__ uint64_t PayloadOf(const uint8_t* value, uint32_t size) {
+  const uint64_t address = reinterpret_cast<uint64_t>(value);
+  if (size == 8 && address % 8 == 0) return *reinterpret_cast<const uint64_t*>(value);
+  if (size == 4 && address % 4 == 0) return *reinterpret_cast<const uint32_t*>(value);
+  uint64_t payload = 0;
+  for (uint32_t byte = 0; byte < size; ++byte) {
+    payload |= static_cast<uint64_t>(value[byte]) << (8 * byte);
+  }
+  return payload;
+}
+
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
                                            const uint8_t* value) {
-  Version& version = tree.versions[slot];
   if (tree.value_size <= 8) {
-    uint64_t payload = 0;
-    for (uint32_t byte = 0; byte < tree.value_size; ++byte) {
-      payload |= static_cast<uint64_t>(value[byte]) << (8 * byte);
-    }
-    version.payload = payload;
+    tree.versions[slot].payload = PayloadOf(value, tree.value_size);
   } else {
-    uint8_t* cell = tree.cells + static_cast<uint64_t>(slot) * tree.value_size;
-    for (uint32_t byte = 0; byte < tree.value_size; ++byte) cell[byte] = value[byte];
+    CopyBytes(tree.cells + static_cast<uint64_t>(slot) * tree.value_size, value, tree.value_size);
+  }
+}
+
+// WriteValue with a value of up to 8 bytes given as its payload (PayloadOf
+// of `value`, loaded ahead by the caller).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
+                                           const uint8_t* value, uint64_t payload) {
+  if (tree.value_size <= 8) {
+    tree.versions[slot].payload = payload;
+  } else {
+    CopyBytes(tree.cells + static_cast<uint64_t>(slot) * tree.value_size, value, tree.value_size);
   }
 }
 
