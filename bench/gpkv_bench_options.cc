@@ -200,6 +200,11 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                            "ordered, gpkv on the GPU: write buffers of device memory reserved at "
                            "open (0: none)")
               ->capture_default_str());
+  ordered(bench
+              ->add_option("--lsm-read-filters", config->ordered_gpu.read_filters,
+                           "ordered, gpkv on the GPU: gets test the levels' run filters before "
+                           "searching a run (false: every run searched)")
+              ->capture_default_str());
   gpu(bench->add_option("--modes", gpu_config->modes, "gpu: modes to run, in order (below)"))
       ->delimiter(',')
       ->capture_default_str();

@@ -55,6 +55,12 @@ struct OrderedGpuOptions {
   // memory pool, so that the buffer's merges and checkpoints do not map new
   // memory as they grow; 0 = no reserve.
   uint32_t reserve_buffers = 4;
+  // A get (and an erase batch's lookup of its keys) tests the key filter of
+  // each level's run but the oldest (kept in GPU memory, 1.25 bytes a key)
+  // before it searches the run, and skips the run when the filter rules the
+  // key out; false = every run is searched, to measure what the filters
+  // save. Answers are the same either way.
+  bool read_filters = true;
 };
 
 // Where the CUDA backend of persistent hash tables (GPHash) probes and

@@ -29,8 +29,8 @@ struct RunView {
   // search of a large run in the pool touches one block of it.
   const uint64_t* fences = nullptr;  // fence_count * key_words
   uint64_t fence_count = 0;
-  // Optional: the run's key filter in the pool (layout.h), so that a get
-  // skips a run that does not hold its key.
+  // Optional: the run's key filter (layout.h; in the pool, or in GPU memory
+  // for a GPU's run), so that a get skips a run that does not hold its key.
   const uint64_t* filter = nullptr;  // filter_words
   uint64_t filter_words = 0;
 };

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <tuple>
+
+#include "lsm/lsm_layers.h"
 
 namespace gpkv {
 namespace {
@@ -25,6 +28,17 @@ INSTANTIATE_TEST_SUITE_P(ThreadsBAndM, LsmOracle,
                                            std::tuple<int, uint64_t, uint32_t>{2, 256, 8},
                                            std::tuple<int, uint64_t, uint32_t>{2, uint64_t{1} << 16,
                                                                                1}));
+
+// The layered workload (lsm_layers.h: runs on levels 0, 1, 2 and 4 behind
+// the write buffer, most keys' newest entry past the first source a get
+// searches) against a std::map, its gets through the levels' run filters;
+// the GPU backend's oracle test runs it too.
+TEST(LsmOracleLayers, GetsThroughTheLevelsFiltersMatchAStdMap) {
+  for (const uint64_t u : {uint64_t{64}, uint64_t{1024}}) {
+    SCOPED_TRACE("b = " + std::to_string(u));
+    ASSERT_NO_FATAL_FAILURE(lsmtest::RunLayeredOracle(Backend::kCpu, u, OrderedGpuOptions()));
+  }
+}
 
 }  // namespace
 }  // namespace gpkv

@@ -44,9 +44,14 @@ class DeviceRun final : public Run {
   // small array that stays in L2 and then one block of the run.
   uint64_t* fences = nullptr;
   uint64_t fence_count = 0;
-  // The run's key filter as the pool holds it (RunFilterWords(count)
-  // words; null until the run is written to the pool).
+  // The run's key filter as the pool holds it (filter_words =
+  // RunFilterWords(count) words), built from the run's keys on the device
+  // for a level's run that is not the oldest: when it is written to the
+  // pool (PrepareLevelRun) or read from it at open (ReadRun). Null for the
+  // oldest run (its pool filter is every bit set, and gets do not read it)
+  // and for the write buffer's runs.
   uint64_t* filter = nullptr;
+  uint64_t filter_words = 0;
   // Non-null: base, fences and filter came from the device's stream-ordered memory
   // pool (cudaMallocAsync on this stream, the table's write stream) and go
   // back to it on this stream: no cudaFree (which waits for the whole
@@ -124,14 +129,28 @@ class GpuBuffer final : public Buffer {
 };
 
 // The sources of a query on `version`, newest first (the buffer's runs, then
-// the levels).
-inline DeviceSources SourcesOf(const Version& version) {
+// the levels). With `filters`, each level's run carries its key filter
+// (RunView::filter; null for the oldest), which FindNewest tests before it
+// searches the run. A buffer run carries none, even one whose filter is
+// being built: a checkpoint may write the buffer's only run as a level's
+// run as it is (Backend::Merge returns it) and build its filter while
+// queries on the version holding it in the buffer run. A level run's filter
+// is complete before any version names the run (PrepareLevelRun and ReadRun
+// wait for its kernel), and never changes after.
+inline DeviceSources SourcesOf(const Version& version, bool filters) {
   DeviceSources sources;
   for (const DeviceRunPtr& run : static_cast<const GpuBuffer&>(*version.buffer).runs()) {
     if (run->count != 0) sources.runs[sources.count++] = ArraysOf(*run);
   }
-  for (const RunPtr& run : version.levels) {
-    if (run != nullptr) sources.runs[sources.count++] = ArraysOf(AsDevice(*run));
+  for (const RunPtr& level_run : version.levels) {
+    if (level_run == nullptr) continue;
+    const DeviceRun& run = AsDevice(*level_run);
+    RunView view = ArraysOf(run);
+    if (filters && run.filter != nullptr) {
+      view.filter = run.filter;
+      view.filter_words = run.filter_words;
+    }
+    sources.runs[sources.count++] = view;
   }
   return sources;
 }

@@ -7,8 +7,10 @@
 // GPU memory holds a copy of every run of the table (its keys, meta and
 // values arrays laid out as in the pool, one allocation per run), read back
 // from the pool at open and checked there against the run's data checksum
-// (computed on the device), and the write buffer as a few device runs (the
-// log's records carried as a binary counter, newest first).
+// (computed on the device), the key filter of every level's run but the
+// oldest (built on the device from the run's keys, 1.25 bytes a key), and
+// the write buffer as a few device runs (the log's records carried as a
+// binary counter, newest first).
 //
 // Writes (write.cu, merge.cu): a batch is staged to the device and sorted by
 // key with CUB's radix sort (stable LSD passes over the key's words, least
@@ -28,10 +30,11 @@
 // link's speed and neither the open nor a flush includes the pinning); runs
 // written before it is done go through pageable memory.
 // Queries (queries.cu) run one thread per query over the device runs,
-// newest source first: Get stops at the first hit or tombstone; Count,
-// Range, Successor and Predecessor walk the sources' sorted runs as a k-way
-// merge from each run's lower bound (Range counts first, places the queries'
-// outputs by a prefix sum, then fills them).
+// newest source first: Get skips a level's run whose filter rules its key
+// out (OrderedGpuOptions::read_filters) and stops at the first hit or
+// tombstone; Count, Range, Successor and Predecessor walk the sources'
+// sorted runs as a k-way merge from each run's lower bound (Range counts
+// first, places the queries' outputs by a prefix sum, then fills them).
 //
 // Buffers: keys, values and outputs may be host or device memory of the
 // table's device (cudaPointerGetAttributes decides); Range's results are
@@ -201,7 +204,8 @@ class GpuBackend final : public Backend {
   // Builds run.fences (a level's run; queries search it often).
   Status BuildFences(DeviceRun& run);
   // Launches the build of run.filter (the run's key filter, as the pool
-  // holds it) on the write stream.
+  // holds it) on the write stream; the caller waits for it before a version
+  // names the run as a level's.
   Status BuildFilter(DeviceRun& run);
   // A run about to go to the pool as a level's: its filter built (unless
   // the run is the oldest), its header's facts (RunFacts) into *summary and

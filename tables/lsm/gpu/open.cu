@@ -79,6 +79,18 @@ Result<RunPtr> GpuBackend::ReadRun(const LsmView& view, uint32_t level) {
     return RunChecksumMismatch(pool_, view, level, header.data_checksum, checksum);
   }
   GPKV_RETURN_IF_ERROR(BuildFences(**run));
+  // Gets test the filter of every level's run but the oldest (layout.h):
+  // built here from the keys just checked, as a write builds it, not read
+  // from the pool, so that it holds exactly the run's keys.
+  bool oldest = true;
+  for (uint32_t above = level + 1; above < kMaxLevels; ++above) {
+    oldest &= view.manifest.levels[above].offset == 0;
+  }
+  if (!oldest) {
+    GPKV_RETURN_IF_ERROR(BuildFilter(**run));
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(write_stream_),
+                              Where() + ": level " + std::to_string(level) + " run's filter");
+  }
   (*run)->tombstones = header.tombstones;
   return RunPtr(std::move(*run));
 }

@@ -141,6 +141,7 @@ Status GpuBackend::BuildFilter(DeviceRun& run) {
                                 : cudaMalloc(&filter, words * 8),
                             Where() + ": device memory for a run's filter");
   run.filter = static_cast<uint64_t*>(filter);
+  run.filter_words = words;
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(run.filter, 0, words * 8, write_stream_),
                             Where() + ": zero a run's filter");
   DispatchWords(shape_.key_words, [&](auto key_words) {

@@ -162,7 +162,7 @@ class QueryCall {
   ~QueryCall() { cudaStreamSynchronize(scratch.stream()); }
   Status Begin() {
     GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl.device()), "cudaSetDevice");
-    sources = SourcesOf(*version);
+    sources = SourcesOf(*version, impl.options_.read_filters);
     return Status::OK();
   }
   Status In(const uint8_t* data, size_t bytes, const uint64_t** out, const char* what) {
@@ -430,7 +430,7 @@ Result<uint64_t> GpuBackend::CountLive(const Version& version) {
   unsigned long long* live = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(1, &live, "live count"));
   GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(live, 0, 8, stream), "zero the live count");
-  const DeviceSources sources = SourcesOf(version);
+  const DeviceSources sources = SourcesOf(version, /*filters=*/false);  // LowerBound only
   for (uint32_t s = 0; s < sources.count; ++s) {
     DispatchWords(shape_.key_words, [&](auto words) {
       LiveCountKernel<decltype(words)::value>

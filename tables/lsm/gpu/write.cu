@@ -212,7 +212,7 @@ Result<RunPtr> GpuBackend::SortErases(const uint8_t* keys, uint8_t* erased, size
   // Only keys that are live get a tombstone.
   uint32_t* live = nullptr;
   GPKV_RETURN_IF_ERROR(scratch.Take(unique->count, &live, "erase live flags"));
-  const DeviceSources sources = SourcesOf(current);
+  const DeviceSources sources = SourcesOf(current, options_.read_filters);
   DispatchWords(shape_.key_words, [&](auto words) {
     LiveKernel<decltype(words)::value><<<Blocks(unique->count), kBlock, 0, stream>>>(
         sources, unique->keys(), unique->count, live);

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 
 #include "format/pool_layout.h"
 #include "gpu/device_memory.h"
+#include "lsm/lsm_layers.h"
 #include "lsm/lsm_test_util.h"
 #include "recovery/verify.h"
 #include "tables/lsm/layout.h"
@@ -335,7 +337,8 @@ TEST_P(LsmCrossBackend, MixedWriteBatchesWriteTheSameBytes) {
 
 // The GPU backend's tuning options change how it reaches the pool, never
 // what it writes: a checkpoint's run in one copy, runs from cudaMalloc, writes
-// that wait for the pool's registration, no memory reserve.
+// that wait for the pool's registration, no memory reserve, erases' lookups
+// that search every run.
 TEST(LsmGpu, TuningOptionsWriteTheSameBytesAsTheCpu) {
   SKIP_WITHOUT_DEVICE();
   OrderedGpuOptions tuning;
@@ -343,6 +346,7 @@ TEST(LsmGpu, TuningOptionsWriteTheSameBytesAsTheCpu) {
   tuning.pooled_runs = false;
   tuning.wait_for_registration = true;
   tuning.reserve_buffers = 0;
+  tuning.read_filters = false;
   const Shape shape{8, 8, 64, 8};
   Twin twin("lsm-tuning", shape, tuning);
   ASSERT_NE(twin.cpu, nullptr);
@@ -471,6 +475,89 @@ TEST(LsmGpu, RunFiltersBuiltOnTheDeviceAreTheHostsBits) {
       checked += runs;
     }
     EXPECT_GE(checked, 40u) << "the workload must write runs";
+  }
+}
+
+// Gets through the levels' run filters answer as the CPU's and as the
+// workload says: a table with runs on levels 0, 1, 2 and 4 behind the write
+// buffer (lsm/lsm_layers.h: most keys' newest entry past the first source a
+// get searches, overwrites and tombstones over older entries, many keys only
+// in the oldest run), of 8-, 16- and 32-byte keys (filters hashed over 1, 2
+// and 4 words); after each batch, after a reopen (the GPU then builds the
+// filters of the runs it reads) and with each pool opened on the other
+// backend.
+TEST(LsmGpu, GetsThroughTheLevelsFiltersAnswerAsTheCpuAndTheWorkload) {
+  SKIP_WITHOUT_DEVICE();
+  for (const Shape& shape : {Shape{8, 8, 64}, Shape{16, 5, 32}, Shape{32, 24, 128}}) {
+    const std::string tag = "lsm-cross-layers-" + std::to_string(shape.key_size);
+    SCOPED_TRACE(tag);
+    Twin twin(tag, shape);
+    ASSERT_NE(twin.cpu, nullptr);
+    ASSERT_NE(twin.gpu, nullptr);
+    const uint64_t u = shape.batch_entries;
+    const uint32_t value_size = shape.value_size;
+    const std::vector<uint64_t> lookup_ids = lsmtest::LayeredLookups(u);
+    const std::vector<uint8_t> lookups = MakeKeys(lookup_ids, shape.key_size);
+    std::vector<uint64_t> high_ids(lookup_ids.size());
+    for (size_t i = 0; i < lookup_ids.size(); ++i) high_ids[i] = lookup_ids[i] + i % 9;
+    const std::vector<uint8_t> highs = MakeKeys(high_ids, shape.key_size);
+    // The value of each live id.
+    std::map<uint64_t, std::vector<uint8_t>> live;
+    auto expect_gets = [&](Table& table, const std::string& what) {
+      const size_t n = lookup_ids.size();
+      std::vector<uint8_t> values(n * value_size), found(n);
+      ASSERT_TRUE(table.Get(lookups, values, found).ok()) << what;
+      for (size_t i = 0; i < n; ++i) {
+        auto it = live.find(lookup_ids[i]);
+        ASSERT_EQ(found[i] != 0, it != live.end()) << what << ": id " << lookup_ids[i];
+        if (it == live.end()) continue;
+        ASSERT_TRUE(std::equal(it->second.begin(), it->second.end(), &values[i * value_size]))
+            << what << ": id " << lookup_ids[i] << "'s value";
+      }
+    };
+    int round = 0;
+    for (const lsmtest::LayerBatch& batch : lsmtest::LayeredBatches(u)) {
+      ++round;
+      const std::string what = "batch " + std::to_string(round);
+      const size_t n = batch.ids.size();
+      const std::vector<uint8_t> keys = MakeKeys(batch.ids, shape.key_size);
+      if (batch.erase) {
+        std::vector<uint8_t> ea(n), eb(n);
+        ASSERT_TRUE(twin.cpu->Erase(keys, ea).ok()) << what;
+        ASSERT_TRUE(twin.gpu->Erase(keys, eb).ok()) << what;
+        EXPECT_EQ(ea, eb) << what << ": erased flags";
+        for (uint64_t id : batch.ids) live.erase(id);
+      } else {
+        const std::vector<uint8_t> values = MakeValues(n, value_size, round);
+        ASSERT_TRUE(twin.cpu->Put(keys, values).ok()) << what;
+        ASSERT_TRUE(twin.gpu->Put(keys, values).ok()) << what;
+        for (size_t i = 0; i < n; ++i) {
+          live[batch.ids[i]].assign(&values[i * value_size], &values[(i + 1) * value_size]);
+        }
+      }
+      ASSERT_NO_FATAL_FAILURE(expect_gets(*twin.gpu, what));
+      ExpectSameAnswers(*twin.cpu, *twin.gpu, lookups, highs, what);
+      if (HasFailure()) return;
+    }
+    ASSERT_NO_FATAL_FAILURE(lsmtest::ExpectLayeredRuns(*twin.cpu, u));
+    ASSERT_NO_FATAL_FAILURE(lsmtest::ExpectLayeredRuns(*twin.gpu, u));
+
+    twin.Reopen();
+    ASSERT_NO_FATAL_FAILURE(lsmtest::ExpectLayeredRuns(*twin.gpu, u));
+    ASSERT_NO_FATAL_FAILURE(expect_gets(*twin.gpu, "reopened"));
+    ExpectSameAnswers(*twin.cpu, *twin.gpu, lookups, highs, "reopened");
+    twin.cpu_db.reset();
+    twin.gpu_db.reset();
+    ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
+
+    auto cpu_on_gpu = Twin::Open(twin.cpu_pool.path(), Backend::kCuda);
+    auto gpu_on_cpu = Twin::Open(twin.gpu_pool.path(), Backend::kCpu);
+    ASSERT_TRUE(cpu_on_gpu != nullptr && gpu_on_cpu != nullptr);
+    Table* a = *cpu_on_gpu->OpenTable("o");
+    Table* b = *gpu_on_cpu->OpenTable("o");
+    ASSERT_NO_FATAL_FAILURE(expect_gets(*a, "the CPU's pool on the GPU"));
+    ExpectSameAnswers(*a, *b, lookups, highs, "crossed");
+    if (HasFailure()) return;
   }
 }
 
