@@ -1,9 +1,12 @@
 // Persistent hash tables in logged mode (TableOptions::hash_log): random
 // put, erase and mixed batches checked against an unordered_map oracle
-// through checkpoints, batches larger than the log and reopens; the same
-// answers from a read-only open; the mode in the catalog, Stats and the
-// options it refuses.
+// through checkpoints, batches larger than a log half and reopens, among
+// them reopens of a process that stopped with a checkpoint pending (records
+// in both halves); the same answers from a read-only open; the mode in the
+// catalog, Stats and the options it refuses.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -13,8 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "format/pool_layout.h"
 #include "gpkv/db.h"
 #include "recovery/verify.h"
+#include "tables/gphash/logged/core.h"
+#include "tables/gphash/logged/layout.h"
 #include "test_util.h"
 
 namespace gpkv {
@@ -180,6 +186,173 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GphashLoggedOracle,
                            return "K" + std::to_string(info.param.key_size) + "V" +
                                   std::to_string(info.param.value_size);
                          });
+
+// One mixed batch of 16 keys of 0..399 (8/8 bytes; a third erases).
+struct MixedBatch {
+  std::vector<uint64_t> keys, values;
+  std::vector<uint8_t> ops;
+};
+std::vector<MixedBatch> MixedBatches(uint64_t seed, size_t count) {
+  std::mt19937_64 random(seed);
+  std::vector<MixedBatch> batches(count);
+  for (MixedBatch& batch : batches) {
+    for (int i = 0; i < 16; ++i) {
+      batch.keys.push_back(random() % 400);
+      batch.values.push_back(random());
+      batch.ops.push_back(random() % 3 == 0 ? kErase : kPut);
+    }
+  }
+  return batches;
+}
+
+TEST(GphashLogged, ReopensWithACheckpointPendingMatchTheOracle) {
+  // b = 16, M = 8: a half takes 14 batches of 16 mixed keys; a checkpoint
+  // is published from the 6th batch of its half on. A child process writes
+  // batches until a checkpoint has been pending for three of them and stops
+  // without closing (records in both halves, the image possibly written but
+  // not published); the parent opens the pool read-only (both halves
+  // replayed), then writable (the checkpoint completed), and compares with
+  // the oracle each time; then it writes on and closes with a checkpoint
+  // pending (the close publishes it).
+  testutil::TempPool pool("gphash-logged-pending");
+  {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->CreateTable("h", LoggedOptions({8, 8}, 8)).ok());
+  }
+  Oracle oracle;
+  auto apply = [&](const MixedBatch& batch) {
+    for (size_t i = 0; i < batch.keys.size(); ++i) {
+      const std::string key(reinterpret_cast<const char*>(&batch.keys[i]), 8);
+      if (batch.ops[i] == kPut) {
+        oracle[key] = std::string(reinterpret_cast<const char*>(&batch.values[i]), 8);
+      } else {
+        oracle.erase(key);
+      }
+    }
+  };
+  auto pending_of = [](Table& table) {
+    auto stats = table.Stats();
+    return stats.ok() ? *stats->Property("gphash.checkpoint-pending") : -1.0;
+  };
+  int pending_closes = 0;
+  for (uint64_t round = 0; round < 4; ++round) {
+    const std::vector<MixedBatch> batches = MixedBatches(round, 100);
+    const pid_t child = fork();
+    if (child == 0) {
+      auto db = DB::Open(pool.path(), PoolOptions());
+      if (!db.ok()) _exit(200);
+      auto table = (*db)->OpenTable("h");
+      if (!table.ok()) _exit(201);
+      int pending_batches = 0;
+      for (size_t n = 0; n < batches.size(); ++n) {
+        const MixedBatch& batch = batches[n];
+        if (!(*table)->Write(batch.keys, batch.values, batch.ops).ok()) _exit(202);
+        pending_batches = pending_of(**table) == 1.0 ? pending_batches + 1 : 0;
+        if (pending_batches == 3) _exit(static_cast<int>(n + 1));  // no close
+      }
+      _exit(203);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    const int written = WEXITSTATUS(status);
+    ASSERT_LT(written, 200) << "the child failed (" << written << ")";
+    for (int n = 0; n < written; ++n) apply(batches[n]);
+    {
+      Options read_only = PoolOptions();
+      read_only.read_only = true;
+      auto db = DB::Open(pool.path(), read_only);
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->OpenTable("h");
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      EXPECT_EQ(Contents(**table), oracle) << "read-only, round " << round;
+    }
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable("h");
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_EQ(Contents(**table), oracle) << "round " << round;
+    EXPECT_EQ(pending_of(**table), 0.0);
+    // On until a checkpoint is pending again, then a close publishes it.
+    for (const MixedBatch& batch : MixedBatches(round + 100, 40)) {
+      ASSERT_TRUE((*table)->Write(batch.keys, batch.values, batch.ops).ok());
+      apply(batch);
+      if (pending_of(**table) == 1.0) {
+        ++pending_closes;
+        break;
+      }
+    }
+    ExpectGetsMatch(**table, oracle, {});
+    ASSERT_TRUE((*db)->Close().ok());
+  }
+  EXPECT_EQ(pending_closes, 4);
+  auto report = recovery::VerifyPool(pool.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+  ASSERT_EQ(report->tables.size(), 1u);
+  EXPECT_EQ(report->tables[0].keys, oracle.size());
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(Contents(**table), oracle);
+}
+
+// The bytes of the pool's one table: root, log (both halves) and image.
+std::vector<uint8_t> TableBytes(const std::string& path) {
+  namespace logged = gphash::logged;
+  auto a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
+  auto b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
+  const format::Superblock& current = a.generation > b.generation ? a : b;
+  auto entry = testutil::ReadBytes<format::CatalogEntry>(
+      path, current.catalog_offset + sizeof(format::CatalogHeader));
+  auto root = testutil::ReadBytes<logged::LoggedRoot>(path, entry.root_offset);
+  const logged::Checkpoint& checkpoint =
+      root.checkpoints[logged::ActiveIndex(root.active_checkpoint)];
+  std::vector<uint8_t> bytes;
+  auto append = [&](uint64_t offset, uint64_t length) {
+    for (uint64_t at = 0; at < length; at += 8) {
+      const auto word = testutil::ReadBytes<uint64_t>(path, offset + at);
+      const auto* from = reinterpret_cast<const uint8_t*>(&word);
+      bytes.insert(bytes.end(), from, from + 8);
+    }
+  };
+  append(entry.root_offset, logged::kLoggedRootSize);
+  append(root.log_offset, logged::LogExtentBytes(root.log_capacity));
+  append(checkpoint.image_offset,
+         format::AlignUp(
+             logged::ImageBytes(checkpoint.image_entries, root.key_size, root.value_size), 8));
+  return bytes;
+}
+
+TEST(GphashLogged, ImagesWrittenBehindTheBatchesOrInlineLeaveTheSameBytes) {
+  // The image's worker thread decides only when a checkpoint is published,
+  // not what the pool holds after the close: the same batches with the
+  // images written inline (the crash tests' order) leave the same bytes.
+  const std::vector<MixedBatch> batches = MixedBatches(77, 120);
+  std::vector<uint8_t> bytes[2];
+  for (int side = 0; side < 2; ++side) {
+    gphash::logged::TEST_WriteImagesInline(side == 1);
+    testutil::TempPool pool(side == 0 ? "gphash-logged-worker" : "gphash-logged-inline");
+    {
+      auto db = DB::Open(pool.path(), PoolOptions());
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->CreateTable("h", LoggedOptions({8, 8}, 8));
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      for (const MixedBatch& batch : batches) {
+        ASSERT_TRUE((*table)->Write(batch.keys, batch.values, batch.ops).ok());
+      }
+      auto stats = (*table)->Stats();
+      ASSERT_TRUE(stats.ok());
+      EXPECT_GE(*stats->Property("gphash.checkpoints"), 5);
+    }
+    bytes[side] = TableBytes(pool.path());
+  }
+  gphash::logged::TEST_WriteImagesInline(false);
+  ASSERT_EQ(bytes[0].size(), bytes[1].size());
+  EXPECT_TRUE(bytes[0] == bytes[1]);
+}
 
 TEST(GphashLogged, StatsNameTheModeAndTheLog) {
   testutil::TempPool pool("gphash-logged-stats");

@@ -100,7 +100,7 @@ Result<std::vector<tables::TableExtent>> LoggedExtents(const pm::Pool& pool,
   if (!view.ok()) return view.status();
   std::vector<tables::TableExtent> extents = {
       {root_offset, kLoggedRootSize, format::kExtentKindTableRoot},
-      {view->log_offset, view->log_capacity, format::kExtentKindOther}};
+      {view->log_offset, LogExtentBytes(view->log_capacity), format::kExtentKindOther}};
   if (view->checkpoint.image_offset != 0) {
     extents.push_back({view->checkpoint.image_offset,
                        ImageBytes(view->checkpoint.image_entries, view->key_size, view->value_size),
@@ -140,9 +140,17 @@ Status RepairLogged(pm::Pool& pool, const std::string& table_name, uint64_t tabl
     pool.allocator().Free(view->checkpoint.image_offset).IgnoreError();
   }
   if (check.log_damaged) {
-    // The records before the damaged one stay; it and every later one go.
-    const log::Segment& segment = view->log_segments.segments[0];
-    log::PublishWord(pool, view->log_place.word_offsets[0], segment.epoch, check.log_cut.bytes);
+    // The records before the damaged one stay; it and every later one go:
+    // its half's word moves back to the last intact record, and a damaged
+    // first half takes the second half's records with it (its word gets
+    // the first half's epoch, which FindSegments does not replay).
+    const log::Segments& segments = view->log_segments;
+    const log::Segment& cut = segments.segments[check.log_cut.segment];
+    log::PublishWord(pool, view->log_place.word_offsets[cut.half], cut.epoch, check.log_cut.bytes);
+    if (check.log_cut.segment == 0 && segments.count == 2) {
+      const log::Segment& second = segments.segments[1];
+      log::PublishWord(pool, view->log_place.word_offsets[second.half], cut.epoch, 0);
+    }
   }
   AppendReport(*view, check, report);
   return pool.Sync();

@@ -49,8 +49,8 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   auto root_offset =
       pool.allocator().Allocate(kLoggedRootSize, format::kExtentKindTableRoot, table_id);
   if (!root_offset.ok()) return root_offset.status();
-  auto log_offset =
-      pool.allocator().AllocateUninitialized(log_capacity, format::kExtentKindOther, table_id);
+  auto log_offset = pool.allocator().AllocateUninitialized(LogExtentBytes(log_capacity),
+                                                           format::kExtentKindOther, table_id);
   if (!log_offset.ok()) {
     pool.allocator().Free(*root_offset).IgnoreError();
     return log_offset.status();
@@ -70,7 +70,8 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   checkpoint.generation = 1;
   checkpoint.log_epoch = 1;
   checkpoint.checksum = format::Checksum64(&checkpoint, offsetof(Checkpoint, checksum));
-  // The commit words stay zero until the root they publish is persisted.
+  // The commit words stay zero until the root they publish is persisted;
+  // half 1's stays zero (epoch 0: not the epoch after the checkpoint's).
   auto* stored = pool.At<LoggedRoot>(*root_offset);
   std::memcpy(stored, &root, sizeof(root));
   pool.Persist(stored, sizeof(root));
@@ -85,13 +86,16 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   return *root_offset;
 }
 
-Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size,
-                            uint32_t value_size, uint64_t generation, const ImagePairs& pairs,
-                            int threads) {
-  if (pairs.entries == 0) return uint64_t{0};
+Result<uint64_t> ReserveImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size,
+                              uint32_t value_size, uint64_t entries) {
+  if (entries == 0) return uint64_t{0};
+  return pool.allocator().AllocateUninitialized(ImageBytes(entries, key_size, value_size),
+                                                format::kExtentKindOther, table_id);
+}
+
+void WriteImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
+                uint32_t value_size, uint64_t generation, const ImagePairs& pairs, int threads) {
   const uint64_t bytes = ImageBytes(pairs.entries, key_size, value_size);
-  auto offset = pool.allocator().AllocateUninitialized(bytes, format::kExtentKindOther, table_id);
-  if (!offset.ok()) return offset.status();
   ImageHeader header{};
   header.magic = kImageMagic;
   header.table_id = table_id;
@@ -105,7 +109,7 @@ Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size
   sum += log::SumPaddedTerms(seed, &words, pairs.values, pairs.entries * value_size, threads);
   header.data_checksum = log::ChecksumFinish(seed, words, sum);
   header.checksum = format::Checksum64(&header, offsetof(ImageHeader, checksum));
-  uint8_t* image = pool.At<uint8_t>(*offset);
+  uint8_t* image = pool.At<uint8_t>(offset);
   std::memcpy(image, &header, sizeof(header));
   std::memcpy(image + kImageHeaderSize, pairs.keys, pairs.entries * key_size);
   uint8_t* values = image + ImageValuesOffset(pairs.entries, key_size);
@@ -117,7 +121,6 @@ Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size
   std::memset(values + value_bytes, 0,
               extent_bytes - (ImageValuesOffset(pairs.entries, key_size) + value_bytes));
   pool.Persist(image, bytes);
-  return *offset;
 }
 
 uint64_t NextGeneration(const pm::Pool& pool, uint64_t root_offset) {
