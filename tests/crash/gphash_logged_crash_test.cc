@@ -89,54 +89,33 @@ std::vector<Step> Workload() {
 // steps 9-12 and published by step 13, the 6th batch of its half; step 14
 // is larger than a half.
 std::vector<Step> PendingWorkload() {
-  std::vector<Step> steps;
-  uint64_t version = 100;
-  Step* step = nullptr;
-  auto begin = [&]() {
-    steps.emplace_back();
-    step = &steps.back();
-    ++version;
-  };
-  auto add = [&](uint8_t op, uint64_t first, uint64_t count) {
-    for (uint64_t i = 0; i < count; ++i) {
-      step->keys.push_back(first + i);
-      step->values.push_back(version << 32 | step->keys.size());
-      step->ops.push_back(op);
+  // Step values are version << 32 | position, the version one per step.
+  struct Steps {
+    std::vector<Step> steps;
+    Steps& Then(uint8_t op, uint64_t first, uint64_t count) {
+      steps.emplace_back();
+      return And(op, first, count);
     }
-  };
-  begin();
-  add(kPut, 0, 100);
-  begin();
-  add(kPut, 100, 100);
-  begin();  // mixed: 3856 bytes of half 0 used
-  add(kErase, 0, 10);
-  add(kPut, 200, 30);
-  begin();
-  add(kPut, 300, 50);  // half 0 is full: a checkpoint starts, half 1
-  begin();
-  add(kErase, 100, 20);
-  begin();
-  add(kPut, 400, 50);
-  begin();
-  add(kPut, 500, 100);
-  begin();
-  add(kPut, 600, 50);  // half 1 is full too: publish, the next checkpoint, half 0
-  for (uint64_t first : {700, 710}) {
-    begin();
-    add(kPut, first, 10);
-  }
-  begin();
-  add(kErase, 700, 5);
-  for (uint64_t first : {720, 730}) {  // the second publishes first
-    begin();
-    add(kPut, first, 10);
-  }
-  begin();
-  add(kPut, 800, 400);  // larger than a half: the image
-  begin();
-  add(kErase, 800, 50);
-  add(kPut, 30, 5);
-  return steps;
+    Steps& And(uint8_t op, uint64_t first, uint64_t count) {
+      Step& step = steps.back();
+      for (uint64_t key = first; key < first + count; ++key) {
+        step.keys.push_back(key);
+        step.values.push_back((100 + steps.size()) << 32 | step.keys.size());
+        step.ops.push_back(op);
+      }
+      return *this;
+    }
+  } build;
+  build.Then(kPut, 0, 100).Then(kPut, 100, 100);
+  build.Then(kErase, 0, 10).And(kPut, 200, 30);  // mixed: 3856 bytes of half 0 used
+  build.Then(kPut, 300, 50);                     // half 0 is full: a checkpoint starts, half 1
+  build.Then(kErase, 100, 20).Then(kPut, 400, 50).Then(kPut, 500, 100);
+  build.Then(kPut, 600, 50);  // half 1 is full too: publish, the next checkpoint, half 0
+  build.Then(kPut, 700, 10).Then(kPut, 710, 10).Then(kErase, 700, 5).Then(kPut, 720, 10);
+  build.Then(kPut, 730, 10);   // the 6th batch of half 0: publishes first
+  build.Then(kPut, 800, 400);  // larger than a half: the image
+  build.Then(kErase, 800, 50).And(kPut, 30, 5);
+  return build.steps;
 }
 
 using Model = std::map<uint64_t, uint64_t>;

@@ -20,6 +20,7 @@
 #include "gpkv/db.h"
 #include "recovery/verify.h"
 #include "tables/gphash/logged/layout.h"
+#include "tables/log/slots.h"
 #include "test_util.h"
 
 namespace gpkv {
@@ -43,14 +44,18 @@ Status PutRange(Table& table, uint64_t first, uint64_t count) {
 // records): the third finds half 0 full, so the image holds keys 0..199 and
 // half 1 two records, keys 200..299 and 300..309 (the close publishes the
 // checkpoint if the fourth batch did not).
-void BuildTable(const std::string& path) {
-  auto db = DB::Open(path, PoolOptions());
-  ASSERT_TRUE(db.ok());
+TableOptions TableShape() {
   TableOptions options;
   options.expected_keys = 512;
   options.hash_log.batch_entries = 16;
   options.hash_log.log_batches = 2;
-  auto table = (*db)->CreateTable("h", options);
+  return options;
+}
+
+void BuildTable(const std::string& path) {
+  auto db = DB::Open(path, PoolOptions());
+  ASSERT_TRUE(db.ok());
+  auto table = (*db)->CreateTable("h", TableShape());
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   for (uint64_t first : {0, 100, 200, 300}) {
     ASSERT_TRUE(PutRange(**table, first, first == 300 ? 10 : 100).ok());
@@ -64,11 +69,7 @@ void BuildPendingTable(const std::string& path) {
   {
     auto db = DB::Open(path, PoolOptions());
     ASSERT_TRUE(db.ok());
-    TableOptions options;
-    options.expected_keys = 512;
-    options.hash_log.batch_entries = 16;
-    options.hash_log.log_batches = 2;
-    ASSERT_TRUE((*db)->CreateTable("h", options).ok());
+    ASSERT_TRUE((*db)->CreateTable("h", TableShape()).ok());
   }
   const pid_t child = fork();
   if (child == 0) {
@@ -99,7 +100,7 @@ logged::LoggedRoot ReadRoot(const std::string& path, uint64_t* root_offset) {
 }
 
 const logged::Checkpoint& Active(const logged::LoggedRoot& root) {
-  return root.checkpoints[logged::ActiveIndex(root.active_checkpoint)];
+  return root.checkpoints[log::ActiveIndex(root.active_checkpoint)];
 }
 
 std::set<uint64_t> Keys(const std::string& path) {
@@ -151,6 +152,16 @@ void ExpectCorruptionAtThenRepair(const std::string& path, uint64_t at) {
   EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
 }
 
+// Damages the log record at `record` (a word of its entries): opening is
+// Corruption naming it, repair cuts the log there, and the table then holds
+// `keys`.
+void DamageRecordThenRepair(const std::string& path, uint64_t record,
+                            const std::set<uint64_t>& keys) {
+  testutil::FlipByte(path, record + 24 + 8);
+  ExpectCorruptionAtThenRepair(path, record);
+  EXPECT_EQ(Keys(path), keys);
+}
+
 TEST(GphashLoggedCorruption, ADamagedLogRecordIsCorruptionAndRepairCutsTheLog) {
   testutil::TempPool pool("gphash-logged-record");
   BuildTable(pool.path());
@@ -158,10 +169,8 @@ TEST(GphashLoggedCorruption, ADamagedLogRecordIsCorruptionAndRepairCutsTheLog) {
   const logged::LoggedRoot root = ReadRoot(pool.path(), &root_offset);
   ASSERT_EQ(Active(root).image_entries, 200u);
   ASSERT_EQ(Active(root).log_half, 1u);
-  const uint64_t second_record = root.log_offset + root.log_capacity + 24 + 100 * 16;
-  testutil::FlipByte(pool.path(), second_record + 24 + 8);
-  ExpectCorruptionAtThenRepair(pool.path(), second_record);
-  EXPECT_EQ(Keys(pool.path()), Range(0, 300));
+  DamageRecordThenRepair(pool.path(), root.log_offset + root.log_capacity + 24 + 100 * 16,
+                         Range(0, 300));
 }
 
 TEST(GphashLoggedCorruption, ADamagedRecordOfTheFirstHalfOfAPendingCheckpointCutsBothHalves) {
@@ -171,11 +180,8 @@ TEST(GphashLoggedCorruption, ADamagedRecordOfTheFirstHalfOfAPendingCheckpointCut
   const logged::LoggedRoot root = ReadRoot(pool.path(), &root_offset);
   ASSERT_EQ(Active(root).image_offset, 0u);
   ASSERT_EQ(Active(root).log_half, 0u);
-  const uint64_t second_record = root.log_offset + 24 + 100 * 16;
-  testutil::FlipByte(pool.path(), second_record + 24 + 8);
-  ExpectCorruptionAtThenRepair(pool.path(), second_record);
   // Half 0's first record stays; its second and half 1's record go.
-  EXPECT_EQ(Keys(pool.path()), Range(0, 100));
+  DamageRecordThenRepair(pool.path(), root.log_offset + 24 + 100 * 16, Range(0, 100));
 }
 
 TEST(GphashLoggedCorruption, ADamagedRecordOfTheSecondHalfOfAPendingCheckpointCutsThatHalf) {
@@ -183,10 +189,7 @@ TEST(GphashLoggedCorruption, ADamagedRecordOfTheSecondHalfOfAPendingCheckpointCu
   BuildPendingTable(pool.path());
   uint64_t root_offset = 0;
   const logged::LoggedRoot root = ReadRoot(pool.path(), &root_offset);
-  const uint64_t first_record = root.log_offset + root.log_capacity;
-  testutil::FlipByte(pool.path(), first_record + 24 + 8);
-  ExpectCorruptionAtThenRepair(pool.path(), first_record);
-  EXPECT_EQ(Keys(pool.path()), Range(0, 200));
+  DamageRecordThenRepair(pool.path(), root.log_offset + root.log_capacity, Range(0, 200));
 }
 
 TEST(GphashLoggedCorruption, ADamagedImageIsCorruptionAndRepairDropsIt) {

@@ -16,11 +16,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format/pool_layout.h"
+#include "gphash/logged_table_bytes.h"
 #include "gpkv/db.h"
 #include "recovery/verify.h"
 #include "tables/gphash/logged/core.h"
-#include "tables/gphash/logged/layout.h"
 #include "test_util.h"
 
 namespace gpkv {
@@ -59,6 +58,19 @@ Oracle Contents(Table& table) {
   });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return contents;
+}
+
+// The pairs of table 'h' of the pool at `path`, opened read-only.
+Oracle ReadOnlyContents(const std::string& path) {
+  Options read_only = PoolOptions();
+  read_only.read_only = true;
+  auto db = DB::Open(path, read_only);
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  if (!db.ok()) return {};
+  auto table = (*db)->OpenTable("h");
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  if (!table.ok()) return {};
+  return Contents(**table);
 }
 
 // Gets of every oracle key and of `absent` keys agree with the oracle.
@@ -259,15 +271,7 @@ TEST(GphashLogged, ReopensWithACheckpointPendingMatchTheOracle) {
     const int written = WEXITSTATUS(status);
     ASSERT_LT(written, 200) << "the child failed (" << written << ")";
     for (int n = 0; n < written; ++n) apply(batches[n]);
-    {
-      Options read_only = PoolOptions();
-      read_only.read_only = true;
-      auto db = DB::Open(pool.path(), read_only);
-      ASSERT_TRUE(db.ok()) << db.status().ToString();
-      auto table = (*db)->OpenTable("h");
-      ASSERT_TRUE(table.ok()) << table.status().ToString();
-      EXPECT_EQ(Contents(**table), oracle) << "read-only, round " << round;
-    }
+    EXPECT_EQ(ReadOnlyContents(pool.path()), oracle) << "read-only, round " << round;
     auto db = DB::Open(pool.path(), PoolOptions());
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     auto table = (*db)->OpenTable("h");
@@ -299,33 +303,6 @@ TEST(GphashLogged, ReopensWithACheckpointPendingMatchTheOracle) {
   EXPECT_EQ(Contents(**table), oracle);
 }
 
-// The bytes of the pool's one table: root, log (both halves) and image.
-std::vector<uint8_t> TableBytes(const std::string& path) {
-  namespace logged = gphash::logged;
-  auto a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
-  auto b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
-  const format::Superblock& current = a.generation > b.generation ? a : b;
-  auto entry = testutil::ReadBytes<format::CatalogEntry>(
-      path, current.catalog_offset + sizeof(format::CatalogHeader));
-  auto root = testutil::ReadBytes<logged::LoggedRoot>(path, entry.root_offset);
-  const logged::Checkpoint& checkpoint =
-      root.checkpoints[logged::ActiveIndex(root.active_checkpoint)];
-  std::vector<uint8_t> bytes;
-  auto append = [&](uint64_t offset, uint64_t length) {
-    for (uint64_t at = 0; at < length; at += 8) {
-      const auto word = testutil::ReadBytes<uint64_t>(path, offset + at);
-      const auto* from = reinterpret_cast<const uint8_t*>(&word);
-      bytes.insert(bytes.end(), from, from + 8);
-    }
-  };
-  append(entry.root_offset, logged::kLoggedRootSize);
-  append(root.log_offset, logged::LogExtentBytes(root.log_capacity));
-  append(checkpoint.image_offset,
-         format::AlignUp(
-             logged::ImageBytes(checkpoint.image_entries, root.key_size, root.value_size), 8));
-  return bytes;
-}
-
 TEST(GphashLogged, ImagesWrittenBehindTheBatchesOrInlineLeaveTheSameBytes) {
   // The image's worker thread decides only when a checkpoint is published,
   // not what the pool holds after the close: the same batches with the
@@ -347,7 +324,7 @@ TEST(GphashLogged, ImagesWrittenBehindTheBatchesOrInlineLeaveTheSameBytes) {
       ASSERT_TRUE(stats.ok());
       EXPECT_GE(*stats->Property("gphash.checkpoints"), 5);
     }
-    bytes[side] = TableBytes(pool.path());
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
   }
   gphash::logged::TEST_WriteImagesInline(false);
   ASSERT_EQ(bytes[0].size(), bytes[1].size());

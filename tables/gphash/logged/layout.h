@@ -140,12 +140,8 @@ static_assert(sizeof(ImageHeader) == kImageHeaderSize);
 static_assert(offsetof(ImageHeader, checksum) == 56);
 static_assert(std::is_trivially_copyable_v<ImageHeader>);
 
-// The active_checkpoint word.
-GPKV_HD constexpr uint64_t MakeActiveWord(uint64_t generation, uint32_t index) {
-  return (generation << 1) | index;
-}
-GPKV_HD constexpr uint32_t ActiveIndex(uint64_t word) { return static_cast<uint32_t>(word & 1); }
-GPKV_HD constexpr uint64_t ActiveGeneration(uint64_t word) { return word >> 1; }
+// The active_checkpoint word: tables/log/slots.h (log::MakeActiveWord,
+// ActiveIndex, ActiveGeneration).
 
 // Bytes of a log half: M records of b puts, each with its header, rounded up
 // to the extent alignment. The log's extent holds two.

@@ -6,6 +6,7 @@
 
 #include "pm/extent_allocator.h"
 #include "tables/log/checksum.h"
+#include "tables/log/slots.h"
 
 namespace gpkv::gphash::logged {
 
@@ -95,23 +96,14 @@ class RootChecker : public tables::RootReader {
   }
 
   Status CheckCheckpoint(LoggedView* view) {
-    const uint64_t word = root_.active_checkpoint;
-    view->active_word = word;
-    const uint32_t index = ActiveIndex(word);
-    const uint64_t generation = ActiveGeneration(word);
-    if (generation == 0) return Bad(64, "no checkpoint was ever published (active word 0)");
-    const Checkpoint& checkpoint = root_.checkpoints[index];
-    const uint64_t at = offsetof(LoggedRoot, checkpoints) + index * sizeof(Checkpoint);
-    const uint64_t checksum = format::Checksum64(&checkpoint, offsetof(Checkpoint, checksum));
-    if (checksum != checkpoint.checksum) {
-      return Bad(at + offsetof(Checkpoint, checksum),
-                 "checkpoint " + std::to_string(index) + " checksum mismatch (stored " +
-                     Hex(checkpoint.checksum) + ", computed " + Hex(checksum) + ")");
-    }
-    if (checkpoint.generation != generation) {
-      return Bad(at, "checkpoint generation " + std::to_string(checkpoint.generation) +
-                         " is not the active word's " + std::to_string(generation));
-    }
+    view->active_word = root_.active_checkpoint;
+    uint64_t at = 0;
+    auto active = log::CheckActiveSlot(
+        root_.active_checkpoint, root_.checkpoints, offsetof(LoggedRoot, active_checkpoint),
+        offsetof(LoggedRoot, checkpoints), "checkpoint",
+        [&](uint64_t field, const std::string& why) { return Bad(field, why); }, &at);
+    if (!active.ok()) return active.status();
+    const Checkpoint& checkpoint = *active;
     if (checkpoint.log_epoch > log::kEpochMask || checkpoint.applied_seq > log::kMaxSeq) {
       return Bad(at + offsetof(Checkpoint, applied_seq),
                  "checkpoint sequence number or log epoch out of range");

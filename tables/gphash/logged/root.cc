@@ -7,6 +7,7 @@
 #include "pm/extent_allocator.h"
 #include "tables/gphash/logged/reader.h"
 #include "tables/log/checksum.h"
+#include "tables/log/slots.h"
 
 namespace gpkv::gphash::logged {
 
@@ -66,17 +67,9 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.log_capacity = log_capacity;
   root.expected_keys = options.expected_keys;
   root.checksum = format::Checksum64(&root, offsetof(LoggedRoot, checksum));
-  Checkpoint& checkpoint = root.checkpoints[0];
-  checkpoint.generation = 1;
-  checkpoint.log_epoch = 1;
-  checkpoint.checksum = format::Checksum64(&checkpoint, offsetof(Checkpoint, checksum));
-  // The commit words stay zero until the root they publish is persisted;
-  // half 1's stays zero (epoch 0: not the epoch after the checkpoint's).
-  auto* stored = pool.At<LoggedRoot>(*root_offset);
-  std::memcpy(stored, &root, sizeof(root));
-  pool.Persist(stored, sizeof(root));
-  pool.Publish(&stored->log_word, log::MakeWord(1, 0));
-  pool.Publish(&stored->active_checkpoint, MakeActiveWord(1, 0));
+  // Half 1's word stays zero (epoch 0: not the epoch after the checkpoint's).
+  log::WriteFirstRoot(pool, *root_offset, &root, &LoggedRoot::checkpoints,
+                      &LoggedRoot::active_checkpoint);
   Status synced = pool.Sync();
   if (!synced.ok()) {
     pool.allocator().Free(*log_offset).IgnoreError();
@@ -125,18 +118,12 @@ void WriteImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key
 
 uint64_t NextGeneration(const pm::Pool& pool, uint64_t root_offset) {
   const auto* root = pool.At<LoggedRoot>(root_offset);
-  return ActiveGeneration(pm::LoadAcquire(&root->active_checkpoint)) + 1;
+  return log::ActiveGeneration(pm::LoadAcquire(&root->active_checkpoint)) + 1;
 }
 
 void PublishCheckpoint(pm::Pool& pool, uint64_t root_offset, Checkpoint* next) {
   auto* root = pool.At<LoggedRoot>(root_offset);
-  const uint64_t active = pm::LoadAcquire(&root->active_checkpoint);
-  const uint32_t target = 1 - ActiveIndex(active);
-  next->generation = ActiveGeneration(active) + 1;
-  next->checksum = format::Checksum64(next, offsetof(Checkpoint, checksum));
-  std::memcpy(&root->checkpoints[target], next, sizeof(*next));
-  pool.Persist(&root->checkpoints[target], sizeof(*next));
-  pool.Publish(&root->active_checkpoint, MakeActiveWord(next->generation, target));
+  log::PublishSlot(pool, &root->active_checkpoint, root->checkpoints, next);
 }
 
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {

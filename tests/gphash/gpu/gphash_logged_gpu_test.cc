@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "format/pool_layout.h"
+#include "gphash/logged_table_bytes.h"
 #include "gpkv/db.h"
 #include "gpu_test_util.h"
 #include "recovery/verify.h"
@@ -122,29 +123,6 @@ TEST(GphashLoggedGpu, OracleThroughCheckpointsAndReopensOnEitherBackend) {
   EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
 }
 
-// The bytes of the pool's one table: root, log and image.
-std::vector<uint8_t> TableBytes(const std::string& path) {
-  auto a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
-  auto b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
-  const format::Superblock& current = a.generation > b.generation ? a : b;
-  auto entry = testutil::ReadBytes<format::CatalogEntry>(
-      path, current.catalog_offset + sizeof(format::CatalogHeader));
-  auto root = testutil::ReadBytes<logged::LoggedRoot>(path, entry.root_offset);
-  const logged::Checkpoint& checkpoint =
-      root.checkpoints[logged::ActiveIndex(root.active_checkpoint)];
-  std::vector<uint8_t> bytes;
-  auto append = [&](uint64_t offset, uint64_t length) {
-    for (uint64_t at = 0; at < length; ++at) {
-      bytes.push_back(testutil::ReadBytes<uint8_t>(path, offset + at));
-    }
-  };
-  append(entry.root_offset, logged::kLoggedRootSize);
-  append(root.log_offset, logged::LogExtentBytes(root.log_capacity));
-  append(checkpoint.image_offset,
-         logged::ImageBytes(checkpoint.image_entries, root.key_size, root.value_size));
-  return bytes;
-}
-
 TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytes) {
   SKIP_WITHOUT_DEVICE();
   const std::vector<Batch> batches = Workload(4);
@@ -159,7 +137,7 @@ TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytes) {
       Oracle oracle;
       for (size_t b = 0; b < 40; ++b) RunBatch(**table, batches[b], oracle);
     }
-    bytes[side] = TableBytes(pool.path());
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
   }
   ASSERT_EQ(bytes[0].size(), bytes[1].size());
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the CPU and CUDA backends wrote different table bytes";
@@ -201,7 +179,7 @@ TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytesThroughPendingCheckpoints) {
           4);
       ExpectMatches(**table, oracle);
     }
-    bytes[side] = TableBytes(pool.path());
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
   }
   ASSERT_EQ(bytes[0].size(), bytes[1].size());
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the CPU and CUDA backends wrote different table bytes";
@@ -375,7 +353,7 @@ TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
       ASSERT_TRUE(stats.ok());
       EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
     }
-    bytes[side] = TableBytes(pool.path());
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
     if (device) {
       auto db = DB::Open(pool.path(), PoolOptions(Backend::kCpu));
       ASSERT_TRUE(db.ok()) << db.status().ToString();
