@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "tables/exception_status.h"
 #include "tables/gphash/logged/layout.h"
 #include "tables/gphash/logged/root.h"
 
@@ -26,11 +27,17 @@ class HostImageWriter final : public ImageWriter {
   Result<ImagePlace> Scan(Table& index, uint64_t generation) override {
     keys_.clear();
     values_.clear();
-    GPKV_RETURN_IF_ERROR(index.Scan([&](const uint8_t* key, const uint8_t* value) {
-      keys_.insert(keys_.end(), key, key + key_size_);
-      values_.insert(values_.end(), value, value + value_size_);
-      return true;
-    }));
+    Status scanned;
+    try {
+      scanned = index.Scan([&](const uint8_t* key, const uint8_t* value) {
+        keys_.insert(keys_.end(), key, key + key_size_);
+        values_.insert(values_.end(), value, value + value_size_);
+        return true;
+      });
+    } catch (...) {
+      scanned = tables::StatusOfCurrentException("the scan of a checkpoint's pairs");
+    }
+    GPKV_RETURN_IF_ERROR(scanned);
     const uint64_t entries = keys_.size() / key_size_;
     auto offset = ReserveImage(pool_, table_id_, key_size_, value_size_, entries);
     if (!offset.ok()) return offset.status();
@@ -41,7 +48,11 @@ class HostImageWriter final : public ImageWriter {
 
   Status Write() override {
     if (place_.offset == 0) return Status::OK();
-    SortPairs();
+    try {
+      SortPairs();
+    } catch (...) {
+      return tables::StatusOfCurrentException("the sort of a checkpoint's pairs");
+    }
     WriteImage(pool_, place_.offset, table_id_, key_size_, value_size_, generation_,
                {keys_.data(), values_.data(), place_.entries}, threads_);
     // The pairs are not needed again: their memory goes back now.
