@@ -331,6 +331,55 @@ TEST(GphashLogged, ImagesWrittenBehindTheBatchesOrInlineLeaveTheSameBytes) {
   EXPECT_TRUE(bytes[0] == bytes[1]);
 }
 
+TEST(GphashLogged, APoolTooFullForAnImageFailsTheBatchAndLosesNothing) {
+  // b = 4096, M = 1: a log half takes one batch, so every batch after the
+  // first starts a checkpoint whose image holds every key so far. In a pool
+  // of 8 MiB the images soon do not fit: the batch that cannot reserve its
+  // image fails with PoolFull and changes nothing; every batch before it
+  // stays, in memory and after a reopen.
+  testutil::TempPool pool("gphash-logged-full");
+  const Options options = testutil::DbOptions(uint64_t{8} << 20, 2);
+  TableOptions table_options = LoggedOptions({8, 8}, 1);
+  table_options.hash_log.batch_entries = 4096;
+  std::vector<uint64_t> acknowledged;
+  Status failed;
+  {
+    auto db = DB::Open(pool.path(), options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("h", table_options);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    for (uint64_t batch = 0; batch < 400 && failed.ok(); ++batch) {
+      std::vector<uint64_t> keys, values;
+      for (uint64_t key = batch * 4000; key < (batch + 1) * 4000; ++key) {
+        keys.push_back(key);
+        values.push_back(key * 7);
+      }
+      failed = (*table)->Put(keys, values);
+      if (failed.ok()) acknowledged.insert(acknowledged.end(), keys.begin(), keys.end());
+    }
+    ASSERT_TRUE(failed.IsPoolFull()) << failed.ToString();
+    EXPECT_NE(failed.message().find("checkpoint"), std::string::npos) << failed.ToString();
+    ASSERT_GT(acknowledged.size(), 8000u);
+    auto stats = (*table)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->keys, acknowledged.size());
+  }
+  auto db = DB::Open(pool.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> values(acknowledged.size());
+  std::vector<uint8_t> found(acknowledged.size());
+  ASSERT_TRUE((*table)->Get(acknowledged, values, found).ok());
+  for (size_t i = 0; i < acknowledged.size(); ++i) {
+    ASSERT_EQ(found[i], 1) << acknowledged[i];
+    ASSERT_EQ(values[i], acknowledged[i] * 7);
+  }
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, acknowledged.size());
+}
+
 TEST(GphashLogged, StatsNameTheModeAndTheLog) {
   testutil::TempPool pool("gphash-logged-stats");
   auto db = DB::Open(pool.path(), PoolOptions());
