@@ -76,6 +76,8 @@ struct BenchConfig {
   std::vector<int> ordered_table_log2 = {16, 18, 20};
   uint64_t ordered_batch_entries = uint64_t{1} << 16;
   uint32_t ordered_log_batches = 1;  // M of the gpkv table
+  // M of the gpkv-logged table (its log halves hold M batches of 4096).
+  uint32_t hash_log_batches = 64;
   // The gpkv ordered table's GPU tuning (Options::ordered_gpu).
   OrderedGpuOptions ordered_gpu;
 

@@ -15,11 +15,11 @@ const std::vector<DriverInfo>& RegisteredDrivers() {
                         CreateGpkvDriver});
     drivers->push_back({"gpkv-logged",
                         "durable and atomic per batch (a logged hash table: each batch one log "
-                        "record, the index in memory, an image written every 64 batches of "
-                        "4096 entries)",
+                        "record, the index in memory, an image written behind the batches "
+                        "every --hash-log-batches batches of 4096 entries)",
                         [](const DriverConfig& config) {
                           DriverConfig logged_config = config;
-                          logged_config.hash_log.log_batches = 64;
+                          logged_config.hash_log.log_batches = config.logged_log_batches;
                           logged_config.hash_log.batch_entries = 4096;
                           return CreateGpkvDriver(logged_config);
                         }});

@@ -46,6 +46,8 @@ struct DriverConfig {
   // gpkv: how a persistent hash table makes batches durable (log_batches 0:
   // in place; >= 1: logged).
   HashLogOptions hash_log;
+  // gpkv-logged: M of its table (hash_log.log_batches).
+  uint32_t logged_log_batches = 64;
   // RocksDB: database directory (removed before and after).
   std::string rocksdb_dir;
 };

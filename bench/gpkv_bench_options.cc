@@ -153,6 +153,10 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
   table(bench->add_option("--rocksdb-dir", config->rocksdb_dir,
                           "RocksDB directory (removed before and after)"))
       ->capture_default_str();
+  table(bench->add_option("--hash-log-batches", config->hash_log_batches,
+                          "gpkv-logged: M of its table (a log half holds M batches of 4096)"))
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   bench::gpu::GpuBenchConfig* gpu_config = &args->gpu;
   ordered(bench
               ->add_option("--insert-min", config->ordered_insert_min_log2,

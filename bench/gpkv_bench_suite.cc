@@ -41,6 +41,7 @@ DriverConfig MakeDriverConfig(const BenchConfig& config, uint32_t key_size, uint
   driver.backend = config.backend;
   driver.ordered_gpu = config.ordered_gpu;
   driver.rocksdb_dir = config.rocksdb_dir;
+  driver.logged_log_batches = config.hash_log_batches;
   return driver;
 }
 

@@ -27,8 +27,8 @@ class GphashCli final : public tables::FamilyCli {
       : FamilyCli(
             "gphash.slots, .load-factor, .levels, .top-buckets, .resizes,\n"
             ".index-bytes, .value-bytes, .resizing; logged mode: gphash.batch-entries,\n"
-            ".log-batches, .log-bytes, .log-capacity, .checkpoints, .image-entries,\n"
-            ".applied-seq") {}
+            ".log-batches, .log-bytes, .log-capacity, .checkpoints,\n"
+            ".checkpoint-pending, .image-entries, .applied-seq") {}
 
   const std::vector<tables::CliFlag>& Flags() const override {
     using Flag = tables::CliFlag;
@@ -57,7 +57,8 @@ class GphashCli final : public tables::FamilyCli {
          [](uint64_t value, TableOptions* options) { options->hash.initial_top_buckets = value; }},
         {"--log-batches",
          "hash: 0 = writes in place (default), M >= 1 = logged (each write batch a log record, "
-         "the index in memory, an image written when the log's M batches of b are used); "
+         "the index in memory, an image written behind the batches when a log half of M "
+         "batches of b is used); "
          "ordered: the log holds up to M batches of b before they are merged into the levels "
          "(1 to 1024, default 1)",
          Flag::Value::kInteger, Flag::Check::kRange, 0, logged::kMaxLogBatches,

@@ -7,6 +7,7 @@
 #include "tables/lsm/cpu/write_buffer.h"
 #include "tables/lsm/reader.h"
 #include "tables/lsm/root.h"
+#include "tables/table_check.h"
 
 namespace gpkv::lsm {
 namespace {
@@ -28,14 +29,6 @@ struct TableCheck {
   std::vector<Finding> findings;
 };
 
-uint64_t OffsetIn(const Status& status, uint64_t fallback) {
-  // Messages carry "(offset 0x...)"; the finding's offset field repeats it.
-  const std::string& message = status.message();
-  const size_t at = message.find("(offset 0x");
-  if (at == std::string::npos) return fallback;
-  return std::strtoull(message.c_str() + at + 10, nullptr, 16);
-}
-
 TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   TableCheck check;
   const EntryShape shape = view.shape();
@@ -50,13 +43,14 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
       if (!filter.ok()) {
         check.bad_filters.push_back(level);
         check.findings.push_back({Severity::kCorruption, view.RunRegion(level) + " filter",
-                                  OffsetIn(filter, ref.offset), filter.message()});
+                                  tables::OffsetNamedIn(filter, ref.offset), filter.message()});
       }
       continue;
     }
     check.bad_levels.push_back(level);
     check.findings.push_back({Severity::kCorruption, view.RunRegion(level),
-                              OffsetIn(run.status(), ref.offset), run.status().message()});
+                              tables::OffsetNamedIn(run.status(), ref.offset),
+                              run.status().message()});
   }
   // The records as the backends replay them (a buffer of a few runs, not
   // one run merged with every record), merged into one run at the end.
@@ -81,7 +75,7 @@ TableCheck CheckParts(const pm::Pool& pool, const LsmView& view) {
   } else if (!log.ok()) {
     check.log_damaged = true;
     check.findings.push_back({Severity::kCorruption, view.TableRegion() + " log",
-                              OffsetIn(log, view.log_offset), log.message()});
+                              tables::OffsetNamedIn(log, view.log_offset), log.message()});
   }
   return check;
 }
@@ -97,23 +91,8 @@ uint64_t LiveKeys(const TableCheck& check, const EntryShape& shape) {
   return live;
 }
 
-void CheckTableId(const pm::Pool& pool, const LsmView& view, uint64_t table_id,
-                  recovery::Report& report) {
-  if (view.table_id == table_id) return;
-  const std::string region = view.TableRegion() + " root";
-  report.findings.push_back({Severity::kCorruption, region, view.root_offset + 8,
-                             pool.Where(region, view.root_offset + 8) +
-                                 ": root belongs to table id " + std::to_string(view.table_id) +
-                                 ", the catalog says " + std::to_string(table_id)});
-}
-
 void AppendReport(const LsmView& view, const TableCheck& check, recovery::Report& report) {
-  for (const Finding& finding : check.findings) report.findings.push_back(finding);
-  recovery::TableReport table;
-  table.name = view.table_name;
-  table.table_id = view.table_id;
-  table.keys = LiveKeys(check, view.shape());
-  report.tables.push_back(table);
+  tables::AppendTableReport(view, check.findings, LiveKeys(check, view.shape()), report);
 }
 
 }  // namespace
@@ -138,19 +117,17 @@ Status VerifyLsm(const pm::Pool& pool, const std::string& table_name, uint64_t t
                  uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
   auto view = ReadLsmRoot(pool, table_name, root_offset);
   if (!view.ok()) return view.status();
-  CheckTableId(pool, *view, table_id, report);
+  tables::CheckTableId(pool, *view, table_id, report);
   AppendReport(*view, CheckParts(pool, *view), report);
   return Status::OK();
 }
 
 Status RepairLsm(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
                  uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
-  if (pool.read_only()) {
-    return Status::InvalidArgument(pool.path() + ": repair needs the pool open writable");
-  }
+  GPKV_RETURN_IF_ERROR(tables::RequireWritable(pool));
   auto view = ReadLsmRoot(pool, table_name, root_offset, /*require_allocated=*/false);
   if (!view.ok()) return view.status();
-  CheckTableId(pool, *view, table_id, report);
+  tables::CheckTableId(pool, *view, table_id, report);
   TableCheck check = CheckParts(pool, *view);
   for (Finding& finding : check.findings) {
     const bool log = finding.region.find(" log") != std::string::npos;

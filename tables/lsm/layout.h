@@ -244,14 +244,8 @@ constexpr uint64_t CheckpointPublishBatch(uint32_t log_batches) {
   return log_batches < 2 ? 1 : log_batches - log_batches / 4;
 }
 
-// The commit words.
-GPKV_HD constexpr uint64_t MakeActiveManifestWord(uint64_t generation, uint32_t index) {
-  return (generation << 1) | index;
-}
-GPKV_HD constexpr uint32_t ActiveManifestIndex(uint64_t word) {
-  return static_cast<uint32_t>(word & 1);
-}
-GPKV_HD constexpr uint64_t ActiveManifestGeneration(uint64_t word) { return word >> 1; }
+// The active_manifest word: tables/log/slots.h (log::MakeActiveWord,
+// ActiveIndex, ActiveGeneration).
 // Checksum of a run's data (RunHeader::data_checksum): the log's
 // position-keyed checksum (tables/log/layout.h: log::ChecksumTerm,
 // log::ChecksumFinish) of the run's bytes 64 .. RunBytes(n) (keys, meta,

@@ -5,6 +5,7 @@
 
 #include "format/checksum.h"
 #include "pm/extent_allocator.h"
+#include "tables/log/slots.h"
 
 namespace gpkv::lsm {
 
@@ -118,23 +119,14 @@ class RootChecker : tables::RootReader {
   }
 
   Status CheckManifest(LsmView* view) {
-    const uint64_t word = root_.active_manifest;
-    view->active_word = word;
-    const uint32_t index = ActiveManifestIndex(word);
-    const uint64_t generation = ActiveManifestGeneration(word);
-    if (generation == 0) return Bad(64, "no manifest was ever published (active word 0)");
-    const Manifest& manifest = root_.manifests[index];
-    const uint64_t at = offsetof(LsmRoot, manifests) + index * sizeof(Manifest);
-    const uint64_t checksum = format::Checksum64(&manifest, offsetof(Manifest, checksum));
-    if (checksum != manifest.checksum) {
-      return Bad(at + offsetof(Manifest, checksum),
-                 "manifest " + std::to_string(index) + " checksum mismatch (stored " +
-                     Hex(manifest.checksum) + ", computed " + Hex(checksum) + ")");
-    }
-    if (manifest.generation != generation) {
-      return Bad(at, "manifest generation " + std::to_string(manifest.generation) +
-                         " is not the active word's " + std::to_string(generation));
-    }
+    view->active_word = root_.active_manifest;
+    uint64_t at = 0;
+    auto active = log::CheckActiveSlot(
+        root_.active_manifest, root_.manifests, offsetof(LsmRoot, active_manifest),
+        offsetof(LsmRoot, manifests), "manifest",
+        [&](uint64_t field, const std::string& why) { return Bad(field, why); }, &at);
+    if (!active.ok()) return active.status();
+    const Manifest& manifest = *active;
     if (manifest.level_count > kMaxLevels || manifest.flags != 0 ||
         manifest.log_epoch > log::kEpochMask) {
       return Bad(at + 16, "manifest level count, flags or log epoch out of range");

@@ -5,6 +5,7 @@
 #include "format/checksum.h"
 #include "pm/atomic_word.h"
 #include "pm/extent_allocator.h"
+#include "tables/log/slots.h"
 #include "tables/lsm/reader.h"
 #include "tables/lsm/run.h"
 #include "tables/table_options.h"
@@ -75,16 +76,7 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.log_capacity = log_capacity;
   root.flags = flags;
   root.checksum = format::Checksum64(&root, offsetof(LsmRoot, checksum));
-  Manifest& manifest = root.manifests[0];
-  manifest.generation = 1;
-  manifest.log_epoch = 1;
-  manifest.checksum = format::Checksum64(&manifest, offsetof(Manifest, checksum));
-  // The commit words stay zero until the root they publish is persisted.
-  auto* stored = pool.At<LsmRoot>(*root_offset);
-  std::memcpy(stored, &root, sizeof(root));
-  pool.Persist(stored, sizeof(root));
-  pool.Publish(&stored->log_word, log::MakeWord(1, 0));
-  pool.Publish(&stored->active_manifest, MakeActiveManifestWord(1, 0));
+  log::WriteFirstRoot(pool, *root_offset, &root, &LsmRoot::manifests, &LsmRoot::active_manifest);
   Status synced = pool.Sync();
   if (!synced.ok()) {
     pool.allocator().Free(*log_offset).IgnoreError();
@@ -96,14 +88,8 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
 
 void PublishManifest(pm::Pool& pool, uint64_t root_offset, Manifest* next) {
   auto* root = pool.At<LsmRoot>(root_offset);
-  const uint64_t active = pm::LoadAcquire(&root->active_manifest);
-  const uint32_t target = 1 - ActiveManifestIndex(active);
-  next->generation = ActiveManifestGeneration(active) + 1;
   SetLevelCount(next);
-  next->checksum = format::Checksum64(next, offsetof(Manifest, checksum));
-  std::memcpy(&root->manifests[target], next, sizeof(*next));
-  pool.Persist(&root->manifests[target], sizeof(*next));
-  pool.Publish(&root->active_manifest, MakeActiveManifestWord(next->generation, target));
+  log::PublishSlot(pool, &root->active_manifest, root->manifests, next);
 }
 
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {

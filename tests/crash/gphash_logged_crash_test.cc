@@ -1,7 +1,12 @@
 // Crash a logged hash table (TableOptions::hash_log) at every persist point of
 // a few write batches: put, erase and mixed batches appended to the log, a
-// batch that finds the log full (a checkpoint writes the image first) and a
-// batch larger than the whole log (written as the image). The scaffolding is
+// batch that finds its log half full (a checkpoint starts: its image
+// written, the batch in the other half), a checkpoint pending across several
+// batches and published at a later one, a second half filling while a
+// checkpoint is pending (the batch waits for it and starts the next) and a
+// batch larger than a half (written as the image). The images are written
+// inline (logged::TEST_WriteImagesInline) so that the persist points come in
+// a fixed order; the checkpoints are still published later. The scaffolding is
 // the persist-point harness the other crash tests use: a child process runs
 // the steps and stops itself at persist point k (a process kill and a power
 // failure); the parent reopens the pool and checks that the table holds
@@ -19,6 +24,7 @@
 #include "gpkv/db.h"
 #include "persist_point_harness.h"
 #include "recovery/verify.h"
+#include "tables/gphash/logged/core.h"
 
 namespace gpkv {
 namespace {
@@ -35,9 +41,10 @@ struct Step {
   std::vector<uint8_t> ops;
 };
 
-// b = 16, M = 2: a log of one 4 KiB extent, about 250 puts of 8/8 bytes. The
-// batches of 100 fill it at the third, which checkpoints first; the batch of
-// 300 is larger than the log.
+// b = 16, M = 2: log halves of one 4 KiB extent each, about 250 puts of 8/8
+// bytes. The batches of 100 fill half 0 at the third, which starts a
+// checkpoint (published by the next batch); the batch of 300 is larger than
+// a half.
 std::vector<Step> Workload() {
   std::vector<Step> steps;
   uint64_t version = 1;
@@ -75,6 +82,42 @@ std::vector<Step> Workload() {
   return steps;
 }
 
+// b = 16, M = 8 (a checkpoint is published from the 6th batch of its half
+// on; halves of 4 KiB): half 0 fills at step 4, whose checkpoint stays
+// pending through steps 5-7 until step 8 finds half 1 full too (it publishes
+// it and starts the next one, into half 0); that one is pending through
+// steps 9-12 and published by step 13, the 6th batch of its half; step 14
+// is larger than a half.
+std::vector<Step> PendingWorkload() {
+  // Step values are version << 32 | position, the version one per step.
+  struct Steps {
+    std::vector<Step> steps;
+    Steps& Then(uint8_t op, uint64_t first, uint64_t count) {
+      steps.emplace_back();
+      return And(op, first, count);
+    }
+    Steps& And(uint8_t op, uint64_t first, uint64_t count) {
+      Step& step = steps.back();
+      for (uint64_t key = first; key < first + count; ++key) {
+        step.keys.push_back(key);
+        step.values.push_back((100 + steps.size()) << 32 | step.keys.size());
+        step.ops.push_back(op);
+      }
+      return *this;
+    }
+  } build;
+  build.Then(kPut, 0, 100).Then(kPut, 100, 100);
+  build.Then(kErase, 0, 10).And(kPut, 200, 30);  // mixed: 3856 bytes of half 0 used
+  build.Then(kPut, 300, 50);                     // half 0 is full: a checkpoint starts, half 1
+  build.Then(kErase, 100, 20).Then(kPut, 400, 50).Then(kPut, 500, 100);
+  build.Then(kPut, 600, 50);  // half 1 is full too: publish, the next checkpoint, half 0
+  build.Then(kPut, 700, 10).Then(kPut, 710, 10).Then(kErase, 700, 5).Then(kPut, 720, 10);
+  build.Then(kPut, 730, 10);   // the 6th batch of half 0: publishes first
+  build.Then(kPut, 800, 400);  // larger than a half: the image
+  build.Then(kErase, 800, 50).And(kPut, 30, 5);
+  return build.steps;
+}
+
 using Model = std::map<uint64_t, uint64_t>;
 
 void Apply(const Step& step, Model& model) {
@@ -101,14 +144,15 @@ using testutil::CrashKind;
 Options OpenOptions() { return testutil::PersistPointOptions(); }
 
 ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
-                       CrashKind kind = CrashKind::kProcessKill) {
+                       CrashKind kind = CrashKind::kProcessKill,
+                       const std::vector<Step>& steps = Workload()) {
   return testutil::RunInChild(crash_at, kind, /*seed_salt=*/11, [&](const auto& pipes) {
-    testutil::RunSteps(pipes, path, OpenOptions(), kTable, Workload(), RunStep);
+    testutil::RunSteps(pipes, path, OpenOptions(), kTable, steps, RunStep);
   });
 }
 
-void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
-  std::vector<Step> steps = Workload();
+void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k,
+                     const std::vector<Step>& steps = Workload()) {
   Model before;
   for (int s = 0; s < acknowledged; ++s) Apply(steps[s], before);
   Model after = before;
@@ -142,6 +186,7 @@ void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
 class GphashLoggedCrashAtEveryPersistPoint : public ::testing::Test {
  protected:
   void SetUp() override {
+    gphash::logged::TEST_WriteImagesInline(true);
     Options options = OpenOptions();
     options.create_if_missing = true;
     options.pool_size = 4 << 20;
@@ -150,23 +195,25 @@ class GphashLoggedCrashAtEveryPersistPoint : public ::testing::Test {
     TableOptions table_options;
     table_options.expected_keys = 1024;
     table_options.hash_log.batch_entries = 16;
-    table_options.hash_log.log_batches = 2;
+    table_options.hash_log.log_batches = log_batches_;
     ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
   }
+  void TearDown() override { gphash::logged::TEST_WriteImagesInline(false); }
 
-  void RunEveryPoint(CrashKind kind, const char* label) {
+  void RunEveryPoint(CrashKind kind, const char* label,
+                     const std::vector<Step>& steps = Workload()) {
     pools_.FreshCopy();
-    ChildResult full = RunInChild(pools_.work(), std::nullopt);
+    ChildResult full = RunInChild(pools_.work(), std::nullopt, CrashKind::kProcessKill, steps);
     ASSERT_EQ(full.exit_code, 0);
-    ASSERT_EQ(full.acknowledged, static_cast<int>(Workload().size()));
+    ASSERT_EQ(full.acknowledged, static_cast<int>(steps.size()));
     ASSERT_GT(full.persist_points, 10u);
-    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points);
+    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points, steps);
     uint64_t crashes = 0;
     testutil::CrashAtEveryPoint(
         pools_, full.persist_points, label,
-        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
+        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind, steps); },
         [&](int acknowledged, uint64_t k, const std::string&) {
-          CheckAfterCrash(pools_.work(), acknowledged, k);
+          CheckAfterCrash(pools_.work(), acknowledged, k, steps);
         },
         &crashes);
     if (HasFatalFailure()) return;
@@ -176,7 +223,14 @@ class GphashLoggedCrashAtEveryPersistPoint : public ::testing::Test {
         label, static_cast<unsigned long long>(crashes));
   }
 
+  uint32_t log_batches_ = 2;
   testutil::PoolCopies pools_{"gphash-logged-crash"};
+};
+
+// The table with M = 8, for PendingWorkload.
+class GphashLoggedPendingCheckpointCrash : public GphashLoggedCrashAtEveryPersistPoint {
+ protected:
+  GphashLoggedPendingCheckpointCrash() { log_batches_ = 8; }
 };
 
 TEST_F(GphashLoggedCrashAtEveryPersistPoint, ProcessKillLeavesWholeBatches) {
@@ -185,6 +239,14 @@ TEST_F(GphashLoggedCrashAtEveryPersistPoint, ProcessKillLeavesWholeBatches) {
 
 TEST_F(GphashLoggedCrashAtEveryPersistPoint, PowerFailureLeavesWholeBatches) {
   RunEveryPoint(CrashKind::kPowerFailure, "power failure");
+}
+
+TEST_F(GphashLoggedPendingCheckpointCrash, ProcessKillLeavesWholeBatches) {
+  RunEveryPoint(CrashKind::kProcessKill, "process kill, checkpoints pending", PendingWorkload());
+}
+
+TEST_F(GphashLoggedPendingCheckpointCrash, PowerFailureLeavesWholeBatches) {
+  RunEveryPoint(CrashKind::kPowerFailure, "power failure, checkpoints pending", PendingWorkload());
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include "gpkv/db.h"
 #include "recovery/verify.h"
+#include "tables/gphash/logged/core.h"
 
 namespace gpkv::fuzz {
 
@@ -169,8 +170,8 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
     bool erase_some, drop_one;
     bool ordered = false;
     uint32_t log_batches = 1;
-    // Ordered: batches of 16 new keys, the pool's bytes read while the
-    // table is open (a checkpoint in flight: records in both log halves).
+    // Batches of 16 new keys, the pool's bytes read while the table is
+    // open (a checkpoint in flight: records in both log halves).
     bool in_flight = false;
     // Hash: M of a logged table (0: in place).
     uint32_t hash_log_batches = 0;
@@ -193,7 +194,14 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       // run written, its manifest not yet published, records in both halves
       // of the log.
       {8, 8, 80, false, false, true, 4, true},
+      // A logged hash table, b = 16, M = 8, caught with a checkpoint in
+      // flight: 16 batches of 16 puts, the 15th finds half 0 full (its image
+      // written, not yet published), records in both halves of the log.
+      {8, 8, 256, false, false, false, 1, true, 8},
   };
+  // The images written on the batch's thread: the bytes read while a
+  // checkpoint is in flight are the same at every run.
+  gphash::logged::TEST_WriteImagesInline(true);
   std::vector<std::vector<uint8_t>> seeds;
   for (const Shape& shape : shapes) {
     ::unlink(scratch.c_str());
@@ -236,8 +244,10 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
       std::vector<uint8_t> values(static_cast<size_t>(shape.keys) * shape.value_size);
       for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i * 13 + 5);
       if (shape.in_flight) {
-        // Five batches of b = 16: the fourth starts a checkpoint, the fifth
-        // is the second batch of the other half (published before the third).
+        // Batches of b = 16 (ordered, M = 4: five, the fourth starts a
+        // checkpoint, the fifth is the second batch of the other half,
+        // published before the third; logged hash, M = 8: sixteen, the 15th
+        // starts one, published from the 6th batch of its half on).
         for (uint32_t at = 0; at + 16 <= shape.keys; at += 16) {
           (*table)
               ->Put(ConstBytes(keys.data() + at * shape.key_size, 16 * shape.key_size),
@@ -274,6 +284,7 @@ inline std::vector<std::vector<uint8_t>> MakeSeedPools(const std::string& scratc
     seeds.push_back(std::move(bytes));
   }
   ::unlink(scratch.c_str());
+  gphash::logged::TEST_WriteImagesInline(false);
   return seeds;
 }
 

@@ -1,9 +1,12 @@
 // Persistent hash tables in logged mode (TableOptions::hash_log): random
 // put, erase and mixed batches checked against an unordered_map oracle
-// through checkpoints, batches larger than the log and reopens; the same
-// answers from a read-only open; the mode in the catalog, Stats and the
-// options it refuses.
+// through checkpoints, batches larger than a log half and reopens, among
+// them reopens of a process that stopped with a checkpoint pending (records
+// in both halves); the same answers from a read-only open; the mode in the
+// catalog, Stats and the options it refuses.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -13,8 +16,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gphash/logged_table_bytes.h"
 #include "gpkv/db.h"
 #include "recovery/verify.h"
+#include "tables/gphash/logged/core.h"
 #include "test_util.h"
 
 namespace gpkv {
@@ -53,6 +58,19 @@ Oracle Contents(Table& table) {
   });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return contents;
+}
+
+// The pairs of table 'h' of the pool at `path`, opened read-only.
+Oracle ReadOnlyContents(const std::string& path) {
+  Options read_only = PoolOptions();
+  read_only.read_only = true;
+  auto db = DB::Open(path, read_only);
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  if (!db.ok()) return {};
+  auto table = (*db)->OpenTable("h");
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  if (!table.ok()) return {};
+  return Contents(**table);
 }
 
 // Gets of every oracle key and of `absent` keys agree with the oracle.
@@ -180,6 +198,187 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GphashLoggedOracle,
                            return "K" + std::to_string(info.param.key_size) + "V" +
                                   std::to_string(info.param.value_size);
                          });
+
+// One mixed batch of 16 keys of 0..399 (8/8 bytes; a third erases).
+struct MixedBatch {
+  std::vector<uint64_t> keys, values;
+  std::vector<uint8_t> ops;
+};
+std::vector<MixedBatch> MixedBatches(uint64_t seed, size_t count) {
+  std::mt19937_64 random(seed);
+  std::vector<MixedBatch> batches(count);
+  for (MixedBatch& batch : batches) {
+    for (int i = 0; i < 16; ++i) {
+      batch.keys.push_back(random() % 400);
+      batch.values.push_back(random());
+      batch.ops.push_back(random() % 3 == 0 ? kErase : kPut);
+    }
+  }
+  return batches;
+}
+
+TEST(GphashLogged, ReopensWithACheckpointPendingMatchTheOracle) {
+  // b = 16, M = 8: a half takes 14 batches of 16 mixed keys; a checkpoint
+  // is published from the 6th batch of its half on. A child process writes
+  // batches until a checkpoint has been pending for three of them and stops
+  // without closing (records in both halves, the image possibly written but
+  // not published); the parent opens the pool read-only (both halves
+  // replayed), then writable (the checkpoint completed), and compares with
+  // the oracle each time; then it writes on and closes with a checkpoint
+  // pending (the close publishes it).
+  testutil::TempPool pool("gphash-logged-pending");
+  {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->CreateTable("h", LoggedOptions({8, 8}, 8)).ok());
+  }
+  Oracle oracle;
+  auto apply = [&](const MixedBatch& batch) {
+    for (size_t i = 0; i < batch.keys.size(); ++i) {
+      const std::string key(reinterpret_cast<const char*>(&batch.keys[i]), 8);
+      if (batch.ops[i] == kPut) {
+        oracle[key] = std::string(reinterpret_cast<const char*>(&batch.values[i]), 8);
+      } else {
+        oracle.erase(key);
+      }
+    }
+  };
+  auto pending_of = [](Table& table) {
+    auto stats = table.Stats();
+    return stats.ok() ? *stats->Property("gphash.checkpoint-pending") : -1.0;
+  };
+  int pending_closes = 0;
+  for (uint64_t round = 0; round < 4; ++round) {
+    const std::vector<MixedBatch> batches = MixedBatches(round, 100);
+    const pid_t child = fork();
+    if (child == 0) {
+      auto db = DB::Open(pool.path(), PoolOptions());
+      if (!db.ok()) _exit(200);
+      auto table = (*db)->OpenTable("h");
+      if (!table.ok()) _exit(201);
+      int pending_batches = 0;
+      for (size_t n = 0; n < batches.size(); ++n) {
+        const MixedBatch& batch = batches[n];
+        if (!(*table)->Write(batch.keys, batch.values, batch.ops).ok()) _exit(202);
+        pending_batches = pending_of(**table) == 1.0 ? pending_batches + 1 : 0;
+        if (pending_batches == 3) _exit(static_cast<int>(n + 1));  // no close
+      }
+      _exit(203);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    const int written = WEXITSTATUS(status);
+    ASSERT_LT(written, 200) << "the child failed (" << written << ")";
+    for (int n = 0; n < written; ++n) apply(batches[n]);
+    EXPECT_EQ(ReadOnlyContents(pool.path()), oracle) << "read-only, round " << round;
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable("h");
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_EQ(Contents(**table), oracle) << "round " << round;
+    EXPECT_EQ(pending_of(**table), 0.0);
+    // On until a checkpoint is pending again, then a close publishes it.
+    for (const MixedBatch& batch : MixedBatches(round + 100, 40)) {
+      ASSERT_TRUE((*table)->Write(batch.keys, batch.values, batch.ops).ok());
+      apply(batch);
+      if (pending_of(**table) == 1.0) {
+        ++pending_closes;
+        break;
+      }
+    }
+    ExpectGetsMatch(**table, oracle, {});
+    ASSERT_TRUE((*db)->Close().ok());
+  }
+  EXPECT_EQ(pending_closes, 4);
+  auto report = recovery::VerifyPool(pool.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+  ASSERT_EQ(report->tables.size(), 1u);
+  EXPECT_EQ(report->tables[0].keys, oracle.size());
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(Contents(**table), oracle);
+}
+
+TEST(GphashLogged, ImagesWrittenBehindTheBatchesOrInlineLeaveTheSameBytes) {
+  // The image's worker thread decides only when a checkpoint is published,
+  // not what the pool holds after the close: the same batches with the
+  // images written inline (the crash tests' order) leave the same bytes.
+  const std::vector<MixedBatch> batches = MixedBatches(77, 120);
+  std::vector<uint8_t> bytes[2];
+  for (int side = 0; side < 2; ++side) {
+    gphash::logged::TEST_WriteImagesInline(side == 1);
+    testutil::TempPool pool(side == 0 ? "gphash-logged-worker" : "gphash-logged-inline");
+    {
+      auto db = DB::Open(pool.path(), PoolOptions());
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->CreateTable("h", LoggedOptions({8, 8}, 8));
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      for (const MixedBatch& batch : batches) {
+        ASSERT_TRUE((*table)->Write(batch.keys, batch.values, batch.ops).ok());
+      }
+      auto stats = (*table)->Stats();
+      ASSERT_TRUE(stats.ok());
+      EXPECT_GE(*stats->Property("gphash.checkpoints"), 5);
+    }
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
+  }
+  gphash::logged::TEST_WriteImagesInline(false);
+  ASSERT_EQ(bytes[0].size(), bytes[1].size());
+  EXPECT_TRUE(bytes[0] == bytes[1]);
+}
+
+TEST(GphashLogged, APoolTooFullForAnImageFailsTheBatchAndLosesNothing) {
+  // b = 4096, M = 1: a log half takes one batch, so every batch after the
+  // first starts a checkpoint whose image holds every key so far. In a pool
+  // of 8 MiB the images soon do not fit: the batch that cannot reserve its
+  // image fails with PoolFull and changes nothing; every batch before it
+  // stays, in memory and after a reopen.
+  testutil::TempPool pool("gphash-logged-full");
+  const Options options = testutil::DbOptions(uint64_t{8} << 20, 2);
+  TableOptions table_options = LoggedOptions({8, 8}, 1);
+  table_options.hash_log.batch_entries = 4096;
+  std::vector<uint64_t> acknowledged;
+  Status failed;
+  {
+    auto db = DB::Open(pool.path(), options);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("h", table_options);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    for (uint64_t batch = 0; batch < 400 && failed.ok(); ++batch) {
+      std::vector<uint64_t> keys, values;
+      for (uint64_t key = batch * 4000; key < (batch + 1) * 4000; ++key) {
+        keys.push_back(key);
+        values.push_back(key * 7);
+      }
+      failed = (*table)->Put(keys, values);
+      if (failed.ok()) acknowledged.insert(acknowledged.end(), keys.begin(), keys.end());
+    }
+    ASSERT_TRUE(failed.IsPoolFull()) << failed.ToString();
+    EXPECT_NE(failed.message().find("checkpoint"), std::string::npos) << failed.ToString();
+    ASSERT_GT(acknowledged.size(), 8000u);
+    auto stats = (*table)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->keys, acknowledged.size());
+  }
+  auto db = DB::Open(pool.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> values(acknowledged.size());
+  std::vector<uint8_t> found(acknowledged.size());
+  ASSERT_TRUE((*table)->Get(acknowledged, values, found).ok());
+  for (size_t i = 0; i < acknowledged.size(); ++i) {
+    ASSERT_EQ(found[i], 1) << acknowledged[i];
+    ASSERT_EQ(values[i], acknowledged[i] * 7);
+  }
+  auto stats = (*table)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->keys, acknowledged.size());
+}
 
 TEST(GphashLogged, StatsNameTheModeAndTheLog) {
   testutil::TempPool pool("gphash-logged-stats");

@@ -13,6 +13,7 @@
 #include "format/pool_layout.h"
 #include "lsm_test_util.h"
 #include "recovery/verify.h"
+#include "tables/log/slots.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
 
@@ -176,7 +177,7 @@ TEST(LsmCorruption, ADamagedManifestIsCorruptionAtTheManifest) {
   BuildTable(temp.path());
   const uint64_t root = RootOffset(temp.path());
   const lsm::LsmRoot copy = ReadRoot(temp.path());
-  const uint32_t index = lsm::ActiveManifestIndex(copy.active_manifest);
+  const uint32_t index = log::ActiveIndex(copy.active_manifest);
   const uint64_t manifest =
       root + offsetof(lsm::LsmRoot, manifests) + index * sizeof(lsm::Manifest);
   // A run offset far outside the pool.
@@ -191,7 +192,7 @@ TEST(LsmCorruption, AManifestRunOutsideThePoolWithAValidChecksumIsCorruption) {
   BuildTable(temp.path());
   const uint64_t root = RootOffset(temp.path());
   lsm::LsmRoot copy = ReadRoot(temp.path());
-  const uint32_t index = lsm::ActiveManifestIndex(copy.active_manifest);
+  const uint32_t index = log::ActiveIndex(copy.active_manifest);
   lsm::Manifest& manifest = copy.manifests[index];
   manifest.levels[1].offset = uint64_t{1} << 50;
   manifest.checksum = format::Checksum64(&manifest, offsetof(lsm::Manifest, checksum));
@@ -238,7 +239,7 @@ TEST(LsmCorruption, UnknownRootFlagsAndAMissingLogHalfAreCorruption) {
       root.flags = 2;
       root.checksum = format::Checksum64(&root, offsetof(lsm::LsmRoot, checksum));
     } else {
-      const uint32_t index = lsm::ActiveManifestIndex(root.active_manifest);
+      const uint32_t index = log::ActiveIndex(root.active_manifest);
       lsm::Manifest& manifest = root.manifests[index];
       manifest.log_half = 1;
       manifest.checksum = format::Checksum64(&manifest, offsetof(lsm::Manifest, checksum));

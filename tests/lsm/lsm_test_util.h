@@ -12,6 +12,7 @@
 
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
+#include "tables/log/slots.h"
 #include "tables/lsm/layout.h"
 #include "test_util.h"
 
@@ -69,7 +70,7 @@ inline lsm::LsmRoot ReadRoot(const std::string& path) {
 }
 
 inline const lsm::Manifest& Active(const lsm::LsmRoot& root) {
-  return root.manifests[lsm::ActiveManifestIndex(root.active_manifest)];
+  return root.manifests[log::ActiveIndex(root.active_manifest)];
 }
 
 // Rewrites the one log record of the pool's one table (a columnar record of

@@ -8,8 +8,8 @@
 //    public headers never do;
 //  - no family includes another family's files (tables/family.h,
 //    tables/table_options.h, tables/catalog_entry.h, tables/root_reader.h,
-//    tables/family_table.h, tables/hash_family_table.h, tables/stats_builder.h,
-//    tables/hash_backend.h, tables/table_facade.h and tables/range_limit.h
+//    tables/table_check.h, tables/family_table.h, tables/hash_family_table.h,
+//    tables/stats_builder.h, tables/hash_backend.h, tables/table_facade.h and tables/range_limit.h
 //    are every family's, and so is the shared log, tables/log/, which
 //    includes only those and its own files);
 //  - engine/ and recovery/ reach families only through tables/registry.h and
@@ -151,7 +151,8 @@ TEST(Layering, OnlyGpuFoldersIncludeCuda) {
 
 // Beside its own files a family may include the headers every family shares:
 // the interface and the volatile and persistent families' bases, the shared
-// option checks, catalog entry and root reading, the fronts' bases, their
+// option checks, catalog entry and root reading, verify's and repair's
+// shared steps, the fronts' bases, their
 // stats, the hash backends' batch interface, the CPU backends' exception
 // status, the resolution of mixed write batches and the volatile hash table
 // opened as a persistent hash table's index.
@@ -159,10 +160,10 @@ bool IsSharedTablesHeader(const std::string& target) {
   for (const char* shared :
        {"tables/family.h", "tables/volatile_family.h", "tables/persistent_family.h",
         "tables/table_options.h", "tables/catalog_entry.h", "tables/root_reader.h",
-        "tables/family_table.h", "tables/ordered_family_table.h", "tables/hash_family_table.h",
-        "tables/stats_builder.h", "tables/hash_backend.h", "tables/exception_status.h",
-        "tables/table_facade.h", "tables/range_limit.h", "tables/write_batch.h",
-        "tables/hash_index.h"}) {
+        "tables/table_check.h", "tables/family_table.h", "tables/ordered_family_table.h",
+        "tables/hash_family_table.h", "tables/stats_builder.h", "tables/hash_backend.h",
+        "tables/exception_status.h", "tables/table_facade.h", "tables/range_limit.h",
+        "tables/write_batch.h", "tables/hash_index.h"}) {
     if (target == shared) return true;
   }
   return StartsWith(target, std::string("tables/") + kLogDir + "/");

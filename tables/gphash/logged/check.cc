@@ -9,6 +9,7 @@
 #include "tables/gphash/logged/reader.h"
 #include "tables/gphash/logged/root.h"
 #include "tables/log/log.h"
+#include "tables/table_check.h"
 
 namespace gpkv::gphash::logged {
 namespace {
@@ -24,14 +25,6 @@ struct TableCheck {
   uint64_t keys = 0;  // live keys of what is intact
 };
 
-uint64_t OffsetOf(const Status& status, uint64_t fallback) {
-  // The offset a Corruption names ("(offset 0x3a000)"), else fallback.
-  const std::string& message = status.message();
-  const size_t at = message.find("(offset 0x");
-  if (at == std::string::npos) return fallback;
-  return std::strtoull(message.c_str() + at + 10, nullptr, 16);
-}
-
 TableCheck CheckParts(const pm::Pool& pool, const LoggedView& view) {
   TableCheck check;
   std::unordered_set<std::string> live;
@@ -39,7 +32,8 @@ TableCheck CheckParts(const pm::Pool& pool, const LoggedView& view) {
   if (!image.ok()) {
     check.image_damaged = true;
     check.findings.push_back({Severity::kCorruption, view.ImageRegion(),
-                              OffsetOf(image, view.checkpoint.image_offset), image.message()});
+                              tables::OffsetNamedIn(image, view.checkpoint.image_offset),
+                              image.message()});
   } else {
     const ImageArrays arrays = ImageOf(pool, view);
     for (uint64_t i = 0; i < arrays.entries; ++i) {
@@ -64,30 +58,11 @@ TableCheck CheckParts(const pm::Pool& pool, const LoggedView& view) {
       &check.log_cut);
   if (!log.ok()) {
     check.log_damaged = true;
-    check.findings.push_back(
-        {Severity::kCorruption, view.LogRegion(), OffsetOf(log, view.log_offset), log.message()});
+    check.findings.push_back({Severity::kCorruption, view.LogRegion(),
+                              tables::OffsetNamedIn(log, view.log_offset), log.message()});
   }
   check.keys = live.size();
   return check;
-}
-
-void CheckTableId(const pm::Pool& pool, const LoggedView& view, uint64_t table_id,
-                  recovery::Report& report) {
-  if (view.table_id == table_id) return;
-  const std::string region = view.TableRegion() + " root";
-  report.findings.push_back({Severity::kCorruption, region, view.root_offset + 8,
-                             pool.Where(region, view.root_offset + 8) +
-                                 ": root belongs to table id " + std::to_string(view.table_id) +
-                                 ", the catalog says " + std::to_string(table_id)});
-}
-
-void AppendReport(const LoggedView& view, const TableCheck& check, recovery::Report& report) {
-  for (const recovery::Finding& finding : check.findings) report.findings.push_back(finding);
-  recovery::TableReport table;
-  table.name = view.table_name;
-  table.table_id = view.table_id;
-  table.keys = check.keys;
-  report.tables.push_back(table);
 }
 
 }  // namespace
@@ -100,7 +75,7 @@ Result<std::vector<tables::TableExtent>> LoggedExtents(const pm::Pool& pool,
   if (!view.ok()) return view.status();
   std::vector<tables::TableExtent> extents = {
       {root_offset, kLoggedRootSize, format::kExtentKindTableRoot},
-      {view->log_offset, view->log_capacity, format::kExtentKindOther}};
+      {view->log_offset, LogExtentBytes(view->log_capacity), format::kExtentKindOther}};
   if (view->checkpoint.image_offset != 0) {
     extents.push_back({view->checkpoint.image_offset,
                        ImageBytes(view->checkpoint.image_entries, view->key_size, view->value_size),
@@ -113,19 +88,18 @@ Status VerifyLogged(const pm::Pool& pool, const std::string& table_name, uint64_
                     uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
   auto view = ReadLoggedRoot(pool, table_name, root_offset, /*require_allocated=*/true);
   if (!view.ok()) return view.status();
-  CheckTableId(pool, *view, table_id, report);
-  AppendReport(*view, CheckParts(pool, *view), report);
+  tables::CheckTableId(pool, *view, table_id, report);
+  const TableCheck check = CheckParts(pool, *view);
+  tables::AppendTableReport(*view, check.findings, check.keys, report);
   return Status::OK();
 }
 
 Status RepairLogged(pm::Pool& pool, const std::string& table_name, uint64_t table_id,
                     uint64_t root_offset, recovery::Report& report, const recovery::ProgressFn&) {
-  if (pool.read_only()) {
-    return Status::InvalidArgument(pool.path() + ": repair needs the pool open writable");
-  }
+  GPKV_RETURN_IF_ERROR(tables::RequireWritable(pool));
   auto view = ReadLoggedRoot(pool, table_name, root_offset, /*require_allocated=*/false);
   if (!view.ok()) return view.status();
-  CheckTableId(pool, *view, table_id, report);
+  tables::CheckTableId(pool, *view, table_id, report);
   TableCheck check = CheckParts(pool, *view);
   for (recovery::Finding& finding : check.findings) {
     finding.message += finding.region == view->LogRegion()
@@ -140,11 +114,19 @@ Status RepairLogged(pm::Pool& pool, const std::string& table_name, uint64_t tabl
     pool.allocator().Free(view->checkpoint.image_offset).IgnoreError();
   }
   if (check.log_damaged) {
-    // The records before the damaged one stay; it and every later one go.
-    const log::Segment& segment = view->log_segments.segments[0];
-    log::PublishWord(pool, view->log_place.word_offsets[0], segment.epoch, check.log_cut.bytes);
+    // The records before the damaged one stay; it and every later one go:
+    // its half's word moves back to the last intact record, and a damaged
+    // first half takes the second half's records with it (its word gets
+    // the first half's epoch, which FindSegments does not replay).
+    const log::Segments& segments = view->log_segments;
+    const log::Segment& cut = segments.segments[check.log_cut.segment];
+    log::PublishWord(pool, view->log_place.word_offsets[cut.half], cut.epoch, check.log_cut.bytes);
+    if (check.log_cut.segment == 0 && segments.count == 2) {
+      const log::Segment& second = segments.segments[1];
+      log::PublishWord(pool, view->log_place.word_offsets[second.half], cut.epoch, 0);
+    }
   }
-  AppendReport(*view, check, report);
+  tables::AppendTableReport(*view, check.findings, check.keys, report);
   return pool.Sync();
 }
 

@@ -27,15 +27,17 @@ Result<std::vector<tables::TableExtent>> LoggedExtents(const pm::Pool& pool,
                                                        bool require_allocated);
 
 // Read-only check: root, active checkpoint, image (header, data checksum,
-// key order), every published log record (bounds, sequence numbers,
-// checksums). Appends findings (file, table and offset) and a TableReport
+// key order), every published log record of both halves (bounds, sequence
+// numbers, checksums). Appends findings (file, table and offset) and a TableReport
 // with the live keys.
 Status VerifyLogged(const pm::Pool& pool, const std::string& table_name, uint64_t table_id,
                     uint64_t root_offset, recovery::Report& report,
                     const recovery::ProgressFn& progress);
 
 // Repairs in place what verify reports: a damaged log record and every one
-// after it are dropped (the log word moved back to the last intact record),
+// after it are dropped (its half's log word moved back to the last intact
+// record; a damage in the checkpoint's half drops the other half's records
+// too),
 // a damaged image is dropped from the checkpoint (its keys are lost; the
 // log's records stay). Appends what changed to `report`. Corruption when the
 // root cannot be trusted.

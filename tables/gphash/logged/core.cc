@@ -1,9 +1,6 @@
 #include "tables/gphash/logged/core.h"
 
 #include <algorithm>
-#include <array>
-#include <cstring>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -19,58 +16,11 @@ namespace {
 // Pairs put into the index per call while an image is read at open.
 constexpr uint64_t kImageChunk = uint64_t{1} << 20;
 
-// The index's pairs, sorted in key order (layout.h CompareKeys): what an
-// image holds.
-struct SortedPairs {
-  std::vector<uint8_t> keys;
-  std::vector<uint8_t> values;
-  uint64_t entries = 0;
-};
-
-Result<SortedPairs> ScanSorted(Table& index, uint32_t key_size, uint32_t value_size) {
-  std::vector<uint8_t> keys, values;
-  GPKV_RETURN_IF_ERROR(index.Scan([&](const uint8_t* key, const uint8_t* value) {
-    keys.insert(keys.end(), key, key + key_size);
-    values.insert(values.end(), value, value + value_size);
-    return true;
-  }));
-  const uint64_t entries = keys.size() / key_size;
-  const uint32_t key_words = key_size / 8;
-  auto key_at = [&](uint64_t i) {
-    uint64_t word[4] = {};
-    std::memcpy(word, keys.data() + i * key_size, key_size);
-    return std::array<uint64_t, 4>{word[0], word[1], word[2], word[3]};
-  };
-  std::vector<uint64_t> order(entries);
-  std::iota(order.begin(), order.end(), 0);
-  if (key_words == 1) {
-    std::vector<std::pair<uint64_t, uint64_t>> sorted(entries);
-    for (uint64_t i = 0; i < entries; ++i) {
-      uint64_t key;
-      std::memcpy(&key, keys.data() + i * key_size, sizeof(key));
-      sorted[i] = {key, i};
-    }
-    std::sort(sorted.begin(), sorted.end());
-    for (uint64_t i = 0; i < entries; ++i) order[i] = sorted[i].second;
-  } else {
-    std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
-      const auto key_a = key_at(a), key_b = key_at(b);
-      return CompareKeys(key_a.data(), key_b.data(), key_words) < 0;
-    });
-  }
-  SortedPairs out;
-  out.entries = entries;
-  out.keys.resize(keys.size());
-  out.values.resize(values.size());
-  for (uint64_t i = 0; i < entries; ++i) {
-    std::memcpy(out.keys.data() + i * key_size, keys.data() + order[i] * key_size, key_size);
-    std::memcpy(out.values.data() + i * value_size, values.data() + order[i] * value_size,
-                value_size);
-  }
-  return out;
-}
+std::atomic<bool> write_images_inline{false};
 
 }  // namespace
+
+void TEST_WriteImagesInline(bool inline_writes) { write_images_inline = inline_writes; }
 
 Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads)
     : pool_(pool),
@@ -88,6 +38,19 @@ Result<std::unique_ptr<Core>> Core::Open(pm::Pool& pool, const std::string& tabl
   return core;
 }
 
+Core::~Core() {
+  // Best effort: an error here leaves the checkpoint to the next open
+  // (DB::Close reports it through Close).
+  Close().IgnoreError();
+}
+
+Status Core::Close() {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  if (pending_ == nullptr) return Status::OK();
+  GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+  return pool_.Sync();
+}
+
 std::string Core::Where() const { return pool_.path() + ": table '" + table_name_ + "'"; }
 
 Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
@@ -98,6 +61,8 @@ Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
   value_size_ = view->value_size;
   log2_batch_ = view->log2_batch;
   log_batches_ = view->log_batches;
+  publish_batch_ = PublishBatch(log_batches_);
+  image_writer_ = MakeHostImageWriter(pool_, table_id_, key_size_, value_size_, threads_);
   GPKV_RETURN_IF_ERROR(CheckImage(pool_, *view, threads_));
   const ImageArrays image = ImageOf(pool_, *view);
   auto index = make_index(std::max(view->expected_keys, image.entries));
@@ -116,13 +81,61 @@ Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
 
 Status Core::Replay(const LoggedView& view, recovery::Report* report) {
   // The log's records after the image, in order: puts as a put batch,
-  // erases as an erase batch. Nothing is written: an open interrupted here
-  // is simply run again.
-  Status applied;
+  // erases as an erase batch. Nothing is written unless a checkpoint was in
+  // flight: an open interrupted here is simply run again.
+  const log::Segments& segments = view.log_segments;
   uint64_t records = 0;
   uint64_t last_seq = view.checkpoint.applied_seq;
+  log_ = log::Appender(view.log_place);
+  GPKV_RETURN_IF_ERROR(ReplaySegment(view, 0, &last_seq, &records));
+  const log::Segment& first = segments.segments[0];
+  log_.Enter(first.half, first.epoch, first.bytes);
+  next_seq_ = last_seq + 1;
+  if (segments.count == 2) {
+    const bool resume = !pool_.read_only();
+    if (resume) {
+      // The checkpoint in flight is done again from the first half, its
+      // image written at once, then published before the second half's
+      // records go into the index: they stay in their half.
+      GPKV_RETURN_IF_ERROR(StartCheckpoint(last_seq, /*reset_other_half=*/false));
+      GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+      GPKV_RETURN_IF_ERROR(pool_.Sync());
+    }
+    GPKV_RETURN_IF_ERROR(ReplaySegment(view, 1, &last_seq, &records));
+    const log::Segment& second = segments.segments[1];
+    log_.Enter(second.half, second.epoch, second.bytes);
+    next_seq_ = last_seq + 1;
+    if (report != nullptr && resume) {
+      recovery::Finding finding;
+      finding.severity = recovery::Finding::Severity::kInfo;
+      finding.region = view.LogRegion();
+      finding.offset = view.root_offset;
+      finding.message = pool_.Where(view.TableRegion() + " root", view.root_offset) +
+                        ": completed the checkpoint a crash interrupted (log records in both "
+                        "halves)";
+      report->findings.push_back(std::move(finding));
+    }
+  }
+  if (report != nullptr && records != 0) {
+    recovery::Finding finding;
+    finding.severity = recovery::Finding::Severity::kInfo;
+    finding.region = view.LogRegion();
+    finding.offset = view.log_offset;
+    finding.message = pool_.Where(view.LogRegion(), view.log_offset) + ": replayed " +
+                      std::to_string(records) + " log records into the index";
+    report->findings.push_back(std::move(finding));
+  }
+  return Status::OK();
+}
+
+Status Core::ReplaySegment(const LoggedView& view, uint32_t segment, uint64_t* last_seq,
+                           uint64_t* records) {
+  log::Segments one;
+  one.segments[0] = view.log_segments.segments[segment];
+  one.count = 1;
+  Status applied;
   GPKV_RETURN_IF_ERROR(log::ReadRecords(
-      pool_, view.LogRegion(), view.log_segments, key_size_, value_size_, last_seq,
+      pool_, view.LogRegion(), one, key_size_, value_size_, *last_seq,
       [&](uint32_t, const log::RecordHeader& header, uint64_t offset, const uint8_t* entries) {
         if (!applied.ok()) return;
         if (log::IsRowRecord(header.flags)) {
@@ -137,25 +150,11 @@ Status Core::Replay(const LoggedView& view, recovery::Report* report) {
           applied = index_->Put(ConstBytes(entries, key_bytes),
                                 ConstBytes(entries + key_bytes, header.count * value_size_));
         }
-        last_seq = header.seq;
-        ++records;
+        *last_seq = header.seq;
+        ++*records;
       },
       nullptr, threads_));
-  GPKV_RETURN_IF_ERROR(applied);
-  const log::Segment& segment = view.log_segments.segments[0];
-  log_ = log::Appender(view.log_place);
-  log_.Enter(0, segment.epoch, segment.bytes);
-  next_seq_ = last_seq + 1;
-  if (report != nullptr && records != 0) {
-    recovery::Finding finding;
-    finding.severity = recovery::Finding::Severity::kInfo;
-    finding.region = view.LogRegion();
-    finding.offset = view.log_offset;
-    finding.message = pool_.Where(view.LogRegion(), view.log_offset) + ": replayed " +
-                      std::to_string(records) + " log records into the index";
-    report->findings.push_back(std::move(finding));
-  }
-  return Status::OK();
+  return applied;
 }
 
 Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n, BatchMemory memory) {
@@ -200,21 +199,32 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
                                              /*tombstones=*/part == &erases);
   }
   if (record_bytes == 0) return Status::OK();
-  if (!log_.Fits(record_bytes) && log_.bytes() != 0) {
-    // The log is full: its batches go into an image first.
-    GPKV_RETURN_IF_ERROR(Checkpoint());
+  const bool fits = log_.Fits(record_bytes);
+  if (pending_ != nullptr &&
+      (!fits || (pending_->batches + 1 >= publish_batch_ && ImageWritten()))) {
+    // Its image is written (or this batch needs the half it frees: wait).
+    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
   }
-  if (!log_.Fits(record_bytes)) {
-    // Larger than the whole log: the batch reaches the pool as the image of
-    // the index it is applied to, published by one store.
+  const bool fits_a_half = log::RecordFits(0, record_bytes, log_.place().half_capacity);
+  if (!fits && fits_a_half) {
+    // The half is full: its batches go into an image behind the next
+    // batches, and this one opens the other half.
+    GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
+  }
+  if (!fits_a_half) {
+    // Larger than a half: the batch reaches the pool as the image of the
+    // index it is applied to, published by one store.
     Status status = ApplyToIndex(puts, erases, erased);
-    if (status.ok()) status = Checkpoint();
+    if (status.ok()) status = StartCheckpoint(next_seq_ - 1);
+    if (status.ok()) status = PublishCheckpoint();
     if (!status.ok()) {
+      if (!broken_.ok()) return broken_;
       broken_ = Status(status.code(), Where() + ": " + status.message() +
                                           " (the table refuses writes until it is reopened; "
                                           "every acknowledged batch is in the pool)");
+      return status;
     }
-    return status;
+    return pool_.Sync();
   }
   // Each record past the published bytes (nothing reads them until the log
   // word moves), then one store publishes the batch.
@@ -228,6 +238,7 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
   }
   log_.Publish(pool_, written);
   next_seq_ = seq;
+  if (pending_ != nullptr) ++pending_->batches;
   Status status = ApplyToIndex(puts, erases, erased);
   if (!status.ok()) {
     broken_ = Status(status.code(), Where() + ": " + status.message() +
@@ -273,29 +284,73 @@ Status Core::ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased)
   return Status::OK();
 }
 
-Status Core::Checkpoint() {
-  auto pairs = ScanSorted(*index_, key_size_, value_size_);
-  if (!pairs.ok()) return pairs.status();
-  const uint64_t generation = NextGeneration(pool_, root_offset_);
-  auto image = WriteImage(pool_, table_id_, key_size_, value_size_, generation,
-                          {pairs->keys.data(), pairs->values.data(), pairs->entries}, threads_);
-  if (!image.ok()) return Status(image.status().code(), Where() + ": " + image.status().message());
-  logged::Checkpoint next{};
-  next.image_offset = *image;
-  next.image_entries = pairs->entries;
-  next.applied_seq = next_seq_ - 1;
+Status Core::StartCheckpoint(uint64_t applied_seq, bool reset_other_half) {
+  auto place = image_writer_->Scan(*index_, NextGeneration(pool_, root_offset_));
+  if (!place.ok()) {
+    return Status(place.status().code(),
+                  Where() + ": a log half is full and its checkpoint cannot start: " +
+                      place.status().message());
+  }
+  auto pending = std::make_unique<Pending>();
+  logged::Checkpoint& next = pending->next;
+  next.image_offset = place->offset;
+  next.image_entries = place->entries;
+  next.applied_seq = applied_seq;
   next.log_epoch = log::NextEpoch(log_.epoch());
-  PublishCheckpoint(pool_, root_offset_, &next);
-  // The log is empty in the new epoch; a crash before this store leaves the
-  // word one epoch behind, which readers take as an empty log.
-  log::PublishWord(pool_, log_.place().word_offsets[0], next.log_epoch, 0);
-  log_.Enter(0, next.log_epoch, 0);
+  next.log_half = 1 - log_.half();
+  const auto half = static_cast<uint32_t>(next.log_half);
+  if (reset_other_half) {
+    // The other half holds a finished cycle's records (epoch e - 1): its
+    // word of the next epoch with 0 bytes opens it, empty, before anything
+    // is appended there.
+    log::PublishWord(pool_, log_.place().word_offsets[half], next.log_epoch, 0);
+  }
+  log_.Enter(half, next.log_epoch, 0);
+  if (write_images_inline) {
+    pending->written = image_writer_->Write();
+    pending->done = true;
+  } else {
+    Pending* job = pending.get();
+    ImageWriter* writer = image_writer_.get();
+    job->worker = std::thread([job, writer] {
+      job->written = writer->Write();
+      job->done.store(true, std::memory_order_release);
+    });
+  }
+  pending_ = std::move(pending);
+  return Status::OK();
+}
+
+bool Core::ImageWritten() const {
+  return pending_ != nullptr && pending_->done.load(std::memory_order_acquire);
+}
+
+Status Core::PublishCheckpoint() {
+  std::unique_ptr<Pending> pending = std::move(pending_);
+  if (pending->worker.joinable()) pending->worker.join();
+  if (!pending->written.ok()) {
+    // The pool still names the previous checkpoint, whose half and this
+    // one's hold every acknowledged batch; the index is ahead of what an
+    // image could carry, so writes stop until a reopen does this again.
+    if (pending->next.image_offset != 0) {
+      pool_.allocator().Free(pending->next.image_offset).IgnoreError();
+    }
+    broken_ =
+        Status(pending->written.code(),
+               Where() + ": writing a checkpoint's image failed: " + pending->written.message() +
+                   " (the table refuses writes until it is reopened; every acknowledged "
+                   "batch is in its log)");
+    return broken_;
+  }
+  logged::PublishCheckpoint(pool_, root_offset_, &pending->next);
   const uint64_t previous = image_offset_;
-  image_offset_ = *image;
-  image_entries_ = pairs->entries;
+  image_offset_ = pending->next.image_offset;
+  image_entries_ = pending->next.image_entries;
   ++checkpoints_;
+  // The previous image is no longer named; nothing reads it (gets go to the
+  // index).
   if (previous != 0) GPKV_RETURN_IF_ERROR(pool_.allocator().Free(previous));
-  return pool_.Sync();
+  return Status::OK();
 }
 
 Result<LoggedStats> Core::Stats() {
@@ -309,6 +364,7 @@ Result<LoggedStats> Core::Stats() {
   stats.log_bytes = log_.bytes();
   stats.log_capacity = log_.place().half_capacity;
   stats.checkpoints = checkpoints_;
+  stats.checkpoint_pending = pending_ != nullptr;
   stats.image_entries = image_entries_;
   stats.image_bytes = image_offset_ == 0 ? 0 : ImageBytes(image_entries_, key_size_, value_size_);
   stats.applied_seq = next_seq_ - 1;

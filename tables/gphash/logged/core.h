@@ -7,9 +7,11 @@
 //   - the write path: each batch one log record (a mixed batch two, published
 //     by one store), durable before it is applied to the index and before the
 //     call returns;
-//   - the checkpoint (synchronous: when the log cannot take a batch): the
-//     index's pairs sorted into an image, published with the next log epoch
-//     by one store of the root's active_checkpoint word;
+//   - the checkpoint behind the batches (layout.h): when the active log half
+//     cannot take a batch, the index's pairs are taken (ImageWriter::Scan)
+//     and the batches go to the other half while the core's worker thread
+//     writes the image (ImageWriter::Write); a later batch, or Close,
+//     publishes it by one store of the root's active_checkpoint word;
 //   - the writer mutex and the stats.
 //
 // Durability: a write batch is durable when it returns OK, and atomic as a
@@ -26,17 +28,20 @@
 // Who may call: tables/gphash/ (the front, LoggedTable) and tests.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "gpkv/status.h"
 #include "gpkv/table.h"
 #include "pm/pool.h"
 #include "recovery/report.h"
+#include "tables/gphash/logged/image_writer.h"
 #include "tables/gphash/logged/layout.h"
 #include "tables/log/layout.h"
 #include "tables/log/log.h"
@@ -53,11 +58,19 @@ struct LoggedStats {
   uint64_t log_batches = 0;
   uint64_t log_bytes = 0;
   uint64_t log_capacity = 0;
-  uint64_t checkpoints = 0;  // written since open
+  uint64_t checkpoints = 0;         // published since open
+  bool checkpoint_pending = false;  // one started whose publish is still to come
   uint64_t image_entries = 0;
   uint64_t image_bytes = 0;
   uint64_t applied_seq = 0;
 };
+
+// Test only: whether a checkpoint's image is written on the batch's own
+// thread when the checkpoint starts (true) instead of on the core's worker
+// thread (false, the default). The crash tests set it so that the persist
+// points come in a fixed order; the checkpoint is still published later, as
+// layout.h says. Process-wide.
+void TEST_WriteImagesInline(bool inline_writes);
 
 // Where a write batch's arrays lie.
 enum class BatchMemory { kHost, kDevice };
@@ -96,6 +109,13 @@ class Core {
       const IndexFactory& make_index, int threads, recovery::Report* report,
       std::unique_ptr<DeviceRecordWriter> device_records = nullptr);
 
+  // Close(), its error dropped (DB::Close reports it).
+  ~Core();
+  // Publishes a checkpoint still pending (waiting for its image) and syncs
+  // the pool, so that the next open finds it done; what fails is returned.
+  // Further writes are the caller's to prevent (gpkv::Table::Close's
+  // contract).
+  Status Close();
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
@@ -121,9 +141,16 @@ class Core {
   Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads);
 
   Status Recover(const IndexFactory& make_index, recovery::Report* report);
-  // Applies the log's records after the checkpoint of `view` to the index and
-  // sets where the next record goes.
+  // Applies the log's records after the checkpoint of `view` to the index
+  // and sets where the next record goes. With records in both halves (a
+  // checkpoint was in flight) on a writable pool, that checkpoint is done
+  // again between the two halves and published.
   Status Replay(const LoggedView& view, recovery::Report* report);
+  // Applies the records of segment `segment` of `view` after sequence number
+  // *last_seq to the index; *last_seq becomes the last one's, *records
+  // counts them.
+  Status ReplaySegment(const LoggedView& view, uint32_t segment, uint64_t* last_seq,
+                       uint64_t* records);
   // A part of a batch: `count` keys and their values (null: erases).
   struct Part {
     const uint8_t* keys = nullptr;
@@ -131,7 +158,7 @@ class Core {
     size_t count = 0;
   };
   // Makes puts then erases durable (log records, or the image when they do
-  // not fit an empty log), applies them to the index. Every array lies in
+  // not fit an empty half), applies them to the index. Every array lies in
   // `memory`. REQUIRES: write_mutex_.
   Status Apply(const Part& puts, const Part& erases, uint8_t* erased,
                BatchMemory memory = BatchMemory::kHost);
@@ -140,9 +167,21 @@ class Core {
   Result<log::RecordHeader> WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
                                               BatchMemory memory);
   Status ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased);
-  // Writes the index's image and publishes it with the next log epoch, then
-  // frees the previous image and syncs the pool. REQUIRES: write_mutex_.
-  Status Checkpoint();
+  // Starts a checkpoint of the index as it stands (every batch up to
+  // applied_seq): the scan and the image's extent reserved, then appends go
+  // to the other log half in the next epoch (its word reset to that epoch
+  // with 0 bytes unless `reset_other_half` is false: an open resuming a
+  // checkpoint whose half holds records), and the image is written on the
+  // worker thread. Nothing changes when it fails. REQUIRES: write_mutex_, no
+  // checkpoint pending.
+  Status StartCheckpoint(uint64_t applied_seq, bool reset_other_half = true);
+  // Waits for the pending checkpoint's image, publishes the checkpoint,
+  // frees the previous image. A failed image write leaves the table
+  // refusing writes (every acknowledged batch is in the log's halves).
+  // REQUIRES: write_mutex_, a checkpoint pending.
+  Status PublishCheckpoint();
+  // Whether a pending checkpoint's image is written (without waiting).
+  bool ImageWritten() const;
   std::string Where() const;
 
   pm::Pool& pool_;
@@ -154,16 +193,29 @@ class Core {
   uint32_t value_size_ = 0;
   uint32_t log2_batch_ = 0;
   uint32_t log_batches_ = 0;
+  uint64_t publish_batch_ = 2;  // PublishBatch(M)
   std::unique_ptr<Table> index_;
   std::unique_ptr<DeviceRecordWriter> device_records_;
+  std::unique_ptr<ImageWriter> image_writer_;
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   Status broken_;           // set when the index got ahead of the pool: writes refused
+  // Where batches are appended: the published checkpoint's half and epoch,
+  // or the other half and the next epoch while a checkpoint is pending.
   log::Appender log_;
   uint64_t next_seq_ = 1;
-  uint64_t image_offset_ = 0;
+  uint64_t image_offset_ = 0;  // the published checkpoint's image
   uint64_t image_entries_ = 0;
   uint64_t checkpoints_ = 0;
+  // A checkpoint started and not yet published.
+  struct Pending {
+    logged::Checkpoint next{};  // its slot (generation set at the publish)
+    uint64_t batches = 0;       // batches of its half, the one that started it included
+    std::thread worker;         // writes the image (not joinable: written inline)
+    Status written;             // the image write's outcome, once `done`
+    std::atomic<bool> done{false};
+  };
+  std::unique_ptr<Pending> pending_;
 };
 
 }  // namespace gpkv::gphash::logged

@@ -6,6 +6,7 @@
 
 #include "pm/extent_allocator.h"
 #include "tables/log/checksum.h"
+#include "tables/log/slots.h"
 
 namespace gpkv::gphash::logged {
 
@@ -15,7 +16,7 @@ bool IsLoggedRoot(const pm::Pool& pool, uint64_t root_offset) {
   if (!pool.CheckRange(root_offset, sizeof(uint64_t), "root").ok()) return false;
   uint64_t magic = 0;
   std::memcpy(&magic, pool.At<uint8_t>(root_offset), sizeof(magic));
-  return magic == kLoggedRootMagic;
+  return magic == kLoggedRootMagic || magic == kOneHalfRootMagic;
 }
 
 namespace {
@@ -26,12 +27,20 @@ class RootChecker : public tables::RootReader {
 
   Status Read(LoggedView* view) {
     GPKV_RETURN_IF_ERROR(CopyRoot(kLoggedRootSize, &root_));
+    if (root_.magic == kOneHalfRootMagic) {
+      return Status::Unsupported(
+          pool_.Where("table '" + table_ + "' root", root_offset_) +
+          ": a logged hash table of the one-half log format (root magic \"GPKVHLGR\"), which "
+          "this gpkv does not read; it reads the two-half log format (\"GPKVHLG2\") only: "
+          "dump the table with the gpkv that wrote it and load it into a new table");
+    }
     GPKV_RETURN_IF_ERROR(CheckFixedPart());
     Fill(view);
     GPKV_RETURN_IF_ERROR(CheckCheckpoint(view));
-    const uint64_t words[log::kMaxHalves] = {root_.log_word, 0};
+    const uint64_t words[log::kMaxHalves] = {root_.log_word, root_.second_log_word};
     GPKV_RETURN_IF_ERROR(log::FindSegments(
-        view->log_place, words, 0, view->checkpoint.log_epoch,
+        view->log_place, words, static_cast<uint32_t>(view->checkpoint.log_half),
+        view->checkpoint.log_epoch,
         [&](uint64_t word_offset, const std::string& why) {
           return Bad(word_offset - root_offset_, why);
         },
@@ -62,10 +71,11 @@ class RootChecker : public tables::RootReader {
     if (root_.log_offset % format::kExtentAlignment != 0) {
       return Bad(32, "log offset " + Hex(root_.log_offset) + " is not 4 KiB aligned");
     }
-    Status range =
-        pool_.CheckRange(root_.log_offset, root_.log_capacity, "table '" + table_ + "' log");
+    Status range = pool_.CheckRange(root_.log_offset, LogExtentBytes(root_.log_capacity),
+                                    "table '" + table_ + "' log");
     if (!range.ok()) return Bad(32, range.message());
-    if (Overlaps(root_.log_offset, root_.log_capacity, root_offset_, kLoggedRootSize)) {
+    if (Overlaps(root_.log_offset, LogExtentBytes(root_.log_capacity), root_offset_,
+                 kLoggedRootSize)) {
       return Bad(32, "log at " + Hex(root_.log_offset) + " overlaps the root");
     }
     return Status::OK();
@@ -79,32 +89,28 @@ class RootChecker : public tables::RootReader {
     view->log_capacity = root_.log_capacity;
     view->expected_keys = root_.expected_keys;
     view->log_place.offset = root_.log_offset;
-    view->log_place.halves = 1;
+    view->log_place.halves = kLogHalves;
     view->log_place.half_capacity = root_.log_capacity;
     view->log_place.word_offsets[0] = root_offset_ + offsetof(LoggedRoot, log_word);
+    view->log_place.word_offsets[1] = root_offset_ + offsetof(LoggedRoot, second_log_word);
   }
 
   Status CheckCheckpoint(LoggedView* view) {
-    const uint64_t word = root_.active_checkpoint;
-    view->active_word = word;
-    const uint32_t index = ActiveIndex(word);
-    const uint64_t generation = ActiveGeneration(word);
-    if (generation == 0) return Bad(64, "no checkpoint was ever published (active word 0)");
-    const Checkpoint& checkpoint = root_.checkpoints[index];
-    const uint64_t at = offsetof(LoggedRoot, checkpoints) + index * sizeof(Checkpoint);
-    const uint64_t checksum = format::Checksum64(&checkpoint, offsetof(Checkpoint, checksum));
-    if (checksum != checkpoint.checksum) {
-      return Bad(at + offsetof(Checkpoint, checksum),
-                 "checkpoint " + std::to_string(index) + " checksum mismatch (stored " +
-                     Hex(checkpoint.checksum) + ", computed " + Hex(checksum) + ")");
-    }
-    if (checkpoint.generation != generation) {
-      return Bad(at, "checkpoint generation " + std::to_string(checkpoint.generation) +
-                         " is not the active word's " + std::to_string(generation));
-    }
+    view->active_word = root_.active_checkpoint;
+    uint64_t at = 0;
+    auto active = log::CheckActiveSlot(
+        root_.active_checkpoint, root_.checkpoints, offsetof(LoggedRoot, active_checkpoint),
+        offsetof(LoggedRoot, checkpoints), "checkpoint",
+        [&](uint64_t field, const std::string& why) { return Bad(field, why); }, &at);
+    if (!active.ok()) return active.status();
+    const Checkpoint& checkpoint = *active;
     if (checkpoint.log_epoch > log::kEpochMask || checkpoint.applied_seq > log::kMaxSeq) {
       return Bad(at + offsetof(Checkpoint, applied_seq),
                  "checkpoint sequence number or log epoch out of range");
+    }
+    if (checkpoint.log_half >= kLogHalves) {
+      return Bad(at + offsetof(Checkpoint, log_half),
+                 "checkpoint log half " + std::to_string(checkpoint.log_half) + " is not 0 or 1");
     }
     const uint64_t field = at + offsetof(Checkpoint, image_offset);
     if (checkpoint.image_offset == 0) {
@@ -121,7 +127,8 @@ class RootChecker : public tables::RootReader {
       Status range = pool_.CheckRange(checkpoint.image_offset, bytes, view->ImageRegion());
       if (!range.ok()) return Bad(field, range.message());
       if (Overlaps(checkpoint.image_offset, bytes, root_offset_, kLoggedRootSize) ||
-          Overlaps(checkpoint.image_offset, bytes, root_.log_offset, root_.log_capacity)) {
+          Overlaps(checkpoint.image_offset, bytes, root_.log_offset,
+                   LogExtentBytes(root_.log_capacity))) {
         return Bad(field, "image at " + Hex(checkpoint.image_offset) + " overlaps the root or log");
       }
     }
@@ -135,7 +142,7 @@ class RootChecker : public tables::RootReader {
       const char* what;
     };
     std::vector<Range> ranges = {{root_offset_, kLoggedRootSize, "root"},
-                                 {root_.log_offset, root_.log_capacity, "log"}};
+                                 {root_.log_offset, LogExtentBytes(root_.log_capacity), "log"}};
     if (view.checkpoint.image_offset != 0) {
       ranges.push_back({view.checkpoint.image_offset,
                         ImageBytes(view.checkpoint.image_entries, root_.key_size, root_.value_size),

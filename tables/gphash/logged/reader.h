@@ -20,7 +20,8 @@
 namespace gpkv::gphash::logged {
 
 // Whether the root at root_offset (inside the heap) starts with the logged
-// mode's magic word: which mode's functions a table's root goes to.
+// mode's magic word (or the one-half format's, which ReadLoggedRoot
+// refuses): which mode's functions a table's root goes to.
 bool IsLoggedRoot(const pm::Pool& pool, uint64_t root_offset);
 
 // A validated copy of a root and its active checkpoint. The root, the log and
@@ -33,8 +34,10 @@ struct LoggedView : tables::RootIdentity {
   uint64_t expected_keys = 0;
   uint64_t active_word = 0;
   Checkpoint checkpoint{};  // copy of the active checkpoint
-  log::Place log_place;     // one half, the root's log word
-  // The published records (log::FindSegments of the checkpoint's epoch).
+  log::Place log_place;     // two halves, the root's two log words
+  // The published records (log::FindSegments of the checkpoint's half and
+  // epoch): the checkpoint's half, then the other half's records of the
+  // next epoch when a checkpoint was in flight.
   log::Segments log_segments;
 
   uint64_t batch_entries() const { return uint64_t{1} << log2_batch; }
@@ -45,9 +48,10 @@ struct LoggedView : tables::RootIdentity {
 };
 
 // Reads and validates the root at root_offset (magic, checksum, sizes, log
-// extent) and its active checkpoint (checksum, generation, image range),
-// each range allocated in the extent table unless !require_allocated.
-// Corruption names the table and the offset.
+// extent) and its active checkpoint (checksum, generation, log half, image
+// range), each range allocated in the extent table unless
+// !require_allocated. Corruption names the table and the offset; a root of
+// the one-half log format (kOneHalfRootMagic) is Unsupported, naming it.
 Result<LoggedView> ReadLoggedRoot(const pm::Pool& pool, const std::string& table_name,
                                   uint64_t root_offset, bool require_allocated);
 

@@ -7,6 +7,7 @@
 #include "pm/extent_allocator.h"
 #include "tables/gphash/logged/reader.h"
 #include "tables/log/checksum.h"
+#include "tables/log/slots.h"
 
 namespace gpkv::gphash::logged {
 
@@ -49,8 +50,8 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   auto root_offset =
       pool.allocator().Allocate(kLoggedRootSize, format::kExtentKindTableRoot, table_id);
   if (!root_offset.ok()) return root_offset.status();
-  auto log_offset =
-      pool.allocator().AllocateUninitialized(log_capacity, format::kExtentKindOther, table_id);
+  auto log_offset = pool.allocator().AllocateUninitialized(LogExtentBytes(log_capacity),
+                                                           format::kExtentKindOther, table_id);
   if (!log_offset.ok()) {
     pool.allocator().Free(*root_offset).IgnoreError();
     return log_offset.status();
@@ -66,16 +67,9 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   root.log_capacity = log_capacity;
   root.expected_keys = options.expected_keys;
   root.checksum = format::Checksum64(&root, offsetof(LoggedRoot, checksum));
-  Checkpoint& checkpoint = root.checkpoints[0];
-  checkpoint.generation = 1;
-  checkpoint.log_epoch = 1;
-  checkpoint.checksum = format::Checksum64(&checkpoint, offsetof(Checkpoint, checksum));
-  // The commit words stay zero until the root they publish is persisted.
-  auto* stored = pool.At<LoggedRoot>(*root_offset);
-  std::memcpy(stored, &root, sizeof(root));
-  pool.Persist(stored, sizeof(root));
-  pool.Publish(&stored->log_word, log::MakeWord(1, 0));
-  pool.Publish(&stored->active_checkpoint, MakeActiveWord(1, 0));
+  // Half 1's word stays zero (epoch 0: not the epoch after the checkpoint's).
+  log::WriteFirstRoot(pool, *root_offset, &root, &LoggedRoot::checkpoints,
+                      &LoggedRoot::active_checkpoint);
   Status synced = pool.Sync();
   if (!synced.ok()) {
     pool.allocator().Free(*log_offset).IgnoreError();
@@ -85,13 +79,16 @@ Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptio
   return *root_offset;
 }
 
-Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size,
-                            uint32_t value_size, uint64_t generation, const ImagePairs& pairs,
-                            int threads) {
-  if (pairs.entries == 0) return uint64_t{0};
+Result<uint64_t> ReserveImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size,
+                              uint32_t value_size, uint64_t entries) {
+  if (entries == 0) return uint64_t{0};
+  return pool.allocator().AllocateUninitialized(ImageBytes(entries, key_size, value_size),
+                                                format::kExtentKindOther, table_id);
+}
+
+void WriteImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
+                uint32_t value_size, uint64_t generation, const ImagePairs& pairs, int threads) {
   const uint64_t bytes = ImageBytes(pairs.entries, key_size, value_size);
-  auto offset = pool.allocator().AllocateUninitialized(bytes, format::kExtentKindOther, table_id);
-  if (!offset.ok()) return offset.status();
   ImageHeader header{};
   header.magic = kImageMagic;
   header.table_id = table_id;
@@ -105,7 +102,7 @@ Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size
   sum += log::SumPaddedTerms(seed, &words, pairs.values, pairs.entries * value_size, threads);
   header.data_checksum = log::ChecksumFinish(seed, words, sum);
   header.checksum = format::Checksum64(&header, offsetof(ImageHeader, checksum));
-  uint8_t* image = pool.At<uint8_t>(*offset);
+  uint8_t* image = pool.At<uint8_t>(offset);
   std::memcpy(image, &header, sizeof(header));
   std::memcpy(image + kImageHeaderSize, pairs.keys, pairs.entries * key_size);
   uint8_t* values = image + ImageValuesOffset(pairs.entries, key_size);
@@ -117,23 +114,16 @@ Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size
   std::memset(values + value_bytes, 0,
               extent_bytes - (ImageValuesOffset(pairs.entries, key_size) + value_bytes));
   pool.Persist(image, bytes);
-  return *offset;
 }
 
 uint64_t NextGeneration(const pm::Pool& pool, uint64_t root_offset) {
   const auto* root = pool.At<LoggedRoot>(root_offset);
-  return ActiveGeneration(pm::LoadAcquire(&root->active_checkpoint)) + 1;
+  return log::ActiveGeneration(pm::LoadAcquire(&root->active_checkpoint)) + 1;
 }
 
 void PublishCheckpoint(pm::Pool& pool, uint64_t root_offset, Checkpoint* next) {
   auto* root = pool.At<LoggedRoot>(root_offset);
-  const uint64_t active = pm::LoadAcquire(&root->active_checkpoint);
-  const uint32_t target = 1 - ActiveIndex(active);
-  next->generation = ActiveGeneration(active) + 1;
-  next->checksum = format::Checksum64(next, offsetof(Checkpoint, checksum));
-  std::memcpy(&root->checkpoints[target], next, sizeof(*next));
-  pool.Persist(&root->checkpoints[target], sizeof(*next));
-  pool.Publish(&root->active_checkpoint, MakeActiveWord(next->generation, target));
+  log::PublishSlot(pool, &root->active_checkpoint, root->checkpoints, next);
 }
 
 Status DropTable(pm::Pool& pool, const std::string& table_name, uint64_t root_offset) {

@@ -30,10 +30,10 @@ Status CheckOptions(const std::string& where, const TableOptions& options);
 // log2 of options.hash_log.batch_entries. REQUIRES: CheckOptions passed.
 uint32_t Log2Batch(const TableOptions& options);
 
-// Creates a table: allocates the root and the log, writes and persists the
-// root with an empty checkpoint (generation 1, no image, log epoch 1), then
-// publishes the log word and the active checkpoint. Durable but unlinked. On
-// an error nothing stays allocated.
+// Creates a table: allocates the root and the log (two halves), writes and
+// persists the root with an empty checkpoint (generation 1, no image, log
+// half 0 of epoch 1), then publishes half 0's log word and the active
+// checkpoint. Durable but unlinked. On an error nothing stays allocated.
 Result<uint64_t> CreateTable(pm::Pool& pool, uint64_t table_id, const TableOptions& options);
 
 // The pairs an image is written from: `entries` keys ascending in key order
@@ -43,14 +43,18 @@ struct ImagePairs {
   const uint8_t* values = nullptr;
   uint64_t entries = 0;
 };
-// Writes an image of `pairs` for the checkpoint of generation `generation`
-// into a fresh extent and persists it; returns its offset (0 when there are
-// no pairs: no image). Unreferenced until a checkpoint names it (the open-time
-// sweep frees it after a crash before that). PoolFull when the pool cannot
-// hold it.
-Result<uint64_t> WriteImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size,
-                            uint32_t value_size, uint64_t generation, const ImagePairs& pairs,
-                            int threads);
+// Reserves the extent of an image of `entries` pairs and returns its offset
+// (0 when there are no pairs: no image). Unreferenced until a checkpoint
+// names it (the open-time sweep frees it after a crash before that).
+// PoolFull when the pool cannot hold it.
+Result<uint64_t> ReserveImage(pm::Pool& pool, uint64_t table_id, uint32_t key_size,
+                              uint32_t value_size, uint64_t entries);
+// Writes the image of `pairs` for the checkpoint of generation `generation`
+// into the extent at `offset` (ReserveImage's for pairs.entries) and
+// persists it. Touches only that extent: it may run on another thread while
+// the table takes batches. REQUIRES: offset != 0.
+void WriteImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
+                uint32_t value_size, uint64_t generation, const ImagePairs& pairs, int threads);
 
 // The generation the next checkpoint of the root at root_offset gets.
 uint64_t NextGeneration(const pm::Pool& pool, uint64_t root_offset);

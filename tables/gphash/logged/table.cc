@@ -8,13 +8,15 @@
 namespace gpkv::gphash::logged {
 
 TableStats PublicStats(const LoggedStats& stats) {
-  tables::StatsBuilder out("gphash", TableKind::kHash, Durability::kPersistent, stats.keys,
-                           kLoggedRootSize + stats.log_capacity + stats.image_bytes);
+  tables::StatsBuilder out(
+      "gphash", TableKind::kHash, Durability::kPersistent, stats.keys,
+      kLoggedRootSize + LogExtentBytes(stats.log_capacity) + stats.image_bytes);
   out.Add("batch-entries", static_cast<double>(stats.batch_entries));
   out.Add("log-batches", static_cast<double>(stats.log_batches));
   out.Add("log-bytes", static_cast<double>(stats.log_bytes));
   out.Add("log-capacity", static_cast<double>(stats.log_capacity));
   out.Add("checkpoints", static_cast<double>(stats.checkpoints));
+  out.Add("checkpoint-pending", stats.checkpoint_pending ? 1.0 : 0.0);
   out.Add("image-entries", static_cast<double>(stats.image_entries));
   out.Add("applied-seq", static_cast<double>(stats.applied_seq));
   return out.Take();
@@ -85,6 +87,8 @@ Status LoggedTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, Mu
                            return core_->Write(batch, probe_found);
                          });
 }
+
+Status LoggedTable::Close() { return core_->Close(); }
 
 Result<TableStats> LoggedTable::Stats() {
   auto stats = core_->Stats();

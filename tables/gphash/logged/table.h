@@ -23,7 +23,8 @@ namespace gpkv::gphash::logged {
 
 // The public stats of a logged table: keys, pool bytes (root, log, image)
 // and the properties gphash.batch-entries, .log-batches, .log-bytes,
-// .log-capacity, .checkpoints, .image-entries, .applied-seq.
+// .log-capacity (of one half), .checkpoints, .checkpoint-pending,
+// .image-entries, .applied-seq.
 TableStats PublicStats(const LoggedStats& stats);
 
 // Whether a batch array lies in device memory of `device` (the CUDA
@@ -46,6 +47,8 @@ class LoggedTable final : public tables::FamilyTable {
   // its erases' records published by one store.
   Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
                const BatchOptions& options) override;
+  // Publishes a pending checkpoint and makes it durable (Core::Close).
+  Status Close() override;
   Result<TableStats> Stats() override;
   Status Scan(const ScanVisitor& visit) override;
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "format/pool_layout.h"
+#include "gphash/logged_table_bytes.h"
 #include "gpkv/db.h"
 #include "gpu_test_util.h"
 #include "recovery/verify.h"
@@ -122,29 +123,6 @@ TEST(GphashLoggedGpu, OracleThroughCheckpointsAndReopensOnEitherBackend) {
   EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
 }
 
-// The bytes of the pool's one table: root, log and image.
-std::vector<uint8_t> TableBytes(const std::string& path) {
-  auto a = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[0]);
-  auto b = testutil::ReadBytes<format::Superblock>(path, format::kSuperblockOffset[1]);
-  const format::Superblock& current = a.generation > b.generation ? a : b;
-  auto entry = testutil::ReadBytes<format::CatalogEntry>(
-      path, current.catalog_offset + sizeof(format::CatalogHeader));
-  auto root = testutil::ReadBytes<logged::LoggedRoot>(path, entry.root_offset);
-  const logged::Checkpoint& checkpoint =
-      root.checkpoints[logged::ActiveIndex(root.active_checkpoint)];
-  std::vector<uint8_t> bytes;
-  auto append = [&](uint64_t offset, uint64_t length) {
-    for (uint64_t at = 0; at < length; ++at) {
-      bytes.push_back(testutil::ReadBytes<uint8_t>(path, offset + at));
-    }
-  };
-  append(entry.root_offset, logged::kLoggedRootSize);
-  append(root.log_offset, root.log_capacity);
-  append(checkpoint.image_offset,
-         logged::ImageBytes(checkpoint.image_entries, root.key_size, root.value_size));
-  return bytes;
-}
-
 TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytes) {
   SKIP_WITHOUT_DEVICE();
   const std::vector<Batch> batches = Workload(4);
@@ -159,7 +137,49 @@ TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytes) {
       Oracle oracle;
       for (size_t b = 0; b < 40; ++b) RunBatch(**table, batches[b], oracle);
     }
-    bytes[side] = TableBytes(pool.path());
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
+  }
+  ASSERT_EQ(bytes[0].size(), bytes[1].size());
+  EXPECT_TRUE(bytes[0] == bytes[1]) << "the CPU and CUDA backends wrote different table bytes";
+}
+
+TEST(GphashLoggedGpu, BothBackendsWriteTheSameBytesThroughPendingCheckpoints) {
+  // M = 16 (halves of 20 KiB, a checkpoint published from the 12th batch of
+  // its half on), batches of 1..60 keys: several checkpoints start and stay
+  // pending across batches, published whenever their image is written
+  // (the worker's pace differs between the backends), at a half's end or
+  // at the close; the bytes after the close are the same.
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937_64 random(9);
+  std::vector<Batch> batches(240);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    batches[b].erase = b % 5 == 4;
+    const size_t n = 1 + random() % 60;
+    for (size_t i = 0; i < n; ++i) {
+      batches[b].keys.push_back(random() % 3000);
+      batches[b].values.push_back(random());
+    }
+  }
+  TableOptions options = LoggedOptions();
+  options.hash_log.log_batches = 16;
+  std::vector<uint8_t> bytes[2];
+  for (int side = 0; side < 2; ++side) {
+    testutil::TempPool pool(side == 0 ? "gphash-logged-pending-cpu" : "gphash-logged-pending-gpu");
+    {
+      auto db = DB::Open(pool.path(), PoolOptions(side == 0 ? Backend::kCpu : Backend::kCuda));
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->CreateTable("h", options);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      Oracle oracle;
+      for (const Batch& batch : batches) RunBatch(**table, batch, oracle);
+      auto stats = (*table)->Stats();
+      ASSERT_TRUE(stats.ok());
+      EXPECT_GE(
+          *stats->Property("gphash.checkpoints") + *stats->Property("gphash.checkpoint-pending"),
+          4);
+      ExpectMatches(**table, oracle);
+    }
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
   }
   ASSERT_EQ(bytes[0].size(), bytes[1].size());
   EXPECT_TRUE(bytes[0] == bytes[1]) << "the CPU and CUDA backends wrote different table bytes";
@@ -333,7 +353,7 @@ TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
       ASSERT_TRUE(stats.ok());
       EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
     }
-    bytes[side] = TableBytes(pool.path());
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
     if (device) {
       auto db = DB::Open(pool.path(), PoolOptions(Backend::kCpu));
       ASSERT_TRUE(db.ok()) << db.status().ToString();

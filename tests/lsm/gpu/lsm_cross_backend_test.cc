@@ -24,6 +24,7 @@
 #include "lsm/lsm_layers.h"
 #include "lsm/lsm_test_util.h"
 #include "recovery/verify.h"
+#include "tables/log/slots.h"
 #include "tables/lsm/layout.h"
 #include "tables/lsm/run.h"
 
@@ -194,8 +195,8 @@ std::vector<uint8_t> ScanBytes(Table& table) {
 void ExpectSameBytes(const std::string& a, const std::string& b, const Shape& shape) {
   auto root_a = testutil::ReadBytes<lsm::LsmRoot>(a, RootOffset(a));
   auto root_b = testutil::ReadBytes<lsm::LsmRoot>(b, RootOffset(b));
-  const lsm::Manifest& ma = root_a.manifests[lsm::ActiveManifestIndex(root_a.active_manifest)];
-  const lsm::Manifest& mb = root_b.manifests[lsm::ActiveManifestIndex(root_b.active_manifest)];
+  const lsm::Manifest& ma = root_a.manifests[log::ActiveIndex(root_a.active_manifest)];
+  const lsm::Manifest& mb = root_b.manifests[log::ActiveIndex(root_b.active_manifest)];
   EXPECT_EQ(root_a.active_manifest, root_b.active_manifest);
   EXPECT_EQ(ma.generation, mb.generation);
   EXPECT_EQ(ma.applied_seq, mb.applied_seq);
@@ -394,7 +395,7 @@ void ExpectHostFilters(const std::string& path, const Shape& shape, const std::s
                        uint32_t* runs) {
   *runs = 0;
   auto root = testutil::ReadBytes<lsm::LsmRoot>(path, RootOffset(path));
-  const lsm::Manifest& manifest = root.manifests[lsm::ActiveManifestIndex(root.active_manifest)];
+  const lsm::Manifest& manifest = root.manifests[log::ActiveIndex(root.active_manifest)];
   const uint32_t key_words = shape.key_size / 8;
   uint32_t oldest = 0;
   for (uint32_t level = 0; level < lsm::kMaxLevels; ++level) {
@@ -574,7 +575,7 @@ TEST(LsmGpu, ADamagedRunIsCorruptionAtOpenTableWithAnOffset) {
     ASSERT_TRUE((*table)->Put(keys, values).ok());
   }
   auto root = testutil::ReadBytes<lsm::LsmRoot>(temp.path(), RootOffset(temp.path()));
-  const lsm::Manifest& manifest = root.manifests[lsm::ActiveManifestIndex(root.active_manifest)];
+  const lsm::Manifest& manifest = root.manifests[log::ActiveIndex(root.active_manifest)];
   uint64_t run = 0;
   for (const lsm::RunRef& ref : manifest.levels) run = ref.offset != 0 ? ref.offset : run;
   ASSERT_NE(run, 0u);

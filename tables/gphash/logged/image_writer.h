@@ -1,0 +1,54 @@
+// logged::ImageWriter: how a checkpoint's image of the index is made, in two
+// steps so that the second runs behind the batches. Scan takes the index's
+// pairs as they stand (on the writer's thread, the writer mutex held: the
+// image must hold exactly the batches logged so far) and reserves the
+// image's extent; Write sorts the pairs and writes and persists the image
+// (on the core's worker thread, while the index takes the next batches).
+// The host version scans through gpkv::Table::Scan and sorts on the CPU; a
+// device version (the scan and a CUB sort on the GPU) implements the same two
+// steps.
+//
+// Who may call: logged::Core and tests.
+// Thread safety: one checkpoint at a time: Scan, then Write (on any one
+// thread), then the next Scan.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "gpkv/status.h"
+#include "gpkv/table.h"
+#include "pm/pool.h"
+
+namespace gpkv::gphash::logged {
+
+// Where a checkpoint's image goes: its extent (0: no pairs, no image) and
+// its pairs.
+struct ImagePlace {
+  uint64_t offset = 0;
+  uint64_t entries = 0;
+};
+
+class ImageWriter {
+ public:
+  virtual ~ImageWriter() = default;
+  // Takes the index's pairs and reserves the extent of the image of the
+  // checkpoint of generation `generation` (root.h ReserveImage). PoolFull
+  // when the pool cannot hold it; nothing is then reserved.
+  virtual Result<ImagePlace> Scan(Table& index, uint64_t generation) = 0;
+  // Writes and persists the image of the pairs Scan took into the extent it
+  // reserved (nothing when it reserved none). Touches neither the index nor
+  // any other pool bytes.
+  virtual Status Write() = 0;
+};
+
+// The host version: the pairs copied out of the index, sorted in key order
+// on the CPU, the image's checksum summed on `threads` threads.
+std::unique_ptr<ImageWriter> MakeHostImageWriter(pm::Pool& pool, uint64_t table_id,
+                                                 uint32_t key_size, uint32_t value_size,
+                                                 int threads);
+
+// The whole image at once: Scan, then Write on this thread.
+Result<ImagePlace> WriteIndexImage(ImageWriter& writer, Table& index, uint64_t generation);
+
+}  // namespace gpkv::gphash::logged
