@@ -18,6 +18,7 @@
 
 #include "gphash/logged_table_bytes.h"
 #include "gpkv/db.h"
+#include "pm/persist_hook.h"
 #include "recovery/verify.h"
 #include "tables/gphash/logged/core.h"
 #include "test_util.h"
@@ -378,6 +379,35 @@ TEST(GphashLogged, APoolTooFullForAnImageFailsTheBatchAndLosesNothing) {
   auto stats = (*table)->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->keys, acknowledged.size());
+}
+
+TEST(GphashLogged, ABatchWhoseSyncFailsIsNeverSeenByReaders) {
+  // On a page-granular mapping the pool's Sync makes a record durable: a
+  // batch whose Sync fails fails, and the index does not show it (a reader
+  // never sees a write that a crash could still take back); the table then
+  // refuses writes until it is reopened, and keeps answering reads.
+  testutil::TempPool pool("gphash-logged-sync");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("h", LoggedOptions({8, 8}, 4));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> keys = {1, 2, 3}, values = {10, 20, 30};
+  ASSERT_TRUE((*table)->Put(keys, values).ok());
+  std::vector<uint64_t> more = {4, 5}, more_values = {40, 50};
+  pm::TEST_FailNextSyncs(1);
+  const Status failed = (*table)->Put(more, more_values);
+  pm::TEST_FailNextSyncs(0);
+  EXPECT_TRUE(failed.IsIOError()) << failed.ToString();
+  std::vector<uint64_t> got(more.size());
+  std::vector<uint8_t> found(more.size());
+  ASSERT_TRUE((*table)->Get(more, got, found).ok());
+  EXPECT_EQ(found, std::vector<uint8_t>({0, 0}));
+  got.assign(keys.size(), 0);
+  found.assign(keys.size(), 0);
+  ASSERT_TRUE((*table)->Get(keys, got, found).ok());
+  EXPECT_EQ(found, std::vector<uint8_t>({1, 1, 1}));
+  EXPECT_EQ(got, values);
+  EXPECT_FALSE((*table)->Put(more, more_values).ok());
 }
 
 TEST(GphashLogged, StatsNameTheModeAndTheLog) {

@@ -239,14 +239,18 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
   log_.Publish(pool_, written);
   next_seq_ = seq;
   if (pending_ != nullptr) ++pending_->batches;
-  Status status = ApplyToIndex(puts, erases, erased);
+  // Durable before the index shows it: a reader never sees a write that a
+  // crash could still take back (on a page-granular mapping the Sync is
+  // what makes the record durable).
+  Status status = pool_.Sync();
+  if (status.ok()) status = ApplyToIndex(puts, erases, erased);
   if (!status.ok()) {
     broken_ = Status(status.code(), Where() + ": " + status.message() +
                                         " (the table refuses writes until it is reopened; the "
                                         "batch is in its log)");
     return status;
   }
-  return pool_.Sync();
+  return Status::OK();
 }
 
 Result<log::RecordHeader> Core::WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
