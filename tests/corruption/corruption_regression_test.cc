@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "corruption_check.h"
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
@@ -24,6 +25,13 @@ Options SmallPool() {
   options.pool_size = 4 << 20;
   options.backend = Backend::kCpu;
   options.cpu_threads = 1;
+  return options;
+}
+
+// SmallPool() of a pool that exists.
+Options ExistingPool() {
+  Options options = SmallPool();
+  options.create_if_missing = false;
   return options;
 }
 
@@ -56,9 +64,7 @@ void MakeTwoTablePool(const std::string& path) {
 // it rebuilds) of the pool at path holds with their values; -1 if the pool
 // does not open, 0 if the table is gone.
 int IntactKeys(const std::string& path, uint64_t table_id) {
-  Options options = SmallPool();
-  options.create_if_missing = false;
-  auto db = DB::Open(path, options);
+  auto db = DB::Open(path, ExistingPool());
   if (!db.ok()) return -1;
   auto tables = (*db)->ListTables();
   if (!tables.ok()) return -1;
@@ -93,9 +99,7 @@ TEST(CorruptionRegression, DamagedCurrentSuperblockDoesNotSilentlyLoseALaterTabl
   ASSERT_FALSE(HasFatalFailure());
   testutil::FlipByte(temp.path(), CurrentSuperblockOffset(temp.path()) + 16, 0x01);
 
-  Options options = SmallPool();
-  options.create_if_missing = false;
-  auto db = DB::Open(temp.path(), options);
+  auto db = DB::Open(temp.path(), ExistingPool());
   if (db.ok()) {
     auto second = (*db)->OpenTable("second");
     EXPECT_TRUE(second.ok())
@@ -114,11 +118,7 @@ TEST(CorruptionRegression, RepairOfADamagedCurrentSuperblockKeepsEveryTable) {
   MakeTwoTablePool(temp.path());
   ASSERT_FALSE(HasFatalFailure());
   testutil::FlipByte(temp.path(), CurrentSuperblockOffset(temp.path()) + 16, 0x01);
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path()));
   EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
   EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
 }
@@ -144,11 +144,7 @@ TEST(CorruptionRegression, RepairSalvagesAPoolWithOneInvalidExtentState) {
   uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindBucketLevel);
   ASSERT_NE(entry, 0u);
   testutil::FlipByte(temp.path(), entry + offsetof(format::ExtentEntry, state), 0x01);
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path()));
   EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
   EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
 }
@@ -188,14 +184,8 @@ TEST(CorruptionRegression, RepairKeepsATableWhoseLevelEntryOffsetMoved) {
   ASSERT_NE(moved, 0u) << "no level extent can move into free heap in this pool";
   testutil::FlipByte(temp.path(), moved + moved_bit / 8,
                      static_cast<uint8_t>(1u << (moved_bit % 8)));
-  auto before = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(before.ok());
-  EXPECT_TRUE(before->HasCorruption());
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectVerifyFindsCorruption(temp.path()));
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path()));
   EXPECT_EQ(IntactKeys(temp.path(), 1) + IntactKeys(temp.path(), 2), 1000)
       << "repair dropped a table whose bytes are all intact";
 }
@@ -213,10 +203,8 @@ TEST(CorruptionRegression, AFreeCatalogExtentIsNotHandedOutAgain) {
   ASSERT_NE(entry, 0u);
   testutil::WriteBytes<uint64_t>(temp.path(), entry + offsetof(format::ExtentEntry, state),
                                  format::kExtentFree);
-  Options options = SmallPool();
-  options.create_if_missing = false;
   {
-    auto db = DB::Open(temp.path(), options);
+    auto db = DB::Open(temp.path(), ExistingPool());
     if (!db.ok()) {
       EXPECT_TRUE(db.status().IsCorruption()) << db.status().ToString();
       return;  // refusing is fine
@@ -244,11 +232,7 @@ TEST(CorruptionRegression, RepairReallocatesAFreeCatalogExtent) {
   ASSERT_NE(entry, 0u);
   testutil::WriteBytes<uint64_t>(temp.path(), entry + offsetof(format::ExtentEntry, state),
                                  format::kExtentFree);
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path()));
   EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
   EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
 }
@@ -286,9 +270,7 @@ TEST(CorruptionRegression, RepairTakesTheRootsTableIdOverTheCatalogs) {
   MakeTwoTablePool(temp.path());
   ASSERT_FALSE(HasFatalFailure());
   {
-    Options options = SmallPool();
-    options.create_if_missing = false;
-    auto db = DB::Open(temp.path(), options);
+    auto db = DB::Open(temp.path(), ExistingPool());
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     ASSERT_TRUE((*db)->DropTable("first").ok());
   }
@@ -305,12 +287,9 @@ TEST(CorruptionRegression, RepairTakesTheRootsTableIdOverTheCatalogs) {
             std::string::npos)
       << before->findings[0].message;
 
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  EXPECT_EQ(repaired->tables_dropped, 0u);
-  auto after = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+  recovery::Report repaired;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path(), &repaired));
+  EXPECT_EQ(repaired.tables_dropped, 0u);
   EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
 }
 
@@ -327,12 +306,9 @@ TEST(CorruptionRegression, RepairDropsAnEntryPointingAtAnotherTablesRoot) {
   EditCatalogEntry(temp.path(), 0,
                    [&](format::CatalogEntry& entry) { entry.root_offset = second.root_offset; });
   ASSERT_FALSE(HasFatalFailure());
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  EXPECT_EQ(repaired->tables_dropped, 1u);
-  auto after = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+  recovery::Report repaired;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path(), &repaired));
+  EXPECT_EQ(repaired.tables_dropped, 1u);
   EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
 }
 
