@@ -5,6 +5,7 @@
 // table's snapshot sees a mixed batch whole or not at all.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,36 +54,20 @@ TEST_P(DbWrite, RandomMixedBatchesMatchAMap) {
   const Family family = GetParam();
   for (uint32_t key_size : {8u, 16u}) {
     testutil::TempPool pool(std::string("write-") + family.name + std::to_string(key_size));
-    auto db = DB::Open(pool.path(), PoolOptions());
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    auto table = (*db)->CreateTable("t", TableOptionsOf(family, key_size));
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    auto opened = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<DB> db = std::move(*opened);
+    auto created = db->CreateTable("t", TableOptionsOf(family, key_size));
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    Table* table = *created;
     std::mt19937_64 random(11 + key_size);
-    testutil::WriteModel model;
-    constexpr uint64_t kSpace = 600;
-    for (int round = 0; round < 120; ++round) {
-      const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
-      const std::string what = std::string(family.name) + " key " + std::to_string(key_size) +
-                               " round " + std::to_string(round);
-      testutil::RandomWriteBatch(**table, model, random, n, kSpace, round, what);
-      if (HasFatalFailure()) return;
-      if (round % 10 == 9) {
-        testutil::ExpectTableHolds(**table, model, kSpace, what);
-        if (HasFatalFailure()) return;
-      }
-      if (round % 40 == 39 && family.durability == Durability::kPersistent) {
-        db->reset();
-        db = DB::Open(pool.path(), PoolOptions());
-        ASSERT_TRUE(db.ok()) << db.status().ToString();
-        table = (*db)->OpenTable("t");
-        ASSERT_TRUE(table.ok()) << table.status().ToString();
-        testutil::ExpectTableHolds(**table, model, kSpace, what + " reopened");
-        if (HasFatalFailure()) return;
-      }
-    }
+    testutil::RandomWriteRounds(&db, &table, pool.path(), PoolOptions(),
+                                family.durability == Durability::kPersistent, random,
+                                std::string(family.name) + " key " + std::to_string(key_size));
+    if (HasFatalFailure()) return;
     if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
       // The batches went through the log and into the levels.
-      EXPECT_GE(*(*table)->GetProperty("lsm.levels"), 1.0);
+      EXPECT_GE(*table->GetProperty("lsm.levels"), 1.0);
     }
   }
 }

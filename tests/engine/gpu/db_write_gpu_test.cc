@@ -4,6 +4,7 @@
 // across the LSM's log, flushes and levels, and across reopens.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,8 +38,9 @@ TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
   if (!gpu::DeviceUsable().ok()) GTEST_SKIP() << "no usable CUDA device";
   const Family family = GetParam();
   testutil::TempPool pool(std::string("write-gpu-") + family.name);
-  auto db = DB::Open(pool.path(), PoolOptions());
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto opened = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<DB> db = std::move(*opened);
   TableOptions options;
   options.kind = family.kind;
   options.durability = family.durability;
@@ -48,31 +50,13 @@ TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
     options.ordered.batch_entries = 32;
     options.ordered.log_batches = 4;
   }
-  auto table = (*db)->CreateTable("t", options);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
-  ASSERT_EQ((*table)->Stats()->backend, "cuda");
+  auto created = db->CreateTable("t", options);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Table* table = *created;
+  ASSERT_EQ(table->Stats()->backend, "cuda");
   std::mt19937_64 random(23);
-  testutil::WriteModel model;
-  constexpr uint64_t kSpace = 600;
-  for (int round = 0; round < 120; ++round) {
-    const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
-    const std::string what = std::string(family.name) + " round " + std::to_string(round);
-    testutil::RandomWriteBatch(**table, model, random, n, kSpace, round, what);
-    if (HasFatalFailure()) return;
-    if (round % 10 == 9) {
-      testutil::ExpectTableHolds(**table, model, kSpace, what);
-      if (HasFatalFailure()) return;
-    }
-    if (round % 40 == 39 && family.durability == Durability::kPersistent) {
-      db->reset();
-      db = DB::Open(pool.path(), PoolOptions());
-      ASSERT_TRUE(db.ok()) << db.status().ToString();
-      table = (*db)->OpenTable("t");
-      ASSERT_TRUE(table.ok()) << table.status().ToString();
-      testutil::ExpectTableHolds(**table, model, kSpace, what + " reopened");
-      if (HasFatalFailure()) return;
-    }
-  }
+  testutil::RandomWriteRounds(&db, &table, pool.path(), PoolOptions(),
+                              family.durability == Durability::kPersistent, random, family.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
