@@ -20,6 +20,43 @@
 
 namespace gpkv::testutil {
 
+// A table family the write tests run on: its name (the suffix of the
+// test's name), kind and durability.
+struct WriteFamily {
+  const char* name;
+  TableKind kind;
+  Durability durability;
+};
+
+// Every family: hash and ordered, persistent and volatile.
+inline constexpr WriteFamily kWriteFamilies[] = {
+    {"gphash", TableKind::kHash, Durability::kPersistent},
+    {"slab", TableKind::kHash, Durability::kVolatile},
+    {"lsm", TableKind::kOrdered, Durability::kPersistent},
+    {"btree", TableKind::kOrdered, Durability::kVolatile}};
+
+inline std::string WriteFamilyName(const ::testing::TestParamInfo<WriteFamily>& info) {
+  return info.param.name;
+}
+
+// A table of `family` with keys of `key_size` bytes and values of 16. An
+// LSM table gets b = 32 and a log of two halves of 4 batches: batches of the
+// write tests' sizes go to the log, fill a half (a checkpoint), and flush at
+// once.
+inline TableOptions WriteTableOptions(const WriteFamily& family, uint32_t key_size) {
+  TableOptions options;
+  options.kind = family.kind;
+  options.durability = family.durability;
+  options.key_size = key_size;
+  options.value_size = 16;
+  options.expected_keys = 4096;
+  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
+    options.ordered.batch_entries = 32;
+    options.ordered.log_batches = 4;
+  }
+  return options;
+}
+
 // Keys are small integers in the first 8-byte word (the least significant),
 // the other words zero: key order is the integers' order.
 using WriteModel = std::map<uint64_t, std::vector<uint8_t>>;

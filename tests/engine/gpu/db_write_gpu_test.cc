@@ -17,19 +17,10 @@
 namespace gpkv {
 namespace {
 
-struct Family {
-  const char* name;
-  TableKind kind;
-  Durability durability;
-};
+using Family = testutil::WriteFamily;
 
 Options PoolOptions() {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{64} << 20;
-  options.backend = Backend::kCuda;
-  options.cpu_threads = 2;
-  return options;
+  return testutil::DbOptions(uint64_t{64} << 20, /*threads=*/2, Backend::kCuda);
 }
 
 class DbWriteGpu : public ::testing::TestWithParam<Family> {};
@@ -41,16 +32,7 @@ TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
   auto opened = DB::Open(pool.path(), PoolOptions());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   std::unique_ptr<DB> db = std::move(*opened);
-  TableOptions options;
-  options.kind = family.kind;
-  options.durability = family.durability;
-  options.value_size = 16;
-  options.expected_keys = 4096;
-  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
-    options.ordered.batch_entries = 32;
-    options.ordered.log_batches = 4;
-  }
-  auto created = db->CreateTable("t", options);
+  auto created = db->CreateTable("t", testutil::WriteTableOptions(family, 8));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Table* table = *created;
   ASSERT_EQ(table->Stats()->backend, "cuda");
@@ -59,13 +41,8 @@ TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
                               family.durability == Durability::kPersistent, random, family.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Families, DbWriteGpu,
-    ::testing::Values(Family{"gphash", TableKind::kHash, Durability::kPersistent},
-                      Family{"slab", TableKind::kHash, Durability::kVolatile},
-                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent},
-                      Family{"btree", TableKind::kOrdered, Durability::kVolatile}),
-    [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Families, DbWriteGpu, ::testing::ValuesIn(testutil::kWriteFamilies),
+                         testutil::WriteFamilyName);
 
 }  // namespace
 }  // namespace gpkv
