@@ -193,6 +193,26 @@ class PoolCopies {
   TempPool work_;
 };
 
+// For every persist point k below `points`: a fresh copy, the child run
+// run_child(k) (a ChildResult), which must stop at k, then
+// check(result.acknowledged, k, where) on the copy, where `where` is
+// "<label> at persist point <k>". *crashes counts the crash states checked.
+// Returns at the first fatal failure (the caller checks HasFatalFailure()).
+template <typename RunChild, typename Check>
+void CrashAtEveryPoint(const PoolCopies& pools, uint64_t points, const std::string& label,
+                       const RunChild& run_child, const Check& check, uint64_t* crashes) {
+  *crashes = 0;
+  for (uint64_t k = 0; k < points; ++k) {
+    pools.FreshCopy();
+    const ChildResult result = run_child(k);
+    const std::string where = label + " at persist point " + std::to_string(k);
+    ASSERT_EQ(result.exit_code, pm::kCrashExitCode) << where;
+    ++*crashes;
+    check(result.acknowledged, k, where);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 // The persist-point test of one crash kind, `label` ("process kill"). The
 // workload runs in a child on a fresh copy of the prepared pool,
 // run_child(path, crash_at, kind) (a ChildResult): first to the end
@@ -217,15 +237,13 @@ void CheckEveryPersistPoint(const PoolCopies& pools, CrashKind kind, const std::
   if (::testing::Test::HasFatalFailure()) return;
   after_full();
   if (::testing::Test::HasFatalFailure()) return;
-  for (uint64_t k = 0; k < full.persist_points; ++k) {
-    pools.FreshCopy();
-    const ChildResult result = run_child(pools.work(), std::optional<uint64_t>(k), kind);
-    const std::string where = label + " at persist point " + std::to_string(k);
-    ASSERT_EQ(result.exit_code, pm::kCrashExitCode) << where;
-    ++*crashes;
-    check(pools.work(), result.acknowledged, where);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
+  CrashAtEveryPoint(
+      pools, full.persist_points, label,
+      [&](uint64_t k) { return run_child(pools.work(), std::optional<uint64_t>(k), kind); },
+      [&](int acknowledged, uint64_t, const std::string& where) {
+        check(pools.work(), acknowledged, where);
+      },
+      crashes);
 }
 
 // The name of a test instance by M, the batches of b a table's log holds:
