@@ -9,14 +9,53 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "gpkv/db.h"
 #include "gpkv/table.h"
 #include "test_util.h"
 
 namespace gpkv::testutil {
+
+// A table family the write tests run on: its name (the suffix of the
+// test's name), kind and durability.
+struct WriteFamily {
+  const char* name;
+  TableKind kind;
+  Durability durability;
+};
+
+// Every family: hash and ordered, persistent and volatile.
+inline constexpr WriteFamily kWriteFamilies[] = {
+    {"gphash", TableKind::kHash, Durability::kPersistent},
+    {"slab", TableKind::kHash, Durability::kVolatile},
+    {"lsm", TableKind::kOrdered, Durability::kPersistent},
+    {"btree", TableKind::kOrdered, Durability::kVolatile}};
+
+inline std::string WriteFamilyName(const ::testing::TestParamInfo<WriteFamily>& info) {
+  return info.param.name;
+}
+
+// A table of `family` with keys of `key_size` bytes and values of 16. An
+// LSM table gets b = 32 and a log of two halves of 4 batches: batches of the
+// write tests' sizes go to the log, fill a half (a checkpoint), and flush at
+// once.
+inline TableOptions WriteTableOptions(const WriteFamily& family, uint32_t key_size) {
+  TableOptions options;
+  options.kind = family.kind;
+  options.durability = family.durability;
+  options.key_size = key_size;
+  options.value_size = 16;
+  options.expected_keys = 4096;
+  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
+    options.ordered.batch_entries = 32;
+    options.ordered.log_batches = 4;
+  }
+  return options;
+}
 
 // Keys are small integers in the first 8-byte word (the least significant),
 // the other words zero: key order is the integers' order.
@@ -101,6 +140,39 @@ inline void ExpectTableHolds(Table& table, const WriteModel& model, uint64_t key
     ASSERT_EQ(key, id) << what << ": range entry " << i;
     ASSERT_TRUE(std::memcmp(&range.values[i * value_size], value.data(), value_size) == 0);
     ++i;
+  }
+}
+
+// 120 rounds of RandomWriteBatch (1 to 150 operations on keys below 600) on
+// the table "t" of *db, the table checked against a model every 10 rounds.
+// With `reopen` (a persistent table) the DB is reopened from `path` with
+// `options` every 40 rounds, *db and *table replaced, and checked again.
+// `name` starts the text of each failure.
+inline void RandomWriteRounds(std::unique_ptr<DB>* db, Table** table, const std::string& path,
+                              const Options& options, bool reopen, std::mt19937_64& random,
+                              const std::string& name) {
+  WriteModel model;
+  constexpr uint64_t kSpace = 600;
+  for (int round = 0; round < 120; ++round) {
+    const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
+    const std::string what = name + " round " + std::to_string(round);
+    RandomWriteBatch(**table, model, random, n, kSpace, round, what);
+    if (::testing::Test::HasFatalFailure()) return;
+    if (round % 10 == 9) {
+      ExpectTableHolds(**table, model, kSpace, what);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    if (round % 40 == 39 && reopen) {
+      db->reset();
+      auto reopened = DB::Open(path, options);
+      ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+      *db = std::move(*reopened);
+      auto opened = (*db)->OpenTable("t");
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      *table = *opened;
+      ExpectTableHolds(**table, model, kSpace, what + " reopened");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "tables/btree/batch_rule.h"
 #include "tables/btree/keys.h"
 
 namespace gpkv::btree {
@@ -122,9 +123,9 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   auto less = [&](size_t a, size_t b) {
     return KeyLess(keys + a * key_size, keys + b * key_size, key_words_);
   };
-  // The batch's operations in ascending key order, one per key: of a put
-  // the last occurrence, of an erase the first (which reports); or, to a
-  // backend that sorts batches itself, the batch as it came.
+  // The batch's operations in ascending key order, one per key (the one
+  // that counts: batch_rule.h); or, to a backend that sorts batches itself,
+  // the batch as it came.
   const bool backend_sorts = backend_->SortsBatches();
   std::vector<size_t> order;
   std::vector<uint64_t> live;
@@ -144,14 +145,15 @@ Status Core::WriteLocked(const uint8_t* keys, const uint8_t* values, uint8_t* er
   for (size_t i = 1; i < order.size() && sorted_unique; ++i) sorted_unique = less(i - 1, i);
   if (!sorted_unique) {
     std::stable_sort(order.begin(), order.end(), less);
+    // Compacted in place: position i is read before any write reaches it.
     size_t unique = 0;
+    bool same_as_previous = false;
     for (size_t i = 0; i < n; ++i) {
-      const bool same_as_previous = unique > 0 && !less(order[unique - 1], order[i]);
-      if (!same_as_previous) {
+      const bool same_as_next = i + 1 < n && !less(order[i], order[i + 1]);
+      if (OperationCounts(values != nullptr, same_as_previous, same_as_next)) {
         order[unique++] = order[i];
-      } else if (values != nullptr) {
-        order[unique - 1] = order[i];  // a later put of the key wins
       }
+      same_as_previous = same_as_next;
     }
     order.resize(unique);
   }

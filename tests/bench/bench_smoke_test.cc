@@ -88,13 +88,21 @@ void ExpectSane(const nlohmann::json& report, const std::vector<std::string>& sy
   EXPECT_EQ(access(Scratch("pool.gpkv").c_str(), F_OK), -1) << "pool left behind";
 }
 
-TEST(BenchSmoke, FoundationSuiteReportsEverySystemAndTheLoadFactor) {
-  RunResult run =
-      RunProgram(GPKV_BENCH_PATH, "--keys 20000 --batch 1024 --lf-keys 16384 " + SmallOptions());
+// Runs gpkv-bench with `args` and SmallOptions(); it must exit 0 with a
+// report that ExpectSane finds sane for `systems`.
+void RunSane(const std::string& args, const std::vector<std::string>& systems,
+             nlohmann::json* report) {
+  RunResult run = RunProgram(GPKV_BENCH_PATH, args + " " + SmallOptions());
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
+  *report = nlohmann::json::parse(run.out);
+  ExpectSane(*report, systems);
+}
+
+TEST(BenchSmoke, FoundationSuiteReportsEverySystemAndTheLoadFactor) {
+  nlohmann::json report;
+  ASSERT_NO_FATAL_FAILURE(
+      RunSane("--keys 20000 --batch 1024 --lf-keys 16384", {"gpkv", "libcuckoo"}, &report));
   EXPECT_EQ(report["suite"], "foundation");
-  ExpectSane(report, {"gpkv", "libcuckoo"});
   EXPECT_EQ(report["results"].size(), 10u);  // 5 workloads x 2 systems
   const auto& probe = report["sections"]["load_factor_before_first_resize"]["gpkv"];
   EXPECT_EQ(probe["error"], "");
@@ -113,13 +121,11 @@ TEST(BenchSmoke, FoundationSuiteReportsEverySystemAndTheLoadFactor) {
 }
 
 TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
-  RunResult run = RunProgram(GPKV_BENCH_PATH,
-                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 --key-size 8,32 "
-                             "--value-size 8,128 --systems gpkv,libcuckoo " +
-                                 SmallOptions());
-  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  ExpectSane(report, {"gpkv", "libcuckoo"});
+  nlohmann::json report;
+  ASSERT_NO_FATAL_FAILURE(
+      RunSane("--suite ycsb --keys 10000 --ops 5000 --batch 512 --key-size 8,32 --value-size 8,128 "
+              "--systems gpkv,libcuckoo",
+              {"gpkv", "libcuckoo"}, &report));
   // 4 size pairs x 2 systems x (LOAD + A B C F x 2 distributions + D).
   EXPECT_EQ(report["results"].size(), 4u * 2u * 10u);
 }
@@ -127,36 +133,29 @@ TEST(BenchSmoke, YcsbSuiteAgreesAcrossSystemsAndSizes) {
 // The volatile table (the slab hash family through the engine) beside the
 // persistent one and libcuckoo: the same answers to the same reads.
 TEST(BenchSmoke, VolatileTableAgreesWithGpkvAndLibcuckoo) {
-  RunResult run = RunProgram(GPKV_BENCH_PATH,
-                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 --value-size "
-                             "8,128 --systems gpkv,gpkv-volatile,libcuckoo " +
-                                 SmallOptions());
-  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  ExpectSane(report, {"gpkv", "gpkv-volatile", "libcuckoo"});
+  nlohmann::json report;
+  ASSERT_NO_FATAL_FAILURE(
+      RunSane("--suite ycsb --keys 10000 --ops 5000 --batch 512 --value-size 8,128 --systems "
+              "gpkv,gpkv-volatile,libcuckoo",
+              {"gpkv", "gpkv-volatile", "libcuckoo"}, &report));
   // 2 value sizes x 3 systems x (LOAD + A B C F x 2 distributions + D).
   EXPECT_EQ(report["results"].size(), 2u * 3u * 10u);
 }
 
 TEST(BenchSmoke, SweepSuiteRunsEveryBatchSize) {
-  RunResult run = RunProgram(GPKV_BENCH_PATH,
-                             "--suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 "
-                             "--systems gpkv,libcuckoo " +
-                                 SmallOptions());
-  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  ExpectSane(report, {"gpkv", "libcuckoo"});
+  nlohmann::json report;
+  ASSERT_NO_FATAL_FAILURE(
+      RunSane("--suite sweep --keys 4096 --sweep-min 8 --sweep-max 10 --systems gpkv,libcuckoo",
+              {"gpkv", "libcuckoo"}, &report));
   EXPECT_EQ(report["results"].size(), 2u * (1u + 3u));  // LOAD + 3 batch sizes
 }
 
 TEST(BenchSmoke, RocksdbAgreesWithGpkv) {
   if (!RocksdbBuiltIn()) GTEST_SKIP() << "gpkv was built without RocksDB";
   // The ycsb suite's default systems: every one built in.
-  RunResult run = RunProgram(GPKV_BENCH_PATH,
-                             "--suite ycsb --keys 10000 --ops 5000 --batch 512 " + SmallOptions());
-  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  ExpectSane(report, {"gpkv", "libcuckoo", "rocksdb", "rocksdb-nosync"});
+  nlohmann::json report;
+  ASSERT_NO_FATAL_FAILURE(RunSane("--suite ycsb --keys 10000 --ops 5000 --batch 512",
+                                  {"gpkv", "libcuckoo", "rocksdb", "rocksdb-nosync"}, &report));
   EXPECT_FALSE(report["ratios"].empty());
   for (const auto& ratio : report["ratios"]) EXPECT_TRUE(ratio["measured"].get<bool>());
   EXPECT_EQ(access(Scratch("rocksdb").c_str(), F_OK), -1) << "RocksDB directory left behind";

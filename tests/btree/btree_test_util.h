@@ -1,5 +1,6 @@
 // Helpers of the B-tree family's tests (volatile ordered tables): a DB with
-// one such table, and a std::map oracle of 8-byte keys and values.
+// one such table, and std::map oracles of 8-byte keys and values and of
+// keys of any size.
 //
 // The tests run the table on the CPU backend. A program of tests/btree/gpu/
 // runs the same tests on the GPU backend: it defines GPKV_BTREE_TEST_BACKEND
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -66,6 +68,27 @@ struct OpenTable {
 };
 
 using Oracle = std::map<uint64_t, uint64_t>;
+
+// Keys of up to four 8-byte words as the table orders them: the last word
+// the most significant.
+using WideKey = std::array<uint64_t, 4>;
+struct WideLess {
+  uint32_t words;  // the words a key has
+  bool operator()(const WideKey& a, const WideKey& b) const {
+    for (uint32_t w = words; w-- > 0;) {
+      if (a[w] != b[w]) return a[w] < b[w];
+    }
+    return false;
+  }
+};
+using WideOracle = std::map<WideKey, std::vector<uint8_t>, WideLess>;
+
+// The key of `key_size` bytes at `bytes`.
+inline WideKey LoadKey(const uint8_t* bytes, uint32_t key_size) {
+  WideKey key{};
+  std::memcpy(key.data(), bytes, key_size);
+  return key;
+}
 
 using testutil::OracleRange;
 using testutil::RangePairs;

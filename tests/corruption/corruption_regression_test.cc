@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "corruption_check.h"
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
@@ -24,6 +25,13 @@ Options SmallPool() {
   options.pool_size = 4 << 20;
   options.backend = Backend::kCpu;
   options.cpu_threads = 1;
+  return options;
+}
+
+// SmallPool() of a pool that exists.
+Options ExistingPool() {
+  Options options = SmallPool();
+  options.create_if_missing = false;
   return options;
 }
 
@@ -56,9 +64,7 @@ void MakeTwoTablePool(const std::string& path) {
 // it rebuilds) of the pool at path holds with their values; -1 if the pool
 // does not open, 0 if the table is gone.
 int IntactKeys(const std::string& path, uint64_t table_id) {
-  Options options = SmallPool();
-  options.create_if_missing = false;
-  auto db = DB::Open(path, options);
+  auto db = DB::Open(path, ExistingPool());
   if (!db.ok()) return -1;
   auto tables = (*db)->ListTables();
   if (!tables.ok()) return -1;
@@ -76,6 +82,20 @@ int IntactKeys(const std::string& path, uint64_t table_id) {
   return 0;
 }
 
+// Both tables of a MakeTwoTablePool pool hold every key.
+void ExpectBothTablesIntact(const std::string& path) {
+  EXPECT_EQ(IntactKeys(path, 1), 500);
+  EXPECT_EQ(IntactKeys(path, 2), 500);
+}
+
+// Each test damages a pool of two tables (MakeTwoTablePool).
+class CorruptionRegression : public ::testing::Test {
+ protected:
+  void SetUp() override { MakeTwoTablePool(temp_.path()); }
+
+  testutil::TempPool temp_{"regression"};
+};
+
 uint64_t CurrentSuperblockOffset(const std::string& path) {
   PoolMap map = ReadPoolMap(path);
   return format::kSuperblockOffset[map.current_superblock];
@@ -87,15 +107,10 @@ uint64_t CurrentSuperblockOffset(const std::string& path) {
 // catalog extent is free (but still intact): DB::Open then succeeds without
 // "second" and its open-time recovery frees all of "second"'s extents as
 // unreachable. A damaged superblock silently destroys a table.
-TEST(CorruptionRegression, DamagedCurrentSuperblockDoesNotSilentlyLoseALaterTable) {
-  testutil::TempPool temp("sb-fallback");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  testutil::FlipByte(temp.path(), CurrentSuperblockOffset(temp.path()) + 16, 0x01);
+TEST_F(CorruptionRegression, DamagedCurrentSuperblockDoesNotSilentlyLoseALaterTable) {
+  testutil::FlipByte(temp_.path(), CurrentSuperblockOffset(temp_.path()) + 16, 0x01);
 
-  Options options = SmallPool();
-  options.create_if_missing = false;
-  auto db = DB::Open(temp.path(), options);
+  auto db = DB::Open(temp_.path(), ExistingPool());
   if (db.ok()) {
     auto second = (*db)->OpenTable("second");
     EXPECT_TRUE(second.ok())
@@ -109,18 +124,10 @@ TEST(CorruptionRegression, DamagedCurrentSuperblockDoesNotSilentlyLoseALaterTabl
 
 // Same damage; repair must keep both tables (their roots are intact and
 // listed in the extent table) and leave a pool verify finds clean.
-TEST(CorruptionRegression, RepairOfADamagedCurrentSuperblockKeepsEveryTable) {
-  testutil::TempPool temp("sb-fallback-repair");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  testutil::FlipByte(temp.path(), CurrentSuperblockOffset(temp.path()) + 16, 0x01);
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
-  EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
-  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+TEST_F(CorruptionRegression, RepairOfADamagedCurrentSuperblockKeepsEveryTable) {
+  testutil::FlipByte(temp_.path(), CurrentSuperblockOffset(temp_.path()) + 16, 0x01);
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp_.path()));
+  ExpectBothTablesIntact(temp_.path());
 }
 
 // Offset (in the extent table) of the entry of the first allocated extent of
@@ -137,31 +144,20 @@ uint64_t EntryOfKind(const std::string& path, uint32_t kind) {
 // makes ExtentAllocator::Load fail, so pm::Pool::Open fails and RepairPool
 // refuses the pool, although its contract refuses only an unreadable header
 // or two unreadable superblocks. Every table is intact.
-TEST(CorruptionRegression, RepairSalvagesAPoolWithOneInvalidExtentState) {
-  testutil::TempPool temp("extent-state");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindBucketLevel);
+TEST_F(CorruptionRegression, RepairSalvagesAPoolWithOneInvalidExtentState) {
+  uint64_t entry = EntryOfKind(temp_.path(), format::kExtentKindBucketLevel);
   ASSERT_NE(entry, 0u);
-  testutil::FlipByte(temp.path(), entry + offsetof(format::ExtentEntry, state), 0x01);
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
-  EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
-  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+  testutil::FlipByte(temp_.path(), entry + offsetof(format::ExtentEntry, state), 0x01);
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp_.path()));
+  ExpectBothTablesIntact(temp_.path());
 }
 
 // Found by RegionCorruption/extent_placement: an entry whose offset moved by
 // one bit (into free heap) loads (it overlaps nothing), but the level it described is now
 // "referenced but not allocated"; repair then drops the whole table instead
 // of marking the level allocated again: 500 intact keys lost.
-TEST(CorruptionRegression, RepairKeepsATableWhoseLevelEntryOffsetMoved) {
-  testutil::TempPool temp("extent-offset");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  PoolMap map = ReadPoolMap(temp.path());
+TEST_F(CorruptionRegression, RepairKeepsATableWhoseLevelEntryOffsetMoved) {
+  PoolMap map = ReadPoolMap(temp_.path());
   // A level entry and an offset bit whose flip moves the extent into free
   // heap (so that the extent table still loads).
   uint64_t moved = 0;
@@ -186,17 +182,11 @@ TEST(CorruptionRegression, RepairKeepsATableWhoseLevelEntryOffsetMoved) {
     if (moved != 0) break;
   }
   ASSERT_NE(moved, 0u) << "no level extent can move into free heap in this pool";
-  testutil::FlipByte(temp.path(), moved + moved_bit / 8,
+  testutil::FlipByte(temp_.path(), moved + moved_bit / 8,
                      static_cast<uint8_t>(1u << (moved_bit % 8)));
-  auto before = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(before.ok());
-  EXPECT_TRUE(before->HasCorruption());
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
-  EXPECT_EQ(IntactKeys(temp.path(), 1) + IntactKeys(temp.path(), 2), 1000)
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectVerifyFindsCorruption(temp_.path()));
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp_.path()));
+  EXPECT_EQ(IntactKeys(temp_.path(), 1) + IntactKeys(temp_.path(), 2), 1000)
       << "repair dropped a table whose bytes are all intact";
 }
 
@@ -205,18 +195,13 @@ TEST(CorruptionRegression, RepairKeepsATableWhoseLevelEntryOffsetMoved) {
 // reads free. Neither DB::Open nor ReadCatalog checks that the catalog extent
 // is allocated, so the pool opens and the allocator may hand the catalog's
 // bytes to the next extent: creating a table then destroys the catalog.
-TEST(CorruptionRegression, AFreeCatalogExtentIsNotHandedOutAgain) {
-  testutil::TempPool temp("catalog-free");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindCatalog);
+TEST_F(CorruptionRegression, AFreeCatalogExtentIsNotHandedOutAgain) {
+  uint64_t entry = EntryOfKind(temp_.path(), format::kExtentKindCatalog);
   ASSERT_NE(entry, 0u);
-  testutil::WriteBytes<uint64_t>(temp.path(), entry + offsetof(format::ExtentEntry, state),
+  testutil::WriteBytes<uint64_t>(temp_.path(), entry + offsetof(format::ExtentEntry, state),
                                  format::kExtentFree);
-  Options options = SmallPool();
-  options.create_if_missing = false;
   {
-    auto db = DB::Open(temp.path(), options);
+    auto db = DB::Open(temp_.path(), ExistingPool());
     if (!db.ok()) {
       EXPECT_TRUE(db.status().IsCorruption()) << db.status().ToString();
       return;  // refusing is fine
@@ -230,27 +215,19 @@ TEST(CorruptionRegression, AFreeCatalogExtentIsNotHandedOutAgain) {
           << "CreateTable on a pool whose catalog extent reads free: " << third.status().ToString();
     }
   }
-  EXPECT_EQ(IntactKeys(temp.path(), 1), 500) << "the pool opened, then lost table 'first'";
-  EXPECT_EQ(IntactKeys(temp.path(), 2), 500) << "the pool opened, then lost table 'second'";
+  EXPECT_EQ(IntactKeys(temp_.path(), 1), 500) << "the pool opened, then lost table 'first'";
+  EXPECT_EQ(IntactKeys(temp_.path(), 2), 500) << "the pool opened, then lost table 'second'";
 }
 
 // Same damage: a repair that returns OK must leave a pool verify finds clean
 // (it leaves the catalog extent "referenced but not allocated").
-TEST(CorruptionRegression, RepairReallocatesAFreeCatalogExtent) {
-  testutil::TempPool temp("catalog-free-repair");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  uint64_t entry = EntryOfKind(temp.path(), format::kExtentKindCatalog);
+TEST_F(CorruptionRegression, RepairReallocatesAFreeCatalogExtent) {
+  uint64_t entry = EntryOfKind(temp_.path(), format::kExtentKindCatalog);
   ASSERT_NE(entry, 0u);
-  testutil::WriteBytes<uint64_t>(temp.path(), entry + offsetof(format::ExtentEntry, state),
+  testutil::WriteBytes<uint64_t>(temp_.path(), entry + offsetof(format::ExtentEntry, state),
                                  format::kExtentFree);
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto report = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report->HasCorruption()) << report->findings[0].message;
-  EXPECT_EQ(IntactKeys(temp.path(), 1), 500);
-  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp_.path()));
+  ExpectBothTablesIntact(temp_.path());
 }
 
 // Rewrites catalog entry `index` of the pool at path with `edit` applied and
@@ -281,59 +258,45 @@ void EditCatalogEntry(const std::string& path, size_t index, Edit edit) {
 // one its (intact) root carries. Verify reports it; repair returned OK but
 // left it, so verify after the repair still found corruption. The root's id
 // is the table's own: repair corrects the catalog entry and keeps every key.
-TEST(CorruptionRegression, RepairTakesTheRootsTableIdOverTheCatalogs) {
-  testutil::TempPool temp("catalog-id");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
+TEST_F(CorruptionRegression, RepairTakesTheRootsTableIdOverTheCatalogs) {
   {
-    Options options = SmallPool();
-    options.create_if_missing = false;
-    auto db = DB::Open(temp.path(), options);
+    auto db = DB::Open(temp_.path(), ExistingPool());
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     ASSERT_TRUE((*db)->DropTable("first").ok());
   }
   // The catalog now lists "second" (id 2) alone; it says id 1.
-  EditCatalogEntry(temp.path(), 0, [](format::CatalogEntry& entry) {
+  EditCatalogEntry(temp_.path(), 0, [](format::CatalogEntry& entry) {
     ASSERT_STREQ(entry.name, "second");
     entry.table_id = 1;
   });
   ASSERT_FALSE(HasFatalFailure());
-  auto before = recovery::VerifyPool(temp.path(), nullptr);
+  auto before = recovery::VerifyPool(temp_.path(), nullptr);
   ASSERT_TRUE(before.ok()) << before.status().ToString();
   ASSERT_TRUE(before->HasCorruption());
   EXPECT_NE(before->findings[0].message.find("root belongs to table id 2, the catalog says 1"),
             std::string::npos)
       << before->findings[0].message;
 
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  EXPECT_EQ(repaired->tables_dropped, 0u);
-  auto after = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
-  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+  recovery::Report repaired;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp_.path(), &repaired));
+  EXPECT_EQ(repaired.tables_dropped, 0u);
+  EXPECT_EQ(IntactKeys(temp_.path(), 2), 500);
 }
 
 // The same finding's other shape: an entry whose root is another listed
 // table's. That entry is dropped; the table that owns the root keeps its keys.
-TEST(CorruptionRegression, RepairDropsAnEntryPointingAtAnotherTablesRoot) {
-  testutil::TempPool temp("catalog-shared-root");
-  MakeTwoTablePool(temp.path());
-  ASSERT_FALSE(HasFatalFailure());
-  PoolMap map = ReadPoolMap(temp.path());
+TEST_F(CorruptionRegression, RepairDropsAnEntryPointingAtAnotherTablesRoot) {
+  PoolMap map = ReadPoolMap(temp_.path());
   auto second = map.At<format::CatalogEntry>(map.catalog + sizeof(format::CatalogHeader) +
                                              sizeof(format::CatalogEntry));
   ASSERT_STREQ(second.name, "second");
-  EditCatalogEntry(temp.path(), 0,
+  EditCatalogEntry(temp_.path(), 0,
                    [&](format::CatalogEntry& entry) { entry.root_offset = second.root_offset; });
   ASSERT_FALSE(HasFatalFailure());
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  EXPECT_EQ(repaired->tables_dropped, 1u);
-  auto after = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
-  EXPECT_EQ(IntactKeys(temp.path(), 2), 500);
+  recovery::Report repaired;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp_.path(), &repaired));
+  EXPECT_EQ(repaired.tables_dropped, 1u);
+  EXPECT_EQ(IntactKeys(temp_.path(), 2), 500);
 }
 
 }  // namespace

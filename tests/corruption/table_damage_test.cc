@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "corruption_check.h"
 #include "gpkv/db.h"
 #include "pool_map.h"
 #include "recovery/verify.h"
@@ -96,13 +97,8 @@ TEST(TableDamage, OneDamagedTableLeavesTheOthersUsable) {
 
   auto db = DB::Open(temp.path(), PoolOptions());
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  auto damaged = (*db)->OpenTable("b");
-  ASSERT_TRUE(damaged.status().IsCorruption()) << damaged.status().ToString();
-  char hex[32];
-  std::snprintf(hex, sizeof(hex), "(offset 0x%llx)", static_cast<unsigned long long>(checksum));
-  EXPECT_NE(damaged.status().message().find("table 'b'"), std::string::npos)
-      << damaged.status().ToString();
-  EXPECT_NE(damaged.status().message().find(hex), std::string::npos) << damaged.status().ToString();
+  ASSERT_NO_FATAL_FAILURE(
+      testutil::ExpectTableCorruptionAt((*db)->OpenTable("b").status(), "b", checksum));
   auto listed = (*db)->ListTables();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 3u);
@@ -134,12 +130,9 @@ TEST(TableDamage, RepairDropsOnlyTheDamagedTable) {
   ASSERT_FALSE(HasFatalFailure());
   ASSERT_NE(DamageRoot(temp.path(), "b"), 0u);
 
-  auto repaired = recovery::RepairPool(temp.path(), nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  EXPECT_EQ(repaired->tables_dropped, 1u);
-  auto verified = recovery::VerifyPool(temp.path(), nullptr);
-  ASSERT_TRUE(verified.ok());
-  EXPECT_FALSE(verified->HasCorruption());
+  recovery::Report repaired;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(temp.path(), &repaired));
+  EXPECT_EQ(repaired.tables_dropped, 1u);
 
   auto db = DB::Open(temp.path(), PoolOptions());
   ASSERT_TRUE(db.ok()) << db.status().ToString();

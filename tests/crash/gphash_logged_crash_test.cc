@@ -14,53 +14,34 @@
 // flight, never a mix, and that verify finds nothing.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstring>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpkv/db.h"
 #include "persist_point_harness.h"
-#include "recovery/verify.h"
 #include "tables/gphash/logged/core.h"
+#include "whole_batch_check.h"
 
 namespace gpkv {
 namespace {
 
 constexpr char kTable[] = "logged";
-constexpr uint8_t kPut = static_cast<uint8_t>(Table::WriteOp::kPut);
-constexpr uint8_t kErase = static_cast<uint8_t>(Table::WriteOp::kErase);
+constexpr uint8_t kPut = testutil::kPutOp;
+constexpr uint8_t kErase = testutil::kEraseOp;
 
 // One write batch: all puts (Table::Put), all erases (Table::Erase) or mixed
 // (Table::Write).
-struct Step {
-  std::vector<uint64_t> keys;
-  std::vector<uint64_t> values;
-  std::vector<uint8_t> ops;
-};
+using Step = testutil::WriteStep;
 
 // b = 16, M = 2: log halves of one 4 KiB extent each, about 250 puts of 8/8
 // bytes. The batches of 100 fill half 0 at the third, which starts a
 // checkpoint (published by the next batch); the batch of 300 is larger than
 // a half.
 std::vector<Step> Workload() {
-  std::vector<Step> steps;
-  uint64_t version = 1;
-  Step* step = nullptr;
-  auto begin = [&]() {
-    steps.emplace_back();
-    step = &steps.back();
-    ++version;
-  };
-  auto add = [&](uint8_t op, uint64_t first, uint64_t count) {
-    for (uint64_t i = 0; i < count; ++i) {
-      step->keys.push_back(first + i);
-      step->values.push_back(version << 32 | step->keys.size());
-      step->ops.push_back(op);
-    }
-  };
+  testutil::WriteStepBuilder steps;
+  auto begin = [&]() { steps.Begin(); };
+  auto add = [&](uint8_t op, uint64_t first, uint64_t count) { steps.Add(op, first, count); };
   begin();
   add(kPut, 0, 100);
   begin();
@@ -79,7 +60,7 @@ std::vector<Step> Workload() {
   begin();
   add(kErase, 400, 50);
   add(kPut, 30, 5);
-  return steps;
+  return steps.Take();
 }
 
 // b = 16, M = 8 (a checkpoint is published from the 6th batch of its half
@@ -89,42 +70,30 @@ std::vector<Step> Workload() {
 // steps 9-12 and published by step 13, the 6th batch of its half; step 14
 // is larger than a half.
 std::vector<Step> PendingWorkload() {
-  // Step values are version << 32 | position, the version one per step.
-  struct Steps {
-    std::vector<Step> steps;
-    Steps& Then(uint8_t op, uint64_t first, uint64_t count) {
-      steps.emplace_back();
-      return And(op, first, count);
-    }
-    Steps& And(uint8_t op, uint64_t first, uint64_t count) {
-      Step& step = steps.back();
-      for (uint64_t key = first; key < first + count; ++key) {
-        step.keys.push_back(key);
-        step.values.push_back((100 + steps.size()) << 32 | step.keys.size());
-        step.ops.push_back(op);
-      }
-      return *this;
-    }
-  } build;
-  build.Then(kPut, 0, 100).Then(kPut, 100, 100);
-  build.Then(kErase, 0, 10).And(kPut, 200, 30);  // mixed: 3856 bytes of half 0 used
-  build.Then(kPut, 300, 50);                     // half 0 is full: a checkpoint starts, half 1
-  build.Then(kErase, 100, 20).Then(kPut, 400, 50).Then(kPut, 500, 100);
-  build.Then(kPut, 600, 50);  // half 1 is full too: publish, the next checkpoint, half 0
-  build.Then(kPut, 700, 10).Then(kPut, 710, 10).Then(kErase, 700, 5).Then(kPut, 720, 10);
-  build.Then(kPut, 730, 10);   // the 6th batch of half 0: publishes first
-  build.Then(kPut, 800, 400);  // larger than a half: the image
-  build.Then(kErase, 800, 50).And(kPut, 30, 5);
-  return build.steps;
-}
-
-using Model = std::map<uint64_t, uint64_t>;
-
-void Apply(const Step& step, Model& model) {
-  for (size_t i = 0; i < step.keys.size(); ++i) {
-    if (step.ops[i] == kPut) model[step.keys[i]] = step.values[i];
-    if (step.ops[i] == kErase) model.erase(step.keys[i]);
-  }
+  testutil::WriteStepBuilder steps;
+  auto then = [&](uint8_t op, uint64_t first, uint64_t count) {
+    steps.Begin();
+    steps.Add(op, first, count);
+  };
+  auto also = [&](uint8_t op, uint64_t first, uint64_t count) { steps.Add(op, first, count); };
+  then(kPut, 0, 100);
+  then(kPut, 100, 100);
+  then(kErase, 0, 10);  // mixed: 3856 bytes of half 0 used
+  also(kPut, 200, 30);
+  then(kPut, 300, 50);  // half 0 is full: a checkpoint starts, half 1
+  then(kErase, 100, 20);
+  then(kPut, 400, 50);
+  then(kPut, 500, 100);
+  then(kPut, 600, 50);  // half 1 is full too: publish, the next checkpoint, half 0
+  then(kPut, 700, 10);
+  then(kPut, 710, 10);
+  then(kErase, 700, 5);
+  then(kPut, 720, 10);
+  then(kPut, 730, 10);   // the 6th batch of half 0: publishes first
+  then(kPut, 800, 400);  // larger than a half: the image
+  then(kErase, 800, 50);
+  also(kPut, 30, 5);
+  return steps.Take();
 }
 
 Status RunStep(Table& table, const Step& step) {
@@ -141,90 +110,48 @@ Status RunStep(Table& table, const Step& step) {
 using testutil::ChildResult;
 using testutil::CrashKind;
 
-Options OpenOptions() { return testutil::PersistPointOptions(); }
-
-ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
-                       CrashKind kind = CrashKind::kProcessKill,
-                       const std::vector<Step>& steps = Workload()) {
-  return testutil::RunInChild(crash_at, kind, /*seed_salt=*/11, [&](const auto& pipes) {
-    testutil::RunSteps(pipes, path, OpenOptions(), kTable, steps, RunStep);
-  });
+ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at, CrashKind kind,
+                       const std::vector<Step>& steps) {
+  return testutil::RunStepsInChild(path, kTable, crash_at, kind, /*seed_salt=*/11, steps, RunStep);
 }
 
-void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k,
-                     const std::vector<Step>& steps = Workload()) {
-  Model before;
-  for (int s = 0; s < acknowledged; ++s) Apply(steps[s], before);
-  Model after = before;
-  if (acknowledged < static_cast<int>(steps.size())) Apply(steps[acknowledged], after);
-  {
-    auto db = DB::Open(path, OpenOptions());
-    ASSERT_TRUE(db.ok()) << "crash at " << k << ": " << db.status().ToString();
-    auto table = (*db)->OpenTable(kTable);
-    ASSERT_TRUE(table.ok()) << "crash at " << k << ": " << table.status().ToString();
-    Model found;
-    ASSERT_TRUE((*table)
-                    ->Scan([&](const uint8_t* key, const uint8_t* value) {
-                      uint64_t id, v;
-                      std::memcpy(&id, key, 8);
-                      std::memcpy(&v, value, 8);
-                      found[id] = v;
-                      return true;
-                    })
-                    .ok());
-    ASSERT_TRUE(found == before || found == after)
-        << "crash at persist point " << k << " after " << acknowledged
-        << " acknowledged steps: the table holds " << found.size() << " pairs, neither the "
-        << before.size() << " before the step in flight nor the " << after.size() << " after it";
-  }
-  auto report = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(report.ok());
-  ASSERT_TRUE(report->findings.empty())
-      << "crash at " << k << ": verify after recovery: " << report->findings[0].message;
+void CheckAfterCrash(const std::string& path, int acknowledged, const std::string& where,
+                     const std::vector<Step>& steps) {
+  testutil::ExpectWholeBatchesAfterCrash(path, kTable, steps, acknowledged, where,
+                                         testutil::ApplyWriteStep);
 }
 
 class GphashLoggedCrashAtEveryPersistPoint : public ::testing::Test {
  protected:
   void SetUp() override {
     gphash::logged::TEST_WriteImagesInline(true);
-    Options options = OpenOptions();
-    options.create_if_missing = true;
-    options.pool_size = 4 << 20;
-    auto db = DB::Open(pools_.base(), options);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
     TableOptions table_options;
     table_options.expected_keys = 1024;
     table_options.hash_log.batch_entries = 16;
     table_options.hash_log.log_batches = log_batches_;
-    ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
+    testutil::CreatePoolWithTable(pools_.base(), 4 << 20, kTable, table_options);
   }
   void TearDown() override { gphash::logged::TEST_WriteImagesInline(false); }
 
   void RunEveryPoint(CrashKind kind, const char* label,
                      const std::vector<Step>& steps = Workload()) {
-    pools_.FreshCopy();
-    ChildResult full = RunInChild(pools_.work(), std::nullopt, CrashKind::kProcessKill, steps);
-    ASSERT_EQ(full.exit_code, 0);
-    ASSERT_EQ(full.acknowledged, static_cast<int>(steps.size()));
-    ASSERT_GT(full.persist_points, 10u);
-    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points, steps);
     uint64_t crashes = 0;
-    testutil::CrashAtEveryPoint(
-        pools_, full.persist_points, label,
-        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind, steps); },
-        [&](int acknowledged, uint64_t k, const std::string&) {
-          CheckAfterCrash(pools_.work(), acknowledged, k, steps);
+    testutil::CheckEveryPersistPoint(
+        pools_, kind, label, static_cast<int>(steps.size()), 10,
+        [&](const std::string& path, std::optional<uint64_t> crash_at, CrashKind child_kind) {
+          return RunInChild(path, crash_at, child_kind, steps);
         },
-        &crashes);
+        [&](const std::string& path, int acknowledged, const std::string& where) {
+          CheckAfterCrash(path, acknowledged, where, steps);
+        },
+        [] {}, &crashes);
     if (HasFatalFailure()) return;
-    std::printf(
-        "[crash totals] logged hash writes %s: %llu crash states checked (every persist "
-        "point), 0 acknowledged writes lost, 0 half batches, 0 pools failing verify\n",
-        label, static_cast<unsigned long long>(crashes));
+    testutil::PrintCrashTotals(std::string("logged hash writes ") + label, crashes,
+                               testutil::kNothingLostNoHalfBatch);
   }
 
-  uint32_t log_batches_ = 2;
   testutil::PoolCopies pools_{"gphash-logged-crash"};
+  uint32_t log_batches_ = 2;
 };
 
 // The table with M = 8, for PendingWorkload.

@@ -168,32 +168,23 @@ class GrowCrashAtEveryPersistPoint : public ::testing::Test {
   }
 
   void RunEveryPoint(CrashKind kind, const char* label) {
-    pools_.FreshCopy();
-    ChildResult full = RunInChild(pools_.work(), std::nullopt);
-    ASSERT_EQ(full.exit_code, 0);
-    ASSERT_EQ(full.acknowledged, kPut);
-    ASSERT_GT(full.persist_points, 10u);
-    uint64_t size = 0;
-    CheckAfterCrash(pools_.work(), full.acknowledged, std::string(label) + " without a crash",
-                    &size);
     uint64_t crashes = 0;
+    // Crash states at the old size (the run without a crash has grown: its
+    // check asserts the new size).
     uint64_t at_old_size = 0;
-    testutil::CrashAtEveryPoint(
-        pools_, full.persist_points, label,
-        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
-        [&](int acknowledged, uint64_t, const std::string& where) {
-          CheckAfterCrash(pools_.work(), acknowledged, where, &size);
+    testutil::CheckEveryPersistPoint(
+        pools_, kind, label, kPut, 10, RunInChild,
+        [&](const std::string& path, int acknowledged, const std::string& where) {
+          uint64_t size = 0;
+          CheckAfterCrash(path, acknowledged, where, &size);
           if (size == kOldSize) ++at_old_size;
         },
-        &crashes);
+        [] {}, &crashes);
     if (HasFatalFailure()) return;
     // The points before the new superblock is durable leave the old size.
     EXPECT_GT(at_old_size, 0u);
     EXPECT_LT(at_old_size, crashes);
-    std::printf(
-        "[crash totals] grow, %s: %llu crash states checked (every persist point), "
-        "0 acknowledged writes lost, 0 pools failing verify\n",
-        label, static_cast<unsigned long long>(crashes));
+    testutil::PrintCrashTotals(std::string("grow, ") + label, crashes, testutil::kNothingLost);
   }
 
   testutil::PoolCopies pools_{"grow-crash"};

@@ -12,18 +12,14 @@
 // flight; never a mix. Verify finds nothing, and no extent is left that the
 // table does not reference.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstring>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpkv/db.h"
 #include "persist_point_harness.h"
-#include "recovery/verify.h"
+#include "whole_batch_check.h"
 
 namespace gpkv {
 namespace {
@@ -81,9 +77,7 @@ std::vector<Step> Workload() {
   return steps;
 }
 
-using Model = std::map<uint64_t, uint64_t>;
-
-void Apply(const Step& step, Model& model) {
+void Apply(const Step& step, testutil::PairModel& model) {
   for (size_t i = 0; i < step.keys.size(); ++i) {
     if (step.kind == Step::kPut) model[step.keys[i]] = step.values[i];
     if (step.kind == Step::kErase) model.erase(step.keys[i]);
@@ -93,52 +87,25 @@ void Apply(const Step& step, Model& model) {
 using testutil::ChildResult;
 using testutil::CrashKind;
 
-Options OpenOptions() { return testutil::PersistPointOptions(); }
-
 // Child: run the steps, acknowledging each.
 ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
                        CrashKind kind = CrashKind::kProcessKill) {
-  return testutil::RunInChild(crash_at, kind, /*seed_salt=*/3, [&](const auto& pipes) {
-    testutil::RunSteps(pipes, path, OpenOptions(), kTable, Workload(),
-                       [](Table& table, const Step& step) {
-                         return step.kind == Step::kPut     ? table.Put(step.keys, step.values)
-                                : step.kind == Step::kErase ? table.Erase(step.keys)
-                                                            : table.Compact();
-                       });
-  });
+  return testutil::RunStepsInChild(path, kTable, crash_at, kind, /*seed_salt=*/3, Workload(),
+                                   [](Table& table, const Step& step) {
+                                     return step.kind == Step::kPut
+                                                ? table.Put(step.keys, step.values)
+                                            : step.kind == Step::kErase ? table.Erase(step.keys)
+                                                                        : table.Compact();
+                                   });
 }
 
-void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
-  std::vector<Step> steps = Workload();
-  Model before;
-  for (int s = 0; s < acknowledged; ++s) Apply(steps[s], before);
-  Model after = before;
-  if (acknowledged < static_cast<int>(steps.size())) Apply(steps[acknowledged], after);
-  {
-    auto db = DB::Open(path, OpenOptions());
-    ASSERT_TRUE(db.ok()) << "crash at " << k << ": " << db.status().ToString();
-    auto table = (*db)->OpenTable(kTable);
-    ASSERT_TRUE(table.ok());
-    Model found;
-    ASSERT_TRUE((*table)
-                    ->Scan([&](const uint8_t* key, const uint8_t* value) {
-                      uint64_t k, v;
-                      std::memcpy(&k, key, 8);
-                      std::memcpy(&v, value, 8);
-                      found[k] = v;
-                      return true;
-                    })
-                    .ok());
-    ASSERT_TRUE(found == before || found == after)
-        << "crash at persist point " << k << " after " << acknowledged
-        << " acknowledged steps: the table holds " << found.size() << " pairs, neither the "
-        << before.size() << " before the step in flight nor the " << after.size() << " after it";
-    ASSERT_EQ((*table)->Stats()->keys, found.size());
-  }
-  auto report = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(report.ok());
-  ASSERT_TRUE(report->findings.empty())
-      << "crash at " << k << ": verify after recovery: " << report->findings[0].message;
+// Besides whole batches: the table's key count is what it holds.
+void CheckAfterCrash(const std::string& path, int acknowledged, const std::string& where) {
+  testutil::ExpectWholeBatchesAfterCrash(
+      path, kTable, Workload(), acknowledged, where, Apply,
+      [](Table& table, const testutil::PairModel& found, const std::string& where) {
+        ASSERT_EQ(table.Stats()->keys, found.size()) << where;
+      });
 }
 
 // The parameter: M, the batches of b the log holds (1: every batch of b
@@ -147,56 +114,41 @@ void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
 class LsmCrashAtEveryPersistPoint : public ::testing::TestWithParam<uint32_t> {
  protected:
   void SetUp() override {
-    Options options = OpenOptions();
-    options.create_if_missing = true;
-    options.pool_size = 4 << 20;
-    auto db = DB::Open(pools_.base(), options);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
     TableOptions table_options;
     table_options.kind = TableKind::kOrdered;
     table_options.ordered.batch_entries = 16;
     table_options.ordered.log_batches = GetParam();
-    ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
+    testutil::CreatePoolWithTable(pools_.base(), 4 << 20, kTable, table_options);
+  }
+
+  // The workload compacts, on its own and when asked.
+  void ExpectCompactions() {
+    auto db = DB::Open(pools_.work(), testutil::PersistPointOptions());
+    ASSERT_TRUE(db.ok());
+    Table* table = *(*db)->OpenTable(kTable);
+    auto compactions = table->GetProperty("lsm.compactions");
+    ASSERT_TRUE(compactions.ok());
+    if (GetParam() == 1) {
+      ASSERT_GE(*compactions, 2.0) << "the workload must compact on its own and when asked";
+    } else {
+      // With M = 4 the erases reach the levels in a flush with no older
+      // level below it, which drops their tombstones: no automatic
+      // compaction, the explicit one only; the buffer flushed twice.
+      ASSERT_GE(*compactions, 1.0);
+      ASSERT_GE(*table->GetProperty("lsm.runs"), 1.0);
+    }
   }
 
   void RunEveryPoint(CrashKind kind, const char* label) {
-    pools_.FreshCopy();
-    ChildResult full = RunInChild(pools_.work(), std::nullopt);
-    ASSERT_EQ(full.exit_code, 0);
-    const int steps = static_cast<int>(Workload().size());
-    ASSERT_EQ(full.acknowledged, steps);
-    // Fewer with M = 4: its batches of 20 are log appends, not flushes.
-    ASSERT_GT(full.persist_points, GetParam() == 1 ? 50u : 30u);
-    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points);
-    {
-      auto db = DB::Open(pools_.work(), OpenOptions());
-      ASSERT_TRUE(db.ok());
-      Table* table = *(*db)->OpenTable(kTable);
-      auto compactions = table->GetProperty("lsm.compactions");
-      ASSERT_TRUE(compactions.ok());
-      if (GetParam() == 1) {
-        ASSERT_GE(*compactions, 2.0) << "the workload must compact on its own and when asked";
-      } else {
-        // With M = 4 the erases reach the levels in a flush with no older
-        // level below it, which drops their tombstones: no automatic
-        // compaction, the explicit one only; the buffer flushed twice.
-        ASSERT_GE(*compactions, 1.0);
-        ASSERT_GE(*table->GetProperty("lsm.runs"), 1.0);
-      }
-    }
     uint64_t crashes = 0;
-    testutil::CrashAtEveryPoint(
-        pools_, full.persist_points, label,
-        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
-        [&](int acknowledged, uint64_t k, const std::string&) {
-          CheckAfterCrash(pools_.work(), acknowledged, k);
-        },
-        &crashes);
+    // Fewer persist points with M = 4: its batches of 20 are log appends,
+    // not flushes.
+    testutil::CheckEveryPersistPoint(
+        pools_, kind, label, static_cast<int>(Workload().size()), GetParam() == 1 ? 50 : 30,
+        RunInChild, CheckAfterCrash, [&] { ExpectCompactions(); }, &crashes);
     if (HasFatalFailure()) return;
-    std::printf(
-        "[crash totals] lsm %s, M = %u: %llu crash states checked (every persist point), "
-        "0 acknowledged writes lost, 0 half batches, 0 pools failing verify\n",
-        label, GetParam(), static_cast<unsigned long long>(crashes));
+    testutil::PrintCrashTotals(std::string("lsm ") + label + ", M = " + std::to_string(GetParam()),
+                               crashes, testutil::kNothingLostNoHalfBatch);
   }
 
   testutil::PoolCopies pools_{"lsm-crash"};
@@ -211,9 +163,7 @@ TEST_P(LsmCrashAtEveryPersistPoint, PowerFailureLeavesWholeBatches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LogBatches, LsmCrashAtEveryPersistPoint, ::testing::Values(1u, 4u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) {
-                           return "M" + std::to_string(info.param);
-                         });
+                         testutil::LogBatchesName);
 
 }  // namespace
 }  // namespace gpkv

@@ -10,10 +10,8 @@
 // operation of the batch in flight is either applied or absent, and that
 // verify finds nothing. For every k.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,7 +19,6 @@
 
 #include "gpkv/db.h"
 #include "persist_point_harness.h"
-#include "recovery/verify.h"
 
 namespace gpkv {
 namespace {
@@ -71,26 +68,20 @@ constexpr char kTable[] = "crash";
 using testutil::ChildResult;
 using testutil::CrashKind;
 
-// The CPU backend (its persist points are what the hook sees), one worker
-// thread (testutil::PersistPointOptions).
-Options OpenOptions() { return testutil::PersistPointOptions(); }
-
 // Child: run the workload, acknowledging each batch.
 ChildResult RunInChild(const std::string& path, std::optional<uint64_t> crash_at,
                        CrashKind kind = CrashKind::kProcessKill) {
-  return testutil::RunInChild(crash_at, kind, /*seed_salt=*/1, [&](const auto& pipes) {
-    testutil::RunSteps(
-        pipes, path, OpenOptions(), kTable, Workload(), [](Table& table, const Op& op) {
-          return op.kind == Op::kPut ? table.Put(op.keys, op.values) : table.Erase(op.keys);
-        });
-  });
+  return testutil::RunStepsInChild(
+      path, kTable, crash_at, kind, /*seed_salt=*/1, Workload(), [](Table& table, const Op& op) {
+        return op.kind == Op::kPut ? table.Put(op.keys, op.values) : table.Erase(op.keys);
+      });
 }
 
 // Reopens the pool and checks it against the acknowledged prefix. A key of
 // the batch in flight may hold its value from before the batch or the result
 // of any of the batch's operations on it (operations are atomic one by one and
 // run in order per key, so a crash can fall between two of them).
-void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
+void CheckAfterCrash(const std::string& path, int acknowledged, const std::string& where) {
   std::vector<Op> batches = Workload();
   Model before;
   for (int b = 0; b < acknowledged; ++b) Apply(batches[b], before);
@@ -109,8 +100,8 @@ void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
     }
   }
   {
-    auto db = DB::Open(path, OpenOptions());
-    ASSERT_TRUE(db.ok()) << "crash at " << k << ": " << db.status().ToString();
+    auto db = DB::Open(path, testutil::PersistPointOptions());
+    ASSERT_TRUE(db.ok()) << where << ": " << db.status().ToString();
     auto table = (*db)->OpenTable(kTable);
     ASSERT_TRUE(table.ok());
     std::vector<uint64_t> values(keys.size());
@@ -125,60 +116,40 @@ void CheckAfterCrash(const std::string& path, int acknowledged, uint64_t k) {
       for (const auto& option : options) {
         expected += (option ? std::to_string(*option) : std::string("nothing")) + " ";
       }
-      ASSERT_TRUE(ok) << "crash at persist point " << k << " after " << acknowledged
-                      << " acknowledged batches: key " << keys[i] << " has "
-                      << (got ? std::to_string(*got) : "nothing") << ", expected one of "
-                      << expected;
+      ASSERT_TRUE(ok) << where << " after " << acknowledged << " acknowledged batches: key "
+                      << keys[i] << " has " << (got ? std::to_string(*got) : "nothing")
+                      << ", expected one of " << expected;
     }
   }
-  auto report = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(report.ok());
-  ASSERT_TRUE(report->findings.empty())
-      << "crash at " << k << ": verify after recovery: " << report->findings[0].message;
+  testutil::ExpectVerifyCleanAfterCrash(path, where);
 }
 
 // Copies of the prepared pool for each crash run.
 class CrashAtEveryPersistPoint : public ::testing::Test {
  protected:
   void SetUp() override {
-    Options options = OpenOptions();
-    options.create_if_missing = true;
-    options.pool_size = 16 << 20;
-    auto db = DB::Open(pools_.base(), options);
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
     TableOptions table_options;
     table_options.expected_keys = 16;
     table_options.hash.initial_top_buckets = 4;  // 48 slots: the workload resizes
-    ASSERT_TRUE((*db)->CreateTable(kTable, table_options).ok());
+    testutil::CreatePoolWithTable(pools_.base(), 16 << 20, kTable, table_options);
+  }
+
+  // The workload crosses resizes.
+  void ExpectResizes() {
+    auto db = DB::Open(pools_.work(), testutil::PersistPointOptions());
+    ASSERT_TRUE(db.ok());
+    auto resizes = (*(*db)->OpenTable(kTable))->GetProperty("gphash.resizes");
+    ASSERT_TRUE(resizes.ok()) << resizes.status().ToString();
+    ASSERT_GE(*resizes, 2.0) << "the workload must cross resizes";
   }
 
   void RunEveryPoint(CrashKind kind, const char* label) {
-    pools_.FreshCopy();
-    ChildResult full = RunInChild(pools_.work(), std::nullopt);
-    ASSERT_EQ(full.exit_code, 0);
-    ASSERT_EQ(full.acknowledged, 10);
-    ASSERT_GT(full.persist_points, 100u);
-    CheckAfterCrash(pools_.work(), full.acknowledged, full.persist_points);
-    {
-      auto db = DB::Open(pools_.work(), OpenOptions());
-      ASSERT_TRUE(db.ok());
-      auto resizes = (*(*db)->OpenTable(kTable))->GetProperty("gphash.resizes");
-      ASSERT_TRUE(resizes.ok()) << resizes.status().ToString();
-      ASSERT_GE(*resizes, 2.0) << "the workload must cross resizes";
-    }
     uint64_t crashes = 0;
-    testutil::CrashAtEveryPoint(
-        pools_, full.persist_points, label,
-        [&](uint64_t k) { return RunInChild(pools_.work(), k, kind); },
-        [&](int acknowledged, uint64_t k, const std::string&) {
-          CheckAfterCrash(pools_.work(), acknowledged, k);
-        },
+    testutil::CheckEveryPersistPoint(
+        pools_, kind, label, 10, 100, RunInChild, CheckAfterCrash, [&] { ExpectResizes(); },
         &crashes);
     if (HasFatalFailure()) return;
-    std::printf(
-        "[crash totals] %s: %llu crash states checked (every persist point), "
-        "0 acknowledged writes lost, 0 pools failing verify\n",
-        label, static_cast<unsigned long long>(crashes));
+    testutil::PrintCrashTotals(label, crashes, testutil::kNothingLost);
   }
 
   testutil::PoolCopies pools_{"crash"};

@@ -9,6 +9,11 @@
 // The workloads run on the CPU backend with one worker thread: persist
 // points then come in a fixed order, so point k of the counting run is point
 // k of every crashing run.
+//
+// A test supplies what its family does differently: its prepared pool
+// (CreatePoolWithTable or its own), its workload (RunStepsInChild or its own
+// RunInChild body) and its check of a crashed pool; CheckEveryPersistPoint
+// runs the rest.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +21,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,6 +30,7 @@
 #include "gpkv/options.h"
 #include "pm/persist_hook.h"
 #include "power_failure.h"
+#include "recovery/verify.h"
 #include "test_util.h"
 
 namespace gpkv::testutil {
@@ -135,6 +142,38 @@ template <typename Steps, typename Apply>
   pipes.Finish();
 }
 
+// RunSteps in a forked child (RunInChild) over the table `table_name` of the
+// pool at `path`, opened with PersistPointOptions().
+template <typename Steps, typename Apply>
+ChildResult RunStepsInChild(const std::string& path, const char* table_name,
+                            std::optional<uint64_t> crash_at, CrashKind kind, uint64_t seed_salt,
+                            const Steps& steps, const Apply& apply) {
+  return RunInChild(crash_at, kind, seed_salt, [&](const ChildPipes& pipes) {
+    RunSteps(pipes, path, PersistPointOptions(), table_name, steps, apply);
+  });
+}
+
+// Creates the pool at `path` (`pool_size` bytes, PersistPointOptions()) with
+// the one table `table_name`.
+inline void CreatePoolWithTable(const std::string& path, uint64_t pool_size, const char* table_name,
+                                const TableOptions& table_options) {
+  Options options = PersistPointOptions();
+  options.create_if_missing = true;
+  options.pool_size = pool_size;
+  auto db = DB::Open(path, options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_TRUE((*db)->CreateTable(table_name, table_options).ok());
+}
+
+// Verify finds nothing in the pool at `path`, reopened after a crash
+// (`where` names it).
+inline void ExpectVerifyCleanAfterCrash(const std::string& path, const std::string& where) {
+  auto report = recovery::VerifyPool(path, nullptr);
+  ASSERT_TRUE(report.ok()) << where;
+  ASSERT_TRUE(report->findings.empty())
+      << where << ": verify after recovery: " << report->findings[0].message;
+}
+
 // A prepared pool (base) and the copy a crash run works on (work).
 class PoolCopies {
  public:
@@ -172,6 +211,59 @@ void CrashAtEveryPoint(const PoolCopies& pools, uint64_t points, const std::stri
     check(result.acknowledged, k, where);
     if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+// The persist-point test of one crash kind, `label` ("process kill"). The
+// workload runs in a child on a fresh copy of the prepared pool,
+// run_child(path, crash_at, kind) (a ChildResult): first to the end
+// (crash_at empty), where it must exit 0 having acknowledged `steps` steps
+// over more than `min_points` persist points; then, for every persist point
+// k of that run, stopping at k. After each run check(path, acknowledged,
+// where) checks the copy, where `where` is "<label> without a crash" or
+// "<label> at persist point <k>"; after the first, after_full() too.
+// *crashes counts the crash states checked. Returns at the first fatal
+// failure (the caller checks HasFatalFailure()).
+template <typename RunChild, typename Check, typename AfterFull>
+void CheckEveryPersistPoint(const PoolCopies& pools, CrashKind kind, const std::string& label,
+                            int steps, uint64_t min_points, const RunChild& run_child,
+                            const Check& check, const AfterFull& after_full, uint64_t* crashes) {
+  *crashes = 0;
+  pools.FreshCopy();
+  const ChildResult full = run_child(pools.work(), std::optional<uint64_t>(), kind);
+  ASSERT_EQ(full.exit_code, 0) << label;
+  ASSERT_EQ(full.acknowledged, steps) << label;
+  ASSERT_GT(full.persist_points, min_points) << label;
+  check(pools.work(), full.acknowledged, label + " without a crash");
+  if (::testing::Test::HasFatalFailure()) return;
+  after_full();
+  if (::testing::Test::HasFatalFailure()) return;
+  CrashAtEveryPoint(
+      pools, full.persist_points, label,
+      [&](uint64_t k) { return run_child(pools.work(), std::optional<uint64_t>(k), kind); },
+      [&](int acknowledged, uint64_t, const std::string& where) {
+        check(pools.work(), acknowledged, where);
+      },
+      crashes);
+}
+
+// The name of a test instance by M, the batches of b a table's log holds:
+// "M1", "M4".
+inline std::string LogBatchesName(const ::testing::TestParamInfo<uint32_t>& info) {
+  return "M" + std::to_string(info.param);
+}
+
+// What a passing persist-point test states in its totals line: every table
+// keeps its acknowledged writes and verifies clean; a logged table also
+// holds no part of a batch without the rest.
+constexpr char kNothingLost[] = "0 acknowledged writes lost, 0 pools failing verify";
+constexpr char kNothingLostNoHalfBatch[] =
+    "0 acknowledged writes lost, 0 half batches, 0 pools failing verify";
+
+// The line scripts/crash-totals.sh sums: "[crash totals] <what>: <crashes>
+// crash states checked (every persist point), <claims>".
+inline void PrintCrashTotals(const std::string& what, uint64_t crashes, const char* claims) {
+  std::printf("[crash totals] %s: %llu crash states checked (every persist point), %s\n",
+              what.c_str(), static_cast<unsigned long long>(crashes), claims);
 }
 
 }  // namespace gpkv::testutil

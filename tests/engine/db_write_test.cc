@@ -5,6 +5,7 @@
 // table's snapshot sees a mixed batch whole or not at all.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,36 +17,10 @@
 namespace gpkv {
 namespace {
 
-struct Family {
-  const char* name;
-  TableKind kind;
-  Durability durability;
-};
+using Family = testutil::WriteFamily;
+using testutil::WriteTableOptions;
 
-Options PoolOptions(Backend backend = Backend::kCpu) {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{64} << 20;
-  options.backend = backend;
-  options.cpu_threads = 2;
-  return options;
-}
-
-TableOptions TableOptionsOf(const Family& family, uint32_t key_size) {
-  TableOptions options;
-  options.kind = family.kind;
-  options.durability = family.durability;
-  options.key_size = key_size;
-  options.value_size = 16;
-  options.expected_keys = 4096;
-  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
-    // b = 32, a log of two halves of 4 batches: batches of the sizes below
-    // go to the log, fill a half (a checkpoint), and flush at once.
-    options.ordered.batch_entries = 32;
-    options.ordered.log_batches = 4;
-  }
-  return options;
-}
+Options PoolOptions() { return testutil::DbOptions(uint64_t{64} << 20, /*threads=*/2); }
 
 class DbWrite : public ::testing::TestWithParam<Family> {};
 
@@ -53,36 +28,20 @@ TEST_P(DbWrite, RandomMixedBatchesMatchAMap) {
   const Family family = GetParam();
   for (uint32_t key_size : {8u, 16u}) {
     testutil::TempPool pool(std::string("write-") + family.name + std::to_string(key_size));
-    auto db = DB::Open(pool.path(), PoolOptions());
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    auto table = (*db)->CreateTable("t", TableOptionsOf(family, key_size));
-    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    auto opened = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<DB> db = std::move(*opened);
+    auto created = db->CreateTable("t", WriteTableOptions(family, key_size));
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    Table* table = *created;
     std::mt19937_64 random(11 + key_size);
-    testutil::WriteModel model;
-    constexpr uint64_t kSpace = 600;
-    for (int round = 0; round < 120; ++round) {
-      const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
-      const std::string what = std::string(family.name) + " key " + std::to_string(key_size) +
-                               " round " + std::to_string(round);
-      testutil::RandomWriteBatch(**table, model, random, n, kSpace, round, what);
-      if (HasFatalFailure()) return;
-      if (round % 10 == 9) {
-        testutil::ExpectTableHolds(**table, model, kSpace, what);
-        if (HasFatalFailure()) return;
-      }
-      if (round % 40 == 39 && family.durability == Durability::kPersistent) {
-        db->reset();
-        db = DB::Open(pool.path(), PoolOptions());
-        ASSERT_TRUE(db.ok()) << db.status().ToString();
-        table = (*db)->OpenTable("t");
-        ASSERT_TRUE(table.ok()) << table.status().ToString();
-        testutil::ExpectTableHolds(**table, model, kSpace, what + " reopened");
-        if (HasFatalFailure()) return;
-      }
-    }
+    testutil::RandomWriteRounds(&db, &table, pool.path(), PoolOptions(),
+                                family.durability == Durability::kPersistent, random,
+                                std::string(family.name) + " key " + std::to_string(key_size));
+    if (HasFatalFailure()) return;
     if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
       // The batches went through the log and into the levels.
-      EXPECT_GE(*(*table)->GetProperty("lsm.levels"), 1.0);
+      EXPECT_GE(*table->GetProperty("lsm.levels"), 1.0);
     }
   }
 }
@@ -92,7 +51,7 @@ TEST_P(DbWrite, EngineChecksOpsAndSizes) {
   testutil::TempPool pool(std::string("write-checks-") + family.name);
   auto db = DB::Open(pool.path(), PoolOptions());
   ASSERT_TRUE(db.ok());
-  Table* table = *(*db)->CreateTable("t", TableOptionsOf(family, 8));
+  Table* table = *(*db)->CreateTable("t", WriteTableOptions(family, 8));
   const std::vector<uint64_t> keys = {1, 2, 3};
   std::vector<uint8_t> values(3 * 16, 7);
   EXPECT_TRUE(table->Write(keys, values, std::vector<uint8_t>{0, 1}).IsInvalidArgument());
@@ -109,13 +68,8 @@ TEST_P(DbWrite, EngineChecksOpsAndSizes) {
   EXPECT_EQ(found, std::vector<uint8_t>(3, 0));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Families, DbWrite,
-    ::testing::Values(Family{"gphash", TableKind::kHash, Durability::kPersistent},
-                      Family{"slab", TableKind::kHash, Durability::kVolatile},
-                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent},
-                      Family{"btree", TableKind::kOrdered, Durability::kVolatile}),
-    [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Families, DbWrite, ::testing::ValuesIn(testutil::kWriteFamilies),
+                         testutil::WriteFamilyName);
 
 TEST(DbWrite, ReadOnlyPoolRefusesWrite) {
   testutil::TempPool pool("write-read-only");
@@ -124,8 +78,8 @@ TEST(DbWrite, ReadOnlyPoolRefusesWrite) {
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(
         (*db)
-            ->CreateTable("t",
-                          TableOptionsOf({"lsm", TableKind::kOrdered, Durability::kPersistent}, 8))
+            ->CreateTable(
+                "t", WriteTableOptions({"lsm", TableKind::kOrdered, Durability::kPersistent}, 8))
             .ok());
   }
   Options options = PoolOptions();
@@ -146,7 +100,7 @@ TEST(DbWrite, VolatileOrderedSnapshotsSeeAMixedBatchWhole) {
   auto db = DB::Open(pool.path(), PoolOptions());
   ASSERT_TRUE(db.ok());
   auto created = (*db)->CreateTable(
-      "t", TableOptionsOf({"btree", TableKind::kOrdered, Durability::kVolatile}, 8));
+      "t", WriteTableOptions({"btree", TableKind::kOrdered, Durability::kVolatile}, 8));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Table* table = *created;
   const std::vector<uint64_t> first = {1, 2, 3};

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "corruption_check.h"
 #include "format/pool_layout.h"
 #include "gpkv/db.h"
 #include "recovery/verify.h"
@@ -134,22 +134,11 @@ void ExpectCorruptionAtThenRepair(const std::string& path, uint64_t at) {
   {
     auto db = DB::Open(path, PoolOptions());
     ASSERT_TRUE(db.ok()) << db.status().ToString();
-    Status opened = (*db)->OpenTable("h").status();
-    ASSERT_TRUE(opened.IsCorruption()) << opened.ToString();
-    EXPECT_NE(opened.message().find("table 'h'"), std::string::npos) << opened.ToString();
-    char offset[32];
-    std::snprintf(offset, sizeof(offset), "(offset 0x%llx)", static_cast<unsigned long long>(at));
-    EXPECT_NE(opened.message().find(offset), std::string::npos)
-        << opened.ToString() << " does not name " << offset;
+    ASSERT_NO_FATAL_FAILURE(
+        testutil::ExpectTableCorruptionAt((*db)->OpenTable("h").status(), "h", at));
   }
-  auto verified = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(verified.ok());
-  EXPECT_TRUE(verified->HasCorruption());
-  auto repaired = recovery::RepairPool(path, nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto after = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectVerifyFindsCorruption(path));
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(path));
 }
 
 // Damages the log record at `record` (a word of its entries): opening is

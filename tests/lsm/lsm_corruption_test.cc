@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "corruption_check.h"
 #include "format/checksum.h"
 #include "format/pool_layout.h"
 #include "lsm_test_util.h"
@@ -58,21 +59,9 @@ Status OpenTableStatus(const std::string& path) {
 // `at`; verify reports it; repair then leaves a pool that opens and verifies
 // clean.
 void ExpectCorruptionAt(const std::string& path, uint64_t at, bool table_survives_repair) {
-  Status opened = OpenTableStatus(path);
-  ASSERT_TRUE(opened.IsCorruption()) << opened.ToString();
-  EXPECT_NE(opened.message().find("table 'o'"), std::string::npos) << opened.ToString();
-  char offset[32];
-  std::snprintf(offset, sizeof(offset), "(offset 0x%llx)", static_cast<unsigned long long>(at));
-  EXPECT_NE(opened.message().find(offset), std::string::npos)
-      << opened.ToString() << " does not name " << offset;
-  auto verified = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(verified.ok());
-  EXPECT_TRUE(verified->HasCorruption());
-  auto repaired = recovery::RepairPool(path, nullptr);
-  ASSERT_TRUE(repaired.ok()) << repaired.status().ToString();
-  auto after = recovery::VerifyPool(path, nullptr);
-  ASSERT_TRUE(after.ok());
-  EXPECT_FALSE(after->HasCorruption()) << after->findings[0].message;
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectTableCorruptionAt(OpenTableStatus(path), "o", at));
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectVerifyFindsCorruption(path));
+  ASSERT_NO_FATAL_FAILURE(testutil::ExpectRepairLeavesNoCorruption(path));
   auto reopened = DB::Open(path, PoolOptions(uint64_t{16} << 20, 1));
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ((*reopened)->OpenTable("o").ok(), table_survives_repair);
@@ -218,12 +207,7 @@ TEST(LsmCorruption, LogBatchesOutOfRangeIsCorruptionAtTheRoot) {
   root.log_batches = lsm::kMaxLogBatches + 1;
   root.checksum = format::Checksum64(&root, offsetof(lsm::LsmRoot, checksum));
   testutil::WriteBytes(temp.path(), RootOffset(temp.path()), root);
-  Status opened = OpenTableStatus(temp.path());
-  ASSERT_TRUE(opened.IsCorruption()) << opened.ToString();
-  char offset[32];
-  std::snprintf(offset, sizeof(offset), "(offset 0x%llx)",
-                static_cast<unsigned long long>(RootOffset(temp.path()) + 28));
-  EXPECT_NE(opened.message().find(offset), std::string::npos) << opened.ToString();
+  testutil::ExpectCorruptionAtOffset(OpenTableStatus(temp.path()), RootOffset(temp.path()) + 28);
 }
 
 // The root's flags and the manifest's log half are checked: an unknown flag
@@ -247,11 +231,7 @@ TEST(LsmCorruption, UnknownRootFlagsAndAMissingLogHalfAreCorruption) {
            offsetof(lsm::Manifest, log_half);
     }
     testutil::WriteBytes(temp.path(), root_offset, root);
-    Status opened = OpenTableStatus(temp.path());
-    ASSERT_TRUE(opened.IsCorruption()) << opened.ToString();
-    char offset[32];
-    std::snprintf(offset, sizeof(offset), "(offset 0x%llx)", static_cast<unsigned long long>(at));
-    EXPECT_NE(opened.message().find(offset), std::string::npos) << opened.ToString();
+    ASSERT_NO_FATAL_FAILURE(testutil::ExpectCorruptionAtOffset(OpenTableStatus(temp.path()), at));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "tables/btree/batch_rule.h"
 #include "tables/btree/gpu/tree.cuh"
 
 namespace gpkv::btree::gpu {
@@ -495,15 +496,15 @@ __global__ void KeyWordKernel(const Key<kKeyWords>* keys, const uint32_t* order,
 }
 
 // keep[p] = 1 where position p of the sorted order is the operation of its
-// key that counts: the last of a put's repeats, the first of an erase's.
+// key that counts (batch_rule.h); `puts`: the batch puts, else it erases.
 template <uint32_t kKeyWords>
-__global__ void MarkKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint64_t n, bool last,
+__global__ void MarkKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint64_t n, bool puts,
                            uint8_t* keep) {
   for (uint64_t p = ThreadIndex(); p < n; p += ThreadCount()) {
     const Key<kKeyWords>& key = keys[order[p]];
     const bool same_as_next = p + 1 < n && Equal(keys[order[p + 1]], key);
     const bool same_as_previous = p > 0 && Equal(keys[order[p - 1]], key);
-    keep[p] = (last ? !same_as_next : !same_as_previous) ? 1 : 0;
+    keep[p] = OperationCounts(puts, same_as_previous, same_as_next) ? 1 : 0;
   }
 }
 

@@ -25,25 +25,6 @@
 namespace gpkv::btreetest {
 namespace {
 
-// Keys as the table orders them: the last 8-byte word most significant.
-using WideKey = std::array<uint64_t, 4>;
-struct WideLess {
-  uint32_t words;
-  bool operator()(const WideKey& a, const WideKey& b) const {
-    for (uint32_t w = words; w-- > 0;) {
-      if (a[w] != b[w]) return a[w] < b[w];
-    }
-    return false;
-  }
-};
-using WideOracle = std::map<WideKey, std::vector<uint8_t>, WideLess>;
-
-WideKey LoadKey(const uint8_t* bytes, uint32_t key_size) {
-  WideKey key{};
-  std::memcpy(key.data(), bytes, key_size);
-  return key;
-}
-
 // A copy of `host` in device memory, `offset` bytes into its allocation
 // (offset 4: an array the kernels cannot read in place).
 struct OnDevice {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/gpu/device_zero.h"
 #include "gpkv/db.h"
 #include "gpu/device_memory.h"
 #include "test_util.h"
@@ -17,17 +18,7 @@
 namespace gpkv {
 namespace {
 
-#define SKIP_WITHOUT_DEVICE_0()                                                         \
-  do {                                                                                  \
-    Status usable = gpu::DeviceUsable(0);                                               \
-    if (!usable.ok()) GTEST_SKIP() << "no usable CUDA device 0: " << usable.ToString(); \
-  } while (0)
-
-Options CudaOptions() {
-  Options options = testutil::DbOptions(uint64_t{256} << 20, /*threads=*/2, Backend::kCuda);
-  options.cuda_device = 0;  // named, not left to the default
-  return options;
-}
+using testutil::CudaOptions;
 
 // Keys first, first + 1, ... as 8-byte words; values key * 3 + salt.
 std::vector<uint64_t> KeysFrom(uint64_t first, size_t count) {

@@ -4,6 +4,7 @@
 // across the LSM's log, flushes and levels, and across reopens.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,19 +17,10 @@
 namespace gpkv {
 namespace {
 
-struct Family {
-  const char* name;
-  TableKind kind;
-  Durability durability;
-};
+using Family = testutil::WriteFamily;
 
 Options PoolOptions() {
-  Options options;
-  options.create_if_missing = true;
-  options.pool_size = uint64_t{64} << 20;
-  options.backend = Backend::kCuda;
-  options.cpu_threads = 2;
-  return options;
+  return testutil::DbOptions(uint64_t{64} << 20, /*threads=*/2, Backend::kCuda);
 }
 
 class DbWriteGpu : public ::testing::TestWithParam<Family> {};
@@ -37,51 +29,20 @@ TEST_P(DbWriteGpu, RandomMixedBatchesMatchAMap) {
   if (!gpu::DeviceUsable().ok()) GTEST_SKIP() << "no usable CUDA device";
   const Family family = GetParam();
   testutil::TempPool pool(std::string("write-gpu-") + family.name);
-  auto db = DB::Open(pool.path(), PoolOptions());
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  TableOptions options;
-  options.kind = family.kind;
-  options.durability = family.durability;
-  options.value_size = 16;
-  options.expected_keys = 4096;
-  if (family.kind == TableKind::kOrdered && family.durability == Durability::kPersistent) {
-    options.ordered.batch_entries = 32;
-    options.ordered.log_batches = 4;
-  }
-  auto table = (*db)->CreateTable("t", options);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
-  ASSERT_EQ((*table)->Stats()->backend, "cuda");
+  auto opened = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<DB> db = std::move(*opened);
+  auto created = db->CreateTable("t", testutil::WriteTableOptions(family, 8));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Table* table = *created;
+  ASSERT_EQ(table->Stats()->backend, "cuda");
   std::mt19937_64 random(23);
-  testutil::WriteModel model;
-  constexpr uint64_t kSpace = 600;
-  for (int round = 0; round < 120; ++round) {
-    const size_t n = random() % 4 == 0 ? 1 + random() % 150 : 1 + random() % 24;
-    const std::string what = std::string(family.name) + " round " + std::to_string(round);
-    testutil::RandomWriteBatch(**table, model, random, n, kSpace, round, what);
-    if (HasFatalFailure()) return;
-    if (round % 10 == 9) {
-      testutil::ExpectTableHolds(**table, model, kSpace, what);
-      if (HasFatalFailure()) return;
-    }
-    if (round % 40 == 39 && family.durability == Durability::kPersistent) {
-      db->reset();
-      db = DB::Open(pool.path(), PoolOptions());
-      ASSERT_TRUE(db.ok()) << db.status().ToString();
-      table = (*db)->OpenTable("t");
-      ASSERT_TRUE(table.ok()) << table.status().ToString();
-      testutil::ExpectTableHolds(**table, model, kSpace, what + " reopened");
-      if (HasFatalFailure()) return;
-    }
-  }
+  testutil::RandomWriteRounds(&db, &table, pool.path(), PoolOptions(),
+                              family.durability == Durability::kPersistent, random, family.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Families, DbWriteGpu,
-    ::testing::Values(Family{"gphash", TableKind::kHash, Durability::kPersistent},
-                      Family{"slab", TableKind::kHash, Durability::kVolatile},
-                      Family{"lsm", TableKind::kOrdered, Durability::kPersistent},
-                      Family{"btree", TableKind::kOrdered, Durability::kVolatile}),
-    [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Families, DbWriteGpu, ::testing::ValuesIn(testutil::kWriteFamilies),
+                         testutil::WriteFamilyName);
 
 }  // namespace
 }  // namespace gpkv

@@ -476,26 +476,36 @@ TEST(GphashGpu, WithoutADeviceOpenIsUnsupportedNotACrash) {
       << table.status().message();
 }
 
+// A 64 MiB pool at `path` with the root of a table of 100000 keys: a few
+// MiB of index.
+void CreateRootOfAFewMiB(const std::string& path, std::unique_ptr<pm::Pool>* pool, uint64_t* root) {
+  auto created = pm::Pool::Create(path, 64 << 20, SyncMode::kBatch);
+  ASSERT_TRUE(created.ok());
+  *pool = std::move(*created);
+  TableOptions options;
+  options.expected_keys = 100000;
+  auto table_root = GpuBackend::Create(**pool, 1, options);
+  ASSERT_TRUE(table_root.ok()) << table_root.status().ToString();
+  *root = *table_root;
+}
+
 // kAuto without room for the mirror runs direct only up to
 // direct_max_index_bytes; past it Open says Unsupported (the engine's kAuto
 // then opens the table on the CPU backend).
 TEST(GphashGpu, AutoModeRefusesDirectModePastTheIndexLimit) {
   SKIP_WITHOUT_DEVICE();
   testutil::TempPool temp("auto-limit");
-  auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
-  ASSERT_TRUE(pool.ok());
-  TableOptions options;
-  options.expected_keys = 100000;  // a few MiB of index
-  auto root = GpuBackend::Create(**pool, 1, options);
-  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  std::unique_ptr<pm::Pool> pool;
+  uint64_t root = 0;
+  ASSERT_NO_FATAL_FAILURE(CreateRootOfAFewMiB(temp.path(), &pool, &root));
   GpuTableOptions gpu_options;
   gpu_options.mirror_memory_fraction = 0;  // the mirror never fits
   gpu_options.direct_max_index_bytes = 1 << 20;
-  auto refused = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+  auto refused = GpuBackend::Open(*pool, "t", root, gpu_options, nullptr);
   ASSERT_TRUE(refused.status().IsUnsupported()) << refused.status().ToString();
   EXPECT_NE(refused.status().message().find("direct_max_index_bytes"), std::string::npos);
   gpu_options.direct_max_index_bytes = 0;  // no limit: direct mode
-  auto direct = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+  auto direct = GpuBackend::Open(*pool, "t", root, gpu_options, nullptr);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   EXPECT_FALSE((*direct)->mirrored());
 }
@@ -506,21 +516,18 @@ TEST(GphashGpu, AutoModeRefusesDirectModePastTheIndexLimit) {
 TEST(GphashGpu, AutoModeStagesAnIndexPastTheStagedLimit) {
   SKIP_WITHOUT_DEVICE();
   testutil::TempPool temp("auto-staged");
-  auto pool = pm::Pool::Create(temp.path(), 64 << 20, SyncMode::kBatch);
-  ASSERT_TRUE(pool.ok());
-  TableOptions options;
-  options.expected_keys = 100000;  // a few MiB of index
-  auto root = GpuBackend::Create(**pool, 1, options);
-  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  std::unique_ptr<pm::Pool> pool;
+  uint64_t root = 0;
+  ASSERT_NO_FATAL_FAILURE(CreateRootOfAFewMiB(temp.path(), &pool, &root));
   GpuTableOptions gpu_options;
   {
-    auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+    auto table = GpuBackend::Open(*pool, "t", root, gpu_options, nullptr);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     EXPECT_TRUE((*table)->mirrored());
     EXPECT_FALSE((*table)->staged());
   }
   gpu_options.staged_min_index_bytes = 1 << 20;
-  auto table = GpuBackend::Open(**pool, "t", *root, gpu_options, nullptr);
+  auto table = GpuBackend::Open(*pool, "t", root, gpu_options, nullptr);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_TRUE((*table)->staged());
   std::mt19937_64 rng(5);
