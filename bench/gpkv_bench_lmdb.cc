@@ -92,22 +92,29 @@ class LmdbOrderedDriver : public OrderedDriver {
   }
 
   Status Range(const uint8_t* lo, const uint8_t* hi, size_t n, RangeDigest* out) override {
-    std::vector<RangeDigest> parts(threads_);
+    // One cache line per thread's digest: neighbouring digests written per
+    // pair from different threads would bounce one line between the cores.
+    struct alignas(64) Part {
+      RangeDigest digest;
+    };
+    std::vector<Part> parts(threads_);
     Status status = ForParts(n, [&](MDB_txn* txn, size_t begin, size_t end) -> Status {
-      RangeDigest& part = parts[omp_get_thread_num()];
+      RangeDigest part;
       // The pairs are copied out as gpkv's Range returns them.
       std::vector<uint8_t> key(key_size_), value(value_size_);
-      return Scan(
-          txn, lo, hi, begin, end, nullptr, [&](size_t, const MDB_val& k, const MDB_val& v) {
+      Status scanned =
+          Scan(txn, lo, hi, begin, end, nullptr, [&](size_t, const MDB_val& k, const MDB_val& v) {
             Encode(static_cast<const uint8_t*>(k.mv_data), reinterpret_cast<char*>(key.data()));
             std::memcpy(value.data(), v.mv_data, std::min<size_t>(v.mv_size, value_size_));
             ++part.pairs;
             part.digest += PairHash(key.data(), key_size_, value.data(), value_size_);
           });
+      parts[omp_get_thread_num()].digest = part;
+      return scanned;
     });
-    for (const RangeDigest& part : parts) {
-      out->pairs += part.pairs;
-      out->digest += part.digest;
+    for (const Part& part : parts) {
+      out->pairs += part.digest.pairs;
+      out->digest += part.digest.digest;
     }
     return status;
   }

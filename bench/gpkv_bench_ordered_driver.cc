@@ -228,12 +228,28 @@ class GpkvOrderedDriver : public OrderedDriver {
     return host;
   }
 
+  // Digests the pairs on the table's threads, as LMDB's driver digests its
+  // pairs on the threads that read them: a digest on the calling thread
+  // alone is a serial share of every timed Range call, which grows with the
+  // threads (at 16 threads, a fifth of the batch).
   void Digest(uint64_t pairs, RangeDigest* out) const {
+    const int threads = std::max(1, options_.cpu_threads);
+    struct alignas(64) Share {
+      uint64_t digest = 0;
+    };
+    std::vector<Share> shares(threads);
+    // Never fails: the part returns OK.
+    (void)ForThreadShares(threads, pairs, [&](size_t begin, size_t end) {
+      uint64_t digest = 0;
+      for (size_t i = begin; i < end; ++i) {
+        digest += PairHash(&results_.keys[i * key_size_], key_size_,
+                           &results_.values[i * value_size_], value_size_);
+      }
+      shares[omp_get_thread_num()].digest = digest;
+      return Status::OK();
+    });
     out->pairs += pairs;
-    for (uint64_t i = 0; i < pairs; ++i) {
-      out->digest += PairHash(&results_.keys[i * key_size_], key_size_,
-                              &results_.values[i * value_size_], value_size_);
-    }
+    for (const Share& share : shares) out->digest += share.digest;
   }
   // The digest of the last RangeOnDevice call, if one is pending.
   Status DigestDeviceRange() {

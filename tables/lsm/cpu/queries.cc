@@ -4,6 +4,7 @@
 // its queries over the worker threads.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "tables/lsm/cpu/backend.h"
@@ -15,11 +16,12 @@ namespace {
 constexpr size_t kParallelQueries = 1024;
 
 // Bytes appended to a buffer that grows by doubling (vector::insert of a few
-// bytes per pair costs more than the search that found the pair).
-// Aligned to its own cache lines: the chunks of one Range call append to
-// neighbouring buffers from different threads, and sharing a line made every
-// Append a cache-line transfer (Range ran at a fifth of Count's rate over
-// the same walk; perf put 60% of it on loading `used_`).
+// bytes per pair costs more than the search that found the pair). Grown
+// without zeroing: every byte below size() was appended.
+// Aligned to its own cache lines: the threads of one Range call append to
+// neighbouring buffers, and sharing a line made every Append a cache-line
+// transfer (Range ran at a fifth of Count's rate over the same walk; perf
+// put 60% of it on loading `used_`).
 class alignas(64) PairBuffer {
  public:
   // Reverses the order of the pairs of `pair_size` bytes from byte `from`
@@ -27,22 +29,54 @@ class alignas(64) PairBuffer {
   void ReversePairsFrom(size_t from, size_t pair_size) {
     for (size_t low = from, high = used_; high - low >= 2 * pair_size;
          low += pair_size, high -= pair_size) {
-      std::swap_ranges(bytes_.data() + low, bytes_.data() + low + pair_size,
-                       bytes_.data() + high - pair_size);
+      std::swap_ranges(bytes_.get() + low, bytes_.get() + low + pair_size,
+                       bytes_.get() + high - pair_size);
     }
   }
   void Append(const void* bytes, size_t size) {
-    if (used_ + size > bytes_.size()) bytes_.resize(std::max<size_t>(2 * bytes_.size(), 4096));
-    std::memcpy(bytes_.data() + used_, bytes, size);
+    if (used_ + size > capacity_) Grow(used_ + size);
+    std::memcpy(bytes_.get() + used_, bytes, size);
     used_ += size;
   }
-  const uint8_t* data() const { return bytes_.data(); }
+  // Empties the buffer; keeps its memory unless it holds more than
+  // `keep_bytes`.
+  void Clear(size_t keep_bytes) {
+    used_ = 0;
+    if (capacity_ > keep_bytes) {
+      bytes_.reset();
+      capacity_ = 0;
+    }
+  }
+  const uint8_t* data() const { return bytes_.get(); }
   size_t size() const { return used_; }
 
  private:
-  std::vector<uint8_t> bytes_;
+  void Grow(size_t needed) {
+    size_t capacity = std::max<size_t>(2 * capacity_, 4096);
+    while (capacity < needed) capacity *= 2;
+    std::unique_ptr<uint8_t[]> bytes(new uint8_t[capacity]);
+    if (used_ != 0) std::memcpy(bytes.get(), bytes_.get(), used_);
+    bytes_ = std::move(bytes);
+    capacity_ = capacity;
+  }
+
+  std::unique_ptr<uint8_t[]> bytes_;
+  size_t capacity_ = 0;
   size_t used_ = 0;
 };
+
+// The pair buffers of the Range calls a thread works on, kept from call to
+// call: fresh buffers for each call were a few hundred allocations of a
+// call on 16 threads, each zeroed, then freed by the calling thread into
+// the arenas of the others. A buffer that grew past kKeptRangeBytes (a
+// call with large ranges) is freed when its call ends. Each thread that
+// runs a Range call has its own, so concurrent calls share none.
+constexpr size_t kKeptRangeBytes = size_t{1} << 20;
+struct RangeBuffers {
+  PairBuffer keys;
+  PairBuffer values;
+};
+thread_local RangeBuffers range_buffers;
 
 template <uint32_t W>
 void LoadKey(const uint8_t* bytes, size_t i, uint64_t (&key)[W]) {
@@ -161,11 +195,19 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
   const uint32_t key_size = shape_.key_size();
   const uint32_t value_size = shape_.value_size;
   results->offsets.assign(n + 1, 0);
-  // One pass: each chunk of queries collects its pairs in its own buffers
-  // (the GPU LSM counts first and copies second, which searches every run
-  // twice); a prefix sum places the chunks, and they are copied into place.
+  // One pass: each thread collects the pairs of the chunks of queries it
+  // takes in its own buffers (the GPU LSM counts first and copies second,
+  // which searches every run twice); a prefix sum places the chunks, and
+  // they are copied into place, all in one parallel region.
   const size_t chunks = n >= kParallelQueries ? std::min<size_t>(n, 8 * threads_) : 1;
-  std::vector<PairBuffer> chunk_keys(chunks), chunk_values(chunks);
+  // Where each chunk's pairs are: the thread's buffers and the byte offsets
+  // in them.
+  struct ChunkPlace {
+    RangeBuffers* buffers;
+    size_t keys_from;
+    size_t values_from;
+  };
+  std::vector<ChunkPlace> places(chunks);
   DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
     // Sizes local to this lambda: clang (the fuzz build) cannot reach the
@@ -173,67 +215,80 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
     const uint32_t pair_key_size = key_size;
     const uint32_t pair_value_size = value_size;
     const tables::RangeLimit query_limit = limit;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (chunks > 1)
-    for (size_t chunk = 0; chunk < chunks; ++chunk) {
-      PairBuffer& keys = chunk_keys[chunk];
-      PairBuffer& values = chunk_values[chunk];
-      const size_t chunk_begin = n * chunk / chunks;
-      const size_t chunk_end = n * (chunk + 1) / chunks;
-      uint64_t positions[kGetGroup][kMaxSources];
-      for (size_t i = chunk_begin; i < chunk_end; ++i) {
-        // The smallest keys of a range start at lower bounds of its low key,
-        // found for a group of ranges at a time.
-        const size_t in_group = (i - chunk_begin) % kGetGroup;
-        if (!query_limit.largest && in_group == 0) {
-          const uint32_t size = static_cast<uint32_t>(std::min<size_t>(kGetGroup, chunk_end - i));
-          uint64_t lows[kGetGroup * W];
-          std::memcpy(lows, lo + i * W * 8, size * W * 8);
-          LowerBoundsGroup<W>(sources, lows, size, pair_value_size, positions);
+#pragma omp parallel num_threads(threads_) if (chunks > 1)
+    {
+      RangeBuffers& buffers = range_buffers;
+      PairBuffer& keys = buffers.keys;
+      PairBuffer& values = buffers.values;
+      keys.Clear(kKeptRangeBytes);
+      values.Clear(kKeptRangeBytes);
+#pragma omp for schedule(dynamic, 1)
+      for (size_t chunk = 0; chunk < chunks; ++chunk) {
+        places[chunk] = {&buffers, keys.size(), values.size()};
+        const size_t chunk_begin = n * chunk / chunks;
+        const size_t chunk_end = n * (chunk + 1) / chunks;
+        uint64_t positions[kGetGroup][kMaxSources];
+        for (size_t i = chunk_begin; i < chunk_end; ++i) {
+          // The smallest keys of a range start at lower bounds of its low
+          // key, found for a group of ranges at a time.
+          const size_t in_group = (i - chunk_begin) % kGetGroup;
+          if (!query_limit.largest && in_group == 0) {
+            const uint32_t size = static_cast<uint32_t>(std::min<size_t>(kGetGroup, chunk_end - i));
+            uint64_t lows[kGetGroup * W];
+            std::memcpy(lows, lo + i * W * 8, size * W * 8);
+            LowerBoundsGroup<W>(sources, lows, size, pair_value_size, positions);
+          }
+          uint64_t low[W], high[W];
+          LoadKey<W>(lo, i, low);
+          LoadKey<W>(hi, i, high);
+          uint64_t count = 0;
+          const size_t keys_from = keys.size();
+          const size_t values_from = values.size();
+          auto append = [&](const RunView& run, uint64_t index) {
+            keys.Append(run.keys + index * W, W * sizeof(uint64_t));
+            values.Append(run.values + index * pair_value_size, pair_value_size);
+            ++count;
+          };
+          if (query_limit.largest) {
+            LimitedLiveIn<W>(sources, low, high, query_limit.pairs, true, append);
+          } else if (query_limit.pairs != 0) {
+            // LimitedLiveIn's walk for the smallest keys, from the bounds.
+            ForwardLiveFrom<W>(sources, positions[in_group], high,
+                               [&](const RunView& run, uint64_t index) {
+                                 append(run, index);
+                                 return count < query_limit.pairs;
+                               });
+          }
+          if (query_limit.largest) {  // walked in descending order
+            keys.ReversePairsFrom(keys_from, pair_key_size);
+            values.ReversePairsFrom(values_from, pair_value_size);
+          }
+          results->offsets[i + 1] = count;
         }
-        uint64_t low[W], high[W];
-        LoadKey<W>(lo, i, low);
-        LoadKey<W>(hi, i, high);
-        uint64_t count = 0;
-        const size_t keys_from = keys.size();
-        const size_t values_from = values.size();
-        auto append = [&](const RunView& run, uint64_t index) {
-          keys.Append(run.keys + index * W, pair_key_size);
-          values.Append(run.values + index * pair_value_size, pair_value_size);
-          ++count;
-        };
-        if (query_limit.largest) {
-          LimitedLiveIn<W>(sources, low, high, query_limit.pairs, true, append);
-        } else if (query_limit.pairs != 0) {
-          // LimitedLiveIn's walk for the smallest keys, from the bounds.
-          ForwardLiveFrom<W>(sources, positions[in_group], high,
-                             [&](const RunView& run, uint64_t index) {
-                               append(run, index);
-                               return count < query_limit.pairs;
-                             });
-        }
-        if (query_limit.largest) {  // walked in descending order
-          keys.ReversePairsFrom(keys_from, pair_key_size);
-          values.ReversePairsFrom(values_from, pair_value_size);
-        }
-        results->offsets[i + 1] = count;
       }
+#pragma omp single
+      {
+        for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
+        results->keys.resize(results->offsets[n] * pair_key_size);
+        results->values.resize(results->offsets[n] * pair_value_size);
+      }
+#pragma omp for schedule(static)
+      for (size_t chunk = 0; chunk < chunks; ++chunk) {
+        const ChunkPlace& place = places[chunk];
+        const uint64_t first = results->offsets[n * chunk / chunks];
+        const uint64_t pairs = results->offsets[n * (chunk + 1) / chunks] - first;
+        if (pairs != 0) {
+          std::memcpy(&results->keys[first * pair_key_size],
+                      place.buffers->keys.data() + place.keys_from, pairs * pair_key_size);
+          std::memcpy(&results->values[first * pair_value_size],
+                      place.buffers->values.data() + place.values_from, pairs * pair_value_size);
+        }
+      }
+      // After the loop's barrier no thread reads another's buffers.
+      keys.Clear(kKeptRangeBytes);
+      values.Clear(kKeptRangeBytes);
     }
   });
-  for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
-  results->keys.resize(results->offsets[n] * key_size);
-  results->values.resize(results->offsets[n] * value_size);
-#pragma omp parallel for num_threads(threads_) schedule(static) if (chunks > 1)
-  for (size_t chunk = 0; chunk < chunks; ++chunk) {
-    const uint64_t first = results->offsets[n * chunk / chunks];
-    if (chunk_keys[chunk].size() != 0) {
-      std::memcpy(&results->keys[first * key_size], chunk_keys[chunk].data(),
-                  chunk_keys[chunk].size());
-    }
-    if (chunk_values[chunk].size() != 0) {
-      std::memcpy(&results->values[first * value_size], chunk_values[chunk].data(),
-                  chunk_values[chunk].size());
-    }
-  }
   return Status::OK();
 }
 
