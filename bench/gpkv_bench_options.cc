@@ -23,8 +23,8 @@ std::string HelpFooter() {
       "  ordered     an ordered (LSM) table beside RocksDB (Seek + Next, sync = true) and LMDB\n"
       "              (cursor, synced commits): insert rate per batch 2^--insert-min ..\n"
       "              2^--insert-max, get / count / range (~8 keys) per --table-sizes, YCSB E\n"
-      "              (95% ranges, 5% inserts); systems gpkv, gpkv-gpu, gpkv-gpu-dev, rocksdb,\n"
-      "              lmdb\n"
+      "              (95% ranges, 5% inserts), and range32 (~32 keys) when --workloads names\n"
+      "              it; systems gpkv, gpkv-btree-cpu, gpkv-gpu, gpkv-gpu-dev, rocksdb, lmdb\n"
       "  gpu         the CUDA backend's micro-benchmarks: link calibration, then per --modes\n"
       "              entry LOAD and YCSB C / update / A points per --batches size, load factors\n"
       "              and the pool-transaction model";
@@ -131,7 +131,8 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
                           "in)"))
       ->delimiter(',');
   table(bench->add_option("--workloads", config->workloads,
-                          "ycsb / sweep workloads (default ycsb LOAD,A,B,C,F,D; sweep C)"))
+                          "ycsb / sweep / ordered workloads (default ycsb LOAD,A,B,C,F,D; sweep C; "
+                          "ordered insert,get,count,range,E, range32 too when named)"))
       ->delimiter(',');
   table(bench->add_option("--distributions", config->distributions,
                           "zipfian,uniform (default: ycsb both, sweep zipfian)"))

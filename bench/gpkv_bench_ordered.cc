@@ -72,6 +72,8 @@ void AddRatios(const BenchConfig& config, uint32_t key_size, uint32_t value_size
   for (int log2 : config.ordered_table_log2) {
     add("ranges of ~8 keys, " + TableLabel(log2) + " vs RocksDB Seek+Next", "range",
         TableLabel(log2), config.batch);
+    add("ranges of ~32 keys, " + TableLabel(log2) + " vs RocksDB Seek+Next", kRange32,
+        TableLabel(log2), config.batch);
   }
   std::vector<int> table_log2 = config.ordered_table_log2;
   std::sort(table_log2.begin(), table_log2.end());
@@ -200,7 +202,8 @@ bool RunOrdered(const BenchConfig& config, ProgressSink* progress, BenchReport* 
            : "; with other work on the machine, OMP_WAIT_POLICY=passive gives steadier numbers"));
   report->sections["omp_wait_policy"] = wait_policy != nullptr ? wait_policy : "";
   report->lines.push_back(
-      "ranges and counts: [lo, hi] over the most significant key word, about 8 keys each; gpkv "
+      "ranges and counts: [lo, hi] over the most significant key word, about 8 keys each (range32: "
+      "about 32); gpkv "
       "answers a batch with Count / Range, RocksDB with an iterator per thread (Seek + Next), "
       "LMDB with a cursor per thread (MDB_SET_RANGE + MDB_NEXT); RocksDB and LMDB keys are the "
       "gpkv keys big-endian");

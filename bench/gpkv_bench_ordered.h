@@ -8,7 +8,8 @@
 //            transaction, committed with its default sync)
 //   get      present keys, uniform            \  on one table grown through
 //   count    Count(lo, hi), about 8 keys each  | 2^table_log2 keys for each
-//   range    Range(lo, hi), about 8 keys each /  size of the list
+//   range    Range(lo, hi), about 8 keys each |  size of the list
+//   range32  Range(lo, hi), about 32 keys each /  (only when --workloads names it)
 //   E        YCSB E style: 95% ranges of about 8 keys, 5% inserts of new
 //            keys (each batch: one durable insert batch, then its ranges)
 //

@@ -21,7 +21,7 @@ namespace gpkv::bench {
 namespace {
 
 constexpr uint64_t kLoadBatch = uint64_t{1} << 16;  // untimed loads of the query tables
-constexpr double kRangeKeys = 8.0;                  // expected keys of a Count / Range query
+constexpr double kRangeKeys = 8.0;  // expected keys of a Count / Range query (range32: 32)
 
 class Records {
  public:
@@ -51,8 +51,9 @@ class Records {
       Value(first + i, values->data() + i * value_size_);
     }
   }
-  // A query [lo, hi] holding about kRangeKeys of `records` random keys.
-  void Query(std::mt19937_64& random, uint64_t records, uint8_t* lo, uint8_t* hi) const {
+  // A query [lo, hi] holding about `expected` of `records` random keys.
+  void Query(std::mt19937_64& random, uint64_t records, uint8_t* lo, uint8_t* hi,
+             double expected = kRangeKeys) const {
     const uint32_t top = key_size_ - 8;  // the most significant word
     for (uint32_t i = 0; i < key_size_; i += 8) {
       const uint64_t word = random();
@@ -62,7 +63,7 @@ class Records {
     uint64_t start;
     std::memcpy(&start, lo + top, 8);
     const double width =
-        std::ldexp(kRangeKeys, 64) / static_cast<double>(std::max<uint64_t>(1, records));
+        std::ldexp(expected, 64) / static_cast<double>(std::max<uint64_t>(1, records));
     const uint64_t span =
         width >= std::ldexp(1.0, 64) ? ~uint64_t{0} : static_cast<uint64_t>(width);
     const uint64_t end = start > ~uint64_t{0} - span ? ~uint64_t{0} : start + span;
@@ -144,6 +145,7 @@ Measurement MeasureQueries(const Case& c, OrderedDriver& driver, const std::stri
   std::vector<uint8_t> lo(config.batch * c.key_size), hi(lo.size());
   std::vector<uint8_t> values(config.batch * c.value_size), found(config.batch);
   std::vector<uint64_t> counts(config.batch);
+  const double expected = workload == kRange32 ? 32.0 : kRangeKeys;
   std::vector<double> batch_us;
   for (uint64_t done = 0; done < queries; done += config.batch) {
     const size_t n = std::min<uint64_t>(config.batch, queries - done);
@@ -151,7 +153,7 @@ Measurement MeasureQueries(const Case& c, OrderedDriver& driver, const std::stri
       if (workload == "get") {
         records.Key(random() % loaded, &lo[i * c.key_size]);
       } else {
-        records.Query(random, loaded, &lo[i * c.key_size], &hi[i * c.key_size]);
+        records.Query(random, loaded, &lo[i * c.key_size], &hi[i * c.key_size], expected);
       }
     }
     RangeDigest range;
@@ -253,8 +255,9 @@ Measurement MeasureScanWorkload(const Case& c, OrderedDriver& driver,
 }  // namespace
 
 bool Wanted(const BenchConfig& config, const std::string& workload) {
-  return config.workloads.empty() || std::find(config.workloads.begin(), config.workloads.end(),
-                                               workload) != config.workloads.end();
+  if (config.workloads.empty()) return workload != kRange32;
+  return std::find(config.workloads.begin(), config.workloads.end(), workload) !=
+         config.workloads.end();
 }
 
 std::string TableLabel(int log2) { return "2^" + std::to_string(log2) + " keys"; }
@@ -337,7 +340,7 @@ bool RunQueries(const Case& c, BenchReport* report) {
       loaded += n;
     }
     report->facts.push_back({c.system, "at " + TableLabel(log2), sizes, (*driver)->Facts()});
-    for (const char* workload : {"get", "count", "range"}) {
+    for (const char* workload : {"get", "count", "range", kRange32}) {
       if (!Wanted(config, workload)) continue;
       Measurement m = MeasureQueries(c, **driver, workload, TableLabel(log2), loaded);
       ok &= m.error.empty();

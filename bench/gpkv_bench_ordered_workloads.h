@@ -20,7 +20,10 @@ inline constexpr const char* kGpuSystem = "gpkv-gpu";
 inline constexpr const char* kGpuDeviceSystem = "gpkv-gpu-dev";
 // The volatile ordered table (the B-tree family) on the CPU backend.
 inline constexpr const char* kBtreeCpuSystem = "gpkv-btree-cpu";
-inline constexpr const char* kWorkloads[] = {"insert", "get", "count", "range", "E"};
+// The workloads --workloads may name; "range32" (Range of about 32 keys each)
+// runs only when named, the others also when --workloads is not given.
+inline constexpr const char* kWorkloads[] = {"insert", "get", "count", "range", "range32", "E"};
+inline constexpr const char* kRange32 = "range32";
 
 inline bool IsGpuSystem(const std::string& system) {
   return system == kGpuSystem || system == kGpuDeviceSystem;
@@ -35,7 +38,8 @@ struct Case {
   ProgressSink* progress;
 };
 
-// Whether the run measures `workload` (--workloads; all by default).
+// Whether the run measures `workload` (--workloads; all but range32 by
+// default).
 bool Wanted(const BenchConfig& config, const std::string& workload);
 
 // "2^20 keys": the distribution column of the query rows.

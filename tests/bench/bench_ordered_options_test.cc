@@ -1,7 +1,8 @@
 // Smoke test of `gpkv-bench --suite ordered`: its options parse and reach the
 // suite (a tiny run reports exactly the batch sizes, table sizes and
 // workloads asked for, each system agreeing with gpkv, and a ratio to
-// RocksDB and to LMDB per case when they are built in), and wrong or
+// RocksDB and to LMDB per case when they are built in; ranges of ~32 keys
+// when asked for), and wrong or
 // misplaced options are usage errors that name the option. Runs in about a
 // second.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -121,6 +123,35 @@ TEST(BenchOrderedOptions, WorkloadsSelectWhatRuns) {
   const nlohmann::json report = nlohmann::json::parse(run.out);
   ASSERT_EQ(report["results"].size(), 2u);  // range on both table sizes
   for (const auto& row : report["results"]) EXPECT_EQ(row["workload"], "range");
+}
+
+// range32 runs only when --workloads names it; its queries hold about four
+// times the pairs of range's, and every system answers them as gpkv does.
+TEST(BenchOrderedOptions, RangesOfAbout32KeysRunWhenNamed) {
+  RunResult run = RunBench(Tiny() + " --workloads range,range32 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  std::map<std::string, uint64_t> found;  // "workload system table" -> pairs
+  std::set<std::string> systems;
+  for (const auto& row : report["results"]) {
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["error"], "");
+    const std::string workload = row["workload"];
+    ASSERT_TRUE(workload == "range" || workload == "range32");
+    systems.insert(row["system"].get<std::string>());
+    found[workload + " " + row["system"].get<std::string>() + " " +
+          row["distribution"].get<std::string>()] = row["found"].get<uint64_t>();
+  }
+  EXPECT_TRUE(systems.count("gpkv"));
+  EXPECT_TRUE(systems.count("gpkv-btree-cpu"));
+  EXPECT_EQ(found.size(), 2 * 2 * systems.size());  // both workloads, both table sizes
+  for (const std::string& system : systems) {
+    for (const char* table : {"2^6 keys", "2^8 keys"}) {
+      const std::string at = " " + system + " " + table;
+      EXPECT_GT(found["range32" + at], 2 * found["range" + at]) << at;
+    }
+  }
+  EXPECT_EQ(report["sections"]["read_results_agree"], true);
 }
 
 TEST(BenchOrderedOptions, TheVolatileOrderedTableRunsAsASystemOfItsOwn) {
