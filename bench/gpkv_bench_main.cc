@@ -214,6 +214,11 @@ int RunBenchCommand(BenchArgs& args) {
     PrintError(misplaced);
     return kExitUsage;
   }
+  Status batch = ReadBatchOption(&args);
+  if (!batch.ok()) {
+    PrintError(batch.message());
+    return ExitCodeFor(batch);
+  }
   JsonTarget json;
   if (!ReadJsonTarget(args, &json)) return kExitUsage;
   if (args.config.suite == "gpu") {
@@ -249,7 +254,7 @@ int RunBenchCommand(BenchArgs& args) {
       PrintError(keys.message());
       return ExitCodeFor(keys);
     }
-    if (args.batch->count() > 0) btree.batch = args.config.batch;
+    if (args.batch->count() > 0) btree.batches = args.batches;
     btree.seed = args.config.seed;
     btree.repeats = args.slab.repeats;
     btree.pool_dir = args.slab.pool_dir;

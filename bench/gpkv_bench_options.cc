@@ -37,9 +37,10 @@ std::string HelpFooter() {
   if (!bench::gpu::SlabBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
   text +=
       "\n  btree       the volatile ordered table (GPU B-tree): bulk build, insert, get, range\n"
-      "              (~8, ~32 keys), erase per --keys-log2 count (default 20,22,24), and get,\n"
-      "              update and range with a snapshot held, beside the persistent ordered\n"
-      "              table (LSM) and the slab hash on the same keys";
+      "              (~8, ~32 keys), erase per --keys-log2 count (default 20,22,24) and --batch\n"
+      "              size, and update, insert, erase, get and ranges with a snapshot held, each\n"
+      "              with its cost beside the same operation without one, beside the\n"
+      "              persistent ordered table (LSM) and the slab hash on the same keys";
   if (!bench::gpu::BtreeBenchBuiltIn()) text += " (not in this build: no CUDA backend)";
   text += "\n\nSystems (--systems; suites foundation, ycsb, sweep):\n";
   for (const SystemInfo& system : BuiltInSystems()) {
@@ -102,8 +103,11 @@ void AddOptions(CLI::App* bench, BenchArgs* args) {
             "operations per workload; 0 = keys (ycsb: 4 x keys; ordered: 2^20 queries)"))
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  args->batch = table_or_slab(bench->add_option("--batch", config->batch,
-                                                "operations per batch (slab: default 1M = 2^20)"))
+  args->batches = {config->batch};
+  args->batch = table_or_slab(bench->add_option("--batch", args->batches,
+                                                "operations per batch (slab, btree: default 1M = "
+                                                "2^20); btree: a list runs each"))
+                    ->delimiter(',')
                     ->transform(CLI::AsSizeValue(false))
                     ->capture_default_str();
   table(bench->add_option("--threads", config->threads, "threads of every system"))
@@ -269,6 +273,15 @@ std::string OptionsOutsideSuite(const BenchArgs& args) {
                : limited.option->get_name() + " does not apply to --suite " + suite;
   }
   return "";
+}
+
+Status ReadBatchOption(BenchArgs* args) {
+  if (args->batch->count() == 0) return Status::OK();
+  if (args->batches.size() != 1 && args->config.suite != "btree") {
+    return Status::InvalidArgument("--batch takes one size here; a list is for --suite btree");
+  }
+  if (!args->batches.empty()) args->config.batch = args->batches.front();
+  return Status::OK();
 }
 
 Status SlabKeyCounts(const BenchArgs& args, std::vector<uint64_t>* counts) {

@@ -43,6 +43,7 @@ struct BenchArgs {
   bench::gpu::SlabBenchConfig slab;   // slab
   std::vector<int> slab_keys_log2;    // slab, btree: --keys-log2
   bool btree_device_batches = false;  // btree: --device-batches
+  std::vector<uint64_t> batches;      // --batch: one size, or (btree) a list
   std::string backend = "cpu";
   bool no_calibration = false;
   bool list_systems = false;
@@ -63,6 +64,10 @@ void AddOptions(CLI::App* app, BenchArgs* args);
 
 // Empty when every option given belongs to the suite, else the usage error.
 std::string OptionsOutsideSuite(const BenchArgs& args);
+
+// Sets config.batch from --batch when it was given. InvalidArgument for a
+// list of sizes outside the btree suite, which alone sweeps them.
+Status ReadBatchOption(BenchArgs* args);
 
 // The slab and btree suites' key counts: --keys-log2 (default 24,26; btree
 // 20,22,24) and --keys; a --keys given alone replaces the default list.

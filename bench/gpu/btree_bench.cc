@@ -8,14 +8,17 @@
 #include <cinttypes>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "bench/gpu/btree_bench_report.h"
 #include "gpkv/db.h"
 #if GPKV_HAVE_GPU_BENCH
+#include "bench/gpu/device_memory_use.h"
 #include "gpu/device_memory.h"
 #endif
 
@@ -285,83 +288,106 @@ class Suite {
     GPKV_RETURN_IF_ERROR(::gpkv::gpu::DeviceUsable());
     std::fprintf(text_, "# device: %s\n", ::gpkv::gpu::DeviceDescription().c_str());
 #endif
-    std::fprintf(text_, "# batches of %" PRIu64 " operations in %s\n", config_.batch,
+    std::string batches;
+    for (uint64_t batch : config_.batches) {
+      batches += (batches.empty() ? "" : ", ") + std::to_string(batch);
+    }
+    std::fprintf(text_, "# batches of %s operations in %s\n", batches.c_str(),
                  config_.device_batches ? "GPU memory" : "host memory");
-    std::fprintf(text_, "%-14s %10s  %-26s %12s\n", "system", "keys", "operation", "M ops/s");
+    std::fprintf(text_,
+                 "# snapshot cost: an operation's time with a snapshot held (or read on it) over "
+                 "its time without one, same keys and batch size\n");
+    std::fputs(BtreeTextHeader().c_str(), text_);
+    const bool sweep = config_.batches.size() > 1;
     for (uint64_t keys : config_.keys) {
       std::fprintf(text_, "# %" PRIu64 " keys: making them\n", keys);
       std::fflush(text_);
       const Workload work = MakeWorkload(keys, config_.seed);
       Arrays arrays;
       GPKV_RETURN_IF_ERROR(arrays.Make(work, config_.device_batches));
-      for (const System* system : {&kBtree, &kLsm, &kSlab}) {
-        GPKV_RETURN_IF_ERROR(RunSystem(*system, work, arrays));
+      for (uint64_t batch : config_.batches) {
+        if (sweep) std::fprintf(text_, "# %" PRIu64 " keys, batches of %" PRIu64 "\n", keys, batch);
+        for (const System* system : {&kBtree, &kLsm, &kSlab}) {
+          const Status status = RunSystem(*system, work, arrays, batch);
+          PrintMemoryUse(*system);
+          if (status.ok()) continue;
+          // A peer that does not fit the device beside the arrays is left
+          // out of this point; the B-tree is what the suite measures.
+          if (system == &kBtree || status.code() != Code::kOutOfDeviceMemory) {
+            return status;
+          }
+          std::fprintf(text_,
+                       "# %s at %" PRIu64 " keys, batches of %" PRIu64
+                       ": its remaining rows left out, out of GPU memory (%s)\n",
+                       system->name, keys, batch, status.message().c_str());
+        }
       }
     }
     return Status::OK();
   }
 
  private:
-  Status RunSystem(const System& system, const Workload& work, Arrays& arrays) {
+  Status RunSystem(const System& system, const Workload& work, Arrays& arrays, uint64_t batch) {
     const uint64_t n = work.keys.size();
-    const uint64_t batch = config_.batch;
+    rates_.clear();
     auto nothing = [](Table&) { return Status::OK(); };
     auto all_found = [&](Table&) { return arrays.AllFound(); };
     auto load_all = [&](Table& table) {
       return table.Put(Arrays::Batch(arrays.keys(), 0, n), Arrays::Batch(arrays.values(), 0, n));
     };
     auto all_there = [&](Table& table) { return ExpectKeys(table, n, "load"); };
-
-    GPKV_RETURN_IF_ERROR(Report(system, n, "bulk build", n,
-                                Measure(config_, system, n, n, nothing, load_all, all_there)));
+    // The insert phases: the first half of the keys in one Put (untimed),
+    // then the second half in batches.
     const uint64_t half = n / 2;
+    auto load_half = [&](Table& table) {
+      return table.Put(Arrays::Batch(arrays.keys(), 0, half),
+                       Arrays::Batch(arrays.values(), 0, half));
+    };
+    auto inserts = [&](Table& table) {
+      return Batched(n - half, batch, [&](uint64_t begin, uint64_t end) {
+        return table.Put(Arrays::Batch(arrays.keys(), half + begin, half + end),
+                         Arrays::Batch(arrays.values(), half + begin, half + end));
+      });
+    };
+    auto erases = [&](Table& table) {
+      return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
+        return table.Erase(Arrays::Batch(arrays.shuffled(), begin, end));
+      });
+    };
+    auto none_left = [&](Table& table) { return ExpectKeys(table, 0, "erase"); };
+
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "bulk build", n,
+                                Measure(config_, system, n, n, nothing, load_all, all_there)));
     GPKV_RETURN_IF_ERROR(
-        Report(system, n, "insert", n - half,
-               Measure(
-                   config_, system, n, n - half,
-                   [&](Table& table) {
-                     return table.Put(Arrays::Batch(arrays.keys(), 0, half),
-                                      Arrays::Batch(arrays.values(), 0, half));
-                   },
-                   [&](Table& table) {
-                     return Batched(n - half, batch, [&](uint64_t begin, uint64_t end) {
-                       return table.Put(Arrays::Batch(arrays.keys(), half + begin, half + end),
-                                        Arrays::Batch(arrays.values(), half + begin, half + end));
-                     });
-                   },
-                   all_there)));
-    GPKV_RETURN_IF_ERROR(Report(
-        system, n, "get", n, Measure(config_, system, n, n, load_all, Gets(n, arrays), all_found)));
+        Report(system, n, batch, "insert", n - half,
+               Measure(config_, system, n, n - half, load_half, inserts, all_there)));
+    GPKV_RETURN_IF_ERROR(
+        Report(system, n, batch, "get", n,
+               Measure(config_, system, n, n, load_all, Gets(n, arrays, batch), all_found)));
+    const uint64_t queries = arrays.queries();
     if (system.kind == TableKind::kOrdered) {
       for (uint64_t expected : {8, 32}) {
-        const std::string name = "range ~" + std::to_string(expected);
-        const uint64_t queries = arrays.queries();
-        GPKV_RETURN_IF_ERROR(Report(system, n, name, queries,
+        GPKV_RETURN_IF_ERROR(Report(system, n, batch, RangeName(expected), queries,
                                     Measure(config_, system, n, queries, load_all,
-                                            Ranges(arrays, expected, nullptr), nothing)));
+                                            Ranges(arrays, expected, batch, nullptr), nothing)));
       }
     }
-    GPKV_RETURN_IF_ERROR(Report(system, n, "erase", n,
-                                Measure(
-                                    config_, system, n, n, load_all,
-                                    [&](Table& table) {
-                                      return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
-                                        return table.Erase(
-                                            Arrays::Batch(arrays.shuffled(), begin, end));
-                                      });
-                                    },
-                                    [&](Table& table) { return ExpectKeys(table, 0, "erase"); })));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "erase", n,
+                                Measure(config_, system, n, n, load_all, erases, none_left)));
     if (&system != &kBtree) return Status::OK();
 
     // The snapshot rows: the same tree, a snapshot held (or not) through the
-    // phase.
+    // phase; each beside the same operation without one.
     std::unique_ptr<Snapshot> snapshot;
-    auto load_and_snap = [&](Table& table) {
-      GPKV_RETURN_IF_ERROR(load_all(table));
+    auto snap = [&](Table& table) {
       auto taken = table.TakeSnapshot();
       if (!taken.ok()) return taken.status();
       snapshot = std::move(*taken);
       return Status::OK();
+    };
+    auto load_and_snap = [&](Table& table) {
+      GPKV_RETURN_IF_ERROR(load_all(table));
+      return snap(table);
     };
     auto release = [&](Table&) {
       snapshot.reset();
@@ -373,10 +399,11 @@ class Suite {
                          Arrays::Batch(arrays.values(), begin, end));
       });
     };
-    GPKV_RETURN_IF_ERROR(
-        Report(system, n, "update", n, Measure(config_, system, n, n, load_all, updates, nothing)));
-    GPKV_RETURN_IF_ERROR(Report(system, n, "update, snapshot held", n,
-                                Measure(config_, system, n, n, load_and_snap, updates, release)));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "update", n,
+                                Measure(config_, system, n, n, load_all, updates, nothing)));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "update, snapshot held", n,
+                                Measure(config_, system, n, n, load_and_snap, updates, release),
+                                "update"));
     // Every key updated after the snapshot: reads through it take the older
     // version of each, reads of the current contents the newer.
     auto load_snap_update = [&](Table& table) {
@@ -388,27 +415,68 @@ class Suite {
       return arrays.AllFound();
     };
     GPKV_RETURN_IF_ERROR(Report(
-        system, n, "get, snapshot held", n,
-        Measure(config_, system, n, n, load_snap_update, Gets(n, arrays), release_all_found)));
-    GPKV_RETURN_IF_ERROR(Report(system, n, "get on the snapshot", n,
+        system, n, batch, "get, snapshot held", n,
+        Measure(config_, system, n, n, load_snap_update, Gets(n, arrays, batch), release_all_found),
+        "get"));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "get on the snapshot", n,
                                 Measure(config_, system, n, n, load_snap_update,
-                                        Gets(n, arrays, &snapshot), release_all_found)));
-    const uint64_t queries = arrays.queries();
-    GPKV_RETURN_IF_ERROR(Report(system, n, "range ~8 on the snapshot", queries,
+                                        Gets(n, arrays, batch, &snapshot), release_all_found),
+                                "get"));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "range ~8 on the snapshot", queries,
                                 Measure(config_, system, n, queries, load_snap_update,
-                                        Ranges(arrays, 8, &snapshot), release)));
+                                        Ranges(arrays, 8, batch, &snapshot), release),
+                                RangeName(8)));
+    // Fresh keys inserted, and every key erased, while a snapshot of the
+    // tree before them is held.
+    auto load_half_and_snap = [&](Table& table) {
+      GPKV_RETURN_IF_ERROR(load_half(table));
+      return snap(table);
+    };
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "insert, snapshot held", n - half,
+                                Measure(config_, system, n, n - half, load_half_and_snap, inserts,
+                                        [&](Table& table) {
+                                          GPKV_RETURN_IF_ERROR(release(table));
+                                          return all_there(table);
+                                        }),
+                                "insert"));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "erase, snapshot held", n,
+                                Measure(config_, system, n, n, load_and_snap, erases,
+                                        [&](Table& table) {
+                                          GPKV_RETURN_IF_ERROR(release(table));
+                                          return none_left(table);
+                                        }),
+                                "erase"));
+    GPKV_RETURN_IF_ERROR(Report(system, n, batch, "range ~32 on the snapshot", queries,
+                                Measure(config_, system, n, queries, load_snap_update,
+                                        Ranges(arrays, 32, batch, &snapshot), release),
+                                RangeName(32)));
     return Status::OK();
   }
+
+  // "# after lsm-gpu: 12.3 GiB of 79.1 GiB of GPU memory in use" (the
+  // batch arrays and what the stream-ordered pool keeps included).
+  void PrintMemoryUse(const System& system) {
+#if GPKV_HAVE_GPU_BENCH
+    uint64_t used = 0, total = 0;
+    if (!DeviceMemoryUse(&used, &total).ok()) return;
+    std::fprintf(text_, "# after %s: %.1f GiB of %.1f GiB of GPU memory in use\n", system.name,
+                 used / 1073741824.0, total / 1073741824.0);
+#else
+    (void)system;
+#endif
+  }
+
+  static std::string RangeName(uint64_t expected) { return "range ~" + std::to_string(expected); }
 
   // Every key, shuffled, in batches, its value and found flag into the
   // arrays' (Arrays::AllFound checks them after the timing); at *snapshot
   // when given.
-  std::function<Status(Table&)> Gets(uint64_t n, const Arrays& arrays,
-                                     const std::unique_ptr<Snapshot>* snapshot = nullptr) {
-    return [this, n, &arrays, snapshot](Table& table) {
+  static std::function<Status(Table&)> Gets(uint64_t n, const Arrays& arrays, uint64_t batch,
+                                            const std::unique_ptr<Snapshot>* snapshot = nullptr) {
+    return [n, &arrays, batch, snapshot](Table& table) {
       BatchOptions options;
       if (snapshot != nullptr) options.snapshot = snapshot->get();
-      return Batched(n, config_.batch, [&](uint64_t begin, uint64_t end) {
+      return Batched(n, batch, [&](uint64_t begin, uint64_t end) {
         return table.Get(Arrays::Batch(arrays.shuffled(), begin, end), arrays.OutValues(begin, end),
                          arrays.Found(begin, end), options);
       });
@@ -417,14 +485,15 @@ class Suite {
 
   // The arrays' range queries of about `expected` keys, in batches, through
   // RangeOnDevice where the table has it, at *snapshot when given.
-  std::function<Status(Table&)> Ranges(const Arrays& arrays, uint64_t expected,
-                                       const std::unique_ptr<Snapshot>* snapshot) {
-    return [this, &arrays, expected, snapshot](Table& table) {
+  static std::function<Status(Table&)> Ranges(const Arrays& arrays, uint64_t expected,
+                                              uint64_t batch,
+                                              const std::unique_ptr<Snapshot>* snapshot) {
+    return [&arrays, expected, batch, snapshot](Table& table) {
       BatchOptions options;
       if (snapshot != nullptr) options.snapshot = snapshot->get();
       // One results object for the run: a table may reuse its storage.
       Table::DeviceRangeResults device;
-      return Batched(arrays.queries(), config_.batch, [&](uint64_t begin, uint64_t end) {
+      return Batched(arrays.queries(), batch, [&](uint64_t begin, uint64_t end) {
         const uint64_t count = end - begin;
         const ConstBytes low = Arrays::Batch(arrays.lo(expected), begin, end);
         const ConstBytes high = Arrays::Batch(arrays.hi(expected), begin, end);
@@ -440,27 +509,37 @@ class Suite {
     };
   }
 
-  Status Report(const System& system, uint64_t keys, const std::string& operation,
-                uint64_t operations, const Measured& measured) {
+  // Prints and records one row; `without` names the row of the same
+  // operation without a snapshot (measured before it in this block).
+  Status Report(const System& system, uint64_t keys, uint64_t batch, const std::string& operation,
+                uint64_t operations, const Measured& measured, const std::string& without = "") {
     if (!measured.status.ok()) {
       return Status(measured.status.code(),
                     std::string(system.name) + " " + operation + ": " + measured.status.message());
     }
-    std::fprintf(text_, "%-14s %10" PRIu64 "  %-26s %12.1f\n", system.name, keys, operation.c_str(),
-                 measured.mops);
+    BtreeRow row;
+    row.system = system.name;
+    row.keys = keys;
+    row.operation = operation;
+    row.operations = operations;
+    row.batch = batch;
+    row.device_batches = config_.device_batches;
+    row.mops = measured.mops;
+    if (!without.empty()) {
+      row.without = without;
+      row.without_mops = rates_.at(without);
+    }
+    rates_[operation] = measured.mops;
+    std::fputs(BtreeTextLine(row).c_str(), text_);
     std::fflush(text_);
-    *json_lines_ += "{\"kind\":\"btree\",\"system\":\"" + std::string(system.name) +
-                    "\",\"keys\":" + std::to_string(keys) + ",\"operation\":\"" + operation +
-                    "\",\"operations\":" + std::to_string(operations) +
-                    ",\"batch\":" + std::to_string(config_.batch) + ",\"batches\":\"" +
-                    (config_.device_batches ? "device" : "host") + "\"" +
-                    ",\"gops\":" + std::to_string(measured.mops / 1000) + "}\n";
+    *json_lines_ += BtreeJsonLine(row);
     return Status::OK();
   }
 
   const BtreeBenchConfig& config_;
   std::FILE* text_;
   std::string* json_lines_;
+  std::map<std::string, double> rates_;  // this system's rows at this key count and batch size
 };
 
 }  // namespace
@@ -483,7 +562,10 @@ Status ValidateBtreeBenchConfig(const BtreeBenchConfig& config) {
                                      std::to_string(kBtreeMaxKeysLog2) + " keys");
     }
   }
-  if (config.batch == 0) return Status::InvalidArgument("--batch must be at least 1");
+  if (config.batches.empty()) return Status::InvalidArgument("--batch: no batch size");
+  for (uint64_t batch : config.batches) {
+    if (batch == 0) return Status::InvalidArgument("--batch must be at least 1");
+  }
   if (config.repeats < 1 || config.repeats > 100) {
     return Status::InvalidArgument("--repeats must be 1 to 100");
   }

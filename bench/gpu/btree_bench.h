@@ -5,8 +5,8 @@
 // in the same run, all through the public API (DB::CreateTable, batches on
 // gpkv::Table). Keys are distinct random 64-bit values.
 //
-// For each key count (BtreeBenchConfig::keys), a fresh table per system and
-// repeat:
+// For each key count (BtreeBenchConfig::keys) and batch size
+// (BtreeBenchConfig::batches), a fresh table per system and repeat:
 //   - bulk build: all keys in one Put (the B-tree builds its leaves from the
 //     sorted batch);
 //   - insert: half the keys in one Put, then the other half in batches of
@@ -16,19 +16,30 @@
 //     the span that holds 8 (32) keys on average, in batches, through
 //     RangeOnDevice (results in GPU memory) where the table has it;
 //   - erase: every key, in batches;
-//   - the snapshot rows (the B-tree only): get, update (a Put over every
-//     key, in batches) and range ~8 with a snapshot held, beside update
-//     without one.
+//   - the snapshot rows (the B-tree only): update (a Put over every key, in
+//     batches) without a snapshot; then with a snapshot held: update, get
+//     (after every key was updated), insert (the second half, into the first
+//     and its snapshot), erase (every key); and on the snapshot (every key
+//     updated after it): get, range ~8, range ~32. Each snapshot row gives
+//     its cost: the time of the same operation without a snapshot (the
+//     update row, or the phases above, at the same key count and batch size)
+//     over its own.
 // The slab hash runs bulk build, insert, get and erase; the LSM all but the
-// snapshot rows. Batches come from host memory, or with `device_batches`
+// snapshot rows. A peer that runs out of GPU memory is left out of that
+// point with a line saying so; the B-tree's own failure ends the run.
+// Batches come from host memory, or with `device_batches`
 // (--device-batches) from GPU memory: the keys, values, range bounds and
 // get answers copied there (or allocated) before any timing, every system
 // reading and answering in place (RangeOnDevice's results stay on the
 // device either way). Each phase is timed on the host around the
 // synchronous calls, reported as the median of `repeats` runs in M
 // operations (range: queries) per second (JSON: "gops", G per second, with
-// "batch" and "batches": "host" or "device"); answers are checked outside
-// the timing.
+// "batch" and "batches": "host" or "device"; snapshot rows "without" and
+// "snapshot_cost", btree_bench_report.h); answers are checked outside the
+// timing.
+//
+// GPU memory: one system's table at a time (each closed before the next),
+// beside the batch arrays in device batches (37 bytes a key).
 //
 // This header needs no CUDA: gpkv-bench includes it in every build.
 //
@@ -46,10 +57,11 @@ namespace gpkv::bench::gpu {
 
 struct BtreeBenchConfig {
   std::vector<uint64_t> keys = {uint64_t{1} << 20, uint64_t{1} << 22, uint64_t{1} << 24};
-  uint64_t batch = uint64_t{1} << 20;  // operations per batch
-  bool device_batches = false;         // batch arrays in GPU memory
-  int repeats = 3;                     // runs of each phase; the median is reported
-  std::string pool_dir = "/dev/shm";   // pool files (created, then removed)
+  // Operations per batch: every phase runs at each size.
+  std::vector<uint64_t> batches = {uint64_t{1} << 20};
+  bool device_batches = false;        // batch arrays in GPU memory
+  int repeats = 3;                    // runs of each phase; the median is reported
+  std::string pool_dir = "/dev/shm";  // pool files (created, then removed)
   uint64_t seed = 1;
 };
 

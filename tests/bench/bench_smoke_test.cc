@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -285,9 +286,53 @@ TEST(BenchSmoke, BtreeSuiteRunsOnADeviceAndSaysWhyNotWithoutOne) {
       EXPECT_GT(row["gops"].get<double>(), 0.0) << line;
       rows[row["system"].get<std::string>()]++;
     }
-    EXPECT_EQ(rows["btree-gpu"], 6 + 5);  // the phases, and the snapshot rows
+    EXPECT_EQ(rows["btree-gpu"], 6 + 8);  // the phases, and the snapshot rows
     EXPECT_EQ(rows["lsm-gpu"], 6);
     EXPECT_EQ(rows["slab-hash-gpu"], 4);
+  }
+}
+
+// A btree suite over two batch sizes runs every phase at each, and gives
+// each snapshot row its cost beside its peer of the same batch size, where
+// a device is usable; elsewhere the reason, exit 3.
+TEST(BenchSmoke, BtreeSuiteSweepsBatchSizes) {
+  RunResult run = RunProgram(GPKV_BENCH_PATH,
+                             "--suite btree --keys 16K --repeats 1 --batch 2K,4K "
+                             "--pool-dir " +
+                                 PoolDir() + " --json");
+  if (run.exit_code != 0) {
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_NE(run.err.find("CUDA"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "");
+    return;
+  }
+  EXPECT_NE(run.err.find("# batches of 2048, 4096 operations"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("# 16384 keys, batches of 4096"), std::string::npos) << run.err;
+  std::istringstream lines(run.out);
+  std::string line;
+  std::map<std::string, int> rows;      // "system batch" -> rows
+  std::map<std::string, double> rates;  // "operation batch" -> gops (btree-gpu)
+  std::vector<nlohmann::json> snapshot_rows;
+  while (std::getline(lines, line)) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    const std::string batch = std::to_string(row["batch"].get<uint64_t>());
+    rows[row["system"].get<std::string>() + " " + batch]++;
+    if (row["system"] != "btree-gpu") continue;
+    rates[row["operation"].get<std::string>() + " " + batch] = row["gops"].get<double>();
+    if (row.contains("snapshot_cost")) snapshot_rows.push_back(row);
+  }
+  for (const char* batch : {"2048", "4096"}) {
+    EXPECT_EQ(rows[std::string("btree-gpu ") + batch], 6 + 8) << batch;
+    EXPECT_EQ(rows[std::string("lsm-gpu ") + batch], 6) << batch;
+    EXPECT_EQ(rows[std::string("slab-hash-gpu ") + batch], 4) << batch;
+  }
+  ASSERT_EQ(snapshot_rows.size(), 2u * 7);  // all snapshot rows but update's own
+  for (const nlohmann::json& row : snapshot_rows) {
+    const std::string batch = std::to_string(row["batch"].get<uint64_t>());
+    const double peer = rates.at(row["without"].get<std::string>() + " " + batch);
+    EXPECT_NEAR(row["snapshot_cost"].get<double>(), peer / row["gops"].get<double>(),
+                1e-2 * row["snapshot_cost"].get<double>())
+        << row.dump();
   }
 }
 
@@ -345,7 +390,10 @@ TEST(BenchSmoke, UsageErrorsExit1NamingTheCommand) {
                                   std::string("--suite btree --keys-log2 40"),
                                   std::string("--suite btree --repeats 0"),
                                   std::string("--suite btree --utilisation 50"),
-                                  std::string("--suite slab --device-batches")}) {
+                                  std::string("--suite slab --device-batches"),
+                                  std::string("--suite slab --batch 4K,8K"),
+                                  "--suite ycsb --batch 512,1024 " + SmallOptions(),
+                                  std::string("--suite btree --batch 4K,0")}) {
     RunResult run = RunProgram(GPKV_BENCH_PATH, args);
     EXPECT_EQ(run.exit_code, 1) << args << ": " << run.err;
     EXPECT_EQ(run.err.rfind("gpkv-bench: ", 0), 0u) << args << ": " << run.err;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/btree_bench_report.h"
 #include "bench/gpu/slab_bench_report.h"
 
 namespace gpkv::bench::gpu {
@@ -247,6 +248,64 @@ TEST(CheckTargets, GpuGoalsReadRatiosSlackAndTheBestOfSeveralRows) {
   EXPECT_NE(parsed.values.at("host-c-4096-callers-registered").find("callers 4"),
             std::string::npos);
   EXPECT_EQ(parsed.verdict.at("host-c-4096-registered"), "not measured");  // 1 caller: none
+}
+
+// A btree-gpu row from device batches at 2^24 keys; `without` names a
+// snapshot row's peer.
+BtreeRow Btree(const std::string& operation, uint64_t batch, double mops,
+               const std::string& without = "", double without_mops = 0) {
+  BtreeRow row;
+  row.system = "btree-gpu";
+  row.keys = uint64_t{1} << 24;
+  row.operation = operation;
+  row.operations = row.keys;
+  row.batch = batch;
+  row.device_batches = true;
+  row.mops = mops;
+  row.without = without;
+  row.without_mops = without_mops;
+  return row;
+}
+
+// The snapshot goals of a batch-size sweep: each snapshot row is read
+// against its peer of the same batch size, and carries that cost itself.
+TEST(CheckTargets, BtreeSnapshotGoalsReadEachBatchSizeAgainstItsOwnPeer) {
+  const std::vector<BtreeRow> rows = {
+      Btree("get", 65536, 1000),
+      Btree("update", 65536, 500),
+      Btree("update, snapshot held", 65536, 450, "update", 500),  // cost 1.11x: met
+      Btree("get, snapshot held", 65536, 990, "get", 1000),       // 1.01x: met
+      Btree("get", 1048576, 2500),
+      Btree("update", 1048576, 670),
+      Btree("update, snapshot held", 1048576, 500, "update", 670),  // 1.34x: missed
+      Btree("get, snapshot held", 1048576, 2550, "get", 2500),      // 0.98x: met
+  };
+  std::string lines;
+  for (const BtreeRow& row : rows) {
+    lines += BtreeJsonLine(row);
+    const nlohmann::json json = nlohmann::json::parse(BtreeJsonLine(row));
+    EXPECT_EQ(json["batch"], row.batch);
+    if (row.without.empty()) {
+      EXPECT_FALSE(json.contains("snapshot_cost")) << json.dump();
+    } else {
+      EXPECT_EQ(json["without"], row.without);
+      EXPECT_NEAR(json["snapshot_cost"].get<double>(), row.without_mops / row.mops, 1e-5);
+    }
+  }
+  const std::string path = Scratch("btree.jsonl");
+  Write(path, lines);
+  const RunResult run = CheckTargets(path + " --suite btree");
+  std::remove(path.c_str());
+  EXPECT_EQ(run.exit_code, 1) << run.err << run.out;
+  const Verdicts parsed = Parse(run.out);
+  EXPECT_EQ(parsed.verdict.at("btree-snapshot-get-cost"), "met") << run.out;
+  EXPECT_EQ(parsed.verdict.at("btree-snapshot-update-cost"), "missed") << run.out;
+  // Both batch sizes, each over its own update row.
+  const std::string& update = parsed.values.at("btree-snapshot-update-cost");
+  EXPECT_NE(update.find("batch 65536"), std::string::npos) << update;
+  EXPECT_NE(update.find("= 0.9"), std::string::npos) << update;  // 450 / 500
+  EXPECT_NE(update.find("batch 1048576"), std::string::npos) << update;
+  EXPECT_NE(update.find("= 0.746"), std::string::npos) << update;  // 500 / 670
 }
 
 TEST(CheckTargets, ExitsZeroWhenEveryMeasuredGoalIsMetAndTwoOnBadInput) {
