@@ -1,6 +1,7 @@
 #include "tables/gphash/logged/core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,19 @@ std::atomic<bool> write_images_inline{false};
 }  // namespace
 
 void TEST_WriteImagesInline(bool inline_writes) { write_images_inline = inline_writes; }
+
+uint64_t Core::PhaseClock::Lap() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto lap = std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count();
+  last_ = now;
+  return static_cast<uint64_t>(lap);
+}
+
+uint64_t Core::PhaseClock::Total() const {
+  const auto now = std::chrono::steady_clock::now();
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count());
+}
 
 Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads)
     : pool_(pool),
@@ -199,24 +213,40 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
                                              /*tombstones=*/part == &erases);
   }
   if (record_bytes == 0) return Status::OK();
+  phase_clock_ = PhaseClock();
+  const Status status = LogBatch(puts, erases, erased, memory, record_bytes);
+  ++write_phases_.batches;
+  write_phases_.total_ns += phase_clock_.Total();
+  return status;
+}
+
+Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, BatchMemory memory,
+                      uint64_t record_bytes) {
+  LoggedStats::WritePhases& phases = write_phases_;
   const bool fits = log_.Fits(record_bytes);
   if (pending_ != nullptr &&
       (!fits || (pending_->batches + 1 >= publish_batch_ && ImageWritten()))) {
     // Its image is written (or this batch needs the half it frees: wait).
-    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+    const Status published = PublishCheckpoint();
+    phases.checkpoint_ns += phase_clock_.Lap();
+    GPKV_RETURN_IF_ERROR(published);
   }
   const bool fits_a_half = log::RecordFits(0, record_bytes, log_.place().half_capacity);
   if (!fits && fits_a_half) {
     // The half is full: its batches go into an image behind the next
     // batches, and this one opens the other half.
-    GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
+    const Status started = StartCheckpoint(next_seq_ - 1);
+    phases.checkpoint_ns += phase_clock_.Lap();
+    GPKV_RETURN_IF_ERROR(started);
   }
   if (!fits_a_half) {
     // Larger than a half: the batch reaches the pool as the image of the
     // index it is applied to, published by one store.
     Status status = ApplyToIndex(puts, erases, erased);
+    phases.index_ns += phase_clock_.Lap();
     if (status.ok()) status = StartCheckpoint(next_seq_ - 1);
     if (status.ok()) status = PublishCheckpoint();
+    phases.checkpoint_ns += phase_clock_.Lap();
     if (!status.ok()) {
       if (!broken_.ok()) return broken_;
       broken_ = Status(status.code(), Where() + ": " + status.message() +
@@ -224,7 +254,9 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
                                           "every acknowledged batch is in the pool)");
       return status;
     }
-    return pool_.Sync();
+    const Status synced = pool_.Sync();
+    phases.sync_ns += phase_clock_.Lap();
+    return synced;
   }
   // Each record past the published bytes (nothing reads them until the log
   // word moves), then one store publishes the batch.
@@ -233,17 +265,24 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
     if (part->count == 0) continue;
     const uint64_t offset = log_.RecordOffset() + written;
     auto header = WriteRecordArrays(*part, offset, seq++, memory);
+    phases.record_ns += phase_clock_.Lap();
     if (!header.ok()) return header.status();
     written += log::FinishRecord(pool_, offset, *header, key_size_, value_size_);
+    phases.publish_ns += phase_clock_.Lap();
   }
   log_.Publish(pool_, written);
   next_seq_ = seq;
   if (pending_ != nullptr) ++pending_->batches;
+  phases.publish_ns += phase_clock_.Lap();
   // Durable before the index shows it: a reader never sees a write that a
   // crash could still take back (on a page-granular mapping the Sync is
   // what makes the record durable).
   Status status = pool_.Sync();
-  if (status.ok()) status = ApplyToIndex(puts, erases, erased);
+  phases.sync_ns += phase_clock_.Lap();
+  if (status.ok()) {
+    status = ApplyToIndex(puts, erases, erased);
+    phases.index_ns += phase_clock_.Lap();
+  }
   if (!status.ok()) {
     broken_ = Status(status.code(), Where() + ": " + status.message() +
                                         " (the table refuses writes until it is reopened; the "
@@ -372,6 +411,7 @@ Result<LoggedStats> Core::Stats() {
   stats.image_entries = image_entries_;
   stats.image_bytes = image_offset_ == 0 ? 0 : ImageBytes(image_entries_, key_size_, value_size_);
   stats.applied_seq = next_seq_ - 1;
+  stats.write_phases = write_phases_;
   return stats;
 }
 

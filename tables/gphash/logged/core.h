@@ -29,6 +29,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -63,6 +64,23 @@ struct LoggedStats {
   uint64_t image_entries = 0;
   uint64_t image_bytes = 0;
   uint64_t applied_seq = 0;
+  // Where the write batches' time went since open (steady_clock, summed
+  // over the batches, wall time of the writing thread).
+  struct WritePhases {
+    uint64_t batches = 0;        // write batches timed (host and device)
+    uint64_t total_ns = 0;       // the whole write, once the writer holds the mutex
+    uint64_t checkpoint_ns = 0;  // starting and publishing checkpoints (the scan,
+                                 // waiting for an image), batches larger than a half
+    // Writing the records' arrays: checksums and copies to the pool; a device
+    // batch's ends when its stream is synchronised (the record is in the pool).
+    uint64_t record_ns = 0;
+    uint64_t publish_ns = 0;  // the records' headers persisted, the log word published
+    uint64_t sync_ns = 0;     // pool Sync: what makes the batch durable
+    // Applying the batch to the index; the index's calls return when its GPU
+    // work is done.
+    uint64_t index_ns = 0;
+  };
+  WritePhases write_phases;
 };
 
 // Test only: whether a checkpoint's image is written on the batch's own
@@ -162,6 +180,10 @@ class Core {
   // `memory`. REQUIRES: write_mutex_.
   Status Apply(const Part& puts, const Part& erases, uint8_t* erased,
                BatchMemory memory = BatchMemory::kHost);
+  // Apply's steps, timed: the checkpoint steps a batch starts, then its
+  // record(s) or, larger than a half, the image it reaches the pool as.
+  Status LogBatch(const Part& puts, const Part& erases, uint8_t* erased, BatchMemory memory,
+                  uint64_t record_bytes);
   // Copies a part's record arrays into the log at `offset` from `memory`;
   // returns the header with its checksum (log::FinishRecord completes it).
   Result<log::RecordHeader> WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
@@ -200,6 +222,20 @@ class Core {
 
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   Status broken_;           // set when the index got ahead of the pool: writes refused
+  // The time of a write batch's steps (steady_clock, a few reads a batch).
+  class PhaseClock {
+   public:
+    // Nanoseconds since the previous lap (or the start).
+    uint64_t Lap();
+    // Nanoseconds since the start.
+    uint64_t Total() const;
+
+   private:
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_ = start_;
+  };
+  PhaseClock phase_clock_;  // of the batch being written
+  LoggedStats::WritePhases write_phases_;
   // Where batches are appended: the published checkpoint's half and epoch,
   // or the other half and the next epoch while a checkpoint is pending.
   log::Appender log_;

@@ -19,6 +19,14 @@ TableStats PublicStats(const LoggedStats& stats) {
   out.Add("checkpoint-pending", stats.checkpoint_pending ? 1.0 : 0.0);
   out.Add("image-entries", static_cast<double>(stats.image_entries));
   out.Add("applied-seq", static_cast<double>(stats.applied_seq));
+  const LoggedStats::WritePhases& phases = stats.write_phases;
+  out.Add("write-batches", static_cast<double>(phases.batches));
+  out.Add("write-ns", static_cast<double>(phases.total_ns));
+  out.Add("write-checkpoint-ns", static_cast<double>(phases.checkpoint_ns));
+  out.Add("write-record-ns", static_cast<double>(phases.record_ns));
+  out.Add("write-publish-ns", static_cast<double>(phases.publish_ns));
+  out.Add("write-sync-ns", static_cast<double>(phases.sync_ns));
+  out.Add("write-index-ns", static_cast<double>(phases.index_ns));
   return out.Take();
 }
 

@@ -24,7 +24,9 @@ namespace gpkv::gphash::logged {
 // The public stats of a logged table: keys, pool bytes (root, log, image)
 // and the properties gphash.batch-entries, .log-batches, .log-bytes,
 // .log-capacity (of one half), .checkpoints, .checkpoint-pending,
-// .image-entries, .applied-seq.
+// .image-entries, .applied-seq, and where the write batches' time went since
+// open (LoggedStats::WritePhases): .write-batches, .write-ns and
+// .write-{checkpoint,record,publish,sync,index}-ns.
 TableStats PublicStats(const LoggedStats& stats);
 
 // Whether a batch array lies in device memory of `device` (the CUDA
