@@ -18,10 +18,21 @@ namespace {
 constexpr uint64_t kImageChunk = uint64_t{1} << 20;
 
 std::atomic<bool> write_images_inline{false};
+std::atomic<int> failing_device_records{0};
+
+// True when an injected failure of a device record is due (and takes it).
+bool TakeInjectedDeviceRecordFailure() {
+  int left = failing_device_records.load();
+  while (left > 0 && !failing_device_records.compare_exchange_weak(left, left - 1)) {
+  }
+  return left > 0;
+}
 
 }  // namespace
 
 void TEST_WriteImagesInline(bool inline_writes) { write_images_inline = inline_writes; }
+
+void TEST_FailNextDeviceRecords(int count) { failing_device_records = count; }
 
 uint64_t Core::PhaseClock::Lap() {
   const auto now = std::chrono::steady_clock::now();
@@ -258,16 +269,16 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
     phases.sync_ns += phase_clock_.Lap();
     return synced;
   }
+  if (memory == BatchMemory::kDevice) return ApplyDeviceBatch(puts, erases, erased);
   // Each record past the published bytes (nothing reads them until the log
   // word moves), then one store publishes the batch.
   uint64_t written = 0, seq = next_seq_;
   for (const Part* part : {&puts, &erases}) {
     if (part->count == 0) continue;
     const uint64_t offset = log_.RecordOffset() + written;
-    auto header = WriteRecordArrays(*part, offset, seq++, memory);
+    const log::RecordHeader header = WriteRecordArrays(*part, offset, seq++);
     phases.record_ns += phase_clock_.Lap();
-    if (!header.ok()) return header.status();
-    written += log::FinishRecord(pool_, offset, *header, key_size_, value_size_);
+    written += log::FinishRecord(pool_, offset, header, key_size_, value_size_);
     phases.publish_ns += phase_clock_.Lap();
   }
   log_.Publish(pool_, written);
@@ -292,19 +303,72 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
   return Status::OK();
 }
 
-Result<log::RecordHeader> Core::WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
-                                                  BatchMemory memory) {
-  if (memory == BatchMemory::kDevice) {
-    // Nothing reads past the published bytes: a failed copy leaves the log
-    // as it was.
-    auto header =
-        device_records_->WriteRecordArrays(pool_, offset, log_.epoch(), seq, part.keys, part.values,
-                                           part.count, key_size_, value_size_);
-    if (!header.ok()) {
-      return Status(header.status().code(), Where() + ": " + header.status().message());
-    }
-    return *header;
+Status Core::ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* erased) {
+  LoggedStats::WritePhases& phases = write_phases_;
+  // Mixed batches come from host memory: a device batch is one part.
+  const Part& part = puts.count != 0 ? puts : erases;
+  const uint64_t offset = log_.RecordOffset();
+  const uint64_t seq = next_seq_;
+  const Status started = device_records_->StartRecordArrays(
+      pool_, offset, log_.epoch(), seq, part.keys, part.values, part.count, key_size_, value_size_);
+  phases.record_ns += phase_clock_.Lap();
+  if (!started.ok()) {
+    // Nothing of it is queued, and nothing reads past the published bytes:
+    // log and index are as they were.
+    return Status(started.code(), Where() + ": " + started.message());
   }
+  // The index apply runs on the GPU beside the record's copy, so the index
+  // shows the batch before it is durable: readers wait at the gate until the
+  // Sync has returned.
+  std::unique_lock<std::shared_mutex> gate(read_gate_);
+  Status status = ApplyToIndex(puts, erases, erased);
+  phases.index_ns += phase_clock_.Lap();
+  // Waited for even when the index apply failed: no copy is left in flight.
+  auto header = device_records_->WaitRecordArrays();
+  if (header.ok() && TakeInjectedDeviceRecordFailure()) {
+    header = Status::IOError(pool_.path() +
+                             ": copy of a log record: failure injected by "
+                             "TEST_FailNextDeviceRecords");
+  }
+  phases.record_ns += phase_clock_.Lap();
+  if (status.ok() && !header.ok()) {
+    status = Status(header.status().code(), Where() + ": " + header.status().message());
+  }
+  if (status.ok()) {
+    const uint64_t written = log::FinishRecord(pool_, offset, *header, key_size_, value_size_);
+    log_.Publish(pool_, written);
+    next_seq_ = seq + 1;
+    if (pending_ != nullptr) ++pending_->batches;
+    phases.publish_ns += phase_clock_.Lap();
+    status = pool_.Sync();
+    phases.sync_ns += phase_clock_.Lap();
+  }
+  if (!status.ok()) {
+    // The index is ahead of what the pool surely holds; the log is the truth.
+    unreadable_ =
+        Status(status.code(), Where() + ": " + status.message() +
+                                  " (the table refuses reads and writes until it is reopened: its "
+                                  "index shows a batch that may not be durable; the reopen replays "
+                                  "the log, which holds every acknowledged batch)");
+    broken_ = unreadable_;
+  }
+  return status;
+}
+
+Status Core::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+                 const BatchOptions& options) {
+  std::shared_lock<std::shared_mutex> gate(read_gate_);
+  GPKV_RETURN_IF_ERROR(unreadable_);
+  return index_->Get(keys, values, found, options);
+}
+
+Status Core::Scan(const Table::ScanVisitor& visit) {
+  std::shared_lock<std::shared_mutex> gate(read_gate_);
+  GPKV_RETURN_IF_ERROR(unreadable_);
+  return index_->Scan(visit);
+}
+
+log::RecordHeader Core::WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq) {
   log::cpu::RecordEntries entries;
   entries.keys = reinterpret_cast<const uint64_t*>(part.keys);
   entries.values = part.values;

@@ -77,7 +77,7 @@ Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&)
 
 Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
                         const BatchOptions& options) {
-  return core_->index().Get(keys, values, found, options);
+  return core_->Get(keys, values, found, options);
 }
 
 Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
@@ -106,6 +106,6 @@ Result<TableStats> LoggedTable::Stats() {
   return out;
 }
 
-Status LoggedTable::Scan(const ScanVisitor& visit) { return core_->index().Scan(visit); }
+Status LoggedTable::Scan(const ScanVisitor& visit) { return core_->Scan(visit); }
 
 }  // namespace gpkv::gphash::logged
