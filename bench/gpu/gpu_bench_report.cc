@@ -110,6 +110,26 @@ void PrintRows(const std::vector<Row>& rows, std::FILE* out) {
   }
 }
 
+void PrintWritePhases(const std::vector<Row>& rows, std::FILE* out) {
+  bool header = false;
+  for (const Row& row : rows) {
+    const WritePhases& phases = row.write_phases;
+    if (phases.batches == 0) continue;
+    if (!header) {
+      std::fprintf(out,
+                   "\nlogged write batches, microseconds per batch (a device batch's index "
+                   "apply runs beside its record's copy: record is the copy's rest):\n");
+      std::fprintf(out, "%-14s %-27s %8s %8s %9s %9s %9s %9s %9s %9s\n", "mode", "workload",
+                   "batch", "batches", "total", "checkpt", "record", "publish", "sync", "index");
+      header = true;
+    }
+    std::fprintf(out, "%-14s %-27s %8llu %8.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+                 row.mode.c_str(), row.workload.c_str(), static_cast<unsigned long long>(row.batch),
+                 phases.batches, phases.total_us, phases.checkpoint_us, phases.record_us,
+                 phases.publish_us, phases.sync_us, phases.index_us);
+  }
+}
+
 void PrintCpuRatios(const std::vector<Row>& rows, const std::vector<LinkResult>& link,
                     const std::vector<LoadFactorRow>& load_factors, uint64_t index_bytes,
                     std::FILE* out) {
@@ -189,6 +209,14 @@ std::string JsonLines(const std::string& device, uint64_t keys, const std::vecto
     if (row.cache_reads_per_get >= 0) {
       json << ",\"cache_reads_per_get\":" << row.cache_reads_per_get
            << ",\"pool_reads_per_get\":" << row.pool_reads_per_get;
+    }
+    const WritePhases& phases = row.write_phases;
+    if (phases.batches != 0) {
+      json << ",\"write_batches\":" << phases.batches
+           << ",\"write_us\":{\"total\":" << phases.total_us
+           << ",\"checkpoint\":" << phases.checkpoint_us << ",\"record\":" << phases.record_us
+           << ",\"publish\":" << phases.publish_us << ",\"sync\":" << phases.sync_us
+           << ",\"index\":" << phases.index_us << "}";
     }
     json << "}\n";
   }

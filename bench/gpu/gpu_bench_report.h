@@ -19,6 +19,21 @@ namespace gpkv::bench::gpu {
 // Records per LOAD batch.
 inline constexpr size_t kLoadBatch = size_t{1} << 20;
 
+// Where a logged table's write batches of a point spent their time
+// (the table's gphash.write-* properties over the point): batches timed,
+// and microseconds per batch of the whole write and of each step
+// (docs/ARCHITECTURE.md, "Logged hash tables"). batches 0: none (other
+// tables, get points).
+struct WritePhases {
+  double batches = 0;
+  double total_us = 0;
+  double checkpoint_us = 0;
+  double record_us = 0;
+  double publish_us = 0;
+  double sync_us = 0;
+  double index_us = 0;
+};
+
 // One measured point.
 struct Row {
   std::string mode;
@@ -30,6 +45,7 @@ struct Row {
   // cache served, and those that crossed the link, per get (-1: none).
   double cache_reads_per_get = -1;
   double pool_reads_per_get = -1;
+  WritePhases write_phases;
   double mops() const { return static_cast<double>(ops) / seconds / 1e6; }
 };
 
@@ -48,6 +64,9 @@ void PrintLinkCalibration(const std::vector<LinkResult>& link, uint64_t index_by
                           std::FILE* out);
 void PrintTransactionModel(std::FILE* out);
 void PrintRows(const std::vector<Row>& rows, std::FILE* out);
+// The rows with write phases (logged tables' write points): microseconds per
+// batch in each step.
+void PrintWritePhases(const std::vector<Row>& rows, std::FILE* out);
 // Each mode's YCSB A beside the naive baseline's at the same batch size.
 void PrintNaiveRatios(const std::vector<Row>& rows, std::FILE* out);
 // The logged and ordered modes' points beside mirror and direct mode's of
@@ -62,7 +81,8 @@ void PrintCpuRatios(const std::vector<Row>& rows, const std::vector<LinkResult>&
 
 // One JSON object per line: "link" per calibrated region ("index": whether
 // it is the size of the loaded table's index), "load_factor" per mode,
-// "table" per row.
+// "table" per row (with "write_batches" and "write_us", microseconds per
+// batch of each step, where the row has write phases).
 std::string JsonLines(const std::string& device, uint64_t keys, const std::vector<LinkResult>& link,
                       uint64_t index_bytes, const std::vector<LoadFactorRow>& load_factors,
                       const std::vector<Row>& rows);

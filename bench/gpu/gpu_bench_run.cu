@@ -132,6 +132,40 @@ Result<HashCounters> CountersOf(const NaiveTable& table) {
 uint64_t ReloadOps(const ApiTable& table) { return table.tuning().bkt_cache_reload_ops; }
 uint64_t ReloadOps(const NaiveTable&) { return 0; }
 
+// The gphash.write-* properties of a table: what a logged table's write
+// batches spent in each step since open (all zero for other tables).
+struct WriteTimes {
+  double batches = 0;
+  double ns[6] = {};  // total, checkpoint, record, publish, sync, index
+};
+WriteTimes WriteTimesOf(const ApiTable& table) {
+  WriteTimes times;
+  auto stats = table.table().Stats();
+  if (!stats.ok()) return times;
+  times.batches = stats->Property("gphash.write-batches").value_or(0);
+  const char* names[] = {"gphash.write-ns",        "gphash.write-checkpoint-ns",
+                         "gphash.write-record-ns", "gphash.write-publish-ns",
+                         "gphash.write-sync-ns",   "gphash.write-index-ns"};
+  for (int i = 0; i < 6; ++i) times.ns[i] = stats->Property(names[i]).value_or(0);
+  return times;
+}
+WriteTimes WriteTimesOf(const NaiveTable&) { return {}; }
+
+// Microseconds per batch of each step between two readings.
+WritePhases PhasesBetween(const WriteTimes& before, const WriteTimes& after) {
+  WritePhases phases;
+  phases.batches = after.batches - before.batches;
+  if (phases.batches <= 0) return WritePhases();
+  auto per_batch = [&](int i) { return (after.ns[i] - before.ns[i]) / phases.batches / 1e3; };
+  phases.total_us = per_batch(0);
+  phases.checkpoint_us = per_batch(1);
+  phases.record_us = per_batch(2);
+  phases.publish_us = per_batch(3);
+  phases.sync_us = per_batch(4);
+  phases.index_us = per_batch(5);
+  return phases;
+}
+
 // The timed part of a point as NVTX ranges "gpkv-timed" / "<what> batch
 // <n> ops <m>": `ncu --nvtx --nvtx-include gpkv-timed/` then counts the pool
 // (system-memory) transactions of exactly those kernels
@@ -168,6 +202,7 @@ Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run
   }
   const auto before = cached ? CountersOf(table) : std::move(initial);
   if (!before.ok()) return before.status();
+  const WriteTimes times_before = WriteTimesOf(table);
   double start = Now();
   {
     TimedRange range(what, batch, ops);
@@ -176,6 +211,7 @@ Status TimePoint(Table& table, size_t batch, size_t ops, double gets_per_op, Run
   row->seconds = Now() - start;
   row->batch = batch;
   row->ops = ops;
+  row->write_phases = PhasesBetween(times_before, WriteTimesOf(table));
   if (cached && gets_per_op > 0) {
     const auto after = CountersOf(table);
     if (!after.ok()) return after.status();
@@ -230,12 +266,14 @@ Status RunWorkloads(const Args& args, const std::string& mode, Table& table, con
                     std::vector<Row>* rows) {
   const uint8_t* load_keys = out.on_device ? load.device_keys.data() : load.keys.data();
   const uint8_t* load_values = out.on_device ? load.device_values.data() : load.values.data();
+  const WriteTimes load_before = WriteTimesOf(table);
   double start = Now();
   for (size_t done = 0; done < args.keys; done += kLoadBatch) {
     size_t count = std::min<size_t>(kLoadBatch, args.keys - done);
     GPKV_RETURN_IF_ERROR(table.Put(load_keys + done * 8, load_values + done * 8, count));
   }
   rows->push_back({mode, "LOAD (insert)", kLoadBatch, args.keys, Now() - start});
+  rows->back().write_phases = PhasesBetween(load_before, WriteTimesOf(table));
   const auto stats = CountersOf(table);
   if (!stats.ok()) return stats.status();
   if (stats->keys != args.keys) {
@@ -566,6 +604,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   PrintLinkCalibration(link, index_bytes, text);
   PrintTransactionModel(text);
   PrintRows(rows, text);
+  PrintWritePhases(rows, text);
   PrintNaiveRatios(rows, text);
   PrintTableModeRatios(rows, text);
   PrintCpuRatios(rows, link, load_factors, index_bytes, text);

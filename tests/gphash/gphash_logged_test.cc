@@ -427,6 +427,13 @@ TEST(GphashLogged, StatsNameTheModeAndTheLog) {
   EXPECT_EQ(*stats->Property("gphash.log-bytes"), 24 + 3 * 16);
   EXPECT_EQ(*stats->Property("gphash.applied-seq"), 1);
   EXPECT_EQ(*stats->Property("gphash.checkpoints"), 0);
+  // The batch's time, and its steps within it.
+  EXPECT_EQ(*stats->Property("gphash.write-batches"), 1);
+  EXPECT_GT(*stats->Property("gphash.write-ns"), 0);
+  EXPECT_GT(*stats->Property("gphash.write-record-ns"), 0);
+  EXPECT_GE(*stats->Property("gphash.write-ns"), *stats->Property("gphash.write-record-ns") +
+                                                     *stats->Property("gphash.write-sync-ns") +
+                                                     *stats->Property("gphash.write-index-ns"));
   EXPECT_EQ((*table)->options().hash_log.log_batches, 2u);
   // The catalog keeps the mode: a reopened table is logged too.
   ASSERT_TRUE((*db)->Close().ok());

@@ -1,6 +1,7 @@
 #include "tables/gphash/logged/core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 #include <vector>
 
@@ -17,10 +18,34 @@ namespace {
 constexpr uint64_t kImageChunk = uint64_t{1} << 20;
 
 std::atomic<bool> write_images_inline{false};
+std::atomic<int> failing_device_records{0};
+
+// True when an injected failure of a device record is due (and takes it).
+bool TakeInjectedDeviceRecordFailure() {
+  int left = failing_device_records.load();
+  while (left > 0 && !failing_device_records.compare_exchange_weak(left, left - 1)) {
+  }
+  return left > 0;
+}
 
 }  // namespace
 
 void TEST_WriteImagesInline(bool inline_writes) { write_images_inline = inline_writes; }
+
+void TEST_FailNextDeviceRecords(int count) { failing_device_records = count; }
+
+uint64_t Core::PhaseClock::Lap() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto lap = std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count();
+  last_ = now;
+  return static_cast<uint64_t>(lap);
+}
+
+uint64_t Core::PhaseClock::Total() const {
+  const auto now = std::chrono::steady_clock::now();
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count());
+}
 
 Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads)
     : pool_(pool),
@@ -199,24 +224,40 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
                                              /*tombstones=*/part == &erases);
   }
   if (record_bytes == 0) return Status::OK();
+  phase_clock_ = PhaseClock();
+  const Status status = LogBatch(puts, erases, erased, memory, record_bytes);
+  ++write_phases_.batches;
+  write_phases_.total_ns += phase_clock_.Total();
+  return status;
+}
+
+Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, BatchMemory memory,
+                      uint64_t record_bytes) {
+  LoggedStats::WritePhases& phases = write_phases_;
   const bool fits = log_.Fits(record_bytes);
   if (pending_ != nullptr &&
       (!fits || (pending_->batches + 1 >= publish_batch_ && ImageWritten()))) {
     // Its image is written (or this batch needs the half it frees: wait).
-    GPKV_RETURN_IF_ERROR(PublishCheckpoint());
+    const Status published = PublishCheckpoint();
+    phases.checkpoint_ns += phase_clock_.Lap();
+    GPKV_RETURN_IF_ERROR(published);
   }
   const bool fits_a_half = log::RecordFits(0, record_bytes, log_.place().half_capacity);
   if (!fits && fits_a_half) {
     // The half is full: its batches go into an image behind the next
     // batches, and this one opens the other half.
-    GPKV_RETURN_IF_ERROR(StartCheckpoint(next_seq_ - 1));
+    const Status started = StartCheckpoint(next_seq_ - 1);
+    phases.checkpoint_ns += phase_clock_.Lap();
+    GPKV_RETURN_IF_ERROR(started);
   }
   if (!fits_a_half) {
     // Larger than a half: the batch reaches the pool as the image of the
     // index it is applied to, published by one store.
     Status status = ApplyToIndex(puts, erases, erased);
+    phases.index_ns += phase_clock_.Lap();
     if (status.ok()) status = StartCheckpoint(next_seq_ - 1);
     if (status.ok()) status = PublishCheckpoint();
+    phases.checkpoint_ns += phase_clock_.Lap();
     if (!status.ok()) {
       if (!broken_.ok()) return broken_;
       broken_ = Status(status.code(), Where() + ": " + status.message() +
@@ -224,26 +265,35 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
                                           "every acknowledged batch is in the pool)");
       return status;
     }
-    return pool_.Sync();
+    const Status synced = pool_.Sync();
+    phases.sync_ns += phase_clock_.Lap();
+    return synced;
   }
+  if (memory == BatchMemory::kDevice) return ApplyDeviceBatch(puts, erases, erased);
   // Each record past the published bytes (nothing reads them until the log
   // word moves), then one store publishes the batch.
   uint64_t written = 0, seq = next_seq_;
   for (const Part* part : {&puts, &erases}) {
     if (part->count == 0) continue;
     const uint64_t offset = log_.RecordOffset() + written;
-    auto header = WriteRecordArrays(*part, offset, seq++, memory);
-    if (!header.ok()) return header.status();
-    written += log::FinishRecord(pool_, offset, *header, key_size_, value_size_);
+    const log::RecordHeader header = WriteRecordArrays(*part, offset, seq++);
+    phases.record_ns += phase_clock_.Lap();
+    written += log::FinishRecord(pool_, offset, header, key_size_, value_size_);
+    phases.publish_ns += phase_clock_.Lap();
   }
   log_.Publish(pool_, written);
   next_seq_ = seq;
   if (pending_ != nullptr) ++pending_->batches;
+  phases.publish_ns += phase_clock_.Lap();
   // Durable before the index shows it: a reader never sees a write that a
   // crash could still take back (on a page-granular mapping the Sync is
   // what makes the record durable).
   Status status = pool_.Sync();
-  if (status.ok()) status = ApplyToIndex(puts, erases, erased);
+  phases.sync_ns += phase_clock_.Lap();
+  if (status.ok()) {
+    status = ApplyToIndex(puts, erases, erased);
+    phases.index_ns += phase_clock_.Lap();
+  }
   if (!status.ok()) {
     broken_ = Status(status.code(), Where() + ": " + status.message() +
                                         " (the table refuses writes until it is reopened; the "
@@ -253,19 +303,72 @@ Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchM
   return Status::OK();
 }
 
-Result<log::RecordHeader> Core::WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
-                                                  BatchMemory memory) {
-  if (memory == BatchMemory::kDevice) {
-    // Nothing reads past the published bytes: a failed copy leaves the log
-    // as it was.
-    auto header =
-        device_records_->WriteRecordArrays(pool_, offset, log_.epoch(), seq, part.keys, part.values,
-                                           part.count, key_size_, value_size_);
-    if (!header.ok()) {
-      return Status(header.status().code(), Where() + ": " + header.status().message());
-    }
-    return *header;
+Status Core::ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* erased) {
+  LoggedStats::WritePhases& phases = write_phases_;
+  // Mixed batches come from host memory: a device batch is one part.
+  const Part& part = puts.count != 0 ? puts : erases;
+  const uint64_t offset = log_.RecordOffset();
+  const uint64_t seq = next_seq_;
+  const Status started = device_records_->StartRecordArrays(
+      pool_, offset, log_.epoch(), seq, part.keys, part.values, part.count, key_size_, value_size_);
+  phases.record_ns += phase_clock_.Lap();
+  if (!started.ok()) {
+    // Nothing of it is queued, and nothing reads past the published bytes:
+    // log and index are as they were.
+    return Status(started.code(), Where() + ": " + started.message());
   }
+  // The index apply runs on the GPU beside the record's copy, so the index
+  // shows the batch before it is durable: readers wait at the gate until the
+  // Sync has returned.
+  std::unique_lock<std::shared_mutex> gate(read_gate_);
+  Status status = ApplyToIndex(puts, erases, erased);
+  phases.index_ns += phase_clock_.Lap();
+  // Waited for even when the index apply failed: no copy is left in flight.
+  auto header = device_records_->WaitRecordArrays();
+  if (header.ok() && TakeInjectedDeviceRecordFailure()) {
+    header = Status::IOError(pool_.path() +
+                             ": copy of a log record: failure injected by "
+                             "TEST_FailNextDeviceRecords");
+  }
+  phases.record_ns += phase_clock_.Lap();
+  if (status.ok() && !header.ok()) {
+    status = Status(header.status().code(), Where() + ": " + header.status().message());
+  }
+  if (status.ok()) {
+    const uint64_t written = log::FinishRecord(pool_, offset, *header, key_size_, value_size_);
+    log_.Publish(pool_, written);
+    next_seq_ = seq + 1;
+    if (pending_ != nullptr) ++pending_->batches;
+    phases.publish_ns += phase_clock_.Lap();
+    status = pool_.Sync();
+    phases.sync_ns += phase_clock_.Lap();
+  }
+  if (!status.ok()) {
+    // The index is ahead of what the pool surely holds; the log is the truth.
+    unreadable_ =
+        Status(status.code(), Where() + ": " + status.message() +
+                                  " (the table refuses reads and writes until it is reopened: its "
+                                  "index shows a batch that may not be durable; the reopen replays "
+                                  "the log, which holds every acknowledged batch)");
+    broken_ = unreadable_;
+  }
+  return status;
+}
+
+Status Core::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
+                 const BatchOptions& options) {
+  std::shared_lock<std::shared_mutex> gate(read_gate_);
+  GPKV_RETURN_IF_ERROR(unreadable_);
+  return index_->Get(keys, values, found, options);
+}
+
+Status Core::Scan(const Table::ScanVisitor& visit) {
+  std::shared_lock<std::shared_mutex> gate(read_gate_);
+  GPKV_RETURN_IF_ERROR(unreadable_);
+  return index_->Scan(visit);
+}
+
+log::RecordHeader Core::WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq) {
   log::cpu::RecordEntries entries;
   entries.keys = reinterpret_cast<const uint64_t*>(part.keys);
   entries.values = part.values;
@@ -372,6 +475,7 @@ Result<LoggedStats> Core::Stats() {
   stats.image_entries = image_entries_;
   stats.image_bytes = image_offset_ == 0 ? 0 : ImageBytes(image_entries_, key_size_, value_size_);
   stats.applied_seq = next_seq_ - 1;
+  stats.write_phases = write_phases_;
   return stats;
 }
 

@@ -17,23 +17,30 @@
 // Durability: a write batch is durable when it returns OK, and atomic as a
 // whole across a crash (one published 8-byte word makes it part of the
 // table). Thread safety: any number of concurrent calls. Writers (Put, Erase,
-// Write, Stats) run one at a time; gets and scans go straight to the index
-// and run beside them, seeing each operation of a batch applied or not.
+// Write, Stats) run one at a time; gets and scans (Get, Scan) run beside
+// them, seeing each operation of a host batch applied or not.
 //
 // Write batches come from host memory, or, on the CUDA backend (a
 // DeviceRecordWriter given at open), from device memory: the record is then
-// checksummed on the device and copied from there to the pool in bulk, and
-// the batch is applied to the index from device memory.
+// checksummed on the device and copied from there to the pool in bulk while
+// the batch is applied to the index from device memory, and readers wait
+// behind the read gate from the index apply's start until the record is
+// durable (docs/ARCHITECTURE.md, "Logged hash tables"). A device batch whose
+// record could not be made durable leaves the index ahead of the pool: the
+// table then refuses reads and writes until it is reopened, and the reopen's
+// replay of the log keeps every acknowledged batch.
 //
 // Who may call: tables/gphash/ (the front, LoggedTable) and tests.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -63,6 +70,25 @@ struct LoggedStats {
   uint64_t image_entries = 0;
   uint64_t image_bytes = 0;
   uint64_t applied_seq = 0;
+  // Where the write batches' time went since open (steady_clock, summed
+  // over the batches, wall time of the writing thread). A device batch's
+  // index apply runs on the GPU beside its record's copy: index_ns then
+  // covers the part of the copy it hides, and record_ns is only the rest.
+  struct WritePhases {
+    uint64_t batches = 0;        // write batches timed (host and device)
+    uint64_t total_ns = 0;       // the whole write, once the writer holds the mutex
+    uint64_t checkpoint_ns = 0;  // starting and publishing checkpoints (the scan,
+                                 // waiting for an image), batches larger than a half
+    // Writing the records' arrays: checksums and copies to the pool; a device
+    // batch's ends when its stream is synchronised (the record is in the pool).
+    uint64_t record_ns = 0;
+    uint64_t publish_ns = 0;  // the records' headers persisted, the log word published
+    uint64_t sync_ns = 0;     // pool Sync: what makes the batch durable
+    // Applying the batch to the index; the index's calls return when its GPU
+    // work is done.
+    uint64_t index_ns = 0;
+  };
+  WritePhases write_phases;
 };
 
 // Test only: whether a checkpoint's image is written on the batch's own
@@ -72,26 +98,37 @@ struct LoggedStats {
 // layout.h says. Process-wide.
 void TEST_WriteImagesInline(bool inline_writes);
 
+// Test only: the next `count` records of write batches in device memory
+// fail as if their copy to the pool had failed (after the copy ran, with the
+// batch applied to the index beside it). Process-wide; 0 stops it.
+void TEST_FailNextDeviceRecords(int count);
+
 // Where a write batch's arrays lie.
 enum class BatchMemory { kHost, kDevice };
 
 // The CUDA backend's writer of a log record whose arrays are in device
-// memory (gpu/device_records.h makes it; the core names no CUDA).
+// memory (gpu/device_records.h makes it; the core names no CUDA). A record
+// is started, then waited for, so that the caller's own GPU work (the index
+// apply) runs beside its copy.
 class DeviceRecordWriter {
  public:
   virtual ~DeviceRecordWriter() = default;
-  // Copies the arrays of the columnar record of `count` keys (and values,
-  // unless `values` is null: a tombstone record), sequence number `seq`, from
-  // device memory to record_offset in the pool, and returns its header with
-  // the checksum of log `epoch`: what log::FinishRecord then completes (the
-  // same bytes as log::cpu::WriteRecordArrays from host memory). Returns once
-  // the record's arrays are in the pool. REQUIRES: count >= 1; the record
-  // fits its half.
-  virtual Result<log::RecordHeader> WriteRecordArrays(pm::Pool& pool, uint64_t record_offset,
-                                                      uint64_t epoch, uint64_t seq,
-                                                      const uint8_t* keys, const uint8_t* values,
-                                                      uint64_t count, uint32_t key_size,
-                                                      uint32_t value_size) = 0;
+  // Queues the checksum and the copy of the arrays of the columnar record of
+  // `count` keys (and values, unless `values` is null: a tombstone record),
+  // sequence number `seq`, from device memory to record_offset in the pool.
+  // Returns once queued (a pool the driver could not register is copied to
+  // from pageable memory, and the copy is then done on return). On error
+  // nothing of the record is left queued. REQUIRES: count >= 1; the record
+  // fits its half; no record started and not waited for; the arrays stay
+  // as they are until WaitRecordArrays returns.
+  virtual Status StartRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch,
+                                   uint64_t seq, const uint8_t* keys, const uint8_t* values,
+                                   uint64_t count, uint32_t key_size, uint32_t value_size) = 0;
+  // Waits until the started record's arrays are in the pool, and returns its
+  // header with the checksum of log `epoch`: what log::FinishRecord then
+  // completes (the same bytes as log::cpu::WriteRecordArrays from host
+  // memory). REQUIRES: a record started.
+  virtual Result<log::RecordHeader> WaitRecordArrays() = 0;
 };
 
 class Core {
@@ -134,8 +171,12 @@ class Core {
   Status Write(const tables::ResolvedWrite& batch, uint8_t* probe_found);
   Result<LoggedStats> Stats();
 
-  // The index, for gets and scans.
-  Table& index() { return *index_; }
+  // Gets and scans of the index (Table's contracts), behind the read gate:
+  // they wait while a device batch is applied and not yet durable, and fail
+  // once such a batch could not be made durable. A scan's visitor must not
+  // write to this table (the gate is held while it runs).
+  Status Get(ConstBytes keys, MutableBytes values, MutableBytes found, const BatchOptions& options);
+  Status Scan(const Table::ScanVisitor& visit);
 
  private:
   Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads);
@@ -162,10 +203,21 @@ class Core {
   // `memory`. REQUIRES: write_mutex_.
   Status Apply(const Part& puts, const Part& erases, uint8_t* erased,
                BatchMemory memory = BatchMemory::kHost);
-  // Copies a part's record arrays into the log at `offset` from `memory`;
-  // returns the header with its checksum (log::FinishRecord completes it).
-  Result<log::RecordHeader> WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq,
-                                              BatchMemory memory);
+  // Copies a part's record arrays into the log at `offset` from host
+  // memory; returns the header with its checksum (log::FinishRecord
+  // completes it).
+  log::RecordHeader WriteRecordArrays(const Part& part, uint64_t offset, uint64_t seq);
+  // Apply's steps, timed: the checkpoint steps a batch starts, then its
+  // record(s) (ApplyDeviceBatch for a batch in device memory) or, larger
+  // than a half, the image it reaches the pool as.
+  Status LogBatch(const Part& puts, const Part& erases, uint8_t* erased, BatchMemory memory,
+                  uint64_t record_bytes);
+  // Apply's log path for a batch in device memory (puts or erases, never
+  // both): its record's copy queued, the index apply beside it with readers
+  // held at the gate, then the record finished, published and synced before
+  // the gate opens. A record not made durable breaks the table for reads and
+  // writes. REQUIRES: write_mutex_, the record fits the active half.
+  Status ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* erased);
   Status ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased);
   // Starts a checkpoint of the index as it stands (every batch up to
   // applied_seq): the scan and the image's extent reserved, then appends go
@@ -198,8 +250,30 @@ class Core {
   std::unique_ptr<DeviceRecordWriter> device_records_;
   std::unique_ptr<ImageWriter> image_writer_;
 
+  // Readers take it shared; a device batch's writer holds it exclusively
+  // from its index apply's start until its record is durable. Guards
+  // unreadable_.
+  std::shared_mutex read_gate_;
+  // Set when a device batch's index apply got ahead of a record that did not
+  // become durable: reads refused (broken_ is set too).
+  Status unreadable_;
+
   std::mutex write_mutex_;  // serialises writers; guards the fields below
   Status broken_;           // set when the index got ahead of the pool: writes refused
+  // The time of a write batch's steps (steady_clock, a few reads a batch).
+  class PhaseClock {
+   public:
+    // Nanoseconds since the previous lap (or the start).
+    uint64_t Lap();
+    // Nanoseconds since the start.
+    uint64_t Total() const;
+
+   private:
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_ = start_;
+  };
+  PhaseClock phase_clock_;  // of the batch being written
+  LoggedStats::WritePhases write_phases_;
   // Where batches are appended: the published checkpoint's half and epoch,
   // or the other half and the next epoch while a checkpoint is pending.
   log::Appender log_;

@@ -19,6 +19,14 @@ TableStats PublicStats(const LoggedStats& stats) {
   out.Add("checkpoint-pending", stats.checkpoint_pending ? 1.0 : 0.0);
   out.Add("image-entries", static_cast<double>(stats.image_entries));
   out.Add("applied-seq", static_cast<double>(stats.applied_seq));
+  const LoggedStats::WritePhases& phases = stats.write_phases;
+  out.Add("write-batches", static_cast<double>(phases.batches));
+  out.Add("write-ns", static_cast<double>(phases.total_ns));
+  out.Add("write-checkpoint-ns", static_cast<double>(phases.checkpoint_ns));
+  out.Add("write-record-ns", static_cast<double>(phases.record_ns));
+  out.Add("write-publish-ns", static_cast<double>(phases.publish_ns));
+  out.Add("write-sync-ns", static_cast<double>(phases.sync_ns));
+  out.Add("write-index-ns", static_cast<double>(phases.index_ns));
   return out.Take();
 }
 
@@ -69,7 +77,7 @@ Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&)
 
 Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
                         const BatchOptions& options) {
-  return core_->index().Get(keys, values, found, options);
+  return core_->Get(keys, values, found, options);
 }
 
 Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
@@ -98,6 +106,6 @@ Result<TableStats> LoggedTable::Stats() {
   return out;
 }
 
-Status LoggedTable::Scan(const ScanVisitor& visit) { return core_->index().Scan(visit); }
+Status LoggedTable::Scan(const ScanVisitor& visit) { return core_->Scan(visit); }
 
 }  // namespace gpkv::gphash::logged

@@ -1,6 +1,7 @@
 // logged::LoggedTable: the gpkv::Table of a persistent hash table in logged
 // mode. Write batches go to its core (core.h: a log record each, durable
-// before the call returns), gets and scans to the core's index in memory.
+// before the call returns), gets and scans to the core's index in memory
+// through the core's read gate.
 // The engine checks every batch's spans before they get here
 // (engine/checked_table.h). On the CUDA backend gets, puts and erases take
 // device memory too (a put or erase batch's arrays all in one kind of
@@ -24,7 +25,9 @@ namespace gpkv::gphash::logged {
 // The public stats of a logged table: keys, pool bytes (root, log, image)
 // and the properties gphash.batch-entries, .log-batches, .log-bytes,
 // .log-capacity (of one half), .checkpoints, .checkpoint-pending,
-// .image-entries, .applied-seq.
+// .image-entries, .applied-seq, and where the write batches' time went since
+// open (LoggedStats::WritePhases): .write-batches, .write-ns and
+// .write-{checkpoint,record,publish,sync,index}-ns.
 TableStats PublicStats(const LoggedStats& stats);
 
 // Whether a batch array lies in device memory of `device` (the CUDA

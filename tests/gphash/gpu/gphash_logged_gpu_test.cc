@@ -6,7 +6,9 @@
 // from device memory (their records then written from the device); gets take
 // device memory; mixed batches with arrays in device memory, and batches
 // whose arrays lie partly in host and partly in device memory, are
-// Unsupported.
+// Unsupported; a device batch whose record copy or Sync fails leaves the
+// table refusing reads and writes until a reopen, which keeps every
+// acknowledged batch.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -22,7 +24,9 @@
 #include "gphash/logged_table_bytes.h"
 #include "gpkv/db.h"
 #include "gpu_test_util.h"
+#include "pm/persist_hook.h"
 #include "recovery/verify.h"
+#include "tables/gphash/logged/core.h"
 #include "tables/gphash/logged/layout.h"
 #include "test_util.h"
 
@@ -397,6 +401,95 @@ TEST(GphashLoggedGpu, HostAndDeviceBatchesInterleave) {
     }
     ExpectShapedMatches(**table, oracle);
   }
+}
+
+// A put batch in device memory whose record copy (copy_fails) or whose
+// pool Sync fails after its index apply ran beside the copy: the call fails,
+// gets (host and device memory), scans and writes are refused, and a reopen
+// holds every acknowledged batch (and not the batch whose copy failed: its
+// record was never published).
+void ExpectFailedDeviceBatchBreaksTheTable(bool copy_fails) {
+  testutil::TempPool pool(copy_fails ? "gphash-logged-copy-fails" : "gphash-logged-sync-fails");
+  std::vector<uint64_t> keys(100), values(100), failed_keys(20), failed_values(20);
+  for (uint64_t i = 0; i < keys.size(); ++i) {
+    keys[i] = i + 1;
+    values[i] = i + 1000;
+  }
+  for (uint64_t i = 0; i < failed_keys.size(); ++i) {
+    failed_keys[i] = i + 5000;
+    failed_values[i] = i + 6000;
+  }
+  const size_t half = keys.size() / 2;
+  {
+    auto db = DB::Open(pool.path(), PoolOptions(Backend::kCuda));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("h", LoggedOptions());
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    DeviceArray device_keys(keys.data(), keys.size() * 8);
+    DeviceArray device_values(values.data(), values.size() * 8);
+    for (size_t first : {size_t{0}, half}) {
+      Status put = (*table)->Put(ConstBytes(device_keys.data() + first * 8, half * 8),
+                                 ConstBytes(device_values.data() + first * 8, half * 8));
+      ASSERT_TRUE(put.ok()) << put.ToString();
+    }
+    DeviceArray device_failed_keys(failed_keys.data(), failed_keys.size() * 8);
+    DeviceArray device_failed_values(failed_values.data(), failed_values.size() * 8);
+    if (copy_fails) {
+      logged::TEST_FailNextDeviceRecords(1);
+    } else {
+      pm::TEST_FailNextSyncs(1);
+    }
+    const Status failed =
+        (*table)->Put(ConstBytes(device_failed_keys.data(), failed_keys.size() * 8),
+                      ConstBytes(device_failed_values.data(), failed_values.size() * 8));
+    logged::TEST_FailNextDeviceRecords(0);
+    pm::TEST_FailNextSyncs(0);
+    EXPECT_TRUE(failed.IsIOError()) << failed.ToString();
+    std::vector<uint64_t> got(keys.size());
+    std::vector<uint8_t> found(keys.size());
+    const Status get = (*table)->Get(keys, got, found);
+    EXPECT_TRUE(get.IsIOError()) << get.ToString();
+    DeviceArray device_got(nullptr, keys.size() * 8), device_found(nullptr, keys.size());
+    EXPECT_FALSE((*table)
+                     ->Get(ConstBytes(device_keys.data(), keys.size() * 8),
+                           MutableBytes(device_got.data(), keys.size() * 8),
+                           MutableBytes(device_found.data(), keys.size()))
+                     .ok());
+    EXPECT_FALSE((*table)->Scan([](const uint8_t*, const uint8_t*) { return true; }).ok());
+    EXPECT_FALSE((*table)->Put(keys, values).ok());
+    EXPECT_FALSE((*table)
+                     ->Put(ConstBytes(device_keys.data(), keys.size() * 8),
+                           ConstBytes(device_values.data(), values.size() * 8))
+                     .ok());
+  }
+  auto db = DB::Open(pool.path(), PoolOptions(Backend::kCuda));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> got(keys.size());
+  std::vector<uint8_t> found(keys.size());
+  ASSERT_TRUE((*table)->Get(keys, got, found).ok());
+  EXPECT_EQ(found, std::vector<uint8_t>(keys.size(), 1));
+  EXPECT_EQ(got, values);
+  if (copy_fails) {
+    got.assign(failed_keys.size(), 0);
+    found.assign(failed_keys.size(), 0);
+    ASSERT_TRUE((*table)->Get(failed_keys, got, found).ok());
+    EXPECT_EQ(found, std::vector<uint8_t>(failed_keys.size(), 0));
+  }
+  auto report = recovery::VerifyPool(pool.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+}
+
+TEST(GphashLoggedGpu, ADeviceBatchWhoseCopyFailsBreaksReadsAndWritesUntilReopened) {
+  SKIP_WITHOUT_DEVICE();
+  ExpectFailedDeviceBatchBreaksTheTable(/*copy_fails=*/true);
+}
+
+TEST(GphashLoggedGpu, ADeviceBatchWhoseSyncFailsBreaksReadsAndWritesUntilReopened) {
+  SKIP_WITHOUT_DEVICE();
+  ExpectFailedDeviceBatchBreaksTheTable(/*copy_fails=*/false);
 }
 
 TEST(GphashLoggedGpu, GetsTakeDeviceMemoryMixedBatchesDoNot) {

@@ -1,11 +1,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "gpu/cuda_check.h"
+#include "gpu/host_memory.h"
 #include "gpu/pool_registration.h"
 #include "gpu/stream_scratch.h"
 #include "tables/gphash/logged/gpu/device_records.h"
@@ -41,10 +43,9 @@ class CudaRecordWriter final : public DeviceRecordWriter {
     }
   }
 
-  Result<log::RecordHeader> WriteRecordArrays(pm::Pool& pool, uint64_t record_offset,
-                                              uint64_t epoch, uint64_t seq, const uint8_t* keys,
-                                              const uint8_t* values, uint64_t count,
-                                              uint32_t key_size, uint32_t value_size) override {
+  Status StartRecordArrays(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
+                           const uint8_t* keys, const uint8_t* values, uint64_t count,
+                           uint32_t key_size, uint32_t value_size) override {
     const std::string where = "log record from device memory";
     // The first record waits for the pool's registration.
     if (registration_thread_.joinable()) registration_thread_.join();
@@ -53,8 +54,46 @@ class CudaRecordWriter final : public DeviceRecordWriter {
       GPKV_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                                 where + ": cudaStreamCreate");
     }
+    if (host_sum_.data() == nullptr) {
+      // Pinned, so that the checksum's copy back is queued, not waited for.
+      auto pinned = ::gpkv::gpu::PinnedBytes::Allocate(sizeof(unsigned long long));
+      if (!pinned.ok()) return pinned.status();
+      host_sum_ = std::move(*pinned);
+    }
+    const Status queued = QueueRecord(pool, record_offset, epoch, seq, keys, values, count,
+                                      key_size, value_size, where);
+    // Nothing of a failed record stays in flight.
+    if (!queued.ok()) cudaStreamSynchronize(stream_);
+    return queued;
+  }
+
+  Result<log::RecordHeader> WaitRecordArrays() override {
+    GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "log record from device memory");
+    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "log record from device memory");
+    unsigned long long sum = 0;
+    std::memcpy(&sum, host_sum_.data(), sizeof(sum));
+    log::RecordHeader header = started_.header;
+    header.checksum = log::ChecksumFinish(started_.seed, started_.words, sum);
+    return header;
+  }
+
+ private:
+  // The started record: its header (checksum to come), checksum seed and
+  // data words.
+  struct Started {
+    log::RecordHeader header{};
+    uint64_t seed = 0;
+    uint64_t words = 0;
+  };
+
+  // Queues the record's aligned copies, checksum, copy to the pool and the
+  // checksum's copy back on stream_, and sets started_.
+  Status QueueRecord(pm::Pool& pool, uint64_t record_offset, uint64_t epoch, uint64_t seq,
+                     const uint8_t* keys, const uint8_t* values, uint64_t count, uint32_t key_size,
+                     uint32_t value_size, const std::string& where) {
     const bool tombstones = values == nullptr;
-    log::RecordHeader header = log::ColumnarRecordHeader(seq, count, tombstones);
+    const log::RecordHeader header = log::ColumnarRecordHeader(seq, count, tombstones);
+    // Its allocations are freed in stream order, after the work queued here.
     ::gpkv::gpu::StreamScratch scratch(stream_);
     log::gpu::DeviceRecordEntries entries;
     entries.keys = reinterpret_cast<const uint64_t*>(keys);
@@ -84,27 +123,28 @@ class CudaRecordWriter final : public DeviceRecordWriter {
           where + ": pad the values");
       entries.values = padded;
     }
+    const uint64_t seed = log::RecordSeed(epoch, header);
     unsigned long long* device_sum = nullptr;
     GPKV_RETURN_IF_ERROR(scratch.Take(1, &device_sum, "log record checksum"));
-    GPKV_RETURN_IF_ERROR(log::gpu::SumRecordTermsAsync(
-        entries, key_size, value_size, log::RecordSeed(epoch, header), device_sum, stream_, where));
+    GPKV_RETURN_IF_ERROR(log::gpu::SumRecordTermsAsync(entries, key_size, value_size, seed,
+                                                       device_sum, stream_, where));
     GPKV_RETURN_IF_ERROR(log::gpu::CopyRecordArraysAsync(pool, record_offset, header, entries,
                                                          key_size, value_size, stream_, where));
-    unsigned long long sum = 0;
-    GPKV_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(&sum, device_sum, sizeof(sum), cudaMemcpyDeviceToHost, stream_),
-        where + ": copy the checksum");
-    GPKV_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), where);
-    const uint64_t words = log::ColumnarRecordWords(count, key_size, value_size, tombstones);
-    header.checksum = log::ChecksumFinish(log::RecordSeed(epoch, header), words, sum);
-    return header;
+    GPKV_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_sum_.data(), device_sum, sizeof(*device_sum),
+                                              cudaMemcpyDeviceToHost, stream_),
+                              where + ": copy the checksum");
+    started_.header = header;
+    started_.seed = seed;
+    started_.words = log::ColumnarRecordWords(count, key_size, value_size, tombstones);
+    return Status::OK();
   }
 
- private:
   const int device_;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<::gpkv::gpu::PoolRegistration> registration_;  // set by registration_thread_
   std::thread registration_thread_;
+  ::gpkv::gpu::PinnedBytes host_sum_;  // the started record's checksum terms, copied back
+  Started started_;
 };
 
 }  // namespace

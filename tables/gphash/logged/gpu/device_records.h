@@ -4,7 +4,9 @@
 // shared log's GPU primitives, tables/log/gpu/record_writer.cuh), so that a
 // write batch in device memory reaches the pool without a copy through host
 // memory. The bytes are those log::cpu::WriteRecordArrays writes from host
-// memory.
+// memory. A record is started (queued on the writer's stream) and then
+// waited for, so that the core applies the batch to its index on the GPU
+// beside the copy.
 //
 // Who may call: tables/gphash/ (the family's open on CUDA). Built with the
 // CUDA backend only; no CUDA headers here.
