@@ -619,28 +619,25 @@ __device__ __forceinline__ uint32_t DescendLeftmost(const Tree<kKeyWords>& tree,
   }
 }
 
-// The leaf whose key range holds `key`, found by this thread alone: the
-// lanes' descents run side by side, so a warp has 32 trips to memory in
-// flight per level where a warp-wide descent has one. Reads run while no
-// writer does, so no latch is read. Entry 0 of an internal node is its low
-// bound: the child is the last entry i >= 1 whose key is <= key, else 0.
+// The leaf whose key range holds `key`, found by this thread alone and read
+// into `node`: the lanes' descents run side by side, so a warp has 32 trips
+// to memory in flight per level where a warp-wide descent has one, and each
+// node is one trip (ReadLaneNode). Reads run while no writer does, so no
+// latch is read. A key at or past a node's high key goes right, at every
+// level and at the leaf, so the leaf returned holds the key's range.
 template <uint32_t kKeyWords>
-__device__ __forceinline__ uint32_t LeafOf(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key) {
+__device__ __forceinline__ uint32_t LeafOf(const Tree<kKeyWords>& tree, const Key<kKeyWords>& key,
+                                           LaneNode<kKeyWords>* node) {
   uint32_t index = *tree.root;
   while (true) {
-    const Node<kKeyWords>* node = &tree.nodes[index];
-    const uint32_t meta = node->meta;
-    if ((meta & kHighFlag) != 0 && !Less(key, node->high)) {
+    ReadLaneNode(tree, index, node);
+    if (node->PastHigh(key)) {
       index = node->link;
-      continue;
+    } else if (node->leaf()) {
+      return index;
+    } else {
+      index = node->ChildFor(key);
     }
-    if ((meta & kLeafFlag) != 0) return index;
-    const uint32_t count = meta & kCountMask;
-    uint32_t child = 0;
-    for (uint32_t entry = 1; entry < count && !Less(key, node->keys[entry]); ++entry) {
-      child = entry;
-    }
-    index = node->pointers[child];
   }
 }
 
@@ -673,7 +670,8 @@ __device__ __forceinline__ void ForEachQueryFromLeaf(const Tree<kKeyWords>& tree
   const uint32_t lane = warp::LaneId();
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
     const uint64_t mine = first + lane;
-    const uint32_t leaf = mine < n ? LeafOf(tree, probe(mine)) : kNone;
+    LaneNode<kKeyWords> node;
+    const uint32_t leaf = mine < n ? LeafOf(tree, probe(mine), &node) : kNone;
     warp::ShareWork(warp::kFullMask, mine < n, [&](int source) {
       body(first + source, __shfl_sync(warp::kFullMask, leaf, source));
     });

@@ -52,6 +52,7 @@
 // For the .cu files of tables/btree/gpu/ only (CUDA device code).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cuda/atomic>
 
@@ -339,6 +340,88 @@ __device__ __forceinline__ uint32_t FindInLeaf(const View<kKeyWords>& view,
   const uint32_t lane = warp::LaneId();
   const unsigned hit = __ballot_sync(warp::kFullMask, lane < view.count() && Equal(view.key, key));
   return hit == 0 ? kNone : static_cast<uint32_t>(__ffs(hit) - 1);
+}
+
+// ---- one lane alone on a node (reads: no writer beside them) ----
+
+// A node as one lane reads it for its own query: every field in the lane's
+// registers.
+template <uint32_t kKeyWords>
+struct LaneNode {
+  uint32_t meta;
+  uint32_t link;
+  uint32_t left;
+  Key<kKeyWords> high;
+  Key<kKeyWords> keys[kFanout];
+  uint32_t pointers[kFanout];
+
+  __device__ uint32_t count() const { return meta & kCountMask; }
+  __device__ bool leaf() const { return (meta & kLeafFlag) != 0; }
+  // Whether `probe` belongs right of this node (at or past its high key).
+  __device__ bool PastHigh(const Key<kKeyWords>& probe) const {
+    return (meta & kHighFlag) != 0 && !Less(probe, high);
+  }
+  // The child of an internal node that holds `probe`: the last entry i >= 1
+  // whose key is <= probe, else entry 0 (the node's low bound). The keys are
+  // sorted, so every entry is compared and none waits for another.
+  __device__ uint32_t ChildFor(const Key<kKeyWords>& probe) const {
+    uint32_t child = pointers[0];
+#pragma unroll
+    for (uint32_t entry = 1; entry < kFanout; ++entry) {
+      if (entry < count() && !Less(probe, keys[entry])) child = pointers[entry];
+    }
+    return child;
+  }
+};
+
+// Reads node `index` into `node`, this lane alone. The node's bytes up to
+// its last pointer go out as independent 16-byte loads, issued together (one
+// trip to memory; with 8-byte keys the whole 128-byte node), through the
+// read-only cache: no writer runs beside a read, and a launch's loads
+// through that cache see the writes of the launches before it. Every field is then taken from the
+// loaded words at a fixed offset, so the node stays in registers.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void ReadLaneNode(const Tree<kKeyWords>& tree, uint32_t index,
+                                             LaneNode<kKeyWords>* node) {
+  using Layout = Node<kKeyWords>;
+  constexpr uint32_t kBytes = offsetof(Layout, pointers) + sizeof(uint32_t) * kFanout;
+  constexpr uint32_t kVectors = (kBytes + sizeof(uint4) - 1) / sizeof(uint4);
+  static_assert(kVectors * sizeof(uint4) <= sizeof(Layout), "the loads stay inside the node");
+  static_assert(offsetof(Layout, high) % sizeof(uint64_t) == 0 &&
+                    offsetof(Layout, keys) % sizeof(uint64_t) == 0,
+                "key words are whole 8-byte words of the node");
+  uint32_t words[kVectors * 4];
+  const uint4* vectors = reinterpret_cast<const uint4*>(&tree.nodes[index]);
+#pragma unroll
+  for (uint32_t vector = 0; vector < kVectors; ++vector) {
+    const uint4 loaded = __ldg(&vectors[vector]);
+    words[4 * vector] = loaded.x;
+    words[4 * vector + 1] = loaded.y;
+    words[4 * vector + 2] = loaded.z;
+    words[4 * vector + 3] = loaded.w;
+  }
+  // The 64-bit word at byte `offset` of the node (little-endian halves).
+  const auto word64 = [&](uint32_t offset) {
+    const uint64_t low = words[offset / 4];
+    const uint64_t high = words[offset / 4 + 1];
+    return high << 32 | low;
+  };
+  node->meta = words[offsetof(Layout, meta) / 4];
+  node->link = words[offsetof(Layout, link) / 4];
+  node->left = words[offsetof(Layout, left) / 4];
+#pragma unroll
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    node->high.words[word] = word64(offsetof(Layout, high) + 8 * word);
+  }
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+#pragma unroll
+    for (uint32_t word = 0; word < kKeyWords; ++word) {
+      node->keys[entry].words[word] =
+          word64(offsetof(Layout, keys) + 8 * (entry * kKeyWords + word));
+    }
+    node->pointers[entry] = words[offsetof(Layout, pointers) / 4 + entry];
+  }
 }
 
 // Takes node `index`'s latch if it still reads `latch` (all lanes; true
