@@ -1,6 +1,8 @@
 // The kernels of the GPU B-link tree (tree.cuh): the write batch (puts or
 // erases, each lane's operation done by the whole warp), the bulk build, the
-// reads and the reclamation. backend.cu launches them.
+// reads (a get's, successor's or predecessor's query done by its lane
+// alone, a count's or range's by the whole warp) and the reclamation.
+// backend.cu launches them.
 //
 // For backend.cu only (CUDA device code).
 #pragma once
@@ -678,21 +680,36 @@ __device__ __forceinline__ void ForEachQueryFromLeaf(const Tree<kKeyWords>& tree
   }
 }
 
+// Gets, successors and predecessors run one query per lane: each lane's
+// query is independent and takes no latch, so after its descent (LeafOf)
+// the lane finishes it alone, from
+// the leaf it holds in its registers. A warp working its lanes' queries one
+// after another would add each query's dependent trips to memory (the leaf,
+// then its versions) to the warp's wait; alone, the 32 lanes' trips overlap.
+// Writes keep the warp-wide scheme for their latches: a warp holds latches
+// for one operation at a time, so the lanes of a warp never contend for a
+// latch among themselves, and a split moves a node's entries one per lane.
+
+// Each get: the key's entry in its leaf, the version the reader sees (one
+// trip; the lists' older versions only for a snapshot older than the head),
+// its value out in whole words where the size allows, and the found byte.
 template <uint32_t kKeyWords>
 __global__ void GetKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n, uint64_t at,
                           uint8_t* values, uint8_t* found) {
-  const uint32_t lane = warp::LaneId();
-  const auto probe = [&](uint64_t op) { return keys[op]; };
-  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
+  for (uint64_t op = ThreadIndex(); op < n; op += ThreadCount()) {
     const Key<kKeyWords> key = keys[op];
-    View<kKeyWords> view;
-    ReadLeaf(tree, leaf, key, &view);
-    const uint32_t entry = FindInLeaf(view, key);
-    uint32_t slot = kNone;
-    if (entry != kNone) slot = LiveAt(tree, __shfl_sync(warp::kFullMask, view.pointer, entry), at);
-    CopyValueOut(tree, slot, values + op * tree.value_size, lane, warp::kWarpSize);
-    if (lane == 0) found[op] = slot != kNone ? 1 : 0;
-  });
+    LaneNode<kKeyWords> leaf;
+    LeafOf(tree, key, &leaf);
+    uint32_t head = kNone;
+#pragma unroll
+    for (uint32_t entry = 0; entry < kFanout; ++entry) {
+      if (entry < leaf.count() && Equal(leaf.keys[entry], key)) head = leaf.pointers[entry];
+    }
+    uint64_t payload = 0;
+    const uint32_t slot = head != kNone ? LaneLiveAt(tree, head, at, &payload) : kNone;
+    StoreValue(tree, slot, payload, values + op * tree.value_size);
+    found[op] = slot != kNone ? 1 : 0;
+  }
 }
 
 // The live keys of [lo, hi] at `at`, up to `limit`, of each query.
@@ -723,13 +740,23 @@ __global__ void CountKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
   });
 }
 
-// Writes pair `position` (a key and its version's value) from this lane.
+// Writes pair `position` (a key and the value of version `slot`, whose
+// payload is `payload`) from this lane.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WritePair(const Tree<kKeyWords>& tree, uint64_t position,
+                                          const Key<kKeyWords>& key, uint32_t slot,
+                                          uint64_t payload, Key<kKeyWords>* keys, uint8_t* values) {
+  keys[position] = key;
+  StoreValue(tree, slot, payload, values + position * tree.value_size);
+}
+
+// WritePair, the payload loaded here.
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void WritePair(const Tree<kKeyWords>& tree, uint64_t position,
                                           const Key<kKeyWords>& key, uint32_t slot,
                                           Key<kKeyWords>* keys, uint8_t* values) {
-  keys[position] = key;
-  CopyValueOut(tree, slot, values + position * tree.value_size, 0, 1);
+  const uint64_t payload = tree.value_size <= 8 ? tree.versions[slot].payload : 0;
+  WritePair(tree, position, key, slot, payload, keys, values);
 }
 
 // Fills each query's pairs [offsets[i], offsets[i + 1]): the smallest keys
@@ -784,40 +811,49 @@ __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
 }
 
 // Successor (the smallest live key >= key) or predecessor (the largest
-// live key <= key) of each key: the key, its value and a found byte.
+// live key <= key) of each key: the key, its value and a found byte. Each
+// lane walks from its key's leaf, right or left, to the first leaf with a
+// live key on the key's side, a leaf's version heads loaded together.
 template <uint32_t kKeyWords>
 __global__ void NeighbourKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n,
                                 uint64_t at, bool successor, Key<kKeyWords>* neighbours,
                                 uint8_t* values, uint8_t* found) {
-  const uint32_t lane = warp::LaneId();
-  const auto probe = [&](uint64_t op) { return keys[op]; };
-  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
+  for (uint64_t op = ThreadIndex(); op < n; op += ThreadCount()) {
     const Key<kKeyWords> key = keys[op];
-    View<kKeyWords> view;
-    ReadLeaf(tree, leaf, key, &view);
+    LaneNode<kKeyWords> node;
+    LeafOf(tree, key, &node);
     uint32_t slot = kNone;
+    uint64_t payload = 0;
     Key<kKeyWords> neighbour = {};
     while (true) {
-      const bool here = lane < view.count();
-      const bool side = successor ? !Less(view.key, key) : !Less(key, view.key);
-      const uint32_t mine = here && side ? LiveAt(tree, view.pointer, at) : kNone;
-      const unsigned live = __ballot_sync(warp::kFullMask, mine != kNone);
-      if (live != 0) {
-        const uint32_t winner = successor ? __ffs(live) - 1 : 31 - __clz(live);
-        slot = __shfl_sync(warp::kFullMask, mine, winner);
-        neighbour = ShuffleKey(view.key, winner);
-        break;
+      uint32_t side = 0;
+#pragma unroll
+      for (uint32_t entry = 0; entry < kFanout; ++entry) {
+        const Key<kKeyWords>& candidate = node.keys[entry];
+        const bool on_side = successor ? !Less(candidate, key) : !Less(key, candidate);
+        if (entry < node.count() && on_side) side |= 1u << entry;
       }
-      const uint32_t next = successor ? view.link : view.left;
+      uint32_t slots[kFanout];
+      uint64_t payloads[kFanout];
+      LiveEntries<true>(tree, node, side, at, slots, payloads);
+      // The nearest live entry: the first (successor) or the last.
+#pragma unroll
+      for (uint32_t entry = 0; entry < kFanout; ++entry) {
+        if (slots[entry] != kNone && (!successor || slot == kNone)) {
+          slot = slots[entry];
+          payload = payloads[entry];
+          neighbour = node.keys[entry];
+        }
+      }
+      if (slot != kNone) break;
+      const uint32_t next = successor ? node.link : node.left;
       if (next == kNone) break;
-      ReadNode<false>(tree, next, &view);
+      ReadLaneNode(tree, next, &node);
     }
-    if (lane == 0) {
-      neighbours[op] = neighbour;
-      found[op] = slot != kNone ? 1 : 0;
-    }
-    CopyValueOut(tree, slot, values + op * tree.value_size, lane, warp::kWarpSize);
-  });
+    neighbours[op] = neighbour;
+    found[op] = slot != kNone ? 1 : 0;
+    StoreValue(tree, slot, payload, values + op * tree.value_size);
+  }
 }
 
 // One warp: up to `limit` live pairs in ascending order from the first key

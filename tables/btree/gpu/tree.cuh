@@ -27,7 +27,10 @@
 // leaf. A warp that finds a latch held or changed starts its operation
 // again from that leaf (a node's low bound never changes), or from the root
 // where the lane found none, after a short pause (no waiting on a latch).
-// Reads run when no write does (the core's lock) and take no latches.
+// Reads run when no write does (the core's lock) and take no latches. A
+// get, successor or predecessor is one lane's: the lane goes down to its
+// query's leaf and finishes the query alone, a node one trip to memory
+// (LaneNode), beside the other lanes' queries.
 //
 // A put goes down first without splitting; one whose leaf is full and lacks
 // its key splits the leaf under the parent its lane's descent saw, if that
@@ -509,6 +512,38 @@ __device__ __forceinline__ uint64_t PayloadOf(const uint8_t* value, uint32_t siz
   return payload;
 }
 
+// Sets `size` bytes at `target` to zero in the widest words that the size
+// and the address allow (16, 8, 4 or 1 bytes).
+__device__ __forceinline__ void FillZeros(uint8_t* target, uint32_t size) {
+  const uint64_t alignment = reinterpret_cast<uint64_t>(target) | size;
+  if (alignment % 16 == 0) {
+    for (uint32_t at = 0; at < size; at += 16) {
+      *reinterpret_cast<uint4*>(target + at) = make_uint4(0, 0, 0, 0);
+    }
+  } else if (alignment % 8 == 0) {
+    for (uint32_t at = 0; at < size; at += 8) *reinterpret_cast<uint64_t*>(target + at) = 0;
+  } else if (alignment % 4 == 0) {
+    for (uint32_t at = 0; at < size; at += 4) *reinterpret_cast<uint32_t*>(target + at) = 0;
+  } else {
+    for (uint32_t at = 0; at < size; ++at) target[at] = 0;
+  }
+}
+
+// Writes a value of up to 8 bytes held as a payload (PayloadOf) to `target`:
+// one store where the value is a whole aligned word.
+__device__ __forceinline__ void StorePayload(uint8_t* target, uint64_t payload, uint32_t size) {
+  const uint64_t address = reinterpret_cast<uint64_t>(target);
+  if (size == 8 && address % 8 == 0) {
+    *reinterpret_cast<uint64_t*>(target) = payload;
+  } else if (size == 4 && address % 4 == 0) {
+    *reinterpret_cast<uint32_t*>(target) = static_cast<uint32_t>(payload);
+  } else {
+    for (uint32_t byte = 0; byte < size; ++byte) {
+      target[byte] = static_cast<uint8_t>(payload >> (8 * byte));
+    }
+  }
+}
+
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
                                            const uint8_t* value) {
@@ -542,19 +577,19 @@ __device__ __forceinline__ void CopyVersion(const Tree<kKeyWords>& tree, uint32_
   }
 }
 
-// Copies the value of version `slot` (or zeros for kNone) to `out`, the
-// lanes of the warp sharing the bytes.
+// Writes the value of version `slot` (zeros for kNone) to `out`, one lane
+// alone: a value of up to 8 bytes from `payload` (the version's, loaded by
+// the caller), a larger one copied from the slot's cell.
 template <uint32_t kKeyWords>
-__device__ __forceinline__ void CopyValueOut(const Tree<kKeyWords>& tree, uint32_t slot,
-                                             uint8_t* out, uint32_t lane, uint32_t lanes) {
-  for (uint32_t byte = lane; byte < tree.value_size; byte += lanes) {
-    uint8_t value = 0;
-    if (slot != kNone) {
-      value = tree.value_size <= 8
-                  ? static_cast<uint8_t>(tree.versions[slot].payload >> (8 * byte))
-                  : tree.cells[static_cast<uint64_t>(slot) * tree.value_size + byte];
-    }
-    out[byte] = value;
+__device__ __forceinline__ void StoreValue(const Tree<kKeyWords>& tree, uint32_t slot,
+                                           uint64_t payload, uint8_t* out) {
+  const uint32_t size = tree.value_size;
+  if (size <= 8) {
+    StorePayload(out, slot != kNone ? payload : 0, size);
+  } else if (slot != kNone) {
+    CopyBytes(out, tree.cells + static_cast<uint64_t>(slot) * size, size);
+  } else {
+    FillZeros(out, size);
   }
 }
 
@@ -568,6 +603,61 @@ __device__ __forceinline__ uint32_t LiveAt(const Tree<kKeyWords>& tree, uint32_t
     if (VisibleAt(TimestampOf(stamp), at)) return IsTombstone(stamp) ? kNone : slot;
   }
   return kNone;
+}
+
+// LiveAt for one lane alone: each version's stamp, payload and next loaded
+// together (one trip per version), through the read-only cache (no writer
+// beside a read). The payload of the version found goes to *payload.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t LaneLiveAt(const Tree<kKeyWords>& tree, uint32_t head,
+                                               uint64_t at, uint64_t* payload) {
+  for (uint32_t slot = head; slot != kNone;) {
+    const Version* version = &tree.versions[slot];
+    const uint64_t stamp = __ldg(reinterpret_cast<const unsigned long long*>(&version->stamp));
+    const uint64_t value = __ldg(reinterpret_cast<const unsigned long long*>(&version->payload));
+    const uint32_t next = __ldg(&version->next);
+    if (VisibleAt(TimestampOf(stamp), at)) {
+      *payload = value;
+      return IsTombstone(stamp) ? kNone : slot;
+    }
+    slot = next;
+  }
+  return kNone;
+}
+
+// The versions a reader at `at` sees of the entries of `node` that `wanted`
+// marks (bit i: entry i), one lane alone: slots[i], or kNone where the key is
+// absent at `at` or not wanted, and (kPayloads) the payloads of those found.
+// The heads of the wanted entries load together, one trip for the node's
+// entries; a list is walked further only where its head is newer than `at`
+// (a snapshot's read).
+template <bool kPayloads, uint32_t kKeyWords>
+__device__ __forceinline__ void LiveEntries(const Tree<kKeyWords>& tree,
+                                            const LaneNode<kKeyWords>& node, uint32_t wanted,
+                                            uint64_t at, uint32_t slots[kFanout],
+                                            uint64_t payloads[kFanout]) {
+  uint64_t stamps[kFanout];
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+    stamps[entry] = 0;
+    payloads[entry] = 0;
+    if ((wanted >> entry & 1) == 0) continue;
+    const Version* version = &tree.versions[node.pointers[entry]];
+    stamps[entry] = __ldg(reinterpret_cast<const unsigned long long*>(&version->stamp));
+    if (kPayloads) {
+      payloads[entry] = __ldg(reinterpret_cast<const unsigned long long*>(&version->payload));
+    }
+  }
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+    slots[entry] = kNone;
+    if ((wanted >> entry & 1) == 0) continue;
+    if (VisibleAt(TimestampOf(stamps[entry]), at)) {
+      if (!IsTombstone(stamps[entry])) slots[entry] = node.pointers[entry];
+    } else {
+      slots[entry] = LaneLiveAt(tree, node.pointers[entry], at, &payloads[entry]);
+    }
+  }
 }
 
 // Drops the older versions of the list at `head` that no live snapshot sees.
