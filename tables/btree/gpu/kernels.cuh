@@ -1,7 +1,6 @@
 // The kernels of the GPU B-link tree (tree.cuh): the write batch (puts or
 // erases, each lane's operation done by the whole warp), the bulk build, the
-// reads (a get's, successor's or predecessor's query done by its lane
-// alone, a count's or range's by the whole warp) and the reclamation.
+// reads (each lane's query done by the lane alone) and the reclamation.
 // backend.cu launches them.
 //
 // For backend.cu only (CUDA device code).
@@ -655,34 +654,37 @@ __device__ __forceinline__ void ReadLeaf(const Tree<kKeyWords>& tree, uint32_t i
   }
 }
 
-// Each thread's query in turn, the whole warp on it: body(op) for op < n.
-template <typename Body>
-__device__ __forceinline__ void ForEachQuery(uint64_t n, Body&& body) {
-  const uint32_t lane = warp::LaneId();
-  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
-    warp::ShareWork(warp::kFullMask, first + lane < n, [&](int source) { body(first + source); });
+// The entries of `node` whose keys lie in [low, high] (bit i: entry i).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t EntriesWithin(const LaneNode<kKeyWords>& node,
+                                                  const Key<kKeyWords>& low,
+                                                  const Key<kKeyWords>& high) {
+  uint32_t within = 0;
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+    if (entry < node.count() && !Less(node.keys[entry], low) && !Less(high, node.keys[entry])) {
+      within |= 1u << entry;
+    }
   }
+  return within;
 }
 
-// ForEachQuery, each lane first finding its own query's leaf (LeafOf of
-// probe(op)) beside the other lanes: body(op, leaf).
-template <uint32_t kKeyWords, typename Probe, typename Body>
-__device__ __forceinline__ void ForEachQueryFromLeaf(const Tree<kKeyWords>& tree, uint64_t n,
-                                                     Probe&& probe, Body&& body) {
-  const uint32_t lane = warp::LaneId();
-  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
-    const uint64_t mine = first + lane;
-    LaneNode<kKeyWords> node;
-    const uint32_t leaf = mine < n ? LeafOf(tree, probe(mine), &node) : kNone;
-    warp::ShareWork(warp::kFullMask, mine < n, [&](int source) {
-      body(first + source, __shfl_sync(warp::kFullMask, leaf, source));
-    });
+// Whether a key of `node` lies beyond `bound`: above it (a walk right to
+// `bound` ends at this node), or (below) below it (a walk left ends here).
+template <uint32_t kKeyWords>
+__device__ __forceinline__ bool HasKeyBeyond(const LaneNode<kKeyWords>& node,
+                                             const Key<kKeyWords>& bound, bool below) {
+  bool beyond = false;
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+    const Key<kKeyWords>& key = node.keys[entry];
+    if (entry < node.count() && (below ? Less(key, bound) : Less(bound, key))) beyond = true;
   }
+  return beyond;
 }
 
-// Gets, successors and predecessors run one query per lane: each lane's
-// query is independent and takes no latch, so after its descent (LeafOf)
-// the lane finishes it alone, from
+// Reads run one query per lane: each lane's query is independent and takes
+// no latch, so after its descent (LeafOf) the lane finishes it alone, from
 // the leaf it holds in its registers. A warp working its lanes' queries one
 // after another would add each query's dependent trips to memory (the leaf,
 // then its versions) to the warp's wait; alone, the 32 lanes' trips overlap.
@@ -712,32 +714,31 @@ __global__ void GetKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint
   }
 }
 
-// The live keys of [lo, hi] at `at`, up to `limit`, of each query.
+// The live keys of [lo, hi] at `at`, up to `limit`, of each query: its lane
+// walks the leaves right from lo's, a leaf's version heads loaded together.
 template <uint32_t kKeyWords>
 __global__ void CountKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
                             const Key<kKeyWords>* hi, uint64_t n, uint64_t at, uint64_t limit,
                             uint64_t* counts) {
-  const uint32_t lane = warp::LaneId();
-  const auto probe = [&](uint64_t op) { return lo[op]; };
-  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
+  for (uint64_t op = ThreadIndex(); op < n; op += ThreadCount()) {
     const Key<kKeyWords> low = lo[op];
     const Key<kKeyWords> high = hi[op];
     uint64_t count = 0;
     if (!Less(high, low)) {
-      View<kKeyWords> view;
-      ReadLeaf(tree, leaf, low, &view);
+      LaneNode<kKeyWords> node;
+      LeafOf(tree, low, &node);
       while (true) {
-        const bool here = lane < view.count();
-        const bool inside = here && !Less(view.key, low) && !Less(high, view.key);
-        const bool live = inside && LiveAt(tree, view.pointer, at) != kNone;
-        count += __popc(__ballot_sync(warp::kFullMask, live));
-        const bool past = __ballot_sync(warp::kFullMask, here && Less(high, view.key)) != 0;
-        if (count >= limit || past || view.link == kNone) break;
-        ReadNode<false>(tree, view.link, &view);
+        uint32_t slots[kFanout];
+        uint64_t payloads[kFanout];
+        LiveEntries<false>(tree, node, EntriesWithin(node, low, high), at, slots, payloads);
+#pragma unroll
+        for (uint32_t entry = 0; entry < kFanout; ++entry) count += slots[entry] != kNone ? 1 : 0;
+        if (count >= limit || HasKeyBeyond(node, high, false) || node.link == kNone) break;
+        ReadLaneNode(tree, node.link, &node);
       }
     }
-    if (lane == 0) counts[op] = count < limit ? count : limit;
-  });
+    counts[op] = count < limit ? count : limit;
+  }
 }
 
 // Writes pair `position` (a key and the value of version `slot`, whose
@@ -759,55 +760,129 @@ __device__ __forceinline__ void WritePair(const Tree<kKeyWords>& tree, uint64_t 
   WritePair(tree, position, key, slot, payload, keys, values);
 }
 
+// A range's pairs, up to this many, are written by its own lane; a longer
+// range's by the whole warp (WarpRange), whose stores of a leaf's pairs go
+// out coalesced, where a lane alone stores one pair at a time into its own
+// part of the output.
+constexpr uint64_t kLaneRangePairs = 64;
+
+// Fills the pairs [begin, end) of the range [low, high] from `node`, the
+// leaf LeafOf found for its start bound, this lane alone: the smallest keys
+// walking right, or (largest) the largest walking left, as WarpRange.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void LaneRange(const Tree<kKeyWords>& tree, LaneNode<kKeyWords> node,
+                                          const Key<kKeyWords>& low, const Key<kKeyWords>& high,
+                                          uint64_t at, bool largest, uint64_t begin, uint64_t end,
+                                          Key<kKeyWords>* keys, uint8_t* values) {
+  uint64_t out = largest ? end : begin;
+  while (true) {
+    uint32_t slots[kFanout];
+    uint64_t payloads[kFanout];
+    LiveEntries<true>(tree, node, EntriesWithin(node, low, high), at, slots, payloads);
+    if (largest) {
+#pragma unroll
+      for (uint32_t rank = 0; rank < kFanout; ++rank) {
+        const uint32_t entry = kFanout - 1 - rank;
+        if (slots[entry] != kNone && out > begin) {
+          --out;
+          WritePair(tree, out, node.keys[entry], slots[entry], payloads[entry], keys, values);
+        }
+      }
+      if (out == begin || HasKeyBeyond(node, low, true) || node.left == kNone) break;
+      ReadLaneNode(tree, node.left, &node);
+    } else {
+#pragma unroll
+      for (uint32_t entry = 0; entry < kFanout; ++entry) {
+        if (slots[entry] != kNone && out < end) {
+          WritePair(tree, out, node.keys[entry], slots[entry], payloads[entry], keys, values);
+          ++out;
+        }
+      }
+      if (out >= end || HasKeyBeyond(node, high, false) || node.link == kNone) break;
+      ReadLaneNode(tree, node.link, &node);
+    }
+  }
+}
+
+// Fills query `op`'s pairs from leaf `leaf` (LeafOf of its start bound), the
+// whole warp on it: the leaf's entries one per lane, each live one written
+// at its rank among the leaf's live entries.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void WarpRange(const Tree<kKeyWords>& tree, uint64_t op, uint32_t leaf,
+                                          const Key<kKeyWords>* lo, const Key<kKeyWords>* hi,
+                                          uint64_t at, bool largest, const uint64_t* offsets,
+                                          Key<kKeyWords>* keys, uint8_t* values) {
+  const uint32_t lane = warp::LaneId();
+  const unsigned below_me = (1u << lane) - 1;
+  const unsigned above_me = ~((2u << lane) - 1);
+  const uint64_t begin = offsets[op];
+  const uint64_t end = offsets[op + 1];
+  const Key<kKeyWords> low = lo[op];
+  const Key<kKeyWords> high = hi[op];
+  // The bound the walk starts from, as a value: a reference chosen between
+  // the two would keep both bounds in local memory.
+  const Key<kKeyWords> start = largest ? hi[op] : lo[op];
+  View<kKeyWords> view;
+  ReadLeaf(tree, leaf, start, &view);
+  uint64_t out = largest ? end : begin;
+  while (true) {
+    const bool here = lane < view.count();
+    const bool inside = here && !Less(view.key, low) && !Less(high, view.key);
+    const uint32_t slot = inside ? LiveAt(tree, view.pointer, at) : kNone;
+    const unsigned live = __ballot_sync(warp::kFullMask, slot != kNone);
+    if (largest) {
+      if (slot != kNone) {
+        const uint64_t before = __popc(live & above_me) + 1;
+        if (out >= begin + before) WritePair(tree, out - before, view.key, slot, keys, values);
+      }
+      const uint64_t taken = __popc(live);
+      out = out > begin + taken ? out - taken : begin;
+      const bool past = __ballot_sync(warp::kFullMask, here && Less(view.key, low)) != 0;
+      if (out == begin || past || view.left == kNone) break;
+      ReadNode<false>(tree, view.left, &view);
+    } else {
+      if (slot != kNone) {
+        const uint64_t position = out + __popc(live & below_me);
+        if (position < end) WritePair(tree, position, view.key, slot, keys, values);
+      }
+      out += __popc(live);
+      const bool past = __ballot_sync(warp::kFullMask, here && Less(high, view.key)) != 0;
+      if (out >= end || past || view.link == kNone) break;
+      ReadNode<false>(tree, view.link, &view);
+    }
+  }
+}
+
 // Fills each query's pairs [offsets[i], offsets[i + 1]): the smallest keys
 // of [lo, hi] walking right from lo, or the largest walking left from hi.
+// Each lane descends to its query's leaf; it fills a range of up to
+// kLaneRangePairs pairs itself, and the warp then fills the longer ones of
+// its lanes one after another.
 template <uint32_t kKeyWords>
 __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
                             const Key<kKeyWords>* hi, uint64_t n, uint64_t at, bool largest,
                             const uint64_t* offsets, Key<kKeyWords>* keys, uint8_t* values) {
   const uint32_t lane = warp::LaneId();
-  const unsigned below_me = (1u << lane) - 1;
-  const unsigned above_me = ~((2u << lane) - 1);
-  const auto probe = [&](uint64_t op) { return largest ? hi[op] : lo[op]; };
-  ForEachQueryFromLeaf(tree, n, probe, [&](uint64_t op, uint32_t leaf) {
-    const uint64_t begin = offsets[op];
-    const uint64_t end = offsets[op + 1];
-    if (begin == end) return;
-    const Key<kKeyWords> low = lo[op];
-    const Key<kKeyWords> high = hi[op];
-    // The bound the walk starts from, as a value: a reference chosen between
-    // the two would keep both bounds in local memory.
-    const Key<kKeyWords> start = largest ? hi[op] : lo[op];
-    View<kKeyWords> view;
-    ReadLeaf(tree, leaf, start, &view);
-    uint64_t out = largest ? end : begin;
-    while (true) {
-      const bool here = lane < view.count();
-      const bool inside = here && !Less(view.key, low) && !Less(high, view.key);
-      const uint32_t slot = inside ? LiveAt(tree, view.pointer, at) : kNone;
-      const unsigned live = __ballot_sync(warp::kFullMask, slot != kNone);
-      if (largest) {
-        if (slot != kNone) {
-          const uint64_t before = __popc(live & above_me) + 1;
-          if (out >= begin + before) WritePair(tree, out - before, view.key, slot, keys, values);
-        }
-        const uint64_t taken = __popc(live);
-        out = out > begin + taken ? out - taken : begin;
-        const bool past = __ballot_sync(warp::kFullMask, here && Less(view.key, low)) != 0;
-        if (out == begin || past || view.left == kNone) break;
-        ReadNode<false>(tree, view.left, &view);
-      } else {
-        if (slot != kNone) {
-          const uint64_t position = out + __popc(live & below_me);
-          if (position < end) WritePair(tree, position, view.key, slot, keys, values);
-        }
-        out += __popc(live);
-        const bool past = __ballot_sync(warp::kFullMask, here && Less(high, view.key)) != 0;
-        if (out >= end || past || view.link == kNone) break;
-        ReadNode<false>(tree, view.link, &view);
+  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
+    const uint64_t op = first + lane;
+    uint32_t leaf = kNone;
+    bool warp_range = false;
+    if (op < n) {
+      const uint64_t begin = offsets[op];
+      const uint64_t end = offsets[op + 1];
+      if (begin != end) {
+        LaneNode<kKeyWords> node;
+        leaf = LeafOf(tree, largest ? hi[op] : lo[op], &node);
+        warp_range = end - begin > kLaneRangePairs;
+        if (!warp_range)
+          LaneRange(tree, node, lo[op], hi[op], at, largest, begin, end, keys, values);
       }
     }
-  });
+    warp::ShareWork(warp::kFullMask, warp_range, [&](int source) {
+      WarpRange(tree, first + source, __shfl_sync(warp::kFullMask, leaf, source), lo, hi, at,
+                largest, offsets, keys, values);
+    });
+  }
 }
 
 // Successor (the smallest live key >= key) or predecessor (the largest

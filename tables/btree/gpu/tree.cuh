@@ -27,10 +27,10 @@
 // leaf. A warp that finds a latch held or changed starts its operation
 // again from that leaf (a node's low bound never changes), or from the root
 // where the lane found none, after a short pause (no waiting on a latch).
-// Reads run when no write does (the core's lock) and take no latches. A
-// get, successor or predecessor is one lane's: the lane goes down to its
-// query's leaf and finishes the query alone, a node one trip to memory
-// (LaneNode), beside the other lanes' queries.
+// Reads run when no write does (the core's lock) and take no latches, and
+// each is one lane's: the lane goes down to its query's leaf and finishes
+// the query alone, a node one trip to memory (LaneNode), beside the other
+// lanes' queries; only a range of many pairs is filled by the whole warp.
 //
 // A put goes down first without splitting; one whose leaf is full and lacks
 // its key splits the leaf under the parent its lane's descent saw, if that
