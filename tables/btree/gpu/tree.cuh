@@ -66,6 +66,14 @@ namespace gpkv::btree::gpu {
 
 namespace warp = ::gpkv::gpu::warp;
 
+// A launch's threads, for the grid-stride loops of the kernels.
+__device__ __forceinline__ uint64_t ThreadIndex() {
+  return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ uint64_t ThreadCount() {
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
+
 constexpr uint32_t kNone = 0xffffffffu;
 constexpr uint32_t kFanout = 8;             // entries per node
 constexpr uint32_t kSplitAt = kFanout / 2;  // a split keeps entries [0, kSplitAt)
