@@ -17,6 +17,7 @@
 #include "gpu/stream_scratch.h"
 #include "tables/btree/gpu/backend.h"
 #include "tables/btree/gpu/kernels.cuh"
+#include "tables/btree/gpu/read_kernels.cuh"
 #include "tables/exception_status.h"
 
 namespace gpkv::btree::gpu {

@@ -27,7 +27,10 @@
 // leaf. A warp that finds a latch held or changed starts its operation
 // again from that leaf (a node's low bound never changes), or from the root
 // where the lane found none, after a short pause (no waiting on a latch).
-// Reads run when no write does (the core's lock) and take no latches.
+// Reads run when no write does (the core's lock) and take no latches, and
+// each is one lane's: the lane goes down to its query's leaf and finishes
+// the query alone, a node one trip to memory (LaneNode), beside the other
+// lanes' queries; only a range of many pairs is filled by the whole warp.
 //
 // A put goes down first without splitting; one whose leaf is full and lacks
 // its key splits the leaf under the parent its lane's descent saw, if that
@@ -52,6 +55,7 @@
 // For the .cu files of tables/btree/gpu/ only (CUDA device code).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cuda/atomic>
 
@@ -61,6 +65,14 @@
 namespace gpkv::btree::gpu {
 
 namespace warp = ::gpkv::gpu::warp;
+
+// A launch's threads, for the grid-stride loops of the kernels.
+__device__ __forceinline__ uint64_t ThreadIndex() {
+  return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ uint64_t ThreadCount() {
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
 
 constexpr uint32_t kNone = 0xffffffffu;
 constexpr uint32_t kFanout = 8;             // entries per node
@@ -341,6 +353,88 @@ __device__ __forceinline__ uint32_t FindInLeaf(const View<kKeyWords>& view,
   return hit == 0 ? kNone : static_cast<uint32_t>(__ffs(hit) - 1);
 }
 
+// ---- one lane alone on a node (reads: no writer beside them) ----
+
+// A node as one lane reads it for its own query: every field in the lane's
+// registers.
+template <uint32_t kKeyWords>
+struct LaneNode {
+  uint32_t meta;
+  uint32_t link;
+  uint32_t left;
+  Key<kKeyWords> high;
+  Key<kKeyWords> keys[kFanout];
+  uint32_t pointers[kFanout];
+
+  __device__ uint32_t count() const { return meta & kCountMask; }
+  __device__ bool leaf() const { return (meta & kLeafFlag) != 0; }
+  // Whether `probe` belongs right of this node (at or past its high key).
+  __device__ bool PastHigh(const Key<kKeyWords>& probe) const {
+    return (meta & kHighFlag) != 0 && !Less(probe, high);
+  }
+  // The child of an internal node that holds `probe`: the last entry i >= 1
+  // whose key is <= probe, else entry 0 (the node's low bound). The keys are
+  // sorted, so every entry is compared and none waits for another.
+  __device__ uint32_t ChildFor(const Key<kKeyWords>& probe) const {
+    uint32_t child = pointers[0];
+#pragma unroll
+    for (uint32_t entry = 1; entry < kFanout; ++entry) {
+      if (entry < count() && !Less(probe, keys[entry])) child = pointers[entry];
+    }
+    return child;
+  }
+};
+
+// Reads node `index` into `node`, this lane alone. The node's bytes up to
+// its last pointer go out as independent 16-byte loads, issued together (one
+// trip to memory; with 8-byte keys the whole 128-byte node), through the
+// read-only cache: no writer runs beside a read, and a launch's loads
+// through that cache see the writes of the launches before it. Every field is then taken from the
+// loaded words at a fixed offset, so the node stays in registers.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void ReadLaneNode(const Tree<kKeyWords>& tree, uint32_t index,
+                                             LaneNode<kKeyWords>* node) {
+  using Layout = Node<kKeyWords>;
+  constexpr uint32_t kBytes = offsetof(Layout, pointers) + sizeof(uint32_t) * kFanout;
+  constexpr uint32_t kVectors = (kBytes + sizeof(uint4) - 1) / sizeof(uint4);
+  static_assert(kVectors * sizeof(uint4) <= sizeof(Layout), "the loads stay inside the node");
+  static_assert(offsetof(Layout, high) % sizeof(uint64_t) == 0 &&
+                    offsetof(Layout, keys) % sizeof(uint64_t) == 0,
+                "key words are whole 8-byte words of the node");
+  uint32_t words[kVectors * 4];
+  const uint4* vectors = reinterpret_cast<const uint4*>(&tree.nodes[index]);
+#pragma unroll
+  for (uint32_t vector = 0; vector < kVectors; ++vector) {
+    const uint4 loaded = __ldg(&vectors[vector]);
+    words[4 * vector] = loaded.x;
+    words[4 * vector + 1] = loaded.y;
+    words[4 * vector + 2] = loaded.z;
+    words[4 * vector + 3] = loaded.w;
+  }
+  // The 64-bit word at byte `offset` of the node (little-endian halves).
+  const auto word64 = [&](uint32_t offset) {
+    const uint64_t low = words[offset / 4];
+    const uint64_t high = words[offset / 4 + 1];
+    return high << 32 | low;
+  };
+  node->meta = words[offsetof(Layout, meta) / 4];
+  node->link = words[offsetof(Layout, link) / 4];
+  node->left = words[offsetof(Layout, left) / 4];
+#pragma unroll
+  for (uint32_t word = 0; word < kKeyWords; ++word) {
+    node->high.words[word] = word64(offsetof(Layout, high) + 8 * word);
+  }
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+#pragma unroll
+    for (uint32_t word = 0; word < kKeyWords; ++word) {
+      node->keys[entry].words[word] =
+          word64(offsetof(Layout, keys) + 8 * (entry * kKeyWords + word));
+    }
+    node->pointers[entry] = words[offsetof(Layout, pointers) / 4 + entry];
+  }
+}
+
 // Takes node `index`'s latch if it still reads `latch` (all lanes; true
 // when taken).
 template <uint32_t kKeyWords>
@@ -426,6 +520,38 @@ __device__ __forceinline__ uint64_t PayloadOf(const uint8_t* value, uint32_t siz
   return payload;
 }
 
+// Sets `size` bytes at `target` to zero in the widest words that the size
+// and the address allow (16, 8, 4 or 1 bytes).
+__device__ __forceinline__ void FillZeros(uint8_t* target, uint32_t size) {
+  const uint64_t alignment = reinterpret_cast<uint64_t>(target) | size;
+  if (alignment % 16 == 0) {
+    for (uint32_t at = 0; at < size; at += 16) {
+      *reinterpret_cast<uint4*>(target + at) = make_uint4(0, 0, 0, 0);
+    }
+  } else if (alignment % 8 == 0) {
+    for (uint32_t at = 0; at < size; at += 8) *reinterpret_cast<uint64_t*>(target + at) = 0;
+  } else if (alignment % 4 == 0) {
+    for (uint32_t at = 0; at < size; at += 4) *reinterpret_cast<uint32_t*>(target + at) = 0;
+  } else {
+    for (uint32_t at = 0; at < size; ++at) target[at] = 0;
+  }
+}
+
+// Writes a value of up to 8 bytes held as a payload (PayloadOf) to `target`:
+// one store where the value is a whole aligned word.
+__device__ __forceinline__ void StorePayload(uint8_t* target, uint64_t payload, uint32_t size) {
+  const uint64_t address = reinterpret_cast<uint64_t>(target);
+  if (size == 8 && address % 8 == 0) {
+    *reinterpret_cast<uint64_t*>(target) = payload;
+  } else if (size == 4 && address % 4 == 0) {
+    *reinterpret_cast<uint32_t*>(target) = static_cast<uint32_t>(payload);
+  } else {
+    for (uint32_t byte = 0; byte < size; ++byte) {
+      target[byte] = static_cast<uint8_t>(payload >> (8 * byte));
+    }
+  }
+}
+
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void WriteValue(const Tree<kKeyWords>& tree, uint32_t slot,
                                            const uint8_t* value) {
@@ -459,19 +585,19 @@ __device__ __forceinline__ void CopyVersion(const Tree<kKeyWords>& tree, uint32_
   }
 }
 
-// Copies the value of version `slot` (or zeros for kNone) to `out`, the
-// lanes of the warp sharing the bytes.
+// Writes the value of version `slot` (zeros for kNone) to `out`, one lane
+// alone: a value of up to 8 bytes from `payload` (the version's, loaded by
+// the caller), a larger one copied from the slot's cell.
 template <uint32_t kKeyWords>
-__device__ __forceinline__ void CopyValueOut(const Tree<kKeyWords>& tree, uint32_t slot,
-                                             uint8_t* out, uint32_t lane, uint32_t lanes) {
-  for (uint32_t byte = lane; byte < tree.value_size; byte += lanes) {
-    uint8_t value = 0;
-    if (slot != kNone) {
-      value = tree.value_size <= 8
-                  ? static_cast<uint8_t>(tree.versions[slot].payload >> (8 * byte))
-                  : tree.cells[static_cast<uint64_t>(slot) * tree.value_size + byte];
-    }
-    out[byte] = value;
+__device__ __forceinline__ void StoreValue(const Tree<kKeyWords>& tree, uint32_t slot,
+                                           uint64_t payload, uint8_t* out) {
+  const uint32_t size = tree.value_size;
+  if (size <= 8) {
+    StorePayload(out, slot != kNone ? payload : 0, size);
+  } else if (slot != kNone) {
+    CopyBytes(out, tree.cells + static_cast<uint64_t>(slot) * size, size);
+  } else {
+    FillZeros(out, size);
   }
 }
 
@@ -485,6 +611,61 @@ __device__ __forceinline__ uint32_t LiveAt(const Tree<kKeyWords>& tree, uint32_t
     if (VisibleAt(TimestampOf(stamp), at)) return IsTombstone(stamp) ? kNone : slot;
   }
   return kNone;
+}
+
+// LiveAt for one lane alone: each version's stamp, payload and next loaded
+// together (one trip per version), through the read-only cache (no writer
+// beside a read). The payload of the version found goes to *payload.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ uint32_t LaneLiveAt(const Tree<kKeyWords>& tree, uint32_t head,
+                                               uint64_t at, uint64_t* payload) {
+  for (uint32_t slot = head; slot != kNone;) {
+    const Version* version = &tree.versions[slot];
+    const uint64_t stamp = __ldg(reinterpret_cast<const unsigned long long*>(&version->stamp));
+    const uint64_t value = __ldg(reinterpret_cast<const unsigned long long*>(&version->payload));
+    const uint32_t next = __ldg(&version->next);
+    if (VisibleAt(TimestampOf(stamp), at)) {
+      *payload = value;
+      return IsTombstone(stamp) ? kNone : slot;
+    }
+    slot = next;
+  }
+  return kNone;
+}
+
+// The versions a reader at `at` sees of the entries of `node` that `wanted`
+// marks (bit i: entry i), one lane alone: slots[i], or kNone where the key is
+// absent at `at` or not wanted, and (kPayloads) the payloads of those found.
+// The heads of the wanted entries load together, one trip for the node's
+// entries; a list is walked further only where its head is newer than `at`
+// (a snapshot's read).
+template <bool kPayloads, uint32_t kKeyWords>
+__device__ __forceinline__ void LiveEntries(const Tree<kKeyWords>& tree,
+                                            const LaneNode<kKeyWords>& node, uint32_t wanted,
+                                            uint64_t at, uint32_t slots[kFanout],
+                                            uint64_t payloads[kFanout]) {
+  uint64_t stamps[kFanout];
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+    stamps[entry] = 0;
+    payloads[entry] = 0;
+    if ((wanted >> entry & 1) == 0) continue;
+    const Version* version = &tree.versions[node.pointers[entry]];
+    stamps[entry] = __ldg(reinterpret_cast<const unsigned long long*>(&version->stamp));
+    if (kPayloads) {
+      payloads[entry] = __ldg(reinterpret_cast<const unsigned long long*>(&version->payload));
+    }
+  }
+#pragma unroll
+  for (uint32_t entry = 0; entry < kFanout; ++entry) {
+    slots[entry] = kNone;
+    if ((wanted >> entry & 1) == 0) continue;
+    if (VisibleAt(TimestampOf(stamps[entry]), at)) {
+      if (!IsTombstone(stamps[entry])) slots[entry] = node.pointers[entry];
+    } else {
+      slots[entry] = LaneLiveAt(tree, node.pointers[entry], at, &payloads[entry]);
+    }
+  }
 }
 
 // Drops the older versions of the list at `head` that no live snapshot sees.
