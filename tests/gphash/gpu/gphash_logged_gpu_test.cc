@@ -226,7 +226,7 @@ std::vector<ShapedBatch> ShapedWorkload(const Shape& shape, uint64_t seed) {
 using ShapedOracle = std::map<std::string, std::string>;
 
 // Device memory holding a copy of `bytes` (or `bytes` zeroes when from is
-// null); freed at scope exit.
+// null) once constructed; freed at scope exit.
 class DeviceArray {
  public:
   DeviceArray(const void* from, size_t bytes) : bytes_(bytes) {
@@ -236,6 +236,13 @@ class DeviceArray {
     } else {
       EXPECT_EQ(cudaMemset(data_, 0, std::max<size_t>(bytes, 1)), cudaSuccess);
     }
+    // cudaMemset returns before the device has run it, and cudaMemcpy from
+    // pageable memory may return before its last DMA: the batches take no
+    // stream (they order after nothing of the caller's), so the array must
+    // be complete before they start. Without this wait, a zeroing of erased
+    // flags still queued when the erase's kernels ran could clear the flag
+    // of a key it erased: a live key reported absent.
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   ~DeviceArray() { cudaFree(data_); }
   DeviceArray(const DeviceArray&) = delete;
