@@ -166,9 +166,12 @@ class Table {
   // a put, then an erase batch of the others: atomic per operation, as their
   // Put and Erase, and a concurrent reader may see the puts before the
   // erases.
+  // Memory: ops in host memory; keys, values and erased in host memory,
+  // or, on a logged hash table on the CUDA backend, all three in device
+  // memory (copied through the host; the same outcome).
   // REQUIRES: keys.size() is a multiple of key_size; values.size() ==
-  //           n * value_size; ops.size() == n, each byte a WriteOp; all
-  //           spans host memory.
+  //           n * value_size; ops.size() == n, each byte a WriteOp in host
+  //           memory; keys, values and erased in memory as above.
   virtual Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased = {},
                        const BatchOptions& options = {});
 

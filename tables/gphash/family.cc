@@ -144,12 +144,12 @@ Result<std::unique_ptr<Table>> OpenLogged(const tables::OpenContext& context,
   auto core = logged::Core::Open(*context.pool, entry.name, entry.root_offset, make_index,
                                  context.cpu_threads, context.report, std::move(device_records));
   if (!core.ok()) return core.status();
-  logged::DeviceMemoryFn in_device_memory = nullptr;
+  std::unique_ptr<logged::DeviceBatches> device_batches;
 #if GPKV_HAVE_CUDA
-  if (on_gpu) in_device_memory = &logged::gpu::InDeviceMemory;
+  if (on_gpu) device_batches = logged::gpu::MakeDeviceBatches(context.cuda_device);
 #endif
   return std::unique_ptr<Table>(std::make_unique<logged::LoggedTable>(
-      entry.name, options, std::move(*core), in_device_memory, context.cuda_device));
+      entry.name, options, std::move(*core), std::move(device_batches)));
 }
 
 class GphashFamily final : public tables::PersistentFamily {

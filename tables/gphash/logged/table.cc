@@ -1,6 +1,8 @@
 #include "tables/gphash/logged/table.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "tables/gphash/logged/layout.h"
 #include "tables/stats_builder.h"
@@ -31,30 +33,22 @@ TableStats PublicStats(const LoggedStats& stats) {
 }
 
 LoggedTable::LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
-                         DeviceMemoryFn in_device_memory, int device)
+                         std::unique_ptr<DeviceBatches> device_batches)
     : FamilyTable(std::move(name), options),
       core_(std::move(core)),
-      in_device_memory_(in_device_memory),
-      device_(device) {}
+      device_batches_(std::move(device_batches)) {}
 
-Status LoggedTable::RequireHostBatch(std::initializer_list<const void*> arrays) const {
-  if (in_device_memory_ == nullptr) return Status::OK();
-  for (const void* array : arrays) {
-    if (array != nullptr && in_device_memory_(array, device_)) {
-      return Status::Unsupported("table '" + name() +
-                                 "': a logged hash table takes mixed write batches in host "
-                                 "memory (puts and erases also from device memory)");
-    }
+Result<BatchMemory> LoggedTable::Prepare(std::initializer_list<const void*> arrays,
+                                         const BatchOptions& options) const {
+  if (device_batches_ == nullptr) return BatchMemory::kHost;
+  if (options.stream != nullptr) {
+    GPKV_RETURN_IF_ERROR(
+        tables::Prefixed("table '" + name() + "'", device_batches_->WaitFor(options.stream)));
   }
-  return Status::OK();
-}
-
-Result<BatchMemory> LoggedTable::MemoryOf(std::initializer_list<const void*> arrays) const {
-  if (in_device_memory_ == nullptr) return BatchMemory::kHost;
   int device = 0, host = 0;
   for (const void* array : arrays) {
     if (array == nullptr) continue;
-    ++(in_device_memory_(array, device_) ? device : host);
+    ++(device_batches_->InDeviceMemory(array) ? device : host);
   }
   if (device == 0) return BatchMemory::kHost;
   if (host != 0) {
@@ -69,8 +63,8 @@ Result<BatchMemory> LoggedTable::MemoryOf(std::initializer_list<const void*> arr
   return BatchMemory::kDevice;
 }
 
-Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions&) {
-  auto memory = MemoryOf({keys.data(), values.data()});
+Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
+  auto memory = Prepare({keys.data(), values.data()}, options);
   if (!memory.ok()) return memory.status();
   return core_->Put(keys.bytes(), values.bytes(), CountOf(keys), *memory);
 }
@@ -80,20 +74,48 @@ Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found
   return core_->Get(keys, values, found, options);
 }
 
-Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions&) {
-  auto memory = MemoryOf({keys.data(), erased.empty() ? nullptr : erased.data()});
+Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
+  auto memory = Prepare({keys.data(), erased.empty() ? nullptr : erased.data()}, options);
   if (!memory.ok()) return memory.status();
   return core_->Erase(keys.bytes(), erased.empty() ? nullptr : erased.bytes(), CountOf(keys),
                       *memory);
 }
 
 Status LoggedTable::Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
-                          const BatchOptions&) {
-  GPKV_RETURN_IF_ERROR(RequireHostBatch({keys.data(), values.data(), ops.data(), erased.data()}));
+                          const BatchOptions& options) {
+  auto memory =
+      Prepare({keys.data(), values.data(), erased.empty() ? nullptr : erased.data()}, options);
+  if (!memory.ok()) return memory.status();
+  if (*memory == BatchMemory::kDevice) return WriteFromDevice(keys, values, ops, erased);
   return ResolveAndWrite(keys, values, ops, erased,
                          [&](const tables::ResolvedWrite& batch, uint8_t* probe_found) {
                            return core_->Write(batch, probe_found);
                          });
+}
+
+Status LoggedTable::WriteFromDevice(ConstBytes keys, ConstBytes values, ConstBytes ops,
+                                    MutableBytes erased) {
+  // Resolving a batch takes its keys in order (the last operation of a key
+  // wins): the arrays come to host memory, and the batch is then a host
+  // batch, whose records and erased flags are those of the same batch from
+  // host memory.
+  const std::string where = "table '" + name() + "'";
+  std::vector<uint8_t> host_keys(keys.size()), host_values(values.size());
+  GPKV_RETURN_IF_ERROR(tables::Prefixed(
+      where, device_batches_->CopyToHost(host_keys.data(), keys.data(), keys.size())));
+  GPKV_RETURN_IF_ERROR(tables::Prefixed(
+      where, device_batches_->CopyToHost(host_values.data(), values.data(), values.size())));
+  std::vector<uint8_t> host_erased(erased.size());
+  GPKV_RETURN_IF_ERROR(
+      ResolveAndWrite(ConstBytes(host_keys.data(), host_keys.size()),
+                      ConstBytes(host_values.data(), host_values.size()), ops,
+                      MutableBytes(host_erased.data(), host_erased.size()),
+                      [&](const tables::ResolvedWrite& batch, uint8_t* probe_found) {
+                        return core_->Write(batch, probe_found);
+                      }));
+  if (erased.empty()) return Status::OK();
+  return tables::Prefixed(
+      where, device_batches_->CopyToDevice(erased.data(), host_erased.data(), erased.size()));
 }
 
 Status LoggedTable::Close() { return core_->Close(); }

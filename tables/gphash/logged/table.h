@@ -12,6 +12,7 @@
 // Thread safety: as gpkv::Table promises (core.h).
 #pragma once
 
+#include <cstddef>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -30,24 +31,40 @@ namespace gpkv::gphash::logged {
 // .write-{checkpoint,record,publish,sync,index}-ns.
 TableStats PublicStats(const LoggedStats& stats);
 
-// Whether a batch array lies in device memory of `device` (the CUDA
-// backend's check; null on the CPU backend, whose batches are host memory).
-using DeviceMemoryFn = bool (*)(const void* address, int device);
+// What the CUDA backend does for a batch whose arrays lie in device memory
+// (gpu/device_batches.h makes it; the front names no CUDA). The CPU
+// backend's front has none: its batches are host memory.
+class DeviceBatches {
+ public:
+  virtual ~DeviceBatches() = default;
+  // True when `address` lies in device memory of the table's device.
+  virtual bool InDeviceMemory(const void* address) const = 0;
+  // Returns once the work enqueued on `stream` (a cudaStream_t) before the
+  // call is done.
+  virtual Status WaitFor(void* stream) const = 0;
+  // Copy `bytes` between device memory of the table's device and host
+  // memory; return once the copy is done.
+  virtual Status CopyToHost(void* host, const void* device_array, size_t bytes) const = 0;
+  virtual Status CopyToDevice(void* device_array, const void* host, size_t bytes) const = 0;
+};
 
 class LoggedTable final : public tables::FamilyTable {
  public:
-  // On the CUDA backend, in_device_memory and its device: put and erase
-  // batches in device memory go to the core as such (its DeviceRecordWriter
-  // writes their records); mixed batches in device memory are Unsupported.
+  // On the CUDA backend, device_batches: put and erase batches in device
+  // memory go to the core as such (its DeviceRecordWriter writes their
+  // records); a mixed batch in device memory is copied to host memory,
+  // resolved and written there, its erased flags copied back.
   LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
-              DeviceMemoryFn in_device_memory = nullptr, int device = -1);
+              std::unique_ptr<DeviceBatches> device_batches = nullptr);
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
              const BatchOptions& options) override;
   Status Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) override;
   // Resolved (tables::ResolveWrite), then one atomic unit: its puts' and
-  // its erases' records published by one store.
+  // its erases' records published by one store. Keys, values and erased
+  // flags in device memory are copied to host memory and back: the records
+  // and the erased flags are those of the same batch from host memory.
   Status Write(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased,
                const BatchOptions& options) override;
   // Publishes a pending checkpoint and makes it durable (Core::Close).
@@ -56,16 +73,19 @@ class LoggedTable final : public tables::FamilyTable {
   Status Scan(const ScanVisitor& visit) override;
 
  private:
-  // Unsupported when one of `arrays` lies in device memory.
-  Status RequireHostBatch(std::initializer_list<const void*> arrays) const;
-  // Where a put or erase batch's arrays (null ones skipped) lie: Unsupported
-  // when some lie in host and some in device memory, or in device memory of
-  // a core that takes no device batches.
-  Result<BatchMemory> MemoryOf(std::initializer_list<const void*> arrays) const;
+  // Where a write batch's arrays (null ones skipped) lie: Unsupported when
+  // some lie in host and some in device memory, or in device memory of a
+  // core that takes no device batches. Waits for the work enqueued on the
+  // batch's stream (options.stream) first, so that the batch reads its
+  // arrays after it (the core's copies and the index's kernels run on
+  // streams of their own).
+  Result<BatchMemory> Prepare(std::initializer_list<const void*> arrays,
+                              const BatchOptions& options) const;
+  // Write for keys, values and erased in device memory (ops in host memory).
+  Status WriteFromDevice(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased);
 
   const std::unique_ptr<Core> core_;
-  const DeviceMemoryFn in_device_memory_;
-  const int device_;
+  const std::unique_ptr<DeviceBatches> device_batches_;
 };
 
 }  // namespace gpkv::gphash::logged

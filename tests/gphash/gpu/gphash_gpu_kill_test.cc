@@ -7,11 +7,18 @@
 // flight is applied or absent (its whole value old or new, never another),
 // and that gphash::VerifyGphash finds the pool clean. In direct, mirror and
 // staged mode, with 8-byte values in the slots and with 128-byte values in
-// value cells. Device test (label `gpu`); skipped without a usable device.
+// value cells. In logged mode (TableOptions::hash_log, opened through the
+// public API on the CUDA backend) with batches from host memory and from
+// device memory (its updates as mixed Write batches), a log half holding
+// about three batches (so checkpoints start at every third batch and are
+// pending across the next ones): every acknowledged batch is there, the
+// batch in flight whole or absent, and the pool verifies clean. Device
+// test (label `gpu`); skipped without a usable device.
 //
 // The child is this test binary run again (fork + exec of /proc/self/exe with
 // a gtest filter naming the disabled test GphashGpuKillChild.DISABLED_Run and the plan in the
 // environment): a forked child may not use CUDA once the parent has.
+#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -24,14 +31,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "gpkv/db.h"
 #include "gpu_test_util.h"
 #include "pm/pool.h"
+#include "recovery/verify.h"
 #include "tables/gphash/check.h"
 #include "tables/gphash/gpu/backend.h"
 #include "test_util.h"
@@ -108,7 +118,11 @@ void ApplyStep(const Step& step, Model* model) {
   }
 }
 
-// A test case: "<mode>" (8-byte values) or "<mode>_cells" (128-byte values).
+// A test case: "<mode>" (8-byte values) or "<mode>_cells" (128-byte values),
+// or "logged_host" / "logged_device" (a logged table, 8-byte values, batches
+// from host or device memory).
+bool IsLogged(const std::string& name) { return name.rfind("logged", 0) == 0; }
+bool FromDevice(const std::string& name) { return name == "logged_device"; }
 GpuIndexMode ModeOf(const std::string& name) {
   if (name.rfind("direct", 0) == 0) return GpuIndexMode::kDirect;
   if (name.rfind("staged", 0) == 0) return GpuIndexMode::kStaged;
@@ -118,13 +132,104 @@ uint32_t ValueSizeOf(const std::string& name) {
   return name.size() > 6 && name.compare(name.size() - 6, 6, "_cells") == 0 ? 128 : 8;
 }
 
+// The logged table: batches of kBatch entries, a log half of three of
+// them.
+TableOptions LoggedOptions() {
+  TableOptions options;
+  options.expected_keys = 4096;
+  options.hash_log.batch_entries = kBatch;
+  options.hash_log.log_batches = 3;
+  return options;
+}
+
+Options LoggedDbOptions() {
+  Options options = testutil::DbOptions(kPoolSize, 2, gpkv::Backend::kCuda);
+  options.create_if_missing = false;
+  return options;
+}
+
 // ---------------------------------------------------------------- child
 
+// kEnd's step: kSteps, or the checkpoints a logged child's table published.
 enum RecordType : uint32_t { kOpened = 0, kAcknowledged = 1, kEnd = 2 };
 struct Record {
   uint32_t type;
   uint32_t step;
 };
+
+// Device memory of `bytes` bytes; freed at scope exit.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) {
+    if (cudaMalloc(&data_, bytes) != cudaSuccess) _exit(25);
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  // Holds `bytes` of `from` once this returns (the batches pass no stream).
+  uint8_t* Fill(const void* from, size_t bytes) {
+    if (cudaMemcpy(data_, from, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
+      _exit(26);
+    }
+    return static_cast<uint8_t*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// The workload on a logged table through the public API: puts and erases,
+// updates as mixed Write batches of puts; from host memory or from device
+// memory (FromDevice).
+void RunLoggedChild(const char* path, const std::string& mode,
+                    const std::function<void(uint32_t, uint32_t)>& send) {
+  auto db = DB::Open(path, LoggedDbOptions());
+  if (!db.ok()) {
+    std::fprintf(stderr, "kill child: %s\n", db.status().ToString().c_str());
+    _exit(22);
+  }
+  auto table = (*db)->OpenTable("t");
+  if (!table.ok()) {
+    std::fprintf(stderr, "kill child: %s\n", table.status().ToString().c_str());
+    _exit(23);
+  }
+  const bool device = FromDevice(mode);
+  DeviceBuffer device_keys(kBatch * 8), device_values(kBatch * 8), device_flags(kBatch);
+  std::vector<uint8_t> flags(kBatch);
+  const std::vector<uint8_t> ops(kBatch, static_cast<uint8_t>(Table::WriteOp::kPut));
+  send(kOpened, 0);
+  for (uint32_t s = 0; s < kSteps; ++s) {
+    const Step step = MakeStep(s);
+    const size_t n = step.keys.size();
+    ConstBytes keys(step.keys.data(), n * 8);
+    ConstBytes values(step.values.data(), step.values.size() * 8);
+    MutableBytes erased(flags.data(), n);
+    if (device) {
+      keys = ConstBytes(device_keys.Fill(step.keys.data(), n * 8), n * 8);
+      if (!step.erase) {
+        values = ConstBytes(device_values.Fill(step.values.data(), n * 8), n * 8);
+      }
+      erased = MutableBytes(device_flags.Fill(flags.data(), n), n);
+    }
+    Status status;
+    if (step.erase) {
+      status = (*table)->Erase(keys, erased);
+    } else if (s % 4 == 2) {
+      status = (*table)->Write(keys, values, ConstBytes(ops.data(), n));
+    } else {
+      status = (*table)->Put(keys, values);
+    }
+    if (!status.ok()) {
+      std::fprintf(stderr, "kill child: step %u: %s\n", s, status.ToString().c_str());
+      _exit(24);
+    }
+    send(kAcknowledged, s);
+  }
+  auto checkpoints = (*table)->GetProperty("gphash.checkpoints");
+  send(kEnd, checkpoints.ok() ? static_cast<uint32_t>(*checkpoints) : 0);
+  _exit(0);
+}
 
 // Runs the workload. Env: "<pool path> <root offset> <case> <pipe fd>".
 TEST(GphashGpuKillChild, DISABLED_Run) {
@@ -139,6 +244,7 @@ TEST(GphashGpuKillChild, DISABLED_Run) {
     Record record{type, step};
     if (write(fd, &record, sizeof(record)) != sizeof(record)) _exit(21);
   };
+  if (IsLogged(mode)) RunLoggedChild(path, mode, send);
   auto pool = pm::Pool::Open(path, false, SyncMode::kBatch);
   if (!pool.ok()) {
     std::fprintf(stderr, "kill child: %s\n", pool.status().ToString().c_str());
@@ -179,6 +285,7 @@ struct Child {
   int fd = -1;
   std::chrono::steady_clock::time_point start;
   uint32_t acknowledged = 0;  // steps acknowledged so far
+  uint32_t checkpoints = 0;   // kEnd's count
 
   static Child Start(const std::string& path, uint64_t root, const std::string& mode) {
     Child child;
@@ -208,6 +315,7 @@ struct Child {
   bool Next(Record* record) {
     if (read(fd, record, sizeof(*record)) != sizeof(*record)) return false;
     if (record->type == kAcknowledged) acknowledged = record->step + 1;
+    if (record->type == kEnd) checkpoints = record->step;
     return true;
   }
   int Finish() {
@@ -240,6 +348,15 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
     }
     std::sort(universe_.begin(), universe_.end());
     universe_.erase(std::unique(universe_.begin(), universe_.end()), universe_.end());
+    if (IsLogged(GetParam())) {
+      Options options = LoggedDbOptions();
+      options.create_if_missing = true;
+      auto db = DB::Open(base_.path(), options);
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->CreateTable("t", LoggedOptions());
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      return;
+    }
     // The base pool: one empty table sized far below the workload (resizes).
     auto pool = pm::Pool::Create(base_.path(), kPoolSize, SyncMode::kBatch);
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
@@ -256,12 +373,81 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
                                std::filesystem::copy_options::overwrite_existing);
   }
 
+  // Counts, over the universe's values and found flags read back, the keys
+  // that match neither model (lost: unchanged by the step in flight; not
+  // atomic: changed by it) and whether that step was applied part-way.
+  void CountAgainstModels(const Model& before, const Model& after, const std::string& mode,
+                          const std::vector<uint8_t>& values, const std::vector<uint8_t>& found,
+                          Totals* totals) const {
+    const uint32_t value_size = ValueSizeOf(mode);
+    std::vector<uint8_t> expected(value_size);
+    auto holds = [&](size_t i, uint64_t word) {
+      ExpandValue(word, value_size, expected.data());
+      return std::memcmp(&values[i * value_size], expected.data(), value_size) == 0;
+    };
+    uint64_t applied = 0, in_flight = 0;
+    for (size_t i = 0; i < universe_.size(); ++i) {
+      auto old_it = before.find(universe_[i]);
+      auto new_it = after.find(universe_[i]);
+      const bool old_present = old_it != before.end();
+      const bool new_present = new_it != after.end();
+      const bool matches_old =
+          found[i] == old_present && (!old_present || holds(i, old_it->second));
+      const bool matches_new =
+          found[i] == new_present && (!new_present || holds(i, new_it->second));
+      const bool changes =
+          old_present != new_present || (old_present && old_it->second != new_it->second);
+      if (changes) {
+        ++in_flight;
+        if (matches_new) ++applied;
+        if (!matches_old && !matches_new) ++totals->not_atomic;
+      } else if (!matches_old) {
+        ++totals->lost;
+      }
+    }
+    if (applied != 0 && applied != in_flight) ++totals->partial_batches;
+  }
+
+  // Reopens the logged table of the work pool on the GPU (open-time
+  // recovery: its log replayed, a checkpoint in flight completed) and reads
+  // the values and found flags of the universe, and the keys its stats count.
+  void ReadLogged(std::vector<uint8_t>* values, std::vector<uint8_t>* found, uint64_t* keys) {
+    // The killed child's lock goes with its mapping of the pool (see Check).
+    auto db = DB::Open(work_.path(), LoggedDbOptions());
+    for (int wait = 0; !db.ok() && db.status().IsBusy() && wait < 400; ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      db = DB::Open(work_.path(), LoggedDbOptions());
+    }
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable("t");
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    ASSERT_TRUE((*table)->Get(universe_, *values, *found).ok());
+    auto stats = (*table)->Stats();
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    *keys = stats->keys;
+  }
+
   // Reopens the work pool on the GPU and checks it against the models of
   // `acknowledged` steps (and, for the keys of the step in flight, the model
   // after it).
   void Check(uint32_t acknowledged, const std::string& mode, Totals* totals) {
     const Model& before = models_[acknowledged];
     const Model& after = models_[std::min(acknowledged + 1, kSteps)];
+    if (IsLogged(mode)) {
+      const uint32_t value_size = ValueSizeOf(mode);
+      std::vector<uint8_t> values(universe_.size() * value_size);
+      std::vector<uint8_t> found(universe_.size());
+      uint64_t keys = 0;
+      ReadLogged(&values, &found, &keys);
+      if (HasFatalFailure()) return;
+      CountAgainstModels(before, after, mode, values, found, totals);
+      EXPECT_EQ(keys, static_cast<uint64_t>(std::count(found.begin(), found.end(), uint8_t{1})));
+      auto report = recovery::VerifyPool(work_.path(), nullptr);
+      ASSERT_TRUE(report.ok()) << report.status().ToString();
+      if (report->HasCorruption()) ++totals->failing_verify;
+      totals->acknowledged_batches += acknowledged;
+      return;
+    }
     {
       // The killed child's lock goes with its mapping of the pool, which the
       // driver may release a moment after the child is reaped (its pages were
@@ -283,32 +469,7 @@ class GphashGpuKill : public ::testing::TestWithParam<const char*> {
                       ->Get(reinterpret_cast<const uint8_t*>(universe_.data()), values.data(),
                             found.data(), universe_.size())
                       .ok());
-      std::vector<uint8_t> expected(value_size);
-      auto holds = [&](size_t i, uint64_t word) {
-        ExpandValue(word, value_size, expected.data());
-        return std::memcmp(&values[i * value_size], expected.data(), value_size) == 0;
-      };
-      uint64_t applied = 0, in_flight = 0;
-      for (size_t i = 0; i < universe_.size(); ++i) {
-        auto old_it = before.find(universe_[i]);
-        auto new_it = after.find(universe_[i]);
-        const bool old_present = old_it != before.end();
-        const bool new_present = new_it != after.end();
-        const bool matches_old =
-            found[i] == old_present && (!old_present || holds(i, old_it->second));
-        const bool matches_new =
-            found[i] == new_present && (!new_present || holds(i, new_it->second));
-        const bool changes =
-            old_present != new_present || (old_present && old_it->second != new_it->second);
-        if (changes) {
-          ++in_flight;
-          if (matches_new) ++applied;
-          if (!matches_old && !matches_new) ++totals->not_atomic;
-        } else if (!matches_old) {
-          ++totals->lost;
-        }
-      }
-      if (applied != 0 && applied != in_flight) ++totals->partial_batches;
+      CountAgainstModels(before, after, mode, values, found, totals);
       // The key count recovery finds agrees with the keys found.
       EXPECT_EQ((*table)->Stats().keys,
                 static_cast<uint64_t>(std::count(found.begin(), found.end(), uint8_t{1})));
@@ -342,13 +503,18 @@ TEST_P(GphashGpuKill, EveryAcknowledgedBatchSurvivesSigkill) {
     }
     ASSERT_EQ(child.Finish(), 0) << "calibration run";
     ASSERT_EQ(ends.size(), kSteps + 1);
+    // A checkpoint starts at about every third batch: kills land beside
+    // pending ones.
+    if (IsLogged(mode)) EXPECT_GE(child.checkpoints, 3u);
   }
   Totals totals;
   Check(kSteps, mode, &totals);  // the completed run answers like the model
   ASSERT_EQ(totals.lost + totals.not_atomic + totals.failing_verify, 0u);
   totals = Totals{};
 
-  const int iterations = 32;
+  // A logged child's batches take milliseconds, its start (CUDA, the
+  // replay) most of a run: fewer runs keep the mode at a few seconds.
+  const int iterations = IsLogged(mode) ? 10 : 32;
   std::mt19937_64 random(20261125);
   for (int i = 0; i < iterations; ++i) {
     FreshCopy();
@@ -389,11 +555,14 @@ TEST_P(GphashGpuKill, EveryAcknowledgedBatchSurvivesSigkill) {
   EXPECT_EQ(totals.not_atomic, 0u);
   EXPECT_EQ(totals.failing_verify, 0u);
   EXPECT_GT(totals.kills, 0u);
+  // A logged table's batch is one atomic unit.
+  if (IsLogged(mode)) EXPECT_EQ(totals.partial_batches, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuKill,
                          ::testing::Values("direct", "mirror", "staged", "direct_cells",
-                                           "mirror_cells", "staged_cells"),
+                                           "mirror_cells", "staged_cells", "logged_host",
+                                           "logged_device"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

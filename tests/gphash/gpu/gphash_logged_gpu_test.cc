@@ -3,9 +3,10 @@
 // unordered_map oracle through checkpoints and reopens on either backend; the
 // same batches on the CPU and CUDA backends leave the same bytes in root, log
 // and image, whether the CUDA backend's puts and erases come from host or
-// from device memory (their records then written from the device); gets take
-// device memory; mixed batches with arrays in device memory, and batches
-// whose arrays lie partly in host and partly in device memory, are
+// from device memory (their records then written from the device), and
+// whether mixed batches come from host or from device memory; gets take
+// device memory; device batches given a stream start after the work on it;
+// batches whose arrays lie partly in host and partly in device memory are
 // Unsupported; a device batch whose record copy or Sync fails leaves the
 // table refusing reads and writes until a reopen, which keeps every
 // acknowledged batch.
@@ -13,10 +14,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -230,7 +233,7 @@ std::vector<ShapedBatch> ShapedWorkload(const Shape& shape, uint64_t seed) {
 using ShapedOracle = std::map<std::string, std::string>;
 
 // Device memory holding a copy of `bytes` (or `bytes` zeroes when from is
-// null); freed at scope exit.
+// null) once constructed; freed at scope exit.
 class DeviceArray {
  public:
   DeviceArray(const void* from, size_t bytes) : bytes_(bytes) {
@@ -240,6 +243,13 @@ class DeviceArray {
     } else {
       EXPECT_EQ(cudaMemset(data_, 0, std::max<size_t>(bytes, 1)), cudaSuccess);
     }
+    // cudaMemset returns before the device has run it, and cudaMemcpy from
+    // pageable memory may return before its last DMA: the batches take no
+    // stream (they order after nothing of the caller's), so the array must
+    // be complete before they start. Without this wait, a zeroing of erased
+    // flags still queued when the erase's kernels ran could clear the flag
+    // of a key it erased: a live key reported absent.
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   ~DeviceArray() { cudaFree(data_); }
   DeviceArray(const DeviceArray&) = delete;
@@ -374,6 +384,119 @@ TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
       << "device-memory batches on CUDA wrote other bytes than host batches on the CPU";
 }
 
+// Mixed batches (Table::Write) in the bytes of a table of key_size /
+// value_size: random puts and erases of keys of ShapedWorkload's pattern,
+// many keys more than once in a batch; some ask no erased flags; some are
+// larger than the whole log.
+struct MixedBatch {
+  bool flags = true;
+  uint64_t count = 0;
+  std::vector<uint8_t> keys, values, ops;
+};
+std::vector<MixedBatch> MixedWorkload(const Shape& shape, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<MixedBatch> batches(40);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    MixedBatch& batch = batches[b];
+    batch.flags = b % 8 != 7;
+    batch.count = b % 9 == 0 ? 1500 : 1 + random() % 200;
+    const uint64_t key_range = b % 2 == 0 ? 3000 : 100;  // duplicates in a batch
+    for (uint64_t i = 0; i < batch.count; ++i) {
+      const uint64_t key = random() % key_range;
+      for (uint32_t word = 0; word < shape.key_size / 8; ++word) {
+        const uint64_t bytes = word == 0 ? key : key * 0x9e3779b97f4a7c15ULL + word;
+        const uint8_t* from = reinterpret_cast<const uint8_t*>(&bytes);
+        batch.keys.insert(batch.keys.end(), from, from + 8);
+      }
+      for (uint32_t at = 0; at < shape.value_size; ++at) {
+        batch.values.push_back(static_cast<uint8_t>(random()));
+      }
+      batch.ops.push_back(
+          static_cast<uint8_t>(random() % 3 == 0 ? Table::WriteOp::kErase : Table::WriteOp::kPut));
+    }
+  }
+  return batches;
+}
+
+// Runs `batch` on `table` with keys, values and erased flags in host memory
+// or, with `device`, in device memory (the operation codes in host memory),
+// and checks the erased flags against the oracle, in batch order.
+void RunMixedBatch(Table& table, const Shape& shape, const MixedBatch& batch, bool device,
+                   ShapedOracle& oracle) {
+  const size_t key_bytes = batch.count * shape.key_size;
+  const size_t value_bytes = batch.count * shape.value_size;
+  const ConstBytes ops(batch.ops.data(), batch.count);
+  std::vector<uint8_t> erased(batch.count);
+  if (device) {
+    DeviceArray keys(batch.keys.data(), key_bytes);
+    DeviceArray values(batch.values.data(), value_bytes);
+    DeviceArray flags(nullptr, batch.count);
+    Status status =
+        table.Write(ConstBytes(keys.data(), key_bytes), ConstBytes(values.data(), value_bytes), ops,
+                    batch.flags ? MutableBytes(flags.data(), batch.count) : MutableBytes());
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    erased = flags.Read();
+  } else {
+    Status status = table.Write(
+        ConstBytes(batch.keys.data(), key_bytes), ConstBytes(batch.values.data(), value_bytes), ops,
+        batch.flags ? MutableBytes(erased.data(), batch.count) : MutableBytes());
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  for (uint64_t i = 0; i < batch.count; ++i) {
+    const std::string key(reinterpret_cast<const char*>(batch.keys.data()) + i * shape.key_size,
+                          shape.key_size);
+    if (batch.ops[i] == static_cast<uint8_t>(Table::WriteOp::kErase)) {
+      const size_t was_live = oracle.erase(key);
+      if (batch.flags) ASSERT_EQ(erased[i], was_live) << i;
+    } else {
+      oracle[key] =
+          std::string(reinterpret_cast<const char*>(batch.values.data()) + i * shape.value_size,
+                      shape.value_size);
+    }
+  }
+}
+
+// The same mixed batches from host memory on the CPU backend and from
+// device memory on the CUDA backend give the same erased flags and leave the
+// same bytes in root, log and image (duplicate keys, probes of keys live
+// before the batch, batches larger than the log); the table written from
+// device memory verifies clean.
+TEST_P(GphashLoggedDeviceBatches, MixedBatchesWriteTheBytesOfHostMixedBatches) {
+  SKIP_WITHOUT_DEVICE();
+  const Shape shape = GetParam();
+  const std::vector<MixedBatch> batches = MixedWorkload(shape, 8);
+  TableOptions options = LoggedOptions();
+  options.key_size = shape.key_size;
+  options.value_size = shape.value_size;
+  std::vector<uint8_t> bytes[2];
+  for (int side = 0; side < 2; ++side) {
+    const bool device = side == 1;
+    testutil::TempPool pool(device ? "gphash-logged-mixed-gpu" : "gphash-logged-mixed-cpu");
+    ShapedOracle oracle;
+    {
+      auto db = DB::Open(pool.path(), PoolOptions(device ? Backend::kCuda : Backend::kCpu));
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      auto table = (*db)->CreateTable("h", options);
+      ASSERT_TRUE(table.ok()) << table.status().ToString();
+      for (const MixedBatch& batch : batches) {
+        RunMixedBatch(**table, shape, batch, device, oracle);
+        if (HasFatalFailure()) return;
+      }
+      ExpectShapedMatches(**table, oracle);
+      auto stats = (*table)->Stats();
+      ASSERT_TRUE(stats.ok());
+      EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
+    }
+    bytes[side] = testutil::LoggedTableBytes(pool.path());
+    auto report = recovery::VerifyPool(pool.path(), nullptr);
+    ASSERT_TRUE(report.ok());
+    EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+  }
+  ASSERT_EQ(bytes[0].size(), bytes[1].size());
+  EXPECT_TRUE(bytes[0] == bytes[1])
+      << "mixed batches from device memory wrote other bytes than from host memory";
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, GphashLoggedDeviceBatches,
                          ::testing::Values(Shape{8, 8}, Shape{16, 3}),
                          [](const ::testing::TestParamInfo<Shape>& info) {
@@ -492,7 +615,7 @@ TEST(GphashLoggedGpu, ADeviceBatchWhoseSyncFailsBreaksReadsAndWritesUntilReopene
   ExpectFailedDeviceBatchBreaksTheTable(/*copy_fails=*/false);
 }
 
-TEST(GphashLoggedGpu, GetsTakeDeviceMemoryMixedBatchesDoNot) {
+TEST(GphashLoggedGpu, GetsAndMixedBatchesTakeDeviceMemorySplitBatchesDoNot) {
   SKIP_WITHOUT_DEVICE();
   testutil::TempPool pool("gphash-logged-device");
   auto db = DB::Open(pool.path(), PoolOptions(Backend::kCuda));
@@ -501,41 +624,124 @@ TEST(GphashLoggedGpu, GetsTakeDeviceMemoryMixedBatchesDoNot) {
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   std::vector<uint64_t> keys = {1, 2, 3}, values = {10, 20, 30};
   ASSERT_TRUE((*table)->Put(keys, values).ok());
-  uint64_t* device_keys = nullptr;
-  uint64_t* device_values = nullptr;
-  uint8_t* device_found = nullptr;
-  ASSERT_EQ(cudaMalloc(&device_keys, 3 * 8), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&device_values, 3 * 8), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&device_found, 3), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(device_keys, keys.data(), 3 * 8, cudaMemcpyHostToDevice), cudaSuccess);
+  DeviceArray device_keys(keys.data(), 3 * 8);
+  DeviceArray device_values(nullptr, 3 * 8);
+  DeviceArray device_found(nullptr, 3);
   ASSERT_TRUE((*table)
-                  ->Get(ConstBytes(device_keys, 3 * 8), MutableBytes(device_values, 3 * 8),
-                        MutableBytes(device_found, 3))
+                  ->Get(ConstBytes(device_keys.data(), 3 * 8),
+                        MutableBytes(device_values.data(), 3 * 8),
+                        MutableBytes(device_found.data(), 3))
                   .ok());
   std::vector<uint64_t> got(3);
-  ASSERT_EQ(cudaMemcpy(got.data(), device_values, 3 * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(got.data(), device_values.data(), 3 * 8, cudaMemcpyDeviceToHost),
+            cudaSuccess);
   EXPECT_EQ(got, values);
-  // Keys in device memory, values in host memory.
+  // Keys in device memory, values in host memory: refused, nothing changed.
   const std::vector<uint64_t> other_values = {11, 21, 31};
   Status put =
-      (*table)->Put(ConstBytes(device_keys, 3 * 8), ConstBytes(other_values.data(), 3 * 8));
+      (*table)->Put(ConstBytes(device_keys.data(), 3 * 8), ConstBytes(other_values.data(), 3 * 8));
   EXPECT_TRUE(put.IsUnsupported()) << put.ToString();
-  ASSERT_EQ(cudaMemcpy(device_values, other_values.data(), 3 * 8, cudaMemcpyHostToDevice),
-            cudaSuccess);
-  // A mixed batch with keys and values in device memory (its ops in host
-  // memory, as Table::Write asks).
-  const std::vector<uint8_t> ops(3, static_cast<uint8_t>(Table::WriteOp::kPut));
-  Status write = (*table)->Write(ConstBytes(device_keys, 3 * 8), ConstBytes(device_values, 3 * 8),
-                                 ConstBytes(ops.data(), 3), MutableBytes());
-  EXPECT_TRUE(write.IsUnsupported()) << write.ToString();
-  // Neither changed the table.
+  const std::vector<uint8_t> put_ops(3, static_cast<uint8_t>(Table::WriteOp::kPut));
+  Status split_write = (*table)->Write(ConstBytes(device_keys.data(), 3 * 8),
+                                       ConstBytes(other_values.data(), 3 * 8), put_ops);
+  EXPECT_TRUE(split_write.IsUnsupported()) << split_write.ToString();
   std::vector<uint64_t> after(3);
   std::vector<uint8_t> found(3);
   ASSERT_TRUE((*table)->Get(keys, after, found).ok());
   EXPECT_EQ(after, values);
-  cudaFree(device_keys);
-  cudaFree(device_values);
-  cudaFree(device_found);
+  // A mixed batch with keys, values and erased flags in device memory (its
+  // ops in host memory): key 1 erased (found), key 2 put, key 4 erased (not
+  // found), key 3 put then erased (found: put earlier in the batch).
+  const std::vector<uint64_t> batch_keys = {1, 2, 4, 3, 3};
+  const std::vector<uint64_t> batch_values = {0, 22, 0, 33, 0};
+  const auto kPut = static_cast<uint8_t>(Table::WriteOp::kPut);
+  const auto kErase = static_cast<uint8_t>(Table::WriteOp::kErase);
+  const std::vector<uint8_t> ops = {kErase, kPut, kErase, kPut, kErase};
+  DeviceArray write_keys(batch_keys.data(), 5 * 8);
+  DeviceArray write_values(batch_values.data(), 5 * 8);
+  DeviceArray write_erased(nullptr, 5);
+  Status write =
+      (*table)->Write(ConstBytes(write_keys.data(), 5 * 8), ConstBytes(write_values.data(), 5 * 8),
+                      ops, MutableBytes(write_erased.data(), 5));
+  ASSERT_TRUE(write.ok()) << write.ToString();
+  EXPECT_EQ(write_erased.Read(), (std::vector<uint8_t>{1, 0, 0, 0, 1}));
+  ASSERT_TRUE((*table)->Get(keys, after, found).ok());
+  EXPECT_EQ(found, (std::vector<uint8_t>{0, 1, 0}));
+  EXPECT_EQ(after[1], 22u);
+}
+
+// Device batches given a stream read their arrays after the work enqueued
+// on it: here the copies of the keys and values, held back on the stream
+// behind a host function that sleeps. A batch that read its arrays at once
+// would find them zeroed.
+TEST(GphashLoggedGpu, DeviceBatchesStartAfterTheWorkOnTheirStream) {
+  SKIP_WITHOUT_DEVICE();
+  testutil::TempPool pool("gphash-logged-stream");
+  auto db = DB::Open(pool.path(), PoolOptions(Backend::kCuda));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("h", LoggedOptions());
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  constexpr size_t kCount = 200;
+  uint64_t* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, 2 * kCount * 8), cudaSuccess);
+  for (size_t i = 0; i < kCount; ++i) {
+    pinned[i] = i + 1;                   // keys
+    pinned[kCount + i] = (i + 1) * 100;  // values
+  }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  auto held_back_copy = [&](void* to, const void* from, size_t bytes) {
+    ASSERT_EQ(
+        cudaLaunchHostFunc(
+            stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); },
+            nullptr),
+        cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream), cudaSuccess);
+  };
+  BatchOptions options;
+  options.stream = stream;
+  {
+    DeviceArray keys(nullptr, kCount * 8);
+    DeviceArray values(nullptr, kCount * 8);
+    held_back_copy(keys.data(), pinned, kCount * 8);
+    held_back_copy(values.data(), pinned + kCount, kCount * 8);
+    Status put = (*table)->Put(ConstBytes(keys.data(), kCount * 8),
+                               ConstBytes(values.data(), kCount * 8), options);
+    ASSERT_TRUE(put.ok()) << put.ToString();
+  }
+  std::vector<uint64_t> keys(pinned, pinned + kCount), values(kCount);
+  std::vector<uint8_t> found(kCount);
+  ASSERT_TRUE((*table)->Get(keys, values, found).ok());
+  for (size_t i = 0; i < kCount; ++i) {
+    ASSERT_EQ(found[i], 1) << i;
+    ASSERT_EQ(values[i], pinned[kCount + i]) << i;
+  }
+  {
+    DeviceArray device_keys(nullptr, kCount * 8);
+    DeviceArray erased(nullptr, kCount);
+    held_back_copy(device_keys.data(), pinned, kCount * 8);
+    Status erase = (*table)->Erase(ConstBytes(device_keys.data(), kCount * 8),
+                                   MutableBytes(erased.data(), kCount), options);
+    ASSERT_TRUE(erase.ok()) << erase.ToString();
+    EXPECT_EQ(erased.Read(), std::vector<uint8_t>(kCount, 1));
+  }
+  {
+    // A mixed batch of puts, from device memory.
+    DeviceArray device_keys(nullptr, kCount * 8);
+    DeviceArray device_values(nullptr, kCount * 8);
+    held_back_copy(device_keys.data(), pinned, kCount * 8);
+    held_back_copy(device_values.data(), pinned + kCount, kCount * 8);
+    const std::vector<uint8_t> ops(kCount, static_cast<uint8_t>(Table::WriteOp::kPut));
+    Status write =
+        (*table)->Write(ConstBytes(device_keys.data(), kCount * 8),
+                        ConstBytes(device_values.data(), kCount * 8), ops, MutableBytes(), options);
+    ASSERT_TRUE(write.ok()) << write.ToString();
+  }
+  ASSERT_TRUE((*table)->Get(keys, values, found).ok());
+  EXPECT_EQ(found, std::vector<uint8_t>(kCount, 1));
+  EXPECT_EQ(values, std::vector<uint64_t>(pinned + kCount, pinned + 2 * kCount));
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 
 }  // namespace
