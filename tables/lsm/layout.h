@@ -292,8 +292,16 @@ GPKV_HD constexpr uint64_t RunExtentBytes(uint64_t entries, uint32_t key_size,
 // The key's 64-bit filter hash: each 8-byte word, lowest first, folded in
 // by h = Mix(h ^ word) from h = kFilterHashSeed; Mix is SplitMix64's
 // finalizer.
+//
+// FilterMix, FilterHash, FilterWordOf and FilterMaskOf are written once for
+// every way of computing them: over one key (Word = uint64_t, host and
+// device), or over several keys in vector lanes (Word = a GCC vector of
+// uint64_t, host only: tables/lsm/run.cc), where key[i] of FilterHash holds
+// word i of each lane's key and every operation applies lane by lane.
 constexpr uint64_t kFilterHashSeed = 0x9e3779b97f4a7c15ULL;
-GPKV_HD constexpr uint64_t FilterMix(uint64_t h) {
+template <typename Word>
+GPKV_HD constexpr Word FilterMix(Word h) {
+  static_assert(sizeof(Word) % sizeof(uint64_t) == 0, "the filter hashes 64-bit words");
   h ^= h >> 30;
   h *= 0xbf58476d1ce4e5b9ULL;
   h ^= h >> 27;
@@ -301,21 +309,29 @@ GPKV_HD constexpr uint64_t FilterMix(uint64_t h) {
   h ^= h >> 31;
   return h;
 }
-GPKV_HD constexpr uint64_t FilterHash(const uint64_t* key, uint32_t key_words) {
-  uint64_t h = kFilterHashSeed;
+template <typename Word>
+GPKV_HD constexpr Word FilterHash(const Word* key, uint32_t key_words) {
+  Word h = Word{} + kFilterHashSeed;  // in every lane
   for (uint32_t i = 0; i < key_words; ++i) h = FilterMix(h ^ key[i]);
   return h;
 }
 // The word of a hash: its high 32 bits scaled to the word count.
-GPKV_HD constexpr uint64_t FilterWordOf(uint64_t hash, uint64_t words) {
+template <typename Word>
+GPKV_HD constexpr Word FilterWordOf(Word hash, uint64_t words) {
+  static_assert(sizeof(Word) % sizeof(uint64_t) == 0, "the filter hashes 64-bit words");
   return ((hash >> 32) * words) >> 32;
 }
 // The bits a hash sets in its word: bit (hash >> 6 * i) mod 64 for i = 0..4
 // (the low 30 bits of the hash, 6 at a time).
-GPKV_HD constexpr uint64_t FilterMaskOf(uint64_t hash) {
-  uint64_t mask = 0;
-  for (uint32_t i = 0; i < kFilterBitsSet; ++i) mask |= uint64_t{1} << ((hash >> (6 * i)) & 63);
-  return mask;
+// Written out term by term: a loop over i is not unrolled for vector lanes
+// at -O2.
+template <typename Word>
+GPKV_HD constexpr Word FilterMaskOf(Word hash) {
+  static_assert(sizeof(Word) % sizeof(uint64_t) == 0, "the filter hashes 64-bit words");
+  static_assert(kFilterBitsSet == 5, "a term for each bit a key sets");
+  const Word one = Word{} + 1;  // in every lane
+  return (one << (hash & 63)) | (one << ((hash >> 6) & 63)) | (one << ((hash >> 12) & 63)) |
+         (one << ((hash >> 18) & 63)) | (one << ((hash >> 24) & 63));
 }
 // Whether the filter of `words` words may hold the key of `hash` (false:
 // the run does not hold it).

@@ -110,35 +110,29 @@ void AddKeysOneByOne(const uint64_t* keys, uint64_t count, uint32_t key_words, u
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // 8-byte keys, eight at a time: FilterHash, FilterWordOf and FilterMaskOf
-// (layout.h) computed in vector lanes, the same values as one key at a
-// time, then the eight words set one by one. With AVX-512 the hash's
-// multiplies are one instruction for eight keys (0.7-0.8 ns a key on one
-// core of the development machine against 2.7 one key at a time, the
-// filter in cache); with AVX2 they take a few (1.3-1.4 ns); without AVX2
-// the lanes were slower than one key at a time (3.2 ns), so they are not
-// used there. The words of a step are prefetched kStepsAhead steps before
-// they are set: a filter larger than the core's cache (runs of 2^19 keys
-// and more) then costs about what one in cache does (0.8 against 1.3 ns a
-// key at 2^19 keys).
+// (layout.h) over vector lanes, the same functions as one key at a time,
+// then the eight words set one by one. With AVX-512 the hash's multiplies
+// are one instruction for eight keys (0.7-0.8 ns a key on one core of the
+// development machine against 2.3 one key at a time, the filter in cache);
+// with AVX2 they take a few (1.3-1.4 ns); without AVX2 the lanes were
+// slower than one key at a time (3.2 ns), so they are not used there. The
+// words of a step are prefetched kStepsAhead steps before they are set: a
+// filter larger than the core's cache (runs of 2^19 keys and more) then
+// costs about what one in cache does (0.8 against 1.3 ns a key at 2^19
+// keys). The functions built for AVX-512 and AVX2 are flattened: layout.h's
+// functions are inlined into them and compiled for their instructions (the
+// build passes -Wno-psabi for this file: no call passes a vector).
 constexpr uint32_t kLanes = 8;
 constexpr uint32_t kStepsAhead = 4;
 using Lanes = uint64_t __attribute__((vector_size(kLanes * 8)));
 
 [[gnu::always_inline]] inline void HashInLanes(const uint64_t* keys, uint64_t words, Lanes* word,
                                                Lanes* mask) {
-  static_assert(kFilterBitsSet == 5, "the lanes set five bits a key");
-  Lanes hash;
-  std::memcpy(&hash, keys, sizeof(hash));
-  hash ^= kFilterHashSeed;  // FilterHash of one word: FilterMix(seed ^ key)
-  hash ^= hash >> 30;
-  hash *= 0xbf58476d1ce4e5b9ULL;
-  hash ^= hash >> 27;
-  hash *= 0x94d049bb133111ebULL;
-  hash ^= hash >> 31;
-  *word = ((hash >> 32) * words) >> 32;
-  const Lanes one = {1, 1, 1, 1, 1, 1, 1, 1};
-  *mask = (one << (hash & 63)) | (one << ((hash >> 6) & 63)) | (one << ((hash >> 12) & 63)) |
-          (one << ((hash >> 18) & 63)) | (one << ((hash >> 24) & 63));
+  Lanes key;  // lane i: key i's one word
+  std::memcpy(&key, keys, sizeof(key));
+  const Lanes hash = FilterHash(&key, 1);
+  *word = FilterWordOf(hash, words);
+  *mask = FilterMaskOf(hash);
 }
 
 // Returns how many keys it added (a multiple of eight).
@@ -165,16 +159,15 @@ template <bool kAtomic>
 }
 
 template <bool kAtomic>
-__attribute__((target("avx512f,avx512dq"))) uint64_t AddWordKeysAvx512(const uint64_t* keys,
-                                                                       uint64_t count,
-                                                                       uint64_t* filter,
-                                                                       uint64_t words) {
+__attribute__((target("avx512f,avx512dq"), flatten)) uint64_t AddWordKeysAvx512(
+    const uint64_t* keys, uint64_t count, uint64_t* filter, uint64_t words) {
   return AddWordKeysInLanes<kAtomic>(keys, count, filter, words);
 }
 
 template <bool kAtomic>
-__attribute__((target("avx2"))) uint64_t AddWordKeysAvx2(const uint64_t* keys, uint64_t count,
-                                                         uint64_t* filter, uint64_t words) {
+__attribute__((target("avx2"), flatten)) uint64_t AddWordKeysAvx2(const uint64_t* keys,
+                                                                  uint64_t count, uint64_t* filter,
+                                                                  uint64_t words) {
   return AddWordKeysInLanes<kAtomic>(keys, count, filter, words);
 }
 
@@ -219,7 +212,7 @@ void AddKeys(FilterLanes lanes, const uint64_t* keys, uint64_t count, uint32_t k
 
 void AddToFilter(const uint64_t* keys, uint64_t count, uint32_t key_words, uint64_t* filter,
                  uint64_t words, int threads) {
-  // One key at a time, a key costs its hash more than its word (2.7-4.5 ns
+  // One key at a time, a key costs its hash more than its word (2.3-4.5 ns
   // a key on one core of the development machine, whether the filter is in
   // cache or not; 0.7-1.6 ns in vector lanes, AddKeys), so only a split of
   // the keys scales: threads take slices of the keys and OR into shared

@@ -95,45 +95,6 @@ struct Shape {
   uint32_t log_batches = 1;
 };
 
-// One DB per backend, with the same table.
-struct Twin {
-  testutil::TempPool cpu_pool, gpu_pool;
-  std::unique_ptr<DB> cpu_db, gpu_db;
-  Table* cpu = nullptr;
-  Table* gpu = nullptr;
-  Shape shape;
-
-  // The GPU backend's tuning (the defaults unless a test sets others).
-  OrderedGpuOptions gpu_options;
-
-  Twin(const std::string& tag, Shape s, OrderedGpuOptions tuning = {})
-      : cpu_pool(tag + "-cpu"), gpu_pool(tag + "-gpu"), shape(s), gpu_options(tuning) {
-    TableOptions options = OrderedOptions(s.batch_entries, s.value_size, s.key_size);
-    options.ordered.max_dead_percent = 40;
-    options.ordered.log_batches = s.log_batches;
-    cpu_db = Open(cpu_pool.path(), Backend::kCpu);
-    gpu_db = Open(gpu_pool.path(), Backend::kCuda, gpu_options);
-    cpu = *cpu_db->CreateTable("o", options);
-    gpu = *gpu_db->CreateTable("o", options);
-  }
-  static std::unique_ptr<DB> Open(const std::string& path, Backend backend,
-                                  const OrderedGpuOptions& tuning = {}) {
-    Options options = PoolOptions(kPoolSize, 2, backend);
-    options.ordered_gpu = tuning;
-    auto db = DB::Open(path, options);
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    return db.ok() ? std::move(*db) : nullptr;
-  }
-  void Reopen() {
-    cpu_db.reset();
-    gpu_db.reset();
-    cpu_db = Open(cpu_pool.path(), Backend::kCpu);
-    gpu_db = Open(gpu_pool.path(), Backend::kCuda, gpu_options);
-    cpu = *cpu_db->OpenTable("o");
-    gpu = *gpu_db->OpenTable("o");
-  }
-};
-
 // The same queries on two tables give the same answers.
 void ExpectSameAnswers(Table& a, Table& b, const std::vector<uint8_t>& keys,
                        const std::vector<uint8_t>& highs, const std::string& what) {
@@ -233,6 +194,101 @@ void ExpectSameBytes(const std::string& a, const std::string& b, const Shape& sh
   }
 }
 
+// One DB per backend with the same table, and the steps the tests take on
+// both: the same batches, a reopen, the pools' bytes compared, each pool
+// opened on the other backend. A step's failed ASSERT is fatal to the test
+// when the step is called under ASSERT_NO_FATAL_FAILURE.
+struct Twin {
+  testutil::TempPool cpu_pool, gpu_pool;
+  std::unique_ptr<DB> cpu_db, gpu_db;
+  Table* cpu = nullptr;
+  Table* gpu = nullptr;
+  Shape shape;
+
+  // The GPU backend's tuning (the defaults unless a test sets others).
+  OrderedGpuOptions gpu_options;
+
+  Twin(const std::string& tag, Shape s, OrderedGpuOptions tuning = {})
+      : cpu_pool(tag + "-cpu"), gpu_pool(tag + "-gpu"), shape(s), gpu_options(tuning) {
+    TableOptions options = OrderedOptions(s.batch_entries, s.value_size, s.key_size);
+    options.ordered.max_dead_percent = 40;
+    options.ordered.log_batches = s.log_batches;
+    cpu_db = Open(cpu_pool.path(), Backend::kCpu);
+    gpu_db = Open(gpu_pool.path(), Backend::kCuda, gpu_options);
+    cpu = *cpu_db->CreateTable("o", options);
+    gpu = *gpu_db->CreateTable("o", options);
+  }
+  static std::unique_ptr<DB> Open(const std::string& path, Backend backend,
+                                  const OrderedGpuOptions& tuning = {}) {
+    Options options = PoolOptions(kPoolSize, 2, backend);
+    options.ordered_gpu = tuning;
+    auto db = DB::Open(path, options);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  // Both tables are open.
+  bool ok() const { return cpu != nullptr && gpu != nullptr; }
+  void Reopen() {
+    Close();
+    cpu_db = Open(cpu_pool.path(), Backend::kCpu);
+    gpu_db = Open(gpu_pool.path(), Backend::kCuda, gpu_options);
+    cpu = *cpu_db->OpenTable("o");
+    gpu = *gpu_db->OpenTable("o");
+  }
+  void Close() {
+    cpu = gpu = nullptr;
+    cpu_db.reset();
+    gpu_db.reset();
+  }
+
+  void Put(const std::vector<uint8_t>& keys, const std::vector<uint8_t>& values,
+           const std::string& what) {
+    ASSERT_TRUE(cpu->Put(keys, values).ok()) << what;
+    ASSERT_TRUE(gpu->Put(keys, values).ok()) << what;
+  }
+  // Both say alike which keys they erased.
+  void Erase(const std::vector<uint8_t>& keys, const std::string& what) {
+    const size_t n = keys.size() / shape.key_size;
+    std::vector<uint8_t> ea(n, 9), eb(n, 7);
+    ASSERT_TRUE(cpu->Erase(keys, ea).ok()) << what;
+    ASSERT_TRUE(gpu->Erase(keys, eb).ok()) << what;
+    EXPECT_EQ(ea, eb) << what << ": erased flags";
+  }
+  void Write(const std::vector<uint8_t>& keys, const std::vector<uint8_t>& values,
+             const std::vector<uint8_t>& ops, const std::string& what) {
+    const size_t n = ops.size();
+    std::vector<uint8_t> ea(n, 9), eb(n, 7);
+    ASSERT_TRUE(cpu->Write(keys, values, ops, ea).ok()) << what;
+    ASSERT_TRUE(gpu->Write(keys, values, ops, eb).ok()) << what;
+    EXPECT_EQ(ea, eb) << what << ": erased flags";
+  }
+  void Compact(const std::string& what) {
+    ASSERT_TRUE(cpu->Compact().ok()) << what;
+    ASSERT_TRUE(gpu->Compact().ok()) << what;
+  }
+
+  // The two pools' table bytes are alike (ExpectSameBytes), read while the
+  // tables are open (what a batch's return left in the pool) or closed.
+  void ExpectSamePoolBytes() const { ExpectSameBytes(cpu_pool.path(), gpu_pool.path(), shape); }
+  void CloseAndExpectSameBytes() {
+    Close();
+    ExpectSamePoolBytes();
+  }
+  // The closed pools, each opened on the other backend.
+  struct Crossed {
+    std::unique_ptr<DB> cpu_pool_db, gpu_pool_db;
+    Table* cpu_pool_on_gpu = nullptr;
+    Table* gpu_pool_on_cpu = nullptr;
+  };
+  void OpenCrossed(Crossed* crossed) const {
+    crossed->cpu_pool_db = Open(cpu_pool.path(), Backend::kCuda);
+    crossed->gpu_pool_db = Open(gpu_pool.path(), Backend::kCpu);
+    ASSERT_TRUE(crossed->cpu_pool_db != nullptr && crossed->gpu_pool_db != nullptr);
+    crossed->cpu_pool_on_gpu = *crossed->cpu_pool_db->OpenTable("o");
+    crossed->gpu_pool_on_cpu = *crossed->gpu_pool_db->OpenTable("o");
+  }
+};
+
 class LsmCrossBackend : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(LsmCrossBackend, SameOperationsWriteTheSameBytesAndAnswerTheSame) {
@@ -240,8 +296,7 @@ TEST_P(LsmCrossBackend, SameOperationsWriteTheSameBytesAndAnswerTheSame) {
   const Shape shape = GetParam();
   Twin twin("lsm-cross-" + std::to_string(shape.key_size) + "-" + std::to_string(shape.value_size),
             shape);
-  ASSERT_NE(twin.cpu, nullptr);
-  ASSERT_NE(twin.gpu, nullptr);
+  ASSERT_TRUE(twin.ok());
   std::mt19937_64 random(77 + shape.key_size + shape.value_size);
   constexpr uint64_t kSpace = 20000;
   for (int round = 0; round < 160; ++round) {
@@ -252,21 +307,15 @@ TEST_P(LsmCrossBackend, SameOperationsWriteTheSameBytesAndAnswerTheSame) {
     const std::vector<uint8_t> keys = MakeKeys(ids, shape.key_size);
     const std::string what = "round " + std::to_string(round);
     if (kind < 50) {
-      const std::vector<uint8_t> values = MakeValues(n, shape.value_size, round);
-      ASSERT_TRUE(twin.cpu->Put(keys, values).ok()) << what;
-      ASSERT_TRUE(twin.gpu->Put(keys, values).ok()) << what;
+      ASSERT_NO_FATAL_FAILURE(twin.Put(keys, MakeValues(n, shape.value_size, round), what));
     } else if (kind < 75) {
-      std::vector<uint8_t> ea(n, 9), eb(n, 7);
-      ASSERT_TRUE(twin.cpu->Erase(keys, ea).ok()) << what;
-      ASSERT_TRUE(twin.gpu->Erase(keys, eb).ok()) << what;
-      EXPECT_EQ(ea, eb) << what << ": erased flags";
+      ASSERT_NO_FATAL_FAILURE(twin.Erase(keys, what));
     } else if (kind < 95) {
       std::vector<uint64_t> high_ids(n);
       for (size_t i = 0; i < n; ++i) high_ids[i] = ids[i] + random() % 64;
       ExpectSameAnswers(*twin.cpu, *twin.gpu, keys, MakeKeys(high_ids, shape.key_size), what);
     } else if (kind < 97) {
-      ASSERT_TRUE(twin.cpu->Compact().ok());
-      ASSERT_TRUE(twin.gpu->Compact().ok());
+      ASSERT_NO_FATAL_FAILURE(twin.Compact(what));
     } else {
       twin.Reopen();
     }
@@ -278,16 +327,13 @@ TEST_P(LsmCrossBackend, SameOperationsWriteTheSameBytesAndAnswerTheSame) {
   ASSERT_TRUE(stats_cpu.ok() && stats_gpu.ok());
   EXPECT_EQ(stats_cpu->keys, stats_gpu->keys);
   EXPECT_EQ(*stats_cpu->Property("lsm.levels"), *stats_gpu->Property("lsm.levels"));
-  twin.cpu_db.reset();
-  twin.gpu_db.reset();
-  ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
+  twin.CloseAndExpectSameBytes();
 
   // Each pool on the other backend: the same contents and answers.
-  auto cpu_on_gpu = Twin::Open(twin.cpu_pool.path(), Backend::kCuda);
-  auto gpu_on_cpu = Twin::Open(twin.gpu_pool.path(), Backend::kCpu);
-  ASSERT_TRUE(cpu_on_gpu != nullptr && gpu_on_cpu != nullptr);
-  Table* a = *cpu_on_gpu->OpenTable("o");
-  Table* b = *gpu_on_cpu->OpenTable("o");
+  Twin::Crossed crossed;
+  ASSERT_NO_FATAL_FAILURE(twin.OpenCrossed(&crossed));
+  Table* a = crossed.cpu_pool_on_gpu;
+  Table* b = crossed.gpu_pool_on_cpu;
   EXPECT_EQ(ScanBytes(*a), ScanBytes(*b));
   std::vector<uint64_t> ids(3000), high_ids(3000);
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -307,8 +353,7 @@ TEST_P(LsmCrossBackend, MixedWriteBatchesWriteTheSameBytes) {
   Twin twin(
       "lsm-cross-write-" + std::to_string(shape.key_size) + "-" + std::to_string(shape.value_size),
       shape);
-  ASSERT_NE(twin.cpu, nullptr);
-  ASSERT_NE(twin.gpu, nullptr);
+  ASSERT_TRUE(twin.ok());
   std::mt19937_64 random(91 + shape.key_size + shape.value_size);
   constexpr uint64_t kSpace = 5000;
   for (int round = 0; round < 80; ++round) {
@@ -323,17 +368,12 @@ TEST_P(LsmCrossBackend, MixedWriteBatchesWriteTheSameBytes) {
     const std::vector<uint8_t> keys = MakeKeys(ids, shape.key_size);
     const std::vector<uint8_t> values = MakeValues(n, shape.value_size, round);
     const std::string what = "round " + std::to_string(round);
-    std::vector<uint8_t> ea(n, 9), eb(n, 7);
-    ASSERT_TRUE(twin.cpu->Write(keys, values, ops, ea).ok()) << what;
-    ASSERT_TRUE(twin.gpu->Write(keys, values, ops, eb).ok()) << what;
-    EXPECT_EQ(ea, eb) << what << ": erased flags";
+    ASSERT_NO_FATAL_FAILURE(twin.Write(keys, values, ops, what));
     if (round % 30 == 29) twin.Reopen();
     if (HasFailure()) return;
   }
   EXPECT_EQ(ScanBytes(*twin.cpu), ScanBytes(*twin.gpu));
-  twin.cpu_db.reset();
-  twin.gpu_db.reset();
-  ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
+  twin.CloseAndExpectSameBytes();
 }
 
 // The GPU backend's tuning options change how it reaches the pool, never
@@ -350,8 +390,7 @@ TEST(LsmGpu, TuningOptionsWriteTheSameBytesAsTheCpu) {
   tuning.read_filters = false;
   const Shape shape{8, 8, 64, 8};
   Twin twin("lsm-tuning", shape, tuning);
-  ASSERT_NE(twin.cpu, nullptr);
-  ASSERT_NE(twin.gpu, nullptr);
+  ASSERT_TRUE(twin.ok());
   std::mt19937_64 random(2024);
   constexpr uint64_t kSpace = 5000;
   for (int round = 0; round < 120; ++round) {
@@ -361,14 +400,9 @@ TEST(LsmGpu, TuningOptionsWriteTheSameBytesAsTheCpu) {
     const std::vector<uint8_t> keys = MakeKeys(ids, shape.key_size);
     const std::string what = "round " + std::to_string(round);
     if (round % 5 == 4) {
-      std::vector<uint8_t> ea(n), eb(n);
-      ASSERT_TRUE(twin.cpu->Erase(keys, ea).ok()) << what;
-      ASSERT_TRUE(twin.gpu->Erase(keys, eb).ok()) << what;
-      EXPECT_EQ(ea, eb) << what << ": erased flags";
+      ASSERT_NO_FATAL_FAILURE(twin.Erase(keys, what));
     } else {
-      const std::vector<uint8_t> values = MakeValues(n, shape.value_size, round);
-      ASSERT_TRUE(twin.cpu->Put(keys, values).ok()) << what;
-      ASSERT_TRUE(twin.gpu->Put(keys, values).ok()) << what;
+      ASSERT_NO_FATAL_FAILURE(twin.Put(keys, MakeValues(n, shape.value_size, round), what));
     }
     if (round == 60) twin.Reopen();
   }
@@ -376,9 +410,7 @@ TEST(LsmGpu, TuningOptionsWriteTheSameBytesAsTheCpu) {
   ASSERT_TRUE(checkpoints.ok());
   EXPECT_GE(*checkpoints, 1.0) << "the workload must checkpoint after the reopen";
   EXPECT_EQ(ScanBytes(*twin.cpu), ScanBytes(*twin.gpu));
-  twin.cpu_db.reset();
-  twin.gpu_db.reset();
-  ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
+  twin.CloseAndExpectSameBytes();
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LsmCrossBackend,
@@ -444,8 +476,7 @@ TEST(LsmGpu, RunFiltersBuiltOnTheDeviceAreTheHostsBits) {
                             std::to_string(shape.log_batches);
     SCOPED_TRACE(tag);
     Twin twin(tag, shape);
-    ASSERT_NE(twin.cpu, nullptr);
-    ASSERT_NE(twin.gpu, nullptr);
+    ASSERT_TRUE(twin.ok());
     std::mt19937_64 random(shape.key_size * 131 + shape.batch_entries);
     uint32_t checked = 0;
     for (int round = 0; round < 40; ++round) {
@@ -457,21 +488,14 @@ TEST(LsmGpu, RunFiltersBuiltOnTheDeviceAreTheHostsBits) {
       const std::vector<uint8_t> keys = MakeKeys(ids, shape.key_size);
       const std::string what = "round " + std::to_string(round);
       if (round % 7 == 6) {
-        std::vector<uint8_t> ea(n), eb(n);
-        ASSERT_TRUE(twin.cpu->Erase(keys, ea).ok()) << what;
-        ASSERT_TRUE(twin.gpu->Erase(keys, eb).ok()) << what;
+        ASSERT_NO_FATAL_FAILURE(twin.Erase(keys, what));
       } else {
-        const std::vector<uint8_t> values = MakeValues(n, shape.value_size, round);
-        ASSERT_TRUE(twin.cpu->Put(keys, values).ok()) << what;
-        ASSERT_TRUE(twin.gpu->Put(keys, values).ok()) << what;
+        ASSERT_NO_FATAL_FAILURE(twin.Put(keys, MakeValues(n, shape.value_size, round), what));
       }
-      if (round % 13 == 12) {
-        ASSERT_TRUE(twin.cpu->Compact().ok()) << what;
-        ASSERT_TRUE(twin.gpu->Compact().ok()) << what;
-      }
+      if (round % 13 == 12) ASSERT_NO_FATAL_FAILURE(twin.Compact(what));
       uint32_t runs = 0;
       ExpectHostFilters(twin.gpu_pool.path(), shape, what, &runs);
-      if (runs > 0) ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
+      if (runs > 0) twin.ExpectSamePoolBytes();
       if (HasFailure()) return;
       checked += runs;
     }
@@ -493,8 +517,7 @@ TEST(LsmGpu, GetsThroughTheLevelsFiltersAnswerAsTheCpuAndTheWorkload) {
     const std::string tag = "lsm-cross-layers-" + std::to_string(shape.key_size);
     SCOPED_TRACE(tag);
     Twin twin(tag, shape);
-    ASSERT_NE(twin.cpu, nullptr);
-    ASSERT_NE(twin.gpu, nullptr);
+    ASSERT_TRUE(twin.ok());
     const uint64_t u = shape.batch_entries;
     const uint32_t value_size = shape.value_size;
     const std::vector<uint64_t> lookup_ids = lsmtest::LayeredLookups(u);
@@ -523,15 +546,11 @@ TEST(LsmGpu, GetsThroughTheLevelsFiltersAnswerAsTheCpuAndTheWorkload) {
       const size_t n = batch.ids.size();
       const std::vector<uint8_t> keys = MakeKeys(batch.ids, shape.key_size);
       if (batch.erase) {
-        std::vector<uint8_t> ea(n), eb(n);
-        ASSERT_TRUE(twin.cpu->Erase(keys, ea).ok()) << what;
-        ASSERT_TRUE(twin.gpu->Erase(keys, eb).ok()) << what;
-        EXPECT_EQ(ea, eb) << what << ": erased flags";
+        ASSERT_NO_FATAL_FAILURE(twin.Erase(keys, what));
         for (uint64_t id : batch.ids) live.erase(id);
       } else {
         const std::vector<uint8_t> values = MakeValues(n, value_size, round);
-        ASSERT_TRUE(twin.cpu->Put(keys, values).ok()) << what;
-        ASSERT_TRUE(twin.gpu->Put(keys, values).ok()) << what;
+        ASSERT_NO_FATAL_FAILURE(twin.Put(keys, values, what));
         for (size_t i = 0; i < n; ++i) {
           live[batch.ids[i]].assign(&values[i * value_size], &values[(i + 1) * value_size]);
         }
@@ -547,17 +566,13 @@ TEST(LsmGpu, GetsThroughTheLevelsFiltersAnswerAsTheCpuAndTheWorkload) {
     ASSERT_NO_FATAL_FAILURE(lsmtest::ExpectLayeredRuns(*twin.gpu, u));
     ASSERT_NO_FATAL_FAILURE(expect_gets(*twin.gpu, "reopened"));
     ExpectSameAnswers(*twin.cpu, *twin.gpu, lookups, highs, "reopened");
-    twin.cpu_db.reset();
-    twin.gpu_db.reset();
-    ExpectSameBytes(twin.cpu_pool.path(), twin.gpu_pool.path(), shape);
+    twin.CloseAndExpectSameBytes();
 
-    auto cpu_on_gpu = Twin::Open(twin.cpu_pool.path(), Backend::kCuda);
-    auto gpu_on_cpu = Twin::Open(twin.gpu_pool.path(), Backend::kCpu);
-    ASSERT_TRUE(cpu_on_gpu != nullptr && gpu_on_cpu != nullptr);
-    Table* a = *cpu_on_gpu->OpenTable("o");
-    Table* b = *gpu_on_cpu->OpenTable("o");
-    ASSERT_NO_FATAL_FAILURE(expect_gets(*a, "the CPU's pool on the GPU"));
-    ExpectSameAnswers(*a, *b, lookups, highs, "crossed");
+    Twin::Crossed crossed;
+    ASSERT_NO_FATAL_FAILURE(twin.OpenCrossed(&crossed));
+    ASSERT_NO_FATAL_FAILURE(expect_gets(*crossed.cpu_pool_on_gpu, "the CPU's pool on the GPU"));
+    ExpectSameAnswers(*crossed.cpu_pool_on_gpu, *crossed.gpu_pool_on_cpu, lookups, highs,
+                      "crossed");
     if (HasFailure()) return;
   }
 }
