@@ -1,0 +1,165 @@
+// Group commit of a logged hash table: many threads write put, erase and
+// mixed batches at once, so that batches queue and one leader writes each
+// group. Every caller's answers (its status, its erase results) match an
+// oracle of its own keys; the table, reopened and opened read-only, holds
+// what the callers were told; the groups published fewer log words than
+// there were batches.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpkv/db.h"
+#include "pm/persist_hook.h"
+#include "recovery/verify.h"
+#include "test_util.h"
+
+namespace gpkv {
+namespace {
+
+constexpr uint8_t kPut = static_cast<uint8_t>(Table::WriteOp::kPut);
+constexpr uint8_t kErase = static_cast<uint8_t>(Table::WriteOp::kErase);
+
+using Oracle = std::map<uint64_t, uint64_t>;
+
+Options PoolOptions() { return testutil::DbOptions(uint64_t{32} << 20, 2); }
+
+TableOptions LoggedOptions() {
+  TableOptions options;
+  options.key_size = 8;
+  options.value_size = 8;
+  options.expected_keys = 1024;
+  options.hash_log.batch_entries = 16;
+  options.hash_log.log_batches = 4;
+  return options;
+}
+
+Oracle Contents(Table& table) {
+  Oracle contents;
+  Status status = table.Scan([&](const uint8_t* key, const uint8_t* value) {
+    uint64_t key_word, value_word;
+    std::memcpy(&key_word, key, sizeof(key_word));
+    std::memcpy(&value_word, value, sizeof(value_word));
+    contents.emplace(key_word, value_word);
+    return true;
+  });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return contents;
+}
+
+// Counts the 8-byte persist points (commit words: a log half's, the
+// checkpoint's) and holds each one back a little, so that writers arriving
+// meanwhile queue behind the leader.
+std::atomic<uint64_t> word_persists{0};
+void HoldCommitWords(void*, const void*, size_t length, uint64_t) {
+  if (length != 8) return;
+  ++word_persists;
+  std::this_thread::sleep_for(std::chrono::microseconds(300));
+}
+
+// One writer thread: batches of its own keys (so that its oracle knows
+// every answer), checked as they return.
+void RunWriter(Table& table, uint64_t thread, int batches, Oracle* oracle,
+               std::atomic<uint64_t>* failures) {
+  std::mt19937_64 random(thread + 1);
+  const uint64_t first_key = thread << 32;
+  for (int batch = 0; batch < batches; ++batch) {
+    // Mostly small batches; now and then one larger than a log half.
+    const size_t n = random() % 25 == 0 ? 70 : 1 + random() % 12;
+    std::vector<uint64_t> keys(n), values(n);
+    std::vector<uint8_t> ops(n), erased(n, 2);
+    for (size_t i = 0; i < n; ++i) {
+      keys[i] = first_key + random() % 40;
+      values[i] = random();
+      ops[i] = random() % 3 == 0 ? kErase : kPut;
+    }
+    const int kind = static_cast<int>(random() % 3);
+    Status status;
+    if (kind == 0) {
+      status = table.Put(keys, values);
+    } else if (kind == 1) {
+      status = table.Erase(keys, erased);
+    } else {
+      status = table.Write(keys, values, ops, erased);
+    }
+    if (!status.ok()) {
+      ADD_FAILURE() << "thread " << thread << " batch " << batch << ": " << status.ToString();
+      ++*failures;
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const bool put = kind == 0 || (kind == 2 && ops[i] == kPut);
+      if (put) {
+        (*oracle)[keys[i]] = values[i];
+        continue;
+      }
+      const uint8_t live = oracle->erase(keys[i]) ? 1 : 0;
+      if (erased[i] != live) {
+        ADD_FAILURE() << "thread " << thread << " batch " << batch << " erase " << i << ": told "
+                      << int{erased[i]} << ", the key was " << (live ? "live" : "absent");
+        ++*failures;
+      }
+    }
+  }
+}
+
+TEST(GphashLoggedGroupCommit, ConcurrentWritersAreToldWhatTheTableHolds) {
+  testutil::TempPool pool("gphash-logged-group");
+  constexpr int kThreads = 8, kBatches = 60;
+  std::vector<Oracle> oracles(kThreads);
+  {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("h", LoggedOptions());
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    std::atomic<uint64_t> failures{0};
+    word_persists = 0;
+    pm::TEST_SetPersistHook(HoldCommitWords, nullptr);
+    std::vector<std::thread> writers;
+    for (int thread = 0; thread < kThreads; ++thread) {
+      writers.emplace_back(RunWriter, std::ref(**table), thread, kBatches, &oracles[thread],
+                           &failures);
+    }
+    for (std::thread& writer : writers) writer.join();
+    pm::TEST_SetPersistHook(nullptr, nullptr);
+    ASSERT_EQ(failures.load(), 0u);
+    // One batch at a time publishes at least one word a batch; groups
+    // publish one a group.
+    EXPECT_LT(word_persists.load(), uint64_t{kThreads} * kBatches);
+    Oracle all;
+    for (const Oracle& oracle : oracles) all.insert(oracle.begin(), oracle.end());
+    EXPECT_EQ(Contents(**table), all);
+    auto stats = (*table)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_GT(*stats->Property("gphash.checkpoints"), 0);
+    ASSERT_TRUE((*db)->Close().ok());
+  }
+  Oracle all;
+  for (const Oracle& oracle : oracles) all.insert(oracle.begin(), oracle.end());
+  {
+    auto db = DB::Open(pool.path(), PoolOptions());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->OpenTable("h");
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_EQ(Contents(**table), all);
+  }
+  auto report = recovery::VerifyPool(pool.path(), nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
+  Options read_only = PoolOptions();
+  read_only.read_only = true;
+  auto db = DB::Open(pool.path(), read_only);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(Contents(**table), all);
+}
+
+}  // namespace
+}  // namespace gpkv
