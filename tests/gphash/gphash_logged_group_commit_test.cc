@@ -3,7 +3,7 @@
 // group. Every caller's answers (its status, its erase results) match an
 // oracle of its own keys; the table, reopened and opened read-only, holds
 // what the callers were told; the groups published fewer log words than
-// there were batches.
+// there were batches. A group whose sync fails fails each of its batches.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -159,6 +159,83 @@ TEST(GphashLoggedGroupCommit, ConcurrentWritersAreToldWhatTheTableHolds) {
   auto table = (*db)->OpenTable("h");
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ(Contents(**table), all);
+}
+
+// Holds the first commit word's persist (the lone first batch's) until
+// released, so that the next batches queue into one group, and makes the
+// sync after the second (that group's) fail.
+struct FailingGroup {
+  std::atomic<int> words{0};
+  std::atomic<bool> first_held{false};
+  std::atomic<bool> release{false};
+};
+void FailTheSecondGroup(void* context, const void*, size_t length, uint64_t) {
+  if (length != 8) return;
+  auto* state = static_cast<FailingGroup*>(context);
+  const int word = state->words++;
+  if (word == 0) {
+    state->first_held = true;
+    while (!state->release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  } else if (word == 1) {
+    pm::TEST_FailNextSyncs(1);
+  }
+}
+
+TEST(GphashLoggedGroupCommit, AFailedSyncFailsEveryBatchOfTheGroup) {
+  // A group's batches are durable together or not at all, and none is shown
+  // to readers before the sync: when the group's sync fails, each of its
+  // callers is told so, none of their keys is readable, and the table
+  // refuses writes until it is reopened. The batch before the group stays.
+  testutil::TempPool pool("gphash-logged-group-sync");
+  auto db = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->CreateTable("h", LoggedOptions());
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  constexpr int kGroup = 3;
+  FailingGroup state;
+  pm::TEST_SetPersistHook(FailTheSecondGroup, &state);
+  Status first_status;
+  std::thread first([&] {
+    std::vector<uint64_t> keys = {1, 2}, values = {10, 20};
+    first_status = (*table)->Put(keys, values);
+  });
+  while (!state.first_held) std::this_thread::yield();
+  std::vector<Status> statuses(kGroup);
+  std::vector<std::thread> group;
+  for (int caller = 0; caller < kGroup; ++caller) {
+    group.emplace_back([&, caller] {
+      std::vector<uint64_t> keys = {100 + uint64_t(caller)}, values = {7};
+      statuses[caller] = (*table)->Put(keys, values);
+    });
+  }
+  // The callers queue behind the first batch, whose leader holds the writer.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  state.release = true;
+  first.join();
+  for (std::thread& caller : group) caller.join();
+  pm::TEST_SetPersistHook(nullptr, nullptr);
+  pm::TEST_FailNextSyncs(0);
+  EXPECT_TRUE(first_status.ok()) << first_status.ToString();
+  for (int caller = 0; caller < kGroup; ++caller) {
+    EXPECT_TRUE(statuses[caller].IsIOError()) << caller << ": " << statuses[caller].ToString();
+  }
+  std::vector<uint64_t> keys = {1, 2, 100, 101, 102}, values(keys.size());
+  std::vector<uint8_t> found(keys.size());
+  ASSERT_TRUE((*table)->Get(keys, values, found).ok());
+  EXPECT_EQ(found, std::vector<uint8_t>({1, 1, 0, 0, 0}));
+  std::vector<uint64_t> more = {5}, more_values = {50};
+  EXPECT_FALSE((*table)->Put(more, more_values).ok());
+  ASSERT_TRUE((*db)->Close().ok());
+  auto reopened = DB::Open(pool.path(), PoolOptions());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  auto again = (*reopened)->OpenTable("h");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  // The injected failure syncs as usual: the group's one store published
+  // its three batches together (one at a time, the first failure would have
+  // stopped the other two before their records).
+  const Oracle contents = Contents(**again);
+  EXPECT_EQ(contents, Oracle({{1, 10}, {2, 20}, {100, 7}, {101, 7}, {102, 7}}));
+  EXPECT_TRUE((*again)->Put(more, more_values).ok());
 }
 
 }  // namespace
