@@ -186,34 +186,158 @@ Status Core::Put(const uint8_t* keys, const uint8_t* values, size_t n, BatchMemo
   if (memory == BatchMemory::kDevice && device_records_ == nullptr) {
     return Status::Unsupported(Where() + ": write batches in device memory need the CUDA backend");
   }
-  std::lock_guard<std::mutex> lock(write_mutex_);
-  GPKV_RETURN_IF_ERROR(broken_);
-  if (n == 0) return Status::OK();
-  return Apply({keys, values, n}, {}, nullptr, memory);
+  Writer writer;
+  writer.puts = {keys, values, n};
+  writer.memory = memory;
+  return Commit(&writer);
 }
 
 Status Core::Erase(const uint8_t* keys, uint8_t* erased, size_t n, BatchMemory memory) {
   if (memory == BatchMemory::kDevice && device_records_ == nullptr) {
     return Status::Unsupported(Where() + ": write batches in device memory need the CUDA backend");
   }
-  std::lock_guard<std::mutex> lock(write_mutex_);
-  GPKV_RETURN_IF_ERROR(broken_);
-  if (n == 0) return Status::OK();
-  return Apply({}, {keys, nullptr, n}, erased, memory);
+  Writer writer;
+  writer.erases = {keys, nullptr, n};
+  writer.erased = erased;
+  writer.memory = memory;
+  return Commit(&writer);
 }
 
 Status Core::Write(const tables::ResolvedWrite& batch, uint8_t* probe_found) {
-  std::lock_guard<std::mutex> lock(write_mutex_);
-  GPKV_RETURN_IF_ERROR(broken_);
-  if (batch.probes != 0) {
-    // Writers are serialised: the index holds every batch before this one.
-    std::vector<uint8_t> values(batch.probes * value_size_);
-    GPKV_RETURN_IF_ERROR(index_->Get(ConstBytes(batch.probe_keys.data(), batch.probes * key_size_),
-                                     MutableBytes(values.data(), values.size()),
-                                     MutableBytes(probe_found, batch.probes)));
+  Writer writer;
+  writer.puts = {batch.put_keys.data(), batch.put_values.data(), batch.puts};
+  writer.erases = {batch.erase_keys.data(), nullptr, batch.erases};
+  writer.probe_keys = batch.probe_keys.data();
+  writer.probe_found = probe_found;
+  writer.probes = batch.probes;
+  return Commit(&writer);
+}
+
+Status Core::Commit(Writer* writer) {
+  if (writer->memory == BatchMemory::kDevice) {
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    return ApplyAlone(*writer);
   }
-  return Apply({batch.put_keys.data(), batch.put_values.data(), batch.puts},
-               {batch.erase_keys.data(), nullptr, batch.erases}, nullptr);
+  std::unique_lock<std::mutex> queue_lock(queue_mutex_);
+  queue_.push_back(writer);
+  writer->wake.wait(queue_lock, [&] { return writer->done || queue_.front() == writer; });
+  if (writer->done) return writer->status;
+  // The leader: the batches queued behind it by the time the writer mutex
+  // is its own join its group.
+  queue_lock.unlock();
+  size_t group_size = 1;
+  {
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    queue_lock.lock();
+    group_.assign(queue_.begin(), queue_.end());
+    queue_lock.unlock();
+    group_size = GroupSize(group_);
+    if (group_size == 1) {
+      writer->status = ApplyAlone(*writer);
+    } else {
+      ApplyGroup(group_.data(), group_size);
+    }
+  }
+  queue_lock.lock();
+  for (size_t i = 0; i < group_size; ++i) {
+    Writer* member = queue_.front();
+    queue_.pop_front();
+    if (member == writer) continue;
+    member->done = true;
+    member->wake.notify_one();  // under the lock: its writer outlives the call
+  }
+  if (!queue_.empty()) queue_.front()->wake.notify_one();  // the next leader
+  return writer->status;
+}
+
+uint64_t Core::RecordBytes(const Writer& writer) const {
+  uint64_t record_bytes = 0;
+  for (const Part* part : {&writer.puts, &writer.erases}) {
+    if (part->count == 0) continue;
+    record_bytes += log::ColumnarRecordBytes(part->count, key_size_, value_size_,
+                                             /*tombstones=*/part == &writer.erases);
+  }
+  return record_bytes;
+}
+
+size_t Core::GroupSize(const std::vector<Writer*>& queued) const {
+  if (!broken_.ok()) return 1;
+  uint64_t group_bytes = RecordBytes(*queued[0]);
+  if (group_bytes == 0 || !log_.Fits(group_bytes)) return 1;
+  size_t group_size = 1;
+  while (group_size < queued.size()) {
+    const uint64_t record_bytes = RecordBytes(*queued[group_size]);
+    if (record_bytes == 0 || !log_.Fits(group_bytes + record_bytes)) break;
+    group_bytes += record_bytes;
+    ++group_size;
+  }
+  return group_size;
+}
+
+Status Core::Probe(const Writer& writer) {
+  if (writer.probes == 0) return Status::OK();
+  // The index holds every batch before this one (writers are serialised,
+  // and a group applies its batches in order).
+  std::vector<uint8_t> values(writer.probes * value_size_);
+  return index_->Get(ConstBytes(writer.probe_keys, writer.probes * key_size_),
+                     MutableBytes(values.data(), values.size()),
+                     MutableBytes(writer.probe_found, writer.probes));
+}
+
+Status Core::ApplyAlone(Writer& writer) {
+  GPKV_RETURN_IF_ERROR(broken_);
+  GPKV_RETURN_IF_ERROR(Probe(writer));
+  return Apply(writer.puts, writer.erases, writer.erased, writer.memory);
+}
+
+void Core::ApplyGroup(Writer* const* group, size_t group_size) {
+  // Timed as Apply times one batch, the group counted as its batches.
+  phase_clock_ = PhaseClock();
+  LoggedStats::WritePhases& phases = write_phases_;
+  auto finish = [&](const Status& status) {
+    for (size_t i = 0; i < group_size; ++i) group[i]->status = status;
+    phases.batches += group_size;
+    phases.total_ns += phase_clock_.Total();
+  };
+  // As Apply for one batch, with the group counted as its batches: the
+  // pending checkpoint is published before a group that holds a batch from
+  // PublishBatch on, once its image is written. Every batch fits the half.
+  if (pending_ != nullptr && pending_->batches + group_size >= publish_batch_ && ImageWritten()) {
+    const Status published = PublishCheckpoint();
+    phases.checkpoint_ns += phase_clock_.Lap();
+    if (!published.ok()) return finish(published);
+  }
+  // The records of the batches, in arrival order, each batch's puts then its
+  // erases: the records the batches would have written one at a time, then
+  // one store publishes them all.
+  uint64_t written = 0, seq = next_seq_;
+  for (size_t i = 0; i < group_size; ++i) {
+    for (const Part* part : {&group[i]->puts, &group[i]->erases}) {
+      if (part->count == 0) continue;
+      const uint64_t offset = log_.RecordOffset() + written;
+      const log::RecordHeader header = WriteRecordArrays(*part, offset, seq++);
+      written += log::FinishRecord(pool_, offset, header, key_size_, value_size_);
+    }
+  }
+  phases.record_ns += phase_clock_.Lap();
+  log_.Publish(pool_, written);
+  next_seq_ = seq;
+  if (pending_ != nullptr) pending_->batches += group_size;
+  phases.publish_ns += phase_clock_.Lap();
+  // Durable before the index shows it, as for one batch.
+  Status status = pool_.Sync();
+  phases.sync_ns += phase_clock_.Lap();
+  for (size_t i = 0; i < group_size && status.ok(); ++i) {
+    status = Probe(*group[i]);
+    if (status.ok()) status = ApplyToIndex(group[i]->puts, group[i]->erases, group[i]->erased);
+  }
+  phases.index_ns += phase_clock_.Lap();
+  if (!status.ok()) {
+    broken_ = Status(status.code(), Where() + ": " + status.message() +
+                                        " (the table refuses writes until it is reopened; the "
+                                        "batches of its group are in its log)");
+  }
+  finish(status);
 }
 
 Status Core::Apply(const Part& puts, const Part& erases, uint8_t* erased, BatchMemory memory) {
@@ -252,22 +376,29 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
   }
   if (!fits_a_half) {
     // Larger than a half: the batch reaches the pool as the image of the
-    // index it is applied to, published by one store.
+    // index it is applied to, published by one store. The index shows it
+    // before it is durable, so readers wait at the gate until the Sync.
+    std::unique_lock<std::shared_mutex> gate(read_gate_);
     Status status = ApplyToIndex(puts, erases, erased);
     phases.index_ns += phase_clock_.Lap();
     if (status.ok()) status = StartCheckpoint(next_seq_ - 1);
     if (status.ok()) status = PublishCheckpoint();
     phases.checkpoint_ns += phase_clock_.Lap();
-    if (!status.ok()) {
-      if (!broken_.ok()) return broken_;
-      broken_ = Status(status.code(), Where() + ": " + status.message() +
-                                          " (the table refuses writes until it is reopened; "
-                                          "every acknowledged batch is in the pool)");
-      return status;
+    if (status.ok()) {
+      status = pool_.Sync();
+      phases.sync_ns += phase_clock_.Lap();
     }
-    const Status synced = pool_.Sync();
-    phases.sync_ns += phase_clock_.Lap();
-    return synced;
+    if (!status.ok()) {
+      // The index may be ahead of the pool; the pool holds every
+      // acknowledged batch.
+      unreadable_ = Status(status.code(),
+                           Where() + ": " + status.message() +
+                               " (the table refuses reads and writes until it is reopened: its "
+                               "index may show a batch that is not durable; every acknowledged "
+                               "batch is in the pool)");
+      if (broken_.ok()) broken_ = unreadable_;
+    }
+    return status;
   }
   if (memory == BatchMemory::kDevice) return ApplyDeviceBatch(puts, erases, erased);
   // Each record past the published bytes (nothing reads them until the log

@@ -12,13 +12,18 @@
 //     and the batches go to the other half while the core's worker thread
 //     writes the image (ImageWriter::Write); a later batch, or Close,
 //     publishes it by one store of the root's active_checkpoint word;
+//   - group commit: host write batches that arrive while another is being
+//     written queue, and the first of them (the leader) writes the queued
+//     batches' records back to back, publishes them by one store and one
+//     Sync, then applies them to the index in arrival order;
 //   - the writer mutex and the stats.
 //
 // Durability: a write batch is durable when it returns OK, and atomic as a
 // whole across a crash (one published 8-byte word makes it part of the
-// table). Thread safety: any number of concurrent calls. Writers (Put, Erase,
-// Write, Stats) run one at a time; gets and scans (Get, Scan) run beside
-// them, seeing each operation of a host batch applied or not.
+// table; a group's batches are published by one word, all or none).
+// Thread safety: any number of concurrent calls. Writers (a group's leader,
+// a device batch, Stats) run one at a time; gets and scans (Get, Scan) run
+// beside them, seeing each operation of a host batch applied or not.
 //
 // Write batches come from host memory, or, on the CUDA backend (a
 // DeviceRecordWriter given at open), from device memory: the record is then
@@ -35,14 +40,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpkv/status.h"
 #include "gpkv/table.h"
@@ -198,6 +206,41 @@ class Core {
     const uint8_t* values = nullptr;
     size_t count = 0;
   };
+  // A write batch and what its caller is told: one entry of the commit
+  // queue (host batches), or a device batch.
+  struct Writer {
+    Part puts;
+    Part erases;
+    uint8_t* erased = nullptr;  // the erases' results (null: not asked)
+    // A mixed batch's probes: probe_found gets 1 where a probe key is live
+    // in the index before the batch.
+    const uint8_t* probe_keys = nullptr;
+    uint8_t* probe_found = nullptr;
+    size_t probes = 0;
+    BatchMemory memory = BatchMemory::kHost;
+    Status status;      // set by the group's leader
+    bool done = false;  // guarded by queue_mutex_: status is set
+    std::condition_variable wake;
+  };
+  // Makes the writer's batch durable and applied, alone (a device batch) or
+  // in a group (host batches: the queue, one leader at a time).
+  Status Commit(Writer* writer);
+  // How many of the queued batches from the first on the leader writes as
+  // one group: those whose records fit the active half's room (1 when the
+  // first does not: it goes alone, as Apply takes a batch).
+  // REQUIRES: write_mutex_.
+  size_t GroupSize(const std::vector<Writer*>& queued) const;
+  uint64_t RecordBytes(const Writer& writer) const;
+  // Probes, then Apply: one batch. REQUIRES: write_mutex_.
+  Status ApplyAlone(Writer& writer);
+  // The records of a group of host batches (group_size >= 2, all in the
+  // active half) written back to back, published by one store, made durable
+  // by one Sync, then each batch applied to the index in order; every
+  // writer's status set (a failure fails each batch of the group).
+  // REQUIRES: write_mutex_.
+  void ApplyGroup(Writer* const* group, size_t group_size);
+  // A mixed batch's probes answered from the index.
+  Status Probe(const Writer& writer);
   // Makes puts then erases durable (log records, or the image when they do
   // not fit an empty half), applies them to the index. Every array lies in
   // `memory`. REQUIRES: write_mutex_.
@@ -290,6 +333,12 @@ class Core {
     std::atomic<bool> done{false};
   };
   std::unique_ptr<Pending> pending_;
+  std::vector<Writer*> group_;  // the leader's copy of the queue
+
+  // The commit queue of host write batches, in arrival order: its first
+  // writer is the leader until its group is done.
+  std::mutex queue_mutex_;
+  std::deque<Writer*> queue_;
 };
 
 }  // namespace gpkv::gphash::logged

@@ -1,18 +1,19 @@
 #include "tables/gphash/logged/image_writer.h"
 
-#include <algorithm>
-#include <array>
 #include <cstring>
-#include <numeric>
 #include <utility>
 #include <vector>
 
 #include "tables/exception_status.h"
+#include "tables/gphash/logged/key_order.h"
 #include "tables/gphash/logged/layout.h"
 #include "tables/gphash/logged/root.h"
 
 namespace gpkv::gphash::logged {
 namespace {
+
+// Below this many pairs one thread gathers them into key order.
+constexpr uint64_t kParallelGather = uint64_t{1} << 16;
 
 class HostImageWriter final : public ImageWriter {
  public:
@@ -63,37 +64,20 @@ class HostImageWriter final : public ImageWriter {
 
  private:
   // Puts keys_ and values_ in key order (layout.h CompareKeys): what an
-  // image holds.
+  // image holds. The order comes from a radix sort on threads_ threads:
+  // this runs behind the batches and must end before they fill the other
+  // log half.
   void SortPairs() {
     const uint64_t entries = place_.entries;
-    const uint32_t key_words = key_size_ / 8;
-    std::vector<uint64_t> order(entries);
-    if (key_words == 1) {
-      std::vector<std::pair<uint64_t, uint64_t>> sorted(entries);
-      for (uint64_t i = 0; i < entries; ++i) {
-        uint64_t key;
-        std::memcpy(&key, keys_.data() + i * key_size_, sizeof(key));
-        sorted[i] = {key, i};
-      }
-      std::sort(sorted.begin(), sorted.end());
-      for (uint64_t i = 0; i < entries; ++i) order[i] = sorted[i].second;
-    } else {
-      auto key_at = [&](uint64_t i) {
-        std::array<uint64_t, 4> word = {};
-        std::memcpy(word.data(), keys_.data() + i * key_size_, key_size_);
-        return word;
-      };
-      std::iota(order.begin(), order.end(), 0);
-      std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
-        const auto key_a = key_at(a), key_b = key_at(b);
-        return CompareKeys(key_a.data(), key_b.data(), key_words) < 0;
-      });
-    }
+    const std::unique_ptr<uint64_t[]> order = KeyOrder(keys_.data(), entries, key_size_, threads_);
     std::vector<uint8_t> keys(keys_.size()), values(values_.size());
+    const uint32_t key_size = key_size_, value_size = value_size_;
+    const uint8_t* from_keys = keys_.data();
+    const uint8_t* from_values = values_.data();
+#pragma omp parallel for num_threads(threads_) schedule(static) if (entries >= kParallelGather)
     for (uint64_t i = 0; i < entries; ++i) {
-      std::memcpy(keys.data() + i * key_size_, keys_.data() + order[i] * key_size_, key_size_);
-      std::memcpy(values.data() + i * value_size_, values_.data() + order[i] * value_size_,
-                  value_size_);
+      std::memcpy(keys.data() + i * key_size, from_keys + order[i] * key_size, key_size);
+      std::memcpy(values.data() + i * value_size, from_values + order[i] * value_size, value_size);
     }
     keys_ = std::move(keys);
     values_ = std::move(values);

@@ -43,7 +43,8 @@ class ImageWriter {
 };
 
 // The host version: the pairs copied out of the index, sorted in key order
-// on the CPU, the image's checksum summed on `threads` threads.
+// on `threads` CPU threads (key_order.h), the image's checksum summed on as
+// many.
 std::unique_ptr<ImageWriter> MakeHostImageWriter(pm::Pool& pool, uint64_t table_id,
                                                  uint32_t key_size, uint32_t value_size,
                                                  int threads);

@@ -8,7 +8,8 @@
 // index (its live pairs, sorted) and the batch log (tables/log/layout.h owns
 // its bytes) of the write batches after the image. The log has two halves of
 // equal size, each with a commit word in the root. A write batch is a record
-// of the active half (a mixed batch two records published by one store).
+// of the active half (a mixed batch two records published by one store; a
+// group of concurrent batches, their records back to back, one store).
 //
 // Checkpoint behind the batches: when the active half (epoch e) cannot take
 // a batch, the index's pairs are taken as they stand (the scan), the image's
