@@ -308,6 +308,43 @@ class GpuBackend final : public Backend {
 
   // ---- reads ----
   //
+  // A large batch of gets of one-word keys is sorted first by its keys'
+  // leading kSortedGetBits bits (a radix sort of a few passes, not a full
+  // one): the lanes of a warp then go down through the same upper nodes,
+  // whose loads the warp shares, where unsorted lanes each load nodes of
+  // their own. *keys becomes the sorted keys, *order their operations.
+  static constexpr size_t kSortedGetMin = size_t{1} << 16;
+  static constexpr int kSortedGetBits = 24;
+
+  Status SortByLeadingBits(ReadCall& call, const TreeKey** keys, size_t n, const uint32_t** order) {
+    uint64_t* sorted_keys = nullptr;
+    uint32_t* operations = nullptr;
+    uint32_t* sorted_operations = nullptr;
+    GPKV_RETURN_IF_ERROR(call.Take(n, &sorted_keys, "sorted get keys"));
+    GPKV_RETURN_IF_ERROR(call.Take(n, &operations, "get order"));
+    GPKV_RETURN_IF_ERROR(call.Take(n, &sorted_operations, "sorted get order"));
+    IotaKernel<<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(operations, n);
+    GPKV_RETURN_IF_ERROR(CheckQueued("get order"));
+    const uint64_t* words = reinterpret_cast<const uint64_t*>(*keys);
+    const int items = static_cast<int>(n);
+    constexpr int kEndBit = 64;
+    size_t bytes = 0;
+    GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(
+                                  nullptr, bytes, words, sorted_keys, operations, sorted_operations,
+                                  items, kEndBit - kSortedGetBits, kEndBit, call.stream()),
+                              "btree gpu: sort of a get batch");
+    uint8_t* storage = nullptr;
+    GPKV_RETURN_IF_ERROR(call.Take(bytes, &storage, "get sort storage"));
+    GPKV_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(
+                                  storage, bytes, words, sorted_keys, operations, sorted_operations,
+                                  items, kEndBit - kSortedGetBits, kEndBit, call.stream()),
+                              "btree gpu: sort of a get batch");
+    *keys = reinterpret_cast<const TreeKey*>(sorted_keys);
+    *order = sorted_operations;
+    return Status::OK();
+  }
+
+  //
   // Beside each other (the core's lock held shared, no write running): each
   // call runs on its thread's stream with scratch of its own (ReadCall), and
   // reads of the tree nothing the host changes.
@@ -322,8 +359,12 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(call.In(keys, n * kKeySize, &device_keys));
     GPKV_RETURN_IF_ERROR(call.Out(values, n * value_size_, &device_values));
     GPKV_RETURN_IF_ERROR(call.Out(found, n, &device_found));
+    const uint32_t* order = nullptr;
+    if (kKeyWords == 1 && n >= kSortedGetMin) {
+      GPKV_RETURN_IF_ERROR(SortByLeadingBits(call, &device_keys, n, &order));
+    }
     GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
-        DeviceTree(), device_keys, n, at, device_values, device_found);
+        DeviceTree(), device_keys, n, at, device_values, device_found, order);
     GPKV_RETURN_IF_ERROR(call.Launched("get"));
     GPKV_RETURN_IF_ERROR(call.Back(values, device_values, n * value_size_));
     return call.Back(found, device_found, n);

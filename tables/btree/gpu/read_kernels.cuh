@@ -114,11 +114,14 @@ __device__ __forceinline__ bool HasKeyBeyond(const LaneNode<kKeyWords>& node,
 // Each get: the key's entry in its leaf, the version the reader sees (one
 // trip; the lists' older versions only for a snapshot older than the head),
 // its value out in whole words where the size allows, and the found byte.
+// `order` (or null): the keys are the batch's sorted, and the answer of
+// position p goes to operation order[p].
 template <uint32_t kKeyWords>
 __global__ void GetKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint64_t n, uint64_t at,
-                          uint8_t* values, uint8_t* found) {
-  for (uint64_t op = ThreadIndex(); op < n; op += ThreadCount()) {
-    const Key<kKeyWords> key = keys[op];
+                          uint8_t* values, uint8_t* found, const uint32_t* order = nullptr) {
+  for (uint64_t position = ThreadIndex(); position < n; position += ThreadCount()) {
+    const Key<kKeyWords> key = keys[position];
+    const uint64_t op = order != nullptr ? order[position] : position;
     LaneNode<kKeyWords> leaf;
     LeafOf(tree, key, &leaf);
     uint32_t head = kNone;
