@@ -56,10 +56,11 @@ Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int thr
 Result<std::unique_ptr<Core>> Core::Open(pm::Pool& pool, const std::string& table_name,
                                          uint64_t root_offset, const IndexFactory& make_index,
                                          int threads, recovery::Report* report,
-                                         std::unique_ptr<DeviceRecordWriter> device_records) {
+                                         std::unique_ptr<DeviceRecordWriter> device_records,
+                                         const ImageWriterFactory& make_image_writer) {
   std::unique_ptr<Core> core(new Core(pool, table_name, root_offset, threads));
   core->device_records_ = std::move(device_records);
-  GPKV_RETURN_IF_ERROR(core->Recover(make_index, report));
+  GPKV_RETURN_IF_ERROR(core->Recover(make_index, make_image_writer, report));
   return core;
 }
 
@@ -78,7 +79,8 @@ Status Core::Close() {
 
 std::string Core::Where() const { return pool_.path() + ": table '" + table_name_ + "'"; }
 
-Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
+Status Core::Recover(const IndexFactory& make_index, const ImageWriterFactory& make_image_writer,
+                     recovery::Report* report) {
   auto view = ReadLoggedRoot(pool_, table_name_, root_offset_, /*require_allocated=*/false);
   if (!view.ok()) return view.status();
   table_id_ = view->table_id;
@@ -87,7 +89,9 @@ Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
   log2_batch_ = view->log2_batch;
   log_batches_ = view->log_batches;
   publish_batch_ = PublishBatch(log_batches_);
-  image_writer_ = MakeHostImageWriter(pool_, table_id_, key_size_, value_size_, threads_);
+  image_writer_ = make_image_writer != nullptr
+                      ? make_image_writer(table_id_, key_size_, value_size_, threads_)
+                      : MakeHostImageWriter(pool_, table_id_, key_size_, value_size_, threads_);
   GPKV_RETURN_IF_ERROR(CheckImage(pool_, *view, threads_));
   const ImageArrays image = ImageOf(pool_, *view);
   auto index = make_index(std::max(view->expected_keys, image.entries));

@@ -153,10 +153,13 @@ class Core {
   // log's records into it. Writes nothing. Corruption names table and
   // offset. `threads`: CPU threads for checksums. `device_records`: the
   // CUDA backend's record writer (null: write batches in host memory only).
+  // `make_image_writer`: the CUDA backend's checkpoint image writer (null:
+  // MakeHostImageWriter's).
   static Result<std::unique_ptr<Core>> Open(
       pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
       const IndexFactory& make_index, int threads, recovery::Report* report,
-      std::unique_ptr<DeviceRecordWriter> device_records = nullptr);
+      std::unique_ptr<DeviceRecordWriter> device_records = nullptr,
+      const ImageWriterFactory& make_image_writer = nullptr);
 
   // Close(), its error dropped (DB::Close reports it).
   ~Core();
@@ -193,7 +196,8 @@ class Core {
  private:
   Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads);
 
-  Status Recover(const IndexFactory& make_index, recovery::Report* report);
+  Status Recover(const IndexFactory& make_index, const ImageWriterFactory& make_image_writer,
+                 recovery::Report* report);
   // Applies the log's records after the checkpoint of `view` to the index
   // and sets where the next record goes. With records in both halves (a
   // checkpoint was in flight) on a writable pool, that checkpoint is done
