@@ -10,6 +10,7 @@
 // promises.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -27,5 +28,28 @@ namespace gpkv::tables {
 // otherwise.
 Result<std::unique_ptr<Table>> OpenHashIndex(const OpenContext& context, const std::string& name,
                                              const TableOptions& options);
+
+// What an index on the CUDA backend adds to gpkv::Table: its pairs gathered
+// into device memory in one pass (a persistent family's checkpoint sorts and
+// writes them from there instead of scanning them to the host). The family
+// that uses the index finds it by dynamic_cast; an index without it is
+// scanned through Table::Scan.
+// Thread safety: as the index's Scan (beside reads, not beside writes that
+// the caller does not serialise).
+class DeviceIndexScan {
+ public:
+  virtual ~DeviceIndexScan() = default;
+  // The CUDA device whose memory the index lives in.
+  virtual int cuda_device() const = 0;
+  // Writes the index's live pairs, in no particular order, into device
+  // memory of cuda_device(): pair i's key as key_size / 8 words at
+  // keys + i * key_size / 8, its value's bytes at values + i * value_words
+  // (value_words = (value_size + 7) / 8; the bytes past value_size are
+  // unspecified), at most `capacity` pairs; *pairs = how many are live.
+  // When *pairs > capacity the arrays hold no usable result: call again
+  // with room for *pairs. Returns once the arrays are written.
+  virtual Status ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
+                                uint64_t* pairs) = 0;
+};
 
 }  // namespace gpkv::tables

@@ -119,14 +119,17 @@ void PrintWritePhases(const std::vector<Row>& rows, std::FILE* out) {
       std::fprintf(out,
                    "\nlogged write batches, microseconds per batch (a device batch's index "
                    "apply runs beside its record's copy: record is the copy's rest):\n");
-      std::fprintf(out, "%-14s %-27s %8s %8s %9s %9s %9s %9s %9s %9s\n", "mode", "workload",
-                   "batch", "batches", "total", "checkpt", "record", "publish", "sync", "index");
+      std::fprintf(out, "%-14s %-27s %8s %8s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "mode",
+                   "workload", "batch", "batches", "total", "checkpt", "ckpt-scan", "ckpt-wait",
+                   "ckpt-pub", "record", "publish", "sync", "index");
       header = true;
     }
-    std::fprintf(out, "%-14s %-27s %8llu %8.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+    std::fprintf(out,
+                 "%-14s %-27s %8llu %8.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
                  row.mode.c_str(), row.workload.c_str(), static_cast<unsigned long long>(row.batch),
-                 phases.batches, phases.total_us, phases.checkpoint_us, phases.record_us,
-                 phases.publish_us, phases.sync_us, phases.index_us);
+                 phases.batches, phases.total_us, phases.checkpoint_us, phases.scan_us,
+                 phases.wait_us, phases.ckpt_publish_us, phases.record_us, phases.publish_us,
+                 phases.sync_us, phases.index_us);
   }
 }
 
@@ -214,9 +217,11 @@ std::string JsonLines(const std::string& device, uint64_t keys, const std::vecto
     if (phases.batches != 0) {
       json << ",\"write_batches\":" << phases.batches
            << ",\"write_us\":{\"total\":" << phases.total_us
-           << ",\"checkpoint\":" << phases.checkpoint_us << ",\"record\":" << phases.record_us
-           << ",\"publish\":" << phases.publish_us << ",\"sync\":" << phases.sync_us
-           << ",\"index\":" << phases.index_us << "}";
+           << ",\"checkpoint\":" << phases.checkpoint_us
+           << ",\"checkpoint_scan\":" << phases.scan_us << ",\"checkpoint_wait\":" << phases.wait_us
+           << ",\"checkpoint_publish\":" << phases.ckpt_publish_us
+           << ",\"record\":" << phases.record_us << ",\"publish\":" << phases.publish_us
+           << ",\"sync\":" << phases.sync_us << ",\"index\":" << phases.index_us << "}";
     }
     json << "}\n";
   }

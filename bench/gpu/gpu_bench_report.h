@@ -27,7 +27,10 @@ inline constexpr size_t kLoadBatch = size_t{1} << 20;
 struct WritePhases {
   double batches = 0;
   double total_us = 0;
-  double checkpoint_us = 0;
+  double checkpoint_us = 0;    // the sum of the checkpoint's three steps:
+  double scan_us = 0;          // the index's pairs taken, the image's extent reserved
+  double wait_us = 0;          // waiting for the worker's image
+  double ckpt_publish_us = 0;  // the checkpoint published
   double record_us = 0;
   double publish_us = 0;
   double sync_us = 0;

@@ -136,17 +136,25 @@ uint64_t ReloadOps(const NaiveTable&) { return 0; }
 // batches spent in each step since open (all zero for other tables).
 struct WriteTimes {
   double batches = 0;
-  double ns[6] = {};  // total, checkpoint, record, publish, sync, index
+  // total, checkpoint, record, publish, sync, index, and the checkpoint's
+  // scan, wait and publish
+  double ns[9] = {};
 };
 WriteTimes WriteTimesOf(const ApiTable& table) {
   WriteTimes times;
   auto stats = table.table().Stats();
   if (!stats.ok()) return times;
   times.batches = stats->Property("gphash.write-batches").value_or(0);
-  const char* names[] = {"gphash.write-ns",        "gphash.write-checkpoint-ns",
-                         "gphash.write-record-ns", "gphash.write-publish-ns",
-                         "gphash.write-sync-ns",   "gphash.write-index-ns"};
-  for (int i = 0; i < 6; ++i) times.ns[i] = stats->Property(names[i]).value_or(0);
+  const char* names[] = {"gphash.write-ns",
+                         "gphash.write-checkpoint-ns",
+                         "gphash.write-record-ns",
+                         "gphash.write-publish-ns",
+                         "gphash.write-sync-ns",
+                         "gphash.write-index-ns",
+                         "gphash.write-checkpoint-scan-ns",
+                         "gphash.write-checkpoint-wait-ns",
+                         "gphash.write-checkpoint-publish-ns"};
+  for (int i = 0; i < 9; ++i) times.ns[i] = stats->Property(names[i]).value_or(0);
   return times;
 }
 WriteTimes WriteTimesOf(const NaiveTable&) { return {}; }
@@ -163,6 +171,9 @@ WritePhases PhasesBetween(const WriteTimes& before, const WriteTimes& after) {
   phases.publish_us = per_batch(3);
   phases.sync_us = per_batch(4);
   phases.index_us = per_batch(5);
+  phases.scan_us = per_batch(6);
+  phases.wait_us = per_batch(7);
+  phases.ckpt_publish_us = per_batch(8);
   return phases;
 }
 

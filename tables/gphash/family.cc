@@ -21,6 +21,7 @@
 #if GPKV_HAVE_CUDA
 #include "tables/gphash/gpu/backend.h"
 #include "tables/gphash/logged/gpu/device_batches.h"
+#include "tables/gphash/logged/gpu/device_image_writer.h"
 #include "tables/gphash/logged/gpu/device_records.h"
 #endif
 
@@ -137,12 +138,20 @@ Result<std::unique_ptr<Table>> OpenLogged(const tables::OpenContext& context,
     return index;
   };
   std::unique_ptr<logged::DeviceRecordWriter> device_records;
+  logged::ImageWriterFactory make_image_writer;
 #if GPKV_HAVE_CUDA
-  if (on_gpu)
+  if (on_gpu) {
     device_records = logged::gpu::MakeDeviceRecordWriter(*context.pool, context.cuda_device);
+    pm::Pool* pool = context.pool;
+    make_image_writer = [pool](uint64_t table_id, uint32_t key_size, uint32_t value_size,
+                               int threads) {
+      return logged::gpu::MakeDeviceImageWriter(*pool, table_id, key_size, value_size, threads);
+    };
+  }
 #endif
   auto core = logged::Core::Open(*context.pool, entry.name, entry.root_offset, make_index,
-                                 context.cpu_threads, context.report, std::move(device_records));
+                                 context.cpu_threads, context.report, std::move(device_records),
+                                 make_image_writer);
   if (!core.ok()) return core.status();
   std::unique_ptr<logged::DeviceBatches> device_batches;
 #if GPKV_HAVE_CUDA

@@ -32,6 +32,15 @@ class Backend : public tables::HashBackend {
                        uint8_t* /*results*/, size_t /*count*/, void* /*stream*/) {
     return Status::Unsupported("the CPU backend of volatile hash tables has no mixed batch");
   }
+  // The GPU backend's gather of its live pairs into device memory
+  // (tables::DeviceIndexScan::ScanIntoDevice's contract); the default
+  // answers Unsupported.
+  virtual Status ScanIntoDevice(uint64_t* /*keys*/, uint64_t* /*values*/, uint64_t /*capacity*/,
+                                uint64_t* /*pairs*/) {
+    return Status::Unsupported("the CPU backend of volatile hash tables keeps no device memory");
+  }
+  // The CUDA device of the GPU backend; -1 on the CPU.
+  virtual int cuda_device() const { return -1; }
 };
 
 }  // namespace gpkv::slab_hash

@@ -67,6 +67,13 @@ Result<TableStats> SlabHashTable::Stats() {
 
 Status SlabHashTable::Scan(const ScanVisitor& visit) { return Named(backend().Scan(visit)); }
 
+int SlabHashTable::cuda_device() const { return backend().cuda_device(); }
+
+Status SlabHashTable::ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
+                                     uint64_t* pairs) {
+  return Named(backend().ScanIntoDevice(keys, values, capacity, pairs));
+}
+
 Status SlabHashTable::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
                             uint8_t* results, size_t count, void* stream) {
   return Named(backend().Mixed(ops, keys, values, results, count, stream));

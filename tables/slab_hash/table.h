@@ -15,6 +15,7 @@
 
 #include "gpkv/table.h"
 #include "tables/hash_family_table.h"
+#include "tables/hash_index.h"
 #include "tables/slab_hash/backend.h"
 #include "tables/slab_hash/stats.h"
 
@@ -40,7 +41,8 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               const TableOptions& options, gpkv::Backend backend,
                                               int cpu_threads, int cuda_device = 0);
 
-class SlabHashTable final : public tables::HashFamilyTable<Backend> {
+class SlabHashTable final : public tables::HashFamilyTable<Backend>,
+                            public tables::DeviceIndexScan {
  public:
   // Errors of the backend get `where` in front of their message.
   SlabHashTable(std::string where, std::string name, TableOptions options,
@@ -51,6 +53,11 @@ class SlabHashTable final : public tables::HashFamilyTable<Backend> {
   // The backend's mixed batch (mixed_batch.h), errors named as the batches'.
   Status Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values, uint8_t* results,
                size_t count, void* stream);
+  // The GPU backend's gather of the pairs (the CPU backend: Unsupported,
+  // cuda_device() -1).
+  int cuda_device() const override;
+  Status ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
+                        uint64_t* pairs) override;
 };
 
 }  // namespace gpkv::slab_hash

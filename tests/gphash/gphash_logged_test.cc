@@ -175,6 +175,14 @@ TEST_P(GphashLoggedOracle, MixedBatchesMatchTheOracleThroughCheckpointsAndReopen
     EXPECT_EQ(stats->keys, oracle.size());
     EXPECT_EQ(stats->mode, "logged");
     EXPECT_GT(*stats->Property("gphash.checkpoints"), 0) << "round " << round;
+    // The checkpoint's time is its three steps': the scan of each started
+    // one is timed.
+    EXPECT_GT(*stats->Property("gphash.write-checkpoint-scan-ns"), 0) << "round " << round;
+    EXPECT_EQ(*stats->Property("gphash.write-checkpoint-ns"),
+              *stats->Property("gphash.write-checkpoint-scan-ns") +
+                  *stats->Property("gphash.write-checkpoint-wait-ns") +
+                  *stats->Property("gphash.write-checkpoint-publish-ns"))
+        << "round " << round;
   }
   auto report = recovery::VerifyPool(pool.path(), nullptr);
   ASSERT_TRUE(report.ok());

@@ -1,5 +1,5 @@
 // The slab hash's CPU backend (libcuckoo) on its own: its counters, growth,
-// Scan, the per-key order of a batch split among workers, and the errors it
+// Scan (and no device scan), the per-key order of a batch split among workers, and the errors it
 // gives instead of throwing.
 #include <gtest/gtest.h>
 
@@ -180,6 +180,15 @@ TEST(SlabHashCpuBackend, ScanVisitsEveryPairStopsWhenToldAndMayCallTheTable) {
                   .ok());
   EXPECT_EQ(erased_count, kPairs);
   EXPECT_EQ(backend->Stats()->keys, 0u);
+}
+
+TEST(SlabHashCpuBackend, HasNoDeviceScanSoItsPairsAreScannedOnTheHost) {
+  auto backend = MakeBackend(Sizes(8, 8, 100));
+  ASSERT_NE(backend, nullptr);
+  PutSequential(*backend, 0, 10);
+  EXPECT_EQ(backend->cuda_device(), -1);
+  uint64_t pairs = 0;
+  EXPECT_TRUE(backend->ScanIntoDevice(nullptr, nullptr, 0, &pairs).IsUnsupported());
 }
 
 TEST(SlabHashCpuBackend, BadSizesAndTooManyExpectedKeysAreErrorsNotCrashes) {

@@ -56,10 +56,11 @@ Core::Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int thr
 Result<std::unique_ptr<Core>> Core::Open(pm::Pool& pool, const std::string& table_name,
                                          uint64_t root_offset, const IndexFactory& make_index,
                                          int threads, recovery::Report* report,
-                                         std::unique_ptr<DeviceRecordWriter> device_records) {
+                                         std::unique_ptr<DeviceRecordWriter> device_records,
+                                         const ImageWriterFactory& make_image_writer) {
   std::unique_ptr<Core> core(new Core(pool, table_name, root_offset, threads));
   core->device_records_ = std::move(device_records);
-  GPKV_RETURN_IF_ERROR(core->Recover(make_index, report));
+  GPKV_RETURN_IF_ERROR(core->Recover(make_index, make_image_writer, report));
   return core;
 }
 
@@ -78,7 +79,8 @@ Status Core::Close() {
 
 std::string Core::Where() const { return pool_.path() + ": table '" + table_name_ + "'"; }
 
-Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
+Status Core::Recover(const IndexFactory& make_index, const ImageWriterFactory& make_image_writer,
+                     recovery::Report* report) {
   auto view = ReadLoggedRoot(pool_, table_name_, root_offset_, /*require_allocated=*/false);
   if (!view.ok()) return view.status();
   table_id_ = view->table_id;
@@ -87,7 +89,9 @@ Status Core::Recover(const IndexFactory& make_index, recovery::Report* report) {
   log2_batch_ = view->log2_batch;
   log_batches_ = view->log_batches;
   publish_batch_ = PublishBatch(log_batches_);
-  image_writer_ = MakeHostImageWriter(pool_, table_id_, key_size_, value_size_, threads_);
+  image_writer_ = make_image_writer != nullptr
+                      ? make_image_writer(table_id_, key_size_, value_size_, threads_)
+                      : MakeHostImageWriter(pool_, table_id_, key_size_, value_size_, threads_);
   GPKV_RETURN_IF_ERROR(CheckImage(pool_, *view, threads_));
   const ImageArrays image = ImageOf(pool_, *view);
   auto index = make_index(std::max(view->expected_keys, image.entries));
@@ -303,8 +307,7 @@ void Core::ApplyGroup(Writer* const* group, size_t group_size) {
   // pending checkpoint is published before a group that holds a batch from
   // PublishBatch on, once its image is written. Every batch fits the half.
   if (pending_ != nullptr && pending_->batches + group_size >= publish_batch_ && ImageWritten()) {
-    const Status published = PublishCheckpoint();
-    phases.checkpoint_ns += phase_clock_.Lap();
+    const Status published = PublishCheckpoint(/*timed=*/true);
     if (!published.ok()) return finish(published);
   }
   // The records of the batches, in arrival order, each batch's puts then its
@@ -362,16 +365,14 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
   if (pending_ != nullptr &&
       (!fits || (pending_->batches + 1 >= publish_batch_ && ImageWritten()))) {
     // Its image is written (or this batch needs the half it frees: wait).
-    const Status published = PublishCheckpoint();
-    phases.checkpoint_ns += phase_clock_.Lap();
-    GPKV_RETURN_IF_ERROR(published);
+    GPKV_RETURN_IF_ERROR(PublishCheckpoint(/*timed=*/true));
   }
   const bool fits_a_half = log::RecordFits(0, record_bytes, log_.place().half_capacity);
   if (!fits && fits_a_half) {
     // The half is full: its batches go into an image behind the next
     // batches, and this one opens the other half.
     const Status started = StartCheckpoint(next_seq_ - 1);
-    phases.checkpoint_ns += phase_clock_.Lap();
+    LapCheckpoint(&LoggedStats::WritePhases::checkpoint_scan_ns);
     GPKV_RETURN_IF_ERROR(started);
   }
   if (!fits_a_half) {
@@ -381,9 +382,11 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
     std::unique_lock<std::shared_mutex> gate(read_gate_);
     Status status = ApplyToIndex(puts, erases, erased);
     phases.index_ns += phase_clock_.Lap();
-    if (status.ok()) status = StartCheckpoint(next_seq_ - 1);
-    if (status.ok()) status = PublishCheckpoint();
-    phases.checkpoint_ns += phase_clock_.Lap();
+    if (status.ok()) {
+      status = StartCheckpoint(next_seq_ - 1);
+      LapCheckpoint(&LoggedStats::WritePhases::checkpoint_scan_ns);
+    }
+    if (status.ok()) status = PublishCheckpoint(/*timed=*/true);
     if (status.ok()) {
       status = pool_.Sync();
       phases.sync_ns += phase_clock_.Lap();
@@ -563,27 +566,40 @@ bool Core::ImageWritten() const {
   return pending_ != nullptr && pending_->done.load(std::memory_order_acquire);
 }
 
-Status Core::PublishCheckpoint() {
+void Core::LapCheckpoint(uint64_t LoggedStats::WritePhases::*step) {
+  const uint64_t lap = phase_clock_.Lap();
+  write_phases_.*step += lap;
+  write_phases_.checkpoint_ns += lap;
+}
+
+Status Core::PublishCheckpoint(bool timed) {
   std::unique_ptr<Pending> pending = std::move(pending_);
   if (pending->worker.joinable()) pending->worker.join();
-  if (!pending->written.ok()) {
+  if (timed) LapCheckpoint(&LoggedStats::WritePhases::checkpoint_wait_ns);
+  Status published = PublishPending(*pending);
+  if (timed) LapCheckpoint(&LoggedStats::WritePhases::checkpoint_publish_ns);
+  return published;
+}
+
+Status Core::PublishPending(Pending& pending) {
+  if (!pending.written.ok()) {
     // The pool still names the previous checkpoint, whose half and this
     // one's hold every acknowledged batch; the index is ahead of what an
     // image could carry, so writes stop until a reopen does this again.
-    if (pending->next.image_offset != 0) {
-      pool_.allocator().Free(pending->next.image_offset).IgnoreError();
+    if (pending.next.image_offset != 0) {
+      pool_.allocator().Free(pending.next.image_offset).IgnoreError();
     }
     broken_ =
-        Status(pending->written.code(),
-               Where() + ": writing a checkpoint's image failed: " + pending->written.message() +
+        Status(pending.written.code(),
+               Where() + ": writing a checkpoint's image failed: " + pending.written.message() +
                    " (the table refuses writes until it is reopened; every acknowledged "
                    "batch is in its log)");
     return broken_;
   }
-  logged::PublishCheckpoint(pool_, root_offset_, &pending->next);
+  logged::PublishCheckpoint(pool_, root_offset_, &pending.next);
   const uint64_t previous = image_offset_;
-  image_offset_ = pending->next.image_offset;
-  image_entries_ = pending->next.image_entries;
+  image_offset_ = pending.next.image_offset;
+  image_entries_ = pending.next.image_entries;
   ++checkpoints_;
   // The previous image is no longer named; nothing reads it (gets go to the
   // index).

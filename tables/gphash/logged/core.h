@@ -83,10 +83,14 @@ struct LoggedStats {
   // index apply runs on the GPU beside its record's copy: index_ns then
   // covers the part of the copy it hides, and record_ns is only the rest.
   struct WritePhases {
-    uint64_t batches = 0;        // write batches timed (host and device)
-    uint64_t total_ns = 0;       // the whole write, once the writer holds the mutex
-    uint64_t checkpoint_ns = 0;  // starting and publishing checkpoints (the scan,
-                                 // waiting for an image), batches larger than a half
+    uint64_t batches = 0;   // write batches timed (host and device)
+    uint64_t total_ns = 0;  // the whole write, once the writer holds the mutex
+    // Starting and publishing checkpoints, batches larger than a half: the
+    // sum of the three steps below.
+    uint64_t checkpoint_ns = 0;
+    uint64_t checkpoint_scan_ns = 0;     // ImageWriter::Scan, the other half opened
+    uint64_t checkpoint_wait_ns = 0;     // waiting for the worker's image
+    uint64_t checkpoint_publish_ns = 0;  // the checkpoint published, the old image freed
     // Writing the records' arrays: checksums and copies to the pool; a device
     // batch's ends when its stream is synchronised (the record is in the pool).
     uint64_t record_ns = 0;
@@ -149,10 +153,13 @@ class Core {
   // log's records into it. Writes nothing. Corruption names table and
   // offset. `threads`: CPU threads for checksums. `device_records`: the
   // CUDA backend's record writer (null: write batches in host memory only).
+  // `make_image_writer`: the CUDA backend's checkpoint image writer (null:
+  // MakeHostImageWriter's).
   static Result<std::unique_ptr<Core>> Open(
       pm::Pool& pool, const std::string& table_name, uint64_t root_offset,
       const IndexFactory& make_index, int threads, recovery::Report* report,
-      std::unique_ptr<DeviceRecordWriter> device_records = nullptr);
+      std::unique_ptr<DeviceRecordWriter> device_records = nullptr,
+      const ImageWriterFactory& make_image_writer = nullptr);
 
   // Close(), its error dropped (DB::Close reports it).
   ~Core();
@@ -189,7 +196,8 @@ class Core {
  private:
   Core(pm::Pool& pool, std::string table_name, uint64_t root_offset, int threads);
 
-  Status Recover(const IndexFactory& make_index, recovery::Report* report);
+  Status Recover(const IndexFactory& make_index, const ImageWriterFactory& make_image_writer,
+                 recovery::Report* report);
   // Applies the log's records after the checkpoint of `view` to the index
   // and sets where the next record goes. With records in both halves (a
   // checkpoint was in flight) on a writable pool, that checkpoint is done
@@ -273,8 +281,16 @@ class Core {
   // Waits for the pending checkpoint's image, publishes the checkpoint,
   // frees the previous image. A failed image write leaves the table
   // refusing writes (every acknowledged batch is in the log's halves).
-  // REQUIRES: write_mutex_, a checkpoint pending.
-  Status PublishCheckpoint();
+  // `timed`: a write batch's step, its wait and publish added to
+  // write_phases_ (laps of phase_clock_). REQUIRES: write_mutex_, a
+  // checkpoint pending.
+  Status PublishCheckpoint(bool timed = false);
+  // PublishCheckpoint's steps once the image is written (or failed).
+  struct Pending;
+  Status PublishPending(Pending& pending);
+  // Adds the time since phase_clock_'s last lap to one checkpoint step of
+  // write_phases_ (`step`) and to their sum. REQUIRES: write_mutex_.
+  void LapCheckpoint(uint64_t LoggedStats::WritePhases::*step);
   // Whether a pending checkpoint's image is written (without waiting).
   bool ImageWritten() const;
   std::string Where() const;

@@ -4,9 +4,10 @@
 // image must hold exactly the batches logged so far) and reserves the
 // image's extent; Write sorts the pairs and writes and persists the image
 // (on the core's worker thread, while the index takes the next batches).
-// The host version scans through gpkv::Table::Scan and sorts on the CPU; a
-// device version (the scan and a CUB sort on the GPU) implements the same two
-// steps.
+// The host version scans through gpkv::Table::Scan and sorts on the CPU; the
+// CUDA backend's device version (gpu/device_image_writer.h: the scan into
+// device memory and a CUB sort on the GPU) implements the same two steps and
+// writes the same bytes.
 //
 // Who may call: logged::Core and tests.
 // Thread safety: one checkpoint at a time: Scan, then Write (on any one
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "gpkv/status.h"
@@ -48,6 +50,11 @@ class ImageWriter {
 std::unique_ptr<ImageWriter> MakeHostImageWriter(pm::Pool& pool, uint64_t table_id,
                                                  uint32_t key_size, uint32_t value_size,
                                                  int threads);
+
+// Makes the image writer of a table (its id, key and value sizes, CPU
+// threads), once the core has read them from its root.
+using ImageWriterFactory = std::function<std::unique_ptr<ImageWriter>(
+    uint64_t table_id, uint32_t key_size, uint32_t value_size, int threads)>;
 
 // The whole image at once: Scan, then Write on this thread.
 Result<ImagePlace> WriteIndexImage(ImageWriter& writer, Table& index, uint64_t generation);

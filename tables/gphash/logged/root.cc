@@ -88,31 +88,38 @@ Result<uint64_t> ReserveImage(pm::Pool& pool, uint64_t table_id, uint32_t key_si
 
 void WriteImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
                 uint32_t value_size, uint64_t generation, const ImagePairs& pairs, int threads) {
-  const uint64_t bytes = ImageBytes(pairs.entries, key_size, value_size);
-  ImageHeader header{};
-  header.magic = kImageMagic;
-  header.table_id = table_id;
-  header.entries = pairs.entries;
-  header.key_size = key_size;
-  header.value_size = value_size;
-  header.generation = generation;
   const uint64_t seed = ImageSeed(table_id, generation);
   uint64_t words = pairs.entries * key_size / 8;
   uint64_t sum = log::SumTerms(seed, 0, pairs.keys, words, threads);
   sum += log::SumPaddedTerms(seed, &words, pairs.values, pairs.entries * value_size, threads);
-  header.data_checksum = log::ChecksumFinish(seed, words, sum);
+  uint8_t* image = pool.At<uint8_t>(offset);
+  std::memcpy(image + kImageHeaderSize, pairs.keys, pairs.entries * key_size);
+  std::memcpy(image + ImageValuesOffset(pairs.entries, key_size), pairs.values,
+              pairs.entries * value_size);
+  FinishImage(pool, offset, table_id, key_size, value_size, generation, pairs.entries,
+              log::ChecksumFinish(seed, words, sum));
+}
+
+void FinishImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
+                 uint32_t value_size, uint64_t generation, uint64_t entries,
+                 uint64_t data_checksum) {
+  const uint64_t bytes = ImageBytes(entries, key_size, value_size);
+  ImageHeader header{};
+  header.magic = kImageMagic;
+  header.table_id = table_id;
+  header.entries = entries;
+  header.key_size = key_size;
+  header.value_size = value_size;
+  header.generation = generation;
+  header.data_checksum = data_checksum;
   header.checksum = format::Checksum64(&header, offsetof(ImageHeader, checksum));
   uint8_t* image = pool.At<uint8_t>(offset);
   std::memcpy(image, &header, sizeof(header));
-  std::memcpy(image + kImageHeaderSize, pairs.keys, pairs.entries * key_size);
-  uint8_t* values = image + ImageValuesOffset(pairs.entries, key_size);
-  const uint64_t value_bytes = pairs.entries * value_size;
-  std::memcpy(values, pairs.values, value_bytes);
   // The padding and the extent's tail: the same bytes whoever wrote the
   // extent before.
+  const uint64_t values_end = ImageValuesOffset(entries, key_size) + entries * value_size;
   const uint64_t extent_bytes = format::AlignUp(bytes, format::kExtentAlignment);
-  std::memset(values + value_bytes, 0,
-              extent_bytes - (ImageValuesOffset(pairs.entries, key_size) + value_bytes));
+  std::memset(image + values_end, 0, extent_bytes - values_end);
   pool.Persist(image, bytes);
 }
 

@@ -55,6 +55,15 @@ Result<uint64_t> ReserveImage(pm::Pool& pool, uint64_t table_id, uint32_t key_si
 // the table takes batches. REQUIRES: offset != 0.
 void WriteImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
                 uint32_t value_size, uint64_t generation, const ImagePairs& pairs, int threads);
+// WriteImage's last step, for a writer that put the keys and values into
+// the extent itself (from device memory): writes the header of the image of
+// `entries` pairs with `data_checksum` (the data words' position-keyed
+// checksum, seed ImageSeed(table_id, generation)), zeroes the values'
+// padding and the extent's tail, and persists the image.
+// REQUIRES: offset != 0; the keys and values in place.
+void FinishImage(pm::Pool& pool, uint64_t offset, uint64_t table_id, uint32_t key_size,
+                 uint32_t value_size, uint64_t generation, uint64_t entries,
+                 uint64_t data_checksum);
 
 // The generation the next checkpoint of the root at root_offset gets.
 uint64_t NextGeneration(const pm::Pool& pool, uint64_t root_offset);

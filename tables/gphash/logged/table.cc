@@ -25,6 +25,9 @@ TableStats PublicStats(const LoggedStats& stats) {
   out.Add("write-batches", static_cast<double>(phases.batches));
   out.Add("write-ns", static_cast<double>(phases.total_ns));
   out.Add("write-checkpoint-ns", static_cast<double>(phases.checkpoint_ns));
+  out.Add("write-checkpoint-scan-ns", static_cast<double>(phases.checkpoint_scan_ns));
+  out.Add("write-checkpoint-wait-ns", static_cast<double>(phases.checkpoint_wait_ns));
+  out.Add("write-checkpoint-publish-ns", static_cast<double>(phases.checkpoint_publish_ns));
   out.Add("write-record-ns", static_cast<double>(phases.record_ns));
   out.Add("write-publish-ns", static_cast<double>(phases.publish_ns));
   out.Add("write-sync-ns", static_cast<double>(phases.sync_ns));

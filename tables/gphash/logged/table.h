@@ -28,7 +28,8 @@ namespace gpkv::gphash::logged {
 // .log-capacity (of one half), .checkpoints, .checkpoint-pending,
 // .image-entries, .applied-seq, and where the write batches' time went since
 // open (LoggedStats::WritePhases): .write-batches, .write-ns and
-// .write-{checkpoint,record,publish,sync,index}-ns.
+// .write-{checkpoint,record,publish,sync,index}-ns, the checkpoint's split
+// into .write-checkpoint-{scan,wait,publish}-ns.
 TableStats PublicStats(const LoggedStats& stats);
 
 // What the CUDA backend does for a batch whose arrays lie in device memory

@@ -199,6 +199,11 @@ Status GpuBackend::Reserve(uint64_t keys, void* stream) {
   return impl_->Reserve(keys, AsStream(stream));
 }
 Status GpuBackend::Scan(const Table::ScanVisitor& visit) { return impl_->Scan(visit); }
+Status GpuBackend::ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
+                                  uint64_t* pairs) {
+  return impl_->ScanIntoDevice(keys, values, capacity, pairs);
+}
+int GpuBackend::cuda_device() const { return impl_->device(); }
 Result<slab_hash::Stats> GpuBackend::Stats() { return impl_->Stats(); }
 
 // ---------------------------------------------------------------- create

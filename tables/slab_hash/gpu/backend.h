@@ -48,6 +48,11 @@ class GpuBackend final : public Backend {
   // visitor must not write to this table.
   Status Scan(const Table::ScanVisitor& visit) override;
   Result<slab_hash::Stats> Stats() override;
+  // Every live pair into device memory in one launch over all buckets,
+  // holding the table shared as Scan does.
+  Status ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
+                        uint64_t* pairs) override;
+  int cuda_device() const override;
 
   // One launch of concurrent searches, replaces and deletes (the paper's
   // concurrent benchmark): ops[i] is a MixedOp; values[i] is the value to

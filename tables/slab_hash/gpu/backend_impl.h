@@ -61,7 +61,9 @@ class GpuBackend::Impl {
   Status Flush(cudaStream_t caller);
   Status Reserve(uint64_t keys, cudaStream_t caller);
   Status Scan(const Table::ScanVisitor& visit);
+  Status ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity, uint64_t* pairs);
   Result<slab_hash::Stats> Stats();
+  int device() const { return device_; }
 
  private:
   // ---- batch helpers (backend.cu) ----

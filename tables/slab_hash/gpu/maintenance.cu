@@ -86,6 +86,27 @@ Status GpuBackend::Impl::Scan(const Table::ScanVisitor& visit) {
   return Status::OK();
 }
 
+// One launch over every bucket, straight into the caller's arrays: no
+// chunks, no host copies (the caller sized them from the key count).
+Status GpuBackend::Impl::ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
+                                        uint64_t* pairs) {
+  GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
+  std::shared_lock<std::shared_mutex> lock(table_mutex_);
+  *pairs = 0;
+  if (live_keys_ == 0) return Status::OK();
+  auto workspace = AcquireWorkspace();
+  if (!workspace.ok()) return workspace.status();
+  Lease lease{this, *workspace};
+  Workspace& ws = **workspace;
+  GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
+  GPKV_RETURN_IF_ERROR(LaunchScan(View(0), 0, bucket_count_, keys, values, capacity,
+                                  ws.device_counters(), ws.stream()));
+  GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+  GPKV_RETURN_IF_ERROR(ws.Wait("a scan into device memory"));
+  *pairs = ws.counters().pairs;
+  return Status::OK();
+}
+
 Result<slab_hash::Stats> GpuBackend::Impl::Stats() {
   GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), "slab hash: cudaSetDevice");
   std::shared_lock<std::shared_mutex> lock(table_mutex_);

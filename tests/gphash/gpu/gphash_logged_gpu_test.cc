@@ -2,7 +2,8 @@
 // is the GPU slab hash, write batches come from host memory. The
 // unordered_map oracle through checkpoints and reopens on either backend; the
 // same batches on the CPU and CUDA backends leave the same bytes in root, log
-// and image, whether the CUDA backend's puts and erases come from host or
+// and image (the CUDA backend's images sorted and checksummed on the
+// device), whether the CUDA backend's puts and erases come from host or
 // from device memory (their records then written from the device), and
 // whether mixed batches come from host or from device memory; gets take
 // device memory; device batches given a stream start after the work on it;

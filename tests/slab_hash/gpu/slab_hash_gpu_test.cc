@@ -2,7 +2,7 @@
 // of operations in batches, for every kind of geometry (8/16/32-byte keys;
 // one-word, several-word and out-of-line values); duplicates within a batch;
 // growth from a tiny table; flushes; device-memory batches (also
-// misaligned); Mixed; Scan; full device memory. Device tests: skipped when
+// misaligned); Mixed; Scan; ScanIntoDevice; full device memory. Device tests: skipped when
 // no CUDA device is usable (label `gpu`). Concurrent callers:
 // slab_hash_gpu_concurrency_test.cc.
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpu/device_memory.h"
@@ -287,6 +288,60 @@ TEST(SlabHashGpu, FlushDropsDeadSlotsAndKeepsTheContents) {
   auto last = table->Stats();
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(last->keys, kKeys);
+}
+
+TEST(SlabHashGpu, ScanIntoDeviceGathersEveryLivePairOnce) {
+  SKIP_WITHOUT_DEVICE();
+  // Two-word keys and values of 12 bytes (two words a value in the arrays).
+  constexpr uint32_t kKeySize = 16, kValueSize = 12, kValueWords = 2;
+  auto table = MakeTable(kKeySize, kValueSize, 1000);
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->cuda_device(), 0);
+  Oracle oracle(kKeySize, kValueSize);
+  constexpr size_t kKeys = 3000;
+  std::vector<uint8_t> keys(kKeys * kKeySize), values(kKeys * kValueSize);
+  for (size_t i = 0; i < kKeys; ++i) {
+    UniverseKey(23, i, &keys[i * kKeySize], kKeySize);
+    FillValue(i + 5, &values[i * kValueSize], kValueSize);
+  }
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), kKeys, nullptr).ok());
+  oracle.Put(keys, values);
+  std::vector<uint8_t> erase_keys(keys.begin(), keys.begin() + 700 * kKeySize);
+  std::vector<uint8_t> erased(700);
+  ASSERT_TRUE(table->Erase(erase_keys.data(), erased.data(), erased.size(), nullptr).ok());
+  oracle.Erase(erase_keys);
+  // Too little room: the count, so that the caller can call again.
+  auto small_keys = gpkv::gpu::DeviceBytes::Allocate(10 * kKeySize);
+  auto small_values = gpkv::gpu::DeviceBytes::Allocate(10 * kValueWords * 8);
+  ASSERT_TRUE(small_keys.ok() && small_values.ok());
+  uint64_t pairs = 0;
+  ASSERT_TRUE(table
+                  ->ScanIntoDevice(reinterpret_cast<uint64_t*>(small_keys->data()),
+                                   reinterpret_cast<uint64_t*>(small_values->data()), 10, &pairs)
+                  .ok());
+  EXPECT_EQ(pairs, oracle.size());
+  auto device_keys = gpkv::gpu::DeviceBytes::Allocate(kKeys * kKeySize);
+  auto device_values = gpkv::gpu::DeviceBytes::Allocate(kKeys * kValueWords * 8);
+  ASSERT_TRUE(device_keys.ok() && device_values.ok());
+  ASSERT_TRUE(table
+                  ->ScanIntoDevice(reinterpret_cast<uint64_t*>(device_keys->data()),
+                                   reinterpret_cast<uint64_t*>(device_values->data()), kKeys,
+                                   &pairs)
+                  .ok());
+  ASSERT_EQ(pairs, oracle.size());
+  std::vector<uint8_t> got_keys(pairs * kKeySize), got_values(pairs * kValueWords * 8);
+  ASSERT_TRUE(device_keys->CopyToHost(got_keys.data(), got_keys.size()).ok());
+  ASSERT_TRUE(device_values->CopyToHost(got_values.data(), got_values.size()).ok());
+  std::unordered_map<std::string, int> seen;
+  size_t wrong = 0;
+  for (uint64_t i = 0; i < pairs; ++i) {
+    const std::string key(reinterpret_cast<const char*>(&got_keys[i * kKeySize]), kKeySize);
+    const std::string value(reinterpret_cast<const char*>(&got_values[i * kValueWords * 8]),
+                            kValueSize);
+    auto it = oracle.map().find(key);
+    if (it == oracle.map().end() || it->second != value || ++seen[key] > 1) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0u);
 }
 
 TEST(SlabHashGpu, ManyErasesAreFlushedByTheNextPut) {
