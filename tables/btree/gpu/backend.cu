@@ -201,7 +201,8 @@ class GpuBackend final : public Backend {
   using TreeKey = Key<kKeyWords>;
   static constexpr size_t kKeySize = kKeyWords * sizeof(uint64_t);
 
-  GpuBackend(uint32_t value_size, int device) : value_size_(value_size), device_(device) {}
+  GpuBackend(uint32_t value_size, int device, const GpuTuning& tuning)
+      : value_size_(value_size), device_(device), sorted_get_min_(tuning.sorted_get_min) {}
 
   // The first empty leaf, its root, the pool and the host_counters_.
   Status Init() {
@@ -308,12 +309,11 @@ class GpuBackend final : public Backend {
 
   // ---- reads ----
   //
-  // A large batch of gets of one-word keys is sorted first by its keys'
-  // leading kSortedGetBits bits (a radix sort of a few passes, not a full
+  // A batch of sorted_get_min_ or more gets of one-word keys is sorted
+  // first by its keys' leading kSortedGetBits bits (a radix sort of a few passes, not a full
   // one): the lanes of a warp then go down through the same upper nodes,
   // whose loads the warp shares, where unsorted lanes each load nodes of
   // their own. *keys becomes the sorted keys, *order their operations.
-  static constexpr size_t kSortedGetMin = size_t{1} << 16;
   static constexpr int kSortedGetBits = 24;
 
   Status SortByLeadingBits(ReadCall& call, const TreeKey** keys, size_t n, const uint32_t** order) {
@@ -360,7 +360,7 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(call.Out(values, n * value_size_, &device_values));
     GPKV_RETURN_IF_ERROR(call.Out(found, n, &device_found));
     const uint32_t* order = nullptr;
-    if (kKeyWords == 1 && n >= kSortedGetMin) {
+    if (kKeyWords == 1 && n >= sorted_get_min_) {
       GPKV_RETURN_IF_ERROR(SortByLeadingBits(call, &device_keys, n, &order));
     }
     GetKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
@@ -888,6 +888,7 @@ class GpuBackend final : public Backend {
 
   const uint32_t value_size_;
   const int device_;
+  const size_t sorted_get_min_;  // GpuTuning's
   // Held by the calls that change the tree or the buffers below (Write,
   // Reclaim, Stats); the core runs them alone anyway. Reads take none: they
   // change nothing here (ReadCall).
@@ -926,15 +927,17 @@ class GpuBackend final : public Backend {
 };
 
 template <uint32_t kKeyWords>
-Result<std::unique_ptr<Backend>> Make(const TableOptions& options, int device) {
-  auto backend = std::make_unique<GpuBackend<kKeyWords>>(options.value_size, device);
+Result<std::unique_ptr<Backend>> Make(const TableOptions& options, int device,
+                                      const GpuTuning& tuning) {
+  auto backend = std::make_unique<GpuBackend<kKeyWords>>(options.value_size, device, tuning);
   GPKV_RETURN_IF_ERROR(backend->Init());
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> CreateGpuBackend(const TableOptions& options, int device) {
+Result<std::unique_ptr<Backend>> CreateGpuBackend(const TableOptions& options, int device,
+                                                  const GpuTuning& tuning) {
   GPKV_RETURN_IF_ERROR(::gpkv::gpu::DeviceUsable(device));
   if (options.value_size < 1 || options.value_size > 128) {
     return Status::InvalidArgument("btree gpu: value size " + std::to_string(options.value_size) +
@@ -942,11 +945,11 @@ Result<std::unique_ptr<Backend>> CreateGpuBackend(const TableOptions& options, i
   }
   switch (options.key_size) {
     case 8:
-      return Make<1>(options, device);
+      return Make<1>(options, device, tuning);
     case 16:
-      return Make<2>(options, device);
+      return Make<2>(options, device, tuning);
     case 32:
-      return Make<4>(options, device);
+      return Make<4>(options, device, tuning);
   }
   return Status::InvalidArgument("btree gpu: key size " + std::to_string(options.key_size) +
                                  " is not 8, 16 or 32");

@@ -9,6 +9,7 @@
 // several threads take the device in turn.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 
 #include "gpkv/options.h"
@@ -16,9 +17,18 @@
 
 namespace gpkv::btree::gpu {
 
+// Choices of the backend's kernels that tables leave at their defaults;
+// experiments/btree_gets measures them against each other.
+struct GpuTuning {
+  // Get batches of at least this many one-word keys are sorted by their
+  // keys' leading bits before the descent (SIZE_MAX: never sorted).
+  size_t sorted_get_min = size_t{1} << 16;
+};
+
 // An empty table for keys and values of `options` (sizes checked by the
 // family) on CUDA device `device`. Unsupported when the device is not
 // usable; OutOfDeviceMemory when the first nodes do not fit.
-Result<std::unique_ptr<Backend>> CreateGpuBackend(const TableOptions& options, int device = 0);
+Result<std::unique_ptr<Backend>> CreateGpuBackend(const TableOptions& options, int device = 0,
+                                                  const GpuTuning& tuning = {});
 
 }  // namespace gpkv::btree::gpu
