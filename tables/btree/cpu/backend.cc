@@ -1,11 +1,17 @@
 #include "tables/btree/cpu/backend.h"
 
 #include <absl/container/btree_map.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tables/btree/keys.h"
@@ -17,6 +23,10 @@ namespace {
 // Batches smaller than this run their reads on the calling thread alone.
 constexpr size_t kParallelQueries = 256;
 
+// A key of kKeyWords 8-byte words, ordered as keys.h says. An 8-byte key
+// is a plain uint64_t ordered by std::less (the same order on this
+// little-endian host), for which absl::btree_map searches a node linearly,
+// without the mispredicted branches of a binary search.
 template <uint32_t kKeyWords>
 struct Key {
   uint64_t words[kKeyWords];
@@ -30,38 +40,102 @@ struct KeyOrder {
   }
 };
 
-// One version of a key: its timestamp and whether it is a tombstone packed
-// in `stamp`; the value's bytes (values of up to 8 bytes) or the index of
-// its cell in the value store in `payload`.
+template <uint32_t kKeyWords>
+struct KeyType {
+  using Type = Key<kKeyWords>;
+  using Order = KeyOrder<kKeyWords>;
+};
+
+template <>
+struct KeyType<1> {
+  using Type = uint64_t;
+  using Order = std::less<uint64_t>;
+};
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "8-byte keys compare as uint64_t");
+
+template <typename TableKey>
+const uint8_t* BytesOf(const TableKey& key) {
+  return reinterpret_cast<const uint8_t*>(&key);
+}
+
+template <typename TableKey>
+struct KeyHash {
+  size_t operator()(const TableKey& key) const {
+    uint64_t hash = 0;
+    for (size_t w = 0; w < sizeof(TableKey) / sizeof(uint64_t); ++w) {
+      uint64_t word;
+      std::memcpy(&word, BytesOf(key) + w * sizeof(uint64_t), sizeof(word));
+      hash = (hash ^ word) * 0x9E3779B97F4A7C15ull;
+    }
+    return static_cast<size_t>(hash ^ hash >> 29);
+  }
+};
+
+template <typename TableKey>
+struct KeyEqual {
+  bool operator()(const TableKey& a, const TableKey& b) const {
+    return std::memcmp(&a, &b, sizeof(TableKey)) == 0;
+  }
+};
+
+// One version of a key, 16 bytes: in `stamp` its timestamp (the high 61
+// bits) and three flags (the low bits); in `payload` the value's bytes
+// (values of up to 8 bytes) or the index of its cell in the value store.
+// The map holds each key's newest version (its head) as the whole mapped
+// value, so that a node of the map holds more keys and a lookup touches
+// fewer cache lines; the older versions a live snapshot still sees sit in
+// a side table, looked up only when the head's kHasOlder says so.
 struct Version {
   uint64_t stamp = 0;
   uint64_t payload = 0;
 };
 
-uint64_t Stamp(uint64_t timestamp, bool tombstone) { return timestamp << 1 | (tombstone ? 1 : 0); }
-uint64_t TimestampOf(const Version& version) { return version.stamp >> 1; }
-bool IsTombstone(const Version& version) { return (version.stamp & 1) != 0; }
+constexpr uint64_t kTombstone = 1;  // the version is a tombstone
+constexpr uint64_t kHasOlder = 2;   // head only: the side table holds older versions
+constexpr uint64_t kListed = 4;     // head only: the key is in the list to reclaim from
+constexpr uint64_t kHeadFlags = kHasOlder | kListed;
+constexpr int kFlagBits = 3;
+// The largest timestamp a stamp holds. The core's clock counts write
+// batches from 1, so it is out of reach (2^61 batches); Write still refuses
+// a batch past it rather than wrap.
+constexpr uint64_t kMaxTimestamp = ~uint64_t{0} >> kFlagBits;
 
-// A key's versions: the newest in `head`, the older ones a live snapshot
-// still sees in `older` (newest first; null when there are none). `listed`:
-// the key is in the backend's list of keys to reclaim from.
-struct Entry {
-  Version head;
-  std::unique_ptr<std::vector<Version>> older;
-  bool listed = false;
-};
+uint64_t Stamp(uint64_t timestamp, bool tombstone) {
+  return timestamp << kFlagBits | (tombstone ? kTombstone : 0);
+}
+uint64_t TimestampOf(const Version& version) { return version.stamp >> kFlagBits; }
+bool IsTombstone(const Version& version) { return (version.stamp & kTombstone) != 0; }
+bool HasOlder(const Version& head) { return (head.stamp & kHasOlder) != 0; }
+bool IsListed(const Version& head) { return (head.stamp & kListed) != 0; }
+
+// `head` made the newest version `fresh`, keeping the head's flags.
+void ReplaceHead(Version* head, const Version& fresh) {
+  head->stamp = fresh.stamp | (head->stamp & kHeadFlags);
+  head->payload = fresh.payload;
+}
 
 template <uint32_t kKeyWords>
 class CpuBackend final : public Backend {
  public:
-  using TableKey = Key<kKeyWords>;
-  using Map = absl::btree_map<TableKey, Entry, KeyOrder<kKeyWords>>;
+  using TableKey = typename KeyType<kKeyWords>::Type;
+  using Order = typename KeyType<kKeyWords>::Order;
+  using Map = absl::btree_map<TableKey, Version, Order>;
+  // A key's older versions, newest first (never empty).
+  using Older =
+      std::unordered_map<TableKey, std::vector<Version>, KeyHash<TableKey>, KeyEqual<TableKey>>;
   static constexpr size_t kKeySize = kKeyWords * sizeof(uint64_t);
+  static_assert(sizeof(TableKey) == kKeySize);
 
   CpuBackend(uint32_t value_size, int threads)
       : value_size_(value_size), inline_values_(value_size <= 8), threads_(threads) {}
 
   Status Write(const WriteBatch& batch) override {
+    if (batch.timestamp > kMaxTimestamp) {
+      return Status::Unsupported("btree cpu: timestamp " + std::to_string(batch.timestamp) +
+                                 " is past the largest the backend holds, " +
+                                 std::to_string(kMaxTimestamp));
+    }
     try {
       // The batch's keys ascend: each put's position is the hint for the
       // next, so a batch into an empty table, or past its largest key, is
@@ -88,17 +162,17 @@ class CpuBackend final : public Backend {
       std::vector<TableKey> still_listed;
       for (const TableKey& key : listed_) {
         auto it = map_.find(key);
-        if (it == map_.end() || !it->second.listed) continue;  // gone, or seen this pass
-        Entry& entry = it->second;
-        entry.listed = false;
-        Trim(entry, live);
-        if (entry.older == nullptr && IsTombstone(entry.head)) {
+        if (it == map_.end() || !IsListed(it->second)) continue;  // gone, or seen this pass
+        Version& head = it->second;
+        head.stamp &= ~kListed;
+        Trim(key, &head, live);
+        if (!HasOlder(head) && IsTombstone(head)) {
           DropLoneTombstone(it);
           continue;
         }
-        if (Listable(entry)) still_listed.push_back(key);
+        if (Listable(head)) still_listed.push_back(key);
       }
-      for (const TableKey& key : still_listed) map_.find(key)->second.listed = true;
+      for (const TableKey& key : still_listed) map_.find(key)->second.stamp |= kListed;
       listed_.swap(still_listed);
       listed_.shrink_to_fit();
     } catch (...) {
@@ -113,16 +187,20 @@ class CpuBackend final : public Backend {
     stats.versions = versions_;
     stats.tombstones = tombstones_;
     stats.reclaimed = reclaimed_;
-    uint64_t older_bytes = 0;
-    for (const TableKey& key : listed_) {
-      auto it = map_.find(key);
-      if (it != map_.end() && it->second.older != nullptr) {
-        older_bytes +=
-            sizeof(std::vector<Version>) + it->second.older->capacity() * sizeof(Version);
-      }
+    // The side table: its buckets, a node per key (the pair, the next
+    // pointer and the cached hash) and each key's vector of older versions.
+    uint64_t older_bytes = older_.bucket_count() * sizeof(void*) +
+                           older_.size() * (sizeof(typename Older::value_type) + 2 * sizeof(void*));
+    for (const auto& [key, older] : older_) older_bytes += older.capacity() * sizeof(Version);
+    // The buffers kept for parallel Ranges.
+    uint64_t spare_bytes = 0;
+    std::lock_guard<std::mutex> lock(spare_mutex_);
+    for (const PairBuffer& buffer : spare_) {
+      spare_bytes += buffer.keys.capacity() + buffer.values.capacity();
     }
     stats.bytes = map_.size() * sizeof(typename Map::value_type) + older_bytes + cells_.capacity() +
-                  free_cells_.capacity() * sizeof(uint64_t) + listed_.capacity() * sizeof(TableKey);
+                  free_cells_.capacity() * sizeof(uint64_t) +
+                  listed_.capacity() * sizeof(TableKey) + spare_bytes;
     return stats;
   }
 
@@ -131,7 +209,7 @@ class CpuBackend final : public Backend {
     for (size_t i = 0; i < n; ++i) {
       const Version* version = nullptr;
       auto it = map_.find(Load(keys + i * kKeySize));
-      if (it != map_.end()) version = LiveAt(it->second, at);
+      if (it != map_.end()) version = LiveAt(it->first, it->second, at);
       CopyValue(version, values + i * value_size_);
       if (found != nullptr) found[i] = version != nullptr ? 1 : 0;
     }
@@ -147,43 +225,81 @@ class CpuBackend final : public Backend {
     return Status::OK();
   }
 
-  // Counts each query's pairs (up to the limit) first, then copies them
-  // into place: the smallest keys walking up from lo, or the largest
-  // walking down from hi and filling their slots from the end.
+  // One walk per query (up to its limit): the smallest keys walking up
+  // from lo, or the largest walking down from hi (and then put in
+  // ascending order). Run on one thread, the walks append straight to the
+  // results; on several, each worker appends its blocks of queries to a
+  // buffer of its own (kept for the next Range), and once the offsets are
+  // summed each block is copied into place.
   Status Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResults* results, size_t n,
                tables::RangeLimit limit, uint64_t at) override {
+    std::vector<PairBuffer> buffers;
     try {
       results->offsets.assign(n + 1, 0);
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 16) if (n >= kParallelQueries)
-      for (size_t i = 0; i < n; ++i) {
-        results->offsets[i + 1] = CountOne(lo + i * kKeySize, hi + i * kKeySize, at, limit.pairs);
+      if (n < kParallelQueries) {
+        PairBuffer out;
+        out.keys.swap(results->keys);  // their storage reused
+        out.values.swap(results->values);
+        out.keys.clear();
+        out.values.clear();
+        for (size_t i = 0; i < n; ++i) {
+          results->offsets[i + 1] =
+              results->offsets[i] + RangeOne(lo + i * kKeySize, hi + i * kKeySize, limit, at, &out);
+        }
+        out.keys.resize(out.pairs * kKeySize);
+        out.values.resize(out.pairs * value_size_);
+        results->keys.swap(out.keys);
+        results->values.swap(out.values);
+        return Status::OK();
+      }
+      buffers = TakeBuffers();
+      const size_t blocks = (n + kRangeBlock - 1) / kRangeBlock;
+      std::vector<std::exception_ptr> errors(threads_);
+      // Block b's pairs: from pair first_pair[b] of buffers[buffer_of[b]].
+      std::vector<int> buffer_of(blocks);
+      std::vector<uint64_t> first_pair(blocks);
+#pragma omp parallel num_threads(threads_)
+      {
+        const int worker = omp_get_thread_num();
+        PairBuffer& buffer = buffers[worker];
+#pragma omp for schedule(dynamic, 1)
+        for (size_t b = 0; b < blocks; ++b) {
+          if (errors[worker] != nullptr) continue;
+          buffer_of[b] = worker;
+          first_pair[b] = buffer.pairs;
+          try {
+            for (size_t i = b * kRangeBlock; i < std::min(n, (b + 1) * kRangeBlock); ++i) {
+              results->offsets[i + 1] =
+                  RangeOne(lo + i * kKeySize, hi + i * kKeySize, limit, at, &buffer);
+            }
+          } catch (...) {
+            errors[worker] = std::current_exception();
+          }
+        }
+      }
+      for (const std::exception_ptr& error : errors) {
+        if (error != nullptr) std::rethrow_exception(error);
       }
       for (size_t i = 0; i < n; ++i) results->offsets[i + 1] += results->offsets[i];
       const uint64_t pairs = results->offsets[n];
       results->keys.resize(pairs * kKeySize);
       results->values.resize(pairs * value_size_);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+      for (size_t b = 0; b < blocks; ++b) {
+        const uint64_t begin = results->offsets[b * kRangeBlock];
+        const uint64_t count = results->offsets[std::min(n, (b + 1) * kRangeBlock)] - begin;
+        if (count == 0) continue;
+        const PairBuffer& buffer = buffers[buffer_of[b]];
+        std::memcpy(&results->keys[begin * kKeySize], &buffer.keys[first_pair[b] * kKeySize],
+                    count * kKeySize);
+        std::memcpy(&results->values[begin * value_size_],
+                    &buffer.values[first_pair[b] * value_size_], count * value_size_);
+      }
     } catch (...) {
+      GiveBack(&buffers);
       return tables::StatusOfCurrentException("btree cpu range");
     }
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 16) if (n >= kParallelQueries)
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t begin = results->offsets[i];
-      const uint64_t end = results->offsets[i + 1];
-      if (limit.largest) {
-        uint64_t out = end;
-        for (auto it = map_.upper_bound(Load(hi + i * kKeySize)); out > begin;) {
-          --it;  // the count saw `end - begin` live keys in [lo, hi] below it
-          const Version* version = LiveAt(it->second, at);
-          if (version != nullptr) CopyPair(--out, it->first, version, results);
-        }
-      } else {
-        uint64_t out = begin;
-        for (auto it = map_.lower_bound(Load(lo + i * kKeySize)); out < end; ++it) {
-          const Version* version = LiveAt(it->second, at);
-          if (version != nullptr) CopyPair(out++, it->first, version, results);
-        }
-      }
-    }
+    GiveBack(&buffers);
     return Status::OK();
   }
 
@@ -196,7 +312,9 @@ class CpuBackend final : public Backend {
                    size_t n, uint64_t at) override {
     return Neighbours(keys, next_keys, values, found, n, [&](const TableKey& key) -> LiveEntry {
       for (auto it = map_.lower_bound(key); it != map_.end(); ++it) {
-        if (const Version* version = LiveAt(it->second, at)) return {&it->first, version};
+        if (const Version* version = LiveAt(it->first, it->second, at)) {
+          return {&it->first, version};
+        }
       }
       return {};
     });
@@ -207,7 +325,9 @@ class CpuBackend final : public Backend {
     return Neighbours(keys, previous_keys, values, found, n, [&](const TableKey& key) -> LiveEntry {
       for (auto it = map_.upper_bound(key); it != map_.begin();) {
         --it;
-        if (const Version* version = LiveAt(it->second, at)) return {&it->first, version};
+        if (const Version* version = LiveAt(it->first, it->second, at)) {
+          return {&it->first, version};
+        }
       }
       return {};
     });
@@ -218,9 +338,9 @@ class CpuBackend final : public Backend {
     try {
       auto it = after == nullptr ? map_.begin() : map_.upper_bound(Load(after));
       for (size_t pairs = 0; pairs < limit && it != map_.end(); ++it) {
-        const Version* version = LiveAt(it->second, at);
+        const Version* version = LiveAt(it->first, it->second, at);
         if (version == nullptr) continue;
-        const auto* key_bytes = reinterpret_cast<const uint8_t*>(it->first.words);
+        const auto* key_bytes = BytesOf(it->first);
         keys->insert(keys->end(), key_bytes, key_bytes + kKeySize);
         values->resize(values->size() + value_size_);
         CopyValue(version, values->data() + values->size() - value_size_);
@@ -233,6 +353,50 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Queries a parallel Range hands a worker at a time.
+  static constexpr size_t kRangeBlock = 16;
+
+  // Spare buffers of more bytes than this are freed rather than kept.
+  static constexpr size_t kSpareBytes = size_t{8} << 20;
+
+  // A Range's pairs as a walk appends them: `pairs` of them, in arrays
+  // sized for at least that many (grown by doubling).
+  struct PairBuffer {
+    std::vector<uint8_t> keys;
+    std::vector<uint8_t> values;
+    uint64_t pairs = 0;
+  };
+
+  // threads_ empty buffers for a parallel Range, spare ones where there
+  // are (their storage reused: no allocation, no page faults).
+  std::vector<PairBuffer> TakeBuffers() {
+    std::vector<PairBuffer> buffers(threads_);
+    std::lock_guard<std::mutex> lock(spare_mutex_);
+    for (PairBuffer& buffer : buffers) {
+      if (spare_.empty()) break;
+      buffer = std::move(spare_.back());
+      spare_.pop_back();
+      buffer.pairs = 0;
+    }
+    return buffers;
+  }
+
+  // Keeps the buffers of a Range for the next one, up to threads_ of them
+  // of at most kSpareBytes each.
+  void GiveBack(std::vector<PairBuffer>* buffers) {
+    std::lock_guard<std::mutex> lock(spare_mutex_);
+    for (PairBuffer& buffer : *buffers) {
+      if (spare_.size() >= static_cast<size_t>(threads_)) break;
+      if (buffer.keys.capacity() + buffer.values.capacity() > kSpareBytes) continue;
+      if (buffer.keys.empty()) continue;
+      try {
+        spare_.push_back(std::move(buffer));
+      } catch (...) {
+        return;  // out of memory: the buffers are freed
+      }
+    }
+  }
+
   // A key of the map and its version live at a snapshot; both null for none.
   struct LiveEntry {
     const TableKey* key = nullptr;
@@ -255,7 +419,7 @@ class CpuBackend final : public Backend {
 
   static TableKey Load(const uint8_t* bytes) {
     TableKey key;
-    std::memcpy(key.words, bytes, kKeySize);
+    std::memcpy(&key, bytes, kKeySize);
     return key;
   }
 
@@ -308,13 +472,14 @@ class CpuBackend final : public Backend {
 
   // ---- versions ----
 
-  // The version a reader at `at` sees, or null when it sees the key absent.
-  static const Version* LiveAt(const Entry& entry, uint64_t at) {
+  // The version a reader at `at` sees of `key`, whose newest version is
+  // `head`, or null when it sees the key absent.
+  const Version* LiveAt(const TableKey& key, const Version& head, uint64_t at) const {
     const Version* seen = nullptr;
-    if (VisibleAt(TimestampOf(entry.head), at)) {
-      seen = &entry.head;
-    } else if (entry.older != nullptr) {
-      for (const Version& version : *entry.older) {
+    if (VisibleAt(TimestampOf(head), at)) {
+      seen = &head;
+    } else if (HasOlder(head)) {
+      for (const Version& version : older_.find(key)->second) {
         if (VisibleAt(TimestampOf(version), at)) {
           seen = &version;
           break;
@@ -324,14 +489,12 @@ class CpuBackend final : public Backend {
     return seen != nullptr && !IsTombstone(*seen) ? seen : nullptr;
   }
 
-  static bool Listable(const Entry& entry) {
-    return entry.older != nullptr || IsTombstone(entry.head);
-  }
+  static bool Listable(const Version& head) { return HasOlder(head) || IsTombstone(head); }
 
-  void ListIfNeeded(const TableKey& key, Entry* entry) {
-    if (Listable(*entry) && !entry->listed) {
+  void ListIfNeeded(const TableKey& key, Version* head) {
+    if (Listable(*head) && !IsListed(*head)) {
       listed_.push_back(key);
-      entry->listed = true;
+      head->stamp |= kListed;
     }
   }
 
@@ -342,11 +505,13 @@ class CpuBackend final : public Backend {
     ++reclaimed_;
   }
 
-  // Drops the older versions of `entry` no live snapshot sees.
-  void Trim(Entry& entry, LiveSnapshots live) {
-    if (entry.older == nullptr) return;
-    std::vector<Version>& older = *entry.older;
-    uint64_t newer_timestamp = TimestampOf(entry.head);
+  // Drops the older versions of `key` (newest version `head`) no live
+  // snapshot sees.
+  void Trim(const TableKey& key, Version* head, LiveSnapshots live) {
+    if (!HasOlder(*head)) return;
+    auto it = older_.find(key);
+    std::vector<Version>& older = it->second;
+    uint64_t newer_timestamp = TimestampOf(*head);
     size_t kept = 0;
     for (const Version& version : older) {
       const uint64_t timestamp = TimestampOf(version);
@@ -358,29 +523,38 @@ class CpuBackend final : public Backend {
       newer_timestamp = timestamp;
     }
     older.resize(kept);
-    if (kept == 0) entry.older.reset();
+    if (kept == 0) {
+      older_.erase(it);
+      head->stamp &= ~kHasOlder;
+    }
   }
 
   // A key left with only a tombstone: absent to every reader.
   void DropLoneTombstone(typename Map::iterator it) {
-    DropVersion(it->second.head);
+    DropVersion(it->second);
     map_.erase(it);
   }
 
-  // Moves `entry`'s head into its older versions (a snapshot sees it).
-  static void KeepHead(Entry* entry) {
-    if (entry->older == nullptr) entry->older = std::make_unique<std::vector<Version>>();
-    entry->older->insert(entry->older->begin(), entry->head);
+  // Moves `key`'s newest version `head` into its older versions (a
+  // snapshot sees it). An allocation that throws changes nothing.
+  void KeepHead(const TableKey& key, Version* head) {
+    auto [it, added] = older_.try_emplace(key);
+    try {
+      it->second.insert(it->second.begin(), Version{head->stamp & ~kHeadFlags, head->payload});
+    } catch (...) {
+      if (added) older_.erase(it);
+      throw;
+    }
+    head->stamp |= kHasOlder;
   }
 
-  // Returns the position after the key's entry (the hint for a larger key).
   // Returns the position after the key's entry (the hint for a larger key).
   // An allocation that throws leaves the key as it was.
   typename Map::iterator Put(typename Map::iterator hint, const TableKey& key, const uint8_t* value,
                              uint64_t timestamp, LiveSnapshots live) {
     const size_t size_before = map_.size();
     auto it = map_.try_emplace(hint, key);
-    Entry& entry = it->second;
+    Version& head = it->second;
     Version fresh{Stamp(timestamp, false), 0};
     if (map_.size() != size_before) {
       try {
@@ -389,33 +563,33 @@ class CpuBackend final : public Backend {
         map_.erase(it);
         throw;
       }
-      entry.head = fresh;
+      head = fresh;
       ++versions_;
       ++live_keys_;
       return std::next(it);
     }
-    Trim(entry, live);
-    const bool was_live = !IsTombstone(entry.head);
-    if (WriteInPlace(TimestampOf(entry.head), live) && was_live) {
-      OverwriteValue(&entry.head, value);
-      entry.head.stamp = fresh.stamp;
+    Trim(key, &head, live);
+    const bool was_live = !IsTombstone(head);
+    if (WriteInPlace(TimestampOf(head), live) && was_live) {
+      OverwriteValue(&head, value);
+      head.stamp = fresh.stamp | (head.stamp & kHeadFlags);
     } else {
       StoreNewValue(&fresh, value);
-      if (WriteInPlace(TimestampOf(entry.head), live)) {
+      if (WriteInPlace(TimestampOf(head), live)) {
         --tombstones_;  // the tombstone no snapshot sees is replaced
       } else {
         try {
-          KeepHead(&entry);
+          KeepHead(key, &head);
         } catch (...) {
           FreeValue(fresh);
           throw;
         }
         ++versions_;
       }
-      entry.head = fresh;
+      ReplaceHead(&head, fresh);
       if (!was_live) ++live_keys_;
     }
-    ListIfNeeded(key, &entry);
+    ListIfNeeded(key, &head);
     return std::next(it);
   }
 
@@ -423,52 +597,94 @@ class CpuBackend final : public Backend {
   bool Erase(const TableKey& key, uint64_t timestamp, LiveSnapshots live) {
     auto it = map_.find(key);
     if (it == map_.end()) return false;
-    Entry& entry = it->second;
-    Trim(entry, live);
-    if (IsTombstone(entry.head)) {
-      if (entry.older == nullptr) DropLoneTombstone(it);
+    Version& head = it->second;
+    Trim(key, &head, live);
+    if (IsTombstone(head)) {
+      if (!HasOlder(head)) DropLoneTombstone(it);
       return false;
     }
     // What may throw (an allocation) comes before any change.
-    if (WriteInPlace(TimestampOf(entry.head), live)) {
-      FreeValue(entry.head);
-      if (entry.older == nullptr) {
+    if (WriteInPlace(TimestampOf(head), live)) {
+      FreeValue(head);
+      if (!HasOlder(head)) {
         --versions_;
         --live_keys_;
         map_.erase(it);
         return true;
       }
     } else {
-      KeepHead(&entry);
+      KeepHead(key, &head);
       ++versions_;
     }
-    entry.head = Version{Stamp(timestamp, true), 0};
+    ReplaceHead(&head, Version{Stamp(timestamp, true), 0});
     ++tombstones_;
     --live_keys_;
-    ListIfNeeded(key, &entry);
+    ListIfNeeded(key, &head);
     return true;
   }
 
   // ---- queries ----
 
-  // Pair `out` of *results: key and the version's value.
-  void CopyPair(uint64_t out, const TableKey& key, const Version* version,
-                Table::RangeResults* results) const {
-    std::memcpy(&results->keys[out * kKeySize], key.words, kKeySize);
-    CopyValue(version, &results->values[out * value_size_]);
+  // Appends the key and the version's value to *buffer.
+  void Append(const TableKey& key, const Version* version, PairBuffer* buffer) const {
+    if ((buffer->pairs + 1) * kKeySize > buffer->keys.size()) {
+      const uint64_t room = std::max<uint64_t>(64, 2 * buffer->pairs);
+      buffer->keys.resize(room * kKeySize);
+      buffer->values.resize(room * value_size_);
+    }
+    std::memcpy(&buffer->keys[buffer->pairs * kKeySize], &key, kKeySize);
+    CopyValue(version, &buffer->values[buffer->pairs * value_size_]);
+    ++buffer->pairs;
   }
 
-  // The live keys of [lo, hi] at `at`, counted up to `limit`.
-  uint64_t CountOne(const uint8_t* lo, const uint8_t* hi, uint64_t at,
-                    uint64_t limit = ~uint64_t{0}) const {
+  // Appends the pairs of one Range query (up to limit.pairs, ascending) to
+  // *buffer in one walk; returns how many.
+  uint64_t RangeOne(const uint8_t* lo, const uint8_t* hi, tables::RangeLimit limit, uint64_t at,
+                    PairBuffer* buffer) const {
     const TableKey low = Load(lo);
     const TableKey high = Load(hi);
-    KeyOrder<kKeyWords> less;
+    const Order less;
+    if (less(high, low)) return 0;
+    const uint64_t first = buffer->pairs;
+    uint64_t count = 0;
+    if (limit.largest) {
+      for (auto it = map_.upper_bound(high); count < limit.pairs && it != map_.begin();) {
+        --it;
+        if (less(it->first, low)) break;
+        if (const Version* version = LiveAt(it->first, it->second, at)) {
+          Append(it->first, version, buffer);
+          ++count;
+        }
+      }
+      // Walked down: turn the pairs ascending.
+      for (uint64_t a = first, b = first + count; a + 1 < b; ++a) {
+        --b;
+        std::swap_ranges(&buffer->keys[a * kKeySize], &buffer->keys[(a + 1) * kKeySize],
+                         &buffer->keys[b * kKeySize]);
+        std::swap_ranges(&buffer->values[a * value_size_], &buffer->values[(a + 1) * value_size_],
+                         &buffer->values[b * value_size_]);
+      }
+    } else {
+      for (auto it = map_.lower_bound(low);
+           count < limit.pairs && it != map_.end() && !less(high, it->first); ++it) {
+        if (const Version* version = LiveAt(it->first, it->second, at)) {
+          Append(it->first, version, buffer);
+          ++count;
+        }
+      }
+    }
+    return count;
+  }
+
+  // The live keys of [lo, hi] at `at`.
+  uint64_t CountOne(const uint8_t* lo, const uint8_t* hi, uint64_t at) const {
+    const TableKey low = Load(lo);
+    const TableKey high = Load(hi);
+    const Order less;
     if (less(high, low)) return 0;
     uint64_t count = 0;
-    for (auto it = map_.lower_bound(low);
-         count < limit && it != map_.end() && !less(high, it->first); ++it) {
-      if (LiveAt(it->second, at) != nullptr) ++count;
+    for (auto it = map_.lower_bound(low); it != map_.end() && !less(high, it->first); ++it) {
+      if (LiveAt(it->first, it->second, at) != nullptr) ++count;
     }
     return count;
   }
@@ -478,7 +694,7 @@ class CpuBackend final : public Backend {
     if (version == nullptr) {
       std::memset(key_out, 0, kKeySize);
     } else {
-      std::memcpy(key_out, key->words, kKeySize);
+      std::memcpy(key_out, key, kKeySize);
     }
     CopyValue(version, value_out);
     if (found != nullptr) *found = version != nullptr ? 1 : 0;
@@ -487,7 +703,8 @@ class CpuBackend final : public Backend {
   const uint32_t value_size_;
   const bool inline_values_;
   const int threads_;
-  Map map_;
+  Map map_;                           // each key's newest version
+  Older older_;                       // the older versions of the keys flagged kHasOlder
   std::vector<uint8_t> cells_;        // values of more than 8 bytes, value_size_ each
   std::vector<uint64_t> free_cells_;  // cells no version holds
   std::vector<TableKey> listed_;      // keys with older versions or a tombstone
@@ -495,6 +712,8 @@ class CpuBackend final : public Backend {
   uint64_t versions_ = 0;
   uint64_t tombstones_ = 0;
   uint64_t reclaimed_ = 0;
+  std::mutex spare_mutex_;         // guards spare_ (parallel Ranges run beside each other)
+  std::vector<PairBuffer> spare_;  // the buffers of earlier parallel Ranges
 };
 
 }  // namespace
