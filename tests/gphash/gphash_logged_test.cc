@@ -451,6 +451,16 @@ TEST(GphashLogged, StatsNameTheModeAndTheLog) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->options().hash_log.log_batches, 2u);
   EXPECT_EQ((*again)->options().hash_log.batch_entries, 16u);
+  // The open's steps: the batch's record was replayed (no checkpoint yet,
+  // so the image is empty), and the index made.
+  auto opened = (*again)->Stats();
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(opened->keys, 3u);
+  EXPECT_GT(*opened->Property("gphash.open-index-ns"), 0);
+  EXPECT_GT(*opened->Property("gphash.open-replay-ns"), 0);
+  EXPECT_TRUE(opened->Property("gphash.open-check-ns").has_value());
+  EXPECT_TRUE(opened->Property("gphash.open-image-ns").has_value());
+  EXPECT_EQ(*opened->Property("gphash.write-batches"), 0);
 }
 
 TEST(GphashLogged, ReadersBesideAWriterSeeOnlyValuesItWrote) {

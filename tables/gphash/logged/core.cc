@@ -92,11 +92,14 @@ Status Core::Recover(const IndexFactory& make_index, const ImageWriterFactory& m
   image_writer_ = make_image_writer != nullptr
                       ? make_image_writer(table_id_, key_size_, value_size_, threads_)
                       : MakeHostImageWriter(pool_, table_id_, key_size_, value_size_, threads_);
+  PhaseClock clock;
   GPKV_RETURN_IF_ERROR(CheckImage(pool_, *view, threads_));
+  open_phases_.check_ns = clock.Lap();
   const ImageArrays image = ImageOf(pool_, *view);
   auto index = make_index(std::max(view->expected_keys, image.entries));
   if (!index.ok()) return index.status();
   index_ = std::move(*index);
+  open_phases_.index_ns = clock.Lap();
   for (uint64_t first = 0; first < image.entries; first += kImageChunk) {
     const uint64_t count = std::min(kImageChunk, image.entries - first);
     GPKV_RETURN_IF_ERROR(
@@ -105,7 +108,10 @@ Status Core::Recover(const IndexFactory& make_index, const ImageWriterFactory& m
   }
   image_offset_ = view->checkpoint.image_offset;
   image_entries_ = image.entries;
-  return Replay(*view, report);
+  open_phases_.image_ns = clock.Lap();
+  GPKV_RETURN_IF_ERROR(Replay(*view, report));
+  open_phases_.replay_ns = clock.Lap();
+  return Status::OK();
 }
 
 Status Core::Replay(const LoggedView& view, recovery::Report* report) {
@@ -623,6 +629,7 @@ Result<LoggedStats> Core::Stats() {
   stats.image_bytes = image_offset_ == 0 ? 0 : ImageBytes(image_entries_, key_size_, value_size_);
   stats.applied_seq = next_seq_ - 1;
   stats.write_phases = write_phases_;
+  stats.open_phases = open_phases_;
   return stats;
 }
 

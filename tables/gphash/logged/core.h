@@ -101,6 +101,17 @@ struct LoggedStats {
     uint64_t index_ns = 0;
   };
   WritePhases write_phases;
+  // Where the open's time went (steady_clock, wall time of the opening
+  // thread): the image's checksums checked, the index made, the image put
+  // into it, the log's records checked and replayed into it (a checkpoint
+  // an earlier crash left pending completed included).
+  struct OpenPhases {
+    uint64_t check_ns = 0;
+    uint64_t index_ns = 0;
+    uint64_t image_ns = 0;
+    uint64_t replay_ns = 0;
+  };
+  OpenPhases open_phases;
 };
 
 // Test only: whether a checkpoint's image is written on the batch's own
@@ -333,6 +344,7 @@ class Core {
   };
   PhaseClock phase_clock_;  // of the batch being written
   LoggedStats::WritePhases write_phases_;
+  LoggedStats::OpenPhases open_phases_;
   // Where batches are appended: the published checkpoint's half and epoch,
   // or the other half and the next epoch while a checkpoint is pending.
   log::Appender log_;

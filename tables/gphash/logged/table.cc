@@ -32,6 +32,11 @@ TableStats PublicStats(const LoggedStats& stats) {
   out.Add("write-publish-ns", static_cast<double>(phases.publish_ns));
   out.Add("write-sync-ns", static_cast<double>(phases.sync_ns));
   out.Add("write-index-ns", static_cast<double>(phases.index_ns));
+  const LoggedStats::OpenPhases& open = stats.open_phases;
+  out.Add("open-check-ns", static_cast<double>(open.check_ns));
+  out.Add("open-index-ns", static_cast<double>(open.index_ns));
+  out.Add("open-image-ns", static_cast<double>(open.image_ns));
+  out.Add("open-replay-ns", static_cast<double>(open.replay_ns));
   return out.Take();
 }
 
