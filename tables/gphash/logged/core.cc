@@ -111,6 +111,7 @@ Status Core::Recover(const IndexFactory& make_index, const ImageWriterFactory& m
   open_phases_.image_ns = clock.Lap();
   GPKV_RETURN_IF_ERROR(Replay(*view, report));
   open_phases_.replay_ns = clock.Lap();
+  if (device_records_ != nullptr) device_records_->StartRegistration();
   return Status::OK();
 }
 

@@ -23,15 +23,18 @@ bool Aligned8(const void* address) { return reinterpret_cast<uintptr_t>(address)
 
 class CudaRecordWriter final : public DeviceRecordWriter {
  public:
-  // Registers the pool on a thread of its own while the table opens (a
-  // read-only pool takes no records: none).
-  CudaRecordWriter(pm::Pool& pool, int device) : device_(device) {
-    if (pool.read_only()) return;
-    registration_thread_ = std::thread([this, &pool] {
+  CudaRecordWriter(pm::Pool& pool, int device) : pool_(pool), device_(device) {}
+
+  // Registers the pool on a thread of its own (a read-only pool takes no
+  // records: none).
+  void StartRegistration() override {
+    if (registration_started_ || pool_.read_only()) return;
+    registration_started_ = true;
+    registration_thread_ = std::thread([this] {
       if (cudaSetDevice(device_) != cudaSuccess) return;
       // A pool the driver cannot pin (Unsupported) is copied to through
       // pageable memory: slower, the same bytes.
-      auto registration = ::gpkv::gpu::PoolRegistration::Acquire(pool);
+      auto registration = ::gpkv::gpu::PoolRegistration::Acquire(pool_);
       if (registration.ok()) registration_ = std::move(*registration);
     });
   }
@@ -48,6 +51,7 @@ class CudaRecordWriter final : public DeviceRecordWriter {
                            uint32_t key_size, uint32_t value_size) override {
     const std::string where = "log record from device memory";
     // The first record waits for the pool's registration.
+    StartRegistration();
     if (registration_thread_.joinable()) registration_thread_.join();
     GPKV_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_), where + ": cudaSetDevice");
     if (stream_ == nullptr) {
@@ -139,7 +143,9 @@ class CudaRecordWriter final : public DeviceRecordWriter {
     return Status::OK();
   }
 
+  pm::Pool& pool_;
   const int device_;
+  bool registration_started_ = false;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<::gpkv::gpu::PoolRegistration> registration_;  // set by registration_thread_
   std::thread registration_thread_;
