@@ -51,6 +51,7 @@ LINE_SUITES = {
     "link": "gpu",
     "load_factor": "gpu",
     "table": "gpu",
+    "open": "gpu",
     "host": "gpu",
     "slab": "slab",
     "slab_alloc": "slab",

@@ -188,7 +188,7 @@ void PrintCpuRatios(const std::vector<Row>& rows, const std::vector<LinkResult>&
 
 std::string JsonLines(const std::string& device, uint64_t keys, const std::vector<LinkResult>& link,
                       uint64_t index_bytes, const std::vector<LoadFactorRow>& load_factors,
-                      const std::vector<Row>& rows) {
+                      const std::vector<Row>& rows, const std::vector<OpenRow>& opens) {
   std::ostringstream json;
   for (const LinkResult& r : link) {
     json << "{\"kind\":\"link\",\"device\":\"" << device << "\",\"region_bytes\":" << r.region_bytes
@@ -222,6 +222,17 @@ std::string JsonLines(const std::string& device, uint64_t keys, const std::vecto
            << ",\"checkpoint_publish\":" << phases.ckpt_publish_us
            << ",\"record\":" << phases.record_us << ",\"publish\":" << phases.publish_us
            << ",\"sync\":" << phases.sync_us << ",\"index\":" << phases.index_us << "}";
+    }
+    json << "}\n";
+  }
+  for (const OpenRow& open : opens) {
+    json << "{\"kind\":\"open\",\"system\":\"gpkv-gpu\",\"device\":\"" << device << "\",\"mode\":\""
+         << open.mode << "\",\"keys\":" << keys << ",\"seconds\":" << open.seconds;
+    if (open.log_fill >= 0) json << ",\"log_fill\":" << open.log_fill;
+    if (open.check_seconds >= 0) {
+      json << ",\"steps_seconds\":{\"check\":" << open.check_seconds
+           << ",\"index\":" << open.index_seconds << ",\"image\":" << open.image_seconds
+           << ",\"replay\":" << open.replay_seconds << "}";
     }
     json << "}\n";
   }

@@ -53,6 +53,19 @@ struct Row {
 };
 
 // The load factor a mode's table reaches before its first resize.
+// An open of a mode's loaded pool (for a logged table, with its log filled:
+// the image read and the whole log replayed, as after a crash). The table's
+// steps are those of a logged table (-1 for the other modes).
+struct OpenRow {
+  std::string mode;
+  double seconds = 0;
+  double log_fill = -1;  // the log's bytes over its capacity at the close
+  double check_seconds = -1;
+  double index_seconds = -1;
+  double image_seconds = -1;
+  double replay_seconds = -1;
+};
+
 struct LoadFactorRow {
   std::string mode;
   bool resized = false;
@@ -85,9 +98,9 @@ void PrintCpuRatios(const std::vector<Row>& rows, const std::vector<LinkResult>&
 // One JSON object per line: "link" per calibrated region ("index": whether
 // it is the size of the loaded table's index), "load_factor" per mode,
 // "table" per row (with "write_batches" and "write_us", microseconds per
-// batch of each step, where the row has write phases).
+// batch of each step, where the row has write phases), "open" per reopen.
 std::string JsonLines(const std::string& device, uint64_t keys, const std::vector<LinkResult>& link,
                       uint64_t index_bytes, const std::vector<LoadFactorRow>& load_factors,
-                      const std::vector<Row>& rows);
+                      const std::vector<Row>& rows, const std::vector<OpenRow>& opens = {});
 
 }  // namespace gpkv::bench::gpu

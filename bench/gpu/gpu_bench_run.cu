@@ -392,7 +392,8 @@ Status FillLog(const Args& args, const ApiTable& table, const OpSet& uniform) {
 }
 
 Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
-                  const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows) {
+                  const OpSet& uniform, const OpSet& zipf, std::vector<Row>* rows,
+                  std::vector<OpenRow>* opens) {
   Options options;
   if (IsTableMode(mode)) {
     options.backend = Backend::kCuda;
@@ -453,22 +454,30 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
   }
   // And an open of the loaded pool (the table's recovery scan; mirror build;
   // a logged table's image read and log replayed).
+  OpenRow open;
+  open.mode = mode;
+  if (mode == "logged") {
+    open.log_fill = PropertyOf(table.table(), "gphash.log-bytes") /
+                    PropertyOf(table.table(), "gphash.log-capacity");
+  }
   GPKV_RETURN_IF_ERROR((*bench)->Close());
   open_start = Now();
   GPKV_RETURN_IF_ERROR((*bench)->Open(options));
-  std::fprintf(args.text, "# %s: reopen of the loaded table %.3f s\n", mode.c_str(),
-               Now() - open_start);
+  open.seconds = Now() - open_start;
+  std::fprintf(args.text, "# %s: reopen of the loaded table %.3f s\n", mode.c_str(), open.seconds);
   if (mode == "logged") {
     // The table's part of that open (the rest is the pool's).
     Table& reopened = *(*bench)->table();
+    open.check_seconds = PropertyOf(reopened, "gphash.open-check-ns") * 1e-9;
+    open.index_seconds = PropertyOf(reopened, "gphash.open-index-ns") * 1e-9;
+    open.image_seconds = PropertyOf(reopened, "gphash.open-image-ns") * 1e-9;
+    open.replay_seconds = PropertyOf(reopened, "gphash.open-replay-ns") * 1e-9;
     std::fprintf(args.text,
                  "# logged: the table's open: image checked %.3f s, index made %.3f s, image "
                  "put into the index %.3f s, log replayed %.3f s\n",
-                 PropertyOf(reopened, "gphash.open-check-ns") * 1e-9,
-                 PropertyOf(reopened, "gphash.open-index-ns") * 1e-9,
-                 PropertyOf(reopened, "gphash.open-image-ns") * 1e-9,
-                 PropertyOf(reopened, "gphash.open-replay-ns") * 1e-9);
+                 open.check_seconds, open.index_seconds, open.image_seconds, open.replay_seconds);
   }
+  opens->push_back(open);
   return Status::OK();
 }
 
@@ -580,6 +589,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   }
 
   std::vector<Row> rows;
+  std::vector<OpenRow> opens;
   std::vector<LoadFactorRow> load_factors;
   std::vector<HostRow> host_rows;
   const bool host = std::find(args.modes.begin(), args.modes.end(), "host") != args.modes.end();
@@ -619,7 +629,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   for (const std::string& mode : modes) {
     Status ran = mode == "cpu"     ? RunCpuMode(args, load, uniform, zipf, &rows)
                  : mode == "naive" ? RunNaiveMode(args, load, uniform, zipf, &rows)
-                                   : RunGpuMode(args, mode, load, uniform, zipf, &rows);
+                                   : RunGpuMode(args, mode, load, uniform, zipf, &rows, &opens);
     if (!ran.ok()) return Within(mode + " mode", ran);
   }
 
@@ -634,7 +644,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
     Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
     if (!ran.ok()) return Within("host batches", ran);
   }
-  *json_lines = JsonLines(device, args.keys, link, index_bytes, load_factors, rows) +
+  *json_lines = JsonLines(device, args.keys, link, index_bytes, load_factors, rows, opens) +
                 HostJsonLines(device, args.keys, host_rows);
   return Status::OK();
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/gpu/btree_bench_report.h"
+#include "bench/gpu/gpu_bench_report.h"
 #include "bench/gpu/slab_bench_report.h"
 
 namespace gpkv::bench::gpu {
@@ -248,6 +249,35 @@ TEST(CheckTargets, GpuGoalsReadRatiosSlackAndTheBestOfSeveralRows) {
   EXPECT_NE(parsed.values.at("host-c-4096-callers-registered").find("callers 4"),
             std::string::npos);
   EXPECT_EQ(parsed.verdict.at("host-c-4096-registered"), "not measured");  // 1 caller: none
+}
+
+// The open goal of a logged table reads the benchmark's "open" lines: only
+// an open with a full log of a table of 2^26 keys or more counts.
+TEST(CheckTargets, LoggedOpenGoalReadsFullLogOpensOfLargeTables) {
+  using gpkv::bench::gpu::JsonLines;
+  using gpkv::bench::gpu::OpenRow;
+  auto open = [](const std::string& mode, double seconds, double log_fill) {
+    OpenRow row;
+    row.mode = mode;
+    row.seconds = seconds;
+    row.log_fill = log_fill;
+    return row;
+  };
+  const std::string path = Scratch("open.jsonl");
+  // 2^26 keys: the logged table's full-log open decides; the mirror's and a
+  // half-full log's do not count.
+  Write(
+      path,
+      JsonLines("test device", uint64_t{1} << 26, {}, 0, {}, {},
+                {open("logged", 0.34, 0.99), open("logged", 3.0, 0.5), open("mirror", 5.0, -1)}) +
+          JsonLines("test device", uint64_t{1} << 24, {}, 0, {}, {}, {open("logged", 2.0, 0.99)}));
+  RunResult run = CheckTargets(path + " --suite gpu");
+  EXPECT_EQ(Parse(run.out).verdict.at("gpu-logged-open-full-log"), "met") << run.out;
+  Write(path,
+        JsonLines("test device", uint64_t{1} << 26, {}, 0, {}, {}, {open("logged", 1.2, 0.99)}));
+  run = CheckTargets(path + " --suite gpu");
+  std::remove(path.c_str());
+  EXPECT_EQ(Parse(run.out).verdict.at("gpu-logged-open-full-log"), "missed") << run.out;
 }
 
 // A btree-gpu row from device batches at 2^24 keys; `without` names a
