@@ -52,7 +52,6 @@ struct Row {
   double mops() const { return static_cast<double>(ops) / seconds / 1e6; }
 };
 
-// The load factor a mode's table reaches before its first resize.
 // An open of a mode's loaded pool (for a logged table, with its log filled:
 // the image read and the whole log replayed, as after a crash). The table's
 // steps are those of a logged table (-1 for the other modes).
@@ -66,6 +65,7 @@ struct OpenRow {
   double replay_seconds = -1;
 };
 
+// The load factor a mode's table reaches before its first resize.
 struct LoadFactorRow {
   std::string mode;
   bool resized = false;

@@ -372,8 +372,9 @@ double PropertyOf(Table& table, const std::string& name) {
 }
 
 // A logged table's log filled with update batches of kLoadBatch until the
-// next would not fit (so that the reopen replays a full log).
-Status FillLog(const Args& args, const ApiTable& table, const OpSet& uniform) {
+// next would not fit (so that the reopen replays a full log); *fill: the
+// log's bytes over its capacity then.
+Status FillLog(const Args& args, const ApiTable& table, const OpSet& uniform, double* fill) {
   const double capacity = PropertyOf(table.table(), "gphash.log-capacity");
   // A record of kLoadBatch 8/8-byte pairs: its 24-byte header, then its keys
   // and values (docs/FORMAT.md).
@@ -383,6 +384,7 @@ Status FillLog(const Args& args, const ApiTable& table, const OpSet& uniform) {
     if (bytes + record > capacity) {
       std::fprintf(args.text, "# logged: log filled to %.1f of %.1f MiB before the reopen\n",
                    bytes / 1048576.0, capacity / 1048576.0);
+      *fill = bytes / capacity;
       return Status::OK();
     }
     const size_t first = done % kTimedSpan;
@@ -437,6 +439,8 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
         table.Get(uniform.keys.data() + done * 8, values.data(), found.data(), batch));
   }
   rows->push_back({mode, "C get uniform, host batch", batch, kOpsPerPoint, Now() - start});
+  OpenRow open;
+  open.mode = mode;
   if (mode == "logged") {
     // Pool bytes written per operation of a 2^20 batch: its share of the
     // record (16 bytes and the 24-byte header's share), and its share of the
@@ -450,16 +454,10 @@ Status RunGpuMode(const Args& args, const std::string& mode, const OpSet& load,
                  PropertyOf(table.table(), "gphash.checkpoints"), image_bytes / 1048576.0,
                  16 + 24.0 / kLoadBatch, image_bytes / log_ops,
                  16 + 24.0 / kLoadBatch + image_bytes / log_ops);
-    GPKV_RETURN_IF_ERROR(FillLog(args, table, uniform));
+    GPKV_RETURN_IF_ERROR(FillLog(args, table, uniform, &open.log_fill));
   }
   // And an open of the loaded pool (the table's recovery scan; mirror build;
   // a logged table's image read and log replayed).
-  OpenRow open;
-  open.mode = mode;
-  if (mode == "logged") {
-    open.log_fill = PropertyOf(table.table(), "gphash.log-bytes") /
-                    PropertyOf(table.table(), "gphash.log-capacity");
-  }
   GPKV_RETURN_IF_ERROR((*bench)->Close());
   open_start = Now();
   GPKV_RETURN_IF_ERROR((*bench)->Open(options));
