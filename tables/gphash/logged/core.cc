@@ -631,6 +631,11 @@ Result<LoggedStats> Core::Stats() {
   stats.applied_seq = next_seq_ - 1;
   stats.write_phases = write_phases_;
   stats.open_phases = open_phases_;
+  if (device_records_ != nullptr) {
+    const DeviceRecordWriter::Counters counters = device_records_->counters();
+    stats.registration_ns = counters.registration_ns;
+    stats.pageable_records = counters.pageable_records;
+  }
   return stats;
 }
 

@@ -112,6 +112,12 @@ struct LoggedStats {
     uint64_t replay_ns = 0;
   };
   OpenPhases open_phases;
+  // The device record writer's registration of the pool (CUDA backend):
+  // how long it took once started (0 until done), and how many records from
+  // device memory were copied through pageable memory because the pool
+  // could not be registered.
+  uint64_t registration_ns = 0;
+  uint64_t pageable_records = 0;
 };
 
 // Test only: whether a checkpoint's image is written on the batch's own
@@ -160,6 +166,12 @@ class DeviceRecordWriter {
   // slowed the image check's first reads of the pool and the index's device
   // allocations.
   virtual void StartRegistration() {}
+  // LoggedStats' registration_ns and pageable_records.
+  struct Counters {
+    uint64_t registration_ns = 0;
+    uint64_t pageable_records = 0;
+  };
+  virtual Counters counters() const { return {}; }
 };
 
 class Core {

@@ -37,6 +37,8 @@ TableStats PublicStats(const LoggedStats& stats) {
   out.Add("open-index-ns", static_cast<double>(open.index_ns));
   out.Add("open-image-ns", static_cast<double>(open.image_ns));
   out.Add("open-replay-ns", static_cast<double>(open.replay_ns));
+  out.Add("registration-ns", static_cast<double>(stats.registration_ns));
+  out.Add("pageable-records", static_cast<double>(stats.pageable_records));
   return out.Take();
 }
 

@@ -337,6 +337,22 @@ void ExpectShapedMatches(Table& table, const ShapedOracle& oracle) {
 
 class GphashLoggedDeviceBatches : public ::testing::TestWithParam<Shape> {};
 
+// The pool's registration reported done, which the first record from
+// device memory waited for (polled for up to a minute, in case the table
+// took none), and no record copied through pageable memory: a pool on
+// /dev/shm registers.
+void ExpectRegistrationDone(Table& table) {
+  auto stats = table.Stats();
+  ASSERT_TRUE(stats.ok());
+  for (int wait = 0; wait < 600 && *stats->Property("gphash.registration-ns") == 0; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stats = table.Stats();
+    ASSERT_TRUE(stats.ok());
+  }
+  EXPECT_GT(*stats->Property("gphash.registration-ns"), 0);
+  EXPECT_EQ(*stats->Property("gphash.pageable-records"), 0);
+}
+
 // The same put and erase batches: from host memory on the CPU backend, from
 // device memory on the CUDA backend (records checksummed on the device and
 // copied from there, batches larger than the log checkpointed), leave the
@@ -367,6 +383,7 @@ TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
       auto stats = (*table)->Stats();
       ASSERT_TRUE(stats.ok());
       EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
+      if (device) ExpectRegistrationDone(**table);
     }
     bytes[side] = testutil::LoggedTableBytes(pool.path());
     if (device) {
@@ -487,6 +504,7 @@ TEST_P(GphashLoggedDeviceBatches, MixedBatchesWriteTheBytesOfHostMixedBatches) {
       auto stats = (*table)->Stats();
       ASSERT_TRUE(stats.ok());
       EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
+      if (device) ExpectRegistrationDone(**table);
     }
     bytes[side] = testutil::LoggedTableBytes(pool.path());
     auto report = recovery::VerifyPool(pool.path(), nullptr);
