@@ -24,6 +24,7 @@ namespace gpkv::btree::gpu {
 namespace {
 
 constexpr int kBlockThreads = 256;
+static_assert(kBlockThreads == kWriteBlockThreads, "WriteKernel sizes its shared memory by it");
 constexpr uint64_t kFirstNodes = 1024;
 constexpr uint64_t kFirstSlots = 1024;
 // The most nodes and version slots 32-bit indices can name (kNone excluded).
@@ -267,6 +268,12 @@ class GpuBackend final : public Backend {
       host_counters_.nodes = std::min<uint64_t>(host_counters_.nodes, node_capacity_);
       GPKV_RETURN_IF_ERROR(WriteCounters());
       GPKV_RETURN_IF_ERROR(GrowNodes(node_capacity_ * 2));
+      // The next launch reserves slots for the operations left again, past
+      // those the first took (kept, with the slots it freed).
+      const uint64_t past_used =
+          host_counters_.taken > free_count_ ? host_counters_.taken - free_count_ : 0;
+      GPKV_RETURN_IF_ERROR(
+          ReserveSlots(used_ + past_used + n, used_ + past_used, host_counters_.freed));
     }
     GPKV_RETURN_IF_ERROR(SettleSlots());
     if (puts || batch.was_live == nullptr) return Status::OK();
@@ -733,20 +740,23 @@ class GpuBackend final : public Backend {
     return CheckQueued(what);
   }
 
-  // Room for `slots` version slots (the pool, its cells and free lists).
-  Status ReserveSlots(uint64_t slots) {
+  // Room for `slots` version slots (the pool, its cells and free lists),
+  // the first `kept` slots and `freed` entries of the freed list kept (a
+  // batch's second launch keeps what its first took and freed).
+  Status ReserveSlots(uint64_t slots) { return ReserveSlots(slots, used_, 0); }
+  Status ReserveSlots(uint64_t slots, uint64_t kept, uint64_t freed) {
     if (slots <= slot_capacity_) return Status::OK();
     const uint64_t capacity = std::max(slots, slot_capacity_ * 2);
     if (capacity > kMaxIndices) {
       return Status::OutOfDeviceMemory("btree gpu: more versions than 32-bit indices name");
     }
-    GPKV_RETURN_IF_ERROR(versions_.Reserve(capacity * sizeof(Version), used_ * sizeof(Version)));
+    GPKV_RETURN_IF_ERROR(versions_.Reserve(capacity * sizeof(Version), kept * sizeof(Version)));
     if (value_size_ > 8) {
-      GPKV_RETURN_IF_ERROR(cells_.Reserve(capacity * value_size_, used_ * value_size_));
+      GPKV_RETURN_IF_ERROR(cells_.Reserve(capacity * value_size_, kept * value_size_));
     }
     GPKV_RETURN_IF_ERROR(
         free_.Reserve(capacity * sizeof(uint32_t), free_count_ * sizeof(uint32_t)));
-    GPKV_RETURN_IF_ERROR(freed_.Reserve(capacity * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(freed_.Reserve(capacity * sizeof(uint32_t), freed * sizeof(uint32_t)));
     slot_capacity_ = capacity;
     return Status::OK();
   }

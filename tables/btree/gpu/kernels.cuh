@@ -26,6 +26,10 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 
 // ---- writes ----
 
+// The write kernel's block size (backend.cu launches every kernel with it):
+// its warps' slot reservations are in shared memory.
+constexpr uint32_t kWriteBlockThreads = 256;
+
 // kSplitFirst: the key's leaf is full and the key not in it; the operation
 // starts again from the root, splitting every full node on its way down.
 // kSplitLeaf: it split its leaf, and goes on from there (the key lies in it
@@ -237,7 +241,7 @@ __device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
 template <uint32_t kKeyWords>
 __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const uint8_t* value,
                             uint64_t payload, uint64_t timestamp, LiveSnapshots live,
-                            Deltas* deltas) {
+                            Deltas* deltas, SlotReserve* slots) {
   Trim(tree, head, live, deltas);
   const uint64_t stamp = tree.versions[head].stamp;
   const bool was_live = !IsTombstone(stamp);
@@ -245,7 +249,7 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
   if (in_place && !was_live) {
     deltas->tombstones -= 1;  // the tombstone no snapshot sees is replaced
   } else if (!in_place) {
-    const uint32_t kept = TakeSlot(tree);
+    const uint32_t kept = slots->Take(tree);
     CopyVersion(tree, head, kept);
     tree.versions[head].next = kept;
     deltas->versions += 1;
@@ -268,7 +272,7 @@ template <uint32_t kKeyWords>
 __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key<kKeyWords>& key,
                             const uint8_t* value, uint64_t payload, uint64_t timestamp,
                             LiveSnapshots live, uint8_t* was_live, Deltas* deltas,
-                            bool split_full) {
+                            SlotReserve* slots, bool split_full) {
   const uint32_t lane = warp::LaneId();
   uint32_t index = place->leaf != kNone && !split_full ? place->leaf : LoadRoot(tree);
   uint32_t parent = kNone;
@@ -311,7 +315,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
     if (found != kNone) {
       // The head stays where the leaf points: no latch needed.
       const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
-      if (lane == 0) PutExisting(tree, head, value, payload, timestamp, live, deltas);
+      if (lane == 0) PutExisting(tree, head, value, payload, timestamp, live, deltas, slots);
       __syncwarp();
       return Outcome::kDone;
     }
@@ -322,7 +326,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
         __popc(__ballot_sync(warp::kFullMask, lane < count && Less(view.key, key)));
     uint32_t slot = 0;
     if (lane == 0) {
-      slot = TakeSlot(tree);
+      slot = slots->Take(tree);
       tree.versions[slot].stamp = Stamp(timestamp, false);
       tree.versions[slot].next = kNone;
       WriteValue(tree, slot, value, payload);
@@ -385,7 +389,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
       FreeSlot(tree, head);
     } else {
       if (!in_place) {
-        const uint32_t kept = TakeSlot(tree);
+        const uint32_t kept = slots->Take(tree);
         CopyVersion(tree, head, kept);
         tree.versions[head].next = kept;
         deltas->versions += 1;
@@ -414,16 +418,22 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
 // The batch's n operations (keys ascending; values null: erases); done[i]
 // is set for each applied. A warp that finds no node left for a split stops
 // (Counters::out_of_nodes): the host grows the arena and launches again for
-// the operations not done.
+// the operations not done. Its registers are held to what three blocks a
+// multiprocessor (one-word keys: 80) or two (longer keys: 128) leave: a few
+// more cost a third or half of its warps, and the writes their speed.
 template <uint32_t kKeyWords>
-__global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, const uint8_t* values,
-                            uint64_t n, uint64_t timestamp, LiveSnapshots live, uint8_t* done,
-                            uint8_t* was_live) {
+__global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
+    WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, const uint8_t* values, uint64_t n,
+                uint64_t timestamp, LiveSnapshots live, uint8_t* done, uint8_t* was_live) {
   const uint32_t lane = warp::LaneId();
   Deltas deltas;  // lane 0's
+  __shared__ SlotReserve reserves[kWriteBlockThreads / warp::kWarpSize];
+  SlotReserve* slots = &reserves[threadIdx.x / warp::kWarpSize];  // lane 0's
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
     const uint64_t mine = first + lane;
     const bool has_work = mine < n && done[mine] == 0;
+    const uint32_t operations = __popc(__ballot_sync(warp::kFullMask, has_work));
+    if (lane == 0) slots->Start(operations);
     // Each lane finds its own operation's leaf beside the others; the warp
     // then starts each operation there, and again there after a failed latch
     // check (the leaf's low bound never changes).
@@ -448,8 +458,9 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome = TryWrite(tree, &place, key, value, payload, timestamp, live,
-                           was_live == nullptr ? nullptr : was_live + op, &deltas, split_full);
+        outcome =
+            TryWrite(tree, &place, key, value, payload, timestamp, live,
+                     was_live == nullptr ? nullptr : was_live + op, &deltas, slots, split_full);
         if (outcome == Outcome::kSplitFirst || outcome == Outcome::kSplitLeaf) {
           // Down from the root splitting full nodes, or on from the leaf
           // just split (place.leaf), where there is room now.
@@ -466,9 +477,13 @@ __global__ void WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, co
         }
       }
       if (outcome == Outcome::kNoNodes) return true;
-      if (lane == 0) done[op] = 1;
+      if (lane == 0) {
+        done[op] = 1;
+        --slots->left;
+      }
       return false;
     });
+    if (lane == 0) slots->Release(tree);
     if (stopped) break;
   }
   if (lane == 0) deltas.AddTo(tree.counters);

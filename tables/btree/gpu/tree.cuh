@@ -471,9 +471,10 @@ __device__ __forceinline__ void Store(T* address, T value) {
 
 // ---- version slots (lane 0 of a warp, or one thread) ----
 
+// The slot of the batch's taken-th take: from the end of the free list,
+// then past `used`.
 template <uint32_t kKeyWords>
-__device__ __forceinline__ uint32_t TakeSlot(const Tree<kKeyWords>& tree) {
-  const unsigned long long taken = atomicAdd(&tree.counters->taken, 1ull);
+__device__ __forceinline__ uint32_t SlotAt(const Tree<kKeyWords>& tree, unsigned long long taken) {
   if (taken < tree.free_count) return tree.free_slots[tree.free_count - 1 - taken];
   return static_cast<uint32_t>(tree.used + (taken - tree.free_count));
 }
@@ -483,6 +484,46 @@ __device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t s
   const unsigned long long at = atomicAdd(&tree.counters->freed, 1ull);
   tree.freed_slots[at] = slot;
 }
+
+// The slots a warp's lane 0 takes for its group of (up to 32) operations,
+// reserved with one atomicAdd on Counters::taken at the group's first take
+// instead of one each: every operation left in the group may take one, so
+// the reservation is their number, and what the group does not use goes to
+// the freed slots at its end. Each operation takes at most one slot, so a
+// launch reserves at most one per operation. It lives in shared memory, one
+// per warp, so that the write kernel's registers do not grow.
+struct SlotReserve {
+  unsigned long long next;  // takes [next, end) reserved, not yet used
+  unsigned long long end;
+  uint32_t left;  // the group's operations not yet done, this one included
+
+  // A new group of `operations` (lane 0).
+  __device__ void Start(uint32_t operations) {
+    next = 0;
+    end = 0;
+    left = operations;
+  }
+
+  template <uint32_t kKeyWords>
+  __device__ uint32_t Take(const Tree<kKeyWords>& tree) {
+    if (next == end) {
+      next = atomicAdd(&tree.counters->taken, static_cast<unsigned long long>(left));
+      end = next + left;
+    }
+    return SlotAt(tree, next++);
+  }
+
+  // The group's unused slots freed (lane 0, at the group's end).
+  template <uint32_t kKeyWords>
+  __device__ void Release(const Tree<kKeyWords>& tree) {
+    if (next == end) return;
+    const unsigned long long at = atomicAdd(&tree.counters->freed, end - next);
+    for (unsigned long long take = next; take < end; ++take) {
+      tree.freed_slots[at + (take - next)] = SlotAt(tree, take);
+    }
+    next = end;
+  }
+};
 
 // Copies `size` bytes from `source` to `target` in the widest words that
 // the size and both addresses allow (16, 8, 4 or 1 bytes).
