@@ -317,10 +317,12 @@ class GpuBackend final : public Backend {
   // ---- reads ----
   //
   // A batch of sorted_get_min_ or more gets of one-word keys is sorted
-  // first by its keys' leading kSortedGetBits bits (a radix sort of a few passes, not a full
-  // one): the lanes of a warp then go down through the same upper nodes,
-  // whose loads the warp shares, where unsorted lanes each load nodes of
-  // their own. *keys becomes the sorted keys, *order their operations.
+  // first by its keys' leading kSortedGetBits bits (a radix sort of a few
+  // passes, not a full one), and so are count and range batches by their lo
+  // bounds (CountOnDevice): the lanes of a warp then go down through the
+  // same upper nodes, whose loads the warp shares, where unsorted lanes each
+  // load nodes of their own. *keys becomes the sorted keys, *order their
+  // operations.
   static constexpr int kSortedGetBits = 24;
 
   Status SortByLeadingBits(ReadCall& call, const TreeKey** keys, size_t n, const uint32_t** order) {
@@ -387,8 +389,10 @@ class GpuBackend final : public Backend {
         call.Out(reinterpret_cast<uint8_t*>(counts), n * sizeof(uint64_t), &device_counts));
     const TreeKey* low = nullptr;
     const TreeKey* high = nullptr;
+    const uint32_t* order = nullptr;
     GPKV_RETURN_IF_ERROR(CountOnDevice(call, lo, hi, n, at, ~uint64_t{0},
-                                       reinterpret_cast<uint64_t*>(device_counts), &low, &high));
+                                       reinterpret_cast<uint64_t*>(device_counts), &low, &high,
+                                       &order));
     return call.Back(counts, device_counts, n * sizeof(uint64_t));
   }
 
@@ -407,8 +411,10 @@ class GpuBackend final : public Backend {
     const TreeKey* low = nullptr;
     const TreeKey* high = nullptr;
     uint64_t* offsets = nullptr;
+    const uint32_t* order = nullptr;
     uint64_t pairs = 0;
-    GPKV_RETURN_IF_ERROR(Offsets(call, lo, hi, n, at, limit.pairs, &low, &high, &offsets, &pairs));
+    GPKV_RETURN_IF_ERROR(
+        Offsets(call, lo, hi, n, at, limit.pairs, &low, &high, &order, &offsets, &pairs));
     GPKV_RETURN_IF_ERROR(call.Back(results->offsets.data(), offsets, (n + 1) * sizeof(uint64_t)));
     try {
       results->keys.resize(pairs * kKeySize);
@@ -422,7 +428,7 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(call.Take(pairs, &out_keys, "range keys"));
     GPKV_RETURN_IF_ERROR(call.Take(pairs * value_size_, &out_values, "range values"));
     RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
-        DeviceTree(), low, high, n, at, limit.largest, offsets, out_keys, out_values);
+        DeviceTree(), low, high, n, at, limit.largest, offsets, out_keys, out_values, order);
     GPKV_RETURN_IF_ERROR(call.Launched("range"));
     GPKV_RETURN_IF_ERROR(call.Back(results->keys.data(), out_keys, pairs * kKeySize));
     return call.Back(results->values.data(), out_values, pairs * value_size_);
@@ -435,10 +441,11 @@ class GpuBackend final : public Backend {
     const TreeKey* low = nullptr;
     const TreeKey* high = nullptr;
     uint64_t* offsets = nullptr;
+    const uint32_t* order = nullptr;
     uint64_t pairs = 0;
     if (n > 0) {
       GPKV_RETURN_IF_ERROR(
-          Offsets(call, lo, hi, n, at, limit.pairs, &low, &high, &offsets, &pairs));
+          Offsets(call, lo, hi, n, at, limit.pairs, &low, &high, &order, &offsets, &pairs));
     }
     // One allocation: the offsets, then the keys, then the values. The
     // results' storage of an earlier call is reused when it is big enough and
@@ -478,7 +485,8 @@ class GpuBackend final : public Backend {
     if (pairs > 0) {
       RangeKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
           DeviceTree(), low, high, n, at, limit.largest, reinterpret_cast<const uint64_t*>(base),
-          reinterpret_cast<TreeKey*>(base + offsets_bytes), base + offsets_bytes + keys_bytes);
+          reinterpret_cast<TreeKey*>(base + offsets_bytes), base + offsets_bytes + keys_bytes,
+          order);
     }
     // The offsets' copy and the kernel done: the results are there when
     // this returns.
@@ -835,16 +843,17 @@ class GpuBackend final : public Backend {
   // Each query's pair count (up to `limit`) and their running sum in
   // *offsets (n + 1 entries of the call's scratch: summed on the device, so
   // that only the total, *pairs, crosses the link); the bounds in device
-  // memory at *low and *high (ReadCall::In).
+  // memory at *low and *high (ReadCall::In), and the order the counts
+  // visited the queries in (*order, CountOnDevice's).
   Status Offsets(ReadCall& call, const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
-                 uint64_t limit, const TreeKey** low, const TreeKey** high, uint64_t** offsets,
-                 uint64_t* pairs) {
+                 uint64_t limit, const TreeKey** low, const TreeKey** high, const uint32_t** order,
+                 uint64_t** offsets, uint64_t* pairs) {
     // The counts, then a 0, summed exclusively: 0, the running sums, the
     // total.
     uint64_t* counts = nullptr;
     GPKV_RETURN_IF_ERROR(call.Take(n + 1, &counts, "range counts"));
     GPKV_RETURN_IF_ERROR(call.Take(n + 1, offsets, "range offsets"));
-    GPKV_RETURN_IF_ERROR(CountOnDevice(call, lo, hi, n, at, limit, counts, low, high));
+    GPKV_RETURN_IF_ERROR(CountOnDevice(call, lo, hi, n, at, limit, counts, low, high, order));
     GPKV_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counts + n, 0, sizeof(uint64_t), call.stream()),
                               "btree gpu: range offsets");
     const uint64_t items = n + 1;
@@ -863,14 +872,22 @@ class GpuBackend final : public Backend {
 
   // The live keys of each query's [lo, hi] at `at`, up to `limit`, into
   // counts (device memory, n entries); the bounds in device memory at *low
-  // and *high (ReadCall::In).
+  // and *high (ReadCall::In). A batch of sorted_get_min_ or more queries of
+  // one-word keys is visited in the order of its lo bounds' leading bits, as
+  // a get batch is (SortByLeadingBits): *order, for the range's fill to
+  // visit them in too; null otherwise.
   Status CountOnDevice(ReadCall& call, const uint8_t* lo, const uint8_t* hi, size_t n, uint64_t at,
-                       uint64_t limit, uint64_t* counts, const TreeKey** low,
-                       const TreeKey** high) {
+                       uint64_t limit, uint64_t* counts, const TreeKey** low, const TreeKey** high,
+                       const uint32_t** order) {
     GPKV_RETURN_IF_ERROR(call.In(lo, n * kKeySize, low));
     GPKV_RETURN_IF_ERROR(call.In(hi, n * kKeySize, high));
+    *order = nullptr;
+    if (kKeyWords == 1 && n >= sorted_get_min_) {
+      const TreeKey* sorted_low = *low;
+      GPKV_RETURN_IF_ERROR(SortByLeadingBits(call, &sorted_low, n, order));
+    }
     CountKernel<kKeyWords><<<BlocksFor(n), kBlockThreads, 0, call.stream()>>>(
-        DeviceTree(), *low, *high, n, at, limit, counts);
+        DeviceTree(), *low, *high, n, at, limit, counts, *order);
     return call.Launched("count");
   }
 

@@ -21,7 +21,8 @@ namespace gpkv::btree::gpu {
 // experiments/btree_gets measures them against each other.
 struct GpuTuning {
   // Get batches of at least this many one-word keys are sorted by their
-  // keys' leading bits before the descent (SIZE_MAX: never sorted).
+  // keys' leading bits before the descent, and count and range batches by
+  // their lo bounds' (SIZE_MAX: never sorted).
   size_t sorted_get_min = size_t{1} << 16;
 };
 

@@ -138,11 +138,14 @@ __global__ void GetKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, uint
 
 // The live keys of [lo, hi] at `at`, up to `limit`, of each query: its lane
 // walks the leaves right from lo's, a leaf's version heads loaded together.
+// `order` (or null): position p of the launch is query order[p] (the
+// queries sorted by their lo bounds' leading bits).
 template <uint32_t kKeyWords>
 __global__ void CountKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
                             const Key<kKeyWords>* hi, uint64_t n, uint64_t at, uint64_t limit,
-                            uint64_t* counts) {
-  for (uint64_t op = ThreadIndex(); op < n; op += ThreadCount()) {
+                            uint64_t* counts, const uint32_t* order) {
+  for (uint64_t position = ThreadIndex(); position < n; position += ThreadCount()) {
+    const uint64_t op = order != nullptr ? order[position] : position;
     const Key<kKeyWords> low = lo[op];
     const Key<kKeyWords> high = hi[op];
     uint64_t count = 0;
@@ -279,17 +282,20 @@ __device__ __forceinline__ void WarpRange(const Tree<kKeyWords>& tree, uint64_t 
 // of [lo, hi] walking right from lo, or the largest walking left from hi.
 // Each lane descends to its query's leaf; it fills a range of up to
 // kLaneRangePairs pairs itself, and the warp then fills the longer ones of
-// its lanes one after another.
+// its lanes one after another. `order` (or null): position p of the launch
+// is query order[p], as CountKernel's.
 template <uint32_t kKeyWords>
 __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
                             const Key<kKeyWords>* hi, uint64_t n, uint64_t at, bool largest,
-                            const uint64_t* offsets, Key<kKeyWords>* keys, uint8_t* values) {
+                            const uint64_t* offsets, Key<kKeyWords>* keys, uint8_t* values,
+                            const uint32_t* order) {
   const uint32_t lane = warp::LaneId();
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
-    const uint64_t op = first + lane;
+    const uint64_t position = first + lane;
+    const uint64_t op = position < n && order != nullptr ? order[position] : position;
     uint32_t leaf = kNone;
     bool warp_range = false;
-    if (op < n) {
+    if (position < n) {
       const uint64_t begin = offsets[op];
       const uint64_t end = offsets[op + 1];
       if (begin != end) {
@@ -301,8 +307,9 @@ __global__ void RangeKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* lo,
       }
     }
     warp::ShareWork(warp::kFullMask, warp_range, [&](int source) {
-      WarpRange(tree, first + source, __shfl_sync(warp::kFullMask, leaf, source), lo, hi, at,
-                largest, offsets, keys, values);
+      WarpRange(tree, __shfl_sync(warp::kFullMask, op, source),
+                __shfl_sync(warp::kFullMask, leaf, source), lo, hi, at, largest, offsets, keys,
+                values);
     });
   }
 }

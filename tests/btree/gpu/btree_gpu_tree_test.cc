@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -348,6 +349,74 @@ TEST(BtreeGpuTree, ReclamationFreesVersionsAndTheirSlotsAreReused) {
   ASSERT_NO_FATAL_FAILURE(PutAll(table, oracle, keys, 8, 64, random));
   ASSERT_NO_FATAL_FAILURE(CheckAgainst(table, oracle, 8, 64, Sample(oracle, 5000, random, 8)));
   ASSERT_NO_FATAL_FAILURE(CheckScan(table, oracle, 8, 64));
+}
+
+// Read batches large enough to be sorted by their keys' (a range's lo
+// bound's) leading bits before the descent, the queries in random order:
+// every answer in its query's place. Gets, counts, ranges (every pair, the
+// smallest 5) from host memory, and RangeOnDevice.
+TEST(BtreeGpuTree, LargeReadBatchesAnswerInTheCallersOrder) {
+  GpuTable open("large-reads", VolatileOrdered());
+  Table& table = *open.table;
+  std::mt19937_64 random(11);
+  WideOracle oracle(WideLess{1});
+  std::vector<WideKey> keys;
+  for (int i = 0; i < 200000; ++i) keys.push_back(WideKey{random() | 1});
+  ASSERT_NO_FATAL_FAILURE(PutAll(table, oracle, keys, 8, 8, random));
+  constexpr size_t kQueries = size_t{1} << 17;  // past the sort's threshold, 2^16
+  std::vector<uint64_t> probes(kQueries), lo(kQueries), hi(kQueries);
+  const uint64_t gap = ~uint64_t{0} / keys.size();  // between keys, on average
+  for (size_t i = 0; i < kQueries; ++i) {
+    // Half present keys, half anywhere; ranges of 0-32 gaps, ~16 keys.
+    probes[i] = i % 2 == 0 ? keys[random() % keys.size()][0] : random();
+    lo[i] = random();
+    hi[i] = lo[i] + (random() % 32) * gap + random() % gap;
+    if (hi[i] < lo[i]) hi[i] = ~uint64_t{0};
+  }
+  std::vector<uint64_t> values(kQueries);
+  std::vector<uint8_t> found(kQueries);
+  ASSERT_TRUE(table.Get(probes, values, found).ok());
+  for (size_t i = 0; i < kQueries; ++i) {
+    auto it = oracle.find(WideKey{probes[i]});
+    ASSERT_EQ(found[i], it != oracle.end() ? 1 : 0) << "get " << i;
+    if (it != oracle.end()) {
+      ASSERT_EQ(0, std::memcmp(&values[i], it->second.data(), 8)) << "get " << i;
+    }
+  }
+  std::vector<uint64_t> counts(kQueries);
+  ASSERT_TRUE(table.Count(lo, hi, counts).ok());
+  constexpr uint64_t kAll = std::numeric_limits<uint64_t>::max();
+  for (const uint64_t limit : {kAll, uint64_t{5}}) {
+    SCOPED_TRACE(limit == kAll ? "every pair" : "the smallest 5");
+    BatchOptions options;
+    options.range_limit = limit;
+    Table::RangeResults results;
+    ASSERT_TRUE(table.Range(lo, hi, &results, options).ok());
+    for (size_t i = 0; i < kQueries; ++i) {
+      std::vector<WideKey> expected;
+      for (auto it = oracle.lower_bound(WideKey{lo[i]});
+           it != oracle.end() && it->first[0] <= hi[i]; ++it) {
+        expected.push_back(it->first);
+      }
+      if (limit == kAll) ASSERT_EQ(counts[i], expected.size()) << "count " << i;
+      if (expected.size() > limit) expected.resize(limit);
+      ASSERT_EQ(results.offsets[i + 1] - results.offsets[i], expected.size()) << "range " << i;
+      for (size_t k = 0; k < expected.size(); ++k) {
+        const uint64_t at = results.offsets[i] + k;
+        ASSERT_TRUE(LoadKey(&results.keys[at * 8], 8) == expected[k]) << "range " << i;
+        ASSERT_EQ(0, std::memcmp(&results.values[at * 8], oracle.at(expected[k]).data(), 8));
+      }
+    }
+    Table::DeviceRangeResults device;
+    ASSERT_TRUE(table.RangeOnDevice(lo, hi, &device, options).ok());
+    ASSERT_EQ(device.pairs, results.offsets.back());
+    std::vector<uint64_t> offsets(kQueries + 1);
+    std::vector<uint8_t> got_keys(device.pairs * 8);
+    ASSERT_TRUE(gpu::CopyDeviceToHost(offsets.data(), device.offsets, offsets.size() * 8).ok());
+    ASSERT_TRUE(gpu::CopyDeviceToHost(got_keys.data(), device.keys, got_keys.size()).ok());
+    EXPECT_EQ(offsets, results.offsets);
+    EXPECT_EQ(got_keys, results.keys);
+  }
 }
 
 TEST(BtreeGpuTree, RangeOnDeviceEqualsRange) {
