@@ -54,6 +54,7 @@ class CudaRecordWriter final : public DeviceRecordWriter {
     counters.pageable_records = pageable_records_.load(std::memory_order_relaxed);
     return counters;
   }
+
   ~CudaRecordWriter() override {
     if (registration_thread_.joinable()) registration_thread_.join();
     if (stream_ != nullptr) {
