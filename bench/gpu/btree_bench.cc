@@ -526,15 +526,14 @@ class Suite {
     Arrays arrays;
     GPKV_RETURN_IF_ERROR(arrays.Make(work, config_.device_batches));
     warming_up_ = true;
+    Status status;
     for (const System* system : {&kBtree, &kLsm, &kSlab}) {
-      const Status status = RunSystem(*system, work, arrays, config_.batches.front());
-      if (!status.ok()) {
-        warming_up_ = false;
-        return Status(status.code(), "warm-up: " + status.message());
-      }
+      status = RunSystem(*system, work, arrays, config_.batches.front());
+      if (!status.ok()) break;
     }
     warming_up_ = false;
-    return Status::OK();
+    if (status.ok()) return status;
+    return Status(status.code(), "warm-up: " + status.message());
   }
 
   Status Report(const System& system, uint64_t keys, uint64_t batch, const std::string& operation,

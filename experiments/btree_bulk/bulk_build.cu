@@ -189,19 +189,17 @@ int main(int argc, char** argv) {
     // CUB's sort of the keys with their positions, buffers made beforehand.
     uint64_t* sorted_keys = nullptr;
     uint32_t *order = nullptr, *sorted_order = nullptr;
+    uint64_t* scratch_keys = nullptr;
     void* temp = nullptr;
     size_t temp_bytes = 0;
-    cub::DoubleBuffer<uint64_t> words(device_keys, nullptr);
-    cub::DoubleBuffer<uint32_t> positions(nullptr, nullptr);
     if (!Check(cudaMalloc(&sorted_keys, n * 8), "sort") ||
         !Check(cudaMalloc(&order, n * 4), "sort") ||
-        !Check(cudaMalloc(&sorted_order, n * 4), "sort")) {
+        !Check(cudaMalloc(&sorted_order, n * 4), "sort") ||
+        !Check(cudaMalloc(&scratch_keys, n * 8), "sort")) {
       return 1;
     }
-    uint64_t* scratch_keys = nullptr;
-    if (!Check(cudaMalloc(&scratch_keys, n * 8), "sort")) return 1;
-    words = cub::DoubleBuffer<uint64_t>(scratch_keys, sorted_keys);
-    positions = cub::DoubleBuffer<uint32_t>(order, sorted_order);
+    cub::DoubleBuffer<uint64_t> words(scratch_keys, sorted_keys);
+    cub::DoubleBuffer<uint32_t> positions(order, sorted_order);
     if (!Check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, words, positions,
                                                static_cast<int>(n)),
                "sort") ||
