@@ -641,10 +641,12 @@ class GpuBackend final : public Backend {
   // A batch's operations that count, in key order: operation i is
   // picked[i] of keys and values (values null: erases), or operation i
   // itself where picked is null.
+  // keys_in_order: the sort picked the keys already, key i is keys[i].
   struct Sorted {
     const TreeKey* keys = nullptr;
     const uint8_t* values = nullptr;
     const uint32_t* picked = nullptr;
+    bool keys_in_order = false;
   };
 
   // A batch sorted by the core: its operations gathered on the host into
@@ -686,7 +688,7 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(sorted_words_.Reserve(count * sizeof(uint64_t)));
     GPKV_RETURN_IF_ERROR(flags_.Reserve(count));
     GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
-    GPKV_RETURN_IF_ERROR(counts_.Reserve(sizeof(int)));
+    GPKV_RETURN_IF_ERROR(counts_.Reserve(2 * sizeof(int)));
     const int items = static_cast<int>(count);
     IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
     GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
@@ -707,31 +709,53 @@ class GpuBackend final : public Backend {
         return error;
       };
       GPKV_RETURN_IF_ERROR(RunCub(sort, "sort"));
-      if (sorted_in == 1) order_.Swap(sorted_order_);
+      if (sorted_in == 1) {
+        order_.Swap(sorted_order_);
+        words_.Swap(sorted_words_);
+      }
     }
-    MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(keys, order_.as<uint32_t>(), count,
-                                                               puts, flags_.as<uint8_t>());
+    // A key of one word is its sort word: the sorted words are the keys in
+    // order, read in order instead of gathered through the order.
+    constexpr bool kWordIsKey = kKeyWords == 1;
+    const TreeKey* sorted_keys = kWordIsKey ? words_.as<TreeKey>() : keys;
+    MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
+        sorted_keys, kWordIsKey ? nullptr : order_.as<uint32_t>(), count, puts,
+        flags_.as<uint8_t>());
     GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
     auto select = [&](void* storage, size_t& bytes) {
       return cub::DeviceSelect::Flagged(storage, bytes, order_.as<uint32_t>(), flags_.as<uint8_t>(),
                                         picked_.as<uint32_t>(), counts_.as<int>(), items);
     };
     GPKV_RETURN_IF_ERROR(RunCub(select, "pick"));
+    if constexpr (kWordIsKey) {
+      // The picked keys in keys_, in order (the write kernel's and the
+      // bulk build's keys).
+      GPKV_RETURN_IF_ERROR(keys_.Reserve(count * kKeySize));
+      auto select_keys = [&](void* storage, size_t& bytes) {
+        return cub::DeviceSelect::Flagged(storage, bytes, words_.as<uint64_t>(),
+                                          flags_.as<uint8_t>(), keys_.as<uint64_t>(),
+                                          counts_.as<int>() + 1, items);
+      };
+      GPKV_RETURN_IF_ERROR(RunCub(select_keys, "pick keys"));
+    }
     int picked = 0;
     GPKV_RETURN_IF_ERROR(CopyOut(&picked, counts_.as<void>(), sizeof(picked)));
     *n = static_cast<size_t>(picked);
-    *sorted = Sorted{keys, values, picked_.as<uint32_t>()};
+    *sorted = kWordIsKey ? Sorted{keys_.as<TreeKey>(), values, picked_.as<uint32_t>(), true}
+                         : Sorted{keys, values, picked_.as<uint32_t>(), false};
     return Status::OK();
   }
 
   // The sorted operations' keys and values in keys_ and values_ (queued).
   Status Gather(const Sorted& sorted, size_t n) {
     if (sorted.picked == nullptr) return Status::OK();  // there already
+    if (sorted.keys_in_order && sorted.values == nullptr) return Status::OK();
     GPKV_RETURN_IF_ERROR(keys_.Reserve(n * kKeySize));
     if (sorted.values != nullptr) GPKV_RETURN_IF_ERROR(values_.Reserve(n * value_size_));
-    GatherKernel<kKeyWords>
-        <<<BlocksFor(n), kBlockThreads>>>(sorted.keys, sorted.values, sorted.picked, n, value_size_,
-                                          keys_.as<TreeKey>(), values_.as<uint8_t>());
+    // Keys in order are in keys_ already (SortOnDevice).
+    GatherKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
+        sorted.keys_in_order ? nullptr : sorted.keys, sorted.values, sorted.picked, n, value_size_,
+        keys_.as<TreeKey>(), values_.as<uint8_t>());
     return CheckQueued("gather");
   }
 
@@ -811,8 +835,11 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(ReserveSlots(n));
     used_ = 0;
     free_count_ = 0;
-    BuildLeavesKernel<kKeyWords><<<BlocksFor(n), kBlockThreads>>>(
-        DeviceTree(), sorted.keys, sorted.values, sorted.picked, n, level_sizes[0], timestamp);
+    constexpr uint64_t kTileEntries = kBuildTileLeaves<kKeyWords> * kBulkFill;
+    const uint64_t tiles = (n + kTileEntries - 1) / kTileEntries;
+    BuildLeavesKernel<kKeyWords><<<BlocksFor(tiles * kBlockThreads), kBlockThreads>>>(
+        DeviceTree(), sorted.keys, sorted.keys_in_order, sorted.values, sorted.picked, n,
+        level_sizes[0], timestamp);
     GPKV_RETURN_IF_ERROR(CheckQueued("bulk build leaves"));
     uint64_t below = 0;
     for (size_t level = 1; level < level_sizes.size(); ++level) {

@@ -506,25 +506,32 @@ __global__ void KeyWordKernel(const Key<kKeyWords>* keys, const uint32_t* order,
 
 // keep[p] = 1 where position p of the sorted order is the operation of its
 // key that counts (batch_rule.h); `puts`: the batch puts, else it erases.
+// The key at position p is keys[order[p]], or keys[p] where order is null
+// (the sort's own sorted keys, read in order instead of gathered).
 template <uint32_t kKeyWords>
 __global__ void MarkKernel(const Key<kKeyWords>* keys, const uint32_t* order, uint64_t n, bool puts,
                            uint8_t* keep) {
+  const auto at = [&](uint64_t p) -> const Key<kKeyWords>& {
+    return keys[order == nullptr ? p : order[p]];
+  };
   for (uint64_t p = ThreadIndex(); p < n; p += ThreadCount()) {
-    const Key<kKeyWords>& key = keys[order[p]];
-    const bool same_as_next = p + 1 < n && Equal(keys[order[p + 1]], key);
-    const bool same_as_previous = p > 0 && Equal(keys[order[p - 1]], key);
+    const Key<kKeyWords>& key = at(p);
+    const bool same_as_next = p + 1 < n && Equal(at(p + 1), key);
+    const bool same_as_previous = p > 0 && Equal(at(p - 1), key);
     keep[p] = OperationCounts(puts, same_as_previous, same_as_next) ? 1 : 0;
   }
 }
 
-// The picked operations' keys and values, in the order picked.
+// The picked operations' keys and values, in the order picked; keys null:
+// keys_out holds the picked keys already (the sort picked them), and only
+// the values are gathered.
 template <uint32_t kKeyWords>
 __global__ void GatherKernel(const Key<kKeyWords>* keys, const uint8_t* values,
                              const uint32_t* picked, uint64_t n, uint32_t value_size,
                              Key<kKeyWords>* keys_out, uint8_t* values_out) {
   for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
     const uint64_t from = picked[i];
-    keys_out[i] = keys[from];
+    if (keys != nullptr) keys_out[i] = keys[from];
     if (values == nullptr) continue;
     CopyBytes(values_out + i * value_size, values + from * value_size, value_size);
   }
@@ -538,37 +545,96 @@ __global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint
 
 // ---- bulk build (into an empty tree, from the batch's sorted pairs) ----
 
+// Leaves a bulk build writes per tile (BuildLeavesKernel): their images
+// take 16 KiB of shared memory, their versions about as much.
+template <uint32_t kKeyWords>
+constexpr uint32_t kBuildTileLeaves = 16384 / sizeof(Node<kKeyWords>);
+
 // Leaves 0 .. leaves-1, kBulkFill entries each but the last, and version
 // slots 0 .. n-1, straight from the batch's sorted order: entry i (of leaf
-// i / kBulkFill) is the operation picked[i] of the caller's keys and values
-// (picked null: operation i), its version in slot i. One thread per entry,
-// so that the gather of the keys and values and the stores of the nodes and
-// versions are spread over every thread; the thread of a leaf's first entry
-// writes the leaf's header and the high key of the leaf before it.
+// i / kBulkFill) is the operation picked[i] of the caller's values (picked
+// null: operation i), and of the caller's keys too unless keys_in_order
+// (keys[i]: the sort picked the keys already), its version in slot i.
+// A block builds a tile of kBuildTileLeaves leaves at a time: the leaves and
+// their versions are made in shared memory, one thread per entry, and then
+// copied out whole in 16-byte words. Written straight from each entry's
+// thread, a warp's stores of keys, pointers and version fields each touched
+// a few bytes of many 32-byte sectors, and the kernel waited on its stores.
 template <uint32_t kKeyWords>
-__global__ void BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys,
-                                  const uint8_t* values, const uint32_t* picked, uint64_t n,
-                                  uint64_t leaves, uint64_t timestamp) {
-  for (uint64_t i = ThreadIndex(); i < n; i += ThreadCount()) {
-    const uint64_t from = picked == nullptr ? i : picked[i];
-    const Key<kKeyWords> key = keys[from];
-    const uint64_t leaf = i / kBulkFill;
-    const uint32_t entry = static_cast<uint32_t>(i - leaf * kBulkFill);
-    Node<kKeyWords>& node = tree.nodes[leaf];
-    node.keys[entry] = key;
-    node.pointers[entry] = static_cast<uint32_t>(i);
-    Version& version = tree.versions[i];
-    version.stamp = Stamp(timestamp, false);
-    version.next = kNone;
-    WriteValue(tree, static_cast<uint32_t>(i), values + from * tree.value_size);
-    if (entry != 0) continue;
-    const bool last = leaf + 1 == leaves;
-    const uint32_t count = static_cast<uint32_t>(n - i < kBulkFill ? n - i : kBulkFill);
-    node.latch = 0;
-    node.meta = count | kLeafFlag | (last ? 0 : kHighFlag);
-    node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
-    node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
-    if (leaf > 0) tree.nodes[leaf - 1].high = key;
+__global__ void __launch_bounds__(256)
+    BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, bool keys_in_order,
+                      const uint8_t* values, const uint32_t* picked, uint64_t n, uint64_t leaves,
+                      uint64_t timestamp) {
+  constexpr uint32_t kLeaves = kBuildTileLeaves<kKeyWords>;
+  constexpr uint32_t kEntries = kLeaves * kBulkFill;
+  constexpr uint32_t kNodeWords = sizeof(Node<kKeyWords>) / sizeof(uint4);
+  static_assert(kEntries * sizeof(Version) % sizeof(uint4) == 0, "whole words of versions");
+  __shared__ Node<kKeyWords> nodes[kLeaves];
+  __shared__ uint4 version_words[kEntries * sizeof(Version) / sizeof(uint4)];
+  Version* versions = reinterpret_cast<Version*>(version_words);
+  const auto key_of = [&](uint64_t i) -> Key<kKeyWords> {
+    return keys[keys_in_order || picked == nullptr ? i : picked[i]];
+  };
+  for (uint64_t tile = blockIdx.x; tile * kEntries < n; tile += gridDim.x) {
+    const uint64_t first = tile * kEntries;
+    const uint64_t first_leaf = tile * kLeaves;
+    const uint32_t entries = static_cast<uint32_t>(n - first < kEntries ? n - first : kEntries);
+    const uint32_t tile_leaves = (entries + kBulkFill - 1) / kBulkFill;
+    uint4* node_words = reinterpret_cast<uint4*>(nodes);
+    for (uint32_t w = threadIdx.x; w < tile_leaves * kNodeWords; w += blockDim.x) {
+      node_words[w] = uint4{0, 0, 0, 0};
+    }
+    __syncthreads();
+    for (uint32_t e = threadIdx.x; e < entries; e += blockDim.x) {
+      const uint64_t i = first + e;
+      const uint64_t from = picked == nullptr ? i : picked[i];
+      const Key<kKeyWords> key = keys[keys_in_order ? i : from];
+      const uint32_t local = e / kBulkFill;
+      const uint32_t entry = e - local * kBulkFill;
+      Node<kKeyWords>& node = nodes[local];
+      node.keys[entry] = key;
+      node.pointers[entry] = static_cast<uint32_t>(i);
+      Version version;
+      version.stamp = Stamp(timestamp, false);
+      version.next = kNone;
+      version.unused = 0;
+      const uint8_t* value = values + from * tree.value_size;
+      if (tree.value_size <= 8) {
+        version.payload = PayloadOf(value, tree.value_size);
+      } else {
+        version.payload = 0;
+        CopyBytes(tree.cells + i * tree.value_size, value, tree.value_size);
+      }
+      versions[e] = version;
+      if (entry != 0) continue;
+      const uint64_t leaf = first_leaf + local;
+      const bool last = leaf + 1 == leaves;
+      node.meta = static_cast<uint32_t>(n - i < kBulkFill ? n - i : kBulkFill) | kLeafFlag |
+                  (last ? 0 : kHighFlag);
+      node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
+      node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
+      if (local > 0) nodes[local - 1].high = key;
+      // The tile's last leaf's high key: the next tile's first key.
+      if (local + 1 == tile_leaves && !last) node.high = key_of(i + (entries - e));
+    }
+    __syncthreads();
+    uint4* leaf_out = reinterpret_cast<uint4*>(tree.nodes + first_leaf);
+    for (uint32_t w = threadIdx.x; w < tile_leaves * kNodeWords; w += blockDim.x) {
+      leaf_out[w] = node_words[w];
+    }
+    // Versions first .. first + entries - 1; a tile of an odd count of
+    // entries ends in half a word.
+    const uint32_t version_bytes = entries * static_cast<uint32_t>(sizeof(Version));
+    uint4* version_out = reinterpret_cast<uint4*>(tree.versions + first);
+    for (uint32_t w = threadIdx.x; w < version_bytes / sizeof(uint4); w += blockDim.x) {
+      version_out[w] = version_words[w];
+    }
+    if (version_bytes % sizeof(uint4) != 0 && threadIdx.x == 0) {
+      const uint32_t w = version_bytes / sizeof(uint4);
+      reinterpret_cast<uint2*>(version_out + w)[0] =
+          reinterpret_cast<const uint2*>(version_words + w)[0];
+    }
+    __syncthreads();
   }
 }
 
