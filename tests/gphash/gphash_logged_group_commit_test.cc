@@ -4,6 +4,8 @@
 // oracle of its own keys; the table, reopened and opened read-only, holds
 // what the callers were told; the groups published fewer log words than
 // there were batches. A group whose sync fails fails each of its batches.
+// A group of callers that put the same keys leaves the index as a reopen's
+// replay of the log leaves it.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -236,6 +238,82 @@ TEST(GphashLoggedGroupCommit, AFailedSyncFailsEveryBatchOfTheGroup) {
   const Oracle contents = Contents(**again);
   EXPECT_EQ(contents, Oracle({{1, 10}, {2, 20}, {100, 7}, {101, 7}, {102, 7}}));
   EXPECT_TRUE((*again)->Put(more, more_values).ok());
+}
+
+// Holds the first commit word's persist until released, so that the
+// batches after it queue into one group.
+struct HeldFirstWord {
+  std::atomic<int> words{0};
+  std::atomic<bool> held{false};
+  std::atomic<bool> release{false};
+};
+void HoldTheFirstWord(void* context, const void*, size_t length, uint64_t) {
+  if (length != 8) return;
+  auto* state = static_cast<HeldFirstWord*>(context);
+  if (state->words++ != 0) return;
+  state->held = true;
+  while (!state->release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+TEST(GphashLoggedGroupCommit, AGroupsPutsOnSharedKeysAgreeWithTheLog) {
+  // The batches of a group reach the index in the order of their records: a
+  // key that several of them put ends with the value of the last in the log,
+  // which is what a reopen replays. Callers put the same keys (batches of
+  // more than a worker's share, so that the index splits each among its
+  // workers); one caller erases some of them in between. No checkpoint
+  // runs: the reopen replays every record.
+  testutil::TempPool pool("gphash-logged-group-shared");
+  TableOptions options = LoggedOptions();
+  options.expected_keys = 1 << 14;
+  options.hash_log.batch_entries = 4096;
+  options.hash_log.log_batches = 32;
+  Oracle before;
+  {
+    auto db = DB::Open(pool.path(), testutil::DbOptions(uint64_t{64} << 20, 2));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto table = (*db)->CreateTable("h", options);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    HeldFirstWord state;
+    pm::TEST_SetPersistHook(HoldTheFirstWord, &state);
+    std::thread first([&] {
+      std::vector<uint64_t> keys = {1}, values = {10};
+      EXPECT_TRUE((*table)->Put(keys, values).ok());
+    });
+    while (!state.held) std::this_thread::yield();
+    constexpr int kCallers = 6;
+    constexpr uint64_t kShared = 3000;
+    std::vector<std::thread> callers;
+    for (int caller = 0; caller < kCallers; ++caller) {
+      callers.emplace_back([&, caller] {
+        std::mt19937_64 random(caller + 1);
+        std::vector<uint64_t> keys(2500), values(keys.size());
+        std::vector<uint8_t> erased(keys.size());
+        for (size_t i = 0; i < keys.size(); ++i) {
+          keys[i] = 1000 + random() % kShared;
+          values[i] = uint64_t(caller + 1) << 32 | i;
+        }
+        const Status status =
+            caller == kCallers / 2 ? (*table)->Erase(keys, erased) : (*table)->Put(keys, values);
+        EXPECT_TRUE(status.ok()) << caller << ": " << status.ToString();
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    state.release = true;
+    first.join();
+    for (std::thread& caller : callers) caller.join();
+    pm::TEST_SetPersistHook(nullptr, nullptr);
+    auto stats = (*table)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(*stats->Property("gphash.checkpoints"), 0);
+    before = Contents(**table);
+    ASSERT_TRUE((*db)->Close().ok());
+  }
+  EXPECT_GT(before.size(), 1u);
+  auto db = DB::Open(pool.path(), testutil::DbOptions(uint64_t{64} << 20, 2));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto table = (*db)->OpenTable("h");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(Contents(**table), before);
 }
 
 }  // namespace
