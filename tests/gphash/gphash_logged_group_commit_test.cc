@@ -164,21 +164,22 @@ TEST(GphashLoggedGroupCommit, ConcurrentWritersAreToldWhatTheTableHolds) {
 }
 
 // Holds the first commit word's persist (the lone first batch's) until
-// released, so that the next batches queue into one group, and makes the
-// sync after the second (that group's) fail.
-struct FailingGroup {
+// released, so that the next batches queue into one group; with
+// fail_second, makes the sync after the second word (that group's) fail.
+struct HeldGroup {
+  bool fail_second = false;
   std::atomic<int> words{0};
   std::atomic<bool> first_held{false};
   std::atomic<bool> release{false};
 };
-void FailTheSecondGroup(void* context, const void*, size_t length, uint64_t) {
+void HoldTheFirstWord(void* context, const void*, size_t length, uint64_t) {
   if (length != 8) return;
-  auto* state = static_cast<FailingGroup*>(context);
+  auto* state = static_cast<HeldGroup*>(context);
   const int word = state->words++;
   if (word == 0) {
     state->first_held = true;
     while (!state->release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  } else if (word == 1) {
+  } else if (word == 1 && state->fail_second) {
     pm::TEST_FailNextSyncs(1);
   }
 }
@@ -194,8 +195,9 @@ TEST(GphashLoggedGroupCommit, AFailedSyncFailsEveryBatchOfTheGroup) {
   auto table = (*db)->CreateTable("h", LoggedOptions());
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   constexpr int kGroup = 3;
-  FailingGroup state;
-  pm::TEST_SetPersistHook(FailTheSecondGroup, &state);
+  HeldGroup state;
+  state.fail_second = true;
+  pm::TEST_SetPersistHook(HoldTheFirstWord, &state);
   Status first_status;
   std::thread first([&] {
     std::vector<uint64_t> keys = {1, 2}, values = {10, 20};
@@ -240,21 +242,6 @@ TEST(GphashLoggedGroupCommit, AFailedSyncFailsEveryBatchOfTheGroup) {
   EXPECT_TRUE((*again)->Put(more, more_values).ok());
 }
 
-// Holds the first commit word's persist until released, so that the
-// batches after it queue into one group.
-struct HeldFirstWord {
-  std::atomic<int> words{0};
-  std::atomic<bool> held{false};
-  std::atomic<bool> release{false};
-};
-void HoldTheFirstWord(void* context, const void*, size_t length, uint64_t) {
-  if (length != 8) return;
-  auto* state = static_cast<HeldFirstWord*>(context);
-  if (state->words++ != 0) return;
-  state->held = true;
-  while (!state->release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
 TEST(GphashLoggedGroupCommit, AGroupsPutsOnSharedKeysAgreeWithTheLog) {
   // The batches of a group reach the index in the order of their records: a
   // key that several of them put ends with the value of the last in the log,
@@ -273,13 +260,13 @@ TEST(GphashLoggedGroupCommit, AGroupsPutsOnSharedKeysAgreeWithTheLog) {
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     auto table = (*db)->CreateTable("h", options);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
-    HeldFirstWord state;
+    HeldGroup state;
     pm::TEST_SetPersistHook(HoldTheFirstWord, &state);
     std::thread first([&] {
       std::vector<uint64_t> keys = {1}, values = {10};
       EXPECT_TRUE((*table)->Put(keys, values).ok());
     });
-    while (!state.held) std::this_thread::yield();
+    while (!state.first_held) std::this_thread::yield();
     constexpr int kCallers = 6;
     constexpr uint64_t kShared = 3000;
     std::vector<std::thread> callers;
