@@ -24,7 +24,8 @@ namespace gpkv::btree::gpu {
 namespace {
 
 constexpr int kBlockThreads = 256;
-static_assert(kBlockThreads == kWriteBlockThreads, "WriteKernel sizes its shared memory by it");
+static_assert(kBlockThreads == kWriteBlockThreads,
+              "WriteKernel sizes its shared memory by it; it bounds BuildLeavesKernel");
 constexpr uint64_t kFirstNodes = 1024;
 constexpr uint64_t kFirstSlots = 1024;
 // The most nodes and version slots 32-bit indices can name (kNone excluded).

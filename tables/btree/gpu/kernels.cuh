@@ -561,7 +561,7 @@ constexpr uint32_t kBuildTileLeaves = 16384 / sizeof(Node<kKeyWords>);
 // thread, a warp's stores of keys, pointers and version fields each touched
 // a few bytes of many 32-byte sectors, and the kernel waited on its stores.
 template <uint32_t kKeyWords>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kWriteBlockThreads)
     BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, bool keys_in_order,
                       const uint8_t* values, const uint32_t* picked, uint64_t n, uint64_t leaves,
                       uint64_t timestamp) {
