@@ -672,27 +672,11 @@ class GpuBackend final : public Backend {
     return Status::OK();
   }
 
-  // The caller's batch sorted on the device (a stable radix sort of its
-  // indices by key, one pass per key word from the least significant), and
-  // the operation of each key that counts picked (picked_, *n of them). The
-  // steps queue behind each other; the call waits once, for *n.
-  Status SortOnDevice(const WriteBatch& batch, size_t* n, Sorted* sorted) {
-    const size_t count = batch.count;
-    const bool puts = batch.values != nullptr;
-    const TreeKey* keys = nullptr;
-    const uint8_t* values = nullptr;
-    GPKV_RETURN_IF_ERROR(In(&raw_keys_, batch.keys, count * kKeySize, &keys));
-    if (puts) GPKV_RETURN_IF_ERROR(In(&raw_values_, batch.values, count * value_size_, &values));
-    GPKV_RETURN_IF_ERROR(order_.Reserve(count * sizeof(uint32_t)));
-    GPKV_RETURN_IF_ERROR(sorted_order_.Reserve(count * sizeof(uint32_t)));
-    GPKV_RETURN_IF_ERROR(words_.Reserve(count * sizeof(uint64_t)));
-    GPKV_RETURN_IF_ERROR(sorted_words_.Reserve(count * sizeof(uint64_t)));
-    GPKV_RETURN_IF_ERROR(flags_.Reserve(count));
-    GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
-    GPKV_RETURN_IF_ERROR(counts_.Reserve(2 * sizeof(int)));
-    const int items = static_cast<int>(count);
-    IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
-    GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
+  // Longer keys' sort: the batch's order (order_, from the identity)
+  // stably sorted by one key word after another, the least significant
+  // first; the order in order_ after it.
+  Status SortByWords(const TreeKey* keys, int items) {
+    const size_t count = static_cast<size_t>(items);
     for (uint32_t word = 0; word < kKeyWords; ++word) {
       KeyWordKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
           keys, order_.as<uint32_t>(), word, count, words_.as<uint64_t>());
@@ -715,9 +699,46 @@ class GpuBackend final : public Backend {
         words_.Swap(sorted_words_);
       }
     }
-    // A key of one word is its sort word: the sorted words are the keys in
-    // order, read in order instead of gathered through the order.
+    return Status::OK();
+  }
+
+  // The caller's batch sorted on the device (a radix sort of its indices
+  // by key), and the operation of each key that counts picked (picked_, *n
+  // of them). The steps queue behind each other; the call waits once, for
+  // *n.
+  Status SortOnDevice(const WriteBatch& batch, size_t* n, Sorted* sorted) {
+    const size_t count = batch.count;
+    const bool puts = batch.values != nullptr;
+    const TreeKey* keys = nullptr;
+    const uint8_t* values = nullptr;
+    GPKV_RETURN_IF_ERROR(In(&raw_keys_, batch.keys, count * kKeySize, &keys));
+    if (puts) GPKV_RETURN_IF_ERROR(In(&raw_values_, batch.values, count * value_size_, &values));
+    GPKV_RETURN_IF_ERROR(order_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(sorted_order_.Reserve(count * sizeof(uint32_t)));
+    // A key of one word is its sort word: sorted straight from the
+    // caller's keys into words_ (CUB keeps the passes' other halves in its
+    // temporary storage then), and later read in order instead of gathered
+    // through the order.
     constexpr bool kWordIsKey = kKeyWords == 1;
+    GPKV_RETURN_IF_ERROR(words_.Reserve(count * sizeof(uint64_t)));
+    if (!kWordIsKey) GPKV_RETURN_IF_ERROR(sorted_words_.Reserve(count * sizeof(uint64_t)));
+    GPKV_RETURN_IF_ERROR(flags_.Reserve(count));
+    GPKV_RETURN_IF_ERROR(picked_.Reserve(count * sizeof(uint32_t)));
+    GPKV_RETURN_IF_ERROR(counts_.Reserve(2 * sizeof(int)));
+    const int items = static_cast<int>(count);
+    IotaKernel<<<BlocksFor(count), kBlockThreads>>>(order_.as<uint32_t>(), count);
+    GPKV_RETURN_IF_ERROR(CheckQueued("sort"));
+    if constexpr (kWordIsKey) {
+      auto sort = [&](void* storage, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(
+            storage, bytes, reinterpret_cast<const uint64_t*>(keys), words_.as<uint64_t>(),
+            order_.as<uint32_t>(), sorted_order_.as<uint32_t>(), items);
+      };
+      GPKV_RETURN_IF_ERROR(RunCub(sort, "sort"));
+      order_.Swap(sorted_order_);
+    } else {
+      GPKV_RETURN_IF_ERROR(SortByWords(keys, items));
+    }
     const TreeKey* sorted_keys = kWordIsKey ? words_.as<TreeKey>() : keys;
     MarkKernel<kKeyWords><<<BlocksFor(count), kBlockThreads>>>(
         sorted_keys, kWordIsKey ? nullptr : order_.as<uint32_t>(), count, puts,
@@ -730,7 +751,8 @@ class GpuBackend final : public Backend {
     GPKV_RETURN_IF_ERROR(RunCub(select, "pick"));
     if constexpr (kWordIsKey) {
       // The picked keys in keys_, in order (the write kernel's and the
-      // bulk build's keys).
+      // bulk build's keys). A second select: one select of each operation
+      // with its key (zipped) took longer than the two.
       GPKV_RETURN_IF_ERROR(keys_.Reserve(count * kKeySize));
       auto select_keys = [&](void* storage, size_t& bytes) {
         return cub::DeviceSelect::Flagged(storage, bytes, words_.as<uint64_t>(),
@@ -838,12 +860,15 @@ class GpuBackend final : public Backend {
     free_count_ = 0;
     constexpr uint64_t kTileEntries = kBuildTileLeaves<kKeyWords> * kBulkFill;
     const uint64_t tiles = (n + kTileEntries - 1) / kTileEntries;
+    // The leaves and the level above them in one kernel (their parents are
+    // made from the leaves' tiles), then each level from the one below.
+    const uint64_t parents = level_sizes.size() > 1 ? level_sizes[1] : 0;
     BuildLeavesKernel<kKeyWords><<<BlocksFor(tiles * kBlockThreads), kBlockThreads>>>(
         DeviceTree(), sorted.keys, sorted.keys_in_order, sorted.values, sorted.picked, n,
-        level_sizes[0], timestamp);
+        level_sizes[0], parents, timestamp);
     GPKV_RETURN_IF_ERROR(CheckQueued("bulk build leaves"));
-    uint64_t below = 0;
-    for (size_t level = 1; level < level_sizes.size(); ++level) {
+    uint64_t below = level_sizes[0];
+    for (size_t level = 2; level < level_sizes.size(); ++level) {
       const uint64_t first = below + level_sizes[level - 1];
       BuildLevelKernel<kKeyWords><<<BlocksFor(level_sizes[level - 1]), kBlockThreads>>>(
           DeviceTree(), static_cast<uint32_t>(below), level_sizes[level - 1],

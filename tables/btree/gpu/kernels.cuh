@@ -546,9 +546,11 @@ __global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint
 // ---- bulk build (into an empty tree, from the batch's sorted pairs) ----
 
 // Leaves a bulk build writes per tile (BuildLeavesKernel): their images
-// take 16 KiB of shared memory, their versions about as much.
+// take up to 16 KiB of shared memory, their versions about as much. A whole
+// number of the first inner level's nodes (kBulkFill leaves each), so that
+// a tile builds its leaves' parents too.
 template <uint32_t kKeyWords>
-constexpr uint32_t kBuildTileLeaves = 16384 / sizeof(Node<kKeyWords>);
+constexpr uint32_t kBuildTileLeaves = 16384 / sizeof(Node<kKeyWords>) / kBulkFill* kBulkFill;
 
 // Leaves 0 .. leaves-1, kBulkFill entries each but the last, and version
 // slots 0 .. n-1, straight from the batch's sorted order: entry i (of leaf
@@ -560,16 +562,22 @@ constexpr uint32_t kBuildTileLeaves = 16384 / sizeof(Node<kKeyWords>);
 // copied out whole in 16-byte words. Written straight from each entry's
 // thread, a warp's stores of keys, pointers and version fields each touched
 // a few bytes of many 32-byte sectors, and the kernel waited on its stores.
+// `parents` > 0: the level above the leaves, nodes leaves .. leaves +
+// parents - 1 (BuildLevelKernel's layout), is made from the tile's leaf
+// images the same way, which spares a pass that reads every leaf again.
 template <uint32_t kKeyWords>
 __global__ void __launch_bounds__(kWriteBlockThreads)
     BuildLeavesKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, bool keys_in_order,
                       const uint8_t* values, const uint32_t* picked, uint64_t n, uint64_t leaves,
-                      uint64_t timestamp) {
+                      uint64_t parents, uint64_t timestamp) {
   constexpr uint32_t kLeaves = kBuildTileLeaves<kKeyWords>;
+  constexpr uint32_t kParents = kLeaves / kBulkFill;
   constexpr uint32_t kEntries = kLeaves * kBulkFill;
+  constexpr uint32_t kPerThread = (kEntries + kWriteBlockThreads - 1) / kWriteBlockThreads;
   constexpr uint32_t kNodeWords = sizeof(Node<kKeyWords>) / sizeof(uint4);
   static_assert(kEntries * sizeof(Version) % sizeof(uint4) == 0, "whole words of versions");
   __shared__ Node<kKeyWords> nodes[kLeaves];
+  __shared__ Node<kKeyWords> parent_nodes[kParents];
   __shared__ uint4 version_words[kEntries * sizeof(Version) / sizeof(uint4)];
   Version* versions = reinterpret_cast<Version*>(version_words);
   const auto key_of = [&](uint64_t i) -> Key<kKeyWords> {
@@ -580,30 +588,57 @@ __global__ void __launch_bounds__(kWriteBlockThreads)
     const uint64_t first_leaf = tile * kLeaves;
     const uint32_t entries = static_cast<uint32_t>(n - first < kEntries ? n - first : kEntries);
     const uint32_t tile_leaves = (entries + kBulkFill - 1) / kBulkFill;
+    // The tile's parents: parent p's entry c is leaf kBulkFill * p + c.
+    const uint32_t tile_parents = parents == 0 ? 0 : (tile_leaves + kBulkFill - 1) / kBulkFill;
     uint4* node_words = reinterpret_cast<uint4*>(nodes);
+    uint4* parent_words = reinterpret_cast<uint4*>(parent_nodes);
     for (uint32_t w = threadIdx.x; w < tile_leaves * kNodeWords; w += blockDim.x) {
       node_words[w] = uint4{0, 0, 0, 0};
     }
-    __syncthreads();
-    for (uint32_t e = threadIdx.x; e < entries; e += blockDim.x) {
+    for (uint32_t w = threadIdx.x; w < tile_parents * kNodeWords; w += blockDim.x) {
+      parent_words[w] = uint4{0, 0, 0, 0};
+    }
+    // Each thread's entries' inputs are loaded first, all of them at once:
+    // the values are read at random through the order, and a thread that
+    // had one such read in flight at a time left the kernel waiting on them.
+    uint64_t from[kPerThread];
+    Key<kKeyWords> key[kPerThread];
+    uint64_t payload[kPerThread];
+#pragma unroll
+    for (uint32_t k = 0; k < kPerThread; ++k) {
+      const uint32_t e = threadIdx.x + k * kWriteBlockThreads;
+      if (e >= entries) continue;
       const uint64_t i = first + e;
-      const uint64_t from = picked == nullptr ? i : picked[i];
-      const Key<kKeyWords> key = keys[keys_in_order ? i : from];
+      from[k] = picked == nullptr ? i : picked[i];
+      key[k] = keys[keys_in_order ? i : from[k]];
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < kPerThread; ++k) {
+      const uint32_t e = threadIdx.x + k * kWriteBlockThreads;
+      if (e >= entries || tree.value_size > 8) continue;
+      payload[k] = PayloadOf(values + from[k] * tree.value_size, tree.value_size);
+    }
+    __syncthreads();
+#pragma unroll
+    for (uint32_t k = 0; k < kPerThread; ++k) {
+      const uint32_t e = threadIdx.x + k * kWriteBlockThreads;
+      if (e >= entries) continue;
+      const uint64_t i = first + e;
       const uint32_t local = e / kBulkFill;
       const uint32_t entry = e - local * kBulkFill;
       Node<kKeyWords>& node = nodes[local];
-      node.keys[entry] = key;
+      node.keys[entry] = key[k];
       node.pointers[entry] = static_cast<uint32_t>(i);
       Version version;
       version.stamp = Stamp(timestamp, false);
       version.next = kNone;
       version.unused = 0;
-      const uint8_t* value = values + from * tree.value_size;
       if (tree.value_size <= 8) {
-        version.payload = PayloadOf(value, tree.value_size);
+        version.payload = payload[k];
       } else {
         version.payload = 0;
-        CopyBytes(tree.cells + i * tree.value_size, value, tree.value_size);
+        CopyBytes(tree.cells + i * tree.value_size, values + from[k] * tree.value_size,
+                  tree.value_size);
       }
       versions[e] = version;
       if (entry != 0) continue;
@@ -613,14 +648,37 @@ __global__ void __launch_bounds__(kWriteBlockThreads)
                   (last ? 0 : kHighFlag);
       node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
       node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
-      if (local > 0) nodes[local - 1].high = key;
+      if (local > 0) nodes[local - 1].high = key[k];
       // The tile's last leaf's high key: the next tile's first key.
       if (local + 1 == tile_leaves && !last) node.high = key_of(i + (entries - e));
     }
     __syncthreads();
+    for (uint32_t l = threadIdx.x; l < tile_parents * kBulkFill; l += blockDim.x) {
+      const uint32_t p = l / kBulkFill;
+      const uint32_t entry = l - p * kBulkFill;
+      const uint32_t children =
+          tile_leaves - p * kBulkFill < kBulkFill ? tile_leaves - p * kBulkFill : kBulkFill;
+      if (entry >= children) continue;
+      Node<kKeyWords>& parent = parent_nodes[p];
+      parent.keys[entry] = nodes[l].keys[0];
+      parent.pointers[entry] = static_cast<uint32_t>(first_leaf + l);
+      if (entry + 1 != children) continue;
+      // The parent's high key is its last child's.
+      const uint64_t index = first_leaf / kBulkFill + p;
+      const bool last = index + 1 == parents;
+      parent.meta = children | (last ? 0 : kHighFlag);
+      parent.link = last ? kNone : static_cast<uint32_t>(leaves + index + 1);
+      parent.left = index == 0 ? kNone : static_cast<uint32_t>(leaves + index - 1);
+      if (!last) parent.high = nodes[l].high;
+    }
     uint4* leaf_out = reinterpret_cast<uint4*>(tree.nodes + first_leaf);
     for (uint32_t w = threadIdx.x; w < tile_leaves * kNodeWords; w += blockDim.x) {
       leaf_out[w] = node_words[w];
+    }
+    __syncthreads();
+    uint4* parent_out = reinterpret_cast<uint4*>(tree.nodes + leaves + first_leaf / kBulkFill);
+    for (uint32_t w = threadIdx.x; w < tile_parents * kNodeWords; w += blockDim.x) {
+      parent_out[w] = parent_words[w];
     }
     // Versions first .. first + entries - 1; a tile of an odd count of
     // entries ends in half a word.

@@ -221,7 +221,11 @@ TEST(BtreeGpuTree, RandomBatchesIntoASmallTreeGrowTheArenaMidBatch) {
 }
 
 TEST(BtreeGpuTree, BulkBuildThenEveryRead) {
-  for (uint64_t n : {1ull, 7ull, 8ull, 9ull, 64ull, 65ull, 513ull, 100000ull}) {
+  // One leaf; one parent, full or not; a leaf tile (126 leaves of 6 keys
+  // with 8-byte keys), full or one key more, its last parent over fewer
+  // leaves; many tiles.
+  for (uint64_t n : {1ull, 6ull, 7ull, 8ull, 9ull, 36ull, 37ull, 64ull, 65ull, 513ull, 755ull,
+                     756ull, 757ull, 763ull, 100000ull}) {
     SCOPED_TRACE("keys " + std::to_string(n));
     GpuTable open("bulk-" + std::to_string(n), VolatileOrdered());
     Table& table = *open.table;
