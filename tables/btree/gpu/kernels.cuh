@@ -1,5 +1,5 @@
 // The kernels of the GPU B-link tree (tree.cuh) that change it: the write
-// batch (puts or erases, each lane's operation done by the whole warp), the
+// batch (puts or erases, each lane's operation done by its group of lanes), the
 // batch's sort, the bulk build and the reclamation. The reads are in
 // read_kernels.cuh. backend.cu launches them.
 //
@@ -13,13 +13,14 @@
 
 namespace gpkv::btree::gpu {
 
-// Broadcasts lane `source`'s key to every lane.
-template <uint32_t kKeyWords>
-__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, uint32_t source) {
+// Broadcasts lane `source`'s key to every lane of the group.
+template <uint32_t kKeyWords, uint32_t kWidth>
+__device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, uint32_t source,
+                                                     const Lanes<kWidth>& lanes) {
   Key<kKeyWords> out;
 #pragma unroll
   for (uint32_t word = 0; word < kKeyWords; ++word) {
-    out.words[word] = __shfl_sync(warp::kFullMask, key.words[word], source);
+    out.words[word] = lanes.Shuffle(key.words[word], source);
   }
   return out;
 }
@@ -27,7 +28,7 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 // ---- writes ----
 
 // The write kernel's block size (backend.cu launches every kernel with it):
-// its warps' slot reservations are in shared memory.
+// its write groups' slot reservations are in shared memory.
 constexpr uint32_t kWriteBlockThreads = 256;
 
 // kSplitFirst: the key's leaf is full and the key not in it; the operation
@@ -56,9 +57,10 @@ __device__ __forceinline__ uint32_t TakeNodes(const Tree<kKeyWords>& tree, uint3
 // Node `to` (fresh) takes the upper half of the full node `from` (its view).
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void WriteUpperHalf(const Tree<kKeyWords>& tree, uint32_t to,
-                                               uint32_t from, const View<kKeyWords>& view) {
+                                               uint32_t from, const View<kKeyWords>& view,
+                                               const NodeLanes& lanes) {
   Node<kKeyWords>* node = &tree.nodes[to];
-  const uint32_t lane = warp::LaneId();
+  const uint32_t lane = lanes.rank;
   if (lane >= kSplitAt && lane < kFanout) {
     StoreKey(&node->keys[lane - kSplitAt], view.key);
     Store(&node->pointers[lane - kSplitAt], view.pointer);
@@ -77,8 +79,9 @@ __device__ __forceinline__ void WriteUpperHalf(const Tree<kKeyWords>& tree, uint
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void KeepLowerHalf(const Tree<kKeyWords>& tree, uint32_t index,
                                               const View<kKeyWords>& view,
-                                              const Key<kKeyWords>& separator, uint32_t right) {
-  if (warp::LaneId() != 0) return;
+                                              const Key<kKeyWords>& separator, uint32_t right,
+                                              const NodeLanes& lanes) {
+  if (lanes.rank != 0) return;
   Node<kKeyWords>* node = &tree.nodes[index];
   Store(&node->meta, kSplitAt | (view.meta & kLeafFlag) | kHighFlag);
   StoreKey(&node->high, separator);
@@ -87,30 +90,30 @@ __device__ __forceinline__ void KeepLowerHalf(const Tree<kKeyWords>& tree, uint3
 }
 
 // Splits the full node `index` (read as `view`, its latch `view.latch`),
-// whose parent the warp read with latch `parent_latch`: kSplitLeaf or
+// whose parent the group read with latch `parent_latch`: kSplitLeaf or
 // kSplitInner when it did, kRestart when a latch was lost (the caller starts
 // again from the root), kNoNodes when the arena is full (the caller grows it
 // first).
 template <uint32_t kKeyWords>
 __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View<kKeyWords>& view,
-                         uint32_t parent, uint32_t parent_latch) {
-  const uint32_t lane = warp::LaneId();
-  if (!TryLatch(tree, index, view.latch)) return Outcome::kRestart;
-  const Key<kKeyWords> separator = ShuffleKey(view.key, kSplitAt);
-  const uint32_t root = LoadRoot(tree);
+                         uint32_t parent, uint32_t parent_latch, const NodeLanes& lanes) {
+  const uint32_t lane = lanes.rank;
+  if (!TryLatch(tree, index, view.latch, lanes)) return Outcome::kRestart;
+  const Key<kKeyWords> separator = ShuffleKey(view.key, kSplitAt, lanes);
+  const uint32_t root = LoadRoot(tree, lanes);
   if (index == root) {
     // A new root above the old one and its new sibling.
     uint32_t first = 0;
     if (lane == 0) first = TakeNodes(tree, 2);
-    first = __shfl_sync(warp::kFullMask, first, 0);
+    first = lanes.Shuffle(first, 0);
     if (first == kNone) {
-      Unlatch(tree, index, view.latch);
+      Unlatch(tree, index, view.latch, lanes);
       return Outcome::kNoNodes;
     }
     const uint32_t right = first;
     const uint32_t new_root = first + 1;
-    WriteUpperHalf(tree, right, index, view);
-    const Key<kKeyWords> low = ShuffleKey(view.key, 0);
+    WriteUpperHalf(tree, right, index, view, lanes);
+    const Key<kKeyWords> low = ShuffleKey(view.key, 0, lanes);
     if (lane == 0) {
       Node<kKeyWords>* node = &tree.nodes[new_root];
       Store(&node->latch, 0u);
@@ -124,50 +127,50 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
       Store(&node->pointers[1], right);
     }
     WriterFence();
-    KeepLowerHalf(tree, index, view, separator, right);
+    KeepLowerHalf(tree, index, view, separator, right, lanes);
     WriterFence();
     if (lane == 0) atomicExch(tree.root, new_root);
-    Unlatch(tree, index, view.latch);
+    Unlatch(tree, index, view.latch, lanes);
     return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
   }
   if (parent == kNone) {  // reached beside the root: the root changed
-    Unlatch(tree, index, view.latch);
+    Unlatch(tree, index, view.latch, lanes);
     return Outcome::kRestart;
   }
-  if (!TryLatch(tree, parent, parent_latch)) {
-    Unlatch(tree, index, view.latch);
+  if (!TryLatch(tree, parent, parent_latch, lanes)) {
+    Unlatch(tree, index, view.latch, lanes);
     return Outcome::kRestart;
   }
   View<kKeyWords> up;
-  ReadNode<true>(tree, parent, &up, /*latched=*/true);
-  const unsigned at = __ballot_sync(warp::kFullMask, lane < up.count() && up.pointer == index);
+  ReadNode<true>(tree, parent, &up, lanes, /*latched=*/true);
+  const unsigned at = lanes.Ballot(lane < up.count() && up.pointer == index);
   uint32_t right = kNone;
   if (at != 0 && up.count() < kFanout) {
     if (lane == 0) right = TakeNodes(tree, 1);
-    right = __shfl_sync(warp::kFullMask, right, 0);
+    right = lanes.Shuffle(right, 0);
   }
   if (right == kNone) {  // not the parent any more, a full parent, or no node left
-    Unlatch(tree, parent, parent_latch);
-    Unlatch(tree, index, view.latch);
+    Unlatch(tree, parent, parent_latch, lanes);
+    Unlatch(tree, index, view.latch, lanes);
     return at != 0 && up.count() < kFanout ? Outcome::kNoNodes : Outcome::kRestart;
   }
   const uint32_t position = __ffs(at);  // the new entry goes after the node's
-  WriteUpperHalf(tree, right, index, view);
+  WriteUpperHalf(tree, right, index, view, lanes);
   WriterFence();
-  KeepLowerHalf(tree, index, view, separator, right);
+  KeepLowerHalf(tree, index, view, separator, right, lanes);
   Node<kKeyWords>* node = &tree.nodes[parent];
   if (lane >= position && lane < up.count()) {
     StoreKey(&node->keys[lane + 1], up.key);
     Store(&node->pointers[lane + 1], up.pointer);
   }
-  __syncwarp();
+  lanes.Sync();
   if (lane == 0) {
     StoreKey(&node->keys[position], separator);
     Store(&node->pointers[position], right);
     Store(&node->meta, up.meta + 1);
   }
-  Unlatch(tree, parent, parent_latch);
-  Unlatch(tree, index, view.latch);
+  Unlatch(tree, parent, parent_latch, lanes);
+  Unlatch(tree, index, view.latch, lanes);
   return view.leaf() ? Outcome::kSplitLeaf : Outcome::kSplitInner;
 }
 
@@ -175,7 +178,7 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
 // read the tree, and the node the lane went down to it from, with that
 // node's latch as the lane read it (the parent a split of the leaf needs).
 // kNone where there is none: the leaf is the root, or the descent met a
-// latched or changing node (the warp then goes down from the root).
+// latched or changing node (the group then goes down from the root).
 struct Place {
   uint32_t leaf = kNone;
   uint32_t parent = kNone;
@@ -188,7 +191,7 @@ struct Place {
 // a right place to start after later splits: a node's low bound never
 // changes (a split moves the upper half of a node to a new right sibling,
 // and nodes never merge), so a key the leaf no longer holds lies right of
-// it, where the warp's B-link walk from it goes.
+// it, where the group's B-link walk from it goes.
 template <uint32_t kKeyWords>
 __device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
                                              const Key<kKeyWords>& key) {
@@ -260,7 +263,7 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
 }
 
 // One put (value not null; `payload`: the value as WriteValue takes it) or
-// erase of `key`, by the whole warp. An erase's was_live byte (when not
+// erase of `key`, by the whole group. An erase's was_live byte (when not
 // null) gets whether the key was live. A put first goes down without
 // splitting (most need no split: an update, or a leaf with room);
 // `split_full`: it splits every full node on its way (proactive splitting),
@@ -272,14 +275,14 @@ template <uint32_t kKeyWords>
 __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key<kKeyWords>& key,
                             const uint8_t* value, uint64_t payload, uint64_t timestamp,
                             LiveSnapshots live, uint8_t* was_live, Deltas* deltas,
-                            SlotReserve* slots, bool split_full) {
-  const uint32_t lane = warp::LaneId();
-  uint32_t index = place->leaf != kNone && !split_full ? place->leaf : LoadRoot(tree);
+                            SlotReserve* slots, bool split_full, const NodeLanes& lanes) {
+  const uint32_t lane = lanes.rank;
+  uint32_t index = place->leaf != kNone && !split_full ? place->leaf : LoadRoot(tree, lanes);
   uint32_t parent = kNone;
   uint32_t parent_latch = 0;
   View<kKeyWords> view;
   while (true) {
-    if (!ReadNode<true>(tree, index, &view)) return Outcome::kRestart;
+    if (!ReadNode<true>(tree, index, &view, lanes)) return Outcome::kRestart;
     if (view.PastHigh(key)) {
       index = view.link;
       continue;
@@ -294,36 +297,35 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
     // way (kSplitFirst).
     if (value != nullptr && view.count() == kFanout &&
         (split_full || (view.leaf() && place->parent != kNone)) &&
-        !(view.leaf() && FindInLeaf(view, key) != kNone)) {
+        !(view.leaf() && FindInLeaf(view, key, lanes) != kNone)) {
       if (!split_full) {
         parent = place->parent;
         parent_latch = place->parent_latch;
         place->parent = kNone;
       }
-      const Outcome outcome = Split(tree, index, view, parent, parent_latch);
+      const Outcome outcome = Split(tree, index, view, parent, parent_latch, lanes);
       if (outcome == Outcome::kSplitLeaf) place->leaf = index;
       return outcome == Outcome::kRestart && !split_full ? Outcome::kSplitFirst : outcome;
     }
     if (view.leaf()) break;
     parent = index;
     parent_latch = view.latch;
-    index = ChildFor(view, key);
+    index = ChildFor(view, key, lanes);
   }
-  const uint32_t found = FindInLeaf(view, key);
+  const uint32_t found = FindInLeaf(view, key, lanes);
   Node<kKeyWords>* node = &tree.nodes[index];
   if (value != nullptr) {
     if (found != kNone) {
       // The head stays where the leaf points: no latch needed.
-      const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
+      const uint32_t head = lanes.Shuffle(view.pointer, found);
       if (lane == 0) PutExisting(tree, head, value, payload, timestamp, live, deltas, slots);
-      __syncwarp();
+      lanes.Sync();
       return Outcome::kDone;
     }
     if (view.count() == kFanout) return Outcome::kSplitFirst;
-    if (!TryLatch(tree, index, view.latch)) return Outcome::kRestart;
+    if (!TryLatch(tree, index, view.latch, lanes)) return Outcome::kRestart;
     const uint32_t count = view.count();
-    const uint32_t position =
-        __popc(__ballot_sync(warp::kFullMask, lane < count && Less(view.key, key)));
+    const uint32_t position = __popc(lanes.Ballot(lane < count && Less(view.key, key)));
     uint32_t slot = 0;
     if (lane == 0) {
       slot = slots->Take(tree);
@@ -334,18 +336,18 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
       deltas->versions += 1;
       deltas->leaf_entries += 1;
     }
-    slot = __shfl_sync(warp::kFullMask, slot, 0);
+    slot = lanes.Shuffle(slot, 0);
     if (lane >= position && lane < count) {
       StoreKey(&node->keys[lane + 1], view.key);
       Store(&node->pointers[lane + 1], view.pointer);
     }
-    __syncwarp();
+    lanes.Sync();
     if (lane == 0) {
       StoreKey(&node->keys[position], key);
       Store(&node->pointers[position], slot);
       Store(&node->meta, view.meta + 1);
     }
-    Unlatch(tree, index, view.latch);
+    Unlatch(tree, index, view.latch, lanes);
     return Outcome::kDone;
   }
   // An erase.
@@ -353,7 +355,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
     if (lane == 0 && was_live != nullptr) *was_live = 0;
     return Outcome::kDone;
   }
-  const uint32_t head = __shfl_sync(warp::kFullMask, view.pointer, found);
+  const uint32_t head = lanes.Shuffle(view.pointer, found);
   // What the erase does, decided before any change (but the trim of
   // versions no snapshot sees, which a second try repeats harmlessly).
   bool head_live = false;
@@ -366,13 +368,13 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
     in_place = WriteInPlace(TimestampOf(stamp), live);
     older = tree.versions[head].next != kNone;
   }
-  head_live = __shfl_sync(warp::kFullMask, head_live, 0);
-  in_place = __shfl_sync(warp::kFullMask, in_place, 0);
-  older = __shfl_sync(warp::kFullMask, older, 0);
+  head_live = lanes.Shuffle(head_live, 0);
+  in_place = lanes.Shuffle(in_place, 0);
+  older = lanes.Shuffle(older, 0);
   // The key leaves the leaf: a lone tombstone, or a live head no snapshot sees
   // with nothing older.
   const bool remove = !older && (!head_live || in_place);
-  if (remove && !TryLatch(tree, index, view.latch)) return Outcome::kRestart;
+  if (remove && !TryLatch(tree, index, view.latch, lanes)) return Outcome::kRestart;
   if (lane == 0) {
     if (!head_live) {
       if (remove) {
@@ -407,60 +409,68 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
       StoreKey(&node->keys[lane - 1], view.key);
       Store(&node->pointers[lane - 1], view.pointer);
     }
-    __syncwarp();
+    lanes.Sync();
     if (lane == 0) Store(&node->meta, view.meta - 1);
-    Unlatch(tree, index, view.latch);
+    Unlatch(tree, index, view.latch, lanes);
   }
-  __syncwarp();
+  lanes.Sync();
   return Outcome::kDone;
 }
 
 // The batch's n operations (keys ascending; values null: erases); done[i]
-// is set for each applied. A warp that finds no node left for a split stops
-// (Counters::out_of_nodes): the host grows the arena and launches again for
-// the operations not done. Its registers are held to what three blocks a
-// multiprocessor (one-word keys: 80) or two (longer keys: 128) leave: a few
-// more cost a third or half of its warps, and the writes their speed.
+// is set for each applied. Each group of kFanout lanes (NodeLanes) holds
+// kFanout consecutive operations and does them one after another, the group
+// on each; a warp's groups go their own ways (their splits and restarts
+// differ), meeting only in the group-wide intrinsics. A group that finds no
+// node left for a split stops (Counters::out_of_nodes): the host grows the
+// arena and launches again for the operations not done. Its registers are
+// held to what three blocks a multiprocessor (one-word keys: 80) or two
+// (longer keys: 128) leave: a few more cost a third or half of its warps,
+// and the writes their speed.
 template <uint32_t kKeyWords>
 __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
     WriteKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* keys, const uint8_t* values, uint64_t n,
                 uint64_t timestamp, LiveSnapshots live, uint8_t* done, uint8_t* was_live) {
-  const uint32_t lane = warp::LaneId();
+  const NodeLanes lanes;
+  const uint32_t lane = lanes.rank;
   Deltas deltas;  // lane 0's
-  __shared__ SlotReserve reserves[kWriteBlockThreads / warp::kWarpSize];
-  SlotReserve* slots = &reserves[threadIdx.x / warp::kWarpSize];  // lane 0's
+  __shared__ SlotReserve reserves[kWriteBlockThreads / kFanout];
+  SlotReserve* slots = &reserves[threadIdx.x / kFanout];  // lane 0's
   for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
     const uint64_t mine = first + lane;
     const bool has_work = mine < n && done[mine] == 0;
-    const uint32_t operations = __popc(__ballot_sync(warp::kFullMask, has_work));
-    if (lane == 0) slots->Start(operations);
-    // Each lane finds its own operation's leaf beside the others; the warp
-    // then starts each operation there, and again there after a failed latch
-    // check (the leaf's low bound never changes).
+    unsigned pending = lanes.Ballot(has_work);
+    if (lane == 0) slots->Start(__popc(pending));
+    // Each lane finds its own operation's leaf beside the others; the group
+    // then starts each operation there, and again there after a failed
+    // latch check (the leaf's low bound never changes).
     const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
     // A value of up to 8 bytes is loaded here, by its own lane, so that the
-    // warp's turn on the operation does not wait for it. (Loaded before the
+    // group's turn on the operation does not wait for it. (Loaded before the
     // descent, it would be held through it, and with 32-byte keys the kernel
     // would need more registers than two blocks per multiprocessor leave.)
     const bool small_puts = values != nullptr && tree.value_size <= 8;
     const uint64_t lane_payload =
         has_work && small_puts ? PayloadOf(values + mine * tree.value_size, tree.value_size) : 0;
-    const bool stopped = warp::ShareWork(warp::kFullMask, has_work, [&](int source) -> bool {
+    bool stopped = false;
+    while (pending != 0 && !stopped) {
+      const uint32_t source = __ffs(pending) - 1;
+      pending &= pending - 1;
       const uint64_t op = first + source;
       Place place;
-      place.leaf = __shfl_sync(warp::kFullMask, lane_place.leaf, source);
-      place.parent = __shfl_sync(warp::kFullMask, lane_place.parent, source);
-      place.parent_latch = __shfl_sync(warp::kFullMask, lane_place.parent_latch, source);
+      place.leaf = lanes.Shuffle(lane_place.leaf, source);
+      place.parent = lanes.Shuffle(lane_place.parent, source);
+      place.parent_latch = lanes.Shuffle(lane_place.parent_latch, source);
       const Key<kKeyWords> key = keys[op];
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
-      const uint64_t payload = __shfl_sync(warp::kFullMask, lane_payload, source);
+      const uint64_t payload = lanes.Shuffle(lane_payload, source);
       Outcome outcome;
       bool split_full = false;
       uint32_t backoff = 0;
       while (true) {
-        outcome =
-            TryWrite(tree, &place, key, value, payload, timestamp, live,
-                     was_live == nullptr ? nullptr : was_live + op, &deltas, slots, split_full);
+        outcome = TryWrite(tree, &place, key, value, payload, timestamp, live,
+                           was_live == nullptr ? nullptr : was_live + op, &deltas, slots,
+                           split_full, lanes);
         if (outcome == Outcome::kSplitFirst || outcome == Outcome::kSplitLeaf) {
           // Down from the root splitting full nodes, or on from the leaf
           // just split (place.leaf), where there is room now.
@@ -468,7 +478,7 @@ __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
         } else if (outcome == Outcome::kSplitInner) {
           // Down from the root again, splitting on.
         } else if (outcome == Outcome::kRestart) {
-          // Back off a little before the next try, so that the warps that
+          // Back off a little before the next try, so that the groups that
           // restart do not crowd the latch holder's nodes.
           backoff = backoff == 0 ? 32 : (backoff < 2048 ? backoff * 2 : backoff);
           __nanosleep(backoff);
@@ -476,13 +486,13 @@ __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
           break;
         }
       }
-      if (outcome == Outcome::kNoNodes) return true;
-      if (lane == 0) {
+      if (outcome == Outcome::kNoNodes) {
+        stopped = true;
+      } else if (lane == 0) {
         done[op] = 1;
         --slots->left;
       }
-      return false;
-    });
+    }
     if (lane == 0) slots->Release(tree);
     if (stopped) break;
   }

@@ -17,13 +17,13 @@ __device__ __forceinline__ uint32_t DescendTo(const Tree<kKeyWords>& tree,
                                               const Key<kKeyWords>& key, View<kKeyWords>* view) {
   uint32_t index = *tree.root;
   while (true) {
-    ReadNode<false>(tree, index, view);
+    ReadNode<false>(tree, index, view, Warp());
     if (view->PastHigh(key)) {
       index = view->link;
     } else if (view->leaf()) {
       return index;
     } else {
-      index = ChildFor(*view, key);
+      index = ChildFor(*view, key, Warp());
     }
   }
 }
@@ -33,7 +33,7 @@ __device__ __forceinline__ uint32_t DescendLeftmost(const Tree<kKeyWords>& tree,
                                                     View<kKeyWords>* view) {
   uint32_t index = *tree.root;
   while (true) {
-    ReadNode<false>(tree, index, view);
+    ReadNode<false>(tree, index, view, Warp());
     if (view->leaf()) return index;
     index = __shfl_sync(warp::kFullMask, view->pointer, 0);
   }
@@ -67,7 +67,7 @@ template <uint32_t kKeyWords>
 __device__ __forceinline__ void ReadLeaf(const Tree<kKeyWords>& tree, uint32_t index,
                                          const Key<kKeyWords>& key, View<kKeyWords>* view) {
   while (true) {
-    ReadNode<false>(tree, index, view);
+    ReadNode<false>(tree, index, view, Warp());
     if (!view->PastHigh(key)) return;
     index = view->link;
   }
@@ -264,7 +264,7 @@ __device__ __forceinline__ void WarpRange(const Tree<kKeyWords>& tree, uint64_t 
       out = out > begin + taken ? out - taken : begin;
       const bool past = __ballot_sync(warp::kFullMask, here && Less(view.key, low)) != 0;
       if (out == begin || past || view.left == kNone) break;
-      ReadNode<false>(tree, view.left, &view);
+      ReadNode<false>(tree, view.left, &view, Warp());
     } else {
       if (slot != kNone) {
         const uint64_t position = out + __popc(live & below_me);
@@ -273,7 +273,7 @@ __device__ __forceinline__ void WarpRange(const Tree<kKeyWords>& tree, uint64_t 
       out += __popc(live);
       const bool past = __ballot_sync(warp::kFullMask, here && Less(high, view.key)) != 0;
       if (out >= end || past || view.link == kNone) break;
-      ReadNode<false>(tree, view.link, &view);
+      ReadNode<false>(tree, view.link, &view, Warp());
     }
   }
 }
@@ -387,7 +387,7 @@ __global__ void ScanKernel(Tree<kKeyWords> tree, const Key<kKeyWords>* after, ui
     }
     out += __popc(live);
     if (view.link == kNone) break;
-    ReadNode<false>(tree, view.link, &view);
+    ReadNode<false>(tree, view.link, &view, Warp());
   }
   if (lane == 0) *pairs = out < limit ? out : limit;
 }

@@ -5,8 +5,8 @@
 // a count, leaf and has-high flags, a high key (every key of the node is
 // below it, when the node has one: the rightmost node of a level has none),
 // a right link and a left link (kNone at the ends of a level), and a latch.
-// With 8-byte keys a node is 128 bytes, one warp's load: lane i holds entry
-// i. Wider keys (16, 32 bytes) keep the same layout with their keys inline,
+// With 8-byte keys a node is 128 bytes, one load of 8 lanes: lane i holds
+// entry i. Wider keys (16, 32 bytes) keep the same layout with their keys inline,
 // so their nodes span 256 or 384 bytes. Every key value is legal: empty
 // slots are those past the count, and the rightmost nodes are told by the
 // has-high flag, not by a sentinel key.
@@ -17,14 +17,15 @@
 // bound, never compared (the leftmost child takes every smaller key).
 //
 // Latches. The latch is a sequence lock: odd while a writer holds it, bumped
-// by two on every release. A write warp reads a node without latching it,
-// then checks that the latch still reads the same even value (ReadNode:
-// acquire loads and one fence, see below); it takes the latch with one
-// atomicCAS from that value, so a taken latch means the node is as the warp
-// read it. Before a warp works its lanes' operations, each lane finds its
-// own operation's leaf alone, every node it reads checked the same way
-// (WriteLeafOf, kernels.cuh), and the warp starts each operation at that
-// leaf. A warp that finds a latch held or changed starts its operation
+// by two on every release. A write group (the kFanout lanes that work on
+// one write, NodeLanes) reads a node without latching it, then checks that
+// the latch still reads the same even value (ReadNode: acquire loads and one
+// fence, see below); it takes the latch with one atomicCAS from that value,
+// so a taken latch means the node is as the group read it. Before a group
+// works its lanes' operations, each lane finds its own operation's leaf
+// alone, every node it reads checked the same way (WriteLeafOf,
+// kernels.cuh), and the group starts each operation at that leaf. A group
+// that finds a latch held or changed starts its operation
 // again from that leaf (a node's low bound never changes), or from the root
 // where the lane found none, after a short pause (no waiting on a latch).
 // Reads run when no write does (the core's lock) and take no latches, and
@@ -35,12 +36,12 @@
 // A put goes down first without splitting; one whose leaf is full and lacks
 // its key splits the leaf under the parent its lane's descent saw, if that
 // parent is unchanged and has room, and else starts again from the root and
-// splits full nodes on its way down (proactive splitting): the warp latches
+// splits full nodes on its way down (proactive splitting): the group latches
 // the full node and its parent (as it read them), moves the upper half into
 // a new right sibling, links it (right link, high key, the sibling's left
 // link) and puts its first key into the parent, then goes on from the leaf
 // it split, or from the root again after an inner node's split. A full root
-// gets a new root above it. A warp that finds its key at or past a node's
+// gets a new root above it. A group that finds its key at or past a node's
 // high key follows the right link (the B-link rule), so a split never hides
 // a key from a descent.
 //
@@ -167,7 +168,7 @@ struct Tree {
   Counters* counters;
 };
 
-// Changes to the counters that one warp (its lane 0) or thread gathers and
+// Changes to the counters that one write group (its lane 0) or thread gathers and
 // adds once, so that the operations of a launch do not all meet on the
 // counters' few addresses.
 struct Deltas {
@@ -214,8 +215,8 @@ __device__ __forceinline__ Key<kKeyWords> LoadKey(const Key<kKeyWords>* address)
   return key;
 }
 
-// A warp's copy of a node: the header in every lane, entry i in lane i
-// (lanes past the count hold garbage).
+// A group's copy of a node (Lanes): the header in every lane, entry i in
+// lane i (lanes past the count hold garbage).
 template <uint32_t kKeyWords>
 struct View {
   uint32_t latch;
@@ -276,23 +277,70 @@ __device__ __forceinline__ void WriterFence() {
   cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
 }
 
-// Reads node `index` into `view` (all lanes). kShared: returns false when
-// its latch was held, or changed while the warp read (the view is torn),
-// unless `latched` (the warp holds the latch itself). Without writers
-// (!kShared) the node cannot change. Either way every lane loads the header
-// itself (one broadcast request) beside its entry: the warp's loads of the
-// node go out together, one trip to memory, with no shuffles after them.
+// The lanes that work on one node together: the whole warp (the reads'
+// scans), or a group of kFanout consecutive lanes (the writes). A node has
+// kFanout entries, one a lane, so a group that size holds all of it, and a
+// warp works on 32 / kFanout writes at a time instead of one: each write is a
+// chain of trips to memory (the node, its latch, its version), and a warp
+// with one in flight left its multiprocessor waiting on them. `rank`: this
+// lane's place in its group; shuffles and ballots name and count lanes by
+// rank.
+template <uint32_t kWidth>
+struct Lanes {
+  static_assert(kWidth == warp::kWarpSize || kWidth == kFanout, "a warp or a node's width");
+  uint32_t rank;
+  uint32_t first;  // the group's first lane in the warp
+  unsigned mask;
+
+  __device__ __forceinline__ Lanes() {
+    const uint32_t lane = warp::LaneId();
+    rank = lane % kWidth;
+    first = lane - rank;
+    if constexpr (kWidth == warp::kWarpSize) {
+      mask = warp::kFullMask;
+    } else {
+      mask = ((1u << kWidth) - 1) << first;
+    }
+  }
+  // `value` as lane `source` of the group holds it.
+  template <typename T>
+  __device__ __forceinline__ T Shuffle(T value, uint32_t source) const {
+    return __shfl_sync(mask, value, source, kWidth);
+  }
+  // Bit r: whether the group's lane r's predicate holds.
+  __device__ __forceinline__ unsigned Ballot(bool predicate) const {
+    const unsigned ballot = __ballot_sync(mask, predicate);
+    if constexpr (kWidth == warp::kWarpSize) {
+      return ballot;
+    } else {
+      return (ballot >> first) & ((1u << kWidth) - 1);
+    }
+  }
+  __device__ __forceinline__ bool All(bool predicate) const { return __all_sync(mask, predicate); }
+  __device__ __forceinline__ void Sync() const { __syncwarp(mask); }
+};
+using Warp = Lanes<warp::kWarpSize>;
+using NodeLanes = Lanes<kFanout>;
+
+// Reads node `index` into `view` (all lanes of the group). kShared: returns
+// false when its latch was held, or changed while the group read (the view
+// is torn), unless `latched` (the group holds the latch itself). Without
+// writers (!kShared) the node cannot change. Either way every lane loads the
+// header itself (one broadcast request) beside its entry: the group's loads
+// of the node go out together, one trip to memory, with no shuffles after
+// them.
 //
 // kShared: each lane checks its own loads against the latch (above), and
-// the verdict is the whole warp's: every lane read the latch value lane 0
-// read, before and after. The __syncwarp first orders what any lane saw
-// before (the index of this node, in a pointer it loaded and fenced) before
-// every lane's loads of the node.
-template <bool kShared, uint32_t kKeyWords>
+// the verdict is the whole group's: every lane read the latch value lane 0
+// read, before and after. The sync first orders what any lane saw before
+// (the index of this node, in a pointer it loaded and fenced) before every
+// lane's loads of the node.
+template <bool kShared, uint32_t kKeyWords, uint32_t kWidth>
 __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t index,
-                                         View<kKeyWords>* view, bool latched = false) {
+                                         View<kKeyWords>* view, const Lanes<kWidth>& lanes,
+                                         bool latched = false) {
   const Node<kKeyWords>* node = &tree.nodes[index];
-  const uint32_t lane = warp::LaneId();
+  const uint32_t lane = lanes.rank;
   if constexpr (!kShared) {
     view->meta = node->meta;
     view->link = node->link;
@@ -304,10 +352,10 @@ __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t i
     }
     return true;
   } else {
-    __syncwarp();
+    lanes.Sync();
     const uint32_t latch = latched ? Load<true>(&node->latch) : LoadAcquire(&node->latch);
-    view->latch = __shfl_sync(warp::kFullMask, latch, 0);
-    if (!latched && !__all_sync(warp::kFullMask, latch == view->latch && (latch & 1) == 0)) {
+    view->latch = lanes.Shuffle(latch, 0);
+    if (!latched && !lanes.All(latch == view->latch && (latch & 1) == 0)) {
       return false;
     }
     view->meta = Load<true>(&node->meta);
@@ -320,36 +368,37 @@ __device__ __forceinline__ bool ReadNode(const Tree<kKeyWords>& tree, uint32_t i
     }
     if (latched) return true;
     AcquireFence();
-    return __all_sync(warp::kFullMask, Load<true>(&node->latch) == view->latch);
+    return lanes.All(Load<true>(&node->latch) == view->latch);
   }
 }
 
 // The root as lane 0 reads it, in every lane. Acquire: a new root is
 // written, fenced, then published (Split), so its words are there for the
-// loads after this one (ReadNode's __syncwarp passes that on to every lane).
-template <uint32_t kKeyWords>
-__device__ __forceinline__ uint32_t LoadRoot(const Tree<kKeyWords>& tree) {
+// loads after this one (ReadNode's sync passes that on to every lane).
+template <uint32_t kKeyWords, uint32_t kWidth>
+__device__ __forceinline__ uint32_t LoadRoot(const Tree<kKeyWords>& tree,
+                                             const Lanes<kWidth>& lanes) {
   uint32_t root = 0;
-  if (warp::LaneId() == 0) root = LoadAcquire(tree.root);
-  return __shfl_sync(warp::kFullMask, root, 0);
+  if (lanes.rank == 0) root = LoadAcquire(tree.root);
+  return lanes.Shuffle(root, 0);
 }
 
 // The child of an internal node's view that holds `key` (all lanes).
-template <uint32_t kKeyWords>
-__device__ __forceinline__ uint32_t ChildFor(const View<kKeyWords>& view,
-                                             const Key<kKeyWords>& key) {
-  const uint32_t lane = warp::LaneId();
+template <uint32_t kKeyWords, uint32_t kWidth>
+__device__ __forceinline__ uint32_t ChildFor(const View<kKeyWords>& view, const Key<kKeyWords>& key,
+                                             const Lanes<kWidth>& lanes) {
+  const uint32_t lane = lanes.rank;
   const bool at_or_below = lane >= 1 && lane < view.count() && !Less(key, view.key);
-  const uint32_t index = __popc(__ballot_sync(warp::kFullMask, at_or_below));
-  return __shfl_sync(warp::kFullMask, view.pointer, index);
+  const uint32_t index = __popc(lanes.Ballot(at_or_below));
+  return lanes.Shuffle(view.pointer, index);
 }
 
 // The lane whose key equals `key`, or kNone.
-template <uint32_t kKeyWords>
+template <uint32_t kKeyWords, uint32_t kWidth>
 __device__ __forceinline__ uint32_t FindInLeaf(const View<kKeyWords>& view,
-                                               const Key<kKeyWords>& key) {
-  const uint32_t lane = warp::LaneId();
-  const unsigned hit = __ballot_sync(warp::kFullMask, lane < view.count() && Equal(view.key, key));
+                                               const Key<kKeyWords>& key,
+                                               const Lanes<kWidth>& lanes) {
+  const unsigned hit = lanes.Ballot(lanes.rank < view.count() && Equal(view.key, key));
   return hit == 0 ? kNone : static_cast<uint32_t>(__ffs(hit) - 1);
 }
 
@@ -437,23 +486,23 @@ __device__ __forceinline__ void ReadLaneNode(const Tree<kKeyWords>& tree, uint32
 
 // Takes node `index`'s latch if it still reads `latch` (all lanes; true
 // when taken).
-template <uint32_t kKeyWords>
+template <uint32_t kKeyWords, uint32_t kWidth>
 __device__ __forceinline__ bool TryLatch(const Tree<kKeyWords>& tree, uint32_t index,
-                                         uint32_t latch) {
+                                         uint32_t latch, const Lanes<kWidth>& lanes) {
   bool taken = false;
-  if (warp::LaneId() == 0) taken = atomicCAS(&tree.nodes[index].latch, latch, latch + 1) == latch;
-  taken = __shfl_sync(warp::kFullMask, taken, 0);
+  if (lanes.rank == 0) taken = atomicCAS(&tree.nodes[index].latch, latch, latch + 1) == latch;
+  taken = lanes.Shuffle(taken, 0);
   if (taken) WriterFence();
   return taken;
 }
 
-// Releases a latch taken from `latch` (all lanes), after the warp's writes.
-template <uint32_t kKeyWords>
-__device__ __forceinline__ void Unlatch(const Tree<kKeyWords>& tree, uint32_t index,
-                                        uint32_t latch) {
+// Releases a latch taken from `latch` (all lanes), after the lanes' writes.
+template <uint32_t kKeyWords, uint32_t kWidth>
+__device__ __forceinline__ void Unlatch(const Tree<kKeyWords>& tree, uint32_t index, uint32_t latch,
+                                        const Lanes<kWidth>& lanes) {
   WriterFence();
-  __syncwarp();
-  if (warp::LaneId() == 0) atomicExch(&tree.nodes[index].latch, latch + 2);
+  lanes.Sync();
+  if (lanes.rank == 0) atomicExch(&tree.nodes[index].latch, latch + 2);
 }
 
 template <uint32_t kKeyWords>
@@ -469,7 +518,7 @@ __device__ __forceinline__ void Store(T* address, T value) {
   *const_cast<volatile T*>(address) = value;
 }
 
-// ---- version slots (lane 0 of a warp, or one thread) ----
+// ---- version slots (lane 0 of a write group, or one thread) ----
 
 // The slot of the batch's taken-th take: from the end of the free list,
 // then past `used`.
@@ -485,13 +534,13 @@ __device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t s
   tree.freed_slots[at] = slot;
 }
 
-// The slots a warp's lane 0 takes for its group of (up to 32) operations,
+// The slots a write group's lane 0 takes for its (up to kFanout) operations,
 // reserved with one atomicAdd on Counters::taken at the group's first take
 // instead of one each: every operation left in the group may take one, so
 // the reservation is their number, and what the group does not use goes to
 // the freed slots at its end. Each operation takes at most one slot, so a
 // launch reserves at most one per operation. It lives in shared memory, one
-// per warp, so that the write kernel's registers do not grow.
+// per group, so that the write kernel's registers do not grow.
 struct SlotReserve {
   unsigned long long next;  // takes [next, end) reserved, not yet used
   unsigned long long end;
