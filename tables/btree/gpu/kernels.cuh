@@ -560,7 +560,7 @@ __global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint
 // number of the first inner level's nodes (kBulkFill leaves each), so that
 // a tile builds its leaves' parents too.
 template <uint32_t kKeyWords>
-constexpr uint32_t kBuildTileLeaves = 16384 / sizeof(Node<kKeyWords>) / kBulkFill* kBulkFill;
+constexpr uint32_t kBuildTileLeaves = (16384 / sizeof(Node<kKeyWords>) / kBulkFill) * kBulkFill;
 
 // Leaves 0 .. leaves-1, kBulkFill entries each but the last, and version
 // slots 0 .. n-1, straight from the batch's sorted order: entry i (of leaf
