@@ -245,7 +245,7 @@ template <uint32_t kKeyWords>
 __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const uint8_t* value,
                             uint64_t payload, uint64_t timestamp, LiveSnapshots live,
                             Deltas* deltas, SlotReserve* slots) {
-  Trim(tree, head, live, deltas);
+  Trim(tree, head, live, deltas, slots);
   const uint64_t stamp = tree.versions[head].stamp;
   const bool was_live = !IsTombstone(stamp);
   const bool in_place = WriteInPlace(TimestampOf(stamp), live);
@@ -362,7 +362,7 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
   bool in_place = false;
   bool older = false;
   if (lane == 0) {
-    Trim(tree, head, live, deltas);
+    Trim(tree, head, live, deltas, slots);
     const uint64_t stamp = tree.versions[head].stamp;
     head_live = !IsTombstone(stamp);
     in_place = WriteInPlace(TimestampOf(stamp), live);
@@ -382,13 +382,13 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
         deltas->tombstones -= 1;
         deltas->reclaimed += 1;
         deltas->leaf_entries -= 1;
-        FreeSlot(tree, head);
+        slots->Free(tree, head);
       }
     } else if (remove) {
       deltas->versions -= 1;
       deltas->live_keys -= 1;
       deltas->leaf_entries -= 1;
-      FreeSlot(tree, head);
+      slots->Free(tree, head);
     } else {
       if (!in_place) {
         const uint32_t kept = slots->Take(tree);

@@ -539,18 +539,24 @@ __device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t s
 // instead of one each: every operation left in the group may take one, so
 // the reservation is their number, and what the group does not use goes to
 // the freed slots at its end. Each operation takes at most one slot, so a
-// launch reserves at most one per operation. It lives in shared memory, one
-// per group, so that the write kernel's registers do not grow.
+// launch reserves at most one per operation. The slots the group's
+// operations free (an erase's key, the versions a trim drops) are gathered
+// the same way, kFanout at a time, so that a batch of erases does not meet
+// on Counters::freed once per operation. It lives in shared memory, one per
+// group, so that the write kernel's registers do not grow.
 struct SlotReserve {
   unsigned long long next;  // takes [next, end) reserved, not yet used
   unsigned long long end;
   uint32_t left;  // the group's operations not yet done, this one included
+  uint32_t freed_count;
+  uint32_t freed[kFanout];  // freed by the group, not yet handed out
 
   // A new group of `operations` (lane 0).
   __device__ void Start(uint32_t operations) {
     next = 0;
     end = 0;
     left = operations;
+    freed_count = 0;
   }
 
   template <uint32_t kKeyWords>
@@ -562,15 +568,32 @@ struct SlotReserve {
     return SlotAt(tree, next++);
   }
 
-  // The group's unused slots freed (lane 0, at the group's end).
+  // A slot an operation of the group frees.
+  template <uint32_t kKeyWords>
+  __device__ void Free(const Tree<kKeyWords>& tree, uint32_t slot) {
+    if (freed_count == kFanout) Hand(tree, false);
+    freed[freed_count++] = slot;
+  }
+
+  // The group's freed slots and its unused ones handed to the batch's freed
+  // slots (lane 0, at the group's end).
   template <uint32_t kKeyWords>
   __device__ void Release(const Tree<kKeyWords>& tree) {
-    if (next == end) return;
-    const unsigned long long at = atomicAdd(&tree.counters->freed, end - next);
-    for (unsigned long long take = next; take < end; ++take) {
-      tree.freed_slots[at + (take - next)] = SlotAt(tree, take);
-    }
-    next = end;
+    Hand(tree, true);
+  }
+
+ private:
+  // The freed slots, and (`unused`) the reserved ones not taken, handed out.
+  // The reservation is kept until the group's end: the group's operations
+  // left take from it, and a second one could pass the launch's slots.
+  template <uint32_t kKeyWords>
+  __device__ void Hand(const Tree<kKeyWords>& tree, bool unused) {
+    const unsigned long long count = (unused ? end - next : 0) + freed_count;
+    if (count == 0) return;
+    unsigned long long at = atomicAdd(&tree.counters->freed, count);
+    for (; unused && next < end; ++next) tree.freed_slots[at++] = SlotAt(tree, next);
+    for (uint32_t i = 0; i < freed_count; ++i) tree.freed_slots[at++] = freed[i];
+    freed_count = 0;
   }
 };
 
@@ -758,10 +781,11 @@ __device__ __forceinline__ void LiveEntries(const Tree<kKeyWords>& tree,
   }
 }
 
-// Drops the older versions of the list at `head` that no live snapshot sees.
+// Drops the older versions of the list at `head` that no live snapshot sees,
+// their slots freed through the write group's `slots` where given.
 template <uint32_t kKeyWords>
 __device__ __forceinline__ void Trim(const Tree<kKeyWords>& tree, uint32_t head, LiveSnapshots live,
-                                     Deltas* deltas) {
+                                     Deltas* deltas, SlotReserve* slots = nullptr) {
   uint64_t newer_timestamp = TimestampOf(tree.versions[head].stamp);
   uint32_t previous = head;
   uint32_t slot = tree.versions[head].next;
@@ -775,7 +799,11 @@ __device__ __forceinline__ void Trim(const Tree<kKeyWords>& tree, uint32_t head,
       deltas->versions -= 1;
       if (IsTombstone(stamp)) deltas->tombstones -= 1;
       deltas->reclaimed += 1;
-      FreeSlot(tree, slot);
+      if (slots != nullptr) {
+        slots->Free(tree, slot);
+      } else {
+        FreeSlot(tree, slot);
+      }
     }
     newer_timestamp = TimestampOf(stamp);
     slot = next;
