@@ -540,10 +540,11 @@ __device__ __forceinline__ void FreeSlot(const Tree<kKeyWords>& tree, uint32_t s
 // the reservation is their number, and what the group does not use goes to
 // the freed slots at its end. Each operation takes at most one slot, so a
 // launch reserves at most one per operation. The slots the group's
-// operations free (an erase's key, the versions a trim drops) are gathered
-// the same way, kFanout at a time, so that a batch of erases does not meet
-// on Counters::freed once per operation. It lives in shared memory, one per
-// group, so that the write kernel's registers do not grow.
+// operations free (an erased key's version, the versions a trim drops) are
+// gathered the same way and handed out kFanout at a time, so that a batch
+// of erases does not meet on Counters::freed once per operation. It lives
+// in shared memory, one per group, so that the write kernel's registers do
+// not grow.
 struct SlotReserve {
   unsigned long long next;  // takes [next, end) reserved, not yet used
   unsigned long long end;
