@@ -27,6 +27,15 @@ __device__ __forceinline__ Key<kKeyWords> ShuffleKey(const Key<kKeyWords>& key, 
 
 // ---- writes ----
 
+// The batch's key `i`, loaded once (volatile: the compiler may not load it
+// again). Held to few registers, the write kernel would otherwise load a
+// plain key again before each compare with a node's keys, and after the
+// descents' fences, which empty the L1 cache, each such load is a trip to L2.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ Key<kKeyWords> BatchKey(const Key<kKeyWords>* keys, uint64_t i) {
+  return LoadKey<true>(&keys[i]);
+}
+
 // The write kernel's block size (backend.cu launches every kernel with it):
 // its write groups' slot reservations are in shared memory.
 constexpr uint32_t kWriteBlockThreads = 256;
@@ -179,63 +188,85 @@ __device__ Outcome Split(const Tree<kKeyWords>& tree, uint32_t index, const View
 // node's latch as the lane read it (the parent a split of the leaf needs).
 // kNone where there is none: the leaf is the root, or the descent met a
 // latched or changing node (the group then goes down from the root).
+// `known`: the lane read the leaf itself, checked against its latch; then
+// `head` is the key's version list in it, or kNone where it lacked the key.
 struct Place {
   uint32_t leaf = kNone;
   uint32_t parent = kNone;
   uint32_t parent_latch = 0;
+  uint32_t head = kNone;
+  bool known = false;
 };
 
 // The Place of `key`, found by this thread alone beside the writers. The
-// lanes' descents run side by side (as LeafOf's for the reads), and each
-// node read is checked against its latch as ReadNode's are. The leaf stays
-// a right place to start after later splits: a node's low bound never
-// changes (a split moves the upper half of a node to a new right sibling,
-// and nodes never merge), so a key the leaf no longer holds lies right of
-// it, where the group's B-link walk from it goes.
+// lanes' descents run side by side (as LeafOf's for the reads), each node
+// one trip to memory (ReadLaneNode, past the L1 cache) checked against its
+// latch as ReadNode's are: the latch with acquire, the node, a fence, the
+// latch again. The check's second load goes out beside the next node's
+// first (a node whose check fails ends the descent before its child is
+// used), so a level costs two trips. The leaf stays a right place to start
+// after later splits: a node's low bound never changes (a split moves the
+// upper half of a node to a new right sibling, and nodes never merge), so a
+// key the leaf no longer holds lies right of it, where the group's B-link
+// walk from it goes. At the leaf the lane also finds its key's entry.
 template <uint32_t kKeyWords>
 __device__ __forceinline__ Place WriteLeafOf(const Tree<kKeyWords>& tree,
-                                             const Key<kKeyWords>& key) {
+                                             const Key<kKeyWords> key) {
   Place place;
   uint32_t index = LoadAcquire(tree.root);
+  uint32_t latch = LoadAcquire(&tree.nodes[index].latch);
   while (true) {
-    const Node<kKeyWords>* node = &tree.nodes[index];
-    const uint32_t latch = LoadAcquire(&node->latch);
     if ((latch & 1) != 0) return Place{};
-    // The node's header and keys, every load independent of the others (none
-    // waits for the count) so that they go out together; a torn count is
-    // clamped to the node (the check below then fails).
-    const uint32_t meta = Load<true>(&node->meta);
-    const Key<kKeyWords> high = LoadKey<true>(&node->high);
-    Key<kKeyWords> keys[kFanout];
-#pragma unroll
-    for (uint32_t entry = 1; entry < kFanout; ++entry)
-      keys[entry] = LoadKey<true>(&node->keys[entry]);
-    const uint32_t count = min(meta & kCountMask, kFanout);
-    const bool past_high = (meta & kHighFlag) != 0 && !Less(key, high);
-    const bool leaf = (meta & kLeafFlag) != 0;
-    uint32_t child = 0;
-#pragma unroll
-    for (uint32_t entry = 1; entry < kFanout; ++entry) {
-      if (entry < count && !Less(key, keys[entry])) child = entry;
-    }
-    uint32_t next = kNone;
-    if (past_high) {
-      next = Load<true>(&node->link);
-    } else if (!leaf) {
-      next = Load<true>(&node->pointers[child]);
-    }
+    LaneNode<kKeyWords> node;
+    ReadLaneNode<true>(tree, index, &node);
     AcquireFence();
-    if (Load<true>(&node->latch) != latch) return Place{};
-    if (!past_high && leaf) {
+    const uint32_t again = Load<true>(&tree.nodes[index].latch);
+    const bool past_high = node.PastHigh(key);
+    if (!past_high && node.leaf()) {
+      if (again != latch) return Place{};
+      uint32_t head = kNone;
+#pragma unroll
+      for (uint32_t entry = 0; entry < kFanout; ++entry) {
+        if (entry < node.count() && Equal(node.keys[entry], key)) head = node.pointers[entry];
+      }
       place.leaf = index;
+      place.head = head;
+      place.known = true;
       return place;
     }
+    const uint32_t next = past_high ? node.link : node.ChildFor(key);
+    // A torn read may name no node: its latch is then not loaded (the check
+    // below fails, or the odd value ends the descent).
+    const uint32_t next_latch =
+        next < tree.node_capacity ? LoadAcquire(&tree.nodes[next].latch) : 1u;
+    if (again != latch) return Place{};
     if (!past_high) {
       place.parent = index;
       place.parent_latch = latch;
     }
     index = next;
+    latch = next_latch;
   }
+}
+
+// A put's change to its key's list at `head`, whose newest version is live
+// (`was_live`) or a tombstone: the head replaced in place (kept: kNone), or
+// first copied to the fresh slot `kept` behind it, for a snapshot that
+// sees it.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void PutOnHead(const Tree<kKeyWords>& tree, uint32_t head, bool was_live,
+                                          uint32_t kept, const uint8_t* value, uint64_t payload,
+                                          uint64_t timestamp, Deltas* deltas) {
+  if (kept != kNone) {
+    CopyVersion(tree, head, kept);
+    tree.versions[head].next = kept;
+    deltas->versions += 1;
+  } else if (!was_live) {
+    deltas->tombstones -= 1;  // the tombstone no snapshot sees is replaced
+  }
+  WriteValue(tree, head, value, payload);
+  tree.versions[head].stamp = Stamp(timestamp, false);
+  if (!was_live) deltas->live_keys += 1;
 }
 
 // A put on a key the tree holds, its list at `head` (lane 0): the newest
@@ -249,17 +280,8 @@ __device__ void PutExisting(const Tree<kKeyWords>& tree, uint32_t head, const ui
   const uint64_t stamp = tree.versions[head].stamp;
   const bool was_live = !IsTombstone(stamp);
   const bool in_place = WriteInPlace(TimestampOf(stamp), live);
-  if (in_place && !was_live) {
-    deltas->tombstones -= 1;  // the tombstone no snapshot sees is replaced
-  } else if (!in_place) {
-    const uint32_t kept = slots->Take(tree);
-    CopyVersion(tree, head, kept);
-    tree.versions[head].next = kept;
-    deltas->versions += 1;
-  }
-  WriteValue(tree, head, value, payload);
-  tree.versions[head].stamp = Stamp(timestamp, false);
-  if (!was_live) deltas->live_keys += 1;
+  PutOnHead(tree, head, was_live, in_place ? kNone : slots->Take(tree), value, payload, timestamp,
+            deltas);
 }
 
 // One put (value not null; `payload`: the value as WriteValue takes it) or
@@ -417,11 +439,54 @@ __device__ Outcome TryWrite(const Tree<kKeyWords>& tree, Place* place, const Key
   return Outcome::kDone;
 }
 
+// A lane's own put done by the lane alone, from what its descent read (a
+// known Place), where it changes no node and the key's list holds one
+// version: an update, in place or as a new head with the old version kept
+// behind it for a snapshot (as PutExisting, on a list of one). Such puts make
+// most of a batch of updates, and done this way a warp's 32 lanes work on
+// theirs side by side, where a group's lanes work on one write at a time.
+// In a batch of puts no key leaves the tree, and a list's head stays where
+// its leaf entry points, so the head the lane found is its key's list.
+// Every lane of the group calls it (the slots of the puts that keep the old
+// version are taken for the group at once); true where this lane's put is
+// done, its counter changes in `deltas` (this lane's own). The others, and
+// every erase, go to the group (TryWrite): erases done alone were slower.
+template <uint32_t kKeyWords>
+__device__ bool UpdateAlone(const Tree<kKeyWords>& tree, bool has_work, const Place& place,
+                            const uint8_t* value, uint64_t payload, uint64_t timestamp,
+                            LiveSnapshots live, Deltas* deltas, const NodeLanes& lanes) {
+  if (value == nullptr) return false;  // a batch of erases (every lane's)
+  const uint32_t head = place.head;
+  bool done = false;
+  bool head_live = false;
+  bool in_place = false;
+  if (has_work && place.known && head != kNone && tree.versions[head].next == kNone) {
+    const uint64_t stamp = tree.versions[head].stamp;
+    head_live = !IsTombstone(stamp);
+    in_place = WriteInPlace(TimestampOf(stamp), live);
+    done = true;
+  }
+  const unsigned takes = lanes.Ballot(done && !in_place);
+  unsigned long long first = 0;
+  if (lanes.rank == 0 && takes != 0) first = atomicAdd(&tree.counters->taken, __popc(takes));
+  first = lanes.Shuffle(first, 0);
+  if (!done) return false;
+  const uint32_t below = (1u << lanes.rank) - 1;
+  const uint32_t kept = in_place ? kNone : SlotAt(tree, first + __popc(takes & below));
+  PutOnHead(tree, head, head_live, kept, value, payload, timestamp, deltas);
+  return true;
+}
+
 // The batch's n operations (keys ascending; values null: erases); done[i]
-// is set for each applied. Each group of kFanout lanes (NodeLanes) holds
-// kFanout consecutive operations and does them one after another, the group
-// on each; a warp's groups go their own ways (their splits and restarts
-// differ), meeting only in the group-wide intrinsics. A group that finds no
+// is set for each applied. Each group of kFanout lanes (NodeLanes) takes
+// kFanout consecutive operations at a time from Counters::handed_out (zero
+// at launch) and does them one after another, the group on each; a warp's
+// groups go their own ways (their splits and restarts differ), meeting only
+// in the group-wide intrinsics. Taken as they go, the operations keep every
+// group busy to the end; handed out by a fixed stride instead, a block would
+// hold its multiprocessor's place until its slowest group ended, and groups
+// whose operations split end long after the others. The launch is as many
+// blocks as the multiprocessors hold at once. A group that finds no
 // node left for a split stops (Counters::out_of_nodes): the host grows the
 // arena and launches again for the operations not done. Its registers are
 // held to what three blocks a multiprocessor (one-word keys: 80) or two
@@ -433,18 +498,21 @@ __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
                 uint64_t timestamp, LiveSnapshots live, uint8_t* done, uint8_t* was_live) {
   const NodeLanes lanes;
   const uint32_t lane = lanes.rank;
-  Deltas deltas;  // lane 0's
+  Deltas deltas;  // this lane's writes alone, and lane 0's the group's
   __shared__ SlotReserve reserves[kWriteBlockThreads / kFanout];
   SlotReserve* slots = &reserves[threadIdx.x / kFanout];  // lane 0's
-  for (uint64_t first = ThreadIndex() - lane; first < n; first += ThreadCount()) {
+  while (true) {
+    unsigned long long first = 0;
+    if (lane == 0) first = atomicAdd(&tree.counters->handed_out, kFanout);
+    first = lanes.Shuffle(first, 0);
+    if (first >= n) break;
     const uint64_t mine = first + lane;
     const bool has_work = mine < n && done[mine] == 0;
-    unsigned pending = lanes.Ballot(has_work);
-    if (lane == 0) slots->Start(__popc(pending));
-    // Each lane finds its own operation's leaf beside the others; the group
-    // then starts each operation there, and again there after a failed
-    // latch check (the leaf's low bound never changes).
-    const Place lane_place = has_work ? WriteLeafOf(tree, keys[mine]) : Place{};
+    // Each lane finds its own operation's leaf beside the others, and does
+    // the operation alone where it can (UpdateAlone); the group then starts
+    // each other operation there, and again there after a failed latch
+    // check (the leaf's low bound never changes).
+    const Place lane_place = has_work ? WriteLeafOf(tree, BatchKey(keys, mine)) : Place{};
     // A value of up to 8 bytes is loaded here, by its own lane, so that the
     // group's turn on the operation does not wait for it. (Loaded before the
     // descent, it would be held through it, and with 32-byte keys the kernel
@@ -452,6 +520,12 @@ __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
     const bool small_puts = values != nullptr && tree.value_size <= 8;
     const uint64_t lane_payload =
         has_work && small_puts ? PayloadOf(values + mine * tree.value_size, tree.value_size) : 0;
+    const bool alone = UpdateAlone(tree, has_work, lane_place,
+                                   values == nullptr ? nullptr : values + mine * tree.value_size,
+                                   lane_payload, timestamp, live, &deltas, lanes);
+    if (alone) done[mine] = 1;
+    unsigned pending = lanes.Ballot(has_work && !alone);
+    if (lane == 0) slots->Start(__popc(pending));
     bool stopped = false;
     while (pending != 0 && !stopped) {
       const uint32_t source = __ffs(pending) - 1;
@@ -461,7 +535,7 @@ __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
       place.leaf = lanes.Shuffle(lane_place.leaf, source);
       place.parent = lanes.Shuffle(lane_place.parent, source);
       place.parent_latch = lanes.Shuffle(lane_place.parent_latch, source);
-      const Key<kKeyWords> key = keys[op];
+      const Key<kKeyWords> key = BatchKey(keys, op);
       const uint8_t* value = values == nullptr ? nullptr : values + op * tree.value_size;
       const uint64_t payload = lanes.Shuffle(lane_payload, source);
       Outcome outcome;
@@ -496,6 +570,7 @@ __global__ void __launch_bounds__(kWriteBlockThreads, kKeyWords == 1 ? 3 : 2)
     if (lane == 0) slots->Release(tree);
     if (stopped) break;
   }
+  deltas.SumOver(lanes);
   if (lane == 0) deltas.AddTo(tree.counters);
 }
 

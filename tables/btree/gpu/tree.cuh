@@ -59,6 +59,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cuda/atomic>
+#include <cuda/ptx>
 
 #include "gpu/warp_work_sharing.cuh"
 #include "tables/btree/versions.h"
@@ -150,6 +151,7 @@ struct Counters {
   unsigned long long taken;         // version slots handed out in this batch
   unsigned long long freed;         // version slots freed in this batch
   unsigned long long out_of_nodes;  // a split found no node left
+  unsigned long long handed_out;    // a write launch's operations handed to its groups
 };
 
 // What every kernel gets: the tree, the version pool and its free lists.
@@ -168,15 +170,28 @@ struct Tree {
   Counters* counters;
 };
 
-// Changes to the counters that one write group (its lane 0) or thread gathers and
-// adds once, so that the operations of a launch do not all meet on the
-// counters' few addresses.
+// Changes to the counters that a thread gathers and adds once (a write
+// group's summed into its lane 0 first), so that the operations of a launch
+// do not all meet on the counters' few addresses.
 struct Deltas {
   long long live_keys = 0;
   long long versions = 0;
   long long tombstones = 0;
   long long reclaimed = 0;
   long long leaf_entries = 0;
+
+  // Every lane's changes summed into each lane of its group (NodeLanes),
+  // before lane 0 adds them.
+  template <typename Group>
+  __device__ void SumOver(const Group& group) {
+    for (uint32_t offset = 1; offset < Group::kWidth; offset *= 2) {
+      live_keys += group.ShuffleXor(live_keys, offset);
+      versions += group.ShuffleXor(versions, offset);
+      tombstones += group.ShuffleXor(tombstones, offset);
+      reclaimed += group.ShuffleXor(reclaimed, offset);
+      leaf_entries += group.ShuffleXor(leaf_entries, offset);
+    }
+  }
 
   __device__ void AddTo(Counters* counters) const {
     Add(&counters->live_keys, live_keys);
@@ -260,9 +275,16 @@ __device__ __forceinline__ uint32_t LoadAcquire(const uint32_t* address) {
 }
 
 // Orders this thread's loads before it (a node's words) before its loads
-// after it (the latch's second load).
+// after it (the latch's second load). From sm_90 on it is an acquire fence
+// proper (fence.acquire): the acq_rel fence that atomic_thread_fence makes
+// of an acquire also waits for the thread's earlier stores, and that wait
+// was a tenth of the write kernel's stalls.
 __device__ __forceinline__ void AcquireFence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::ptx::fence(cuda::ptx::sem_acquire, cuda::ptx::scope_gpu);
+#else
   cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+#endif
 }
 
 // A writer's fence (acquire and release, device scope): after it takes a
@@ -285,8 +307,9 @@ __device__ __forceinline__ void WriterFence() {
 // with one in flight left its multiprocessor waiting on them. `rank`: this
 // lane's place in its group; shuffles and ballots name and count lanes by
 // rank.
-template <uint32_t kWidth>
+template <uint32_t kWidth_>
 struct Lanes {
+  static constexpr uint32_t kWidth = kWidth_;
   static_assert(kWidth == warp::kWarpSize || kWidth == kFanout, "a warp or a node's width");
   uint32_t rank;
   uint32_t first;  // the group's first lane in the warp
@@ -306,6 +329,12 @@ struct Lanes {
   template <typename T>
   __device__ __forceinline__ T Shuffle(T value, uint32_t source) const {
     return __shfl_sync(mask, value, source, kWidth);
+  }
+  // `value` as the lane whose rank differs from this one's in the bits of
+  // `bits` holds it.
+  template <typename T>
+  __device__ __forceinline__ T ShuffleXor(T value, uint32_t bits) const {
+    return __shfl_xor_sync(mask, value, bits, kWidth);
   }
   // Bit r: whether the group's lane r's predicate holds.
   __device__ __forceinline__ unsigned Ballot(bool predicate) const {
@@ -434,13 +463,33 @@ struct LaneNode {
   }
 };
 
+// A 16-byte load: kShared, strong (volatile) past the L1 cache, as Load's
+// of words that writers may change at the same time; else through the
+// read-only cache.
+template <bool kShared>
+__device__ __forceinline__ uint4 LoadVector(const uint4* address) {
+  if constexpr (kShared) {
+    uint4 loaded;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(loaded.x), "=r"(loaded.y), "=r"(loaded.z), "=r"(loaded.w)
+                 : "l"(address)
+                 : "memory");
+    return loaded;
+  } else {
+    return __ldg(address);
+  }
+}
+
 // Reads node `index` into `node`, this lane alone. The node's bytes up to
 // its last pointer go out as independent 16-byte loads, issued together (one
-// trip to memory; with 8-byte keys the whole 128-byte node), through the
-// read-only cache: no writer runs beside a read, and a launch's loads
-// through that cache see the writes of the launches before it. Every field is then taken from the
-// loaded words at a fixed offset, so the node stays in registers.
-template <uint32_t kKeyWords>
+// trip to memory; with 8-byte keys the whole 128-byte node). A read (no
+// writer runs beside it) loads through the read-only cache: a launch's loads
+// through that cache see the writes of the launches before it. A writer's
+// lane (kShared) loads past the L1 cache, and checks the node against its
+// latch itself or holds the latch (WriteLeafOf). Every field is
+// then taken from the loaded words at a fixed offset, so the node stays in
+// registers.
+template <bool kShared = false, uint32_t kKeyWords>
 __device__ __forceinline__ void ReadLaneNode(const Tree<kKeyWords>& tree, uint32_t index,
                                              LaneNode<kKeyWords>* node) {
   using Layout = Node<kKeyWords>;
@@ -454,7 +503,7 @@ __device__ __forceinline__ void ReadLaneNode(const Tree<kKeyWords>& tree, uint32
   const uint4* vectors = reinterpret_cast<const uint4*>(&tree.nodes[index]);
 #pragma unroll
   for (uint32_t vector = 0; vector < kVectors; ++vector) {
-    const uint4 loaded = __ldg(&vectors[vector]);
+    const uint4 loaded = LoadVector<kShared>(&vectors[vector]);
     words[4 * vector] = loaded.x;
     words[4 * vector + 1] = loaded.y;
     words[4 * vector + 2] = loaded.z;
