@@ -7,7 +7,7 @@
 # family's shared and cpu/ code; the CMake build uses g++ and cannot link
 # libFuzzer),
 # writes the seed pools of the current format, then fuzzes a fixed number of
-# inputs from a fixed seed over those seeds, the checked-in corpus
+# inputs from fixed seeds over those seeds, the checked-in corpus
 # (tests/fuzz/corpus/) and the corpus kept from earlier runs. In a fresh clone
 # the run is the same on every machine: its verdict does not depend on how
 # fast the machine is (a time bound would make it). Explore further with a
@@ -17,10 +17,12 @@
 # tests/corruption/).
 #
 # Usage: scripts/ci-fuzz.sh [runs [seed]]
-#   runs: inputs to execute (default GPKV_FUZZ_RUNS or 40000: about 2 minutes
-#   on 2 cores); seed: libFuzzer's random seed (default GPKV_FUZZ_SEED or 1).
-# Environment: GPKV_FUZZ_BUILD (folder, default build-fuzz), GPKV_FUZZ_CXX
-# (default clang++-14, installed with apt-get when missing), GPKV_JOBS.
+#   runs: inputs to execute (default GPKV_FUZZ_RUNS or 40000: about 100 s
+#   on 2 cores, in two processes); seed: libFuzzer's random seed (default
+#   GPKV_FUZZ_SEED or 1; the second process runs from seed + 1).
+# Environment: GPKV_FUZZ_PROCESSES (default 2), GPKV_FUZZ_BUILD (folder,
+# default build-fuzz), GPKV_FUZZ_CXX (default clang++-14, installed with
+# apt-get when missing), GPKV_JOBS.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -42,7 +44,7 @@ if ! command -v "$cxx" >/dev/null 2>&1 ||
 fi
 
 mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$out/artifacts"
-common=(-std=c++17 -g -O1 -march=x86-64-v2 -fopenmp -fno-omit-frame-pointer
+common=(-std=c++17 -g1 -O1 -march=x86-64-v2 -fopenmp -fno-omit-frame-pointer
   -fsanitize=address,undefined -fno-sanitize-recover=undefined
   -I. -Iinclude $(pkg-config --cflags libpmem2))
 
@@ -84,30 +86,50 @@ rm -f "$out"/seeds/*
 GPKV_FUZZ_WRITE_SEEDS="$out/seeds" "$out/pool_fuzzer" >/dev/null
 
 before=$(ls "$out/artifacts" | wc -l)
-echo "ci-fuzz: fuzzing ${runs} inputs from seed ${seed}" >&2
+# The inputs are split between GPKV_FUZZ_PROCESSES fuzzer processes (2: the
+# CI machine's cores; a fixed count, not the machine's, so that the run stays
+# the same on every machine): process i runs its share from seed + i into a
+# corpus folder of its own, each also reading the seeds and the checked-in
+# corpus.
+workers=${GPKV_FUZZ_PROCESSES:-2}
+if [ "$workers" -lt 1 ] || [ "$workers" -gt "$runs" ]; then workers=1; fi
+echo "ci-fuzz: fuzzing ${runs} inputs from seed ${seed} in ${workers} processes" >&2
 started=$SECONDS
-set +e
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-  "$out/pool_fuzzer" -runs="$runs" -seed="$seed" -max_len=1048576 -timeout=30 \
-  -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
-  "$out/corpus" "$out/seeds" tests/fuzz/corpus >"$out/fuzz.log" 2>&1
-status=$?
-set -e
+pids=()
+for ((worker = 0; worker < workers; ++worker)); do
+  share=$(((runs + worker) / workers))
+  mkdir -p "$out/corpus-$worker"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+    "$out/pool_fuzzer" -runs="$share" -seed="$((seed + worker))" -max_len=1048576 -timeout=30 \
+    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
+    "$out/corpus-$worker" "$out/seeds" tests/fuzz/corpus >"$out/fuzz-$worker.log" 2>&1 &
+  pids+=($!)
+done
+status=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || status=$?
+done
 after=$(ls "$out/artifacts" | wc -l)
-executions=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$out/fuzz.log" | grep -Eo '[0-9]+$' |
-  tail -1)
-if [ -z "$executions" ]; then
-  # No final stats (the run stopped at a crash): take the last progress line.
-  executions=$(grep -Eo '^#[0-9]+' "$out/fuzz.log" | tail -1 | tr -d '#')
-fi
+executions=0
+for ((worker = 0; worker < workers; ++worker)); do
+  log="$out/fuzz-$worker.log"
+  ran=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 ||
+    true)
+  if [ -z "$ran" ]; then
+    # No final stats (the process stopped at a crash): take its last progress line.
+    ran=$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
+  fi
+  executions=$((executions + ${ran:-0}))
+done
 crashes=$((after - before))
-corpus=$(ls "$out/corpus" | wc -l)
+corpus=$(find "$out" -path "$out/corpus-*" -type f | wc -l)
 # Also kept in $out/fuzz-totals.log for scripts/crash-totals.sh.
-echo "[crash totals] fuzz: ${executions:-0} executions in $((SECONDS - started)) s (seed ${seed}), ${crashes} crashes or" \
-  "violated properties, corpus ${corpus} inputs (log $out/fuzz.log)" | tee "$out/fuzz-totals.log"
+echo "[crash totals] fuzz: ${executions} executions in $((SECONDS - started)) s (seed ${seed}," \
+  "${workers} processes), ${crashes} crashes or violated properties, corpus ${corpus} inputs" \
+  "(logs $out/fuzz-*.log)" | tee "$out/fuzz-totals.log"
 if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
-  grep -E 'ERROR|SUMMARY|property violated|runtime error' "$out/fuzz.log" | head -20 >&2 || true
+  cat "$out"/fuzz-*.log | grep -E 'ERROR|SUMMARY|property violated|runtime error' | head -20 >&2 || true
   echo "ci-fuzz: the fuzzer found a problem (exit $status); inputs in $out/artifacts/:" >&2
   ls -1 "$out/artifacts" | tail -n "$((crashes > 0 ? crashes : 5))" >&2
   exit 1

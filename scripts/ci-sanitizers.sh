@@ -3,7 +3,7 @@
 #  1. ASan + UBSan (-DGPKV_SANITIZE=address,undefined, CPU only): builds the
 #     gpkv tool and the crash, corruption, limits and fuzz tests, and runs
 #     them (`ctest -L 'corruption|crash|limits|fuzz'`). UBSan halts on the
-#     first report. The crash suite runs at GPKV_CRASH_SCALE (default 0.25 of
+#     first report. The crash suite runs at GPKV_CRASH_SCALE (default 0.1 of
 #     its sample counts: the sanitizers make each crash state several times
 #     slower; the plain build runs the full counts).
 #  2. TSan (-DGPKV_SANITIZE=thread): builds the concurrency tests and runs them
@@ -57,7 +57,7 @@ run_asan() {
     cd "$asan_dir"
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_string_checks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-    export GPKV_CRASH_SCALE=${GPKV_CRASH_SCALE:-0.25}
+    export GPKV_CRASH_SCALE=${GPKV_CRASH_SCALE:-0.1}
     set +e
     ctest --output-on-failure --verbose -L 'corruption|crash|limits|fuzz' --no-tests=error -j"$jobs" \
       --timeout 3600 2>&1 | tee ctest-asan.log
