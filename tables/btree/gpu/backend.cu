@@ -13,6 +13,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
 #include "gpu/pointer_kind.h"
+#include "gpu/resident_blocks.cuh"
 #include "gpu/staged_copy.h"
 #include "gpu/stream_scratch.h"
 #include "tables/btree/gpu/backend.h"
@@ -257,11 +258,14 @@ class GpuBackend final : public Backend {
       was_live = was_live_.as<uint8_t>();
     }
     while (true) {
-      // The groups take their operations from handed_out (WriteKernel).
+      // The groups take their operations from handed_out (WriteKernel), as
+      // many blocks as the multiprocessors hold at once.
       GPKV_CUDA_RETURN_IF_ERROR(
           cudaMemsetAsync(&counters_.as<Counters>()->handed_out, 0, sizeof(unsigned long long)),
           "btree gpu: write batch");
-      WriteKernel<kKeyWords><<<WriteBlocks(n), kBlockThreads>>>(
+      const unsigned int blocks =
+          ::gpkv::gpu::ResidentBlocksFor<WriteKernel<kKeyWords>>(BlocksFor(n), kBlockThreads);
+      WriteKernel<kKeyWords><<<blocks, kBlockThreads>>>(
           DeviceTree(), keys_.as<TreeKey>(), puts ? values_.as<uint8_t>() : nullptr, n,
           batch.timestamp, DeviceLive(), flags_.as<uint8_t>(), was_live);
       GPKV_RETURN_IF_ERROR(CheckLaunch("write"));
@@ -290,24 +294,6 @@ class GpuBackend final : public Backend {
     ScatterKernel<<<BlocksFor(n), kBlockThreads>>>(was_live, picked_.as<uint32_t>(), n, answers);
     GPKV_RETURN_IF_ERROR(CheckLaunch("erase answers"));
     return Back(batch.was_live, answers, batch.count);
-  }
-
-  // The write kernel's blocks for n operations: as many as the
-  // multiprocessors hold at once (its groups take operations until none
-  // are left), fewer for a small batch.
-  unsigned int WriteBlocks(uint64_t n) {
-    if (write_blocks_ == 0) {
-      int per_multiprocessor = 0;
-      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, WriteKernel<kKeyWords>,
-                                                        kBlockThreads, 0) != cudaSuccess ||
-          per_multiprocessor < 1) {
-        cudaGetLastError();
-        per_multiprocessor = 1;
-      }
-      write_blocks_ =
-          static_cast<unsigned int>(per_multiprocessor) * ::gpkv::gpu::MultiprocessorCount();
-    }
-    return std::min(BlocksFor(n), write_blocks_);
   }
 
   bool SortsBatches() const override { return true; }
@@ -997,7 +983,6 @@ class GpuBackend final : public Backend {
   std::mutex mutex_;
   Buffer nodes_;
   uint64_t node_capacity_ = kFirstNodes;
-  unsigned int write_blocks_ = 0;  // WriteBlocks' bound, once known
   Buffer root_;
   Buffer versions_;
   Buffer cells_;

@@ -337,8 +337,10 @@ Status LaunchWrite(const char* name, const DeviceView& view, const WriteSink& si
                    const BatchArrays& batch, cudaStream_t stream) {
   const uint32_t per_tile = OpsPerTile(batch.count, kTileLanes);
   const uint64_t units = UnitsFor(batch.count, per_tile * (kUnitLanes / kTileLanes));
-  kKernel<<<ResidentBlocksFor<kKernel>(units, kUnitLanes), kBlockThreads, 0, stream>>>(
-      view, sink, batch, per_tile, static_cast<uint32_t>(units));
+  const unsigned int blocks =
+      gpkv::gpu::ResidentBlocksFor<kKernel>(BlocksFor(units * kUnitLanes), kBlockThreads);
+  kKernel<<<blocks, kBlockThreads, 0, stream>>>(view, sink, batch, per_tile,
+                                                static_cast<uint32_t>(units));
   return CheckLaunch(name);
 }
 

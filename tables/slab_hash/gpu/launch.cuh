@@ -13,6 +13,7 @@
 #include "gpkv/status.h"
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
+#include "gpu/resident_blocks.cuh"
 #include "gpu/warp_work_sharing.cuh"
 #include "tables/slab_hash/layout.h"
 
@@ -89,7 +90,7 @@ __device__ __forceinline__ uint64_t TilePosition(uint32_t per_tile, bool* holds)
 
 // ---- work units taken at run time (the write kernels) ----
 // A write kernel's grid holds only as many blocks as the device runs at
-// once, and each tile takes units of `per_tile` operations from a counter
+// once (gpu/resident_blocks.cuh), and each tile takes units of `per_tile` operations from a counter
 // of the launch (BatchCounters::next_unit) until none is left. A block
 // whose tiles had short lists no longer idles its slot until its slowest
 // tile ends, and the launch has no last partial wave: with one unit per
@@ -97,26 +98,6 @@ __device__ __forceinline__ uint64_t TilePosition(uint32_t per_tile, bool* holds)
 // occupancy of 75% (Nsight Compute; docs/bench/slab-hash.md).
 inline uint64_t UnitsFor(uint64_t count, uint32_t per_tile) {
   return (count + per_tile - 1) / per_tile;
-}
-
-// Blocks of kKernel (kBlockThreads threads) that the device runs at once,
-// at most those `units` units of tiles of `tile_lanes` lanes need. The
-// occupancy is asked once per kernel (the same for every device of a build).
-template <auto kKernel>
-unsigned int ResidentBlocksFor(uint64_t units, uint32_t tile_lanes) {
-  static const int per_multiprocessor = [] {
-    int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kKernel, kBlockThreads, 0) !=
-        cudaSuccess) {
-      cudaGetLastError();
-      blocks = 4;
-    }
-    return blocks < 1 ? 1 : blocks;
-  }();
-  const uint64_t resident =
-      uint64_t{static_cast<uint32_t>(per_multiprocessor)} * gpkv::gpu::MultiprocessorCount();
-  const uint64_t needed = BlocksFor(units * tile_lanes);
-  return static_cast<unsigned int>(needed < resident ? needed : resident);
 }
 
 // Calls run(unit) in every lane of `tile` for each unit the tile takes from
