@@ -640,6 +640,21 @@ __global__ void ScatterKernel(const uint8_t* bytes, const uint32_t* picked, uint
 template <uint32_t kKeyWords>
 constexpr uint32_t kBuildTileLeaves = (16384 / sizeof(Node<kKeyWords>) / kBulkFill) * kBulkFill;
 
+// The header of node `first + position` of a level the bulk build makes
+// (nodes first .. first + count - 1, left to right): `entries` entries
+// (`flags`: kLeafFlag for a leaf), links to its neighbours on the level, and
+// a high key (set by the caller: the next node's first key) but for the
+// level's last node.
+template <uint32_t kKeyWords>
+__device__ __forceinline__ void SetLevelHeader(Node<kKeyWords>* node, uint64_t first,
+                                               uint64_t position, uint64_t count, uint32_t entries,
+                                               uint32_t flags) {
+  const bool last = position + 1 == count;
+  node->meta = entries | flags | (last ? 0 : kHighFlag);
+  node->link = last ? kNone : static_cast<uint32_t>(first + position + 1);
+  node->left = position == 0 ? kNone : static_cast<uint32_t>(first + position - 1);
+}
+
 // Leaves 0 .. leaves-1, kBulkFill entries each but the last, and version
 // slots 0 .. n-1, straight from the batch's sorted order: entry i (of leaf
 // i / kBulkFill) is the operation picked[i] of the caller's values (picked
@@ -732,10 +747,8 @@ __global__ void __launch_bounds__(kWriteBlockThreads)
       if (entry != 0) continue;
       const uint64_t leaf = first_leaf + local;
       const bool last = leaf + 1 == leaves;
-      node.meta = static_cast<uint32_t>(n - i < kBulkFill ? n - i : kBulkFill) | kLeafFlag |
-                  (last ? 0 : kHighFlag);
-      node.link = last ? kNone : static_cast<uint32_t>(leaf + 1);
-      node.left = leaf == 0 ? kNone : static_cast<uint32_t>(leaf - 1);
+      SetLevelHeader(&node, 0, leaf, leaves,
+                     static_cast<uint32_t>(n - i < kBulkFill ? n - i : kBulkFill), kLeafFlag);
       if (local > 0) nodes[local - 1].high = key[k];
       // The tile's last leaf's high key: the next tile's first key.
       if (local + 1 == tile_leaves && !last) node.high = key_of(i + (entries - e));
@@ -753,11 +766,8 @@ __global__ void __launch_bounds__(kWriteBlockThreads)
       if (entry + 1 != children) continue;
       // The parent's high key is its last child's.
       const uint64_t index = first_leaf / kBulkFill + p;
-      const bool last = index + 1 == parents;
-      parent.meta = children | (last ? 0 : kHighFlag);
-      parent.link = last ? kNone : static_cast<uint32_t>(leaves + index + 1);
-      parent.left = index == 0 ? kNone : static_cast<uint32_t>(leaves + index - 1);
-      if (!last) parent.high = nodes[l].high;
+      SetLevelHeader(&parent, leaves, index, parents, children, 0);
+      if (index + 1 != parents) parent.high = nodes[l].high;
     }
     uint4* leaf_out = reinterpret_cast<uint4*>(tree.nodes + first_leaf);
     for (uint32_t w = threadIdx.x; w < tile_leaves * kNodeWords; w += blockDim.x) {
@@ -800,13 +810,10 @@ __global__ void BuildLevelKernel(Tree<kKeyWords> tree, uint32_t below, uint64_t 
     node.keys[entry] = key;
     node.pointers[entry] = index;
     if (entry != 0) continue;
-    const bool last = j + 1 == count;
     const uint32_t children =
         static_cast<uint32_t>(below_count - t < kBulkFill ? below_count - t : kBulkFill);
     node.latch = 0;
-    node.meta = children | (last ? 0 : kHighFlag);
-    node.link = last ? kNone : static_cast<uint32_t>(first + j + 1);
-    node.left = j == 0 ? kNone : static_cast<uint32_t>(first + j - 1);
+    SetLevelHeader(&node, first, j, count, children, 0);
     if (j > 0) tree.nodes[first + j - 1].high = key;
   }
 }
