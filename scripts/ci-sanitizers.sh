@@ -46,8 +46,10 @@ checked_flags="-O1 -g1"
 asan_cxx=${GPKV_ASAN_CXX:-clang++-14}
 
 configure_asan() {
-  # libFuzzer needs clang; with clang's ASan + UBSan the library is compiled
-  # once for the tests and the fuzzer. OpenMP is clang's libomp.
+  # clang's, because libFuzzer needs clang: the library is then compiled once
+  # for the tests and the fuzzer. Under ASan + UBSan clang also compiles these
+  # sources faster than g++ (this stage's targets and the fuzzer: 574 s of
+  # CPU against g++'s 977 s for the targets alone). OpenMP is clang's libomp.
   if ! command -v "$asan_cxx" >/dev/null 2>&1 ||
     ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
     [ ! -e /usr/lib/llvm-14/lib/libomp.so ]; then
