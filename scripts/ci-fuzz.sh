@@ -1,89 +1,49 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of pool files (called from .ci/run).
 #
-# Builds tests/fuzz/pool_fuzzer.cc with clang++ -fsanitize=fuzzer,address,
-# undefined directly against the library sources (the CPU-only part of the
-# CMakeLists.txt glob: engine/ pm/ format/ util/ recovery/ and each table
-# family's shared and cpu/ code; the CMake build uses g++ and cannot link
-# libFuzzer),
-# writes the seed pools of the current format, then fuzzes a fixed number of
-# inputs from fixed seeds over those seeds, the checked-in corpus
-# (tests/fuzz/corpus/) and the corpus kept from earlier runs. In a fresh clone
-# the run is the same on every machine: its verdict does not depend on how
-# fast the machine is (a time bound would make it). Explore further with a
-# larger count or another seed. Prints the executions run and the crashes found;
-# exits 1 when the fuzzer found a crash or a violated property (its input is
-# left in the artifacts folder: turn it into a regression test under
-# tests/corruption/).
+# Builds the pool fuzzer (tests/fuzz/pool_fuzzer.cc, CMake target pool_fuzzer)
+# in the ASan + UBSan build of scripts/ci-sanitizers.sh (clang++-14,
+# -DGPKV_FUZZER=ON: its library objects are instrumented for coverage, and the
+# fuzzer is linked with -fsanitize=fuzzer,address,undefined against that
+# library), so the sanitized library is compiled once for the fuzzer and the
+# ASan + UBSan tests. Then writes the seed pools of the current format and
+# fuzzes a fixed number of inputs from fixed seeds over those seeds, the
+# checked-in corpus (tests/fuzz/corpus/) and the corpus kept from earlier
+# runs. In a fresh clone the run is the same on every machine: its verdict
+# does not depend on how fast the machine is (a time bound would make it).
+# Explore further with a larger count or another seed. Prints the executions
+# run and the crashes found; exits 1 when the fuzzer found a crash or a
+# violated property (its input is left in the artifacts folder: turn it into
+# a regression test under tests/corruption/).
 #
 # Usage: scripts/ci-fuzz.sh [runs [seed]]
 #   runs: inputs to execute (default GPKV_FUZZ_RUNS or 40000: about 100 s
 #   on 2 cores, in two processes); seed: libFuzzer's random seed (default
 #   GPKV_FUZZ_SEED or 1; the second process runs from seed + 1).
-# Environment: GPKV_FUZZ_PROCESSES (default 2), GPKV_FUZZ_BUILD (folder,
-# default build-fuzz), GPKV_FUZZ_CXX (default clang++-14, installed with
-# apt-get when missing), GPKV_JOBS.
+# Environment: GPKV_FUZZ_PROCESSES (default 2), GPKV_FUZZ_BUILD (folder of
+# the seeds, corpus, artifacts and logs, default build-fuzz), GPKV_ASAN_BUILD
+# (the build folder, default build-asan) and GPKV_ASAN_CXX (its compiler,
+# default clang++-14, installed with apt-get when missing), GPKV_JOBS.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 runs=${1:-${GPKV_FUZZ_RUNS:-40000}}
 seed=${2:-${GPKV_FUZZ_SEED:-1}}
 out=${GPKV_FUZZ_BUILD:-build-fuzz}
-cxx=${GPKV_FUZZ_CXX:-clang++-14}
+build=${GPKV_ASAN_BUILD:-build-asan}
 jobs=${GPKV_JOBS:-$(nproc)}
 
-if ! command -v "$cxx" >/dev/null 2>&1 ||
-  ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
-  [ ! -e /usr/lib/llvm-14/lib/libomp.so ]; then
-  echo "ci-fuzz: installing clang-14, its runtime libraries and libomp with apt-get" >&2
-  as_root=()
-  [ "$(id -u)" -ne 0 ] && as_root=(sudo)
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-    --no-install-recommends clang-14 libclang-rt-14-dev libomp-14-dev
-fi
+# The ASan + UBSan build's configuration lives in ci-sanitizers.sh alone, so
+# that the two stages share one build (a second configure changes nothing).
+GPKV_ASAN_BUILD="$build" bash scripts/ci-sanitizers.sh asan-configure
+echo "ci-fuzz: building $build/pool_fuzzer" >&2
+cmake --build "$build" -j"$jobs" --target pool_fuzzer
+fuzzer="$build/pool_fuzzer"
 
-mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$out/artifacts"
-common=(-std=c++17 -g1 -O1 -march=x86-64-v2 -fopenmp -fno-omit-frame-pointer
-  -fsanitize=address,undefined -fno-sanitize-recover=undefined
-  -I. -Iinclude $(pkg-config --cflags libpmem2))
-
-# The library, instrumented for coverage (fuzzer-no-link); rebuilt per file
-# when its source or any header is newer than its object.
-shopt -s nullglob
-# Keep in step with GPKV_SOURCES in CMakeLists.txt and the families' folders
-# in tables/CMakeLists.txt, a mode folder such as tables/gphash/logged/
-# included (a folder missing here fails the link below, not silently).
-sources=(engine/*.cc pm/*.cc format/*.cc util/*.cc recovery/*.cc
-  tables/*.cc tables/*/*.cc tables/*/cpu/*.cc tables/gphash/logged/*.cc)
-newest_header=$(find include format pm util recovery engine tables -name '*.h' -printf '%T@\n' |
-  sort -n | tail -1)
-objects=()
-pids=()
-for source in "${sources[@]}"; do
-  object="$out/obj/${source//\//_}.o"
-  objects+=("$object")
-  if [ -f "$object" ] && [ "$object" -nt "$source" ] &&
-    [ "$(stat -c %Y "$object")" -ge "${newest_header%.*}" ]; then
-    continue
-  fi
-  "$cxx" "${common[@]}" -fsanitize=fuzzer-no-link -c "$source" -o "$object" &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$jobs" ]; then
-    wait "${pids[0]}"
-    pids=("${pids[@]:1}")
-  fi
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
-echo "ci-fuzz: linking $out/pool_fuzzer" >&2
-# Abseil's btree (the B-tree family's CPU backend) logs through absl's
-# libraries in a build without NDEBUG, as this one is.
-"$cxx" "${common[@]}" -fsanitize=fuzzer -Itests/fuzz tests/fuzz/pool_fuzzer.cc "${objects[@]}" \
-  $(pkg-config --libs libpmem2 absl_btree) -lpthread -o "$out/pool_fuzzer"
-
+mkdir -p "$out/corpus" "$out/seeds" "$out/artifacts"
 # Seeds of the current format (the checked-in ones may be older).
 rm -f "$out"/seeds/*
-GPKV_FUZZ_WRITE_SEEDS="$out/seeds" "$out/pool_fuzzer" >/dev/null
+GPKV_FUZZ_WRITE_SEEDS="$out/seeds" "$fuzzer" >/dev/null
 
 before=$(ls "$out/artifacts" | wc -l)
 # The inputs are split between GPKV_FUZZ_PROCESSES fuzzer processes (2: the
@@ -101,7 +61,7 @@ for ((worker = 0; worker < workers; ++worker)); do
   mkdir -p "$out/corpus-$worker"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-    "$out/pool_fuzzer" -runs="$share" -seed="$((seed + worker))" -max_len=1048576 -timeout=30 \
+    "$fuzzer" -runs="$share" -seed="$((seed + worker))" -max_len=1048576 -timeout=30 \
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$out/artifacts/" \
     "$out/corpus-$worker" "$out/seeds" tests/fuzz/corpus >"$out/fuzz-$worker.log" 2>&1 &
   pids+=($!)

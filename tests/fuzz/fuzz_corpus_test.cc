@@ -72,7 +72,7 @@ TEST(FuzzCorpus, SeedPoolsAreValidPoolsOfTheCurrentFormat) {
     }
   }
   // The checked-in seeds too: when the format changes, regenerate them with
-  // GPKV_FUZZ_WRITE_SEEDS=tests/fuzz/corpus build-fuzz/pool_fuzzer (ci-fuzz.sh).
+  // GPKV_FUZZ_WRITE_SEEDS=tests/fuzz/corpus build-asan/pool_fuzzer (ci-fuzz.sh).
   for (const auto& entry : std::filesystem::directory_iterator(CorpusDir())) {
     if (entry.path().filename().string().rfind("seed-", 0) != 0) continue;
     std::vector<uint8_t> input = ReadAll(entry.path().string());

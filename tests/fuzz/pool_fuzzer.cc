@@ -1,8 +1,10 @@
 // libFuzzer target: the input is the first bytes of a 1 MiB pool file
-// (pool_fuzz_body.h says what runs and what must hold). Built by
-// scripts/ci-fuzz.sh with clang++ -fsanitize=fuzzer,address,undefined against
-// the library sources; not part of the CMake build (the file name does not
-// end in _test.cc).
+// (pool_fuzz_body.h says what runs and what must hold). The CMake target
+// pool_fuzzer of a clang build with -DGPKV_FUZZER=ON (the library's objects
+// instrumented for coverage): scripts/ci-fuzz.sh builds it with
+// -fsanitize=fuzzer,address,undefined in the ASan + UBSan build of
+// scripts/ci-sanitizers.sh. Not a test (the file name does not end in
+// _test.cc).
 //
 // With GPKV_FUZZ_WRITE_SEEDS=<dir> in the environment it writes the seed
 // pools of the current format into <dir> and exits: scripts/ci-fuzz.sh runs

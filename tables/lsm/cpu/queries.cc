@@ -210,7 +210,7 @@ Status CpuBackend::Range(const uint8_t* lo, const uint8_t* hi, Table::RangeResul
   std::vector<ChunkPlace> places(chunks);
   DispatchKeyWords(shape_.key_words, [&](auto words) {
     constexpr uint32_t W = decltype(words)::value;
-    // Sizes local to this lambda: clang (the fuzz build) cannot reach the
+    // Sizes local to this lambda: clang (the ASan + UBSan build) cannot reach the
     // enclosing function's locals from a lambda inside the parallel region.
     const uint32_t pair_key_size = key_size;
     const uint32_t pair_value_size = value_size;
