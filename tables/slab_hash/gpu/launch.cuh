@@ -90,12 +90,12 @@ __device__ __forceinline__ uint64_t TilePosition(uint32_t per_tile, bool* holds)
 
 // ---- work units taken at run time (the write kernels) ----
 // A write kernel's grid holds only as many blocks as the device runs at
-// once (gpu/resident_blocks.cuh), and each tile takes units of `per_tile` operations from a counter
-// of the launch (BatchCounters::next_unit) until none is left. A block
-// whose tiles had short lists no longer idles its slot until its slowest
-// tile ends, and the launch has no last partial wave: with one unit per
-// tile and 5.2 waves, an H100 ran the mixed kernel at 58% achieved
-// occupancy of 75% (Nsight Compute; docs/bench/slab-hash.md).
+// once (gpu/resident_blocks.cuh), and each tile takes units of `per_tile`
+// operations from a counter of the launch (BatchCounters::next_unit) until
+// none is left. A block whose tiles had short lists no longer idles its slot
+// until its slowest tile ends, and the launch has no last partial wave: with
+// one unit per tile and 5.2 waves, an H100 ran the mixed kernel at 58%
+// achieved occupancy of 75% (Nsight Compute; docs/bench/slab-hash.md).
 inline uint64_t UnitsFor(uint64_t count, uint32_t per_tile) {
   return (count + per_tile - 1) / per_tile;
 }
