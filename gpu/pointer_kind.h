@@ -16,4 +16,9 @@ namespace gpkv::gpu {
 // the next CUDA call does not report it).
 bool IsDeviceMemory(const void* address, int device);
 
+// True when `address` is host memory CUDA does not know: neither device,
+// managed, pinned nor registered memory (DB::RegisterHostMemory's ranges
+// included), so that a copy to or from it is staged through pinned memory.
+bool IsPageable(const void* address);
+
 }  // namespace gpkv::gpu

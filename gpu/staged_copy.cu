@@ -5,6 +5,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/host_memory.h"
+#include "gpu/pointer_kind.h"
 #include "gpu/staged_copy.h"
 #include "util/copy_pool.h"
 
@@ -51,17 +52,6 @@ class Chunks {
 Chunks& ThreadChunks() {
   thread_local Chunks chunks;
   return chunks;
-}
-
-// Memory CUDA does not know: pageable host memory, the only kind staged.
-bool IsPageable(const void* address) {
-  if (InRegisteredRange(address, 1, nullptr)) return false;
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return true;
-  }
-  return attributes.type == cudaMemoryTypeUnregistered;
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 // slow path). Flush, rehash, reserve, scan and stats: maintenance.cu.
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_memory.h"
@@ -562,7 +564,18 @@ Status GpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* foun
   if (keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Get without keys or values");
   }
+  // Pinned or registered host arrays, none pageable (whose copies the host
+  // stages, and which the pipeline measured slower than one copy each way).
+  auto pinned_host = [&](const void* array) {
+    return array == nullptr ||
+           (!gpkv::gpu::IsDeviceMemory(array, device_) && !gpkv::gpu::IsPageable(array));
+  };
+  const bool pipelined =
+      count > kHostChunkOps && pinned_host(keys) && pinned_host(values) && pinned_host(found);
   return WithWorkspace<std::shared_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
+    if (pipelined) {
+      return GetPipelined(ws, keys, values, found, count, caller);
+    }
     for (size_t done = 0; done < count; done += kMaxChunkOps) {
       const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
       GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
@@ -588,6 +601,78 @@ Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* v
   GPKV_RETURN_IF_ERROR(LaunchGet(View(0), batch, ws.stream()));
   GPKV_RETURN_IF_ERROR(staged.Out(arena, ws.stream(), /*values_out=*/true, "found flags"));
   return Status::OK();
+}
+
+Status GpuBackend::Impl::GetPipelined(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                      uint8_t* found, size_t count, cudaStream_t caller) {
+  const size_t chunks = (count + kHostChunkOps - 1) / kHostChunkOps;
+  // The workspaces leased for the call, handed back when it returns (after
+  // the wait below).
+  struct Leased {
+    Impl* impl;
+    std::vector<Workspace*> workspaces;
+    ~Leased() {
+      for (Workspace* workspace : workspaces) impl->ReleaseWorkspace(workspace);
+    }
+  } leased{this, {}};
+  std::vector<Workspace*> lanes = {&ws};
+  // Chunk c's arrays as its lane's arena holds them.
+  auto chunk_of = [&](size_t c, gpkv::gpu::ArenaPlan& plan) {
+    const size_t begin = c * kHostChunkOps;
+    return StagedBatch(nullptr, keys + begin * options_.key_size,
+                       values + begin * options_.value_size,
+                       found == nullptr ? nullptr : found + begin,
+                       std::min<size_t>(kHostChunkOps, count - begin), options_, device_, plan);
+  };
+  auto copy_out = [&](size_t c) {
+    Workspace& lane = *lanes[c % lanes.size()];
+    gpkv::gpu::ArenaPlan plan;
+    return chunk_of(c, plan).Out(lane.arena(), lane.stream(), /*values_out=*/true, "found flags");
+  };
+  // A chunk is copied out after the next one is copied in, so the pipeline
+  // needs two lanes at least; a workspace that cannot be had (device memory
+  // full) makes it shorter, and without a second lane the chunks run one
+  // after another on ws.
+  while (lanes.size() < std::min(chunks, kHostLanes)) {
+    auto lane = AcquireWorkspace();
+    if (!lane.ok()) break;
+    leased.workspaces.push_back(*lane);
+    if (!(*lane)->OrderAfter(caller).ok()) break;
+    lanes.push_back(*lane);
+  }
+  if (lanes.size() < 2) {
+    for (size_t done = 0; done < count; done += kHostChunkOps) {
+      GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
+                                    values + done * options_.value_size,
+                                    found == nullptr ? nullptr : found + done,
+                                    std::min<size_t>(kHostChunkOps, count - done)));
+    }
+    return ws.Wait("a get batch");
+  }
+  auto run = [&]() -> Status {
+    for (size_t c = 0; c < chunks; ++c) {
+      Workspace& lane = *lanes[c % lanes.size()];
+      gpkv::gpu::ArenaPlan plan;
+      const StagedBatch staged = chunk_of(c, plan);
+      // The lane's previous chunk must be copied out before its arena is
+      // used again.
+      GPKV_RETURN_IF_ERROR(lane.Wait("a get chunk"));
+      GPKV_RETURN_IF_ERROR(lane.Reserve(plan.bytes()));
+      GPKV_RETURN_IF_ERROR(staged.In(lane.arena(), lane.stream(), /*values_in=*/false));
+      GPKV_RETURN_IF_ERROR(LaunchGet(View(0), staged.On(lane.arena()), lane.stream()));
+      // Copied out after the next chunk is started: a copy to pageable
+      // memory returns only once its chunk's kernel and copy are done.
+      if (c > 0) GPKV_RETURN_IF_ERROR(copy_out(c - 1));
+    }
+    return copy_out(chunks - 1);
+  };
+  Status status = run();
+  // Nothing of the batch is left in flight, also after an error.
+  for (Workspace* lane : lanes) {
+    const Status waited = lane->Wait("a get batch");
+    if (status.ok()) status = waited;
+  }
+  return status;
 }
 
 }  // namespace gpkv::slab_hash::gpu

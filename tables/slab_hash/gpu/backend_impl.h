@@ -37,6 +37,12 @@ namespace gpkv::slab_hash::gpu {
 // Operations per launch; larger batches run in chunks, in order (so a later
 // chunk's put of a key still wins, and its erase finds the key gone).
 constexpr uint64_t kMaxChunkOps = uint64_t{1} << 23;
+// A get batch with arrays in host memory runs as a pipeline of chunks of
+// this many operations over this many workspaces (lanes), as the persistent
+// hash table's host batches do with their measured best (HashGpuOptions'
+// host_chunk_ops and host_lanes defaults).
+constexpr uint64_t kHostChunkOps = uint64_t{1} << 17;
+constexpr size_t kHostLanes = 4;
 // SlabAlloc is kept at most this full before a write batch (Reserve).
 constexpr double kMaxSlabFill = 0.8;
 
@@ -123,6 +129,13 @@ class GpuBackend::Impl {
                     uint8_t* results, size_t count);
   Status GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
                   size_t count);
+  // A get batch of more than kHostChunkOps operations whose arrays lie in
+  // pinned or registered host memory: chunks of kHostChunkOps rotating over ws and up to kHostLanes
+  // - 1 leased workspaces, each chunk's keys copied in, its kernel launched and then the chunk
+  // before it copied out, so that one chunk's kernel runs beside another's copies. Returns once
+  // every answer is in place.
+  Status GetPipelined(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
+                      size_t count, cudaStream_t caller);
   // The scratch of a duplicate sort of `count` operations in the side arena.
   Result<DuplicateScratch> DuplicateScratchFor(Workspace& ws, uint64_t count, uint8_t** resolved);
 

@@ -2,9 +2,9 @@
 // of operations in batches, for every kind of geometry (8/16/32-byte keys;
 // one-word, several-word and out-of-line values); duplicates within a batch;
 // growth from a tiny table; flushes; device-memory batches (also
-// misaligned); Mixed; Scan; ScanIntoDevice; full device memory. Device tests: skipped when
-// no CUDA device is usable (label `gpu`). Concurrent callers:
-// slab_hash_gpu_concurrency_test.cc.
+// misaligned); host-memory gets of several pipeline chunks; Mixed; Scan; ScanIntoDevice; full
+// device memory. Device tests: skipped when no CUDA device is usable (label `gpu`). Concurrent
+// callers: slab_hash_gpu_concurrency_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu/device_memory.h"
+#include "gpu/host_memory.h"
 #include "slab_hash_gpu_test_util.h"
 #include "tables/slab_hash/gpu/backend.h"
 #include "tables/slab_hash/layout.h"
@@ -436,6 +437,73 @@ TEST_P(SlabHashGpuDeviceBatches, AnswerAsHostBatchesDo) {
     EXPECT_EQ(host_found, found) << what;
   }
   oracle.ExpectScan(*table, "device batches");
+}
+
+// Gets of several chunks of the host pipeline (backend_impl.h's
+// kHostChunkOps, 2^17 operations) from pinned host memory (pipelined) and
+// from pageable host memory (copied whole), aligned and not, with and without
+// found flags, give the answers of the same gets from device memory; a third
+// of the keys are absent. Run twice, so that the pipeline's lanes are
+// workspaces used before.
+TEST_P(SlabHashGpuDeviceBatches, HostGetsOfManyChunksAnswerAsDeviceGetsDo) {
+  SKIP_WITHOUT_DEVICE();
+  const auto [key_size, value_size] = GetParam();
+  constexpr size_t kCount = 4 * (size_t{1} << 17) + 12345;
+  auto table = MakeTable(key_size, value_size, kCount);
+  ASSERT_NE(table, nullptr);
+  std::vector<uint8_t> keys(kCount * key_size), values(kCount * value_size);
+  for (size_t i = 0; i < kCount; ++i) {
+    UniverseKey(17, i, &keys[i * key_size], key_size);
+    FillValue(i, &values[i * value_size], value_size);
+  }
+  const size_t live = kCount / 3 * 2;
+  ASSERT_TRUE(table->Put(keys.data(), values.data(), live, nullptr).ok());
+  // Every key, reversed, so that the absent ones are spread over chunks.
+  std::vector<uint8_t> probe(kCount * key_size);
+  for (size_t i = 0; i < kCount; ++i) {
+    std::memcpy(&probe[i * key_size], &keys[(kCount - 1 - i) * key_size], key_size);
+  }
+  DeviceCopy device_keys = DeviceCopy::Of(probe);
+  DeviceCopy device_got = DeviceCopy::Of(std::vector<uint8_t>(kCount * value_size));
+  DeviceCopy device_found = DeviceCopy::Of(std::vector<uint8_t>(kCount));
+  ASSERT_TRUE(table
+                  ->Get(device_keys.bytes.data(), device_got.bytes.data(),
+                        device_found.bytes.data(), kCount, nullptr)
+                  .ok());
+  std::vector<uint8_t> want(kCount * value_size), want_found(kCount);
+  ASSERT_TRUE(device_got.bytes.CopyToHost(want.data(), want.size()).ok());
+  ASSERT_TRUE(device_found.bytes.CopyToHost(want_found.data(), want_found.size()).ok());
+  EXPECT_EQ(std::count(want_found.begin(), want_found.end(), 1), static_cast<long>(live));
+  for (const bool pinned : {false, true, true}) {
+    for (const size_t offset : {size_t{0}, size_t{3}}) {
+      const std::string what =
+          std::string(pinned ? "pinned" : "pageable") + ", offset " + std::to_string(offset);
+      const size_t bytes = offset + probe.size() + want.size() + want_found.size();
+      std::vector<uint8_t> pageable;
+      gpkv::gpu::PinnedBytes pinned_bytes;
+      uint8_t* base = nullptr;
+      if (pinned) {
+        auto allocated = gpkv::gpu::PinnedBytes::Allocate(bytes);
+        ASSERT_TRUE(allocated.ok()) << allocated.status().ToString();
+        pinned_bytes = std::move(*allocated);
+        base = pinned_bytes.data();
+      } else {
+        pageable.resize(bytes);
+        base = pageable.data();
+      }
+      uint8_t* host_keys = base + offset;
+      uint8_t* host_got = host_keys + probe.size();
+      uint8_t* host_found = host_got + want.size();
+      std::memcpy(host_keys, probe.data(), probe.size());
+      std::memset(host_found, 7, kCount);
+      ASSERT_TRUE(table->Get(host_keys, host_got, host_found, kCount, nullptr).ok()) << what;
+      EXPECT_EQ(std::memcmp(host_got, want.data(), want.size()), 0) << what;
+      EXPECT_EQ(std::memcmp(host_found, want_found.data(), kCount), 0) << what;
+      std::memset(host_got, 0, want.size());
+      ASSERT_TRUE(table->Get(host_keys, host_got, nullptr, kCount, nullptr).ok()) << what;
+      EXPECT_EQ(std::memcmp(host_got, want.data(), want.size()), 0) << what << ", no flags";
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuDeviceBatches,
