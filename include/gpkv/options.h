@@ -134,6 +134,13 @@ struct HashGpuOptions {
   // the small batches an OLTP caller sends (measured: 4096 gets 28 vs
   // 35 us p50, 256 gets 17 vs 23 us). 0: always copy.
   uint64_t host_zero_copy_ops = 8192;
+  // Logged hash tables (TableOptions::hash_log): put and erase batches in
+  // host memory of at least this many operations are copied to GPU memory
+  // first and then written as batches from GPU memory are (the record summed
+  // on the GPU and copied from there to the pool while the index applies the
+  // batch), instead of the host summing and copying the record before the
+  // index apply. Same bytes either way. 0: never.
+  uint64_t logged_device_copy_min_ops = uint64_t{1} << 16;
   // Mirror and staged mode: puts run warp-cooperatively as in direct mode
   // (true) instead of one per thread (false). One per thread wins there: the
   // probe and the CAS run in HBM, and what bounds a put is its ordered

@@ -158,7 +158,8 @@ Result<std::unique_ptr<Table>> OpenLogged(const tables::OpenContext& context,
   if (on_gpu) device_batches = logged::gpu::MakeDeviceBatches(context.cuda_device);
 #endif
   return std::unique_ptr<Table>(std::make_unique<logged::LoggedTable>(
-      entry.name, options, std::move(*core), std::move(device_batches)));
+      entry.name, options, std::move(*core), std::move(device_batches),
+      context.hash_gpu.logged_device_copy_min_ops));
 }
 
 class GphashFamily final : public tables::PersistentFamily {

@@ -8,6 +8,17 @@
 #include "tables/stats_builder.h"
 
 namespace gpkv::gphash::logged {
+namespace {
+
+// Where the arrays of a batch copied to device memory start in the staging:
+// aligned for the record's and the index's word loads.
+constexpr size_t kStagingAlignment = 256;
+
+size_t AlignUp(size_t bytes, size_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace
 
 TableStats PublicStats(const LoggedStats& stats) {
   tables::StatsBuilder out(
@@ -43,10 +54,12 @@ TableStats PublicStats(const LoggedStats& stats) {
 }
 
 LoggedTable::LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
-                         std::unique_ptr<DeviceBatches> device_batches)
+                         std::unique_ptr<DeviceBatches> device_batches,
+                         uint64_t device_copy_min_ops)
     : FamilyTable(std::move(name), options),
       core_(std::move(core)),
-      device_batches_(std::move(device_batches)) {}
+      device_batches_(std::move(device_batches)),
+      device_copy_min_ops_(device_copy_min_ops) {}
 
 Result<BatchMemory> LoggedTable::Prepare(std::initializer_list<const void*> arrays,
                                          const BatchOptions& options) const {
@@ -73,10 +86,54 @@ Result<BatchMemory> LoggedTable::Prepare(std::initializer_list<const void*> arra
   return BatchMemory::kDevice;
 }
 
+bool LoggedTable::CopiesToDevice(size_t count) const {
+  return device_batches_ != nullptr && core_->TakesDeviceBatches() && device_copy_min_ops_ != 0 &&
+         count >= device_copy_min_ops_;
+}
+
 Status LoggedTable::Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) {
   auto memory = Prepare({keys.data(), values.data()}, options);
   if (!memory.ok()) return memory.status();
+  if (*memory == BatchMemory::kHost && CopiesToDevice(CountOf(keys))) {
+    return PutThroughDevice(keys, values);
+  }
   return core_->Put(keys.bytes(), values.bytes(), CountOf(keys), *memory);
+}
+
+// A large host batch is copied to device memory and written as a device
+// batch: its record is then summed on the GPU and copied to the pool by DMA
+// while the index applies the batch, where from host memory the host sums and
+// copies the record first. The record's bytes are the same.
+Result<uint8_t*> LoggedTable::StageKeys(ConstBytes keys, size_t tail_bytes, size_t* tail_at) {
+  *tail_at = AlignUp(keys.size(), kStagingAlignment);
+  auto staging = device_batches_->Staging(*tail_at + tail_bytes);
+  if (!staging.ok()) return staging.status();
+  GPKV_RETURN_IF_ERROR(device_batches_->CopyToDevice(*staging, keys.data(), keys.size()));
+  return staging;
+}
+
+Status LoggedTable::PutThroughDevice(ConstBytes keys, ConstBytes values) {
+  const std::string where = "table '" + name() + "'";
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  size_t values_at = 0;
+  auto staging = StageKeys(keys, values.size(), &values_at);
+  if (!staging.ok()) return tables::Prefixed(where, staging.status());
+  GPKV_RETURN_IF_ERROR(tables::Prefixed(
+      where, device_batches_->CopyToDevice(*staging + values_at, values.data(), values.size())));
+  return core_->Put(*staging, *staging + values_at, CountOf(keys), BatchMemory::kDevice);
+}
+
+Status LoggedTable::EraseThroughDevice(ConstBytes keys, MutableBytes erased) {
+  const std::string where = "table '" + name() + "'";
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  size_t erased_at = 0;
+  auto staging = StageKeys(keys, erased.size(), &erased_at);
+  if (!staging.ok()) return tables::Prefixed(where, staging.status());
+  uint8_t* device_erased = erased.empty() ? nullptr : *staging + erased_at;
+  GPKV_RETURN_IF_ERROR(core_->Erase(*staging, device_erased, CountOf(keys), BatchMemory::kDevice));
+  if (erased.empty()) return Status::OK();
+  return tables::Prefixed(where,
+                          device_batches_->CopyToHost(erased.data(), device_erased, erased.size()));
 }
 
 Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found,
@@ -87,6 +144,9 @@ Status LoggedTable::Get(ConstBytes keys, MutableBytes values, MutableBytes found
 Status LoggedTable::Erase(ConstBytes keys, MutableBytes erased, const BatchOptions& options) {
   auto memory = Prepare({keys.data(), erased.empty() ? nullptr : erased.data()}, options);
   if (!memory.ok()) return memory.status();
+  if (*memory == BatchMemory::kHost && CopiesToDevice(CountOf(keys))) {
+    return EraseThroughDevice(keys, erased);
+  }
   return core_->Erase(keys.bytes(), erased.empty() ? nullptr : erased.bytes(), CountOf(keys),
                       *memory);
 }

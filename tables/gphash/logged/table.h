@@ -5,7 +5,9 @@
 // The engine checks every batch's spans before they get here
 // (engine/checked_table.h). On the CUDA backend gets, puts and erases take
 // device memory too (a put or erase batch's arrays all in one kind of
-// memory); mixed batches (Write) take host memory.
+// memory), and large put and erase batches from host memory are copied to
+// device memory and written from there; mixed batches (Write) take host
+// memory.
 // Stats() reports the index's keys, the pool bytes of root, log and image,
 // TableStats::mode "logged" and the gphash.* properties of the logged mode.
 //
@@ -15,6 +17,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "gpkv/table.h"
@@ -44,19 +47,28 @@ class DeviceBatches {
   // call is done.
   virtual Status WaitFor(void* stream) const = 0;
   // Copy `bytes` between device memory of the table's device and host
-  // memory; return once the copy is done.
+  // memory (pageable or not, at the link's rate); return once the copy is
+  // done.
   virtual Status CopyToHost(void* host, const void* device_array, size_t bytes) const = 0;
   virtual Status CopyToDevice(void* device_array, const void* host, size_t bytes) const = 0;
+  // Device memory of the table's device of at least `bytes`, kept (and
+  // grown) between calls: where a host batch is copied to be written as a
+  // device batch. Its contents last until the next call. One caller at a
+  // time (the front's staging mutex).
+  virtual Result<uint8_t*> Staging(size_t bytes) = 0;
 };
 
 class LoggedTable final : public tables::FamilyTable {
  public:
   // On the CUDA backend, device_batches: put and erase batches in device
   // memory go to the core as such (its DeviceRecordWriter writes their
-  // records); a mixed batch in device memory is copied to host memory,
-  // resolved and written there, its erased flags copied back.
+  // records), and so do those in host memory of at least device_copy_min_ops
+  // operations (0: none), once copied to device memory; a mixed batch in
+  // device memory is copied to host memory, resolved and written there, its
+  // erased flags copied back.
   LoggedTable(std::string name, const TableOptions& options, std::unique_ptr<Core> core,
-              std::unique_ptr<DeviceBatches> device_batches = nullptr);
+              std::unique_ptr<DeviceBatches> device_batches = nullptr,
+              uint64_t device_copy_min_ops = 0);
 
   Status Put(ConstBytes keys, ConstBytes values, const BatchOptions& options) override;
   Status Get(ConstBytes keys, MutableBytes values, MutableBytes found,
@@ -84,9 +96,21 @@ class LoggedTable final : public tables::FamilyTable {
                               const BatchOptions& options) const;
   // Write for keys, values and erased in device memory (ops in host memory).
   Status WriteFromDevice(ConstBytes keys, ConstBytes values, ConstBytes ops, MutableBytes erased);
+  // Whether a put or erase batch of `count` operations in host memory is
+  // copied to device memory and written from there.
+  bool CopiesToDevice(size_t count) const;
+  // device_batches_'s staging with the keys copied to its start and room
+  // for `tail_bytes` more at *tail_at (aligned). REQUIRES: staging_mutex_.
+  Result<uint8_t*> StageKeys(ConstBytes keys, size_t tail_bytes, size_t* tail_at);
+  // Put and Erase for arrays in host memory, through device_batches_'s
+  // staging: keys and values copied in, the erased flags copied back.
+  Status PutThroughDevice(ConstBytes keys, ConstBytes values);
+  Status EraseThroughDevice(ConstBytes keys, MutableBytes erased);
 
   const std::unique_ptr<Core> core_;
   const std::unique_ptr<DeviceBatches> device_batches_;
+  const uint64_t device_copy_min_ops_;
+  std::mutex staging_mutex_;  // device_batches_'s staging: one batch at a time
 };
 
 }  // namespace gpkv::gphash::logged

@@ -8,8 +8,10 @@
 // and that gphash::VerifyGphash finds the pool clean. In direct, mirror and
 // staged mode, with 8-byte values in the slots and with 128-byte values in
 // value cells. In logged mode (TableOptions::hash_log, opened through the
-// public API on the CUDA backend) with batches from host memory and from
-// device memory (its updates as mixed Write batches), a log half holding
+// public API on the CUDA backend) with batches from host memory (their
+// records written by the host, or the puts and erases copied to device
+// memory and written from there) and from device memory (its updates as
+// mixed Write batches), a log half holding
 // about three batches (so checkpoints start at every third batch and are
 // pending across the next ones): every acknowledged batch is there, the
 // batch in flight whole or absent, and the pool verifies clean. Device
@@ -119,8 +121,9 @@ void ApplyStep(const Step& step, Model* model) {
 }
 
 // A test case: "<mode>" (8-byte values) or "<mode>_cells" (128-byte values),
-// or "logged_host" / "logged_device" (a logged table, 8-byte values, batches
-// from host or device memory).
+// or "logged_host" / "logged_copied" / "logged_device" (a logged table,
+// 8-byte values, batches from host memory with records written by the host,
+// from host memory copied to device memory, or from device memory).
 bool IsLogged(const std::string& name) { return name.rfind("logged", 0) == 0; }
 bool FromDevice(const std::string& name) { return name == "logged_device"; }
 GpuIndexMode ModeOf(const std::string& name) {
@@ -142,9 +145,14 @@ TableOptions LoggedOptions() {
   return options;
 }
 
-Options LoggedDbOptions() {
+// The DB of a logged case: "logged_host" writes every host batch's record
+// from host memory, "logged_copied" copies every put and erase batch to
+// device memory first (HashGpuOptions::logged_device_copy_min_ops).
+Options LoggedDbOptions(const std::string& mode = "") {
   Options options = testutil::DbOptions(kPoolSize, 2, gpkv::Backend::kCuda);
   options.create_if_missing = false;
+  if (mode == "logged_host") options.hash_gpu.logged_device_copy_min_ops = 0;
+  if (mode == "logged_copied") options.hash_gpu.logged_device_copy_min_ops = 1;
   return options;
 }
 
@@ -184,7 +192,7 @@ class DeviceBuffer {
 // memory (FromDevice).
 void RunLoggedChild(const char* path, const std::string& mode,
                     const std::function<void(uint32_t, uint32_t)>& send) {
-  auto db = DB::Open(path, LoggedDbOptions());
+  auto db = DB::Open(path, LoggedDbOptions(mode));
   if (!db.ok()) {
     std::fprintf(stderr, "kill child: %s\n", db.status().ToString().c_str());
     _exit(22);
@@ -562,7 +570,7 @@ TEST_P(GphashGpuKill, EveryAcknowledgedBatchSurvivesSigkill) {
 INSTANTIATE_TEST_SUITE_P(Modes, GphashGpuKill,
                          ::testing::Values("direct", "mirror", "staged", "direct_cells",
                                            "mirror_cells", "staged_cells", "logged_host",
-                                           "logged_device"),
+                                           "logged_copied", "logged_device"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

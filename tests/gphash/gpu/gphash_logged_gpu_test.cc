@@ -4,9 +4,10 @@
 // same batches on the CPU and CUDA backends leave the same bytes in root, log
 // and image (the CUDA backend's images sorted and checksummed on the
 // device), whether the CUDA backend's puts and erases come from host or
-// from device memory (their records then written from the device), and
-// whether mixed batches come from host or from device memory; gets take
-// device memory; device batches given a stream start after the work on it;
+// from device memory (their records then written from the device) or from
+// host memory copied to device memory first, and whether mixed batches
+// come from host or from device memory; gets take device memory; device
+// batches given a stream start after the work on it;
 // batches whose arrays lie partly in host and partly in device memory are
 // Unsupported; a device batch whose record copy or Sync fails leaves the
 // table refusing reads and writes until a reopen, which keeps every
@@ -355,9 +356,11 @@ void ExpectRegistrationDone(Table& table) {
 
 // The same put and erase batches: from host memory on the CPU backend, from
 // device memory on the CUDA backend (records checksummed on the device and
-// copied from there, batches larger than the log checkpointed), leave the
-// same bytes in root, log and image; the table written from device memory
-// then reopens on the CPU with every pair, and verifies clean.
+// copied from there, batches larger than the log checkpointed), and from host
+// memory on the CUDA backend copied to device memory and written from there
+// (HashGpuOptions::logged_device_copy_min_ops 1), leave the same bytes in
+// root, log and image; the tables written on CUDA then reopen on the CPU with
+// every pair, and verify clean.
 TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
   SKIP_WITHOUT_DEVICE();
   const Shape shape = GetParam();
@@ -365,28 +368,34 @@ TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
   TableOptions options = LoggedOptions();
   options.key_size = shape.key_size;
   options.value_size = shape.value_size;
-  std::vector<uint8_t> bytes[2];
-  for (int side = 0; side < 2; ++side) {
-    const bool device = side == 1;
-    testutil::TempPool pool(device ? "gphash-logged-dev-gpu" : "gphash-logged-dev-cpu");
+  enum Side { kCpu, kDeviceArrays, kHostArraysCopied, kSides };
+  const char* const names[kSides] = {"host batches on the CPU", "device batches on CUDA",
+                                     "host batches copied to the device on CUDA"};
+  std::vector<uint8_t> bytes[kSides];
+  for (int side = kCpu; side < kSides; ++side) {
+    SCOPED_TRACE(names[side]);
+    const bool cuda = side != kCpu;
+    testutil::TempPool pool(cuda ? "gphash-logged-dev-gpu" : "gphash-logged-dev-cpu");
     ShapedOracle oracle;
     {
-      auto db = DB::Open(pool.path(), PoolOptions(device ? Backend::kCuda : Backend::kCpu));
+      Options db_options = PoolOptions(cuda ? Backend::kCuda : Backend::kCpu);
+      if (side == kHostArraysCopied) db_options.hash_gpu.logged_device_copy_min_ops = 1;
+      auto db = DB::Open(pool.path(), db_options);
       ASSERT_TRUE(db.ok()) << db.status().ToString();
       auto table = (*db)->CreateTable("h", options);
       ASSERT_TRUE(table.ok()) << table.status().ToString();
       for (const ShapedBatch& batch : batches) {
-        RunShapedBatch(**table, shape, batch, device, oracle);
+        RunShapedBatch(**table, shape, batch, side == kDeviceArrays, oracle);
         if (HasFatalFailure()) return;
       }
       ExpectShapedMatches(**table, oracle);
       auto stats = (*table)->Stats();
       ASSERT_TRUE(stats.ok());
       EXPECT_GE(*stats->Property("gphash.checkpoints"), 2);
-      if (device) ExpectRegistrationDone(**table);
+      if (cuda) ExpectRegistrationDone(**table);
     }
     bytes[side] = testutil::LoggedTableBytes(pool.path());
-    if (device) {
+    if (cuda) {
       auto db = DB::Open(pool.path(), PoolOptions(Backend::kCpu));
       ASSERT_TRUE(db.ok()) << db.status().ToString();
       auto table = (*db)->OpenTable("h");
@@ -397,9 +406,11 @@ TEST_P(GphashLoggedDeviceBatches, WriteTheBytesOfHostBatchesOnTheCpu) {
     ASSERT_TRUE(report.ok());
     EXPECT_TRUE(report->findings.empty()) << report->findings[0].message;
   }
-  ASSERT_EQ(bytes[0].size(), bytes[1].size());
-  EXPECT_TRUE(bytes[0] == bytes[1])
-      << "device-memory batches on CUDA wrote other bytes than host batches on the CPU";
+  for (int side = kDeviceArrays; side < kSides; ++side) {
+    ASSERT_EQ(bytes[kCpu].size(), bytes[side].size()) << names[side];
+    EXPECT_TRUE(bytes[kCpu] == bytes[side])
+        << names[side] << " wrote other bytes than " << names[kCpu];
+  }
 }
 
 // Mixed batches (Table::Write) in the bytes of a table of key_size /

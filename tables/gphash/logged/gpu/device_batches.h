@@ -1,7 +1,8 @@
 // The CUDA backend's handling of a logged hash table's batch arrays in
 // device memory (logged::DeviceBatches): whether an array lies there, the
-// wait for a caller's stream, and the copies of a mixed batch's arrays to
-// host memory and of its erased flags back (a put or erase batch's record
+// wait for a caller's stream, the copies of a mixed batch's arrays to host
+// memory and of its erased flags back, and the device memory a large put or
+// erase batch from host memory is copied into (a put or erase batch's record
 // is written from device memory, device_records.h).
 //
 // Who may call: tables/gphash/ (the family's open on CUDA). Built with the
