@@ -61,7 +61,10 @@ std::string HelpFooter() {
       "  naive                   the naive GPU baseline (linear probing over a registered file)\n"
       "  logged                  a logged hash table on the CUDA backend (each batch a log\n"
       "                          record, the index in GPU memory; batches of 2^20, a log of 32)\n"
-      "  ordered                 an ordered (LSM) table on the CUDA backend\n";
+      "  ordered                 an ordered (LSM) table on the CUDA backend\n"
+      "  host                    host batches (pageable, registered, device memory) through\n"
+      "                          the engine and every mode above\n"
+      "  host-tables             host batches through the logged and ordered tables alone\n";
   return text;
 }
 

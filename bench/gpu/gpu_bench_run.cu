@@ -609,14 +609,18 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   std::vector<OpenRow> opens;
   std::vector<LoadFactorRow> load_factors;
   std::vector<HostRow> host_rows;
-  const bool host = std::find(args.modes.begin(), args.modes.end(), "host") != args.modes.end();
+  auto named = [&](const char* name) {
+    return std::find(args.modes.begin(), args.modes.end(), name) != args.modes.end();
+  };
+  const bool host_tables = named("host-tables") && !named("host");
+  const bool host = named("host") || host_tables;
   std::vector<std::string> modes;
   for (const std::string& mode : args.modes) {
-    if (mode != "host") modes.push_back(mode);
+    if (mode != "host" && mode != "host-tables") modes.push_back(mode);
   }
   if (modes.empty()) {  // the host-batch section alone
     PrintLinkCalibration(link, index_bytes, text);
-    Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
+    Status ran = RunHostBatches(args.keys, args.dir, host_tables, text, &host_rows);
     if (!ran.ok()) return Within("host batches", ran);
     *json_lines = JsonLines(device, args.keys, link, index_bytes, load_factors, rows) +
                   HostJsonLines(device, args.keys, host_rows);
@@ -658,7 +662,7 @@ Status RunGpuBenchOnDevice(const GpuBenchConfig& config, std::FILE* text, std::s
   PrintTableModeRatios(rows, text);
   PrintCpuRatios(rows, link, load_factors, index_bytes, text);
   if (host) {
-    Status ran = RunHostBatches(args.keys, args.dir, text, &host_rows);
+    Status ran = RunHostBatches(args.keys, args.dir, host_tables, text, &host_rows);
     if (!ran.ok()) return Within("host batches", ran);
   }
   *json_lines = JsonLines(device, args.keys, link, index_bytes, load_factors, rows, opens) +

@@ -79,7 +79,8 @@ Result<GpuMode> ParseGpuMode(const std::string& mode) {
 }
 
 Status CheckMode(const std::string& mode) {
-  if (mode == "cpu" || mode == "naive" || mode == "host" || IsTableMode(mode)) {
+  if (mode == "cpu" || mode == "naive" || mode == "host" || mode == "host-tables" ||
+      IsTableMode(mode)) {
     return Status::OK();
   }
   const std::string base = BaseMode(mode);
@@ -89,7 +90,7 @@ Status CheckMode(const std::string& mode) {
   if (base != "direct" && base != "mirror" && base != "staged") {
     return Status::InvalidArgument("mode '" + mode +
                                    "' is not direct, mirror, staged (each with options after "
-                                   "'+'), cpu, naive, logged, ordered or host");
+                                   "'+'), cpu, naive, logged, ordered, host or host-tables");
   }
   auto parsed = ParseGpuMode(mode);
   return parsed.ok() ? Status::OK() : parsed.status();

@@ -11,6 +11,8 @@
 //   naive                                   the naive baseline (naive_table.h)
 //   host                                    the host-batch section (host_bench.h):
 //                                           engine and every GPU mode, host batches
+//   host-tables                             the host-batch section's logged and
+//                                           ordered tables alone
 //
 // Options of a GPU mode, joined by '+' ("direct+nocache+sortall"), each a
 // field of the public options: the kernels of mirror and staged mode,

@@ -389,18 +389,44 @@ Status RunGpuTable(HashGpuIndexMode mode, const std::string& name, uint64_t keys
 }
 
 // A logged hash table or an ordered table (gpu_modes.h ModeTableOptions) on
-// the CUDA backend, on the same keys: LOAD, then the plan.
-Status RunTableMode(const std::string& mode, uint64_t keys, const std::string& dir, Data& data,
-                    const Plan& plan, std::vector<HostRow>* rows, std::FILE* text) {
+// the CUDA backend, on the same keys: LOAD, then the plan. `name` labels
+// the rows; `gpu` tunes the DB.
+Status RunTableMode(const std::string& mode, const std::string& name, const HashGpuOptions& gpu,
+                    uint64_t keys, const std::string& dir, Data& data, const Plan& plan,
+                    std::vector<HostRow>* rows, std::FILE* text) {
   Options options;
   options.backend = Backend::kCuda;
   options.sync_mode = SyncMode::kBatch;
+  options.hash_gpu = gpu;
   auto bench =
       BenchDb::Create(PoolPath(dir, mode), PoolBytes(keys), options, ModeTableOptions(mode, keys));
   if (!bench.ok()) return bench.status();
-  Target target = EngineTarget(mode, &(*bench)->db(), (*bench)->table());
+  Target target = EngineTarget(name, &(*bench)->db(), (*bench)->table());
   GPKV_RETURN_IF_ERROR(Load(target, data, keys, rows, text));
   return RunRegistered(target, data, plan, rows, text);
+}
+
+// The logged hash table and the ordered table on the same keys, batches of
+// 2^20 and 4096 (one caller and 8); the logged table also at 2^16 and 2^18,
+// and again with every host batch's record written by the host
+// ("logged host records": HashGpuOptions::logged_device_copy_min_ops 0)
+// beside its default, which copies put batches of 2^16 and more to device
+// memory first.
+Status RunTables(uint64_t keys, const std::string& dir, Data& data, std::vector<HostRow>* rows,
+                 std::FILE* text) {
+  Plan tables;
+  tables.callers = {8};
+  Plan logged = tables;
+  logged.batches = {kSmallBatch, size_t{1} << 16, size_t{1} << 18, kLargeBatch};
+  GPKV_RETURN_IF_ERROR(RunTableMode("logged", "logged", {}, keys, dir, data, logged, rows, text));
+  Plan host_records;
+  host_records.device = false;
+  host_records.batches = {size_t{1} << 16, size_t{1} << 18, kLargeBatch};
+  HashGpuOptions records_on_host;
+  records_on_host.logged_device_copy_min_ops = 0;
+  GPKV_RETURN_IF_ERROR(RunTableMode("logged", "logged host records", records_on_host, keys, dir,
+                                    data, host_records, rows, text));
+  return RunTableMode("ordered", "ordered", {}, keys, dir, data, tables, rows, text);
 }
 
 void PrintRows(const std::vector<HostRow>& rows, std::FILE* out) {
@@ -417,12 +443,17 @@ void PrintRows(const std::vector<HostRow>& rows, std::FILE* out) {
 
 }  // namespace
 
-Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
+Status RunHostBatches(uint64_t keys, const std::string& dir, bool tables_only, std::FILE* text,
                       std::vector<HostRow>* rows) {
   Data data;
   GPKV_RETURN_IF_ERROR(MakeData(keys, &data));
   std::fprintf(text, "# host batches: %llu keys, %zu uniform operations\n",
                static_cast<unsigned long long>(keys), kOps);
+  if (tables_only) {
+    GPKV_RETURN_IF_ERROR(RunTables(keys, dir, data, rows, text));
+    PrintRows(*rows, text);
+    return Status::OK();
+  }
   // The engine on CUDA: the batch-size sweep, device batches, several callers.
   Plan engine;
   engine.batches.clear();
@@ -477,13 +508,7 @@ Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
                                    {plain}, rows, text));
   GPKV_RETURN_IF_ERROR(RunGpuTable(HashGpuIndexMode::kStaged, "staged", keys, dir, data, {{"", {}}},
                                    {plain}, rows, text));
-  // The logged hash table and the ordered table on the same keys, batches of
-  // 2^20 and 4096 (one caller and 8).
-  Plan tables = plain;
-  tables.callers = {8};
-  for (const char* mode : {"logged", "ordered"}) {
-    GPKV_RETURN_IF_ERROR(RunTableMode(mode, keys, dir, data, tables, rows, text));
-  }
+  GPKV_RETURN_IF_ERROR(RunTables(keys, dir, data, rows, text));
   PrintRows(*rows, text);
   return Status::OK();
 }

@@ -1,4 +1,5 @@
-// The host-batch section of `gpkv-bench --suite gpu` (mode "host"): batches
+// The host-batch section of `gpkv-bench --suite gpu` (mode "host"; mode
+// "host-tables": its logged and ordered tables alone): batches
 // whose keys and answers live in host memory, as a database process hands
 // them over, through
 //   - the engine (gpkv::DB + Table) on the CUDA backend (the mode kAuto
@@ -9,7 +10,8 @@
 //     legacy": HashGpuOptions::host_lanes 0, one stream, pageable copies) as
 //     the before-row of the same run;
 //   - a logged hash table and an ordered table on the CUDA backend
-//     (gpu_modes.h: modes logged and ordered), beside them on the same keys;
+//     (gpu_modes.h: modes logged and ordered), beside them on the same keys,
+//     the logged table also with every record written by the host;
 // each with pageable, registered (DB::RegisterHostMemory)
 // and device buffers, YCSB C (uniform gets) and YCSB A (half gets, half
 // updates, uniform) at batches of 2^20 and 4096, batch-size sweeps
@@ -43,9 +45,10 @@ struct HostRow {
   double mops() const { return seconds > 0 ? static_cast<double>(ops) / seconds / 1e6 : 0; }
 };
 
-// Runs the section with `keys` records in pools under `dir`; progress lines
-// go to `text`, the rows to *rows. Then prints the rows.
-Status RunHostBatches(uint64_t keys, const std::string& dir, std::FILE* text,
+// Runs the section (`tables_only`: the logged and ordered tables' part) with
+// `keys` records in pools under `dir`; progress lines go to `text`, the rows
+// to *rows. Then prints the rows.
+Status RunHostBatches(uint64_t keys, const std::string& dir, bool tables_only, std::FILE* text,
                       std::vector<HostRow>* rows);
 
 // One JSON object per row ("kind":"host").
