@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -254,15 +255,15 @@ Status GpuBackend::Impl::Initialize() {
   alloc_view_ = alloc_->view();
   auto workspace = AcquireWorkspace();
   if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
-  GPKV_RETURN_IF_ERROR(AllocateBuckets(buckets, &buckets_, lease.workspace->stream()));
+  Lease lease(this, *workspace);
+  GPKV_RETURN_IF_ERROR(AllocateBuckets(buckets, &buckets_, lease.workspace()->stream()));
   bucket_count_ = buckets;
   // The first caller's write scratch (retry and operation lists) for a batch
   // of the expected keys: a first bulk put allocates nothing.
   const uint64_t chunk = std::min<uint64_t>(expected_keys, kMaxChunkOps);
   GPKV_RETURN_IF_ERROR(
-      lease.workspace->Reserve(2 * gpkv::gpu::ArenaBytes(chunk * sizeof(uint32_t))));
-  return lease.workspace->Wait("the new bucket array");
+      lease.workspace()->Reserve(2 * gpkv::gpu::ArenaBytes(chunk * sizeof(uint32_t))));
+  return lease.workspace()->Wait("the new bucket array");
 }
 
 // ---------------------------------------------------------------- helpers
@@ -573,17 +574,19 @@ Status GpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* foun
   const bool pipelined =
       count > kHostChunkOps && pinned_host(keys) && pinned_host(values) && pinned_host(found);
   return WithWorkspace<std::shared_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
-    if (pipelined) {
-      return GetPipelined(ws, keys, values, found, count, caller);
-    }
-    for (size_t done = 0; done < count; done += kMaxChunkOps) {
-      const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
-      GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
-                                    values + done * options_.value_size,
-                                    found == nullptr ? nullptr : found + done, chunk));
-    }
-    return ws.Wait("a get batch");
+    if (pipelined) return GetPipelined(ws, keys, values, found, count, caller);
+    return GetInTurn(ws, keys, values, found, count, kMaxChunkOps);
   });
+}
+
+Status GpuBackend::Impl::GetInTurn(Workspace& ws, const uint8_t* keys, uint8_t* values,
+                                   uint8_t* found, size_t count, size_t chunk_ops) {
+  for (size_t done = 0; done < count; done += chunk_ops) {
+    GPKV_RETURN_IF_ERROR(GetChunk(
+        ws, keys + done * options_.key_size, values + done * options_.value_size,
+        found == nullptr ? nullptr : found + done, std::min<size_t>(count - done, chunk_ops)));
+  }
+  return ws.Wait("a get batch");
 }
 
 Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values,
@@ -606,62 +609,48 @@ Status GpuBackend::Impl::GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* v
 Status GpuBackend::Impl::GetPipelined(Workspace& ws, const uint8_t* keys, uint8_t* values,
                                       uint8_t* found, size_t count, cudaStream_t caller) {
   const size_t chunks = (count + kHostChunkOps - 1) / kHostChunkOps;
-  // The workspaces leased for the call, handed back when it returns (after
-  // the wait below).
-  struct Leased {
-    Impl* impl;
-    std::vector<Workspace*> workspaces;
-    ~Leased() {
-      for (Workspace* workspace : workspaces) impl->ReleaseWorkspace(workspace);
-    }
-  } leased{this, {}};
-  std::vector<Workspace*> lanes = {&ws};
-  // Chunk c's arrays as its lane's arena holds them.
-  auto chunk_of = [&](size_t c, gpkv::gpu::ArenaPlan& plan) {
-    const size_t begin = c * kHostChunkOps;
-    return StagedBatch(nullptr, keys + begin * options_.key_size,
-                       values + begin * options_.value_size,
-                       found == nullptr ? nullptr : found + begin,
-                       std::min<size_t>(kHostChunkOps, count - begin), options_, device_, plan);
-  };
-  auto copy_out = [&](size_t c) {
-    Workspace& lane = *lanes[c % lanes.size()];
-    gpkv::gpu::ArenaPlan plan;
-    return chunk_of(c, plan).Out(lane.arena(), lane.stream(), /*values_out=*/true, "found flags");
-  };
   // A chunk is copied out after the next one is copied in, so the pipeline
   // needs two lanes at least; a workspace that cannot be had (device memory
-  // full) makes it shorter, and without a second lane the chunks run one
-  // after another on ws.
+  // full) makes it shorter, and without a second lane the chunks run in turn
+  // on ws.
+  std::vector<Lease> leases;  // handed back after the wait below
+  leases.reserve(kHostLanes);
+  std::vector<Workspace*> lanes = {&ws};
   while (lanes.size() < std::min(chunks, kHostLanes)) {
     auto lane = AcquireWorkspace();
     if (!lane.ok()) break;
-    leased.workspaces.push_back(*lane);
+    leases.emplace_back(this, *lane);
     if (!(*lane)->OrderAfter(caller).ok()) break;
     lanes.push_back(*lane);
   }
-  if (lanes.size() < 2) {
-    for (size_t done = 0; done < count; done += kHostChunkOps) {
-      GPKV_RETURN_IF_ERROR(GetChunk(ws, keys + done * options_.key_size,
-                                    values + done * options_.value_size,
-                                    found == nullptr ? nullptr : found + done,
-                                    std::min<size_t>(kHostChunkOps, count - done)));
-    }
-    return ws.Wait("a get batch");
-  }
+  if (lanes.size() < 2) return GetInTurn(ws, keys, values, found, count, kHostChunkOps);
+  // Each lane's chunk in flight, as its arena holds it (kept for the copy
+  // out, so that the arrays are classified once a chunk).
+  std::vector<std::optional<StagedBatch>> in_flight(lanes.size());
+  auto copy_out = [&](size_t c) {
+    Workspace& lane = *lanes[c % lanes.size()];
+    return in_flight[c % lanes.size()]->Out(lane.arena(), lane.stream(), /*values_out=*/true,
+                                            "found flags");
+  };
   auto run = [&]() -> Status {
     for (size_t c = 0; c < chunks; ++c) {
       Workspace& lane = *lanes[c % lanes.size()];
+      const size_t begin = c * kHostChunkOps;
       gpkv::gpu::ArenaPlan plan;
-      const StagedBatch staged = chunk_of(c, plan);
+      std::optional<StagedBatch>& staged = in_flight[c % lanes.size()];
+      staged.emplace(nullptr, keys + begin * options_.key_size,
+                     values + begin * options_.value_size,
+                     found == nullptr ? nullptr : found + begin,
+                     std::min<size_t>(kHostChunkOps, count - begin), options_, device_, plan);
       // The lane's previous chunk must be copied out before its arena is
       // used again.
       GPKV_RETURN_IF_ERROR(lane.Wait("a get chunk"));
       GPKV_RETURN_IF_ERROR(lane.Reserve(plan.bytes()));
-      GPKV_RETURN_IF_ERROR(staged.In(lane.arena(), lane.stream(), /*values_in=*/false));
-      GPKV_RETURN_IF_ERROR(LaunchGet(View(0), staged.On(lane.arena()), lane.stream()));
-      // Copied out after the next chunk is started: a copy to pageable
-      // memory returns only once its chunk's kernel and copy are done.
+      GPKV_RETURN_IF_ERROR(staged->In(lane.arena(), lane.stream(), /*values_in=*/false));
+      GPKV_RETURN_IF_ERROR(LaunchGet(View(0), staged->On(lane.arena()), lane.stream()));
+      // The chunk before is copied out once this one is queued, so that the
+      // copy engines take this chunk's keys in while that chunk's answers
+      // go out.
       if (c > 0) GPKV_RETURN_IF_ERROR(copy_out(c - 1));
     }
     return copy_out(chunks - 1);

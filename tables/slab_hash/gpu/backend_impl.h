@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
 #include "gpkv/options.h"
@@ -77,12 +78,24 @@ class GpuBackend::Impl {
   // by ~Lease.
   Result<Workspace*> AcquireWorkspace();
   void ReleaseWorkspace(Workspace* workspace);
-  struct Lease {
-    Impl* impl;
-    Workspace* workspace;
+  // Owns one leased workspace; movable, not copyable, so that a workspace is
+  // handed back exactly once.
+  class Lease {
+   public:
+    Lease(Impl* impl, Workspace* workspace) : impl_(impl), workspace_(workspace) {}
+    Lease(Lease&& other) noexcept
+        : impl_(other.impl_), workspace_(std::exchange(other.workspace_, nullptr)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
     ~Lease() {
-      if (workspace != nullptr) impl->ReleaseWorkspace(workspace);
+      if (workspace_ != nullptr) impl_->ReleaseWorkspace(workspace_);
     }
+    Workspace* workspace() const { return workspace_; }
+
+   private:
+    Impl* impl_;
+    Workspace* workspace_;
   };
   // The prologue of every batch call: on the table's device, with the
   // table locked (Lock: std::unique_lock for writes, std::shared_lock for
@@ -93,7 +106,7 @@ class GpuBackend::Impl {
     Lock lock(table_mutex_);
     auto workspace = AcquireWorkspace();
     if (!workspace.ok()) return workspace.status();
-    Lease lease{this, *workspace};
+    Lease lease(this, *workspace);
     GPKV_RETURN_IF_ERROR((*workspace)->OrderAfter(caller));
     return body(**workspace);
   }
@@ -129,11 +142,16 @@ class GpuBackend::Impl {
                     uint8_t* results, size_t count);
   Status GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
                   size_t count);
+  // A get batch as chunks of `chunk_ops` run one after another on ws;
+  // returns once every answer is in place.
+  Status GetInTurn(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
+                   size_t count, size_t chunk_ops);
   // A get batch of more than kHostChunkOps operations whose arrays lie in
-  // pinned or registered host memory: chunks of kHostChunkOps rotating over ws and up to kHostLanes
-  // - 1 leased workspaces, each chunk's keys copied in, its kernel launched and then the chunk
-  // before it copied out, so that one chunk's kernel runs beside another's copies. Returns once
-  // every answer is in place.
+  // pinned or registered host memory: chunks of kHostChunkOps rotating over
+  // ws and up to kHostLanes - 1 leased workspaces, each chunk's keys copied
+  // in, its kernel launched and then the chunk before it copied out, so that
+  // one chunk's kernel runs beside another's copies. Returns once every
+  // answer is in place.
   Status GetPipelined(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
                       size_t count, cudaStream_t caller);
   // The scratch of a duplicate sort of `count` operations in the side arena.

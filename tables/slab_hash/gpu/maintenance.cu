@@ -39,7 +39,7 @@ Status GpuBackend::Impl::Scan(const Table::ScanVisitor& visit) {
   if (live_keys_ == 0) return Status::OK();
   auto workspace = AcquireWorkspace();
   if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
+  Lease lease(this, *workspace);
   Workspace& ws = **workspace;
   const uint64_t key_words = geometry_.key_words;
   const uint64_t value_words = InlineValueWords(geometry_.value_size);
@@ -96,7 +96,7 @@ Status GpuBackend::Impl::ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64
   if (live_keys_ == 0) return Status::OK();
   auto workspace = AcquireWorkspace();
   if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
+  Lease lease(this, *workspace);
   Workspace& ws = **workspace;
   GPKV_RETURN_IF_ERROR(ws.ZeroCounters());
   GPKV_RETURN_IF_ERROR(LaunchScan(View(0), 0, bucket_count_, keys, values, capacity,
@@ -112,7 +112,7 @@ Result<slab_hash::Stats> GpuBackend::Impl::Stats() {
   std::shared_lock<std::shared_mutex> lock(table_mutex_);
   auto workspace = AcquireWorkspace();
   if (!workspace.ok()) return workspace.status();
-  Lease lease{this, *workspace};
+  Lease lease(this, *workspace);
   uint64_t in_use = 0;
   uint64_t alloc_bytes = 0;
   {
