@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "gpu/host_memory.h"
 #include "gpu/pointer_kind.h"
 
@@ -24,6 +26,21 @@ bool IsPageable(const void* address) {
     return true;
   }
   return attributes.type == cudaMemoryTypeUnregistered;
+}
+
+bool IsMappedHostMemory(const void* address, size_t bytes) {
+  if (address == nullptr || bytes == 0) return false;
+  bool in_place = false;
+  if (InRegisteredRange(address, bytes, &in_place)) return in_place;
+  auto mapped = [](const void* at) {
+    cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, at) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return attributes.type == cudaMemoryTypeHost && attributes.devicePointer == at;
+  };
+  return mapped(address) && mapped(static_cast<const uint8_t*>(address) + bytes - 1);
 }
 
 }  // namespace gpkv::gpu

@@ -7,6 +7,8 @@
 // Thread safety: any thread.
 #pragma once
 
+#include <cstddef>
+
 namespace gpkv::gpu {
 
 // True when `address` is device memory (cudaMalloc) or managed memory
@@ -20,5 +22,13 @@ bool IsDeviceMemory(const void* address, int device);
 // managed, pinned nor registered memory (DB::RegisterHostMemory's ranges
 // included), so that a copy to or from it is staged through pinned memory.
 bool IsPageable(const void* address);
+
+// True when [address, address + bytes) is pinned or registered host memory
+// that kernels may read and write at the same address (unified addressing
+// maps it there): a small batch's kernels may then use the caller's array in
+// place, over the link, instead of a copy in device memory. Registered
+// ranges (RegisterHostMemory) are answered from their list, other addresses
+// by asking CUDA about the first and the last byte.
+bool IsMappedHostMemory(const void* address, size_t bytes);
 
 }  // namespace gpkv::gpu

@@ -44,6 +44,12 @@ constexpr uint64_t kMaxChunkOps = uint64_t{1} << 23;
 // host_chunk_ops and host_lanes defaults).
 constexpr uint64_t kHostChunkOps = uint64_t{1} << 17;
 constexpr size_t kHostLanes = 4;
+// Batches of at most this many operations run their kernels on a caller's
+// pinned or registered host arrays in place, over the link, instead of on
+// copies in device memory: no DMA in or out, each a few microseconds of
+// fixed cost on the small batches an OLTP caller sends (the persistent hash
+// table's HashGpuOptions::host_zero_copy_ops default).
+constexpr uint64_t kInPlaceMaxOps = 8192;
 // SlabAlloc is kept at most this full before a write batch (Reserve).
 constexpr double kMaxSlabFill = 0.8;
 
@@ -140,12 +146,13 @@ class GpuBackend::Impl {
   Status EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased, size_t count);
   Status MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys, uint8_t* values,
                     uint8_t* results, size_t count);
-  Status GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
-                  size_t count);
+  // in_place: a chunk small enough may use mapped host arrays in place.
+  Status GetChunk(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
+                  bool in_place);
   // A get batch as chunks of `chunk_ops` run one after another on ws;
   // returns once every answer is in place.
   Status GetInTurn(Workspace& ws, const uint8_t* keys, uint8_t* values, uint8_t* found,
-                   size_t count, size_t chunk_ops);
+                   size_t count, size_t chunk_ops, bool in_place);
   // A get batch of more than kHostChunkOps operations whose arrays lie in
   // pinned or registered host memory: chunks of kHostChunkOps rotating over
   // ws and up to kHostLanes - 1 leased workspaces, each chunk's keys copied
@@ -205,6 +212,8 @@ class GpuBackend::Impl {
 
   mutable std::shared_mutex table_mutex_;
   std::mutex alloc_mutex_;
+  // Get calls in flight (Get): a small get runs in place only when alone.
+  std::atomic<int> gets_in_flight_{0};
 
   std::mutex workspaces_mutex_;
   std::vector<std::unique_ptr<Workspace>> workspaces_;  // every workspace

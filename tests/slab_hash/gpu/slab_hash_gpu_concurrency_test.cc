@@ -1,6 +1,7 @@
 // slab_hash::gpu::GpuBackend called from several host threads at once: each
 // thread on its own keys against its own oracle (so that every answer is
-// known), and threads that share keys, where every value read must be one a
+// known; small gets from pinned memory among its batches, run in place or
+// copied), and threads that share keys, where every value read must be one a
 // writer wrote for that key, whole (never a mix of two writes). Device
 // tests: skipped when no CUDA device is usable (label `gpu`).
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "gpu/device_memory.h"
+#include "gpu/host_memory.h"
 #include "slab_hash_gpu_test_util.h"
 #include "tables/slab_hash/gpu/backend.h"
 
@@ -52,6 +54,11 @@ TEST_P(SlabHashGpuThreads, ThreadsOnTheirOwnKeysEachMatchTheirOracle) {
         return;
       }
       void* on = t % 2 == 0 ? stream->get() : nullptr;  // half order after a stream
+      auto pinned = gpkv::gpu::PinnedBytes::Allocate(4096 * (key_size + value_size + 1));
+      if (!pinned.ok()) {
+        ++failures;
+        return;
+      }
       constexpr uint64_t kUniverse = 300000;
       constexpr size_t kBatch = 50000;
       auto pick = [&](size_t count) {
@@ -120,6 +127,20 @@ TEST_P(SlabHashGpuThreads, ThreadsOnTheirOwnKeysEachMatchTheirOracle) {
         std::vector<uint8_t> got(kBatch * value_size), found(kBatch);
         if (!table->Get(keys.data(), got.data(), found.data(), kBatch, on).ok()) ++failures;
         oracle.ExpectGets(keys, got, found, what);
+        // Small gets from pinned memory: in place when no other get is in
+        // flight, copied when one is.
+        for (int small = 0; small < 8; ++small) {
+          constexpr size_t kSmall = 4096;
+          keys = pick(kSmall);
+          uint8_t* pinned_keys = pinned->data();
+          uint8_t* pinned_got = pinned_keys + kSmall * key_size;
+          uint8_t* pinned_found = pinned_got + kSmall * value_size;
+          std::memcpy(pinned_keys, keys.data(), keys.size());
+          if (!table->Get(pinned_keys, pinned_got, pinned_found, kSmall, on).ok()) ++failures;
+          oracle.ExpectGets(keys, std::vector<uint8_t>(pinned_got, pinned_found),
+                            std::vector<uint8_t>(pinned_found, pinned_found + kSmall),
+                            what + " small pinned gets");
+        }
       }
     });
   }

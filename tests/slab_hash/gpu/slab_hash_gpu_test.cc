@@ -2,7 +2,8 @@
 // of operations in batches, for every kind of geometry (8/16/32-byte keys;
 // one-word, several-word and out-of-line values); duplicates within a batch;
 // growth from a tiny table; flushes; device-memory batches (also
-// misaligned); host-memory gets of several pipeline chunks; Mixed; Scan; ScanIntoDevice; full
+// misaligned); host-memory gets of several pipeline chunks; small batches of
+// pinned or registered memory (used in place); Mixed; Scan; ScanIntoDevice; full
 // device memory. Device tests: skipped when no CUDA device is usable (label `gpu`). Concurrent
 // callers: slab_hash_gpu_concurrency_test.cc.
 #include <gtest/gtest.h>
@@ -506,17 +507,96 @@ TEST_P(SlabHashGpuDeviceBatches, HostGetsOfManyChunksAnswerAsDeviceGetsDo) {
   }
 }
 
+// Small batches (up to kInPlaceMaxOps operations, and one past it) whose
+// arrays lie in pinned or registered host memory, aligned and not: puts with
+// repeated keys (the last put wins), erases with their flags (the first of a
+// repeated key reports it) and gets with and without found flags give the
+// oracle's answers, as the same batches from pageable memory do.
+TEST_P(SlabHashGpuDeviceBatches, SmallBatchesOfPinnedOrRegisteredMemoryAnswerAsTheOracle) {
+  SKIP_WITHOUT_DEVICE();
+  const auto [key_size, value_size] = GetParam();
+  auto table = MakeTable(key_size, value_size, 1 << 14);
+  ASSERT_NE(table, nullptr);
+  Oracle oracle(key_size, value_size);
+  std::mt19937_64 random(77);
+  enum class Memory { kPageable, kPinned, kRegistered };
+  for (const size_t count : {size_t{1}, size_t{100}, size_t{4096}, size_t{8192}, size_t{8193}}) {
+    for (const Memory memory : {Memory::kPinned, Memory::kRegistered, Memory::kPageable}) {
+      for (const size_t offset : {size_t{0}, size_t{3}}) {
+        const std::string what = std::to_string(count) + " ops, " +
+                                 (memory == Memory::kPinned       ? "pinned"
+                                  : memory == Memory::kRegistered ? "registered"
+                                                                  : "pageable") +
+                                 ", offset " + std::to_string(offset);
+        std::vector<uint8_t> keys(count * key_size), values(count * value_size);
+        for (size_t i = 0; i < count; ++i) {
+          UniverseKey(19, random() % (count + count / 4 + 1), &keys[i * key_size], key_size);
+          FillValue(random(), &values[i * value_size], value_size);
+        }
+        const size_t erases = count / 3;
+        // One block: keys, values, erased flags, gotten values, found flags.
+        const size_t values_at = offset + keys.size(), erased_at = values_at + values.size();
+        const size_t got_at = erased_at + erases, found_at = got_at + values.size();
+        const size_t bytes = found_at + count;
+        std::vector<uint8_t> pageable;
+        gpkv::gpu::PinnedBytes pinned;
+        uint8_t* base = nullptr;
+        if (memory == Memory::kPinned) {
+          auto allocated = gpkv::gpu::PinnedBytes::Allocate(bytes);
+          ASSERT_TRUE(allocated.ok()) << allocated.status().ToString();
+          pinned = std::move(*allocated);
+          base = pinned.data();
+        } else {
+          pageable.resize(bytes);
+          base = pageable.data();
+          if (memory == Memory::kRegistered) {
+            ASSERT_TRUE(gpkv::gpu::RegisterHostMemory(base, bytes).ok()) << what;
+          }
+        }
+        std::memcpy(base + offset, keys.data(), keys.size());
+        std::memcpy(base + values_at, values.data(), values.size());
+        ASSERT_TRUE(table->Put(base + offset, base + values_at, count, nullptr).ok()) << what;
+        oracle.Put(keys, values);
+        std::memset(base + erased_at, 7, erases);
+        ASSERT_TRUE(table->Erase(base + offset, base + erased_at, erases, nullptr).ok()) << what;
+        const std::vector<uint8_t> erase_keys(keys.begin(), keys.begin() + erases * key_size);
+        const std::vector<uint8_t> want_erased = oracle.Erase(erase_keys);
+        EXPECT_EQ(std::memcmp(base + erased_at, want_erased.data(), erases), 0) << what;
+        std::memset(base + got_at, 7, values.size());
+        std::memset(base + found_at, 7, count);
+        ASSERT_TRUE(table->Get(base + offset, base + got_at, base + found_at, count, nullptr).ok())
+            << what;
+        const std::vector<uint8_t> got(base + got_at, base + got_at + values.size());
+        const std::vector<uint8_t> found(base + found_at, base + found_at + count);
+        oracle.ExpectGets(keys, got, found, what);
+        std::memset(base + got_at, 7, values.size());
+        ASSERT_TRUE(table->Get(base + offset, base + got_at, nullptr, count, nullptr).ok()) << what;
+        EXPECT_EQ(std::memcmp(base + got_at, got.data(), got.size()), 0) << what << ", no flags";
+        if (memory == Memory::kRegistered) {
+          ASSERT_TRUE(gpkv::gpu::UnregisterHostMemory(base).ok()) << what;
+        }
+      }
+    }
+  }
+  oracle.ExpectScan(*table, "small host batches");
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuDeviceBatches,
                          ::testing::Values(std::make_pair(8u, 8u), std::make_pair(16u, 12u),
                                            std::make_pair(32u, 100u), std::make_pair(8u, 128u)));
 
 // ---- Mixed
 
+// Where a mixed batch's arrays lie: pageable host memory, device memory, or
+// pinned host memory (batches small enough to be used in place, over the
+// link).
+enum class MixedArrays { kPageable, kDevice, kPinned };
+
 struct MixedCase {
   const char* name;
   uint32_t key_size;
   uint32_t value_size;
-  bool device_arrays;
+  MixedArrays arrays;
 };
 
 class SlabHashGpuMixed : public ::testing::TestWithParam<MixedCase> {};
@@ -533,7 +613,8 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
   Oracle oracle(key_size, value_size);
   std::mt19937_64 random(55);
   constexpr size_t kUniverse = 300000;
-  constexpr size_t kBatch = 100000;
+  // Pinned batches are small enough to run in place (kInPlaceMaxOps).
+  const size_t kBatch = param.arrays == MixedArrays::kPinned ? 8000 : 100000;
   std::vector<size_t> universe(kUniverse);
   std::iota(universe.begin(), universe.end(), 0);
   for (int round = 0; round < 8; ++round) {
@@ -550,7 +631,7 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
     }
     std::vector<uint8_t> results(kBatch, 7);
     std::vector<uint8_t> in_values = values;
-    if (param.device_arrays) {
+    if (param.arrays == MixedArrays::kDevice) {
       DeviceCopy device_ops = DeviceCopy::Of(ops);
       DeviceCopy device_keys = DeviceCopy::Of(keys);
       DeviceCopy device_values = DeviceCopy::Of(values);
@@ -562,6 +643,22 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
                       .ok());
       ASSERT_TRUE(device_values.bytes.CopyToHost(values.data(), values.size()).ok());
       ASSERT_TRUE(device_results.bytes.CopyToHost(results.data(), results.size()).ok());
+    } else if (param.arrays == MixedArrays::kPinned) {
+      // One pinned block, the keys at an odd offset: misaligned in place.
+      const size_t keys_at = ops.size() + 3, values_at = keys_at + keys.size();
+      const size_t results_at = values_at + values.size();
+      auto pinned = gpkv::gpu::PinnedBytes::Allocate(results_at + results.size());
+      ASSERT_TRUE(pinned.ok()) << pinned.status().ToString();
+      uint8_t* base = pinned->data();
+      std::memcpy(base, ops.data(), ops.size());
+      std::memcpy(base + keys_at, keys.data(), keys.size());
+      std::memcpy(base + values_at, values.data(), values.size());
+      std::memcpy(base + results_at, results.data(), results.size());
+      ASSERT_TRUE(
+          table->Mixed(base, base + keys_at, base + values_at, base + results_at, kBatch, nullptr)
+              .ok());
+      std::memcpy(values.data(), base + values_at, values.size());
+      std::memcpy(results.data(), base + results_at, results.size());
     } else {
       ASSERT_TRUE(
           table->Mixed(ops.data(), keys.data(), values.data(), results.data(), kBatch, nullptr)
@@ -604,16 +701,18 @@ TEST_P(SlabHashGpuMixed, SearchesReplacesAndDeletesOfDistinctKeysMatchTheOracle)
   oracle.ExpectScan(*table, param.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, SlabHashGpuMixed,
-                         ::testing::Values(MixedCase{"k8v8", 8, 8, false},
-                                           MixedCase{"k8v8_device", 8, 8, true},
-                                           MixedCase{"k16v24_locked", 16, 24, false},
-                                           MixedCase{"k32v8_device", 32, 8, true},
-                                           MixedCase{"k8v128_out_of_line", 8, 128, false},
-                                           MixedCase{"k32v100_out_of_line", 32, 100, true}),
-                         [](const ::testing::TestParamInfo<MixedCase>& info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, SlabHashGpuMixed,
+    ::testing::Values(MixedCase{"k8v8", 8, 8, MixedArrays::kPageable},
+                      MixedCase{"k8v8_device", 8, 8, MixedArrays::kDevice},
+                      MixedCase{"k8v8_pinned", 8, 8, MixedArrays::kPinned},
+                      MixedCase{"k16v24_locked", 16, 24, MixedArrays::kPageable},
+                      MixedCase{"k16v24_locked_pinned", 16, 24, MixedArrays::kPinned},
+                      MixedCase{"k32v8_device", 32, 8, MixedArrays::kDevice},
+                      MixedCase{"k8v128_out_of_line", 8, 128, MixedArrays::kPageable},
+                      MixedCase{"k32v100_out_of_line", 32, 100, MixedArrays::kDevice},
+                      MixedCase{"k32v100_out_of_line_pinned", 32, 100, MixedArrays::kPinned}),
+    [](const ::testing::TestParamInfo<MixedCase>& info) { return std::string(info.param.name); });
 
 // Operations on one key in one mixed batch take effect in some serial order:
 // the key ends with one of the values its replaces wrote.
