@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,24 @@ class DeviceIndexScan {
   // with room for *pairs. Returns once the arrays are written.
   virtual Status ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
                                 uint64_t* pairs) = 0;
+};
+
+// What an index adds to gpkv::Table so that its user's host work runs
+// beside a put's kernels: a persistent family writes a small host batch's log
+// record while the index applies the batch on the GPU, instead of one after
+// the other. The family that uses the index finds it by dynamic_cast.
+// Thread safety: as the index's Put.
+class OverlappedIndexPut {
+ public:
+  virtual ~OverlappedIndexPut() = default;
+  // Puts the batch (gpkv::Table::Put's contract, ordered after nothing) and
+  // calls meanwhile() exactly once on the calling thread: on the CUDA
+  // backend once the batch's first launch is queued (or, when the put fails
+  // before one, before returning), on the CPU after the put. The index may
+  // show the batch to readers before meanwhile() returns; meanwhile() must
+  // not call the index.
+  virtual Status PutWhile(ConstBytes keys, ConstBytes values,
+                          const std::function<void()>& meanwhile) = 0;
 };
 
 }  // namespace gpkv::tables

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "gpkv/status.h"
 #include "gpkv/table.h"
@@ -38,6 +39,16 @@ class Backend : public tables::HashBackend {
   virtual Status ScanIntoDevice(uint64_t* /*keys*/, uint64_t* /*values*/, uint64_t /*capacity*/,
                                 uint64_t* /*pairs*/) {
     return Status::Unsupported("the CPU backend of volatile hash tables keeps no device memory");
+  }
+  // Put (ordered after nothing) that calls meanwhile() exactly once on the
+  // calling thread (tables::OverlappedIndexPut::PutWhile's contract): the
+  // GPU backend once the batch's first launch is queued, so that the
+  // caller's host work runs beside the kernels; the default after the put.
+  virtual Status PutWhile(const uint8_t* keys, const uint8_t* values, size_t count,
+                          const std::function<void()>& meanwhile) {
+    const Status put = Put(keys, values, count, nullptr);
+    meanwhile();
+    return put;
   }
   // The CUDA device of the GPU backend; -1 on the CPU.
   virtual int cuda_device() const { return -1; }

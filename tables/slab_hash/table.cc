@@ -74,6 +74,11 @@ Status SlabHashTable::ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t 
   return Named(backend().ScanIntoDevice(keys, values, capacity, pairs));
 }
 
+Status SlabHashTable::PutWhile(ConstBytes keys, ConstBytes values,
+                               const std::function<void()>& meanwhile) {
+  return Named(backend().PutWhile(keys.bytes(), values.bytes(), CountOf(keys), meanwhile));
+}
+
 Status SlabHashTable::Mixed(const uint8_t* ops, const uint8_t* keys, uint8_t* values,
                             uint8_t* results, size_t count, void* stream) {
   return Named(backend().Mixed(ops, keys, values, results, count, stream));

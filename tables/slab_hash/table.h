@@ -42,7 +42,8 @@ Result<std::unique_ptr<Table>> OpenEmptyTable(const std::string& where, const st
                                               int cpu_threads, int cuda_device = 0);
 
 class SlabHashTable final : public tables::HashFamilyTable<Backend>,
-                            public tables::DeviceIndexScan {
+                            public tables::DeviceIndexScan,
+                            public tables::OverlappedIndexPut {
  public:
   // Errors of the backend get `where` in front of their message.
   SlabHashTable(std::string where, std::string name, TableOptions options,
@@ -58,6 +59,10 @@ class SlabHashTable final : public tables::HashFamilyTable<Backend>,
   int cuda_device() const override;
   Status ScanIntoDevice(uint64_t* keys, uint64_t* values, uint64_t capacity,
                         uint64_t* pairs) override;
+  // The backend's PutWhile (the GPU backend runs meanwhile() beside the
+  // batch's kernels), errors named as the batches'.
+  Status PutWhile(ConstBytes keys, ConstBytes values,
+                  const std::function<void()>& meanwhile) override;
 };
 
 }  // namespace gpkv::slab_hash

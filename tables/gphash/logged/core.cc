@@ -99,6 +99,9 @@ Status Core::Recover(const IndexFactory& make_index, const ImageWriterFactory& m
   auto index = make_index(std::max(view->expected_keys, image.entries));
   if (!index.ok()) return index.status();
   index_ = std::move(*index);
+  if (device_records_ != nullptr) {
+    overlapped_put_ = dynamic_cast<tables::OverlappedIndexPut*>(index_.get());
+  }
   open_phases_.index_ns = clock.Lap();
   for (uint64_t first = 0; first < image.entries; first += kImageChunk) {
     const uint64_t count = std::min(kImageChunk, image.entries - first);
@@ -411,6 +414,7 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
     return status;
   }
   if (memory == BatchMemory::kDevice) return ApplyDeviceBatch(puts, erases, erased);
+  if (overlapped_put_ != nullptr && erases.count == 0) return ApplyOverlappedPut(puts);
   // Each record past the published bytes (nothing reads them until the log
   // word moves), then one store publishes the batch.
   uint64_t written = 0, seq = next_seq_;
@@ -494,6 +498,45 @@ Status Core::ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* era
     broken_ = unreadable_;
   }
   return status;
+}
+
+Status Core::ApplyOverlappedPut(const Part& puts) {
+  LoggedStats::WritePhases& phases = write_phases_;
+  // The index shows the batch before its record is durable: readers wait at
+  // the gate until the Sync has returned.
+  std::unique_lock<std::shared_mutex> gate(read_gate_);
+  Status durable;
+  const Status applied = overlapped_put_->PutWhile(
+      ConstBytes(puts.keys, puts.count * key_size_),
+      ConstBytes(puts.values, puts.count * value_size_), [&] {
+        const uint64_t offset = log_.RecordOffset();
+        const log::RecordHeader header = WriteRecordArrays(puts, offset, next_seq_);
+        phases.record_ns += phase_clock_.Lap();
+        log_.Publish(pool_, log::FinishRecord(pool_, offset, header, key_size_, value_size_));
+        ++next_seq_;
+        if (pending_ != nullptr) ++pending_->batches;
+        phases.publish_ns += phase_clock_.Lap();
+        durable = pool_.Sync();
+        phases.sync_ns += phase_clock_.Lap();
+      });
+  phases.index_ns += phase_clock_.Lap();
+  if (!durable.ok()) {
+    // The index may show a batch the pool does not surely hold.
+    unreadable_ =
+        Status(durable.code(), Where() + ": " + durable.message() +
+                                   " (the table refuses reads and writes until it is reopened: its "
+                                   "index may show a batch that is not durable; the reopen replays "
+                                   "the log, which holds every acknowledged batch)");
+    broken_ = unreadable_;
+    return durable;
+  }
+  if (!applied.ok()) {
+    broken_ = Status(applied.code(), Where() + ": " + applied.message() +
+                                         " (the table refuses writes until it is reopened; the "
+                                         "batch is in its log)");
+    return applied;
+  }
+  return Status::OK();
 }
 
 Status Core::Get(ConstBytes keys, MutableBytes values, MutableBytes found,

@@ -30,10 +30,14 @@
 // checksummed on the device and copied from there to the pool in bulk while
 // the batch is applied to the index from device memory, and readers wait
 // behind the read gate from the index apply's start until the record is
-// durable (docs/ARCHITECTURE.md, "Logged hash tables"). A device batch whose
-// record could not be made durable leaves the index ahead of the pool: the
-// table then refuses reads and writes until it is reopened, and the reopen's
-// replay of the log keeps every acknowledged batch.
+// durable (docs/ARCHITECTURE.md, "Logged hash tables"). A host put batch
+// that commits alone on the CUDA backend is applied the other way round:
+// the index's kernels start, and the record is written, published and synced
+// on the host while they run, readers held at the gate as for a device
+// batch. A batch whose record could not be made durable while the index
+// shows it leaves the index ahead of the pool: the table then refuses reads
+// and writes until it is reopened, and the reopen's replay of the log keeps
+// every acknowledged batch.
 //
 // Who may call: tables/gphash/ (the front, LoggedTable) and tests.
 #pragma once
@@ -58,6 +62,7 @@
 #include "recovery/report.h"
 #include "tables/gphash/logged/image_writer.h"
 #include "tables/gphash/logged/layout.h"
+#include "tables/hash_index.h"
 #include "tables/log/layout.h"
 #include "tables/log/log.h"
 #include "tables/write_batch.h"
@@ -300,6 +305,13 @@ class Core {
   // the gate opens. A record not made durable breaks the table for reads and
   // writes. REQUIRES: write_mutex_, the record fits the active half.
   Status ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* erased);
+  // Apply's log path for a put batch in host memory when the index overlaps
+  // puts (overlapped_put_): the index apply's kernels start with readers
+  // held at the gate, the record is written, published and synced on this
+  // thread meanwhile, and the gate opens once both are done. A record not
+  // made durable breaks the table for reads and writes. REQUIRES:
+  // write_mutex_, the record fits the active half.
+  Status ApplyOverlappedPut(const Part& puts);
   Status ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased);
   // Starts a checkpoint of the index as it stands (every batch up to
   // applied_seq): the scan and the image's extent reserved, then appends go
@@ -337,6 +349,9 @@ class Core {
   uint32_t log_batches_ = 0;
   uint64_t publish_batch_ = 2;  // PublishBatch(M)
   std::unique_ptr<Table> index_;
+  // The index's overlapped put, on the CUDA backend (null on the CPU, whose
+  // index put is host work itself).
+  tables::OverlappedIndexPut* overlapped_put_ = nullptr;
   std::unique_ptr<DeviceRecordWriter> device_records_;
   std::unique_ptr<ImageWriter> image_writer_;
 

@@ -197,6 +197,13 @@ Result<std::unique_ptr<GpuBackend>> GpuBackend::Create(const TableOptions& optio
 GpuBackend::GpuBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GpuBackend::~GpuBackend() = default;
 
+Status GpuBackend::PutWhile(const uint8_t* keys, const uint8_t* values, size_t count,
+                            const std::function<void()>& meanwhile) {
+  HostWork work(&meanwhile);
+  const Status put = impl_->Put(keys, values, count, nullptr, &work);
+  work.Run();  // unless run: the put ended before its first launch
+  return put;
+}
 Status GpuBackend::Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) {
   return impl_->Put(keys, values, count, AsStream(stream));
 }
@@ -353,7 +360,8 @@ Status GpuBackend::Impl::PrepareWrite(Workspace& ws, uint64_t new_slabs) {
 }
 
 Status GpuBackend::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch,
-                                  WriteSink sink, uint32_t* op_list, WriteTotals* totals) {
+                                  WriteSink sink, uint32_t* op_list, WriteTotals* totals,
+                                  HostWork* work) {
   // Out-of-line values take a value slab per put: whole warps from the start.
   const bool whole_warps = geometry_.value_out_of_line;
   while (true) {
@@ -363,6 +371,7 @@ Status GpuBackend::Impl::RunWrite(Workspace& ws, WriteLauncher launch, BatchArra
     GPKV_RETURN_IF_ERROR(launch(view, sink, batch, whole_warps, ws.stream()));
     if (sink.retired != nullptr) GPKV_RETURN_IF_ERROR(LaunchFreeRetired(view, sink, ws.stream()));
     GPKV_RETURN_IF_ERROR(ws.FetchCounters());
+    if (work != nullptr) work->Run();
     GPKV_RETURN_IF_ERROR(ws.Wait("a write batch"));
     const BatchCounters& counters = ws.counters();
     totals->inserted += counters.inserted;
@@ -408,7 +417,7 @@ Result<DuplicateScratch> GpuBackend::Impl::DuplicateScratchFor(Workspace& ws, ui
 // ---------------------------------------------------------------- writes
 
 Status GpuBackend::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t count,
-                             cudaStream_t caller) {
+                             cudaStream_t caller, HostWork* work) {
   if (count == 0) return Status::OK();
   if (keys == nullptr || values == nullptr) {
     return Status::InvalidArgument("slab hash: Put without keys or values");
@@ -424,14 +433,14 @@ Status GpuBackend::Impl::Put(const uint8_t* keys, const uint8_t* values, size_t 
     for (size_t done = 0; done < count; done += kMaxChunkOps) {
       const size_t chunk = std::min<size_t>(count - done, kMaxChunkOps);
       GPKV_RETURN_IF_ERROR(PutChunk(ws, keys + done * options_.key_size,
-                                    values + done * options_.value_size, chunk));
+                                    values + done * options_.value_size, chunk, work));
     }
     return Status::OK();
   });
 }
 
 Status GpuBackend::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values,
-                                  size_t count) {
+                                  size_t count, HostWork* work) {
   gpkv::gpu::ArenaPlan plan;
   const StagedBatch staged(nullptr, keys, values, nullptr, count, options_, device_,
                            /*in_place=*/true, plan);
@@ -445,7 +454,7 @@ Status GpuBackend::Impl::PutChunk(Workspace& ws, const uint8_t* keys, const uint
 
   GPKV_RETURN_IF_ERROR(PrepareWrite(ws, NewSlabsEstimate(count)));
   WriteTotals totals;
-  const Status status = RunWrite(ws, LaunchPut, batch, sink, list, &totals);
+  const Status status = RunWrite(ws, LaunchPut, batch, sink, list, &totals, work);
   live_keys_ += totals.inserted;
   GPKV_RETURN_IF_ERROR(status);
   if (!totals.duplicate) return Status::OK();

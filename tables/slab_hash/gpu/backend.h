@@ -41,6 +41,8 @@ class GpuBackend final : public Backend {
   ~GpuBackend() override;
 
   Status Put(const uint8_t* keys, const uint8_t* values, size_t count, void* stream) override;
+  Status PutWhile(const uint8_t* keys, const uint8_t* values, size_t count,
+                  const std::function<void()>& meanwhile) override;
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
              void* stream) override;
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, void* stream) override;

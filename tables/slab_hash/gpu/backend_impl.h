@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -50,6 +51,23 @@ constexpr size_t kHostLanes = 4;
 // fixed cost on the small batches an OLTP caller sends (the persistent hash
 // table's HashGpuOptions::host_zero_copy_ops default).
 constexpr uint64_t kInPlaceMaxOps = 8192;
+// The caller's host work of a PutWhile: run once, when the batch's first
+// launch is queued (RunWrite) or, if the put ends before one, by the caller
+// afterwards.
+class HostWork {
+ public:
+  explicit HostWork(const std::function<void()>* work) : work_(work) {}
+  void Run() {
+    if (work_ == nullptr) return;
+    const std::function<void()>* work = work_;
+    work_ = nullptr;
+    (*work)();
+  }
+
+ private:
+  const std::function<void()>* work_;
+};
+
 // SlabAlloc is kept at most this full before a write batch (Reserve).
 constexpr double kMaxSlabFill = 0.8;
 
@@ -63,7 +81,9 @@ class GpuBackend::Impl {
   // ---- backend.cu ----
   // SlabAlloc and the bucket array for options.expected_keys.
   Status Initialize();
-  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, cudaStream_t caller);
+  // work (may be null): host work run once the first launch is queued.
+  Status Put(const uint8_t* keys, const uint8_t* values, size_t count, cudaStream_t caller,
+             HostWork* work = nullptr);
   Status Get(const uint8_t* keys, uint8_t* values, uint8_t* found, size_t count,
              cudaStream_t caller);
   Status Erase(const uint8_t* keys, uint8_t* erased, size_t count, cudaStream_t caller);
@@ -137,12 +157,14 @@ class GpuBackend::Impl {
   // took to slabs_in_use_bound_, and runs the operations that found
   // SlabAlloc full again after growing it, until none is left (op_list: room for batch.count
   // indices; sink: the retry and retire lists). OutOfDeviceMemory when SlabAlloc cannot grow: the
-  // operations not run are absent.
+  // operations not run are absent. work (may be null) runs once the first
+  // launch is queued, before the wait for it.
   using WriteLauncher = Status (*)(const DeviceView&, const WriteSink&, const BatchArrays&, bool,
                                    cudaStream_t);
   Status RunWrite(Workspace& ws, WriteLauncher launch, BatchArrays batch, WriteSink sink,
-                  uint32_t* op_list, WriteTotals* totals);
-  Status PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values, size_t count);
+                  uint32_t* op_list, WriteTotals* totals, HostWork* work = nullptr);
+  Status PutChunk(Workspace& ws, const uint8_t* keys, const uint8_t* values, size_t count,
+                  HostWork* work);
   Status EraseChunk(Workspace& ws, const uint8_t* keys, uint8_t* erased, size_t count);
   Status MixedChunk(Workspace& ws, const uint8_t* ops, const uint8_t* keys, uint8_t* values,
                     uint8_t* results, size_t count);

@@ -556,13 +556,21 @@ TEST(GphashLoggedGpu, HostAndDeviceBatchesInterleave) {
   }
 }
 
-// A put batch in device memory whose record copy (copy_fails) or whose
-// pool Sync fails after its index apply ran beside the copy: the call fails,
-// gets (host and device memory), scans and writes are refused, and a reopen
-// holds every acknowledged batch (and not the batch whose copy failed: its
-// record was never published).
-void ExpectFailedDeviceBatchBreaksTheTable(bool copy_fails) {
-  testutil::TempPool pool(copy_fails ? "gphash-logged-copy-fails" : "gphash-logged-sync-fails");
+// What fails in ExpectFailedBatchBreaksTheTable: a device batch's record
+// copy or pool Sync, or the pool Sync of a host batch whose record was
+// written while its index apply ran.
+enum class BatchFailure { kDeviceCopy, kDeviceSync, kHostSync };
+
+// A put batch whose record copy or pool Sync fails after its index apply
+// ran beside the record: the call fails, gets (host and device memory),
+// scans and writes are refused, and a reopen holds every acknowledged batch
+// (and not the batch whose copy failed: its record was never published).
+void ExpectFailedBatchBreaksTheTable(BatchFailure failure) {
+  const bool copy_fails = failure == BatchFailure::kDeviceCopy;
+  const bool host = failure == BatchFailure::kHostSync;
+  testutil::TempPool pool(copy_fails ? "gphash-logged-copy-fails"
+                          : host     ? "gphash-logged-host-sync-fails"
+                                     : "gphash-logged-sync-fails");
   std::vector<uint64_t> keys(100), values(100), failed_keys(20), failed_values(20);
   for (uint64_t i = 0; i < keys.size(); ++i) {
     keys[i] = i + 1;
@@ -581,8 +589,12 @@ void ExpectFailedDeviceBatchBreaksTheTable(bool copy_fails) {
     DeviceArray device_keys(keys.data(), keys.size() * 8);
     DeviceArray device_values(values.data(), values.size() * 8);
     for (size_t first : {size_t{0}, half}) {
-      Status put = (*table)->Put(ConstBytes(device_keys.data() + first * 8, half * 8),
-                                 ConstBytes(device_values.data() + first * 8, half * 8));
+      const uint8_t* put_keys =
+          host ? reinterpret_cast<const uint8_t*>(keys.data()) : device_keys.data();
+      const uint8_t* put_values =
+          host ? reinterpret_cast<const uint8_t*>(values.data()) : device_values.data();
+      Status put = (*table)->Put(ConstBytes(put_keys + first * 8, half * 8),
+                                 ConstBytes(put_values + first * 8, half * 8));
       ASSERT_TRUE(put.ok()) << put.ToString();
     }
     DeviceArray device_failed_keys(failed_keys.data(), failed_keys.size() * 8);
@@ -593,8 +605,9 @@ void ExpectFailedDeviceBatchBreaksTheTable(bool copy_fails) {
       pm::TEST_FailNextSyncs(1);
     }
     const Status failed =
-        (*table)->Put(ConstBytes(device_failed_keys.data(), failed_keys.size() * 8),
-                      ConstBytes(device_failed_values.data(), failed_values.size() * 8));
+        host ? (*table)->Put(failed_keys, failed_values)
+             : (*table)->Put(ConstBytes(device_failed_keys.data(), failed_keys.size() * 8),
+                             ConstBytes(device_failed_values.data(), failed_values.size() * 8));
     logged::TEST_FailNextDeviceRecords(0);
     pm::TEST_FailNextSyncs(0);
     EXPECT_TRUE(failed.IsIOError()) << failed.ToString();
@@ -641,12 +654,18 @@ void ExpectFailedDeviceBatchBreaksTheTable(bool copy_fails) {
 
 TEST(GphashLoggedGpu, ADeviceBatchWhoseCopyFailsBreaksReadsAndWritesUntilReopened) {
   SKIP_WITHOUT_DEVICE();
-  ExpectFailedDeviceBatchBreaksTheTable(/*copy_fails=*/true);
+  ExpectFailedBatchBreaksTheTable(BatchFailure::kDeviceCopy);
 }
 
 TEST(GphashLoggedGpu, ADeviceBatchWhoseSyncFailsBreaksReadsAndWritesUntilReopened) {
   SKIP_WITHOUT_DEVICE();
-  ExpectFailedDeviceBatchBreaksTheTable(/*copy_fails=*/false);
+  ExpectFailedBatchBreaksTheTable(BatchFailure::kDeviceSync);
+}
+
+// A small host put batch's record is written while the index applies it.
+TEST(GphashLoggedGpu, AHostBatchWhoseSyncFailsBreaksReadsAndWritesUntilReopened) {
+  SKIP_WITHOUT_DEVICE();
+  ExpectFailedBatchBreaksTheTable(BatchFailure::kHostSync);
 }
 
 TEST(GphashLoggedGpu, GetsAndMixedBatchesTakeDeviceMemorySplitBatchesDoNot) {
