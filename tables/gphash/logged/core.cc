@@ -17,6 +17,11 @@ namespace {
 // Pairs put into the index per call while an image is read at open.
 constexpr uint64_t kImageChunk = uint64_t{1} << 20;
 
+// Where a table that refuses reads keeps its acknowledged batches, when its
+// index ran ahead of a record.
+constexpr const char* kReplayKeepsEveryBatch =
+    "the reopen replays the log, which holds every acknowledged batch";
+
 std::atomic<bool> write_images_inline{false};
 std::atomic<int> failing_device_records{0};
 
@@ -345,11 +350,7 @@ void Core::ApplyGroup(Writer* const* group, size_t group_size) {
     if (status.ok()) status = ApplyToIndex(group[i]->puts, group[i]->erases, group[i]->erased);
   }
   phases.index_ns += phase_clock_.Lap();
-  if (!status.ok()) {
-    broken_ = Status(status.code(), Where() + ": " + status.message() +
-                                        " (the table refuses writes until it is reopened; the "
-                                        "batches of its group are in its log)");
-  }
+  if (!status.ok()) RefuseWrites(status, "the batches of its group are in its log");
   finish(status);
 }
 
@@ -401,16 +402,7 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
       status = pool_.Sync();
       phases.sync_ns += phase_clock_.Lap();
     }
-    if (!status.ok()) {
-      // The index may be ahead of the pool; the pool holds every
-      // acknowledged batch.
-      unreadable_ = Status(status.code(),
-                           Where() + ": " + status.message() +
-                               " (the table refuses reads and writes until it is reopened: its "
-                               "index may show a batch that is not durable; every acknowledged "
-                               "batch is in the pool)");
-      if (broken_.ok()) broken_ = unreadable_;
-    }
+    if (!status.ok()) RefuseReads(status, "every acknowledged batch is in the pool");
     return status;
   }
   if (memory == BatchMemory::kDevice) return ApplyDeviceBatch(puts, erases, erased);
@@ -439,13 +431,8 @@ Status Core::LogBatch(const Part& puts, const Part& erases, uint8_t* erased, Bat
     status = ApplyToIndex(puts, erases, erased);
     phases.index_ns += phase_clock_.Lap();
   }
-  if (!status.ok()) {
-    broken_ = Status(status.code(), Where() + ": " + status.message() +
-                                        " (the table refuses writes until it is reopened; the "
-                                        "batch is in its log)");
-    return status;
-  }
-  return Status::OK();
+  if (!status.ok()) RefuseWrites(status, "the batch is in its log");
+  return status;
 }
 
 Status Core::ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* erased) {
@@ -488,15 +475,8 @@ Status Core::ApplyDeviceBatch(const Part& puts, const Part& erases, uint8_t* era
     status = pool_.Sync();
     phases.sync_ns += phase_clock_.Lap();
   }
-  if (!status.ok()) {
-    // The index is ahead of what the pool surely holds; the log is the truth.
-    unreadable_ =
-        Status(status.code(), Where() + ": " + status.message() +
-                                  " (the table refuses reads and writes until it is reopened: its "
-                                  "index shows a batch that may not be durable; the reopen replays "
-                                  "the log, which holds every acknowledged batch)");
-    broken_ = unreadable_;
-  }
+  // The index is ahead of what the pool surely holds; the log is the truth.
+  if (!status.ok()) RefuseReads(status, kReplayKeepsEveryBatch);
   return status;
 }
 
@@ -522,21 +502,26 @@ Status Core::ApplyOverlappedPut(const Part& puts) {
   phases.index_ns += phase_clock_.Lap();
   if (!durable.ok()) {
     // The index may show a batch the pool does not surely hold.
-    unreadable_ =
-        Status(durable.code(), Where() + ": " + durable.message() +
-                                   " (the table refuses reads and writes until it is reopened: its "
-                                   "index may show a batch that is not durable; the reopen replays "
-                                   "the log, which holds every acknowledged batch)");
-    broken_ = unreadable_;
+    RefuseReads(durable, kReplayKeepsEveryBatch);
     return durable;
   }
-  if (!applied.ok()) {
-    broken_ = Status(applied.code(), Where() + ": " + applied.message() +
-                                         " (the table refuses writes until it is reopened; the "
-                                         "batch is in its log)");
-    return applied;
-  }
-  return Status::OK();
+  if (!applied.ok()) RefuseWrites(applied, "the batch is in its log");
+  return applied;
+}
+
+void Core::RefuseWrites(const Status& status, const char* kept) {
+  broken_ =
+      Status(status.code(), Where() + ": " + status.message() +
+                                " (the table refuses writes until it is reopened; " + kept + ")");
+}
+
+void Core::RefuseReads(const Status& status, const char* kept) {
+  unreadable_ = Status(status.code(), Where() + ": " + status.message() +
+                                          " (the table refuses reads and writes until it is "
+                                          "reopened: its index may show a batch that is not "
+                                          "durable; " +
+                                          kept + ")");
+  if (broken_.ok()) broken_ = unreadable_;
 }
 
 Status Core::Get(ConstBytes keys, MutableBytes values, MutableBytes found,

@@ -313,6 +313,13 @@ class Core {
   // write_mutex_, the record fits the active half.
   Status ApplyOverlappedPut(const Part& puts);
   Status ApplyToIndex(const Part& puts, const Part& erases, uint8_t* erased);
+  // A failed write leaves the table refusing writes until it is reopened
+  // (broken_), its message `status`'s with where the acknowledged batches
+  // are (`kept`). RefuseReads: the index may show a batch the pool does not
+  // surely hold, so reads are refused too (unreadable_; broken_ as well
+  // unless it already names an earlier failure). REQUIRES: write_mutex_.
+  void RefuseWrites(const Status& status, const char* kept);
+  void RefuseReads(const Status& status, const char* kept);
   // Starts a checkpoint of the index as it stands (every batch up to
   // applied_seq): the scan and the image's extent reserved, then appends go
   // to the other log half in the next epoch (its word reset to that epoch
