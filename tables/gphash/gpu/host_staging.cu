@@ -1,9 +1,7 @@
-// Memory classification, pipeline lanes and the small-batch duplicate
-// kernel (see host_staging.h).
+// Pipeline lanes and the small-batch duplicate kernel (see host_staging.h).
 #include <string>
 
 #include "gpu/cuda_check.h"
-#include "gpu/host_memory.h"
 #include "tables/gphash/gpu/host_staging.h"
 #include "tables/gphash/gpu/kernel_common.cuh"
 #include "tables/gphash/gpu/workspace.h"
@@ -11,29 +9,7 @@
 
 namespace gpkv::gphash::gpu {
 
-using gpkv::gpu::InRegisteredRange;
-
 namespace {
-
-// The kind of the byte at `address`; *in_place (if not null) = page-locked
-// and mapped at the same address on the device.
-MemoryKind KindOf(const void* address, int device, bool* in_place) {
-  cudaPointerAttributes attributes;
-  if (cudaPointerGetAttributes(&attributes, address) != cudaSuccess) {
-    cudaGetLastError();
-    return MemoryKind::kPageable;
-  }
-  switch (attributes.type) {
-    case cudaMemoryTypeDevice:
-    case cudaMemoryTypeManaged:
-      return attributes.device == device ? MemoryKind::kDevice : MemoryKind::kPageable;
-    case cudaMemoryTypeHost:
-      if (in_place != nullptr) *in_place = attributes.devicePointer == address;
-      return MemoryKind::kPinned;
-    default:
-      return MemoryKind::kPageable;
-  }
-}
 
 constexpr int kDedupeThreads = 1024;
 constexpr uint32_t kDedupeSlots = 2 * kSmallDedupeOps;  // a power of two
@@ -116,20 +92,6 @@ __global__ void __launch_bounds__(kDedupeThreads)
 }
 
 }  // namespace
-
-MemoryKind ClassifyMemory(const void* address, size_t bytes, int device, bool* in_place) {
-  if (in_place != nullptr) *in_place = false;
-  if (address == nullptr) return MemoryKind::kPageable;
-  if (InRegisteredRange(address, bytes, in_place)) return MemoryKind::kPinned;
-  MemoryKind first = KindOf(address, device, in_place);
-  if (first != MemoryKind::kPinned || bytes <= 1) return first;
-  if (KindOf(static_cast<const uint8_t*>(address) + bytes - 1, device, nullptr) ==
-      MemoryKind::kPinned) {
-    return MemoryKind::kPinned;
-  }
-  if (in_place != nullptr) *in_place = false;
-  return MemoryKind::kPageable;
-}
 
 void CopyHost(void* target, const void* source, size_t bytes) {
   util::CopyPool::Shared().Copy(target, source, bytes);

@@ -1,5 +1,5 @@
 // The host-batch machinery of the GPU backend: where a batch array lives
-// (device, pinned or pageable host memory), the lanes of a workspace's
+// (device, pinned or pageable host memory: gpu/pointer_kind.h), the lanes of a workspace's
 // copy / kernel pipeline (a stream, its events, a device arena and pinned
 // staging buffers, all grown and kept, never allocated per batch), and the
 // one-kernel duplicate pass of small write batches.
@@ -17,7 +17,7 @@
 //
 // Who may call: the GPU backend (workspace.cu, host_batches.cu).
 // Thread safety: a lane belongs to one workspace, used by one thread at a
-// time; ClassifyMemory may be called from any thread.
+// time.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,24 +27,15 @@
 #include <memory>
 
 #include "gpkv/status.h"
+#include "gpu/pointer_kind.h"
 #include "tables/gphash/gpu/kernels.h"
 
 namespace gpkv::gphash::gpu {
 
-// Where a batch array lives, as the pipeline must copy it.
-enum class MemoryKind : uint8_t {
-  kDevice = 0,    // device (or managed) memory of the table's device: used in place
-  kPinned = 1,    // page-locked host memory (cudaHostAlloc, cudaHostRegister): DMA
-  kPageable = 2,  // any other host memory: through the pinned staging
-};
-
-// The kind of [address, address + bytes): kPinned only when its first and
-// last byte both are (a registered range may end inside the array).
-// kPageable for null or unknown addresses. *in_place (if not null) is set
-// for a kPinned array whose kernels may use it at its own address (unified
-// addressing maps it there), so a small batch can skip its DMA copies;
-// false for every other array.
-MemoryKind ClassifyMemory(const void* address, size_t bytes, int device, bool* in_place = nullptr);
+// Where a batch array lives, as the pipeline must copy it
+// (gpu/pointer_kind.h).
+using gpkv::gpu::ClassifyMemory;
+using gpkv::gpu::MemoryKind;
 
 // One stream of a workspace's pipeline and the buffers of the chunk it runs.
 class StagingLane {

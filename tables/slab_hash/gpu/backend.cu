@@ -57,8 +57,11 @@ bool IsOutOfDeviceMemory(const Status& status) { return status.code() == Code::k
 // when it is this device's memory, nor (in_place) host memory mapped at its
 // own address. A null array (an optional one) needs none.
 bool NeedsStaging(const void* array, size_t bytes, int device, bool in_place) {
-  if (array == nullptr || gpkv::gpu::IsDeviceMemory(array, device)) return false;
-  return !(in_place && gpkv::gpu::IsMappedHostMemory(array, bytes));
+  if (array == nullptr) return false;
+  bool mapped = false;
+  const gpkv::gpu::MemoryKind kind = gpkv::gpu::ClassifyMemory(array, bytes, device, &mapped);
+  if (kind == gpkv::gpu::MemoryKind::kDevice) return false;
+  return !(in_place && kind == gpkv::gpu::MemoryKind::kPinned && mapped);
 }
 
 // A caller's batch array as the kernels see it: the array itself when it is
@@ -603,16 +606,14 @@ Status GpuBackend::Impl::Get(const uint8_t* keys, uint8_t* values, uint8_t* foun
   // the table is in flight: one caller's gets of 4096 from registered memory
   // took 18.5 us in place against 29.6 copied, but eight callers' together
   // ran at 0.83x the copies' rate (H200).
-  struct InFlight {
-    explicit InFlight(std::atomic<int>& count) : count_(count), alone_(count.fetch_add(1) == 0) {}
-    ~InFlight() { count_.fetch_sub(1); }
-    std::atomic<int>& count_;
-    const bool alone_;
-  } in_flight(gets_in_flight_);
-  return WithWorkspace<std::shared_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
-    if (pipelined) return GetPipelined(ws, keys, values, found, count, caller);
-    return GetInTurn(ws, keys, values, found, count, kMaxChunkOps, in_flight.alone_);
-  });
+  const bool alone = gets_in_flight_.fetch_add(1) == 0;
+  const Status status =
+      WithWorkspace<std::shared_lock<std::shared_mutex>>(caller, [&](Workspace& ws) -> Status {
+        if (pipelined) return GetPipelined(ws, keys, values, found, count, caller);
+        return GetInTurn(ws, keys, values, found, count, kMaxChunkOps, alone);
+      });
+  gets_in_flight_.fetch_sub(1);
+  return status;
 }
 
 Status GpuBackend::Impl::GetInTurn(Workspace& ws, const uint8_t* keys, uint8_t* values,
